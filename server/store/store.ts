@@ -1,0 +1,138 @@
+/**
+ * The store: everything Switchboard keeps between requests and between nodes.
+ *
+ * Two implementations share this interface and one contract test suite
+ * (`store.contract.test.ts`): `MemoryStore` (demo mode, one process, not durable) and
+ * `RedisStore` (ioredis). Code outside `server/store/` depends on this interface only.
+ *
+ * Every key an implementation writes starts with the store's `prefix` (default
+ * `sb:`), so tests can run against a shared Redis without touching other data.
+ * Key names are documented in `server/store/README.md`.
+ */
+
+/** One webhook event as durably accepted by the receiver. */
+export interface StreamEntry {
+  /** Stream entry id (Redis `XADD` id, or a monotonic id in memory). */
+  streamId: string;
+  /** The event envelope's `id` (the deduplication key). */
+  eventId: string;
+  /** The event envelope's `type`. */
+  type: string;
+  /** The raw JSON body exactly as received. */
+  body: string;
+  /** Epoch ms when the receiver accepted it. */
+  receivedAt: number;
+  /** How many times this entry has been handed to a consumer, this time included. */
+  deliveries: number;
+}
+
+export interface DeadLetter {
+  entry: StreamEntry;
+  /** Last error message of the handler (never contains secrets). */
+  error: string;
+  /** Epoch ms when it was dead-lettered. */
+  at: number;
+}
+
+/**
+ * A call as the bridge keeps it. `state` and the lifecycle fields are owned by the pure
+ * transition function in `server/calls/`; the store only guarantees atomic
+ * compare-and-set on `version`.
+ */
+export interface CallRecord {
+  wacid: string;
+  phoneId: string;
+  /** Incremented by every successful `casCall`; 0 for a freshly created record. */
+  version: number;
+  /** The lifecycle state and everything else the engine keeps, as plain JSON. */
+  [field: string]: unknown;
+}
+
+export type AcceptResult = 'accepted' | 'duplicate';
+
+export interface Store {
+  /** Key prefix of this store instance (e.g. `sb:`). */
+  readonly prefix: string;
+
+  // ---- webhook intake ---------------------------------------------------------------
+
+  /**
+   * Deduplicate by `eventId` and append to the event stream in ONE atomic step.
+   * Resolves `'duplicate'` (and appends nothing) if the id was accepted within
+   * `dedupeTtlMs`. Rejects if the store cannot take the event (the receiver answers 503).
+   */
+  acceptEvent(
+    e: { eventId: string; type: string; body: string; receivedAt: number },
+    dedupeTtlMs: number,
+  ): Promise<AcceptResult>;
+
+  /** Create the consumer group if it does not exist (idempotent). */
+  ensureGroup(group: string): Promise<void>;
+
+  /**
+   * Read up to `count` new entries for `consumer` in `group`, waiting up to `blockMs`
+   * when none are ready. Entries stay pending until `ack`.
+   */
+  readGroup(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]>;
+
+  /** Acknowledge processed entries (removes them from the pending list). */
+  ack(group: string, streamIds: string[]): Promise<void>;
+
+  /**
+   * Claim entries pending for longer than `minIdleMs` (their consumer died or is stuck)
+   * for `consumer`; their `deliveries` count goes up by one.
+   */
+  claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]>;
+
+  /** Move an entry to the dead-letter list and ack it in `group`, atomically. */
+  deadLetter(group: string, entry: StreamEntry, error: string): Promise<void>;
+
+  /** Dead letters, newest first. */
+  listDeadLetters(limit: number): Promise<DeadLetter[]>;
+
+  /** Entries in the stream not yet acknowledged by `group` (pending + never delivered). */
+  streamLag(group: string): Promise<number>;
+
+  // ---- calls ------------------------------------------------------------------------
+
+  /** Create a call record (version 0) unless one exists for `wacid`. True if created. */
+  createCall(record: CallRecord, ttlMs: number): Promise<boolean>;
+
+  getCall(wacid: string): Promise<CallRecord | null>;
+
+  /**
+   * Replace the record iff its stored `version` equals `expectedVersion`; the stored
+   * record gets `version = expectedVersion + 1`. Returns the stored record, or null when
+   * another writer won (the caller re-reads and re-applies its transition).
+   * Of two concurrent calls with the same `expectedVersion`, exactly one succeeds.
+   */
+  casCall(wacid: string, expectedVersion: number, next: CallRecord, ttlMs: number): Promise<CallRecord | null>;
+
+  /** Records of calls on one business phone number (`phoneId` index). */
+  callsByPhone(phoneId: string): Promise<CallRecord[]>;
+
+  /** Every call record still in the store (live and recently ended, until their TTL). */
+  listCalls(): Promise<CallRecord[]>;
+
+  // ---- small values with TTL (tombstones, sessions, presence, locks) -----------------
+
+  /** Set iff absent. True if set. */
+  setNX(key: string, value: string, ttlMs: number): Promise<boolean>;
+  set(key: string, value: string, ttlMs?: number): Promise<void>;
+  get(key: string): Promise<string | null>;
+  del(key: string): Promise<void>;
+
+  // ---- between nodes ------------------------------------------------------------------
+
+  /** Publish to every subscriber of `channel`, on every node. */
+  publish(channel: string, message: string): Promise<void>;
+  /** Subscribe; returns an unsubscribe function. */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
+
+  // ---- lifecycle ------------------------------------------------------------------------
+
+  /** Resolves when the store answers; rejects with a reason otherwise (for /readyz). */
+  ping(): Promise<void>;
+  /** Close connections. Safe to call twice. */
+  close(): Promise<void>;
+}

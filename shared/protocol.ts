@@ -1,0 +1,177 @@
+/**
+ * The WebSocket protocol between the Switchboard server and an agent client (`/ws`),
+ * version 1. Both ends validate every frame with these schemas; types are derived.
+ *
+ * Requests from the client carry an `id`; the server answers each with
+ * `{type:"ack", id, ...result}` or `{type:"error", id, code, message}`.
+ * Frames over `MAX_FRAME_BYTES` are refused.
+ *
+ * Core message names and meanings are fixed by the design (`design.md`); more may be
+ * added, never renamed.
+ */
+import { z } from 'zod';
+
+export const PROTOCOL_VERSION = 1;
+export const MAX_FRAME_BYTES = 64 * 1024;
+
+const wacid = z.string().min(1).max(256);
+const sdp = z.string().min(1).max(60_000);
+const reqId = z.string().min(1).max(64);
+
+export const Presence = z.enum(['available', 'away']);
+export type Presence = z.infer<typeof Presence>;
+
+export const Direction = z.enum(['USER_INITIATED', 'BUSINESS_INITIATED']);
+export type Direction = z.infer<typeof Direction>;
+
+export const Role = z.enum(['agent', 'supervisor', 'ops']);
+export type Role = z.infer<typeof Role>;
+
+export const User = z.object({ name: z.string(), roles: z.array(Role) });
+export type User = z.infer<typeof User>;
+
+/** What a client is shown of one call. */
+export const CallView = z.object({
+  wacid,
+  phoneId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  direction: Direction,
+  /** Engine state name (e.g. ringing, answering, active, ending, ended). */
+  state: z.string(),
+  /** Agent who holds (or held) the call, when any. */
+  agent: z.string().optional(),
+  /** Epoch ms by which the call must be accepted (ringing calls). */
+  deadline: z.number().optional(),
+  /** Epoch ms when audio started (accept returned 200). */
+  startedAt: z.number().optional(),
+  /** Epoch ms when the call ended. */
+  endedAt: z.number().optional(),
+  /** Final result of an ended call: COMPLETED, FAILED, REJECTED, MISSED... */
+  result: z.string().optional(),
+  /** Seconds, from the terminate event when it carries one. */
+  duration: z.number().optional(),
+  /** Human-readable reason for an ending or a refusal (the Service's own when it gave one). */
+  reason: z.string().optional(),
+  /** Present while this call is offered to the receiving agent: the offer to answer. */
+  sdp: z.string().optional(),
+});
+export type CallView = z.infer<typeof CallView>;
+
+// ---- server → client ------------------------------------------------------------------
+
+export const Welcome = z.object({
+  type: z.literal('welcome'),
+  protocol: z.literal(PROTOCOL_VERSION),
+  user: User,
+  presence: Presence,
+  calls: z.array(CallView),
+});
+export const CallOffered = z.object({
+  type: z.literal('call.offered'),
+  wacid,
+  phoneId: z.string(),
+  from: z.string(),
+  to: z.string(),
+  direction: Direction,
+  sdp,
+  deadline: z.number(),
+});
+export const CallRevoked = z.object({
+  type: z.literal('call.revoked'),
+  wacid,
+  reason: z.string(),
+});
+export const CallRemoteAnswer = z.object({ type: z.literal('call.remoteAnswer'), wacid, sdp });
+export const CallState = CallView.extend({ type: z.literal('call.state') });
+export const MediaAvailable = z.object({
+  type: z.literal('media.available'),
+  wacid,
+  kind: z.enum(['recording', 'transcription']),
+  url: z.string(),
+});
+export const PresenceChanged = z.object({ type: z.literal('presence'), presence: Presence });
+export const Ping = z.object({ type: z.literal('ping'), t: z.number() });
+export const Ack = z.object({ type: z.literal('ack'), id: reqId }).passthrough();
+export const ErrorMsg = z.object({
+  type: z.literal('error'),
+  id: reqId.optional(),
+  code: z.string(),
+  message: z.string(),
+});
+
+export const ServerMsg = z.discriminatedUnion('type', [
+  Welcome,
+  CallOffered,
+  CallRevoked,
+  CallRemoteAnswer,
+  CallState,
+  MediaAvailable,
+  PresenceChanged,
+  Ping,
+  Ack,
+  ErrorMsg,
+]);
+export type ServerMsg = z.infer<typeof ServerMsg>;
+
+// ---- client → server ------------------------------------------------------------------
+
+export const PresenceSet = z.object({ type: z.literal('presence.set'), id: reqId, status: Presence });
+export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
+export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
+export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
+export const CallDial = z
+  .object({
+    type: z.literal('call.dial'),
+    id: reqId,
+    from: z.string(),
+    to: z.string().optional(),
+    recipient: z.string().optional(),
+    sdp,
+  })
+  .refine((m) => m.to !== undefined || m.recipient !== undefined, {
+    message: 'to or recipient is required',
+    path: ['to'],
+  });
+export const Pong = z.object({ type: z.literal('pong'), t: z.number() });
+
+export const ClientMsg = z.union([PresenceSet, CallAnswer, CallDecline, CallHangup, CallDial, Pong]);
+export type ClientMsg = z.infer<typeof ClientMsg>;
+
+/** Error codes the server puts in `{type:"error"}` frames. */
+export const WsErrorCode = z.enum([
+  'BAD_REQUEST', // frame failed validation (message names the field)
+  'TOO_LARGE', // frame over MAX_FRAME_BYTES
+  'FORBIDDEN', // role or ownership check failed (e.g. answering a call offered to someone else)
+  'NOT_FOUND', // no such call
+  'CONFLICT', // another agent or tab won the call; the call is in a state that forbids this
+  'SERVICE_ERROR', // the Service refused; message carries its reason
+  'OUTCOME_UNKNOWN', // the Service did not answer in time; wait for events
+  'INTERNAL',
+]);
+export type WsErrorCode = z.infer<typeof WsErrorCode>;
+
+/** Parse a text frame from the client. Returns the message or a field-naming error. */
+export function parseClientMsg(text: string): { ok: true; msg: ClientMsg } | { ok: false; message: string; id?: string } {
+  return parseWith(ClientMsg, text);
+}
+
+/** Parse a text frame from the server. */
+export function parseServerMsg(text: string): { ok: true; msg: ServerMsg } | { ok: false; message: string; id?: string } {
+  return parseWith(ServerMsg, text);
+}
+
+function parseWith<T>(schema: z.ZodType<T>, text: string): { ok: true; msg: T } | { ok: false; message: string; id?: string } {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return { ok: false, message: 'frame is not valid JSON' };
+  }
+  const id = typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : undefined;
+  const r = schema.safeParse(raw);
+  if (r.success) return { ok: true, msg: r.data };
+  const issue = r.error.issues[0];
+  const where = issue && issue.path.length ? issue.path.join('.') : 'type';
+  return { ok: false, message: `${where}: ${issue?.message ?? 'invalid'}`, ...(id ? { id } : {}) };
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['{server,shared,web-agent,test}/**/*.test.ts'],
+    // Integration tests start real servers, Redis instances and Chromium: keep the
+    // 2-core CI machine from oversubscribing.
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+  },
+});
