@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import SummaryReporter from './test/support/summary-reporter.ts';
 
 export default defineConfig({
   test: {
@@ -9,5 +10,6 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    reporters: ['default', new SummaryReporter()],
   },
 });

@@ -135,7 +135,7 @@ export const CallDial = z
   });
 export const Pong = z.object({ type: z.literal('pong'), t: z.number() });
 
-export const ClientMsg = z.union([PresenceSet, CallAnswer, CallDecline, CallHangup, CallDial, Pong]);
+export const ClientMsg = z.discriminatedUnion('type', [PresenceSet, CallAnswer, CallDecline, CallHangup, CallDial, Pong]);
 export type ClientMsg = z.infer<typeof ClientMsg>;
 
 /** Error codes the server puts in `{type:"error"}` frames. */

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { MAX_FRAME_BYTES, parseClientMsg, parseServerMsg } from './protocol.ts';
+
+describe('WebSocket protocol v1', () => {
+  it('accepts a call.answer with id, wacid and sdp', () => {
+    const r = parseClientMsg(JSON.stringify({ type: 'call.answer', id: '1', wacid: 'w1', sdp: 'v=0\r\n' }));
+    expect(r.ok && r.msg.type).toBe('call.answer');
+  });
+  it('names the missing field of an invalid request and keeps its id for the error reply', () => {
+    const r = parseClientMsg(JSON.stringify({ type: 'call.answer', id: '7', wacid: 'w1' }));
+    expect(r).toEqual({ ok: false, id: '7', message: expect.stringMatching(/^sdp: /) });
+  });
+  it('refuses a frame that is not JSON', () => {
+    expect(parseClientMsg('{nope')).toEqual({ ok: false, message: 'frame is not valid JSON' });
+  });
+  it('refuses an unknown message type', () => {
+    expect(parseClientMsg(JSON.stringify({ type: 'call.steal', id: '1', wacid: 'w' })).ok).toBe(false);
+  });
+  it('call.dial needs to or recipient', () => {
+    const r = parseClientMsg(JSON.stringify({ type: 'call.dial', id: '1', from: '+1555', sdp: 'v=0' }));
+    expect(r.ok).toBe(false);
+    const r2 = parseClientMsg(JSON.stringify({ type: 'call.dial', id: '1', from: '+1555', recipient: 'US.abc', sdp: 'v=0' }));
+    expect(r2.ok).toBe(true);
+  });
+  it('parses a welcome with a ringing offer', () => {
+    const r = parseServerMsg(JSON.stringify({
+      type: 'welcome', protocol: 1, user: { name: 'a', roles: ['agent'] }, presence: 'away',
+      calls: [{ wacid: 'w', phoneId: 'p', from: '+1', to: '+2', direction: 'USER_INITIATED', state: 'ringing', deadline: 1, sdp: 'v=0' }],
+    }));
+    expect(r.ok && r.msg.type === 'welcome' && r.msg.calls[0]?.sdp).toBe('v=0');
+  });
+  it('a frame limit of 64 KiB is exported for both ends', () => {
+    expect(MAX_FRAME_BYTES).toBe(65536);
+  });
+});
