@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, VARIABLES, describeConfig, loadConfig, withServiceBaseUrl } from './config.ts';
+
+const prod = {
+  SERVICE_BASE_URL: 'https://service.example/v2/',
+  SERVICE_API_KEY: 'key_abcdefghijklmnop',
+  SERVICE_WEBHOOK_SECRETS: 'whsec_aaaaaaaaaaaaaaaa, whsec_bbbbbbbbbbbbbbbb',
+  SESSION_SECRET: 'session-secret-0123456789',
+  USERS_FILE: './users.json',
+};
+
+function failure(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as Error).message;
+  }
+  throw new Error('loadConfig accepted an invalid environment');
+}
+
+describe('loadConfig', () => {
+  it('an empty environment starts demo mode with the design defaults and generated secrets', () => {
+    const c = loadConfig({});
+    expect(c.demo).toBe(true);
+    expect(c.serviceBaseUrl).toBeUndefined();
+    expect(c.port).toBe(8080);
+    expect(c.host).toBe('127.0.0.1');
+    expect(c.redisUrl).toBeUndefined();
+    expect(c.archiveDir).toBe('./data/archive');
+    expect(c.acceptWindowMs).toBe(30_000);
+    expect(c.logLevel).toBe('info');
+    expect(c.ringTimeoutMs).toBe(15_000);
+    expect(c.wrapUpMs).toBe(5_000);
+    expect(c.queuesFile).toBeUndefined();
+    expect(c.webhookDedupeTtlMs).toBe(48 * 3600 * 1000);
+    expect(c.webhookMaxAttempts).toBe(5);
+    expect(c.serviceApiKey.length).toBeGreaterThan(16);
+    expect(c.webhookSecrets).toHaveLength(1);
+    expect(c.sessionSecret.length).toBeGreaterThan(16);
+    // Random per start.
+    expect(loadConfig({}).sessionSecret).not.toBe(c.sessionSecret);
+  });
+
+  it('demo mode keeps every variable that is set', () => {
+    const c = loadConfig({ SERVICE_API_KEY: 'mykey', SERVICE_WEBHOOK_SECRETS: 'whsec_0123456789abcdef', PORT: '0' });
+    expect(c.demo).toBe(true);
+    expect(c.serviceApiKey).toBe('mykey');
+    expect(c.webhookSecrets).toEqual(['whsec_0123456789abcdef']);
+    expect(c.port).toBe(0);
+  });
+
+  it('production values are parsed: trailing slash dropped, secret list split and trimmed', () => {
+    const c = loadConfig({ ...prod, REDIS_URL: 'redis://127.0.0.1:6379/0', PORT: '9000', LOG_LEVEL: 'debug' });
+    expect(c.demo).toBe(false);
+    expect(c.serviceBaseUrl).toBe('https://service.example/v2');
+    expect(c.webhookSecrets).toEqual(['whsec_aaaaaaaaaaaaaaaa', 'whsec_bbbbbbbbbbbbbbbb']);
+    expect(c.port).toBe(9000);
+    expect(c.logLevel).toBe('debug');
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379/0');
+  });
+
+  it('the config is frozen', () => {
+    const c = loadConfig(prod);
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.webhookSecrets)).toBe(true);
+    expect(() => {
+      (c as { port: number }).port = 1;
+    }).toThrow();
+  });
+
+  it.each([
+    ['SERVICE_API_KEY'],
+    ['SERVICE_WEBHOOK_SECRETS'],
+    ['SESSION_SECRET'],
+    ['USERS_FILE'],
+  ])('outside demo mode a missing %s stops the start naming it', (name) => {
+    const env: Record<string, string> = { ...prod };
+    delete env[name];
+    const msg = failure(env);
+    expect(msg).toMatch(new RegExp(`^${name}: is required`));
+    expect(msg).not.toContain('\n');
+  });
+
+  it.each([
+    ['PORT', 'abc', /^PORT: must be an integer from 0 to 65535 \(got "abc"\)$/],
+    ['PORT', '70000', /^PORT: must be an integer from 0 to 65535/],
+    ['SERVICE_BASE_URL', 'ftp://x', /^SERVICE_BASE_URL: must be an http\(s\) URL/],
+    ['SERVICE_BASE_URL', 'https://user:pw@host/v2', /^SERVICE_BASE_URL: must be an http\(s\) URL without credentials/],
+    ['REDIS_URL', 'localhost:6379', /^REDIS_URL: must be a redis:\/\//],
+    ['ACCEPT_WINDOW_MS', '90000', /^ACCEPT_WINDOW_MS: must be an integer from 1000 to 60000/],
+    ['LOG_LEVEL', 'loud', /^LOG_LEVEL: must be one of fatal, error/],
+    ['WEBHOOK_MAX_ATTEMPTS', '0', /^WEBHOOK_MAX_ATTEMPTS: must be an integer from 1 to 100/],
+    ['RING_TIMEOUT_MS', '-5', /^RING_TIMEOUT_MS: must be an integer/],
+  ])('an invalid %s=%s stops the start with one line naming the variable and the rule', (name, value, re) => {
+    expect(failure({ ...prod, [name]: value })).toMatch(re);
+  });
+
+  it('an invalid secret is reported without echoing its value', () => {
+    const msg = failure({ ...prod, SERVICE_WEBHOOK_SECRETS: 'short-secret' });
+    expect(msg).toMatch(/^SERVICE_WEBHOOK_SECRETS: each secret must be at least 16 characters$/);
+    expect(msg).not.toContain('short-secret');
+    const msg2 = failure({ ...prod, SESSION_SECRET: 'tiny' });
+    expect(msg2).not.toContain('tiny');
+  });
+
+  it('an API key with quotes or spaces is refused (the Service would answer 401)', () => {
+    expect(failure({ ...prod, SERVICE_API_KEY: '"key_abc"' })).toMatch(/^SERVICE_API_KEY: must be the bare key/);
+    expect(failure({ ...prod, SERVICE_API_KEY: ' key_abc' })).not.toContain('key_abc');
+  });
+
+  it('an empty value counts as unset', () => {
+    const c = loadConfig({ PORT: '', REDIS_URL: '', SERVICE_BASE_URL: '' });
+    expect(c.port).toBe(8080);
+    expect(c.redisUrl).toBeUndefined();
+    expect(c.demo).toBe(true);
+  });
+
+  it('describeConfig hides every secret and withServiceBaseUrl fills the demo root', () => {
+    const c = loadConfig(prod);
+    const text = JSON.stringify(describeConfig(c));
+    for (const s of [c.serviceApiKey, c.sessionSecret, ...c.webhookSecrets]) expect(text).not.toContain(s);
+    const d = withServiceBaseUrl(loadConfig({}), 'http://127.0.0.1:1234/v2/');
+    expect(d.serviceBaseUrl).toBe('http://127.0.0.1:1234/v2');
+    expect(Object.isFrozen(d)).toBe(true);
+  });
+
+  it('VARIABLES lists every variable of the design plus the team additions', () => {
+    expect([...VARIABLES].sort()).toEqual(
+      [
+        'PORT', 'HOST', 'SERVICE_BASE_URL', 'SERVICE_API_KEY', 'SERVICE_WEBHOOK_SECRETS', 'REDIS_URL', 'ARCHIVE_DIR',
+        'ACCEPT_WINDOW_MS', 'SESSION_SECRET', 'USERS_FILE', 'LOG_LEVEL', 'RING_TIMEOUT_MS', 'WRAP_UP_MS', 'QUEUES_FILE',
+        'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS',
+      ].sort(),
+    );
+  });
+});

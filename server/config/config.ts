@@ -1,0 +1,235 @@
+/**
+ * Configuration: read once from the environment (`loadConfig(process.env)` in `main.ts`),
+ * validated with zod, frozen. Nothing else in the server reads `process.env`.
+ *
+ * Demo mode: when `SERVICE_BASE_URL` is unset the server starts the built-in Service
+ * emulator. Demo mode only fills in what is unset (a random API key, webhook secret and
+ * session secret, demo users); a variable that is set wins there too.
+ *
+ * An empty value (`PORT=`) counts as unset, so a copied `.env.example` works as is.
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface Config {
+  /** HTTP + WebSocket port (0 = any free port). */
+  readonly port: number;
+  readonly host: string;
+  /** True when `SERVICE_BASE_URL` is unset: the built-in emulator plays the Service. */
+  readonly demo: boolean;
+  /**
+   * The Service's version-2 root, without a trailing slash. Undefined only in demo mode
+   * before the emulator has started (`main.ts` then calls `withServiceBaseUrl`).
+   */
+  readonly serviceBaseUrl: string | undefined;
+  /** Sent as `X-API-Key`. Secret: never log it. */
+  readonly serviceApiKey: string;
+  /** Any one may verify a webhook signature (rotation). Secret: never log them. */
+  readonly webhookSecrets: readonly string[];
+  /** Undefined: in-memory store (single process, not durable). */
+  readonly redisUrl: string | undefined;
+  readonly archiveDir: string;
+  readonly acceptWindowMs: number;
+  /** Signs login sessions. Secret: never log it. */
+  readonly sessionSecret: string;
+  /** Undefined only in demo mode (demo users). */
+  readonly usersFile: string | undefined;
+  readonly logLevel: LogLevel;
+  /** How long one agent's offer rings before the call goes to the next agent. */
+  readonly ringTimeoutMs: number;
+  /** Time an agent stays unavailable after a call ends. */
+  readonly wrapUpMs: number;
+  /** JSON file mapping phoneId → agent names; undefined: every agent takes every number. */
+  readonly queuesFile: string | undefined;
+  /** How long a webhook event id is remembered for deduplication. */
+  readonly webhookDedupeTtlMs: number;
+  /** Handler attempts before an event is dead-lettered. */
+  readonly webhookMaxAttempts: number;
+}
+
+/** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    readonly rule: string,
+  ) {
+    super(`${variable}: ${rule}`);
+  }
+}
+
+/** Every variable the server reads, with its default, for docs and `.env.example` checks. */
+export const VARIABLES = [
+  'PORT',
+  'HOST',
+  'SERVICE_BASE_URL',
+  'SERVICE_API_KEY',
+  'SERVICE_WEBHOOK_SECRETS',
+  'REDIS_URL',
+  'ARCHIVE_DIR',
+  'ACCEPT_WINDOW_MS',
+  'SESSION_SECRET',
+  'USERS_FILE',
+  'LOG_LEVEL',
+  'RING_TIMEOUT_MS',
+  'WRAP_UP_MS',
+  'QUEUES_FILE',
+  'WEBHOOK_DEDUPE_TTL_MS',
+  'WEBHOOK_MAX_ATTEMPTS',
+] as const;
+export type Variable = (typeof VARIABLES)[number];
+
+/** Variables whose values are secrets: never echoed in errors or logs. */
+export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
+  'SERVICE_API_KEY',
+  'SERVICE_WEBHOOK_SECRETS',
+  'SESSION_SECRET',
+]);
+
+const intIn = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be an integer from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().int().min(min, `must be an integer from ${min} to ${max}`).max(max, `must be an integer from ${min} to ${max}`));
+
+const httpUrl = z
+  .string()
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password;
+    } catch {
+      return false;
+    }
+  }, 'must be an http(s) URL without credentials, e.g. https://host/v2')
+  .transform((s) => s.replace(/\/+$/, ''));
+
+const redisUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return u.protocol === 'redis:' || u.protocol === 'rediss:';
+  } catch {
+    return false;
+  }
+}, 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
+
+const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
+
+const secret = z
+  .string()
+  .min(16, 'must be at least 16 characters')
+  .refine((s) => !/\s/.test(s), 'must not contain whitespace');
+
+const secretList = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter((x) => x.length > 0))
+  .pipe(
+    z
+      .array(z.string().min(16, 'each secret must be at least 16 characters'))
+      .min(1, 'must be a comma-separated list of at least one secret'),
+  );
+
+const schemas = {
+  PORT: intIn(0, 65535),
+  HOST: nonEmpty('a bind address, e.g. 127.0.0.1 or 0.0.0.0'),
+  SERVICE_BASE_URL: httpUrl,
+  SERVICE_API_KEY: nonEmpty('the Service API key').refine((s) => s === s.trim() && !/^["']|["']$/.test(s), 'must be the bare key, without spaces or quotes'),
+  SERVICE_WEBHOOK_SECRETS: secretList,
+  REDIS_URL: redisUrl,
+  ARCHIVE_DIR: nonEmpty('a directory path'),
+  ACCEPT_WINDOW_MS: intIn(1000, 60_000),
+  SESSION_SECRET: secret,
+  USERS_FILE: nonEmpty('a path to the users JSON file'),
+  LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
+  RING_TIMEOUT_MS: intIn(1000, 600_000),
+  WRAP_UP_MS: intIn(0, 3_600_000),
+  QUEUES_FILE: nonEmpty('a path to the queues JSON file'),
+  WEBHOOK_DEDUPE_TTL_MS: intIn(1000, 30 * 24 * 3600 * 1000),
+  WEBHOOK_MAX_ATTEMPTS: intIn(1, 100),
+} satisfies Record<Variable, z.ZodType<unknown, string>>;
+
+type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
+
+function read<K extends Variable>(env: Record<string, string | undefined>, name: K): Parsed[K] | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const r = schemas[name].safeParse(raw);
+  if (r.success) return r.data as Parsed[K];
+  const rule = r.error.issues[0]?.message ?? 'is invalid';
+  // Secrets are never echoed; other values are, to make the mistake obvious.
+  const shown = SECRET_VARIABLES.has(name) ? '' : ` (got ${JSON.stringify(raw.length > 80 ? raw.slice(0, 80) + '…' : raw)})`;
+  throw new ConfigError(name, rule + shown);
+}
+
+function required<T>(value: T | undefined, name: Variable, why: string): T {
+  if (value === undefined) throw new ConfigError(name, `is required ${why}`);
+  return value;
+}
+
+export interface LoadOptions {
+  /** Source of random bytes for demo-mode secrets (tests inject a fixed one). */
+  randomBytes?: (n: number) => Buffer;
+}
+
+/**
+ * Validate the environment and build the frozen configuration.
+ * Throws `ConfigError` (one line: `VARIABLE: rule`) on the first invalid or missing value.
+ */
+export function loadConfig(env: Record<string, string | undefined>, opts: LoadOptions = {}): Config {
+  const rnd = opts.randomBytes ?? randomBytes;
+  const serviceBaseUrl = read(env, 'SERVICE_BASE_URL');
+  const demo = serviceBaseUrl === undefined;
+  const outside = 'outside demo mode (SERVICE_BASE_URL is set)';
+
+  const apiKey = read(env, 'SERVICE_API_KEY');
+  const secrets = read(env, 'SERVICE_WEBHOOK_SECRETS');
+  const sessionSecret = read(env, 'SESSION_SECRET');
+  const usersFile = read(env, 'USERS_FILE');
+
+  const config: Config = {
+    port: read(env, 'PORT') ?? 8080,
+    host: read(env, 'HOST') ?? '127.0.0.1',
+    demo,
+    serviceBaseUrl,
+    serviceApiKey: demo ? (apiKey ?? `demo_${rnd(18).toString('base64url')}`) : required(apiKey, 'SERVICE_API_KEY', outside),
+    webhookSecrets: Object.freeze(
+      demo ? (secrets ?? [`whsec_${rnd(24).toString('base64url')}`]) : required(secrets, 'SERVICE_WEBHOOK_SECRETS', outside),
+    ),
+    redisUrl: read(env, 'REDIS_URL'),
+    archiveDir: read(env, 'ARCHIVE_DIR') ?? './data/archive',
+    acceptWindowMs: read(env, 'ACCEPT_WINDOW_MS') ?? 30_000,
+    sessionSecret: demo ? (sessionSecret ?? rnd(32).toString('base64url')) : required(sessionSecret, 'SESSION_SECRET', outside),
+    usersFile: demo ? usersFile : required(usersFile, 'USERS_FILE', outside),
+    logLevel: read(env, 'LOG_LEVEL') ?? 'info',
+    ringTimeoutMs: read(env, 'RING_TIMEOUT_MS') ?? 15_000,
+    wrapUpMs: read(env, 'WRAP_UP_MS') ?? 5_000,
+    queuesFile: read(env, 'QUEUES_FILE'),
+    webhookDedupeTtlMs: read(env, 'WEBHOOK_DEDUPE_TTL_MS') ?? 48 * 3600 * 1000,
+    webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,
+  };
+  return Object.freeze(config);
+}
+
+/** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */
+export function withServiceBaseUrl(config: Config, baseUrl: string): Config {
+  return Object.freeze({ ...config, serviceBaseUrl: baseUrl.replace(/\/+$/, '') });
+}
+
+/** The configuration with every secret replaced by `[redacted]`: safe to print or log. */
+export function describeConfig(config: Config): Record<string, unknown> {
+  return {
+    ...config,
+    serviceApiKey: '[redacted]',
+    webhookSecrets: config.webhookSecrets.map(() => '[redacted]'),
+    sessionSecret: '[redacted]',
+  };
+}
+
+/** Every secret value of the configuration (for log scrubbing). */
+export function secretsOf(config: Config): string[] {
+  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets];
+}
