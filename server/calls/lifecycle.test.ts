@@ -1,0 +1,421 @@
+import { describe, expect, it } from 'vitest';
+import {
+  CALL_EVENT_TYPES,
+  CALL_STATES,
+  DEFAULT_POLICY,
+  RANK,
+  acceptDeadline,
+  nextDue,
+  transition,
+  type Call,
+  type CallEvent,
+  type CallStateName,
+  type Effect,
+} from './lifecycle.ts';
+
+const T0 = 1_700_000_000_000;
+const P = DEFAULT_POLICY;
+const W = 'wacid.1';
+const DEADLINE = T0 + P.acceptWindowMs;
+const SOON = T0 + 1_000; // every timer of the fixtures is still in the future
+const LATER = T0 + 10_000_000; // every timer of the fixtures has fired
+
+const base: Call = {
+  wacid: W,
+  phoneId: 'phone-1',
+  direction: 'USER_INITIATED',
+  from: '+15550001',
+  to: '+15550002',
+  state: 'queued',
+  createdAt: T0,
+  offerSdp: 'v=0\r\noffer\r\n',
+  deadline: DEADLINE,
+  offeredTo: ['a1'],
+  declined: [],
+};
+const outbound: Call = { ...base, direction: 'BUSINESS_INITIATED', offerSdp: undefined, deadline: undefined, offeredTo: [], localSdp: 'v=0\r\nlocal\r\n' };
+
+/** One representative call per state (agent a1 rings / holds it; a1 was offered it). */
+const FIXTURES: Record<CallStateName, Call> = {
+  queued: base,
+  ringing: { ...base, state: 'ringing', agent: 'a1', ringUntil: T0 + P.ringTimeoutMs },
+  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
+  rejecting: { ...base, state: 'rejecting', reason: 'no agent answered in time', endBy: T0 + 5_000 },
+  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', endBy: T0 + P.dialTimeoutMs },
+  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
+  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
+  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endBy: T0 + 60_000 },
+  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
+};
+
+/** One representative event of each kind; a1 is the ringing/holding agent, a2 another agent. */
+const EVENTS: Record<string, CallEvent> = {
+  connectIn: { type: 'connect', wacid: W, at: SOON, direction: 'USER_INITIATED', phoneId: 'phone-1', from: '+15550001', to: '+15550002', sdp: 'v=0\r\noffer\r\n', dialTime: T0 },
+  connectOut: { type: 'connect', wacid: W, at: SOON, direction: 'BUSINESS_INITIATED', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nremote\r\n' },
+  terminate: { type: 'terminate', wacid: W, at: SOON, result: 'COMPLETED', duration: 42 },
+  status: { type: 'status', wacid: W, at: SOON, value: 'ACCEPTED' },
+  offer: { type: 'offer', wacid: W, at: SOON, agent: 'a2' },
+  decline: { type: 'decline', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r9' },
+  agentGone: { type: 'agentGone', wacid: W, at: SOON, agent: 'a1' },
+  answer: { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' },
+  acceptOk: { type: 'acceptOk', wacid: W, at: SOON },
+  acceptRefused: { type: 'acceptRefused', wacid: W, at: SOON, code: 'BAD_REQUEST', reason: 'call already ended' },
+  acceptUnknown: { type: 'acceptUnknown', wacid: W, at: SOON },
+  hangup: { type: 'hangup', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r3' },
+  dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
+  tickEarly: { type: 'tick', wacid: W, at: SOON },
+  tickLate: { type: 'tick', wacid: W, at: LATER },
+};
+
+/**
+ * THE TABLE: every state (and "no record") × every event.
+ * Cell: "=" the call is returned unchanged (the same object); otherwise the next state.
+ * After a space: the kinds of the effects, in order.
+ */
+const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
+  none: {
+    connectIn: 'queued route notify',
+    connectOut: 'connected notify',
+    terminate: 'ended', // tombstone, no pushes
+    status: '=',
+    offer: '=',
+    decline: '=',
+    agentGone: '=',
+    answer: '=',
+    acceptOk: '=',
+    acceptRefused: '=',
+    acceptUnknown: '=',
+    hangup: '=',
+    dialed: 'dialing agentBusy reply notify',
+    tickEarly: '=',
+    tickLate: '=',
+  },
+  queued: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended notify',
+    status: '=',
+    offer: 'ringing offer notify',
+    decline: '= reply', // a1 was offered it earlier (timed out): harmless, acknowledged
+    agentGone: '=',
+    answer: 'answering accept revoke agentBusy notify', // a1's late answer may still claim it
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: '= reply',
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'rejecting reject notify',
+  },
+  ringing: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended revoke notify',
+    status: '=',
+    offer: '=', // already ringing somebody
+    decline: 'queued revoke reply route notify',
+    agentGone: 'queued revoke route notify',
+    answer: 'answering accept revoke agentBusy notify',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: 'queued revoke reply route notify', // hangup while ringing = decline
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'rejecting revoke reject notify',
+  },
+  answering: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended reply agentFree notify',
+    status: '=', offer: '=',
+    decline: '= reply',
+    agentGone: '=',
+    answer: '= reply', // a second request while the first is in flight: CONFLICT
+    acceptOk: 'active reply notify',
+    acceptRefused: 'rejecting reply reject agentFree notify',
+    acceptUnknown: 'answering reply notify',
+    hangup: 'ending terminate reply reply notify',
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'ending reply terminate notify',
+  },
+  rejecting: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended notify',
+    status: '=', offer: '=',
+    decline: '= reply', agentGone: '=',
+    answer: '= reply',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: '= reply',
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'ended notify',
+  },
+  dialing: {
+    connectIn: '=',
+    connectOut: 'connected remoteAnswer notify',
+    terminate: 'ended agentFree notify',
+    status: 'active notify',
+    offer: '=',
+    decline: '= reply', // FORBIDDEN: nobody is offered an outbound call
+    agentGone: '=',
+    answer: '= reply',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: 'ending terminate reply notify',
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'ending terminate notify',
+  },
+  connected: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended agentFree notify',
+    status: 'active notify',
+    offer: '=',
+    decline: '= reply', agentGone: '=',
+    answer: '= reply',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: 'ending terminate reply notify',
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'ending terminate notify',
+  },
+  active: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended agentFree notify',
+    status: '=', offer: '=',
+    decline: '= reply', agentGone: '=',
+    answer: '= reply',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: 'ending terminate reply notify',
+    dialed: '= reply',
+    tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
+  },
+  ending: {
+    connectIn: '=', connectOut: '=',
+    terminate: 'ended agentFree notify',
+    status: '=', offer: '=',
+    decline: '= reply', agentGone: '=',
+    answer: '= reply',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: '= reply',
+    dialed: '= reply',
+    tickEarly: '=',
+    tickLate: 'ended agentFree notify',
+  },
+  ended: {
+    connectIn: '=', connectOut: '=',
+    terminate: '=', // duplicate terminate
+    status: '=', offer: '=',
+    decline: '= reply', agentGone: '=',
+    answer: '= reply',
+    acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
+    hangup: '= reply',
+    dialed: '= reply',
+    tickEarly: '=', tickLate: '=',
+  },
+};
+
+function describeResult(before: Call | null, r: ReturnType<typeof transition>): string {
+  const head = r.call === before ? '=' : (r.call?.state ?? 'null');
+  return [head, ...r.effects.map((e) => e.kind)].join(' ');
+}
+
+describe('transition: every state × every event (the table)', () => {
+  it('the table covers every state and every event type', () => {
+    expect(Object.keys(TABLE).sort()).toEqual([...CALL_STATES, 'none'].sort());
+    const covered = new Set(Object.values(EVENTS).map((e) => e.type));
+    expect([...covered].sort()).toEqual([...CALL_EVENT_TYPES].sort());
+    for (const row of Object.values(TABLE)) expect(Object.keys(row).sort()).toEqual(Object.keys(EVENTS).sort());
+  });
+
+  for (const [stateKey, row] of Object.entries(TABLE)) {
+    for (const [eventKey, expected] of Object.entries(row)) {
+      it(`${stateKey} + ${eventKey} → ${expected}`, () => {
+        const before = stateKey === 'none' ? null : FIXTURES[stateKey as CallStateName];
+        const frozen = before ? structuredClone(before) : null;
+        const r = transition(before, EVENTS[eventKey]!, P);
+        expect(describeResult(before, r)).toBe(expected);
+        // Pure: the input is never mutated.
+        expect(before).toEqual(frozen);
+      });
+    }
+  }
+});
+
+describe('transition: invariants over the whole table', () => {
+  const states = CALL_STATES.map((s) => FIXTURES[s]);
+  const events = Object.values(EVENTS);
+
+  it('a state never moves backwards, and only queued ⇄ ringing move sideways', () => {
+    for (const c of states) {
+      for (const e of events) {
+        const next = transition(c, e, P).call!;
+        expect(RANK[next.state], `${c.state} + ${e.type}`).toBeGreaterThanOrEqual(RANK[c.state]);
+        if (RANK[next.state] === RANK[c.state] && next.state !== c.state) {
+          expect([c.state, next.state].sort(), `${c.state} + ${e.type}`).toEqual(['queued', 'ringing']);
+        }
+      }
+    }
+  });
+
+  it('ended is final: no event changes its state or pushes an offer', () => {
+    for (const e of events) {
+      const r = transition(FIXTURES.ended, e, P);
+      expect(r.call!.state).toBe('ended');
+      expect(r.effects.some((x) => x.kind === 'offer' || x.kind === 'accept' || x.kind === 'route')).toBe(false);
+    }
+  });
+
+  it('every state but active and ended has a timer way out (nextDue)', () => {
+    for (const s of CALL_STATES) {
+      const due = nextDue(FIXTURES[s], P);
+      if (s === 'active' || s === 'ended') expect(due, s).toBeUndefined();
+      else expect(due, s).toBeTypeOf('number');
+    }
+  });
+
+  it('the same event applied twice changes nothing the second time (duplicates are no-ops)', () => {
+    for (const c of states) {
+      for (const e of events) {
+        const once = transition(c, e, P).call!;
+        const twice = transition(once, e, P);
+        const pushes = twice.effects.filter((x) => x.kind !== 'reply' && x.kind !== 'notify');
+        // a repeated decline/hangup of the queued call it produced may re-route; nothing else acts twice
+        if (twice.call !== once) expect(twice.call!.state, `${c.state} + ${e.type} twice`).toBe(once.state);
+        expect(pushes.filter((x) => x.kind === 'accept' || x.kind === 'reject' || x.kind === 'terminate'), `${c.state} + ${e.type} twice`).toEqual([]);
+      }
+    }
+  });
+});
+
+describe('transition: late, duplicate and out-of-order events', () => {
+  it('a terminate before its connect leaves a tombstone, and the late connect never rings', () => {
+    const tomb = transition(null, EVENTS.terminate!, P);
+    expect(tomb.call).toMatchObject({ state: 'ended', tombstone: true, result: 'COMPLETED' });
+    const late = transition(tomb.call, { ...(EVENTS.connectIn as CallEvent), at: SOON + 5 }, P);
+    expect(late.call).toBe(tomb.call);
+    expect(late.effects).toEqual([]);
+  });
+
+  it('a duplicate connect does not ring again', () => {
+    const first = transition(null, EVENTS.connectIn!, P);
+    expect(first.effects.map((e) => e.kind)).toContain('route');
+    const again = transition(first.call, EVENTS.connectIn!, P);
+    expect(again.call).toBe(first.call);
+    expect(again.effects).toEqual([]);
+  });
+
+  it('the accept window runs from the earlier of dialTime and receipt', () => {
+    expect(acceptDeadline(T0 + 5_000, T0, 30_000)).toBe(T0 + 30_000);
+    // a dialTime "in the future" (clock skew) never extends the window
+    expect(acceptDeadline(T0, T0 + 5_000, 30_000)).toBe(T0 + 30_000);
+    expect(acceptDeadline(T0, undefined, 30_000)).toBe(T0 + 30_000);
+  });
+
+  it('a connect delivered too late to ring anyone is rejected at once, never rung', () => {
+    const late = { ...(EVENTS.connectIn as Extract<CallEvent, { type: 'connect' }>), dialTime: T0, at: T0 + P.acceptWindowMs - P.rejectMarginMs + 1 };
+    const r = transition(null, late, P);
+    expect(r.call!.state).toBe('rejecting');
+    expect(r.effects.map((e) => e.kind)).toEqual(['reject', 'notify']);
+  });
+
+  it('a terminate for a timed-out ending refines the result without changing the state', () => {
+    const timedOut = transition(FIXTURES.ending, EVENTS.tickLate!, P).call!;
+    expect(timedOut).toMatchObject({ state: 'ended', endedBy: 'timeout' });
+    const refined = transition(timedOut, { ...(EVENTS.terminate as CallEvent), at: LATER + 1 }, P).call!;
+    expect(refined).toMatchObject({ state: 'ended', endedBy: 'event', duration: 42, result: 'COMPLETED' });
+  });
+
+  it('an acceptOk arriving after the caller hung up does not revive the call', () => {
+    const endedCall = transition(FIXTURES.answering, EVENTS.terminate!, P).call!;
+    expect(transition(endedCall, EVENTS.acceptOk!, P).call).toBe(endedCall);
+  });
+
+  it('a terminate of an unanswered call ends it as MISSED and stops the ring', () => {
+    const r = transition(FIXTURES.ringing, EVENTS.terminate!, P);
+    expect(r.call).toMatchObject({ state: 'ended', result: 'MISSED', duration: 42 });
+    expect(r.effects[0]).toEqual({ kind: 'revoke', agent: 'a1', reason: 'caller hung up' });
+  });
+
+  it('business-initiated: a connect event before the dialed response still delivers the answer', () => {
+    const early = transition(null, EVENTS.connectOut!, P).call!;
+    const r = transition(early, EVENTS.dialed!, P);
+    expect(r.call).toMatchObject({ state: 'connected', agent: 'a1' });
+    expect(r.effects).toContainEqual({ kind: 'remoteAnswer', agent: 'a1', sdp: 'v=0\r\nremote\r\n' });
+  });
+});
+
+describe('transition: claims, refusals and timers', () => {
+  const reply = (effects: Effect[]) => effects.find((e) => e.kind === 'reply');
+
+  it('an agent answering a call offered to someone else is refused FORBIDDEN', () => {
+    const r = transition(FIXTURES.ringing, { ...(EVENTS.answer as Extract<CallEvent, { type: 'answer' }>), agent: 'a3' }, P);
+    expect(r.call).toBe(FIXTURES.ringing);
+    expect(reply(r.effects)).toMatchObject({ ok: false, code: 'FORBIDDEN' });
+  });
+
+  it('two agents answering together: the first claim wins, the second gets CONFLICT', () => {
+    // a1's ring timed out and a2 rings now; both click at once.
+    const ringingA2: Call = { ...FIXTURES.ringing, agent: 'a2', offeredTo: ['a1', 'a2'] };
+    const a2 = transition(ringingA2, { ...(EVENTS.answer as Extract<CallEvent, { type: 'answer' }>), agent: 'a2', conn: 'c2' }, P);
+    expect(a2.call).toMatchObject({ state: 'answering', agent: 'a2', conn: 'c2' });
+    const a1 = transition(a2.call, EVENTS.answer!, P);
+    expect(a1.call).toBe(a2.call);
+    expect(reply(a1.effects)).toMatchObject({ ok: false, code: 'CONFLICT' });
+  });
+
+  it('two tabs of one agent answering together: one holds the call, the other gets CONFLICT, other tabs stop ringing', () => {
+    const tab1 = transition(FIXTURES.ringing, EVENTS.answer!, P);
+    expect(tab1.effects).toContainEqual({ kind: 'revoke', agent: 'a1', reason: 'answered on another tab', exceptConn: 'c1' });
+    const tab2 = transition(tab1.call, { ...(EVENTS.answer as Extract<CallEvent, { type: 'answer' }>), conn: 'c2', reqId: 'x' }, P);
+    expect(reply(tab2.effects)).toMatchObject({ ok: false, code: 'CONFLICT', message: 'answered on another tab' });
+  });
+
+  it('preAccept/accept get the exact SDP of the answer, and the ack waits for accept 200', () => {
+    const r = transition(FIXTURES.ringing, EVENTS.answer!, P);
+    expect(r.effects[0]).toEqual({ kind: 'accept', sdp: 'v=0\r\nanswer\r\n' });
+    expect(reply(r.effects)).toBeUndefined();
+    const ok = transition(r.call, EVENTS.acceptOk!, P);
+    expect(reply(ok.effects)).toEqual({ kind: 'reply', conn: 'c1', reqId: 'r2', ok: true, result: { wacid: W, startedAt: SOON } });
+  });
+
+  it('an accept that timed out is never sent again: the state waits, then terminates at endBy', () => {
+    const unknown = transition(FIXTURES.answering, EVENTS.acceptUnknown!, P);
+    expect(unknown.effects.map((e) => e.kind)).not.toContain('accept');
+    expect(reply(unknown.effects)).toMatchObject({ code: 'OUTCOME_UNKNOWN' });
+    const again = transition(unknown.call, EVENTS.acceptUnknown!, P);
+    expect(again.call).toBe(unknown.call);
+    const late = transition(unknown.call, EVENTS.tickLate!, P);
+    expect(late.call!.state).toBe('ending');
+    expect(late.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+  });
+
+  it("a refused accept rejects the call and carries the Service's reason to the agent", () => {
+    const r = transition(FIXTURES.answering, EVENTS.acceptRefused!, P);
+    expect(reply(r.effects)).toMatchObject({ ok: false, code: 'SERVICE_ERROR', message: 'call already ended' });
+    expect(r.call).toMatchObject({ state: 'rejecting', reason: 'call already ended' });
+  });
+
+  it('the ring never lasts past the deadline minus the margin', () => {
+    const late = transition(FIXTURES.queued, { ...(EVENTS.offer as CallEvent), at: DEADLINE - P.rejectMarginMs - 2_000 }, P).call!;
+    expect(late.ringUntil).toBe(DEADLINE - P.rejectMarginMs);
+    const early = transition(FIXTURES.queued, EVENTS.offer!, P).call!;
+    expect(early.ringUntil).toBe(SOON + P.ringTimeoutMs);
+  });
+
+  it('a ring timeout moves the call on and sets the silent agent away', () => {
+    const r = transition(FIXTURES.ringing, { type: 'tick', wacid: W, at: T0 + P.ringTimeoutMs }, P);
+    expect(r.call!.state).toBe('queued');
+    expect(r.effects.map((e) => e.kind)).toEqual(['revoke', 'agentNoAnswer', 'route', 'notify']);
+  });
+
+  it('a declining agent is never offered the call again', () => {
+    const declined = transition(FIXTURES.ringing, EVENTS.decline!, P).call!;
+    const r = transition(declined, { ...(EVENTS.offer as Extract<CallEvent, { type: 'offer' }>), agent: 'a1' }, P);
+    expect(r.call).toBe(declined);
+  });
+
+  it('hangup by someone not holding the call is refused', () => {
+    const r = transition(FIXTURES.active, { ...(EVENTS.hangup as Extract<CallEvent, { type: 'hangup' }>), agent: 'a2' }, P);
+    expect(reply(r.effects)).toMatchObject({ ok: false, code: 'FORBIDDEN' });
+  });
+
+  it('a hangup while ringing never reaches the Service as terminate', () => {
+    const r = transition(FIXTURES.ringing, EVENTS.hangup!, P);
+    expect(r.effects.map((e) => e.kind)).not.toContain('terminate');
+  });
+});

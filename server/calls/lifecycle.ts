@@ -1,0 +1,697 @@
+/**
+ * The call lifecycle: ONE pure function, `transition(call, event, policy)`, owns every
+ * state change of a call in both directions. It does no I/O and reads no clock: events
+ * carry their time (`at`), and the result lists the effects (Service requests, socket
+ * pushes, routing) that the engine (`engine.ts`) runs after the store accepted the new
+ * state through compare-and-set.
+ *
+ * Rules it enforces, from the Service's interface and calling-facts.md:
+ * - Events repeat, arrive late and out of order. A terminate before its connect leaves a
+ *   tombstone (an `ended` record) so the late connect never rings.
+ * - A state never moves backwards (see `RANK`); `ended` is final.
+ * - Every state except `active` has a way out by time (`nextDue`), so nothing rings or
+ *   waits forever; a call nobody can take is REJECTED before the accept window closes.
+ * - An accept whose outcome is unknown (timeout) is never retried: we wait for events.
+ */
+
+export type CallStateName =
+  // user-initiated (inbound)
+  | 'queued' // waiting for an agent; nobody rings
+  | 'ringing' // offered to `agent` until `ringUntil`
+  | 'answering' // claimed by `agent`/`conn`; preAccept/accept in flight (or outcome unknown)
+  | 'rejecting' // reject sent; waiting for the terminate event
+  // business-initiated (outbound)
+  | 'dialing' // connect request sent with our offer; no remote answer yet
+  | 'connected' // remote SDP answer known; the user's phone rings
+  // both
+  | 'active' // talking (accept returned 200, or ACCEPTED status)
+  | 'ending' // terminate sent (or the user rejected); waiting for the terminate event
+  | 'ended'; // final
+
+export const CALL_STATES: readonly CallStateName[] = [
+  'queued',
+  'ringing',
+  'answering',
+  'rejecting',
+  'dialing',
+  'connected',
+  'active',
+  'ending',
+  'ended',
+];
+
+/** Progress order. A transition never lowers it; equal rank moves only queued ⇄ ringing. */
+export const RANK: Readonly<Record<CallStateName, number>> = {
+  queued: 1,
+  ringing: 1,
+  dialing: 1,
+  answering: 2,
+  connected: 2,
+  active: 3,
+  rejecting: 4,
+  ending: 4,
+  ended: 5,
+};
+
+export type Direction = 'USER_INITIATED' | 'BUSINESS_INITIATED';
+
+/** What the bridge keeps of one call (stored as the call record, plus the store's `version`). */
+export interface Call {
+  wacid: string;
+  phoneId: string;
+  direction: Direction;
+  from: string;
+  to: string;
+  state: CallStateName;
+  /** Epoch ms the record was created (first event seen). */
+  createdAt: number;
+  /** Inbound: the caller's SDP offer, byte-exact. */
+  offerSdp?: string;
+  /** Inbound: epoch ms by which accept must have happened (window from min(dialTime, receipt)). */
+  deadline?: number;
+  /** Ringing: the agent it rings at; from `answering` on: the agent holding the call. */
+  agent?: string;
+  /** The connection (browser tab / program) that holds the call. */
+  conn?: string;
+  /** Request id of the pending `call.answer` (acked after accept returns 200) or `call.dial`. */
+  reqId?: string;
+  /** Ringing: when this agent's ring times out. */
+  ringUntil?: number;
+  /** Every agent this call was offered to, in order. */
+  offeredTo: string[];
+  /** Agents who declined it (never offered again, may not claim it). */
+  declined: string[];
+  /** Inbound: the SDP answer sent with preAccept and accept (the same text for both). */
+  answerSdp?: string;
+  /** Set when accept timed out: the Service may or may not have accepted. */
+  acceptOutcome?: 'unknown';
+  /** Outbound: our offer and the remote answer. */
+  localSdp?: string;
+  remoteSdp?: string;
+  /** Outbound: last chat.call.status.updated value. */
+  remoteStatus?: string;
+  /** Epoch ms the state gives up waiting (answering, rejecting, ending, dialing, connected). */
+  endBy?: number;
+  startedAt?: number;
+  endedAt?: number;
+  /** COMPLETED / FAILED (from the terminate event), REJECTED, MISSED, UNKNOWN. */
+  result?: string;
+  /** Seconds. */
+  duration?: number;
+  /** Human-readable: why it ended or was refused (the Service's own words when it gave some). */
+  reason?: string;
+  errorCode?: string;
+  /** Ended by a terminate that came before any connect. */
+  tombstone?: boolean;
+  /** How `ended` was reached: the terminate event, or our own timer when none came. */
+  endedBy?: 'event' | 'timeout';
+}
+
+interface At {
+  wacid: string;
+  /** Epoch ms the event happened (receipt time for webhooks). */
+  at: number;
+}
+
+export type CallEvent =
+  | (At & {
+      type: 'connect';
+      direction: Direction;
+      phoneId: string;
+      from: string;
+      to: string;
+      sdp?: string;
+      dialTime?: number;
+    })
+  | (At & {
+      type: 'terminate';
+      phoneId?: string;
+      result: string;
+      duration?: number;
+      errorCode?: string;
+      reason?: string;
+    })
+  | (At & { type: 'status'; value: string })
+  /** Routing chose `agent` for this queued call (the engine reserved the agent). */
+  | (At & { type: 'offer'; agent: string })
+  | (At & { type: 'decline'; agent: string; conn: string; reqId: string })
+  /** Every connection of `agent` vanished (closed, or heartbeat missed) past the grace. */
+  | (At & { type: 'agentGone'; agent: string })
+  | (At & { type: 'answer'; agent: string; conn: string; reqId: string; sdp: string })
+  | (At & { type: 'acceptOk' })
+  | (At & { type: 'acceptRefused'; code: string; reason: string })
+  | (At & { type: 'acceptUnknown' })
+  | (At & { type: 'hangup'; agent: string; conn: string; reqId: string })
+  /** Outbound: the connect request returned this wacid. */
+  | (At & {
+      type: 'dialed';
+      agent: string;
+      conn: string;
+      reqId: string;
+      phoneId: string;
+      from: string;
+      to: string;
+      sdp: string;
+    })
+  /** Time passed (timer or sweep): fire whatever is due at `at`. */
+  | (At & { type: 'tick' });
+
+export type CallEventType = CallEvent['type'];
+export const CALL_EVENT_TYPES: readonly CallEventType[] = [
+  'connect',
+  'terminate',
+  'status',
+  'offer',
+  'decline',
+  'agentGone',
+  'answer',
+  'acceptOk',
+  'acceptRefused',
+  'acceptUnknown',
+  'hangup',
+  'dialed',
+  'tick',
+];
+
+export type ReplyCode = 'FORBIDDEN' | 'CONFLICT' | 'SERVICE_ERROR' | 'OUTCOME_UNKNOWN';
+
+export type Effect =
+  /** Find an agent for this queued call (routing), then apply an `offer` event. */
+  | { kind: 'route' }
+  /** Push `call.offered` to every connection of `agent`. */
+  | { kind: 'offer'; agent: string }
+  /** Push `call.revoked` to `agent`'s connections (all but `exceptConn`). */
+  | { kind: 'revoke'; agent: string; reason: string; exceptConn?: string }
+  /** preAccept, then accept, with this exact SDP answer. */
+  | { kind: 'accept'; sdp: string }
+  | { kind: 'reject' }
+  | { kind: 'terminate' }
+  /** Answer a client request. */
+  | { kind: 'reply'; conn: string; reqId: string; ok: true; result?: Record<string, unknown> }
+  | { kind: 'reply'; conn: string; reqId: string; ok: false; code: ReplyCode; message: string }
+  /** Push `call.state` to everyone who may see this call. */
+  | { kind: 'notify' }
+  | { kind: 'remoteAnswer'; agent: string; sdp: string }
+  /** The agent holds a call now (not offered others). */
+  | { kind: 'agentBusy'; agent: string }
+  /** The agent no longer holds this call; `wrapUp` when a conversation happened. */
+  | { kind: 'agentFree'; agent: string; wrapUp: boolean }
+  /** Ring timed out: set the agent away so calls stop ringing at an empty desk. */
+  | { kind: 'agentNoAnswer'; agent: string };
+
+export interface Policy {
+  acceptWindowMs: number;
+  ringTimeoutMs: number;
+  /** A call still unclaimed this long before its deadline is rejected. */
+  rejectMarginMs: number;
+  /** After the deadline, how long an `answering` call waits for accept's outcome. */
+  answerGraceMs: number;
+  /** How long `rejecting`/`ending` wait for the terminate event before ending anyway. */
+  endingTimeoutMs: number;
+  /** How long an outbound call may stay unanswered (dialing/connected). */
+  dialTimeoutMs: number;
+}
+
+export const DEFAULT_POLICY: Policy = Object.freeze({
+  acceptWindowMs: 30_000,
+  ringTimeoutMs: 15_000,
+  rejectMarginMs: 3_000,
+  answerGraceMs: 10_000,
+  endingTimeoutMs: 60_000,
+  dialTimeoutMs: 90_000,
+});
+
+export interface Transition {
+  /** The next call (the same object when nothing changed). */
+  call: Call | null;
+  effects: Effect[];
+}
+
+/** The accept deadline: the window runs from the earlier of dialTime and receipt. */
+export function acceptDeadline(receivedAt: number, dialTime: number | undefined, windowMs: number): number {
+  const start = dialTime !== undefined && Number.isFinite(dialTime) ? Math.min(dialTime, receivedAt) : receivedAt;
+  return start + windowMs;
+}
+
+/** When `tick` next has something to do for this call (undefined: nothing by time). */
+export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | undefined {
+  const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : undefined;
+  switch (call.state) {
+    case 'queued':
+      return closing;
+    case 'ringing':
+      return min(call.ringUntil, closing);
+    case 'answering':
+    case 'rejecting':
+    case 'ending':
+    case 'dialing':
+    case 'connected':
+      return call.endBy;
+    case 'active':
+    case 'ended':
+      return undefined;
+  }
+}
+
+function min(a: number | undefined, b: number | undefined): number | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return Math.min(a, b);
+}
+
+const same = (call: Call | null, ...effects: Effect[]): Transition => ({ call, effects });
+const to = (call: Call, patch: Partial<Call>, ...effects: Effect[]): Transition => ({
+  call: { ...call, ...patch },
+  effects,
+});
+const ok = (e: { conn: string; reqId: string }, result?: Record<string, unknown>): Effect =>
+  result ? { kind: 'reply', conn: e.conn, reqId: e.reqId, ok: true, result } : { kind: 'reply', conn: e.conn, reqId: e.reqId, ok: true };
+const fail = (e: { conn: string; reqId: string }, code: ReplyCode, message: string): Effect => ({
+  kind: 'reply',
+  conn: e.conn,
+  reqId: e.reqId,
+  ok: false,
+  code,
+  message,
+});
+
+/** Ends a call: the fields every route into `ended` sets. */
+function ended(call: Call, at: number, patch: Partial<Call>): Partial<Call> {
+  return {
+    state: 'ended',
+    endedAt: at,
+    ringUntil: undefined,
+    endBy: undefined,
+    reqId: undefined,
+    duration: call.startedAt !== undefined ? Math.max(0, Math.round((at - call.startedAt) / 1000)) : 0,
+    ...patch,
+  };
+}
+
+/** The agent holding the call from `answering` on (not a merely ringing one). */
+function holder(call: Call): string | undefined {
+  return call.state === 'ringing' || call.state === 'queued' ? undefined : call.agent;
+}
+
+/**
+ * Apply one event to a call (`null`: no record yet). Pure: the same inputs always give
+ * the same output; the input is never mutated.
+ */
+export function transition(call: Call | null, event: CallEvent, policy: Policy = DEFAULT_POLICY): Transition {
+  if (call === null) return fromNothing(event, policy);
+  const e = event;
+  switch (e.type) {
+    case 'connect':
+      return onConnect(call, e);
+    case 'terminate':
+      return onTerminate(call, e);
+    case 'status':
+      return onStatus(call, e, policy);
+    case 'offer': {
+      const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : Infinity;
+      if (call.state !== 'queued' || call.declined.includes(e.agent) || e.at >= closing) return same(call);
+      return to(
+        call,
+        {
+          state: 'ringing',
+          agent: e.agent,
+          ringUntil: Math.min(e.at + policy.ringTimeoutMs, closing),
+          offeredTo: call.offeredTo.includes(e.agent) ? call.offeredTo : [...call.offeredTo, e.agent],
+        },
+        { kind: 'offer', agent: e.agent },
+        { kind: 'notify' },
+      );
+    }
+    case 'decline': {
+      if (call.state === 'ringing' && call.agent === e.agent) {
+        return to(
+          call,
+          { state: 'queued', agent: undefined, ringUntil: undefined, declined: [...call.declined, e.agent] },
+          { kind: 'revoke', agent: e.agent, reason: 'declined' },
+          ok(e),
+          { kind: 'route' },
+          { kind: 'notify' },
+        );
+      }
+      // A repeated decline, or one racing a ring timeout: nothing left to do.
+      if (call.offeredTo.includes(e.agent)) return same(call, ok(e));
+      return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
+    }
+    case 'agentGone':
+      if (call.state === 'ringing' && call.agent === e.agent) {
+        return to(
+          call,
+          { state: 'queued', agent: undefined, ringUntil: undefined },
+          { kind: 'revoke', agent: e.agent, reason: 'agent unreachable' },
+          { kind: 'route' },
+          { kind: 'notify' },
+        );
+      }
+      return same(call);
+    case 'answer':
+      return onAnswer(call, e, policy);
+    case 'acceptOk':
+      if (call.state !== 'answering') return same(call);
+      return to(
+        call,
+        { state: 'active', startedAt: e.at, acceptOutcome: undefined, endBy: undefined, reqId: undefined },
+        ...(call.conn && call.reqId ? [ok({ conn: call.conn, reqId: call.reqId }, { wacid: call.wacid, startedAt: e.at })] : []),
+        { kind: 'notify' },
+      );
+    case 'acceptRefused':
+      if (call.state !== 'answering') return same(call);
+      // The Service said no: the caller must not be left ringing, so reject, and show its reason.
+      return to(
+        call,
+        { state: 'rejecting', reason: e.reason, errorCode: e.code, endBy: e.at + policy.endingTimeoutMs, reqId: undefined },
+        ...(call.conn && call.reqId ? [fail({ conn: call.conn, reqId: call.reqId }, 'SERVICE_ERROR', e.reason)] : []),
+        { kind: 'reject' },
+        ...(call.agent ? [{ kind: 'agentFree', agent: call.agent, wrapUp: false } as Effect] : []),
+        { kind: 'notify' },
+      );
+    case 'acceptUnknown':
+      if (call.state !== 'answering' || call.acceptOutcome === 'unknown') return same(call);
+      // Accepting again could double-accept: wait for the terminate event or `endBy`.
+      return to(
+        call,
+        { acceptOutcome: 'unknown', reqId: undefined },
+        ...(call.conn && call.reqId
+          ? [fail({ conn: call.conn, reqId: call.reqId }, 'OUTCOME_UNKNOWN', 'the Service did not answer in time; waiting for its events')]
+          : []),
+        { kind: 'notify' },
+      );
+    case 'hangup':
+      return onHangup(call, e, policy);
+    case 'dialed':
+      return onDialed(call, e);
+    case 'tick':
+      return onTick(call, e, policy);
+  }
+}
+
+function fromNothing(e: CallEvent, policy: Policy): Transition {
+  switch (e.type) {
+    case 'connect': {
+      const base: Call = {
+        wacid: e.wacid,
+        phoneId: e.phoneId,
+        direction: e.direction,
+        from: e.from,
+        to: e.to,
+        state: 'queued',
+        createdAt: e.at,
+        offeredTo: [],
+        declined: [],
+      };
+      if (e.direction === 'BUSINESS_INITIATED') {
+        // The connect event beat the connect request's response: keep the answer for `dialed`.
+        return {
+          call: { ...base, state: 'connected', remoteSdp: e.sdp, endBy: e.at + policy.dialTimeoutMs },
+          effects: [{ kind: 'notify' }],
+        };
+      }
+      const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
+      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}) };
+      if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs) {
+        // Delivered too late to ring anyone (or unusable): refuse it now rather than let it ring out.
+        return {
+          call: {
+            ...call,
+            state: 'rejecting',
+            reason: e.sdp === undefined ? 'connect event without an SDP offer' : 'arrived too late to ring an agent',
+            endBy: e.at + policy.endingTimeoutMs,
+          },
+          effects: [{ kind: 'reject' }, { kind: 'notify' }],
+        };
+      }
+      return { call, effects: [{ kind: 'route' }, { kind: 'notify' }] };
+    }
+    case 'terminate':
+      // Tombstone: the call is over before we saw it start; a late connect must not ring.
+      return {
+        call: {
+          wacid: e.wacid,
+          phoneId: e.phoneId ?? '',
+          direction: 'USER_INITIATED',
+          from: '',
+          to: '',
+          state: 'ended',
+          createdAt: e.at,
+          offeredTo: [],
+          declined: [],
+          endedAt: e.at,
+          result: e.result,
+          duration: e.duration ?? 0,
+          ...(e.reason !== undefined ? { reason: e.reason } : {}),
+          ...(e.errorCode !== undefined ? { errorCode: e.errorCode } : {}),
+          tombstone: true,
+          endedBy: 'event',
+        },
+        effects: [],
+      };
+    case 'dialed':
+      return {
+        call: {
+          wacid: e.wacid,
+          phoneId: e.phoneId,
+          direction: 'BUSINESS_INITIATED',
+          from: e.from,
+          to: e.to,
+          state: 'dialing',
+          createdAt: e.at,
+          offeredTo: [],
+          declined: [],
+          agent: e.agent,
+          conn: e.conn,
+          localSdp: e.sdp,
+          endBy: e.at + policy.dialTimeoutMs,
+        },
+        effects: [{ kind: 'agentBusy', agent: e.agent }, ok(e, { wacid: e.wacid }), { kind: 'notify' }],
+      };
+    case 'decline':
+    case 'answer':
+    case 'hangup':
+      // The engine answers NOT_FOUND for requests about unknown calls; nothing to create.
+      return same(null);
+    default:
+      return same(null);
+  }
+}
+
+function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Transition {
+  if (call.state === 'dialing' && e.direction === 'BUSINESS_INITIATED') {
+    return to(
+      call,
+      { state: 'connected', ...(e.sdp !== undefined ? { remoteSdp: e.sdp } : {}) },
+      ...(call.agent && e.sdp !== undefined ? [{ kind: 'remoteAnswer', agent: call.agent, sdp: e.sdp } as Effect] : []),
+      { kind: 'notify' },
+    );
+  }
+  // Duplicate, late (tombstone), or out of order: the record already knows more.
+  return same(call);
+}
+
+function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
+  const detail: Partial<Call> = {
+    result: e.result,
+    endedBy: 'event',
+    ...(e.reason !== undefined ? { reason: e.reason } : {}),
+    ...(e.errorCode !== undefined ? { errorCode: e.errorCode } : {}),
+  };
+  if (call.state === 'ended') {
+    // Our timer ended it first; the real outcome refines the record (same state).
+    if (call.endedBy === 'timeout') {
+      return to(call, { ...detail, ...(e.duration !== undefined ? { duration: e.duration } : {}) }, { kind: 'notify' });
+    }
+    return same(call);
+  }
+  const effects: Effect[] = [];
+  const unanswered = call.state === 'queued' || call.state === 'ringing';
+  if (call.state === 'ringing' && call.agent) effects.push({ kind: 'revoke', agent: call.agent, reason: 'caller hung up' });
+  if (call.state === 'answering' && call.conn && call.reqId) {
+    effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before it was accepted'));
+  }
+  const h = holder(call);
+  if (h && call.state !== 'rejecting') effects.push({ kind: 'agentFree', agent: h, wrapUp: call.startedAt !== undefined });
+  effects.push({ kind: 'notify' });
+  const patch = ended(call, e.at, {
+    ...detail,
+    ...(unanswered ? { result: 'MISSED', reason: e.reason ?? 'caller hung up before an agent answered' } : {}),
+    ...(e.duration !== undefined ? { duration: e.duration } : {}),
+  });
+  return to(call, patch, ...effects);
+}
+
+function onStatus(call: Call, e: Extract<CallEvent, { type: 'status' }>, policy: Policy): Transition {
+  if (call.direction !== 'BUSINESS_INITIATED') return same(call);
+  if (call.state !== 'dialing' && call.state !== 'connected') {
+    // Statuses repeat and arrive late: record the value, never move back.
+    return same(call);
+  }
+  if (e.value === 'ACCEPTED') return to(call, { state: 'active', remoteStatus: e.value, startedAt: e.at, endBy: undefined }, { kind: 'notify' });
+  if (e.value === 'REJECTED') {
+    return to(
+      call,
+      { state: 'ending', remoteStatus: e.value, reason: 'the user declined the call', endBy: e.at + policy.endingTimeoutMs },
+      { kind: 'notify' },
+    );
+  }
+  if (call.remoteStatus === e.value) return same(call);
+  return to(call, { remoteStatus: e.value }, { kind: 'notify' });
+}
+
+function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy: Policy): Transition {
+  if (call.direction !== 'USER_INITIATED' || !call.offeredTo.includes(e.agent)) {
+    return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
+  }
+  if (call.state === 'queued' || call.state === 'ringing') {
+    if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
+    if (call.deadline !== undefined && e.at >= call.deadline) return same(call, fail(e, 'CONFLICT', 'the accept window has closed'));
+    // First claim wins: the current ringing agent, or an earlier one whose ring just timed out.
+    const effects: Effect[] = [
+      { kind: 'accept', sdp: e.sdp },
+      { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
+    ];
+    if (call.state === 'ringing' && call.agent && call.agent !== e.agent) {
+      effects.push({ kind: 'revoke', agent: call.agent, reason: 'taken by another agent' });
+    }
+    effects.push({ kind: 'agentBusy', agent: e.agent }, { kind: 'notify' });
+    return to(
+      call,
+      {
+        state: 'answering',
+        agent: e.agent,
+        conn: e.conn,
+        reqId: e.reqId,
+        answerSdp: e.sdp,
+        ringUntil: undefined,
+        endBy: Math.max(call.deadline ?? e.at, e.at) + policy.answerGraceMs,
+      },
+      ...effects,
+    );
+  }
+  if (call.state === 'answering' && call.agent === e.agent && call.conn === e.conn && call.reqId === e.reqId) {
+    return same(call); // a repeated frame: the ack follows accept's 200
+  }
+  if (holder(call) === e.agent && call.state !== 'ended') {
+    return same(call, fail(e, 'CONFLICT', call.conn === e.conn ? 'you already answered this call' : 'answered on another tab'));
+  }
+  if (call.state === 'ended' || call.state === 'rejecting' || call.state === 'ending') {
+    return same(call, fail(e, 'CONFLICT', 'the call is over'));
+  }
+  return same(call, fail(e, 'CONFLICT', 'taken by another agent'));
+}
+
+function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy: Policy): Transition {
+  if (call.state === 'ringing' && call.agent === e.agent) {
+    // Hanging up a ringing call means declining it.
+    return transition(call, { type: 'decline', wacid: e.wacid, at: e.at, agent: e.agent, conn: e.conn, reqId: e.reqId }, policy);
+  }
+  if (holder(call) !== e.agent) {
+    if (call.offeredTo.includes(e.agent) && (call.state === 'ended' || call.state === 'rejecting')) return same(call, ok(e));
+    return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  }
+  switch (call.state) {
+    case 'answering':
+    case 'active':
+    case 'dialing':
+    case 'connected': {
+      const effects: Effect[] = [{ kind: 'terminate' }, ok(e)];
+      if (call.state === 'answering' && call.conn && call.reqId) {
+        effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'hung up before the call was accepted'));
+      }
+      effects.push({ kind: 'notify' });
+      return to(
+        call,
+        { state: 'ending', reqId: undefined, reason: 'agent hung up', endBy: e.at + policy.endingTimeoutMs },
+        ...effects,
+      );
+    }
+    default:
+      // ending / rejecting / ended: already on its way out.
+      return same(call, ok(e));
+  }
+}
+
+function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
+  if (call.direction !== 'BUSINESS_INITIATED' && !call.tombstone) {
+    return same(call, fail(e, 'CONFLICT', 'this id belongs to an inbound call'));
+  }
+  if (call.agent !== undefined) return same(call, ok(e, { wacid: call.wacid })); // repeated
+  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, localSdp: e.sdp, from: e.from, to: e.to, phoneId: e.phoneId, direction: 'BUSINESS_INITIATED' };
+  const effects: Effect[] = [ok(e, { wacid: call.wacid })];
+  if (call.state === 'connected' || call.state === 'active') {
+    effects.unshift({ kind: 'agentBusy', agent: e.agent });
+    if (call.remoteSdp !== undefined) effects.push({ kind: 'remoteAnswer', agent: e.agent, sdp: call.remoteSdp });
+  }
+  effects.push({ kind: 'notify' });
+  // A tombstone stays ended; the agent learns it from the notify.
+  return to(call, patch, ...effects);
+}
+
+function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Policy): Transition {
+  const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : undefined;
+  switch (call.state) {
+    case 'queued':
+    case 'ringing': {
+      if (closing !== undefined && e.at >= closing) {
+        // Nobody took it in time: refuse it through the Service, never leave it ringing.
+        return to(
+          call,
+          { state: 'rejecting', agent: undefined, ringUntil: undefined, reason: 'no agent answered in time', endBy: e.at + policy.endingTimeoutMs },
+          ...(call.state === 'ringing' && call.agent ? [{ kind: 'revoke', agent: call.agent, reason: 'window closing' } as Effect] : []),
+          { kind: 'reject' },
+          { kind: 'notify' },
+        );
+      }
+      if (call.state === 'ringing' && call.ringUntil !== undefined && e.at >= call.ringUntil && call.agent) {
+        return to(
+          call,
+          { state: 'queued', agent: undefined, ringUntil: undefined },
+          { kind: 'revoke', agent: call.agent, reason: 'not answered' },
+          { kind: 'agentNoAnswer', agent: call.agent },
+          { kind: 'route' },
+          { kind: 'notify' },
+        );
+      }
+      return same(call);
+    }
+    case 'answering':
+    case 'dialing':
+    case 'connected':
+      if (call.endBy === undefined || e.at < call.endBy) return same(call);
+      // Outcome never became known: end it on the Service's side too (terminate is safe either way).
+      return to(
+        call,
+        {
+          state: 'ending',
+          reqId: undefined,
+          reason: call.state === 'answering' ? 'accept did not complete' : 'not answered',
+          endBy: e.at + policy.endingTimeoutMs,
+        },
+        ...(call.state === 'answering' && call.conn && call.reqId
+          ? [fail({ conn: call.conn, reqId: call.reqId }, 'OUTCOME_UNKNOWN', 'accept did not complete in time')]
+          : []),
+        { kind: 'terminate' },
+        { kind: 'notify' },
+      );
+    case 'rejecting':
+    case 'ending': {
+      if (call.endBy === undefined || e.at < call.endBy) return same(call);
+      const h = holder(call);
+      return to(
+        call,
+        ended(call, e.at, {
+          result: call.state === 'rejecting' ? 'REJECTED' : call.startedAt !== undefined ? 'COMPLETED' : 'FAILED',
+          endedBy: 'timeout',
+          reason: call.reason ?? 'no terminate event from the Service',
+        }),
+        ...(h && call.state === 'ending' ? [{ kind: 'agentFree', agent: h, wrapUp: call.startedAt !== undefined } as Effect] : []),
+        { kind: 'notify' },
+      );
+    }
+    case 'active':
+    case 'ended':
+      return same(call);
+  }
+}
