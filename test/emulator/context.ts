@@ -6,6 +6,7 @@
  * Owned by the emulator core (calls + webhooks); the messaging surface adds its own
  * state in its own module and reaches shared things only through this context.
  */
+import { createHash, randomBytes } from 'node:crypto';
 
 export interface EmulatorOptions {
   /** Port for the standalone server; 0 = any free port (default 0). */
@@ -24,31 +25,82 @@ export interface EmulatorOptions {
   timeScale?: number;
   /** User-initiated call accept window from the connect event, ms. Default 30000. */
   acceptWindowMs?: number;
-  /** No business media for this long after accept → terminate FAILED (138021). Default 20000. */
+  /**
+   * No business media for this long after accept → terminate FAILED with provider
+   * error 138023 ("accepted but no media"). Default 20000.
+   */
   noMediaAtStartMs?: number;
-  /** No business media for this long mid-call → terminate FAILED. Default 30000. */
+  /** No business media for this long mid-call → terminate FAILED with 138021 (media receive timeout). Default 30000. */
   noMediaMidCallMs?: number;
   /** Fault knobs; also settable at runtime through the control API. */
   faults?: Partial<Faults>;
   /** Receiver URLs registered at start (demo mode registers the bridge's receiver). */
   webhookEndpoints?: Array<{ url: string; secret?: string; enabledEvents?: string[] }>;
+  /**
+   * Business phone numbers the emulator knows at start. Default: one number,
+   * id `100000000000001`, `+15550100001`, wabaId `200000000000001`, owned by the first key.
+   */
+  businessNumbers?: Array<{ id: string; phoneNumber: string; wabaId: string; owner?: string }>;
+  /** How long one webhook delivery attempt may take before it counts as failed, ms. Default 6000. */
+  deliveryTimeoutMs?: number;
+  /** Rate limits of part 8 (override for tests). */
+  rateLimits?: Partial<RateLimits>;
+  /** How the simulated user answers business-initiated calls unless told otherwise per user. */
+  callee?: Partial<CalleeBehaviour>;
+}
+
+export interface RateLimits {
+  /** POST /emails, /sms, /voices: per account, each its own bucket. Default 200 rps. */
+  accountRps: number;
+  /** POST /chat/messages per sender (body `from`). Default 200 rps. */
+  chatMessagesRps: number;
+  /** POST /chat/messages/sendDirectly per sender. Default 80 rps. */
+  sendDirectlyRps: number;
+  /** Everything else, per account, shared quota. Default 200 rps... */
+  managementRps: number;
+  /** ...and 10,000 per hour. */
+  managementPerHour: number;
+}
+
+/** What the simulated user does when a business-initiated call reaches them. */
+export interface CalleeBehaviour {
+  /** `answer`: picks up after `answerAfterMs`; `reject`: declines after `answerAfterMs`; `noAnswer`: lets it ring. */
+  action: 'answer' | 'reject' | 'noAnswer';
+  /** Ringing time before the action, ms. Default 200. */
+  answerAfterMs: number;
+  /** After answering, hang up after this long, ms (0 = stay until the business ends). Default 0. */
+  hangupAfterMs: number;
+  /** A ringing, unanswered call ends as not answered after this long, ms. Default 30000. */
+  ringTimeoutMs: number;
 }
 
 export interface Faults {
   /** Probability that a delivery is sent twice. */
   duplicateRate: number;
-  /** Each delivery is delayed by a random 0..reorderWindowMs (so events reorder). */
+  /**
+   * Reordering: when > 0, each delivery is held back behind a random 0..`reorderEvents`
+   * later events (seeded), but never longer than this many ms. Holding back by *event
+   * count* rather than by wall time is what makes the delivered sequence depend only on
+   * the seed and the order of emits, so runs are reproducible.
+   */
   reorderWindowMs: number;
+  /** How many later events a delivery may be overtaken by (default 3). Used when reorderWindowMs > 0. */
+  reorderEvents: number;
   /** Fixed extra delay before each delivery. */
   deliveryDelayMs: number;
   /** Drop (do not send) the first attempt of each delivery; the retry schedule sends it later. */
   dropFirstAttempt: boolean;
   /**
    * Per-endpoint faults for the v2 API, keyed by `METHOD /path-pattern` (e.g.
-   * `POST /chat/calls/accept`): answer 429 / 5xx, hang (never answer), or be slow.
-   * `times` limits how many requests are hit (default unlimited).
+   * `POST /chat/calls/accept`, `GET /chat/messages/{id}`, `* /balance`): answer 429 /
+   * 5xx, hang (never answer), or be slow. `times` limits how many requests are hit
+   * (default unlimited).
    */
   endpoints: Record<string, EndpointFault>;
+  /** Result of the recording after a captured call. Default AVAILABLE. */
+  recordingResult: 'AVAILABLE' | 'FAILED';
+  /** Result of the transcription after a captured call. Default AVAILABLE. */
+  transcriptionResult: 'AVAILABLE' | 'FAILED';
 }
 
 export interface EndpointFault {
@@ -56,6 +108,11 @@ export interface EndpointFault {
   /** For 5xx: the status (default 503). For 429: Retry-After seconds (default 1). For slow: delay ms. */
   value?: number;
   times?: number;
+  /**
+   * For 5xx and hang: run the request first, then fail or never answer — the
+   * "a timeout does not prove failure" case. Default false (nothing is done).
+   */
+  afterProcessing?: boolean;
 }
 
 export interface Clock {
@@ -81,6 +138,23 @@ export interface PermissionGrant {
   expirationTimestamp?: number;
 }
 
+/** The webhook event envelope of part 2. */
+export interface EventEnvelope {
+  id: string;
+  type: string;
+  apiVersion: 'v2';
+  createTime: string;
+  [payloadName: string]: unknown;
+}
+
+export interface BusinessNumber {
+  id: string;
+  phoneNumber: string;
+  wabaId: string;
+  /** API key of the tenant owning the number (events and media of its calls belong to it). */
+  owner?: string;
+}
+
 export interface EmulatorContext {
   readonly options: Required<Pick<EmulatorOptions, 'seed' | 'timeScale' | 'acceptWindowMs' | 'noMediaAtStartMs' | 'noMediaMidCallMs'>> & EmulatorOptions;
   readonly apiKeys: string[];
@@ -99,6 +173,186 @@ export interface EmulatorContext {
   emit(type: string, payloadName: string, payload: Record<string, unknown>, owner?: string): void;
   /** Call permissions by `${business}|${user}`. */
   permissions: Map<string, PermissionGrant>;
-  /** Business phone numbers known to the emulator: phoneId → E.164 number, wabaId. */
-  phoneNumbers: Map<string, { id: string; phoneNumber: string; wabaId: string }>;
+  /** Business phone numbers known to the emulator: phoneId → E.164 number, wabaId (and owner). */
+  phoneNumbers: Map<string, BusinessNumber>;
+
+  // ---- additions by the core (additive; the names above are relied on) ----
+  /** Every event emitted so far, in emit order (the control API serves it). */
+  readonly events: EventEnvelope[];
+  /** Called for each emitted event (the webhook engine subscribes here). */
+  onEmit(listener: (event: EventEnvelope, owner: string) => void): void;
+  /** Rate limits in force (mutable through the control API). */
+  rateLimits: RateLimits;
+  /** Default behaviour of simulated callees; per-user overrides by E.164 / BSUID. */
+  callee: CalleeBehaviour;
+  calleeOverrides: Map<string, Partial<CalleeBehaviour>>;
+  /** A timer that `close()` cancels; unref'd so it never keeps a process alive. */
+  setTimer(fn: () => void, ms: number): () => void;
+  /** Run `fn` on close (peers, servers); errors are logged, not thrown. */
+  onClose(fn: () => void | Promise<void>): void;
+  /** True once close() began: late callbacks check it and do nothing. */
+  readonly closed: boolean;
+  /** Cancels timers and runs close hooks; safe to call twice. */
+  close(): Promise<void>;
+  /** The owner (API key) of a business number, by phone id or E.164; first key when unknown. */
+  ownerOf(phoneIdOrNumber: string): string;
+  /** Finds a business number by phone id or E.164 (with or without '+'). */
+  findNumber(phoneIdOrNumber: string): BusinessNumber | undefined;
+}
+
+export const DEFAULT_FAULTS: Faults = Object.freeze({
+  duplicateRate: 0,
+  reorderWindowMs: 0,
+  reorderEvents: 3,
+  deliveryDelayMs: 0,
+  dropFirstAttempt: false,
+  endpoints: {},
+  recordingResult: 'AVAILABLE',
+  transcriptionResult: 'AVAILABLE',
+}) as Faults;
+
+export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
+  accountRps: 200,
+  chatMessagesRps: 200,
+  sendDirectlyRps: 80,
+  managementRps: 200,
+  managementPerHour: 10_000,
+});
+
+/** mulberry32: tiny, fast, and good enough for fault injection; same seed, same sequence. */
+export function seededRng(seed: number): Rng {
+  let a = seed >>> 0;
+  return {
+    next() {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    },
+  };
+}
+
+export function createContext(options: EmulatorOptions = {}): EmulatorContext {
+  const seed = options.seed ?? 1;
+  const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [`emu_${randomBytes(18).toString('base64url')}`];
+  const webhookSecret = options.webhookSecret ?? `whsec_${randomBytes(24).toString('base64url')}`;
+  const firstKey = apiKeys[0]!;
+  let offset = 0;
+  const clock: Clock = {
+    now: () => Date.now() + offset,
+    advance(ms) {
+      if (!Number.isFinite(ms) || ms < 0) throw new RangeError('clock can only move forward');
+      offset += ms;
+    },
+  };
+  const counters = new Map<string, number>();
+  const listeners: Array<(e: EventEnvelope, owner: string) => void> = [];
+  const events: EventEnvelope[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  const closeHooks: Array<() => void | Promise<void>> = [];
+  let closed = false;
+  let closing: Promise<void> | undefined;
+
+  const phoneNumbers = new Map<string, BusinessNumber>();
+  const numbers = options.businessNumbers ?? [{ id: '100000000000001', phoneNumber: '+15550100001', wabaId: '200000000000001' }];
+  for (const n of numbers) phoneNumbers.set(n.id, { ...n, owner: n.owner ?? firstKey });
+
+  const findNumber = (x: string): BusinessNumber | undefined => {
+    const direct = phoneNumbers.get(x);
+    if (direct) return direct;
+    const e164 = x.startsWith('+') ? x : `+${x}`;
+    for (const n of phoneNumbers.values()) if (n.phoneNumber === e164) return n;
+    return undefined;
+  };
+
+  const ctx: EmulatorContext = {
+    options: {
+      ...options,
+      seed,
+      timeScale: options.timeScale ?? 1,
+      acceptWindowMs: options.acceptWindowMs ?? 30_000,
+      noMediaAtStartMs: options.noMediaAtStartMs ?? 20_000,
+      noMediaMidCallMs: options.noMediaMidCallMs ?? 30_000,
+    },
+    apiKeys,
+    webhookSecret,
+    clock,
+    rng: seededRng(seed),
+    faults: { ...DEFAULT_FAULTS, endpoints: {}, ...options.faults },
+    newId(prefix) {
+      // Ids are a hash of (seed, prefix, counter): unique, opaque-looking, and identical
+      // across runs with the same seed and the same sequence of creations.
+      const n = (counters.get(prefix) ?? 0) + 1;
+      counters.set(prefix, n);
+      return prefix + createHash('sha256').update(`${seed}:${prefix}:${n}`).digest('hex').slice(0, 24);
+    },
+    emit(type, payloadName, payload, owner = firstKey) {
+      if (closed) return;
+      const envelope: EventEnvelope = {
+        id: ctx.newId('evt_'),
+        type,
+        apiVersion: 'v2',
+        createTime: new Date(clock.now()).toISOString(),
+        [payloadName]: payload,
+      };
+      events.push(envelope);
+      for (const l of listeners) {
+        try {
+          l(envelope, owner);
+        } catch (err) {
+          console.error('[emulator] event listener failed:', err);
+        }
+      }
+    },
+    permissions: new Map(),
+    phoneNumbers,
+    events,
+    onEmit(l) {
+      listeners.push(l);
+    },
+    rateLimits: { ...DEFAULT_RATE_LIMITS, ...options.rateLimits },
+    callee: { action: 'answer', answerAfterMs: 200, hangupAfterMs: 0, ringTimeoutMs: 30_000, ...options.callee },
+    calleeOverrides: new Map(),
+    setTimer(fn, ms) {
+      if (closed) return () => {};
+      const t = setTimeout(() => {
+        timers.delete(t);
+        if (!closed) fn();
+      }, Math.max(0, ms));
+      t.unref();
+      timers.add(t);
+      return () => {
+        clearTimeout(t);
+        timers.delete(t);
+      };
+    },
+    onClose(fn) {
+      closeHooks.push(fn);
+    },
+    get closed() {
+      return closed;
+    },
+    close() {
+      closing ??= (async () => {
+        closed = true;
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        // Teardown in reverse order of setup, like a stack.
+        for (const fn of closeHooks.reverse()) {
+          try {
+            await fn();
+          } catch (err) {
+            console.error('[emulator] close hook failed:', err);
+          }
+        }
+      })();
+      return closing;
+    },
+    ownerOf(x) {
+      return findNumber(x)?.owner ?? firstKey;
+    },
+    findNumber,
+  };
+  return ctx;
 }

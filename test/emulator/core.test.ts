@@ -1,0 +1,210 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEmulator, startEmulator, type Emulator } from './index.ts';
+import { startReceiver, type TestReceiver } from './receiver.ts';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+async function emulator(opts: Parameters<typeof startEmulator>[0] = {}): Promise<Emulator> {
+  const e = await startEmulator({ timeScale: 0.001, ...opts });
+  cleanups.push(() => e.close());
+  return e;
+}
+async function receiver(): Promise<TestReceiver> {
+  const r = await startReceiver();
+  cleanups.push(() => r.close());
+  return r;
+}
+
+/** Independent check of the documented signature: HMAC-SHA256(secret, `${t}.${raw}`), lowercase hex. */
+function verify(secret: string, header: string | undefined, raw: string): boolean {
+  const m = /^t=(\d+),s=([0-9a-f]{64})$/.exec(header ?? '');
+  if (!m) return false;
+  const expected = createHmac('sha256', secret).update(`${m[1]}.${raw}`).digest();
+  return timingSafeEqual(expected, Buffer.from(m[2]!, 'hex'));
+}
+
+describe('auth and error shape', () => {
+  it('a request without X-API-Key gets 401 UNAUTHORIZED in the part 7 shape with Service-Request-ID', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'] });
+    const res = await app.request('/v2/webhookEndpoints');
+    expect(res.status).toBe(401);
+    const rid = res.headers.get('Service-Request-ID');
+    expect(rid).toBeTruthy();
+    const body = (await res.json()) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ status: 401, code: 'UNAUTHORIZED', requestId: rid });
+  });
+
+  it('a Bearer-prefixed key is refused and the key is not echoed', async () => {
+    const { app } = createEmulator({ apiKeys: ['secret-key-1'] });
+    const res = await app.request('/v2/webhookEndpoints', { headers: { 'X-API-Key': 'Bearer secret-key-1' } });
+    expect(res.status).toBe(401);
+    expect(await res.text()).not.toContain('secret-key-1');
+  });
+
+  it('the control API takes the same key', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'] });
+    expect((await app.request('/_emulator/faults')).status).toBe(401);
+    expect((await app.request('/_emulator/faults', { headers: { 'X-API-Key': 'k1' } })).status).toBe(200);
+  });
+});
+
+describe('validation', () => {
+  it('creating a webhook endpoint without url is a 400 BAD_REQUEST naming the field', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'] });
+    const res = await app.request('/v2/webhookEndpoints', { method: 'POST', headers: { 'X-API-Key': 'k1', 'Content-Type': 'application/json' }, body: JSON.stringify({ enabledEvents: ['chat.call.connect'] }) });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; message: string; requestId: string } };
+    expect(body.error.code).toBe('BAD_REQUEST');
+    expect(body.error.message).toMatch(/^url:/);
+    expect(body.error.requestId).toBe(res.headers.get('Service-Request-ID'));
+  });
+
+  it('the endpoint secret is never returned by GET', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'] });
+    const h = { 'X-API-Key': 'k1', 'Content-Type': 'application/json' };
+    const created = (await (await app.request('/v2/webhookEndpoints', { method: 'POST', headers: h, body: JSON.stringify({ url: 'http://127.0.0.1:1/x', secret: 'topsecret-123' }) })).json()) as { id: string };
+    const text = await (await app.request(`/v2/webhookEndpoints/${created.id}`, { headers: h })).text();
+    expect(text).toContain(created.id);
+    expect(text).not.toContain('topsecret-123');
+  });
+});
+
+describe('rate limits (part 8)', () => {
+  it('the management quota answers 429 with Retry-After and RateLimit-* headers once used up', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'], rateLimits: { managementRps: 5 } });
+    const h = { 'X-API-Key': 'k1' };
+    const results = await Promise.all(Array.from({ length: 8 }, () => app.request('/v2/webhookEndpoints', { headers: h })));
+    const statuses = results.map((r) => r.status);
+    // The window may roll over mid-burst: at least 5 pass and at least one is limited.
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(5);
+    const limited = results.find((r) => r.status === 429)!;
+    expect(limited).toBeDefined();
+    expect(Number(limited.headers.get('Retry-After'))).toBeGreaterThanOrEqual(1);
+    expect(limited.headers.get('RateLimit-Limit')).toBe('5');
+    expect(limited.headers.get('RateLimit-Remaining')).toBe('0');
+    expect(limited.headers.get('RateLimit-Policy')).toContain('5;w=1');
+    expect(limited.headers.get('RateLimit-Reset')).toMatch(/^\d+$/);
+    const body = (await limited.json()) as { error: { status: number; code: string; requestId: string } };
+    expect(body.error).toMatchObject({ status: 429, code: 'TOO_MANY_REQUESTS' });
+    expect(body.error.requestId).toBeTruthy();
+  });
+
+  it('the hourly management quota holds across seconds and resets when the clock passes the hour', async () => {
+    const { app, ctx } = createEmulator({ apiKeys: ['k1'], rateLimits: { managementPerHour: 3 } });
+    const h = { 'X-API-Key': 'k1' };
+    for (let i = 0; i < 3; i++) {
+      expect((await app.request('/v2/webhookEndpoints', { headers: h })).status).toBe(200);
+      ctx.clock.advance(1000);
+    }
+    expect((await app.request('/v2/webhookEndpoints', { headers: h })).status).toBe(429);
+    ctx.clock.advance(3600_000);
+    expect((await app.request('/v2/webhookEndpoints', { headers: h })).status).toBe(200);
+  });
+
+  it('chat message sends are limited per sender: another business number has its own quota', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'], rateLimits: { sendDirectlyRps: 2 } });
+    const send = (from: string) =>
+      app.request('/v2/chat/messages/sendDirectly', { method: 'POST', headers: { 'X-API-Key': 'k1', 'Content-Type': 'application/json' }, body: JSON.stringify({ from, to: '+15550200001', type: 'text', text: { body: 'hi' } }) });
+    const a = await Promise.all([send('+15550100001'), send('+15550100001'), send('+15550100001'), send('+15550100001')]);
+    const b = await send('+15550100002');
+    expect(a.some((r) => r.status === 429)).toBe(true);
+    expect(b.status).not.toBe(429);
+    expect(b.headers.get('RateLimit-Policy')).toContain('scope=sender');
+  });
+});
+
+describe('endpoint fault knobs', () => {
+  it('an injected 5xx on one endpoint answers in the error shape and leaves others alone', async () => {
+    const { app, ctx } = createEmulator({ apiKeys: ['k1'] });
+    ctx.faults.endpoints = { 'GET /webhookEndpoints/{id}': { kind: '5xx', value: 502, times: 1 } };
+    const h = { 'X-API-Key': 'k1' };
+    const first = await app.request('/v2/webhookEndpoints/x', { headers: h });
+    expect(first.status).toBe(502);
+    expect(((await first.json()) as { error: { code: string } }).error.code).toBe('INTERNAL_ERROR');
+    expect((await app.request('/v2/webhookEndpoints/x', { headers: h })).status).toBe(404);
+    expect((await app.request('/v2/webhookEndpoints', { headers: h })).status).toBe(200);
+  });
+
+  it('an injected 429 carries Retry-After', async () => {
+    const { app, ctx } = createEmulator({ apiKeys: ['k1'], faults: { endpoints: { 'GET /webhookEndpoints': { kind: '429', value: 7 } } } });
+    const res = await app.request('/v2/webhookEndpoints', { headers: { 'X-API-Key': 'k1' } });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('Retry-After')).toBe('7');
+    expect(ctx.faults.endpoints['GET /webhookEndpoints']).toBeDefined();
+  });
+});
+
+describe('webhook delivery', () => {
+  it('deliveries are signed t=<unix s>,s=<hex HMAC-SHA256(secret, t.rawBody)> with the endpoint secret', async () => {
+    const rx = await receiver();
+    const emu = await emulator({ webhookEndpoints: [{ url: rx.url, secret: 'whsec_test_123456' }] });
+    emu.ctx.emit('chat.call.connect', 'callingConnect', { wacid: 'w1' });
+    const [d] = await rx.waitFor((r) => r.length >= 1);
+    expect(verify('whsec_test_123456', d!.headers['service-signature'] as string, d!.rawBody)).toBe(true);
+    expect(verify('another-secret', d!.headers['service-signature'] as string, d!.rawBody)).toBe(false);
+    const t = Number(/^t=(\d+)/.exec(d!.headers['service-signature'] as string)![1]);
+    expect(Math.abs(t - Date.now() / 1000)).toBeLessThan(5);
+    expect(d!.event).toMatchObject({ type: 'chat.call.connect', apiVersion: 'v2', callingConnect: { wacid: 'w1' } });
+    expect(d!.event.createTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+
+  it('endpoints created without a secret are signed with the emulator webhook secret', async () => {
+    const rx = await receiver();
+    const emu = await emulator();
+    const res = await fetch(`${emu.baseUrl}/webhookEndpoints`, { method: 'POST', headers: { 'X-API-Key': emu.apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ url: rx.url, enabledEvents: ['chat.call.terminate'] }) });
+    expect(res.status).toBe(200);
+    emu.ctx.emit('chat.call.connect', 'callingConnect', { wacid: 'w1' }); // not subscribed
+    emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: 'w1' });
+    const [d] = await rx.waitFor((r) => r.length >= 1);
+    await emu.webhooks.idle();
+    expect(rx.received.map((x) => x.event.type)).toEqual(['chat.call.terminate']);
+    expect(verify(emu.webhookSecret, d!.headers['service-signature'] as string, d!.rawBody)).toBe(true);
+  });
+
+  it('a receiver answering 500 twice gets the event a third time with the same id', async () => {
+    const rx = await receiver();
+    rx.respond = (_d, i) => (i < 2 ? 500 : 200);
+    const emu = await emulator({ webhookEndpoints: [{ url: rx.url, secret: 'whsec_test_123456' }], timeScale: 0.001 });
+    emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: 'w2' });
+    const got = await rx.waitFor((r) => r.length >= 3);
+    expect(got.map((d) => d.event.id)).toEqual([got[0]!.event.id, got[0]!.event.id, got[0]!.event.id]);
+    expect(got.every((d) => verify('whsec_test_123456', d.headers['service-signature'] as string, d.rawBody))).toBe(true);
+    // the retry delays follow the schedule (10 s, then 30 s) scaled by timeScale
+    const gap1 = got[1]!.receivedAt - got[0]!.receivedAt;
+    const gap2 = got[2]!.receivedAt - got[1]!.receivedAt;
+    expect(gap1).toBeGreaterThanOrEqual(9);
+    expect(gap2).toBeGreaterThanOrEqual(29);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rx.received.length).toBe(3); // acknowledged: no more attempts
+  });
+
+  it('dropFirstAttempt delivers each event only through its first retry', async () => {
+    const rx = await receiver();
+    const emu = await emulator({ webhookEndpoints: [{ url: rx.url }], faults: { dropFirstAttempt: true }, timeScale: 0.01 });
+    emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: 'w3' });
+    const t0 = Date.now();
+    await rx.waitFor((r) => r.length >= 1);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(90); // 10 s × 0.01
+    expect(emu.webhooks.log[0]).toMatchObject({ outcome: 'dropped', attempt: 1 });
+  });
+
+  it('a receiver that never answers in time counts as a failure and is retried', async () => {
+    const rx = await receiver();
+    const emu = await emulator({ webhookEndpoints: [{ url: 'http://127.0.0.1:9/unreachable' }, { url: rx.url }], deliveryTimeoutMs: 200 });
+    emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: 'w4' });
+    await rx.waitFor((r) => r.length >= 1);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(emu.webhooks.log.filter((d) => d.outcome === 'failed').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('close() is safe to call twice and stops deliveries', async () => {
+    const emu = await startEmulator();
+    await emu.close();
+    await emu.close();
+    emu.ctx.emit('x', 'y', {});
+    expect(emu.ctx.events.length).toBe(0);
+  });
+});
