@@ -1,0 +1,329 @@
+/**
+ * In-memory `Store`: demo mode and single-process tests. Not durable, not shared between
+ * processes; otherwise it keeps the same contract as `RedisStore` (one contract suite runs
+ * against both). Values are copied in and out as JSON, so callers never share objects
+ * with the store.
+ */
+import type { AcceptResult, CallRecord, DeadLetter, Store, StreamEntry } from './store.ts';
+
+export class StoreClosedError extends Error {
+  override readonly name = 'StoreClosedError';
+  constructor() {
+    super('store is closed');
+  }
+}
+
+interface Pending {
+  consumer: string;
+  deliveredAt: number;
+  deliveries: number;
+}
+
+interface Group {
+  /** Index in `stream` of the next never-delivered entry. */
+  next: number;
+  pending: Map<string, Pending>;
+}
+
+type Raw = Omit<StreamEntry, 'deliveries'>;
+
+export interface MemoryStoreOptions {
+  prefix?: string;
+  /** Clock (epoch ms) for TTLs and idle times. */
+  now?: () => number;
+  /** Stream entries kept (oldest dropped first), like Redis `XADD MAXLEN`. Default 100000. */
+  streamMaxLen?: number;
+  /** Dead letters kept, newest first. Default 10000. */
+  deadLetterMax?: number;
+}
+
+export class MemoryStore implements Store {
+  readonly prefix: string;
+  private readonly now: () => number;
+  private readonly maxLen: number;
+  private readonly deadMax: number;
+  private closed = false;
+
+  private readonly dedupe = new Map<string, number>();
+  private stream: Raw[] = [];
+  /** Entries dropped from the head of `stream` (indexes in groups are absolute). */
+  private dropped = 0;
+  private seq = 0;
+  private lastMs = 0;
+  private readonly groups = new Map<string, Group>();
+  private readonly byId = new Map<string, Raw>();
+  private dead: DeadLetter[] = [];
+  private waiters = new Set<() => void>();
+
+  private readonly calls = new Map<string, { json: string; expiresAt: number }>();
+  private readonly phoneIndex = new Map<string, Set<string>>();
+  private readonly kv = new Map<string, { value: string; expiresAt: number }>();
+  private readonly subs = new Map<string, Set<(m: string) => void>>();
+
+  constructor(opts: MemoryStoreOptions = {}) {
+    this.prefix = opts.prefix ?? 'sb:';
+    this.now = opts.now ?? Date.now;
+    this.maxLen = opts.streamMaxLen ?? 100_000;
+    this.deadMax = opts.deadLetterMax ?? 10_000;
+  }
+
+  private check(): void {
+    if (this.closed) throw new StoreClosedError();
+  }
+
+  // ---- webhook intake ---------------------------------------------------------------
+
+  async acceptEvent(
+    e: { eventId: string; type: string; body: string; receivedAt: number },
+    dedupeTtlMs: number,
+  ): Promise<AcceptResult> {
+    this.check();
+    const now = this.now();
+    const until = this.dedupe.get(e.eventId);
+    if (until !== undefined && until > now) return 'duplicate';
+    this.dedupe.set(e.eventId, now + dedupeTtlMs);
+    if (this.dedupe.size > 10_000 && this.seq % 1000 === 0) this.sweepDedupe(now);
+
+    const ms = Math.max(now, this.lastMs);
+    this.seq = ms === this.lastMs ? this.seq + 1 : 0;
+    this.lastMs = ms;
+    const raw: Raw = { streamId: `${ms}-${this.seq}`, eventId: e.eventId, type: e.type, body: e.body, receivedAt: e.receivedAt };
+    this.stream.push(raw);
+    this.byId.set(raw.streamId, raw);
+    if (this.stream.length > this.maxLen) {
+      const gone = this.stream.shift()!;
+      this.byId.delete(gone.streamId);
+      this.dropped++;
+    }
+    const w = this.waiters;
+    this.waiters = new Set();
+    for (const wake of w) wake();
+    return 'accepted';
+  }
+
+  private sweepDedupe(now: number): void {
+    for (const [k, until] of this.dedupe) if (until <= now) this.dedupe.delete(k);
+  }
+
+  async ensureGroup(group: string): Promise<void> {
+    this.check();
+    if (!this.groups.has(group)) this.groups.set(group, { next: this.dropped, pending: new Map() });
+  }
+
+  private group(name: string): Group {
+    const g = this.groups.get(name);
+    if (!g) throw new Error(`consumer group ${name} does not exist (call ensureGroup first)`);
+    return g;
+  }
+
+  async readGroup(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
+    this.check();
+    const g = this.group(group);
+    const take = (): StreamEntry[] => {
+      const out: StreamEntry[] = [];
+      g.next = Math.max(g.next, this.dropped);
+      while (out.length < count && g.next - this.dropped < this.stream.length) {
+        const raw = this.stream[g.next - this.dropped]!;
+        g.next++;
+        g.pending.set(raw.streamId, { consumer, deliveredAt: this.now(), deliveries: 1 });
+        out.push({ ...raw, deliveries: 1 });
+      }
+      return out;
+    };
+    const first = take();
+    if (first.length > 0 || blockMs <= 0) return first;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, blockMs);
+      this.waiters.add(wake);
+    });
+    if (this.closed) return [];
+    return take();
+  }
+
+  async ack(group: string, streamIds: string[]): Promise<void> {
+    this.check();
+    const g = this.group(group);
+    for (const id of streamIds) g.pending.delete(id);
+  }
+
+  async claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]> {
+    this.check();
+    const g = this.group(group);
+    const now = this.now();
+    const out: StreamEntry[] = [];
+    for (const [id, p] of g.pending) {
+      if (out.length >= count) break;
+      if (now - p.deliveredAt < minIdleMs) continue;
+      const raw = this.byId.get(id);
+      if (!raw) {
+        // Trimmed from the stream: nothing left to process (Redis XAUTOCLAIM drops these too).
+        g.pending.delete(id);
+        continue;
+      }
+      p.consumer = consumer;
+      p.deliveredAt = now;
+      p.deliveries++;
+      out.push({ ...raw, deliveries: p.deliveries });
+    }
+    return out;
+  }
+
+  async deadLetter(group: string, entry: StreamEntry, error: string): Promise<void> {
+    this.check();
+    this.group(group).pending.delete(entry.streamId);
+    this.dead.unshift({ entry: { ...entry }, error, at: this.now() });
+    if (this.dead.length > this.deadMax) this.dead.length = this.deadMax;
+  }
+
+  async listDeadLetters(limit: number): Promise<DeadLetter[]> {
+    this.check();
+    return this.dead.slice(0, Math.max(0, limit)).map((d) => ({ ...d, entry: { ...d.entry } }));
+  }
+
+  async streamLag(group: string): Promise<number> {
+    this.check();
+    const g = this.groups.get(group);
+    if (!g) return this.stream.length;
+    const undelivered = this.dropped + this.stream.length - Math.max(g.next, this.dropped);
+    return undelivered + g.pending.size;
+  }
+
+  // ---- calls ------------------------------------------------------------------------
+
+  private liveCall(wacid: string): CallRecord | null {
+    const c = this.calls.get(wacid);
+    if (!c) return null;
+    if (c.expiresAt <= this.now()) {
+      this.calls.delete(wacid);
+      return null;
+    }
+    return JSON.parse(c.json) as CallRecord;
+  }
+
+  private putCall(record: CallRecord, ttlMs: number, previousPhone?: string): void {
+    this.calls.set(record.wacid, { json: JSON.stringify(record), expiresAt: this.now() + ttlMs });
+    if (previousPhone !== undefined && previousPhone !== record.phoneId) this.phoneIndex.get(previousPhone)?.delete(record.wacid);
+    let set = this.phoneIndex.get(record.phoneId);
+    if (!set) this.phoneIndex.set(record.phoneId, (set = new Set()));
+    set.add(record.wacid);
+  }
+
+  async createCall(record: CallRecord, ttlMs: number): Promise<boolean> {
+    this.check();
+    if (this.liveCall(record.wacid)) return false;
+    this.putCall({ ...record, version: 0 }, ttlMs);
+    return true;
+  }
+
+  async getCall(wacid: string): Promise<CallRecord | null> {
+    this.check();
+    return this.liveCall(wacid);
+  }
+
+  async casCall(wacid: string, expectedVersion: number, next: CallRecord, ttlMs: number): Promise<CallRecord | null> {
+    this.check();
+    const cur = this.liveCall(wacid);
+    if (!cur || cur.version !== expectedVersion) return null;
+    const stored: CallRecord = { ...next, wacid, version: expectedVersion + 1 };
+    this.putCall(stored, ttlMs, cur.phoneId);
+    return JSON.parse(JSON.stringify(stored)) as CallRecord;
+  }
+
+  async callsByPhone(phoneId: string): Promise<CallRecord[]> {
+    this.check();
+    const set = this.phoneIndex.get(phoneId);
+    if (!set) return [];
+    const out: CallRecord[] = [];
+    for (const wacid of set) {
+      const c = this.liveCall(wacid);
+      if (c && c.phoneId === phoneId) out.push(c);
+      else set.delete(wacid);
+    }
+    return out;
+  }
+
+  async listCalls(): Promise<CallRecord[]> {
+    this.check();
+    const out: CallRecord[] = [];
+    for (const wacid of [...this.calls.keys()]) {
+      const c = this.liveCall(wacid);
+      if (c) out.push(c);
+    }
+    return out;
+  }
+
+  // ---- small values with TTL ----------------------------------------------------------
+
+  private live(key: string): string | null {
+    const v = this.kv.get(key);
+    if (!v) return null;
+    if (v.expiresAt <= this.now()) {
+      this.kv.delete(key);
+      return null;
+    }
+    return v.value;
+  }
+
+  async setNX(key: string, value: string, ttlMs: number): Promise<boolean> {
+    this.check();
+    if (this.live(key) !== null) return false;
+    this.kv.set(key, { value, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    this.check();
+    this.kv.set(key, { value, expiresAt: ttlMs === undefined ? Infinity : this.now() + ttlMs });
+  }
+
+  async get(key: string): Promise<string | null> {
+    this.check();
+    return this.live(key);
+  }
+
+  async del(key: string): Promise<void> {
+    this.check();
+    this.kv.delete(key);
+  }
+
+  // ---- between nodes (one node here) --------------------------------------------------
+
+  async publish(channel: string, message: string): Promise<void> {
+    this.check();
+    const set = this.subs.get(channel);
+    if (!set) return;
+    // Asynchronous like Redis: a subscriber never runs inside the publisher's call stack.
+    for (const fn of [...set]) queueMicrotask(() => fn(message));
+  }
+
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    this.check();
+    let set = this.subs.get(channel);
+    if (!set) this.subs.set(channel, (set = new Set()));
+    const fn = (m: string) => onMessage(m);
+    set.add(fn);
+    return async () => {
+      set.delete(fn);
+    };
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------
+
+  async ping(): Promise<void> {
+    this.check();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const w = this.waiters;
+    this.waiters = new Set();
+    for (const wake of w) wake();
+    this.subs.clear();
+  }
+}

@@ -1,0 +1,442 @@
+/**
+ * Redis `Store` (ioredis). Key names are in `server/store/README.md`.
+ *
+ * - One connection for commands, with auto-pipelining: concurrent requests share round
+ *   trips, which is most of webhook-ingest throughput.
+ * - Lua scripts for the atomic steps: dedupe + XADD (one EVALSHA per event), call
+ *   create and compare-and-set with the phoneId index, claim of stale entries with their
+ *   delivery counts.
+ * - Blocking stream reads use one extra connection per consumer (a blocked connection
+ *   would stall every pipelined command behind it); pub/sub uses its own connection.
+ * - While Redis is unreachable, commands fail fast (no unbounded offline queue), so the
+ *   webhook receiver can answer 503 and the Service delivers again.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import type { AcceptResult, CallRecord, DeadLetter, Store, StreamEntry } from './store.ts';
+
+/** The store cannot take the request right now (Redis down or reconnecting). */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}
+
+export interface RedisStoreOptions {
+  /** `redis://host:port/db` */
+  url: string;
+  /** Key prefix (default `sb:`). Every key and pub/sub channel of this store starts with it. */
+  prefix?: string;
+  /** Per-command timeout (default 2000 ms). */
+  commandTimeoutMs?: number;
+  /** Approximate maximum stream length (`XADD MAXLEN ~`), default 1,000,000. */
+  streamMaxLen?: number;
+  /** Dead letters kept, newest first. Default 10000. */
+  deadLetterMax?: number;
+  /** Connection errors (already throttled to one per state change). Never contain secrets. */
+  onError?: (err: Error) => void;
+  /** Extra ioredis options (tests). */
+  redis?: RedisOptions;
+}
+
+// Dedupe first (read only), then XADD, then the dedupe key: if XADD fails nothing was
+// written, so the Service's retry is not mistaken for a duplicate.
+const ACCEPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local id = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[6], '*', 'e', ARGV[2], 't', ARGV[3], 'b', ARGV[4], 'r', ARGV[5])
+redis.call('SET', KEYS[1], id, 'PX', ARGV[1])
+return 1`;
+
+const EXTEND = `
+local function extend(key, ttl)
+  local t = redis.call('PTTL', key)
+  if t == -1 or (t >= 0 and t < ttl) then redis.call('PEXPIRE', key, ttl) end
+end`;
+
+// KEYS: call, phone index, all-calls index. ARGV: json, phoneId, ttl, wacid
+const CREATE_CALL = `${EXTEND}
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'v', '0', 'p', ARGV[2], 'j', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ttl)
+redis.call('SADD', KEYS[2], ARGV[4]); extend(KEYS[2], ttl)
+redis.call('SADD', KEYS[3], ARGV[4]); extend(KEYS[3], ttl)
+return 1`;
+
+// KEYS: call, new phone index, all-calls index. ARGV: expected, json, phoneId, ttl, wacid, phone-key prefix
+const CAS_CALL = `${EXTEND}
+local v = redis.call('HGET', KEYS[1], 'v')
+if (not v) or v ~= ARGV[1] then return 0 end
+local ttl = tonumber(ARGV[4])
+local old = redis.call('HGET', KEYS[1], 'p')
+redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'p', ARGV[3], 'j', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ttl)
+if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[5]) end
+redis.call('SADD', KEYS[2], ARGV[5]); extend(KEYS[2], ttl)
+redis.call('SADD', KEYS[3], ARGV[5]); extend(KEYS[3], ttl)
+return 1`;
+
+// KEYS: stream. ARGV: group, consumer, minIdle, count. Returns {id, fields, deliveries}...
+const CLAIM = `
+local out = {}
+local cursor = '0-0'
+local want = tonumber(ARGV[4])
+for _ = 1, 20 do
+  local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[1], ARGV[2], ARGV[3], cursor, 'COUNT', want - #out)
+  cursor = r[1]
+  for _, e in ipairs(r[2]) do
+    if e and e[2] then
+      local p = redis.call('XPENDING', KEYS[1], ARGV[1], e[1], e[1], 1)
+      local n = 1
+      if p[1] then n = p[1][4] end
+      table.insert(out, {e[1], e[2], n})
+    end
+  end
+  if cursor == '0-0' or #out >= want then break end
+end
+return out`;
+
+type Fields = string[];
+
+interface Scripts {
+  sbAccept(dedupeKey: string, stream: string, ttl: number, eventId: string, type: string, body: string, receivedAt: number, maxLen: number): Promise<number>;
+  sbCreateCall(call: string, phone: string, all: string, json: string, phoneId: string, ttl: number, wacid: string): Promise<number>;
+  sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
+  sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
+}
+type ScriptedRedis = Redis & Scripts;
+
+function defineScripts(r: Redis): ScriptedRedis {
+  r.defineCommand('sbAccept', { numberOfKeys: 2, lua: ACCEPT });
+  r.defineCommand('sbCreateCall', { numberOfKeys: 3, lua: CREATE_CALL });
+  r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
+  r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
+  return r as ScriptedRedis;
+}
+
+function toEntry(id: string, fields: Fields, deliveries: number): StreamEntry {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
+  return {
+    streamId: id,
+    eventId: f.e ?? '',
+    type: f.t ?? '',
+    body: f.b ?? '',
+    receivedAt: Number(f.r ?? 0),
+    deliveries,
+  };
+}
+
+export class RedisStore implements Store {
+  readonly prefix: string;
+  /** The command connection (exposed for tests and the benchmark). */
+  readonly redis: ScriptedRedis;
+  private readonly blocking = new Map<string, Redis>();
+  private sub: Redis | undefined;
+  private readonly handlers = new Map<string, Set<(m: string) => void>>();
+  private readonly maxLen: number;
+  private readonly deadMax: number;
+  private closed = false;
+  private lastErrorCode: string | undefined;
+
+  private readonly k: { stream: string; dead: string; calls: string };
+
+  constructor(private readonly opts: RedisStoreOptions) {
+    this.prefix = opts.prefix ?? 'sb:';
+    this.maxLen = opts.streamMaxLen ?? 1_000_000;
+    this.deadMax = opts.deadLetterMax ?? 10_000;
+    this.k = { stream: `${this.prefix}events`, dead: `${this.prefix}dead`, calls: `${this.prefix}calls` };
+    const base: RedisOptions = {
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      commandTimeout: opts.commandTimeoutMs ?? 2000,
+      retryStrategy: (times) => Math.min(times * 50, 1000),
+      connectionName: 'switchboard',
+      ...opts.redis,
+    };
+    this.redis = defineScripts(new Redis(opts.url, base));
+    this.watch(this.redis);
+  }
+
+  private watch(r: Redis): void {
+    r.on('error', (err: Error & { code?: string }) => {
+      // One report per kind of failure, not one per reconnect attempt.
+      const code = err.code ?? err.message;
+      if (code === this.lastErrorCode) return;
+      this.lastErrorCode = code;
+      this.opts.onError?.(err);
+    });
+    r.on('ready', () => {
+      this.lastErrorCode = undefined;
+    });
+  }
+
+  /** Fail fast instead of queueing while Redis is known to be down. */
+  private up(): ScriptedRedis {
+    if (this.closed) throw new StoreUnavailableError('store is closed');
+    const s = this.redis.status;
+    if (s === 'reconnecting' || s === 'end' || s === 'close') {
+      throw new StoreUnavailableError(`redis is ${s === 'reconnecting' ? 'unreachable (reconnecting)' : 'disconnected'}`);
+    }
+    return this.redis;
+  }
+
+  // ---- webhook intake ---------------------------------------------------------------
+
+  async acceptEvent(
+    e: { eventId: string; type: string; body: string; receivedAt: number },
+    dedupeTtlMs: number,
+  ): Promise<AcceptResult> {
+    const r = await this.up().sbAccept(
+      `${this.prefix}dedupe:${e.eventId}`,
+      this.k.stream,
+      dedupeTtlMs,
+      e.eventId,
+      e.type,
+      e.body,
+      e.receivedAt,
+      this.maxLen,
+    );
+    return r === 1 ? 'accepted' : 'duplicate';
+  }
+
+  async ensureGroup(group: string): Promise<void> {
+    try {
+      // From the start of the stream: events accepted before the workers ran are processed.
+      await this.up().xgroup('CREATE', this.k.stream, group, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+    }
+  }
+
+  private blockingConn(consumer: string): Redis {
+    let c = this.blocking.get(consumer);
+    if (!c) {
+      c = this.redis.duplicate({ enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-reader' });
+      this.watch(c);
+      this.blocking.set(consumer, c);
+    }
+    return c;
+  }
+
+  async readGroup(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
+    this.up();
+    type Reply = Array<[string, Array<[string, Fields | null]>]> | null;
+    const res = (
+      blockMs > 0
+        ? await this.blockingConn(consumer).xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.k.stream, '>')
+        : await this.redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', this.k.stream, '>')
+    ) as Reply;
+    if (!res) return [];
+    const out: StreamEntry[] = [];
+    for (const [, entries] of res) for (const [id, fields] of entries) if (fields) out.push(toEntry(id, fields, 1));
+    return out;
+  }
+
+  async ack(group: string, streamIds: string[]): Promise<void> {
+    if (streamIds.length === 0) return;
+    await this.up().xack(this.k.stream, group, ...streamIds);
+  }
+
+  async claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]> {
+    const rows = await this.up().sbClaim(this.k.stream, group, consumer, minIdleMs, count);
+    return rows.map(([id, fields, n]) => toEntry(id, fields, Number(n)));
+  }
+
+  async deadLetter(group: string, entry: StreamEntry, error: string): Promise<void> {
+    const dl: DeadLetter = { entry, error, at: Date.now() };
+    await this.up()
+      .multi()
+      .lpush(this.k.dead, JSON.stringify(dl))
+      .ltrim(this.k.dead, 0, this.deadMax - 1)
+      .xack(this.k.stream, group, entry.streamId)
+      .exec()
+      .then((res) => {
+        const failed = res?.find(([err]) => err);
+        if (!res || failed) throw failed?.[0] ?? new StoreUnavailableError('dead-letter transaction aborted');
+      });
+  }
+
+  async listDeadLetters(limit: number): Promise<DeadLetter[]> {
+    if (limit <= 0) return [];
+    const rows = await this.up().lrange(this.k.dead, 0, limit - 1);
+    return rows.map((r) => JSON.parse(r) as DeadLetter);
+  }
+
+  async streamLag(group: string): Promise<number> {
+    const r = this.up();
+    let groups: unknown[];
+    try {
+      groups = (await r.xinfo('GROUPS', this.k.stream)) as unknown[];
+    } catch (err) {
+      if (String((err as Error).message).includes('no such key')) return 0;
+      throw err;
+    }
+    for (const g of groups) {
+      const arr = g as unknown[];
+      const f: Record<string, unknown> = {};
+      for (let i = 0; i + 1 < arr.length; i += 2) f[String(arr[i])] = arr[i + 1];
+      if (f.name !== group) continue;
+      const pending = Number(f.pending ?? 0);
+      if (f.lag !== null && f.lag !== undefined) return Number(f.lag) + pending;
+      // Lag unknown after trimming: count what lies after the last delivered id.
+      const after = await r.xrange(this.k.stream, `(${String(f['last-delivered-id'])}`, '+', 'COUNT', 100_000);
+      return after.length + pending;
+    }
+    return Number(await r.xlen(this.k.stream));
+  }
+
+  // ---- calls ------------------------------------------------------------------------
+
+  private callKey(wacid: string): string {
+    return `${this.prefix}call:${wacid}`;
+  }
+  private phoneKey(phoneId: string): string {
+    return `${this.prefix}phone:${phoneId}`;
+  }
+
+  async createCall(record: CallRecord, ttlMs: number): Promise<boolean> {
+    const rec = { ...record, version: 0 };
+    const r = await this.up().sbCreateCall(
+      this.callKey(rec.wacid),
+      this.phoneKey(rec.phoneId),
+      this.k.calls,
+      JSON.stringify(rec),
+      rec.phoneId,
+      ttlMs,
+      rec.wacid,
+    );
+    return r === 1;
+  }
+
+  async getCall(wacid: string): Promise<CallRecord | null> {
+    const j = await this.up().hget(this.callKey(wacid), 'j');
+    return j === null ? null : (JSON.parse(j) as CallRecord);
+  }
+
+  async casCall(wacid: string, expectedVersion: number, next: CallRecord, ttlMs: number): Promise<CallRecord | null> {
+    const stored: CallRecord = { ...next, wacid, version: expectedVersion + 1 };
+    const json = JSON.stringify(stored);
+    const r = await this.up().sbCasCall(
+      this.callKey(wacid),
+      this.phoneKey(stored.phoneId),
+      this.k.calls,
+      String(expectedVersion),
+      json,
+      stored.phoneId,
+      ttlMs,
+      wacid,
+      `${this.prefix}phone:`,
+    );
+    return r === 1 ? (JSON.parse(json) as CallRecord) : null;
+  }
+
+  private async fetchCalls(indexKey: string, phoneId?: string): Promise<CallRecord[]> {
+    const r = this.up();
+    const ids = await r.smembers(indexKey);
+    if (ids.length === 0) return [];
+    const rows = await Promise.all(ids.map((id) => r.hget(this.callKey(id), 'j')));
+    const out: CallRecord[] = [];
+    const gone: string[] = [];
+    rows.forEach((j, i) => {
+      if (j === null) return void gone.push(ids[i]!);
+      const rec = JSON.parse(j) as CallRecord;
+      if (phoneId === undefined || rec.phoneId === phoneId) out.push(rec);
+    });
+    // Expired records leave their ids behind in the index: drop them lazily.
+    if (gone.length > 0) await r.srem(indexKey, ...gone);
+    return out;
+  }
+
+  callsByPhone(phoneId: string): Promise<CallRecord[]> {
+    return this.fetchCalls(this.phoneKey(phoneId), phoneId);
+  }
+
+  listCalls(): Promise<CallRecord[]> {
+    return this.fetchCalls(this.k.calls);
+  }
+
+  // ---- small values with TTL ----------------------------------------------------------
+
+  private kvKey(key: string): string {
+    return `${this.prefix}kv:${key}`;
+  }
+
+  async setNX(key: string, value: string, ttlMs: number): Promise<boolean> {
+    return (await this.up().set(this.kvKey(key), value, 'PX', ttlMs, 'NX')) === 'OK';
+  }
+
+  async set(key: string, value: string, ttlMs?: number): Promise<void> {
+    if (ttlMs === undefined) await this.up().set(this.kvKey(key), value);
+    else await this.up().set(this.kvKey(key), value, 'PX', ttlMs);
+  }
+
+  async get(key: string): Promise<string | null> {
+    return this.up().get(this.kvKey(key));
+  }
+
+  async del(key: string): Promise<void> {
+    await this.up().del(this.kvKey(key));
+  }
+
+  // ---- between nodes ------------------------------------------------------------------
+
+  private channel(name: string): string {
+    return `${this.prefix}ch:${name}`;
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    await this.up().publish(this.channel(channel), message);
+  }
+
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    this.up();
+    if (!this.sub) {
+      const sub = this.redis.duplicate({ enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-sub' });
+      this.watch(sub);
+      sub.on('message', (ch: string, msg: string) => {
+        for (const fn of this.handlers.get(ch) ?? []) {
+          try {
+            fn(msg);
+          } catch (err) {
+            this.opts.onError?.(err as Error);
+          }
+        }
+      });
+      this.sub = sub;
+    }
+    const ch = this.channel(channel);
+    let set = this.handlers.get(ch);
+    if (!set) {
+      this.handlers.set(ch, (set = new Set()));
+      await this.sub.subscribe(ch);
+    }
+    const fn = (m: string) => onMessage(m);
+    set.add(fn);
+    return async () => {
+      set.delete(fn);
+      if (set.size === 0 && this.handlers.get(ch) === set) {
+        this.handlers.delete(ch);
+        if (!this.closed) await this.sub?.unsubscribe(ch).catch(() => undefined);
+      }
+    };
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------
+
+  async ping(): Promise<void> {
+    // While connecting, the PING waits for the connection (bounded by the command timeout).
+    await this.up().ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Readers may be blocked in XREADGROUP and the subscriber holds no work: cut them.
+    this.sub?.disconnect();
+    for (const c of this.blocking.values()) c.disconnect();
+    try {
+      if (this.redis.status === 'ready') await this.redis.quit();
+      else this.redis.disconnect();
+    } catch {
+      this.redis.disconnect();
+    }
+  }
+}

@@ -1,0 +1,333 @@
+/**
+ * One contract, two implementations: every test here runs against `MemoryStore` and
+ * against `RedisStore` on a private `redis-server` (test/support/redis.ts).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { startRedis, uniquePrefix, type TestRedis } from '../../test/support/redis.ts';
+import { MemoryStore } from './memory.ts';
+import { RedisStore } from './redis.ts';
+import type { CallRecord, Store } from './store.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const ev = (id: string, type = 'chat.call.connect') => ({
+  eventId: id,
+  type,
+  body: JSON.stringify({ id, type, apiVersion: 'v2', createTime: '2026-01-01T00:00:00.000Z', x: 'é"\\' }),
+  receivedAt: 1_700_000_000_000,
+});
+const call = (wacid: string, phoneId: string, extra: Record<string, unknown> = {}): CallRecord => ({
+  wacid,
+  phoneId,
+  version: 0,
+  state: 'ringing',
+  ...extra,
+});
+
+const impls: Array<[string, () => Store]> = [
+  ['MemoryStore', () => new MemoryStore({ prefix: uniquePrefix() })],
+  ['RedisStore', () => new RedisStore({ url: redis.url, prefix: uniquePrefix() })],
+];
+
+describe.each(impls)('Store contract: %s', (name, make) => {
+  const open: Store[] = [];
+  const fresh = () => {
+    const s = make();
+    open.push(s);
+    return s;
+  };
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((s) => s.close()));
+  });
+
+  describe('dedupe + append', () => {
+    it('the first delivery of an event id is accepted, a repeat is a duplicate and appends nothing', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      expect(await s.acceptEvent(ev('e1'), 60_000)).toBe('accepted');
+      expect(await s.acceptEvent(ev('e1'), 60_000)).toBe('duplicate');
+      const got = await s.readGroup('g', 'c1', 10, 0);
+      expect(got).toHaveLength(1);
+      expect(got[0]).toMatchObject({ eventId: 'e1', type: 'chat.call.connect', body: ev('e1').body, receivedAt: 1_700_000_000_000, deliveries: 1 });
+      expect(await s.readGroup('g', 'c1', 10, 0)).toEqual([]);
+    });
+
+    it('20 concurrent deliveries of one event id: exactly one is accepted', async () => {
+      const s = fresh();
+      const results = await Promise.all(Array.from({ length: 20 }, () => s.acceptEvent(ev('same'), 60_000)));
+      expect(results.filter((r) => r === 'accepted')).toHaveLength(1);
+      expect(results.filter((r) => r === 'duplicate')).toHaveLength(19);
+      expect(await s.streamLag('g-none')).toBe(1);
+    });
+
+    it('after the dedupe TTL the same id is accepted again', async () => {
+      const s = fresh();
+      expect(await s.acceptEvent(ev('t1'), 60)).toBe('accepted');
+      await sleep(120);
+      expect(await s.acceptEvent(ev('t1'), 60)).toBe('accepted');
+    });
+  });
+
+  describe('consumer groups', () => {
+    it('events accepted before the group exists are delivered, in order', async () => {
+      const s = fresh();
+      for (const id of ['a', 'b', 'c']) await s.acceptEvent(ev(id), 60_000);
+      await s.ensureGroup('g');
+      await s.ensureGroup('g'); // idempotent
+      const got = await s.readGroup('g', 'c1', 10, 0);
+      expect(got.map((e) => e.eventId)).toEqual(['a', 'b', 'c']);
+    });
+
+    it('two consumers of one group never receive the same entry', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      for (let i = 0; i < 10; i++) await s.acceptEvent(ev(`e${i}`), 60_000);
+      const a = await s.readGroup('g', 'ca', 4, 0);
+      const b = await s.readGroup('g', 'cb', 10, 0);
+      expect(a).toHaveLength(4);
+      expect(b).toHaveLength(6);
+      const ids = new Set([...a, ...b].map((e) => e.eventId));
+      expect(ids.size).toBe(10);
+    });
+
+    it('a blocked read wakes up when an event is appended', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      const t0 = Date.now();
+      const p = s.readGroup('g', 'c1', 10, 3000);
+      await sleep(100);
+      await s.acceptEvent(ev('late'), 60_000);
+      const got = await p;
+      expect(got.map((e) => e.eventId)).toEqual(['late']);
+      expect(Date.now() - t0).toBeLessThan(2500);
+    });
+
+    it('a blocked read with nothing to read returns empty after blockMs', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      const t0 = Date.now();
+      expect(await s.readGroup('g', 'c1', 10, 150)).toEqual([]);
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(100);
+    });
+
+    it('ack removes entries from the lag; streamLag counts pending and never-delivered entries', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      for (let i = 0; i < 5; i++) await s.acceptEvent(ev(`e${i}`), 60_000);
+      expect(await s.streamLag('g')).toBe(5);
+      const got = await s.readGroup('g', 'c1', 3, 0);
+      expect(await s.streamLag('g')).toBe(5); // 3 pending + 2 undelivered
+      await s.ack('g', got.map((e) => e.streamId));
+      expect(await s.streamLag('g')).toBe(2);
+    });
+
+    it('an entry left unacked by a dead consumer is claimed by another after minIdle, with deliveries counted', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      await s.acceptEvent(ev('orphan'), 60_000);
+      const [first] = await s.readGroup('g', 'dead-consumer', 10, 0);
+      expect(first?.deliveries).toBe(1);
+      expect(await s.claimStale('g', 'rescuer', 200, 10)).toEqual([]); // not idle long enough
+      await sleep(250);
+      const claimed = await s.claimStale('g', 'rescuer', 200, 10);
+      expect(claimed).toHaveLength(1);
+      expect(claimed[0]).toMatchObject({ eventId: 'orphan', body: ev('orphan').body, deliveries: 2 });
+      // Now owned by the rescuer and fresh again.
+      expect(await s.claimStale('g', 'third', 200, 10)).toEqual([]);
+      await sleep(250);
+      expect((await s.claimStale('g', 'third', 200, 10))[0]?.deliveries).toBe(3);
+      await s.ack('g', [claimed[0]!.streamId]);
+      expect(await s.streamLag('g')).toBe(0);
+      await sleep(250);
+      expect(await s.claimStale('g', 'fourth', 200, 10)).toEqual([]);
+    });
+
+    it('a dead-lettered entry is acked and listed, newest first', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      await s.acceptEvent(ev('bad1'), 60_000);
+      await s.acceptEvent(ev('bad2'), 60_000);
+      const [e1, e2] = await s.readGroup('g', 'c', 10, 0);
+      await s.deadLetter('g', e1!, 'handler failed: one');
+      await s.deadLetter('g', e2!, 'handler failed: two');
+      expect(await s.streamLag('g')).toBe(0);
+      const dl = await s.listDeadLetters(10);
+      expect(dl.map((d) => [d.entry.eventId, d.error])).toEqual([
+        ['bad2', 'handler failed: two'],
+        ['bad1', 'handler failed: one'],
+      ]);
+      expect(typeof dl[0]!.at).toBe('number');
+      expect(await s.listDeadLetters(1)).toHaveLength(1);
+      await sleep(50);
+      expect(await s.claimStale('g', 'x', 10, 10)).toEqual([]);
+    });
+  });
+
+  describe('calls', () => {
+    it('createCall creates once at version 0; getCall returns it', async () => {
+      const s = fresh();
+      expect(await s.createCall(call('w1', 'p1', { version: 7 }), 60_000)).toBe(true);
+      expect(await s.createCall(call('w1', 'p1', { state: 'other' }), 60_000)).toBe(false);
+      expect(await s.getCall('w1')).toEqual(call('w1', 'p1'));
+      expect(await s.getCall('nope')).toBeNull();
+    });
+
+    it('casCall succeeds only at the expected version and bumps it', async () => {
+      const s = fresh();
+      await s.createCall(call('w1', 'p1'), 60_000);
+      const next = await s.casCall('w1', 0, call('w1', 'p1', { state: 'active', sdp: 'v=0\r\n', list: [] }), 60_000);
+      expect(next).toEqual({ wacid: 'w1', phoneId: 'p1', version: 1, state: 'active', sdp: 'v=0\r\n', list: [] });
+      expect(await s.casCall('w1', 0, call('w1', 'p1', { state: 'stale' }), 60_000)).toBeNull();
+      expect(await s.getCall('w1')).toEqual(next);
+      expect(await s.casCall('missing', 0, call('missing', 'p1'), 60_000)).toBeNull();
+    });
+
+    it('two concurrent claims of the same version: exactly one wins', async () => {
+      const s = fresh();
+      await s.createCall(call('w1', 'p1'), 60_000);
+      for (let round = 0; round < 5; round++) {
+        const cur = (await s.getCall('w1'))!;
+        const results = await Promise.all(
+          ['alice', 'bob'].map((agent) => s.casCall('w1', cur.version, { ...cur, agent }, 60_000)),
+        );
+        const winners = results.filter((r) => r !== null);
+        expect(winners).toHaveLength(1);
+        expect((await s.getCall('w1'))!.agent).toBe(winners[0]!.agent);
+        expect((await s.getCall('w1'))!.version).toBe(cur.version + 1);
+      }
+    });
+
+    it('callsByPhone follows the phoneId index, also when a record moves to another phone', async () => {
+      const s = fresh();
+      await s.createCall(call('w1', 'p1'), 60_000);
+      await s.createCall(call('w2', 'p1'), 60_000);
+      await s.createCall(call('w3', 'p2'), 60_000);
+      expect((await s.callsByPhone('p1')).map((c) => c.wacid).sort()).toEqual(['w1', 'w2']);
+      expect((await s.callsByPhone('p2')).map((c) => c.wacid)).toEqual(['w3']);
+      expect(await s.callsByPhone('p3')).toEqual([]);
+      await s.casCall('w2', 0, call('w2', 'p2'), 60_000);
+      expect((await s.callsByPhone('p1')).map((c) => c.wacid)).toEqual(['w1']);
+      expect((await s.callsByPhone('p2')).map((c) => c.wacid).sort()).toEqual(['w2', 'w3']);
+      expect((await s.listCalls()).map((c) => c.wacid).sort()).toEqual(['w1', 'w2', 'w3']);
+    });
+
+    it('a call record expires after its TTL, and leaves the indexes', async () => {
+      const s = fresh();
+      await s.createCall(call('short', 'p1'), 80);
+      await s.createCall(call('long', 'p1'), 60_000);
+      await sleep(150);
+      expect(await s.getCall('short')).toBeNull();
+      expect((await s.callsByPhone('p1')).map((c) => c.wacid)).toEqual(['long']);
+      expect((await s.listCalls()).map((c) => c.wacid)).toEqual(['long']);
+      expect(await s.createCall(call('short', 'p1'), 60_000)).toBe(true);
+    });
+
+    it('casCall renews the TTL', async () => {
+      const s = fresh();
+      await s.createCall(call('w', 'p'), 100);
+      await s.casCall('w', 0, call('w', 'p'), 60_000);
+      await sleep(150);
+      expect((await s.getCall('w'))?.version).toBe(1);
+    });
+  });
+
+  describe('small values', () => {
+    it('setNX sets only when absent, until the TTL', async () => {
+      const s = fresh();
+      expect(await s.setNX('lock', 'a', 80)).toBe(true);
+      expect(await s.setNX('lock', 'b', 80)).toBe(false);
+      expect(await s.get('lock')).toBe('a');
+      await sleep(150);
+      expect(await s.get('lock')).toBeNull();
+      expect(await s.setNX('lock', 'c', 1000)).toBe(true);
+    });
+
+    it('set/get/del, with and without TTL', async () => {
+      const s = fresh();
+      await s.set('k', 'v1');
+      await s.set('t', 'v2', 80);
+      expect(await s.get('k')).toBe('v1');
+      expect(await s.get('t')).toBe('v2');
+      await sleep(150);
+      expect(await s.get('t')).toBeNull();
+      expect(await s.get('k')).toBe('v1');
+      await s.del('k');
+      expect(await s.get('k')).toBeNull();
+    });
+  });
+
+  describe('pub/sub', () => {
+    it('a published message reaches every subscriber until it unsubscribes', async () => {
+      const s = fresh();
+      const a: string[] = [];
+      const b: string[] = [];
+      const unA = await s.subscribe('room', (m) => a.push(m));
+      await s.subscribe('room', (m) => b.push(m));
+      await s.publish('room', 'one');
+      await s.publish('other', 'nope');
+      await sleep(100);
+      expect(a).toEqual(['one']);
+      expect(b).toEqual(['one']);
+      await unA();
+      await s.publish('room', 'two');
+      await sleep(100);
+      expect(a).toEqual(['one']);
+      expect(b).toEqual(['one', 'two']);
+    });
+
+    if (name === 'RedisStore') {
+      it('messages cross store instances (nodes) that share a prefix', async () => {
+        const prefix = uniquePrefix();
+        const n1 = new RedisStore({ url: redis.url, prefix });
+        const n2 = new RedisStore({ url: redis.url, prefix });
+        open.push(n1, n2);
+        const got: string[] = [];
+        await n2.subscribe('calls', (m) => got.push(m));
+        await n1.publish('calls', 'hello');
+        await sleep(100);
+        expect(got).toEqual(['hello']);
+      });
+    }
+  });
+
+  describe('lifecycle', () => {
+    it('ping resolves while the store is up; close is safe twice', async () => {
+      const s = fresh();
+      await s.ping();
+      await s.close();
+      await s.close();
+      await expect(s.ping()).rejects.toThrow();
+    });
+  });
+
+  if (name === 'RedisStore') {
+    it('every key written starts with the prefix (key names of server/store/README.md)', async () => {
+      const prefix = uniquePrefix();
+      const s = new RedisStore({ url: redis.url, prefix });
+      open.push(s);
+      await s.ensureGroup('g');
+      await s.acceptEvent(ev('k1'), 60_000);
+      const [e] = await s.readGroup('g', 'c', 1, 0);
+      await s.deadLetter('g', e!, 'x');
+      await s.createCall(call('w1', 'p1'), 60_000);
+      await s.setNX('lock:w1', '1', 60_000);
+      const probe = new Redis(redis.url);
+      try {
+        const keys = (await probe.keys(`${prefix}*`)).sort();
+        expect(keys).toEqual(
+          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`].sort(),
+        );
+      } finally {
+        probe.disconnect();
+      }
+    });
+  }
+});
