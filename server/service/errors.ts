@@ -1,0 +1,172 @@
+/**
+ * One error type per meaning, and one factory (`errorFromResponse`) that maps the part 7
+ * error shape + HTTP status to them. Every Service error carries `status`, `code`,
+ * `requestId` (body `error.requestId`, else the `Service-Request-ID` header), the provider
+ * details (`error.chatApiError`) and, where there is one, the underlying `cause`.
+ *
+ * Messages never contain the API key: the key is not part of any URL we build, and text
+ * that comes from the server is scrubbed of it before it becomes a message (see `scrub`).
+ */
+
+export interface ServiceErrorInit {
+  status?: number | undefined;
+  code: string;
+  message: string;
+  requestId?: string | undefined;
+  details?: unknown;
+  cause?: unknown;
+  /** `METHOD /path` of the request; never includes a query string or the key. */
+  request?: string | undefined;
+}
+
+export class ServiceError extends Error {
+  override name = 'ServiceError';
+  /** HTTP status, or undefined when no response arrived. */
+  readonly status: number | undefined;
+  /** Machine-readable code: the Service's `error.code`, or a client-side one. */
+  readonly code: string;
+  readonly requestId: string | undefined;
+  /** Provider details (`error.chatApiError`) when the Service sent them. */
+  readonly details: unknown;
+  readonly request: string | undefined;
+
+  constructor(init: ServiceErrorInit) {
+    super(init.message, init.cause === undefined ? undefined : { cause: init.cause });
+    this.status = init.status;
+    this.code = init.code;
+    this.requestId = init.requestId;
+    this.details = init.details;
+    this.request = init.request;
+  }
+}
+
+export class BadRequestError extends ServiceError { override name = 'BadRequestError'; }
+export class UnauthorizedError extends ServiceError { override name = 'UnauthorizedError'; }
+export class ForbiddenError extends ServiceError { override name = 'ForbiddenError'; }
+export class NotFoundError extends ServiceError { override name = 'NotFoundError'; }
+export class ConflictError extends ServiceError { override name = 'ConflictError'; }
+export class ServerError extends ServiceError { override name = 'ServerError'; }
+
+export class RateLimitedError extends ServiceError {
+  override name = 'RateLimitedError';
+  /** Delay the Service asked for (Retry-After), or undefined when it gave none. */
+  readonly retryAfterMs: number | undefined;
+  constructor(init: ServiceErrorInit & { retryAfterMs?: number | undefined }) {
+    super(init);
+    this.retryAfterMs = init.retryAfterMs;
+  }
+}
+
+/** No connection could be made, or it broke before a response (for a request that is safe to repeat). */
+export class ConnectionError extends ServiceError {
+  override name = 'ConnectionError';
+  constructor(init: Omit<ServiceErrorInit, 'code'> & { code?: string }) {
+    super({ code: 'CONNECTION_ERROR', ...init });
+  }
+}
+
+/** No answer in time (timeout or the caller's deadline) for a request that is safe to repeat. */
+export class TimeoutError extends ServiceError {
+  override name = 'TimeoutError';
+  constructor(init: Omit<ServiceErrorInit, 'code'> & { code?: string }) {
+    super({ code: 'TIMEOUT', ...init });
+  }
+}
+
+/**
+ * A POST was sent and no answer came (timeout, lost connection, deadline). The Service may
+ * or may not have acted on it (part 7 rule 4), so it is never retried blindly: reconcile
+ * first (`externalId` lookups in lists, or the events), then decide.
+ */
+export class OutcomeUnknownError extends ServiceError {
+  override name = 'OutcomeUnknownError';
+  /** The `externalId` the request carried, if any: the key to reconcile with. */
+  readonly externalId: string | undefined;
+  constructor(init: Omit<ServiceErrorInit, 'code'> & { externalId?: string | undefined }) {
+    super({ code: 'OUTCOME_UNKNOWN', ...init });
+    this.externalId = init.externalId;
+  }
+}
+
+/** The Service answered 2xx with a body that does not fit the interface. */
+export class UnexpectedResponseError extends ServiceError {
+  override name = 'UnexpectedResponseError';
+  constructor(init: Omit<ServiceErrorInit, 'code'>) {
+    super({ code: 'UNEXPECTED_RESPONSE', ...init });
+  }
+}
+
+/** A request broke a rule of the interface; nothing was sent. */
+export class ValidationError extends ServiceError {
+  override name = 'ValidationError';
+  /** Dotted path of the offending field, e.g. `capture.purpose`, `to[3]`. */
+  readonly field: string;
+  /** The rule it broke, in words. */
+  readonly rule: string;
+  constructor(field: string, rule: string) {
+    super({ code: 'VALIDATION_ERROR', message: `${field}: ${rule}` });
+    this.field = field;
+    this.rule = rule;
+  }
+}
+
+const CLASS_BY_STATUS: Record<number, new (init: ServiceErrorInit) => ServiceError> = {
+  400: BadRequestError,
+  401: UnauthorizedError,
+  403: ForbiddenError,
+  404: NotFoundError,
+  409: ConflictError,
+  422: BadRequestError,
+};
+
+const DEFAULT_CODE: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  422: 'BAD_REQUEST',
+  429: 'RATE_LIMITED',
+};
+
+export interface ErrorResponse {
+  status: number;
+  /** Parsed JSON body, or undefined when it was not JSON. */
+  body: unknown;
+  /** `Service-Request-ID` response header. */
+  headerRequestId?: string | undefined;
+  retryAfterMs?: number | undefined;
+  request?: string | undefined;
+  /** Strings to remove from server-provided text (the API key). */
+  secrets?: readonly string[];
+}
+
+/** The factory: part 7 error shape + status → the error class of that meaning. */
+export function errorFromResponse(r: ErrorResponse): ServiceError {
+  const err = isRecord(r.body) && isRecord(r.body.error) ? r.body.error : undefined;
+  const code = typeof err?.code === 'string' ? err.code : (DEFAULT_CODE[r.status] ?? (r.status >= 500 ? 'SERVER_ERROR' : `HTTP_${r.status}`));
+  const rawMessage = typeof err?.message === 'string' ? err.message : `HTTP ${r.status}`;
+  const init: ServiceErrorInit = {
+    status: r.status,
+    code,
+    message: scrub(rawMessage, r.secrets ?? []),
+    requestId: typeof err?.requestId === 'string' ? err.requestId : r.headerRequestId,
+    details: err?.chatApiError,
+    request: r.request,
+  };
+  if (r.status === 429) return new RateLimitedError({ ...init, retryAfterMs: r.retryAfterMs });
+  if (r.status >= 500) return new ServerError(init);
+  const Cls = CLASS_BY_STATUS[r.status] ?? ServiceError;
+  return new Cls(init);
+}
+
+/** Remove secrets from text that came from elsewhere, before it becomes a message. */
+export function scrub(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const s of secrets) if (s.length > 0) out = out.split(s).join('[redacted]');
+  return out;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,121 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { createServiceClient, NotFoundError, OutcomeUnknownError, RateLimitedError, ValidationError } from '../../server/service/index.ts';
+import { json, serviceError, startServer, type TestServer } from './server.ts';
+
+const API_KEY = 'sk_test_calls_0123456789';
+const SDP = 'v=0\r\no=- 1 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n';
+
+let srv: TestServer;
+beforeEach(async () => {
+  srv = await startServer((req, res) => json(res, 200, { wacid: req.json?.wacid ?? 'wacid.NEW', success: true }));
+});
+afterEach(() => srv.close());
+
+const client = () => createServiceClient({ baseUrl: srv.baseUrl, apiKey: API_KEY });
+
+describe('calls resource', () => {
+  it('preAccept and accept POST {phoneId, wacid, sdpType:"answer", sdp} with the SDP byte-exact', async () => {
+    const c = client();
+    const input = { phoneId: 'ph1', wacid: 'wacid.ABC', sdpType: 'answer' as const, sdp: SDP };
+    expect(await c.calls.preAccept(input)).toEqual({ wacid: 'wacid.ABC', success: true });
+    expect(await c.calls.accept(input)).toEqual({ wacid: 'wacid.ABC', success: true });
+    expect(srv.seen.map((s) => `${s.method} ${s.path}`)).toEqual(['POST /chat/calls/preAccept', 'POST /chat/calls/accept']);
+    expect(srv.seen[1]!.json).toEqual({ phoneId: 'ph1', wacid: 'wacid.ABC', sdpType: 'answer', sdp: SDP });
+    expect(srv.seen[1]!.headers['x-api-key']).toBe(API_KEY);
+  });
+
+  it('reject and terminate POST only {phoneId, wacid}', async () => {
+    const c = client();
+    await c.calls.reject({ phoneId: 'ph1', wacid: 'wacid.R' });
+    await c.calls.terminate({ phoneId: 'ph1', wacid: 'wacid.T' });
+    expect(srv.seen.map((s) => [s.path, s.json])).toEqual([
+      ['/chat/calls/reject', { phoneId: 'ph1', wacid: 'wacid.R' }],
+      ['/chat/calls/terminate', { phoneId: 'ph1', wacid: 'wacid.T' }],
+    ]);
+  });
+
+  it('connect sends from, the addressee and sdpType "offer", and returns the wacid', async () => {
+    const r = await client().calls.connect({ from: '+4930123456', to: '+14155550100', sdp: SDP });
+    expect(r.wacid).toBe('wacid.NEW');
+    expect(srv.seen[0]!.json).toEqual({ from: '+4930123456', to: '+14155550100', sdpType: 'offer', sdp: SDP });
+  });
+
+  it('a timed-out accept is OutcomeUnknownError after exactly one request (never retried)', async () => {
+    srv.setHandler(() => {
+      /* never answer */
+    });
+    const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: API_KEY, timeoutMs: 300 });
+    await expect(c.calls.accept({ phoneId: 'p', wacid: 'w', sdpType: 'answer', sdp: SDP })).rejects.toBeInstanceOf(OutcomeUnknownError);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(srv.seen).toHaveLength(1);
+  });
+
+  it('accept with a deadline gives up on a 429 whose Retry-After passes the deadline', async () => {
+    srv.setHandler((_req, res) => serviceError(res, 429, 'RATE_LIMITED', 'slow down', { 'retry-after': '5' }));
+    const t0 = Date.now();
+    const err = await client()
+      .calls.accept({ phoneId: 'p', wacid: 'w', sdpType: 'answer', sdp: SDP }, { deadline: t0 + 1000 })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RateLimitedError);
+    expect((err as RateLimitedError).retryAfterMs).toBe(5000);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(srv.seen).toHaveLength(1);
+  });
+});
+
+describe('call media download', () => {
+  it('streams the whole file to a path, without a Range header, reporting progress', async () => {
+    const payload = Buffer.alloc(256 * 1024, 7);
+    srv.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(payload.length) });
+      // Several chunks, so progress is reported more than once.
+      res.write(payload.subarray(0, 100_000));
+      setTimeout(() => res.end(payload.subarray(100_000)), 20);
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'sb-media-'));
+    const progress: number[] = [];
+    const r = await client().calls.downloadMedia('asset/1+x', { out: join(dir, 'a.ogg'), onProgress: (p) => progress.push(p.bytes) });
+    expect(r.bytes).toBe(payload.length);
+    expect((await readFile(join(dir, 'a.ogg'))).equals(payload)).toBe(true);
+    expect(srv.seen[0]!.url).toBe('/v2/chat/calls/media/asset%2F1%2Bx');
+    expect(srv.seen[0]!.headers.range).toBeUndefined();
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.at(-1)).toBe(payload.length);
+    expect(await readdir(dir)).toEqual(['a.ogg']);
+  });
+
+  it('streams into a Writable', async () => {
+    srv.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"transcript":"hi"}');
+    });
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (c: Buffer) => chunks.push(c));
+    await client().calls.downloadMedia('t1', { out: sink });
+    expect(Buffer.concat(chunks).toString()).toBe('{"transcript":"hi"}');
+  });
+
+  it('404 is NotFoundError and leaves no file behind', async () => {
+    srv.setHandler((_req, res) => serviceError(res, 404, 'NOT_FOUND', 'media not found'));
+    const dir = await mkdtemp(join(tmpdir(), 'sb-media-'));
+    await expect(client().calls.downloadMedia('gone', { out: join(dir, 'x.ogg') })).rejects.toBeInstanceOf(NotFoundError);
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
+
+describe('calls validation (nothing is sent)', () => {
+  it('preAccept / accept refuse sdpType other than "answer", naming sdpType', async () => {
+    const c = client();
+    for (const fn of [c.calls.preAccept.bind(c.calls), c.calls.accept.bind(c.calls)]) {
+      const err = await fn({ phoneId: 'p', wacid: 'w', sdpType: 'offer' as 'answer', sdp: SDP }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).field).toBe('sdpType');
+    }
+    expect(srv.seen).toHaveLength(0);
+  });
+});
