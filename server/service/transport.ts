@@ -74,6 +74,8 @@ export interface RequestSpec<T> {
   query?: Query | undefined;
   body?: unknown;
   schema?: z.ZodType<T> | undefined;
+  /** `text` returns the body as a string (web pages such as the flow preview). */
+  responseType?: 'json' | 'text';
 }
 
 export interface DownloadProgress {
@@ -139,6 +141,7 @@ export class Transport {
     const { res, label, requestId, finish } = await this.send(spec, opts);
     try {
       const text = await res.body.text();
+      if (spec.responseType === 'text') return text as T;
       if (!spec.schema) return undefined as T;
       let json: unknown;
       try {
