@@ -1,0 +1,101 @@
+/**
+ * The agent board: what routing needs to know about each agent (presence, connections,
+ * the call it rings for or holds, idle time, wrap-up). In-process, one per node, changed
+ * only by the engine and the gateway, synchronously, so a reservation (`reserve`) can
+ * never hand one agent two calls at once on this node.
+ */
+import type { Presence } from '../../shared/protocol.ts';
+import type { AgentView } from './routing.ts';
+
+interface AgentState extends AgentView {
+  conns: number;
+}
+
+export class AgentBoard {
+  private readonly agents = new Map<string, AgentState>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  private entry(name: string): AgentState {
+    let a = this.agents.get(name);
+    if (!a) {
+      // New agents start away: the page's ready-check (microphone, ringtone) sets available.
+      a = { name, presence: 'away', connected: false, conns: 0, idleSince: this.now(), wrapUntil: 0 };
+      this.agents.set(name, a);
+    }
+    return a;
+  }
+
+  view(name: string): Readonly<AgentView> {
+    return this.entry(name);
+  }
+
+  views(): Iterable<Readonly<AgentView>> {
+    return this.agents.values();
+  }
+
+  presence(name: string): Presence {
+    return this.entry(name).presence;
+  }
+
+  setPresence(name: string, p: Presence): boolean {
+    const a = this.entry(name);
+    if (a.presence === p) return false;
+    a.presence = p;
+    // Becoming available starts the idle clock, so a returning agent does not jump the line.
+    if (p === 'available' && !a.holding) a.idleSince = this.now();
+    return true;
+  }
+
+  /** A connection opened; returns the agent's connection count. */
+  connect(name: string): number {
+    const a = this.entry(name);
+    a.conns += 1;
+    a.connected = true;
+    return a.conns;
+  }
+
+  /** A connection closed; returns how many remain. `connected` stays true until `gone`. */
+  disconnect(name: string): number {
+    const a = this.entry(name);
+    a.conns = Math.max(0, a.conns - 1);
+    return a.conns;
+  }
+
+  /** The reconnect grace ran out with no connection: routing skips the agent. */
+  gone(name: string): boolean {
+    const a = this.entry(name);
+    if (a.conns > 0) return false;
+    a.connected = false;
+    return true;
+  }
+
+  /** Take the agent for ringing `wacid`; false when it already rings for or holds a call. */
+  reserve(name: string, wacid: string): boolean {
+    const a = this.entry(name);
+    if (a.ringing || a.holding) return false;
+    a.ringing = wacid;
+    return true;
+  }
+
+  release(name: string, wacid: string): void {
+    const a = this.entry(name);
+    if (a.ringing === wacid) a.ringing = undefined;
+  }
+
+  hold(name: string, wacid: string): void {
+    const a = this.entry(name);
+    if (a.ringing === wacid) a.ringing = undefined;
+    a.holding = wacid;
+  }
+
+  free(name: string, wacid: string, wrapUntil: number): void {
+    const a = this.entry(name);
+    if (a.ringing === wacid) a.ringing = undefined;
+    if (a.holding === wacid) {
+      a.holding = undefined;
+      a.wrapUntil = wrapUntil;
+      a.idleSince = Math.max(this.now(), wrapUntil);
+    }
+  }
+}

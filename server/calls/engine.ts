@@ -1,0 +1,550 @@
+/**
+ * The call engine: the thin service around the pure lifecycle (`lifecycle.ts`).
+ *
+ * `apply(event)` reads the call record, runs `transition`, writes the result with
+ * compare-and-set (re-reading and re-applying when another writer won), and only then runs
+ * the effects: Service requests, socket pushes through the hub, routing, agent bookkeeping.
+ * Nothing here decides what a call's next state is.
+ *
+ * Inputs: webhook events (`handleWebhook`), client requests (`request`), time (per-call
+ * timers at `nextDue`, plus a sweep that also picks up calls whose timer lived on a node
+ * that died), agents coming and going (`agentConnected`, `agentDisconnected`, presence).
+ */
+import type { CallView, ClientMsg, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import type { Logger } from '../log/logger.ts';
+import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
+import type { Calls } from '../service/resources/calls.ts';
+import type { CallRecord, Store } from '../store/store.ts';
+import type { Conn, Hub } from '../gateway/hub.ts';
+import { AgentBoard } from './agents.ts';
+import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
+import { EVERY_AGENT, pickAgent, type Queues } from './routing.ts';
+
+export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
+
+export interface EngineOptions {
+  store: Store;
+  calls: ServiceCalls;
+  hub: Hub;
+  log: Logger;
+  policy?: Partial<Policy>;
+  wrapUpMs?: number;
+  queues?: Queues;
+  board?: AgentBoard;
+  now?: () => number;
+  /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
+  reconnectGraceMs?: number;
+  /** Period of the sweep over stored calls (timers of dead nodes, queued calls). */
+  sweepMs?: number;
+}
+
+/** Records live this long after their last change (ended ones must outlast late connects). */
+const LIVE_TTL_MS = 4 * 3600 * 1000;
+const ENDED_TTL_MS = 8 * 3600 * 1000;
+const MAX_CAS_ATTEMPTS = 20;
+
+export class CallEngine {
+  readonly board: AgentBoard;
+  readonly policy: Policy;
+  private readonly store: Store;
+  private readonly calls: ServiceCalls;
+  private readonly hub: Hub;
+  private readonly log: Logger;
+  private readonly now: () => number;
+  private readonly wrapUpMs: number;
+  private readonly queues: Queues;
+  private readonly graceMs: number;
+  private readonly sweepMs: number;
+  private readonly timers = new Map<string, { at: number; t: NodeJS.Timeout }>();
+  private readonly graceTimers = new Map<string, NodeJS.Timeout>();
+  /** Queued calls known to this node, by deadline (earliest first is routed first). */
+  private readonly queued = new Map<string, number>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  private routing = false;
+  private routeAgain = false;
+
+  constructor(o: EngineOptions) {
+    this.store = o.store;
+    this.calls = o.calls;
+    this.hub = o.hub;
+    this.log = o.log;
+    this.now = o.now ?? Date.now;
+    this.policy = Object.freeze({ ...DEFAULT_POLICY, ...o.policy });
+    this.wrapUpMs = o.wrapUpMs ?? 5_000;
+    this.queues = o.queues ?? EVERY_AGENT;
+    this.board = o.board ?? new AgentBoard(this.now);
+    this.graceMs = o.reconnectGraceMs ?? 4_000;
+    this.sweepMs = o.sweepMs ?? 2_000;
+  }
+
+  start(): void {
+    this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn({ err: err.message }, 'sweep failed')), this.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    for (const { t } of this.timers.values()) clearTimeout(t);
+    for (const t of this.graceTimers.values()) clearTimeout(t);
+    this.timers.clear();
+    this.graceTimers.clear();
+  }
+
+  // ---- applying events ------------------------------------------------------------------
+
+  /** Apply one event atomically and run its effects. Returns the call as stored after it. */
+  async apply(event: CallEvent): Promise<Call | null> {
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const rec = await this.store.getCall(event.wacid);
+      const before = rec ? fromRecord(rec) : null;
+      const { call, effects } = transition(before, event, this.policy);
+      if (call === before) {
+        await this.run(call, effects);
+        return call;
+      }
+      const ttl = call!.state === 'ended' ? ENDED_TTL_MS : LIVE_TTL_MS;
+      let stored: CallRecord | null;
+      if (rec === null) {
+        stored = (await this.store.createCall(toRecord(call!, 0), ttl)) ? toRecord(call!, 0) : null;
+      } else {
+        stored = await this.store.casCall(event.wacid, rec.version, toRecord(call!, rec.version), ttl);
+      }
+      if (stored) {
+        this.track(call!);
+        await this.run(call, effects);
+        return call;
+      }
+      // Another writer (worker, tab, node) changed the call first: re-read and re-apply.
+    }
+    this.log.error({ wacid: event.wacid, event: event.type }, 'call update kept conflicting; event dropped');
+    return null;
+  }
+
+  private track(call: Call): void {
+    if (call.state === 'queued') this.queued.set(call.wacid, call.deadline ?? Infinity);
+    else this.queued.delete(call.wacid);
+    this.schedule(call);
+  }
+
+  private schedule(call: Call): void {
+    const due = nextDue(call, this.policy);
+    const cur = this.timers.get(call.wacid);
+    if (cur && cur.at === due) return;
+    if (cur) clearTimeout(cur.t);
+    this.timers.delete(call.wacid);
+    if (due === undefined || this.closed) return;
+    const t = setTimeout(() => {
+      this.timers.delete(call.wacid);
+      void this.apply({ type: 'tick', wacid: call.wacid, at: this.now() }).catch((err: Error) =>
+        this.log.warn({ wacid: call.wacid, err: err.message }, 'timer failed'),
+      );
+    }, Math.max(0, due - this.now()) + 5);
+    t.unref();
+    this.timers.set(call.wacid, { at: due, t });
+  }
+
+  // ---- effects --------------------------------------------------------------------------
+
+  private async run(call: Call | null, effects: Effect[]): Promise<void> {
+    for (const e of effects) {
+      try {
+        await this.effect(call, e);
+      } catch (err) {
+        this.log.error({ wacid: call?.wacid, effect: e.kind, err: (err as Error).message }, 'effect failed');
+      }
+    }
+  }
+
+  private async effect(call: Call | null, e: Effect): Promise<void> {
+    switch (e.kind) {
+      case 'reply':
+        this.hub.toConn(
+          e.conn,
+          e.ok ? ({ type: 'ack', id: e.reqId, ...(e.result ?? {}) } as ServerMsg) : { type: 'error', id: e.reqId, code: e.code, message: e.message },
+        );
+        return;
+    }
+    if (!call) return;
+    switch (e.kind) {
+      case 'route':
+        await this.route(call.wacid);
+        return;
+      case 'offer':
+        this.hub.toUser(e.agent, {
+          type: 'call.offered',
+          wacid: call.wacid,
+          phoneId: call.phoneId,
+          from: call.from,
+          to: call.to,
+          direction: call.direction,
+          sdp: call.offerSdp!,
+          deadline: call.deadline!,
+        });
+        return;
+      case 'revoke':
+        this.board.release(e.agent, call.wacid);
+        this.hub.toUser(e.agent, { type: 'call.revoked', wacid: call.wacid, reason: e.reason }, e.exceptConn);
+        if (!e.exceptConn) this.routeQueuedSoon();
+        return;
+      case 'notify': {
+        const msg: ServerMsg = { type: 'call.state', ...view(call) };
+        if (call.agent) this.hub.toUser(call.agent, msg);
+        this.hub.toRole('supervisor', msg);
+        return;
+      }
+      case 'remoteAnswer':
+        this.hub.toUser(e.agent, { type: 'call.remoteAnswer', wacid: call.wacid, sdp: e.sdp });
+        return;
+      case 'agentBusy':
+        this.board.hold(e.agent, call.wacid);
+        return;
+      case 'agentFree': {
+        const until = e.wrapUp ? this.now() + this.wrapUpMs : 0;
+        this.board.free(e.agent, call.wacid, until);
+        if (e.wrapUp && this.wrapUpMs > 0) setTimeout(() => this.routeQueuedSoon(), this.wrapUpMs + 5).unref();
+        this.routeQueuedSoon();
+        return;
+      }
+      case 'agentNoAnswer':
+        if (this.board.setPresence(e.agent, 'away')) this.hub.toUser(e.agent, { type: 'presence', presence: 'away' });
+        return;
+      case 'accept':
+        // Not awaited: the Service round trips must not hold up the event that claimed the call.
+        void this.accept(call, e.sdp);
+        return;
+      case 'reject':
+        void this.signal('reject', call);
+        return;
+      case 'terminate':
+        void this.signal('terminate', call);
+        return;
+    }
+  }
+
+  /** preAccept, then accept with the very same SDP; the outcome comes back as an event. */
+  private async accept(call: Call, sdp: string): Promise<void> {
+    const input = { phoneId: call.phoneId, wacid: call.wacid, sdpType: 'answer' as const, sdp };
+    const opts = call.deadline !== undefined ? { deadline: call.deadline } : {};
+    const outcome = async (ev: Omit<Extract<CallEvent, { type: 'acceptOk' | 'acceptRefused' | 'acceptUnknown' }>, 'wacid' | 'at'>) =>
+      this.apply({ ...ev, wacid: call.wacid, at: this.now() } as CallEvent);
+    try {
+      await this.calls.preAccept(input, opts);
+    } catch (err) {
+      // preAccept is optional: if its outcome is unknown, accept with the same SDP is still right.
+      if (!(err instanceof OutcomeUnknownError)) {
+        await outcome({ type: 'acceptRefused', ...refusal(err) });
+        return;
+      }
+      this.log.warn({ wacid: call.wacid }, 'preAccept outcome unknown; accepting with the same SDP');
+    }
+    try {
+      await this.calls.accept(input, opts);
+      await outcome({ type: 'acceptOk' });
+    } catch (err) {
+      if (err instanceof OutcomeUnknownError) await outcome({ type: 'acceptUnknown' });
+      else await outcome({ type: 'acceptRefused', ...refusal(err) });
+    }
+  }
+
+  private async signal(kind: 'reject' | 'terminate', call: Call): Promise<void> {
+    try {
+      await this.calls[kind]({ phoneId: call.phoneId, wacid: call.wacid });
+      this.log.info({ wacid: call.wacid }, `${kind} sent`);
+    } catch (err) {
+      // The state already waits for the terminate event, with a timer; log and go on.
+      this.log.warn({ wacid: call.wacid, err: (err as Error).message, code: (err as ServiceError).code }, `${kind} failed`);
+    }
+  }
+
+  // ---- routing --------------------------------------------------------------------------
+
+  /** Offer one queued call to the best agent, if any can take it. */
+  private async route(wacid: string): Promise<boolean> {
+    const rec = await this.store.getCall(wacid);
+    if (!rec) return false;
+    const call = fromRecord(rec);
+    if (call.state !== 'queued') return false;
+    const now = this.now();
+    for (let tries = 0; tries < 3; tries++) {
+      const agent = pickAgent(call, this.board.views(), this.queues, now);
+      if (!agent) return false;
+      if (!this.board.reserve(agent, wacid)) continue;
+      const after = await this.apply({ type: 'offer', wacid, at: this.now(), agent });
+      if (after?.state === 'ringing' && after.agent === agent) return true;
+      this.board.release(agent, wacid);
+      return false;
+    }
+    return false;
+  }
+
+  /** An agent may have become free: offer waiting calls, longest waiting first. */
+  routeQueuedSoon(): void {
+    if (this.routing) {
+      this.routeAgain = true;
+      return;
+    }
+    this.routing = true;
+    setImmediate(() => {
+      void this.routeQueued()
+        .catch((err: Error) => this.log.warn({ err: err.message }, 'routing failed'))
+        .finally(() => {
+          this.routing = false;
+          if (this.routeAgain) {
+            this.routeAgain = false;
+            this.routeQueuedSoon();
+          }
+        });
+    });
+  }
+
+  private async routeQueued(): Promise<void> {
+    const order = [...this.queued.entries()].sort((a, b) => a[1] - b[1]).map(([w]) => w);
+    for (const wacid of order) {
+      if (!pickAgent({ phoneId: '', declined: [] }, this.board.views(), { takes: () => true }, this.now())) return;
+      await this.route(wacid);
+    }
+  }
+
+  /** Fire overdue timers of every stored call (also those whose node died) and route waiting calls. */
+  async sweep(): Promise<void> {
+    const now = this.now();
+    for (const rec of await this.store.listCalls()) {
+      const call = fromRecord(rec);
+      const due = nextDue(call, this.policy);
+      if (due !== undefined && due + 250 <= now) await this.apply({ type: 'tick', wacid: call.wacid, at: now });
+      else if (call.state === 'queued' && !this.queued.has(call.wacid)) {
+        this.queued.set(call.wacid, call.deadline ?? Infinity);
+        this.routeQueuedSoon();
+      }
+    }
+  }
+
+  // ---- webhook events -------------------------------------------------------------------
+
+  /**
+   * Handle one accepted webhook event (`chat.call.connect`, `chat.call.terminate`,
+   * `chat.call.status.updated`). `receivedAt` is when the receiver took it: the accept
+   * window counts from there (or from dialTime when earlier), not from processing.
+   */
+  async handleWebhook(entry: { type: string; body: string; receivedAt: number }): Promise<void> {
+    const ev = parseCallEvent(entry);
+    if (!ev) {
+      this.log.warn({ type: entry.type }, 'call event without a usable payload; ignored');
+      return;
+    }
+    await this.apply(ev);
+  }
+
+  // ---- clients ---------------------------------------------------------------------------
+
+  /** Everything `welcome` shows this user now: their ringing offers and calls, or all live calls for supervisors. */
+  async welcome(user: User): Promise<ServerMsg> {
+    const calls: CallView[] = [];
+    const supervisor = user.roles.includes('supervisor');
+    for (const rec of await this.store.listCalls()) {
+      const call = fromRecord(rec);
+      if (call.state === 'ended') continue;
+      const mine = call.agent === user.name;
+      if (mine && call.state === 'ringing') calls.push({ ...view(call), sdp: call.offerSdp! });
+      else if (mine || supervisor) calls.push(view(call));
+    }
+    return { type: 'welcome', protocol: PROTOCOL_VERSION, user, presence: this.board.presence(user.name), calls };
+  }
+
+  agentConnected(conn: Conn): void {
+    if (!conn.user.roles.includes('agent')) return;
+    const g = this.graceTimers.get(conn.user.name);
+    if (g) clearTimeout(g);
+    this.graceTimers.delete(conn.user.name);
+    this.board.connect(conn.user.name);
+    this.routeQueuedSoon();
+  }
+
+  /** The last connection of an agent went: after the grace, its ringing call moves on. */
+  agentDisconnected(conn: Conn): void {
+    if (!conn.user.roles.includes('agent')) return;
+    const name = conn.user.name;
+    if (this.board.disconnect(name) > 0 || this.closed) return;
+    const t = setTimeout(() => {
+      this.graceTimers.delete(name);
+      if (!this.board.gone(name)) return;
+      const ringing = this.board.view(name).ringing;
+      if (ringing) void this.apply({ type: 'agentGone', wacid: ringing, at: this.now(), agent: name });
+    }, this.graceMs);
+    t.unref();
+    this.graceTimers.set(name, t);
+  }
+
+  setPresence(user: User, status: Presence, conn: Conn, reqId: string): void {
+    if (!user.roles.includes('agent')) {
+      this.hub.toConn(conn.id, { type: 'error', id: reqId, code: 'FORBIDDEN', message: 'only agents have a presence' });
+      return;
+    }
+    this.board.setPresence(user.name, status);
+    this.hub.toConn(conn.id, { type: 'ack', id: reqId, presence: status } as ServerMsg);
+    // Every tab of this agent shows the same presence.
+    this.hub.toUser(user.name, { type: 'presence', presence: status }, conn.id);
+    if (status === 'available') this.routeQueuedSoon();
+  }
+
+  /** A call request from a client (answer, decline, hangup, dial). */
+  async request(conn: Conn, msg: Exclude<ClientMsg, { type: 'presence.set' } | { type: 'pong' }>): Promise<void> {
+    const user = conn.user;
+    const fail = (code: string, message: string) => this.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message });
+    const at = this.now();
+    switch (msg.type) {
+      case 'call.answer':
+      case 'call.decline':
+      case 'call.hangup': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        if (!(await this.store.getCall(msg.wacid))) return fail('NOT_FOUND', 'no such call');
+        const common = { wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id };
+        if (msg.type === 'call.answer') await this.apply({ type: 'answer', ...common, sdp: msg.sdp });
+        else await this.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common });
+        return;
+      }
+      case 'call.dial': {
+        if (!user.roles.includes('supervisor') && !user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents and supervisors place calls');
+        let wacid: string;
+        try {
+          const r = await this.calls.connect({ from: msg.from, ...(msg.to ? { to: msg.to } : {}), ...(msg.recipient ? { recipient: msg.recipient } : {}), sdpType: 'offer', sdp: msg.sdp });
+          wacid = r.wacid;
+        } catch (err) {
+          const r = refusal(err);
+          return fail(err instanceof OutcomeUnknownError ? 'OUTCOME_UNKNOWN' : 'SERVICE_ERROR', r.reason);
+        }
+        await this.apply({
+          type: 'dialed',
+          wacid,
+          at: this.now(),
+          agent: user.name,
+          conn: conn.id,
+          reqId: msg.id,
+          phoneId: msg.from,
+          from: msg.from,
+          to: msg.to ?? msg.recipient ?? '',
+          sdp: msg.sdp,
+        });
+        return;
+      }
+    }
+  }
+}
+
+// ---- helpers --------------------------------------------------------------------------
+
+function fromRecord(rec: CallRecord): Call {
+  const { version: _v, ...rest } = rec;
+  return rest as unknown as Call;
+}
+
+function toRecord(call: Call, version: number): CallRecord {
+  // JSON drops undefined fields, so cleared fields really disappear from the store.
+  return { ...(JSON.parse(JSON.stringify(call)) as Call), version } as unknown as CallRecord;
+}
+
+/** What clients see of a call (never the SDP, except in the ringing agent's offer). */
+export function view(call: Call): CallView {
+  const v: CallView = {
+    wacid: call.wacid,
+    phoneId: call.phoneId,
+    from: call.from,
+    to: call.to,
+    direction: call.direction,
+    state: call.state,
+  };
+  if (call.agent !== undefined) v.agent = call.agent;
+  if (call.deadline !== undefined && (call.state === 'queued' || call.state === 'ringing')) v.deadline = call.deadline;
+  if (call.startedAt !== undefined) v.startedAt = call.startedAt;
+  if (call.endedAt !== undefined) v.endedAt = call.endedAt;
+  if (call.result !== undefined) v.result = call.result;
+  if (call.duration !== undefined) v.duration = call.duration;
+  if (call.reason !== undefined) v.reason = call.reason;
+  return v;
+}
+
+/** The Service's reason for a refusal, in words for the agent (never secrets: the client scrubs). */
+function refusal(err: unknown): { code: string; reason: string } {
+  if (err instanceof ServiceError) {
+    const provider = providerMessage(err.details);
+    return { code: err.code, reason: provider ? `${err.message} (${provider})` : err.message };
+  }
+  return { code: 'INTERNAL', reason: (err as Error)?.message ?? 'unknown error' };
+}
+
+function providerMessage(details: unknown): string | undefined {
+  if (!details || typeof details !== 'object') return undefined;
+  const d = details as Record<string, unknown>;
+  const msg = d.message ?? d.error_user_msg ?? d.title;
+  const code = d.code;
+  if (typeof msg === 'string') return code !== undefined ? `${String(code)}: ${msg}` : msg;
+  return code !== undefined ? `code ${String(code)}` : undefined;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
+
+/** The payload object of an event: the envelope member that carries the wacid. */
+function payloadOf(env: Record<string, unknown>): Record<string, unknown> | undefined {
+  for (const [k, v] of Object.entries(env)) {
+    if (k === 'id' || k === 'type' || k === 'apiVersion' || k === 'createTime') continue;
+    if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Record<string, unknown>).wacid === 'string') return v as Record<string, unknown>;
+  }
+  return typeof env.wacid === 'string' ? env : undefined;
+}
+
+/** Map a webhook event to a lifecycle event; undefined for unusable payloads. */
+export function parseCallEvent(entry: { type: string; body: string; receivedAt: number }): CallEvent | undefined {
+  let env: Record<string, unknown>;
+  try {
+    env = JSON.parse(entry.body) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const p = payloadOf(env);
+  const wacid = p && str(p.wacid);
+  if (!p || !wacid) return undefined;
+  const at = entry.receivedAt;
+  switch (entry.type) {
+    case 'chat.call.connect': {
+      const direction = p.direction === 'BUSINESS_INITIATED' ? 'BUSINESS_INITIATED' : 'USER_INITIATED';
+      const sdp = str(p.sdp);
+      const dialTime = num(p.dialTime);
+      return {
+        type: 'connect',
+        wacid,
+        at,
+        direction,
+        phoneId: str(p.phoneId) ?? '',
+        from: str(p.from) ?? '',
+        to: str(p.to) ?? '',
+        ...(sdp !== undefined ? { sdp } : {}),
+        ...(dialTime !== undefined ? { dialTime } : {}),
+      };
+    }
+    case 'chat.call.terminate': {
+      const err = (p.error && typeof p.error === 'object' ? p.error : {}) as Record<string, unknown>;
+      const duration = num(p.duration);
+      const errorCode = str(p.errorCode) ?? str(err.code);
+      const reason = str(p.errorMessage) ?? str(err.message) ?? str(p.reason);
+      const phoneId = str(p.phoneId);
+      return {
+        type: 'terminate',
+        wacid,
+        at,
+        result: str(p.status) ?? str(p.result) ?? 'COMPLETED',
+        ...(duration !== undefined ? { duration } : {}),
+        ...(errorCode !== undefined ? { errorCode } : {}),
+        ...(reason !== undefined ? { reason } : {}),
+        ...(phoneId !== undefined ? { phoneId } : {}),
+      };
+    }
+    case 'chat.call.status.updated':
+      return { type: 'status', wacid, at, value: str(p.status) ?? str(p.value) ?? '' };
+    default:
+      return undefined;
+  }
+}
