@@ -1,0 +1,117 @@
+/**
+ * Business accounts and business phone numbers (not their `/settings`, which the core
+ * owns together with the calls it governs).
+ */
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { badRequest, notFound, pageNumber, serviceError, type Env } from '../http.ts';
+import type { Runtime } from './state.ts';
+import { BSUID_RE, COUNTRY_RE, isParentBsuid, parseBody, phoneParam } from './validation.ts';
+
+const DATE_INTERVALS = ['L1D', 'L7D', 'L14D', 'L28D'] as const;
+
+const CreativePatch = z.strictObject({
+  enabled: z.boolean().optional(),
+  features: z.record(z.string(), z.boolean()).optional(),
+});
+const RegisterBody = z.looseObject({ pin: z.string().regex(/^\d{6}$/, 'must be 6 digits') });
+const CommercePatch = z.strictObject({ isCartEnabled: z.boolean().optional(), isCatalogVisible: z.boolean().optional() });
+
+export function accountRoutes(rt: Runtime): Hono<Env> {
+  const app = new Hono<Env>();
+  const { state } = rt;
+
+  app.get('/chat/businessAccounts', (c) => pageNumber(c, [...state.businessAccounts.values()]));
+  app.get('/chat/businessAccounts/:id', (c) => {
+    const a = state.businessAccounts.get(c.req.param('id'));
+    return a ? c.json(a) : notFound(c, 'business account');
+  });
+
+  app.get('/chat/businessAccounts/:wabaId/reachEstimate', (c) => {
+    const a = state.businessAccounts.get(c.req.param('wabaId'));
+    if (!a) return notFound(c, 'business account');
+    const country = c.req.query('targetCountry');
+    if (country === undefined) return badRequest(c, 'targetCountry: is required');
+    if (!COUNTRY_RE.test(country)) return badRequest(c, 'targetCountry: must be an ISO 3166-1 alpha-2 code such as US');
+    const dateInterval = c.req.query('dateInterval') ?? 'L28D';
+    if (!(DATE_INTERVALS as readonly string[]).includes(dateInterval)) return badRequest(c, `dateInterval: must be one of ${DATE_INTERVALS.join(', ')}`);
+    // A fixed curve per bid: more bid, more deliveries per 1,000 recipients.
+    const estimates = [5, 10, 20, 40].map((bid) => {
+      const lower = Math.min(1000, 200 + bid * 15);
+      const upper = Math.min(1000, lower + 120);
+      return {
+        bid_amount: bid,
+        users: 1000,
+        deliveries_lower_bound: String(lower),
+        deliveries_upper_bound: String(upper),
+        cost_lower_bound: Math.round(lower * bid) / 1000,
+        cost_upper_bound: Math.round(upper * bid) / 1000,
+      };
+    });
+    return c.json({ waba_currency: a.currency ?? 'USD', dateInterval, estimates });
+  });
+
+  app.get('/chat/businessAccounts/:wabaId/automatic-creative-optimizations', (c) => {
+    const s = state.creativeOptimizations.get(c.req.param('wabaId'));
+    return s ? c.json(s) : notFound(c, 'business account');
+  });
+  app.patch('/chat/businessAccounts/:wabaId/automatic-creative-optimizations', async (c) => {
+    const s = state.creativeOptimizations.get(c.req.param('wabaId'));
+    if (!s) return notFound(c, 'business account');
+    const p = await parseBody(c, CreativePatch);
+    if (!p.ok) return p.res;
+    if (p.data.enabled !== undefined) s.enabled = p.data.enabled;
+    if (p.data.features) s.features = { ...(s.features as object), ...p.data.features };
+    s.updateTime = rt.iso();
+    return c.json(s);
+  });
+
+  app.get('/chat/phoneNumbers', (c) => {
+    const wabaId = c.req.query('wabaId');
+    return pageNumber(c, [...state.phoneNumbers.values()].filter((n) => !wabaId || n.wabaId === wabaId));
+  });
+
+  /** The number addressed by `{wabaId}/{phoneNumber}`; a leading + may be raw or %2B. */
+  const numberOf = (c: Context<Env>) => {
+    const e164 = phoneParam(c.req.param('phoneNumber') ?? '');
+    const wabaId = c.req.param('wabaId');
+    return [...state.phoneNumbers.values()].find((n) => n.wabaId === wabaId && n.phoneNumber === e164);
+  };
+
+  app.get('/chat/phoneNumbers/:wabaId/:phoneNumber', (c) => {
+    const n = numberOf(c);
+    return n ? c.json(n) : notFound(c, 'phone number');
+  });
+  app.get('/chat/phoneNumbers/:wabaId/:phoneNumber/profile', (c) => {
+    const n = numberOf(c);
+    return n ? c.json({ id: n.id, phoneNumber: n.phoneNumber, ...state.profiles.get(n.id) }) : notFound(c, 'phone number');
+  });
+  app.post('/chat/phoneNumbers/:wabaId/:phoneNumber/register', async (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    const p = await parseBody(c, RegisterBody);
+    if (!p.ok) return p.res;
+    const reg = { success: true, id: n.id, phoneNumber: n.phoneNumber, status: 'REGISTERED', registerTime: rt.iso() };
+    state.registered.set(n.id, reg);
+    return c.json(reg);
+  });
+  app.patch('/chat/phoneNumbers/:wabaId/:phoneNumber/chatCommerceSettings', async (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    const p = await parseBody(c, CommercePatch);
+    if (!p.ok) return p.res;
+    const s = { ...state.commerceSettings.get(n.id), ...p.data };
+    state.commerceSettings.set(n.id, s);
+    return c.json({ id: n.id, ...s });
+  });
+  app.delete('/chat/phoneNumbers/:wabaId/:phoneNumber/contactBook/:bsuid', (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    const bsuid = c.req.param('bsuid');
+    if (!BSUID_RE.test(bsuid)) return badRequest(c, 'bsuid: must be a BSUID: two uppercase letters, a period, up to 128 alphanumerics');
+    if (isParentBsuid(bsuid)) return serviceError(c, 400, 'BAD_REQUEST', 'bsuid: parent BSUIDs (containing .ENT.) are not supported; use the regular BSUID');
+    const deleted = state.contactBook.get(n.phoneNumber)?.delete(bsuid) ?? false;
+    return c.json({ success: true, deleted });
+  });
+  return app;
+}
