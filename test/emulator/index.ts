@@ -15,7 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Hono } from 'hono';
 import { createApp } from './app.ts';
-import { createCalls } from './calls/index.ts';
+import { createCalls, type CallsModule } from './calls/index.ts';
 import { createContext, type EmulatorContext, type EmulatorOptions } from './context.ts';
 import type { Env } from './http.ts';
 import { createMessaging } from './messaging/index.ts';
@@ -23,6 +23,9 @@ import { createWebhooks, type Webhooks } from './webhooks.ts';
 
 export type { EmulatorOptions, EmulatorContext, Faults, EndpointFault, CalleeBehaviour, RateLimits, EventEnvelope } from './context.ts';
 export { signatureHeader, RETRY_SCHEDULE_S } from './webhooks.ts';
+export type { CallView, StartCallOptions, TerminatePayload, EndReason, CallState, Direction, MediaStats, AudioSource } from './calls/index.ts';
+export { AudioPeer, createPeerConnection, gatheringComplete } from './calls/peer.ts';
+export { startReceiver, type TestReceiver, type ReceivedDelivery } from './receiver.ts';
 
 export interface Emulator {
   /** `http://127.0.0.1:PORT/v2` — the Service's version-2 root. */
@@ -35,22 +38,27 @@ export interface Emulator {
   webhookSecret: string;
   ctx: EmulatorContext;
   webhooks: Webhooks;
+  /** In-process access to calls: `start()`, `get(wacid)` (what the caller received), `hangup()`, `waitForEnd()`. */
+  calls: CallsModule['calls'];
+  /** Settings and call media assets. */
+  capture: CallsModule['capture'];
   app: Hono<Env>;
   /** Stops the server, callers' peers and every timer. Safe to call twice. */
   close(): Promise<void>;
 }
 
 /** Builds the app without a port (for `app.request(...)` tests). */
-export function createEmulator(options: EmulatorOptions = {}): { ctx: EmulatorContext; webhooks: Webhooks; app: Hono<Env> } {
+export function createEmulator(options: EmulatorOptions = {}): { ctx: EmulatorContext; webhooks: Webhooks; app: Hono<Env>; calls: CallsModule['calls']; capture: CallsModule['capture'] } {
   const ctx = createContext(options);
   const webhooks = createWebhooks(ctx);
-  // Calls first: its routes (settings, calls) are more specific than messaging's.
-  const app = createApp(ctx, webhooks, [createCalls(ctx), createMessaging(ctx)]);
-  return { ctx, webhooks, app };
+  const calls = createCalls(ctx);
+  // Calls first: its routes (phone number settings) are more specific than messaging's.
+  const app = createApp(ctx, webhooks, [calls, createMessaging(ctx)]);
+  return { ctx, webhooks, app, calls: calls.calls, capture: calls.capture };
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
-  const { ctx, webhooks, app } = createEmulator(options);
+  const { ctx, webhooks, app, calls, capture } = createEmulator(options);
   const host = options.host ?? '127.0.0.1';
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: options.port ?? 0, hostname: host }, () => resolve(s));
@@ -74,6 +82,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     webhookSecret: ctx.webhookSecret,
     ctx,
     webhooks,
+    calls,
+    capture,
     app,
     close: () => ctx.close(),
   };

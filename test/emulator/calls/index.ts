@@ -1,12 +1,28 @@
 /**
- * Call signaling (part 4 "Calls"), simulated chat users with real WebRTC, capture
- * settings and call media. Filled in by the calls work; mounted by the core.
+ * Call signaling (part 4 "Calls"), simulated chat users with real WebRTC, phone number
+ * `settings` (calling, capture) and call media. Mounted by the core under `/v2` and
+ * `/_emulator`.
  */
 import { Hono } from 'hono';
 import type { EmulatorModule } from '../app.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { Env } from '../http.ts';
+import { createCapture, type Capture } from './capture.ts';
+import { createCalls as createCallEngine, type Calls } from './calls.ts';
 
-export function createCalls(_ctx: EmulatorContext): EmulatorModule {
-  return { routes: new Hono<Env>(), control: new Hono<Env>() };
+export type { CallView, StartCallOptions, TerminatePayload, EndReason, CallState, Direction } from './calls.ts';
+export type { MediaStats, AudioSource } from './peer.ts';
+
+export interface CallsModule extends EmulatorModule {
+  calls: Calls;
+  capture: Capture;
+}
+
+export function createCalls(ctx: EmulatorContext): CallsModule {
+  const capture = createCapture(ctx);
+  const calls = createCallEngine(ctx, capture);
+  const routes = new Hono<Env>();
+  routes.route('/', capture.routes);
+  routes.route('/', calls.routes);
+  return { routes, control: calls.control, calls, capture };
 }

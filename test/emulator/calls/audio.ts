@@ -1,0 +1,99 @@
+/**
+ * Audio for the simulated chat users: a tone source, Opus encode/decode (opusscript,
+ * WebAssembly) and level measurement. 48 kHz mono, 20 ms frames (960 samples), the
+ * shape every chat-channel call uses.
+ *
+ * opusscript is loaded on first use so that importing the emulator stays fast.
+ */
+import { createRequire } from 'node:module';
+import type OpusScriptType from 'opusscript';
+
+export const SAMPLE_RATE = 48_000;
+export const FRAME_SAMPLES = 960;
+export const FRAME_MS = 20;
+/** The 3-byte Opus frame that decodes to 20 ms of silence. */
+export const OPUS_SILENCE = Buffer.from([0xf8, 0xff, 0xfe]);
+
+type OpusCtor = typeof OpusScriptType;
+let ctor: OpusCtor | undefined;
+function Opus(): OpusCtor {
+  // createRequire: opusscript is CommonJS and loads its wasm synchronously; this keeps
+  // the cost out of import time and out of the async path.
+  ctor ??= createRequire(import.meta.url)('opusscript') as OpusCtor;
+  return ctor;
+}
+
+export class OpusEncoder {
+  private enc: InstanceType<OpusCtor> | undefined;
+  constructor() {
+    const O = Opus();
+    this.enc = new O(SAMPLE_RATE, 1, O.Application.VOIP);
+  }
+  /** One 20 ms frame of 16-bit PCM (960 samples) → one Opus packet. */
+  encode(pcm: Int16Array): Buffer {
+    if (!this.enc) throw new Error('encoder closed');
+    return Buffer.from(this.enc.encode(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), FRAME_SAMPLES));
+  }
+  close(): void {
+    this.enc?.delete();
+    this.enc = undefined;
+  }
+}
+
+export class OpusDecoder {
+  private dec: InstanceType<OpusCtor> | undefined;
+  constructor() {
+    const O = Opus();
+    this.dec = new O(SAMPLE_RATE, 1, O.Application.VOIP);
+  }
+  /** One Opus packet → 16-bit mono PCM (a copy: the wasm buffer is reused). */
+  decode(packet: Buffer): Int16Array {
+    if (!this.dec) throw new Error('decoder closed');
+    const out = this.dec.decode(packet);
+    const copy = new Int16Array(out.byteLength / 2);
+    Buffer.from(copy.buffer).set(out);
+    return copy;
+  }
+  close(): void {
+    this.dec?.delete();
+    this.dec = undefined;
+  }
+}
+
+/**
+ * A sine tone as 20 ms frames. The phase carries over between frames, so any frequency
+ * gives a clean tone (no click every frame that would smear the level).
+ */
+export class ToneSource {
+  private phase = 0;
+  constructor(
+    readonly hz = 400,
+    /** Peak amplitude, 0..1 of full scale. */
+    readonly amplitude = 0.3,
+  ) {}
+  next(): Int16Array {
+    const out = new Int16Array(FRAME_SAMPLES);
+    const step = (2 * Math.PI * this.hz) / SAMPLE_RATE;
+    for (let i = 0; i < FRAME_SAMPLES; i++) {
+      out[i] = Math.round(Math.sin(this.phase) * this.amplitude * 32767);
+      this.phase += step;
+    }
+    this.phase %= 2 * Math.PI;
+    return out;
+  }
+}
+
+/** Root mean square of a PCM frame, 0..1 of full scale (a 0.3 sine gives ~0.21). */
+export function rms(pcm: Int16Array): number {
+  if (pcm.length === 0) return 0;
+  let sum = 0;
+  for (const s of pcm) sum += s * s;
+  return Math.sqrt(sum / pcm.length) / 32768;
+}
+
+/** Sum two frames with clipping (the recording mixes both parties). */
+export function mix(a: Int16Array | undefined, b: Int16Array | undefined): Int16Array {
+  const out = new Int16Array(FRAME_SAMPLES);
+  for (let i = 0; i < FRAME_SAMPLES; i++) out[i] = Math.max(-32768, Math.min(32767, (a?.[i] ?? 0) + (b?.[i] ?? 0)));
+  return out;
+}

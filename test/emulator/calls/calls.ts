@@ -1,0 +1,551 @@
+/**
+ * Calls of the emulated Service: the five signaling endpoints of part 4, the simulated
+ * chat users (a werift peer each, ice-lite like the provider) and the rules of
+ * `calling-facts.md`: accept window from dialTime, preAccept/accept SDP identity,
+ * no-media drops, permission check for business-initiated calls, terminate events for
+ * every ending.
+ *
+ * Each call is an explicit state machine; every action checks the state first.
+ *   user-initiated:     ringing → preAccepted → active → ended   (ringing → active directly too)
+ *   business-initiated: dialing → ringing → active → ended
+ */
+import { Hono, type Context } from 'hono';
+import type { CalleeBehaviour, EmulatorContext } from '../context.ts';
+import { badRequest, notFound, serviceError, type Env } from '../http.ts';
+import { readJson } from '../webhooks.ts';
+import type { Capture, CaptureSettings } from './capture.ts';
+import { AudioPeer, type AudioSource, type MediaStats } from './peer.ts';
+
+export type Direction = 'USER_INITIATED' | 'BUSINESS_INITIATED';
+export type CallState = 'dialing' | 'ringing' | 'preAccepted' | 'active' | 'ended';
+
+/** Why a call ended (the `reason` of `callingTerminate`). */
+export type EndReason =
+  | 'USER_HANGUP' // COMPLETED: the chat user hung up an active call
+  | 'BUSINESS_HANGUP' // COMPLETED: POST /chat/calls/terminate on an active call
+  | 'USER_CANCELLED' // FAILED: the user hung up before it was answered
+  | 'BUSINESS_CANCELLED' // FAILED: the business terminated before it was answered
+  | 'REJECTED' // FAILED: the business rejected a user-initiated call
+  | 'USER_REJECTED' // FAILED: the user declined a business-initiated call
+  | 'NOT_ANSWERED' // FAILED: accept window / ring timeout passed
+  | 'MEDIA_TIMEOUT' // FAILED: no business media (138023 at start, 138021 mid-call)
+  | 'SETUP_FAILED' // FAILED: the simulated user's peer could not be set up (138019)
+  | 'EMULATOR_SHUTDOWN'; // FAILED: the emulator closed under the call
+
+export interface TerminatePayload {
+  wacid: string;
+  phoneId: string;
+  from: string;
+  to: string;
+  direction: Direction;
+  status: 'COMPLETED' | 'FAILED';
+  /** Seconds from answer to end, rounded; 0 when never answered. */
+  duration: number;
+  /** Epoch ms of answer (absent when never answered) and of the end. */
+  startTime?: number;
+  endTime: number;
+  reason: EndReason;
+  errors?: Array<{ code: number; message: string }>;
+}
+
+interface Call {
+  wacid: string;
+  phoneId: string;
+  business: string;
+  user: string;
+  direction: Direction;
+  dialTime: number;
+  owner: string;
+  state: CallState;
+  peer?: AudioPeer;
+  preAcceptSdp?: string;
+  answerApplied: boolean;
+  /** Epoch ms (real) when media started: accept (user-initiated) or the user's answer (business-initiated). */
+  acceptedAt?: number;
+  endedAt?: number;
+  terminate?: TerminatePayload;
+  hangupAfterMs?: number;
+  source: AudioSource;
+  capture: CaptureSettings;
+  statuses: string[];
+  timers: Array<() => void>;
+  /** Serializes REST operations on one call (preAccept racing accept, etc.). */
+  lock: Promise<unknown>;
+}
+
+export interface StartCallOptions {
+  /** Business number (E.164) or phone id being called; default the owner's first number. */
+  to?: string;
+  phoneId?: string;
+  /** The chat user's E.164; default a deterministic +1555020xxxx. */
+  from?: string;
+  /** The user hangs up this long after accept (default: stays until the business ends it). */
+  hangupAfterMs?: number;
+  /** What the user plays after accept. Default a 400 Hz tone. */
+  audio?: AudioSource;
+  /** Tenant (API key) placing the call's events; default the number's owner. */
+  owner?: string;
+}
+
+/** What a test can read about a call and its simulated user. */
+export interface CallView {
+  wacid: string;
+  phoneId: string;
+  from: string;
+  to: string;
+  direction: Direction;
+  state: CallState;
+  dialTime: number;
+  acceptedAt?: number;
+  endedAt?: number;
+  statuses: string[];
+  terminate?: TerminatePayload;
+  /** What the simulated user sent and received (RTP counts, decoded level). */
+  media?: MediaStats;
+}
+
+export interface Calls {
+  routes: Hono<Env>;
+  control: Hono<Env>;
+  start(opts?: StartCallOptions): Promise<CallView & { sdp: string }>;
+  get(wacid: string): CallView | undefined;
+  list(): CallView[];
+  /** The simulated user hangs up. False when unknown or already ended. */
+  hangup(wacid: string): boolean;
+  /** Resolves with the view once the call has ended (or rejects after timeoutMs). */
+  waitForEnd(wacid: string, timeoutMs?: number): Promise<CallView>;
+}
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+const BSUID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,140}$/;
+
+export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
+  const calls = new Map<string, Call>();
+  const endWaiters = new Map<string, Array<() => void>>();
+  /** Unanswered business-initiated calls in a row, per business|user (4 revoke the permission). */
+  const unanswered = new Map<string, number>();
+  let userCounter = 0;
+
+  ctx.onClose(async () => {
+    for (const c of calls.values()) if (c.state !== 'ended') end(c, 'FAILED', 'EMULATOR_SHUTDOWN', undefined, { emit: false });
+    await Promise.all([...calls.values()].map((c) => c.peer?.close()));
+  });
+
+  const view = (c: Call): CallView => ({
+    wacid: c.wacid,
+    phoneId: c.phoneId,
+    from: c.direction === 'USER_INITIATED' ? c.user : c.business,
+    to: c.direction === 'USER_INITIATED' ? c.business : c.user,
+    direction: c.direction,
+    state: c.state,
+    dialTime: c.dialTime,
+    ...(c.acceptedAt !== undefined ? { acceptedAt: c.acceptedAt } : {}),
+    ...(c.endedAt !== undefined ? { endedAt: c.endedAt } : {}),
+    statuses: [...c.statuses],
+    ...(c.terminate ? { terminate: c.terminate } : {}),
+    ...(c.peer ? { media: c.peer.mediaStats() } : {}),
+  });
+
+  const basis = (c: Call) => ({ wacid: c.wacid, phoneId: c.phoneId, ...(c.direction === 'USER_INITIATED' ? { from: c.user, to: c.business } : { from: c.business, to: c.user }) });
+  const timer = (c: Call, fn: () => void, ms: number) => c.timers.push(ctx.setTimer(fn, ms));
+
+  /** Ends a call once: terminate event, peer closed, then capture if media flowed. */
+  function end(c: Call, status: 'COMPLETED' | 'FAILED', reason: EndReason, errors?: Array<{ code: number; message: string }>, o: { emit?: boolean } = {}) {
+    if (c.state === 'ended') return;
+    const wasActive = c.state === 'active';
+    c.state = 'ended';
+    c.endedAt = Date.now();
+    for (const cancel of c.timers) cancel();
+    c.timers = [];
+    c.peer?.stopSending();
+    const t: TerminatePayload = {
+      ...basis(c),
+      direction: c.direction,
+      status,
+      duration: c.acceptedAt !== undefined ? Math.round((c.endedAt - c.acceptedAt) / 1000) : 0,
+      ...(c.acceptedAt !== undefined ? { startTime: c.acceptedAt } : {}),
+      endTime: c.endedAt,
+      reason,
+      ...(errors?.length ? { errors } : {}),
+    };
+    c.terminate = t;
+    if (o.emit !== false) ctx.emit('chat.call.terminate', 'callingTerminate', { ...t }, c.owner);
+    for (const w of endWaiters.get(c.wacid) ?? []) w();
+    endWaiters.delete(c.wacid);
+    const peer = c.peer;
+    void (async () => {
+      await peer?.close();
+      if (wasActive && peer && c.acceptedAt !== undefined && (c.capture.recordingEnabled || c.capture.transcriptionEnabled) && !ctx.closed) {
+        try {
+          await capture.produce({ wacid: c.wacid, phoneId: c.phoneId, owner: c.owner, mediaStart: c.acceptedAt, end: c.endedAt!, userSource: peer.sendSource, userSendStart: peer.sendStartedAt, received: peer.received, settings: c.capture });
+        } catch (err) {
+          console.error('[emulator] capture failed:', err);
+        }
+      }
+    })();
+  }
+
+  /** After media starts: no business media at start / mid-call ends the call (calling-facts). */
+  function watchMedia(c: Call) {
+    const check = () => {
+      if (c.state !== 'active' || !c.peer) return;
+      const s = c.peer.mediaStats();
+      const now = Date.now();
+      const startDeadline = c.acceptedAt! + ctx.options.noMediaAtStartMs;
+      if (s.lastReceivedAt === undefined || s.lastReceivedAt < c.acceptedAt! - 1000) {
+        if (now >= startDeadline) return end(c, 'FAILED', 'MEDIA_TIMEOUT', [{ code: 138023, message: `call accepted but no media received from the business in ${ctx.options.noMediaAtStartMs} ms` }]);
+        return timer(c, check, startDeadline - now + 1);
+      }
+      const midDeadline = s.lastReceivedAt + ctx.options.noMediaMidCallMs;
+      if (now >= midDeadline) return end(c, 'FAILED', 'MEDIA_TIMEOUT', [{ code: 138021, message: `no media received from the business for ${ctx.options.noMediaMidCallMs} ms` }]);
+      timer(c, check, Math.min(midDeadline - now + 1, 1000));
+    };
+    check();
+  }
+
+  function goActive(c: Call) {
+    c.state = 'active';
+    c.acceptedAt = Date.now();
+    c.peer?.startSending(c.source);
+    watchMedia(c);
+    if (c.hangupAfterMs !== undefined && c.hangupAfterMs > 0) timer(c, () => end(c, 'COMPLETED', 'USER_HANGUP'), c.hangupAfterMs);
+  }
+
+  // ---------------------------------------------------------------- user-initiated
+  async function start(opts: StartCallOptions = {}): Promise<CallView & { sdp: string }> {
+    const target = opts.phoneId ?? opts.to;
+    const number = target ? ctx.findNumber(target) : [...ctx.phoneNumbers.values()].find((n) => !opts.owner || n.owner === opts.owner);
+    if (!number) throw new CallError(404, 'NOT_FOUND', `${opts.phoneId ? 'phoneId' : 'to'}: not a business number known to the emulator`);
+    if (capture.calling(number.id).status !== 'ENABLED') throw new CallError(409, 'CONFLICT', 'to: calling is DISABLED on this business number');
+    const user = opts.from ?? `+1555020${String(++userCounter).padStart(4, '0')}`;
+    if (!E164.test(user)) throw new CallError(400, 'BAD_REQUEST', 'from: must be an E.164 number');
+    if (opts.hangupAfterMs !== undefined && !(opts.hangupAfterMs >= 0)) throw new CallError(400, 'BAD_REQUEST', 'hangupAfterMs: a number >= 0');
+    const { peer, sdp } = await AudioPeer.offerer({ iceLite: true, keepPackets: true });
+    if (ctx.closed) {
+      await peer.close();
+      throw new CallError(503, 'SERVICE_UNAVAILABLE', 'emulator closed');
+    }
+    const c: Call = {
+      wacid: ctx.newId('wacid.'),
+      phoneId: number.id,
+      business: number.phoneNumber,
+      user,
+      direction: 'USER_INITIATED',
+      dialTime: ctx.clock.now(),
+      owner: opts.owner ?? number.owner ?? ctx.apiKeys[0]!,
+      state: 'ringing',
+      peer,
+      answerApplied: false,
+      ...(opts.hangupAfterMs !== undefined ? { hangupAfterMs: opts.hangupAfterMs } : {}),
+      source: opts.audio ?? { kind: 'tone', hz: 400 },
+      capture: capture.capture(number.id),
+      statuses: [],
+      timers: [],
+      lock: Promise.resolve(),
+    };
+    calls.set(c.wacid, c);
+    ctx.emit('chat.call.connect', 'callingConnect', { ...basis(c), direction: c.direction, dialTime: c.dialTime, sdpType: 'offer', sdp }, c.owner);
+    // The window runs from dialTime; the user side gives up as "not answered".
+    timer(c, () => end(c, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `call not accepted within ${ctx.options.acceptWindowMs} ms of the connect` }]), ctx.options.acceptWindowMs);
+    return { ...view(c), sdp };
+  }
+
+  function hangup(wacid: string): boolean {
+    const c = calls.get(wacid);
+    if (!c || c.state === 'ended') return false;
+    if (c.state === 'active') end(c, 'COMPLETED', 'USER_HANGUP');
+    else end(c, 'FAILED', 'USER_CANCELLED');
+    return true;
+  }
+
+  // ---------------------------------------------------------------- REST: /v2/chat/calls/*
+  const routes = new Hono<Env>();
+
+  /** Reads and checks `{phoneId, wacid}` (+ answer fields when `withSdp`); returns the call or an error response. */
+  async function callFrom(c: Context<Env>, withSdp: boolean): Promise<{ call: Call; sdp: string } | Response> {
+    const b = await readJson(c.req.raw);
+    if (!b) return badRequest(c, 'body: must be a JSON object');
+    if (typeof b.phoneId !== 'string' || !b.phoneId) return badRequest(c, 'phoneId: required, the business phone number id');
+    if (typeof b.wacid !== 'string' || !b.wacid) return badRequest(c, 'wacid: required, the call id');
+    let sdp = '';
+    if (withSdp) {
+      if (b.sdpType === undefined) return badRequest(c, "sdpType: required, must be 'answer'");
+      if (b.sdpType !== 'answer') return badRequest(c, "sdpType: must be 'answer'");
+      if (typeof b.sdp !== 'string' || !b.sdp) return badRequest(c, 'sdp: required, the complete SDP answer');
+      const problem = sdpProblem(b.sdp);
+      if (problem) return badRequest(c, `sdp: ${problem}`);
+      sdp = b.sdp;
+    }
+    const call = calls.get(b.wacid);
+    if (!call || call.owner !== c.get('apiKey')) return notFound(c, 'call');
+    if (call.phoneId !== b.phoneId) return badRequest(c, 'phoneId: does not match the call');
+    return { call, sdp };
+  }
+
+  const locked = <T>(call: Call, fn: () => Promise<T>): Promise<T> => {
+    const run = call.lock.then(fn, fn);
+    call.lock = run.catch(() => undefined);
+    return run;
+  };
+  const conflict = (c: Context<Env>, call: Call, what: string) => serviceError(c, 409, 'CONFLICT', `wacid: cannot ${what} a call that is ${call.state}${call.terminate ? ` (${call.terminate.reason})` : ''}`);
+  const ok = (c: Context<Env>, call: Call) => c.json({ wacid: call.wacid, success: true });
+
+  routes.post('/chat/calls/preAccept', async (c) => {
+    const r = await callFrom(c, true);
+    if (r instanceof Response) return r;
+    const { call, sdp } = r;
+    if (call.direction !== 'USER_INITIATED') return badRequest(c, 'wacid: preAccept applies to user-initiated calls only');
+    return locked(call, async () => {
+      if (call.state === 'preAccepted' && call.preAcceptSdp === sdp) return ok(c, call); // a retried request
+      if (call.state !== 'ringing') return conflict(c, call, 'preAccept');
+      try {
+        await call.peer!.applyAnswer(sdp);
+      } catch (err) {
+        return badRequest(c, `sdp: could not be applied as the answer (${(err as Error).message})`);
+      }
+      if (call.state !== 'ringing') return conflict(c, call, 'preAccept');
+      call.answerApplied = true;
+      call.preAcceptSdp = sdp;
+      call.state = 'preAccepted';
+      return ok(c, call);
+    });
+  });
+
+  routes.post('/chat/calls/accept', async (c) => {
+    const r = await callFrom(c, true);
+    if (r instanceof Response) return r;
+    const { call, sdp } = r;
+    if (call.direction !== 'USER_INITIATED') return badRequest(c, 'wacid: accept applies to user-initiated calls only');
+    return locked(call, async () => {
+      if (call.state === 'active' && (call.preAcceptSdp ?? sdp) === sdp) return ok(c, call);
+      if (call.state !== 'ringing' && call.state !== 'preAccepted') return conflict(c, call, 'accept');
+      // The provider's rule: the answer given to accept must be the one given to preAccept.
+      if (call.preAcceptSdp !== undefined && sdp !== call.preAcceptSdp)
+        return serviceError(c, 400, 'BAD_REQUEST', 'sdp: differs from the SDP answer sent in preAccept for this call', { code: 138008, message: 'SDP answer does not match the preAccepted one' });
+      if (!call.answerApplied) {
+        try {
+          await call.peer!.applyAnswer(sdp);
+        } catch (err) {
+          return badRequest(c, `sdp: could not be applied as the answer (${(err as Error).message})`);
+        }
+        call.answerApplied = true;
+      }
+      if (call.state !== 'ringing' && call.state !== 'preAccepted') return conflict(c, call, 'accept');
+      goActive(call);
+      return ok(c, call);
+    });
+  });
+
+  routes.post('/chat/calls/reject', async (c) => {
+    const r = await callFrom(c, false);
+    if (r instanceof Response) return r;
+    const { call } = r;
+    if (call.direction !== 'USER_INITIATED') return badRequest(c, 'wacid: reject applies to user-initiated calls only');
+    return locked(call, async () => {
+      if (call.state !== 'ringing' && call.state !== 'preAccepted') return conflict(c, call, 'reject');
+      end(call, 'FAILED', 'REJECTED');
+      return ok(c, call);
+    });
+  });
+
+  routes.post('/chat/calls/terminate', async (c) => {
+    const r = await callFrom(c, false);
+    if (r instanceof Response) return r;
+    const { call } = r;
+    return locked(call, async () => {
+      if (call.state === 'ended') return conflict(c, call, 'terminate');
+      if (call.state === 'active') end(call, 'COMPLETED', 'BUSINESS_HANGUP');
+      else end(call, 'FAILED', call.direction === 'USER_INITIATED' ? 'REJECTED' : 'BUSINESS_CANCELLED');
+      return ok(c, call);
+    });
+  });
+
+  // ---------------------------------------------------------------- business-initiated
+  routes.post('/chat/calls/connect', async (c) => {
+    const b = await readJson(c.req.raw);
+    if (!b) return badRequest(c, 'body: must be a JSON object');
+    if (typeof b.from !== 'string' || !E164.test(b.from)) return badRequest(c, 'from: required, the business number in E.164');
+    const number = ctx.findNumber(b.from);
+    if (!number || (number.owner ?? ctx.apiKeys[0]) !== c.get('apiKey')) return badRequest(c, 'from: not a business phone number of this account');
+    let user: string;
+    if (b.to !== undefined) {
+      if (typeof b.to !== 'string' || !E164.test(b.to)) return badRequest(c, 'to: must be an E.164 number');
+      user = b.to; // `to` wins when both are given
+    } else if (b.recipient !== undefined) {
+      if (typeof b.recipient !== 'string' || !BSUID.test(b.recipient)) return badRequest(c, 'recipient: must be a BSUID (CC.xxxx)');
+      user = b.recipient;
+    } else return badRequest(c, 'to: required when recipient is absent');
+    if (b.sdpType === undefined) return badRequest(c, "sdpType: required, must be 'offer'");
+    if (b.sdpType !== 'offer') return badRequest(c, "sdpType: must be 'offer'");
+    if (typeof b.sdp !== 'string' || !b.sdp) return badRequest(c, 'sdp: required, the complete SDP offer');
+    const problem = sdpProblem(b.sdp);
+    if (problem) return badRequest(c, `sdp: ${problem}`);
+    if (capture.calling(number.id).status !== 'ENABLED') return serviceError(c, 400, 'BAD_REQUEST', 'from: calling is DISABLED on this business number');
+    const grant = ctx.permissions.get(`${number.phoneNumber}|${user}`);
+    const why = !grant
+      ? 'no call permission from this user'
+      : grant.response !== 'accept'
+        ? 'the user rejected the call permission request'
+        : !grant.isPermanent && (grant.expirationTimestamp ?? 0) * 1000 <= ctx.clock.now()
+          ? 'the call permission has expired'
+          : undefined;
+    if (why) return serviceError(c, 403, 'FORBIDDEN', `to: ${why}`, { code: 138006, message: `No approved call permission from the recipient: ${why}` });
+
+    const call: Call = {
+      wacid: ctx.newId('wacid.'),
+      phoneId: number.id,
+      business: number.phoneNumber,
+      user,
+      direction: 'BUSINESS_INITIATED',
+      dialTime: ctx.clock.now(),
+      owner: c.get('apiKey'),
+      state: 'dialing',
+      answerApplied: true,
+      source: { kind: 'tone', hz: 600 },
+      capture: capture.capture(number.id),
+      statuses: [],
+      timers: [],
+      lock: Promise.resolve(),
+    };
+    calls.set(call.wacid, call);
+    void ring(call, b.sdp);
+    return ok(c, call);
+  });
+
+  async function ring(call: Call, offer: string) {
+    const behaviour: CalleeBehaviour = { ...ctx.callee, ...ctx.calleeOverrides.get(call.user) };
+    let answer: string;
+    try {
+      const made = await AudioPeer.answerer(offer, { iceLite: true, keepPackets: true });
+      answer = made.sdp;
+      if (call.state !== 'dialing') return void made.peer.close(); // cancelled meanwhile
+      call.peer = made.peer;
+    } catch (err) {
+      return end(call, 'FAILED', 'SETUP_FAILED', [{ code: 138019, message: `call setup failed: ${(err as Error).message}` }]);
+    }
+    call.state = 'ringing';
+    ctx.emit('chat.call.connect', 'callingConnect', { ...basis(call), direction: call.direction, dialTime: call.dialTime, sdpType: 'answer', sdp: answer }, call.owner);
+    status(call, 'RINGING');
+    const pair = `${call.business}|${call.user}`;
+    const ringTimeout = () => {
+      const n = (unanswered.get(pair) ?? 0) + 1;
+      unanswered.set(pair, n);
+      // calling-facts: 4 unanswered business calls in a row revoke the permission.
+      if (n >= 4) ctx.permissions.delete(pair);
+      end(call, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `the user did not answer within ${behaviour.ringTimeoutMs} ms` }]);
+    };
+    timer(call, ringTimeout, behaviour.ringTimeoutMs);
+    if (behaviour.action === 'noAnswer') return;
+    timer(
+      call,
+      () => {
+        if (call.state !== 'ringing') return;
+        if (behaviour.action === 'reject') {
+          status(call, 'REJECTED');
+          return end(call, 'FAILED', 'USER_REJECTED');
+        }
+        unanswered.delete(pair);
+        if (behaviour.hangupAfterMs > 0) call.hangupAfterMs = behaviour.hangupAfterMs;
+        // Media first, then ACCEPTED: the status may arrive after audio is already up.
+        goActive(call);
+        status(call, 'ACCEPTED');
+      },
+      behaviour.answerAfterMs,
+    );
+  }
+
+  function status(call: Call, s: 'RINGING' | 'ACCEPTED' | 'REJECTED') {
+    call.statuses.push(s);
+    ctx.emit('chat.call.status.updated', 'callingStatus', { ...basis(call), direction: call.direction, status: s, timestamp: ctx.clock.now() }, call.owner);
+  }
+
+  // ---------------------------------------------------------------- control API
+  const control = new Hono<Env>();
+  control.post('/calls', async (c) => {
+    const b = (await readJson(c.req.raw)) ?? {};
+    const audio = b.audio;
+    if (audio !== undefined && audio !== 'tone' && audio !== 'silence') return badRequest(c, "audio: 'tone' or 'silence'");
+    if (b.toneHz !== undefined && (typeof b.toneHz !== 'number' || b.toneHz < 20 || b.toneHz > 20000)) return badRequest(c, 'toneHz: a number from 20 to 20000');
+    if (b.hangupAfterMs !== undefined && (typeof b.hangupAfterMs !== 'number' || b.hangupAfterMs < 0)) return badRequest(c, 'hangupAfterMs: a number >= 0');
+    for (const k of ['to', 'phoneId', 'from'] as const) if (b[k] !== undefined && typeof b[k] !== 'string') return badRequest(c, `${k}: must be a string`);
+    try {
+      const started = await start({
+        ...(typeof b.to === 'string' ? { to: b.to } : {}),
+        ...(typeof b.phoneId === 'string' ? { phoneId: b.phoneId } : {}),
+        ...(typeof b.from === 'string' ? { from: b.from } : {}),
+        ...(typeof b.hangupAfterMs === 'number' ? { hangupAfterMs: b.hangupAfterMs } : {}),
+        audio: audio === 'silence' ? { kind: 'silence' } : { kind: 'tone', hz: typeof b.toneHz === 'number' ? b.toneHz : 400 },
+        owner: c.get('apiKey'),
+      });
+      return c.json(started);
+    } catch (err) {
+      if (err instanceof CallError) return serviceError(c, err.status, err.code, err.message);
+      throw err;
+    }
+  });
+  const mine = (c: Context<Env>) => {
+    const call = calls.get(c.req.param('wacid') ?? '');
+    return call && call.owner === c.get('apiKey') ? call : undefined;
+  };
+  control.get('/calls', (c) => {
+    const items = [...calls.values()].filter((x) => x.owner === c.get('apiKey')).map(view);
+    return c.json({ items, length: items.length });
+  });
+  control.get('/calls/:wacid', (c) => {
+    const call = mine(c);
+    return call ? c.json(view(call)) : notFound(c, 'call');
+  });
+  control.post('/calls/:wacid/hangup', (c) => {
+    const call = mine(c);
+    if (!call) return notFound(c, 'call');
+    if (!hangup(call.wacid)) return conflict(c, call, 'hang up');
+    return c.json(view(call));
+  });
+
+  return {
+    routes,
+    control,
+    start,
+    get: (w) => {
+      const call = calls.get(w);
+      return call && view(call);
+    },
+    list: () => [...calls.values()].map(view),
+    hangup,
+    waitForEnd(wacid, timeoutMs = 30_000) {
+      const call = calls.get(wacid);
+      if (!call) return Promise.reject(new Error(`unknown call ${wacid}`));
+      if (call.state === 'ended') return Promise.resolve(view(call));
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`call ${wacid} did not end in ${timeoutMs} ms (state ${call.state})`)), timeoutMs);
+        const list = endWaiters.get(wacid) ?? [];
+        list.push(() => {
+          clearTimeout(t);
+          resolve(view(call));
+        });
+        endWaiters.set(wacid, list);
+      });
+    },
+  };
+}
+
+export class CallError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What the provider would refuse in an SDP before trying it (calling-facts). */
+function sdpProblem(sdp: string): string | undefined {
+  if (!sdp.startsWith('v=0')) return 'not an SDP (must start with v=0)';
+  if (!/^m=audio /m.test(sdp)) return 'no audio media section';
+  if (!/^a=rtpmap:\d+ opus\/48000/im.test(sdp)) return 'Opus (opus/48000/2) is required';
+  const fps = [...sdp.matchAll(/^a=fingerprint:(\S+) /gm)].map((m) => m[1]!.toLowerCase());
+  if (fps.length === 0) return 'a DTLS fingerprint is required';
+  if (fps.some((f) => f !== 'sha-256')) return 'only SHA-256 DTLS fingerprints are accepted';
+  return undefined;
+}

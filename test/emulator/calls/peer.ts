@@ -1,0 +1,268 @@
+/**
+ * A werift peer that speaks and listens like a chat user's phone: only Opus (PT 111,
+ * in-band FEC) and telephone-event (PT 126), loopback ICE, non-trickle SDP.
+ *
+ * It plays a tone (or the silence frame) in 20 ms Opus frames and keeps what it
+ * receives: RTP counts, arrival times and the decoded level, and the packets themselves
+ * so a recording can be made after the call.
+ *
+ * werift is imported on first use: it takes ~0.5 s to load, which must not land on
+ * `startEmulator()` (demo mode starts the emulator lazily).
+ */
+import type * as Werift from 'werift';
+import { FRAME_MS, FRAME_SAMPLES, OPUS_SILENCE, OpusDecoder, OpusEncoder, ToneSource, rms } from './audio.ts';
+
+let weriftModule: Promise<typeof Werift> | undefined;
+export const loadWerift = () => (weriftModule ??= import('werift'));
+
+export interface PeerOptions {
+  /** Advertise ICE lite (the provider's side of a chat call is ice-lite). Default false. */
+  iceLite?: boolean;
+  /** Gathering must finish within this, or creation fails (non-trickle: we can't hand out half an SDP). Default 5000. */
+  gatheringTimeoutMs?: number;
+}
+
+export async function createPeerConnection(opts: PeerOptions = {}): Promise<Werift.RTCPeerConnection> {
+  const w = await loadWerift();
+  return new w.RTCPeerConnection({
+    iceServers: [],
+    iceUseIpv6: false,
+    iceLite: opts.iceLite ?? false,
+    // loopback is skipped by default; the emulator and its peers all live on 127.0.0.1
+    iceAdditionalHostAddresses: ['127.0.0.1'],
+    codecs: {
+      audio: [
+        w.useOPUS({ payloadType: 111, parameters: 'minptime=10;useinbandfec=1' }),
+        new w.RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, payloadType: 126 }),
+      ],
+    },
+    iceFilterStunResponse: (_m, addr) => addr[0] === '127.0.0.1',
+    iceFilterCandidatePair: (p) => p.remoteCandidate.host === '127.0.0.1',
+  });
+}
+
+/** Resolves when ICE gathering is complete, so the local SDP carries every candidate. */
+export function gatheringComplete(pc: Werift.RTCPeerConnection, timeoutMs = 5000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (pc.iceGatheringState === 'complete') return resolve();
+    const timer = setTimeout(() => {
+      sub.unSubscribe();
+      reject(new Error(`ICE gathering did not complete in ${timeoutMs} ms`));
+    }, timeoutMs);
+    const sub = pc.iceGatheringStateChange.subscribe((s) => {
+      if (s !== 'complete') return;
+      clearTimeout(timer);
+      sub.unSubscribe();
+      resolve();
+    });
+  });
+}
+
+export interface ReceivedPacket {
+  /** Epoch ms (real clock) of arrival. */
+  at: number;
+  seq: number;
+  timestamp: number;
+  payload: Buffer;
+}
+
+export interface MediaStats {
+  packetsSent: number;
+  packetsReceived: number;
+  bytesReceived: number;
+  /** Epoch ms of the first / last received RTP packet. */
+  firstReceivedAt?: number;
+  lastReceivedAt?: number;
+  /** Frames decoded with Opus. */
+  decodedFrames: number;
+  /** Mean RMS (0..1 full scale) of all decoded frames; a 0.3-peak tone gives ~0.21, silence 0. */
+  meanLevel: number;
+  /** Highest frame RMS seen. */
+  peakLevel: number;
+  /** Frames whose RMS is above 0.01 (i.e. not silence). */
+  audibleFrames: number;
+  /** Connection state of the peer. */
+  connectionState: string;
+}
+
+export type AudioSource = { kind: 'tone'; hz?: number; amplitude?: number } | { kind: 'silence' };
+
+/**
+ * One side of a call: the RTCPeerConnection, a sending track and a receive meter.
+ * Sending starts only when `startSending()` is called (after accept, like a real phone).
+ */
+export class AudioPeer {
+  readonly received: ReceivedPacket[] = [];
+  private readonly stats = { packetsSent: 0, packetsReceived: 0, bytesReceived: 0, decodedFrames: 0, levelSum: 0, peakLevel: 0, audibleFrames: 0 } as {
+    packetsSent: number;
+    packetsReceived: number;
+    bytesReceived: number;
+    decodedFrames: number;
+    levelSum: number;
+    peakLevel: number;
+    audibleFrames: number;
+    firstReceivedAt?: number;
+    lastReceivedAt?: number;
+  };
+  private decoder: OpusDecoder | undefined;
+  private encoder: OpusEncoder | undefined;
+  private sendTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+  /** Called on every received packet (media watchdogs hook here). */
+  onPacket: ((p: ReceivedPacket) => void) | undefined;
+  /** When this peer started sending (epoch ms), for the recording timeline. */
+  sendStartedAt: number | undefined;
+  sendSource: AudioSource = { kind: 'tone' };
+
+  private constructor(
+    readonly pc: Werift.RTCPeerConnection,
+    private readonly track: Werift.MediaStreamTrack,
+    private readonly w: typeof Werift,
+    /** Keep every received packet (for the recording). */
+    private readonly keepPackets: boolean,
+  ) {
+    pc.onTrack.subscribe((t) => {
+      t.onReceiveRtp.subscribe((rtp) => this.receive(rtp));
+    });
+  }
+
+  /** The offering side (a user dialling a business, or a business dialling a user). */
+  static async offerer(opts: PeerOptions & { keepPackets?: boolean } = {}): Promise<{ peer: AudioPeer; sdp: string }> {
+    const w = await loadWerift();
+    const pc = await createPeerConnection(opts);
+    const track = new w.MediaStreamTrack({ kind: 'audio' });
+    pc.addTransceiver(track, { direction: 'sendrecv' });
+    const peer = new AudioPeer(pc, track, w, opts.keepPackets ?? false);
+    try {
+      await pc.setLocalDescription(await pc.createOffer());
+      await gatheringComplete(pc, opts.gatheringTimeoutMs);
+    } catch (err) {
+      await peer.close();
+      throw err;
+    }
+    return { peer, sdp: pc.localDescription!.sdp };
+  }
+
+  /** The answering side: applies the remote offer and produces a complete answer. */
+  static async answerer(offerSdp: string, opts: PeerOptions & { keepPackets?: boolean } = {}): Promise<{ peer: AudioPeer; sdp: string }> {
+    const w = await loadWerift();
+    const pc = await createPeerConnection(opts);
+    const track = new w.MediaStreamTrack({ kind: 'audio' });
+    const peer = new AudioPeer(pc, track, w, opts.keepPackets ?? false);
+    try {
+      await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
+      const tr = pc.getTransceivers().find((t) => t.kind === 'audio');
+      if (!tr) throw new Error('the offer has no audio section');
+      await tr.sender.replaceTrack(track);
+      tr.setDirection('sendrecv');
+      await pc.setLocalDescription(await pc.createAnswer());
+      await gatheringComplete(pc, opts.gatheringTimeoutMs);
+    } catch (err) {
+      await peer.close();
+      throw err;
+    }
+    return { peer, sdp: pc.localDescription!.sdp };
+  }
+
+  /** Applies the remote answer (offerer side). Throws on an SDP werift can't use. */
+  async applyAnswer(sdp: string): Promise<void> {
+    await this.pc.setRemoteDescription({ type: 'answer', sdp });
+  }
+
+  /** Starts the 20 ms send clock. Drift-corrected: frames due are computed from elapsed time. */
+  startSending(source: AudioSource = this.sendSource): void {
+    if (this.closed || this.sendTimer) return;
+    this.sendSource = source;
+    const tone = source.kind === 'tone' ? new ToneSource(source.hz ?? 400, source.amplitude ?? 0.3) : undefined;
+    if (tone) this.encoder = new OpusEncoder();
+    const w = this.w;
+    const start = Date.now();
+    this.sendStartedAt = start;
+    let sent = 0;
+    let seq = Math.floor(Math.random() * 0xffff);
+    let ts = Math.floor(Math.random() * 0xffffffff);
+    const tick = () => {
+      if (this.closed) return;
+      const due = Math.floor((Date.now() - start) / FRAME_MS) + 1;
+      // After a stall, skip ahead instead of bursting more than 5 frames.
+      if (due - sent > 5) {
+        const skip = due - sent - 5;
+        sent += skip;
+        ts = (ts + skip * FRAME_SAMPLES) >>> 0;
+      }
+      while (sent < due) {
+        const payload = tone && this.encoder ? this.encoder.encode(tone.next()) : OPUS_SILENCE;
+        const header = new w.RtpHeader({ payloadType: 111, sequenceNumber: seq, timestamp: ts, marker: sent === 0 });
+        try {
+          this.track.writeRtp(new w.RtpPacket(header, payload));
+          this.stats.packetsSent++;
+        } catch {
+          // transport not ready yet: a real phone's packets are lost the same way
+        }
+        seq = (seq + 1) & 0xffff;
+        ts = (ts + FRAME_SAMPLES) >>> 0;
+        sent++;
+      }
+    };
+    tick();
+    this.sendTimer = setInterval(tick, FRAME_MS);
+    this.sendTimer.unref();
+  }
+
+  stopSending(): void {
+    if (this.sendTimer) clearInterval(this.sendTimer);
+    this.sendTimer = undefined;
+  }
+
+  private receive(rtp: Werift.RtpPacket) {
+    if (this.closed || rtp.header.payloadType !== 111) return;
+    const now = Date.now();
+    const p: ReceivedPacket = { at: now, seq: rtp.header.sequenceNumber, timestamp: rtp.header.timestamp, payload: Buffer.from(rtp.payload) };
+    const s = this.stats;
+    s.packetsReceived++;
+    s.bytesReceived += rtp.payload.length;
+    s.firstReceivedAt ??= now;
+    s.lastReceivedAt = now;
+    if (this.keepPackets) this.received.push(p);
+    try {
+      this.decoder ??= new OpusDecoder();
+      const level = rms(this.decoder.decode(p.payload));
+      s.decodedFrames++;
+      s.levelSum += level;
+      if (level > s.peakLevel) s.peakLevel = level;
+      if (level > 0.01) s.audibleFrames++;
+    } catch {
+      // undecodable payload: counted as received, not as decoded
+    }
+    this.onPacket?.(p);
+  }
+
+  mediaStats(): MediaStats {
+    const s = this.stats;
+    return {
+      packetsSent: s.packetsSent,
+      packetsReceived: s.packetsReceived,
+      bytesReceived: s.bytesReceived,
+      ...(s.firstReceivedAt !== undefined ? { firstReceivedAt: s.firstReceivedAt, lastReceivedAt: s.lastReceivedAt } : {}),
+      decodedFrames: s.decodedFrames,
+      meanLevel: s.decodedFrames ? s.levelSum / s.decodedFrames : 0,
+      peakLevel: s.peakLevel,
+      audibleFrames: s.audibleFrames,
+      connectionState: this.pc.connectionState,
+    };
+  }
+
+  /** Closes the peer connection and the codecs. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopSending();
+    this.decoder?.close();
+    this.encoder?.close();
+    try {
+      await this.pc.close();
+    } catch {
+      // already torn down
+    }
+  }
+}
