@@ -1,0 +1,87 @@
+/**
+ * Builds the web-agent pages in memory: one esbuild bundle per page (zod and
+ * shared/protocol.ts included) plus the static HTML and CSS. The server calls this once at
+ * start and serves the resulting map; nothing is written to disk.
+ *
+ * Keys are URL paths: `/`, `/login`, `/supervisor`, `/archive` (HTML) and `/assets/*`
+ * (scripts and the stylesheet). See web-agent/README.md for who may see which page.
+ */
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+export interface WebAsset {
+  contentType: string;
+  body: string | Uint8Array;
+}
+
+export interface BuildWebAgentOptions {
+  /** Minify the scripts (default true). */
+  minify?: boolean;
+  /**
+   * Source maps as separate `/assets/*.js.map` files (default true): browser stack traces
+   * point at the .ts, and the maps are only downloaded when the developer tools are open.
+   */
+  sourcemap?: boolean;
+}
+
+const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+
+/** Page entry points: bundle name → source file. The bundle is served at `/assets/<name>.js`. */
+export const ENTRIES = {
+  agent: 'src/pages/agent.ts',
+  login: 'src/pages/login.ts',
+  supervisor: 'src/pages/supervisor.ts',
+  archive: 'src/pages/archive.ts',
+} as const;
+
+/** URL path → static HTML file. Each HTML file loads `/assets/style.css` and its own bundle. */
+export const PAGES = {
+  '/': 'static/agent.html',
+  '/login': 'static/login.html',
+  '/supervisor': 'static/supervisor.html',
+  '/archive': 'static/archive.html',
+} as const;
+
+const HTML = 'text/html; charset=utf-8';
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+const MAP = 'application/json; charset=utf-8';
+
+/** Build every page and asset. Throws with esbuild's messages when a bundle fails to build. */
+export async function buildWebAgent(opts: BuildWebAgentOptions = {}): Promise<Map<string, WebAsset>> {
+  const entryPoints = Object.fromEntries(Object.entries(ENTRIES).map(([name, rel]) => [name, here(rel)]));
+  const result = await esbuild.build({
+    entryPoints,
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'browser',
+    // Browsers that have setSinkId-free WebRTC, top-level ESM and modern syntax; the agents'
+    // browsers are evergreen Chromium/Firefox/Safari.
+    target: ['chrome110', 'firefox115', 'safari16'],
+    outdir: here('dist-virtual'),
+    // The pages share one chunk (zod, the protocol, the reducer): the browser fetches and
+    // caches it once instead of once per page.
+    splitting: true,
+    chunkNames: 'chunk-[hash]',
+    sourcemap: opts.sourcemap === false ? false : 'linked',
+    minify: opts.minify ?? true,
+    legalComments: 'none',
+    logLevel: 'silent',
+    define: { 'process.env.NODE_ENV': '"production"' },
+  });
+  const assets = new Map<string, WebAsset>();
+  for (const file of result.outputFiles) {
+    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
+    assets.set(`/assets/${name}`, { contentType: name.endsWith('.map') ? MAP : JS, body: file.text });
+  }
+  for (const name of Object.keys(ENTRIES)) {
+    if (!assets.has(`/assets/${name}.js`)) throw new Error(`web-agent build produced no /assets/${name}.js`);
+  }
+  assets.set('/assets/style.css', { contentType: CSS, body: await readFile(here('static/style.css'), 'utf8') });
+  for (const [path, rel] of Object.entries(PAGES)) {
+    assets.set(path, { contentType: HTML, body: await readFile(here(rel), 'utf8') });
+  }
+  return assets;
+}

@@ -1,0 +1,116 @@
+/**
+ * The JSON API the pages use (same origin, session cookie). Responses are validated:
+ * a page should say "the server answered something unexpected", not crash on it.
+ */
+import { z } from 'zod';
+import { Role } from '../../shared/protocol.ts';
+
+/** `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README). */
+export const Me = z.object({ name: z.string(), roles: z.array(Role), demo: z.boolean().optional() }).passthrough();
+export type Me = z.infer<typeof Me>;
+
+/** The Service's error shape, which every `/api` error uses (design.md). */
+const ErrorBody = z.object({
+  error: z.object({ status: z.number().optional(), code: z.string(), message: z.string(), requestId: z.string().optional() }),
+});
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+async function call(method: string, path: string, body?: unknown): Promise<unknown> {
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      credentials: 'same-origin',
+      headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+  } catch {
+    throw new ApiError(0, 'NETWORK', 'Cannot reach the server. Check your network connection.');
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const e = ErrorBody.safeParse(json);
+    if (e.success) throw new ApiError(res.status, e.data.error.code, e.data.error.message);
+    throw new ApiError(res.status, `HTTP_${res.status}`, `The server answered ${res.status} ${res.statusText}.`.replace(/ \./, '.'));
+  }
+  return json;
+}
+
+/** Who is logged in; `undefined` when nobody is (401). */
+export async function getMe(): Promise<Me | undefined> {
+  try {
+    const r = Me.safeParse(await call('GET', '/api/me'));
+    if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered /api/me with an unexpected shape.');
+    return r.data;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) return undefined;
+    throw e;
+  }
+}
+
+export async function login(name: string, password: string): Promise<void> {
+  await call('POST', '/api/login', { name, password });
+}
+
+export async function logout(): Promise<void> {
+  await call('POST', '/api/logout', {});
+}
+
+/** Demo mode: ask the built-in emulator to call this agent's numbers. */
+export async function simulateCall(): Promise<unknown> {
+  return call('POST', '/api/demo/call', {});
+}
+
+/** Optional archive listing (`GET /api/archive`); `undefined` when the server has none (404). */
+export const ArchiveItem = z.object({
+  wacid: z.string(),
+  kind: z.enum(['recording', 'transcription']),
+  url: z.string(),
+  createdAt: z.union([z.number(), z.string()]).optional(),
+});
+export async function listArchive(): Promise<Array<z.infer<typeof ArchiveItem>> | undefined> {
+  try {
+    const body = await call('GET', '/api/archive');
+    const items = z.union([z.array(ArchiveItem), z.object({ items: z.array(ArchiveItem) })]).safeParse(body);
+    if (!items.success) return undefined;
+    return Array.isArray(items.data) ? items.data : items.data.items;
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return undefined;
+    throw e;
+  }
+}
+
+/** Send the browser to the login page, coming back here afterwards. */
+export function goToLogin(): void {
+  location.assign(`/login?next=${encodeURIComponent(location.pathname + location.search)}`);
+}
+
+/** Where a user lands after login when no (safe) `next` was given. */
+export function homeFor(roles: readonly string[]): string {
+  if (roles.includes('agent')) return '/';
+  if (roles.includes('supervisor')) return '/supervisor';
+  if (roles.includes('ops')) return '/archive';
+  return '/';
+}
+
+/** Only same-site paths are followed after login (no `//evil.example`, no `https:`). */
+export function safeNext(next: string | null): string | undefined {
+  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return undefined;
+  return next;
+}

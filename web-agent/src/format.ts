@@ -1,0 +1,64 @@
+/** Display formatting shared by the pages. Pure: no DOM, no clock. */
+
+/** Whole seconds as `m:ss` (or `h:mm:ss` from one hour). Negative and NaN show as `0:00`. */
+export function formatDuration(seconds: number): string {
+  const s = Number.isFinite(seconds) && seconds > 0 ? Math.floor(seconds) : 0;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const ss = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
+
+export interface Countdown {
+  /** `m:ss` left, rounded UP so the display reads 0:00 only once time is really out. */
+  text: string;
+  /** Whole seconds left (rounded up), never negative. */
+  seconds: number;
+  /** Fraction of the ring window left, 0..1 (for the progress bar). */
+  fraction: number;
+  /** Less than 10 s left: the page colours the countdown. */
+  urgent: boolean;
+  expired: boolean;
+}
+
+/**
+ * Time left until `deadline` (epoch ms). `offeredAt` is when the ring started, for the
+ * progress bar; without it the fraction is relative to 30 s (the usual accept window).
+ */
+export function countdown(deadline: number, now: number, offeredAt?: number): Countdown {
+  const leftMs = Math.max(0, deadline - now);
+  const seconds = Math.ceil(leftMs / 1000);
+  const span = offeredAt !== undefined && deadline > offeredAt ? deadline - offeredAt : 30_000;
+  return {
+    text: formatDuration(seconds),
+    seconds,
+    fraction: Math.min(1, leftMs / span),
+    urgent: leftMs < 10_000,
+    expired: leftMs <= 0,
+  };
+}
+
+/**
+ * The caller as a person would read it: an E.164 number gets its `+`; anything else (a
+ * business-scoped user id, BSUID) is shown as given, since it is not a phone number.
+ */
+export function formatCaller(from: string): string {
+  const t = from.trim();
+  if (/^\+?\d{6,15}$/.test(t)) return t.startsWith('+') ? t : `+${t}`;
+  return t;
+}
+
+/** Plain words for a call's final result (Service and engine result codes). */
+export function describeResult(result: string | undefined): string {
+  switch ((result ?? '').toUpperCase()) {
+    case 'COMPLETED': return 'Completed';
+    case 'FAILED': return 'Failed';
+    case 'REJECTED': return 'Rejected';
+    case 'MISSED': return 'Missed';
+    case 'DECLINED': return 'Declined';
+    case 'CANCELED':
+    case 'CANCELLED': return 'Caller hung up';
+    case '': return 'Ended';
+    default: return result!.charAt(0).toUpperCase() + result!.slice(1).toLowerCase().replace(/_/g, ' ');
+  }
+}

@@ -1,0 +1,42 @@
+/** The login page (`/login`, public): name + password → session cookie → the page for the role. */
+import { ApiError, getMe, homeFor, login, safeNext } from '../api.ts';
+import { el } from '../dom.ts';
+
+const form = el<HTMLFormElement>('login-form');
+const name = el<HTMLInputElement>('login-name');
+const password = el<HTMLInputElement>('login-password');
+const submit = el<HTMLButtonElement>('login-submit');
+const error = el('login-error');
+const next = safeNext(new URLSearchParams(location.search).get('next'));
+
+function fail(message: string): void {
+  error.textContent = message;
+  error.hidden = false;
+}
+
+form.addEventListener('submit', async (e) => {
+  e.preventDefault();
+  error.hidden = true;
+  if (!name.value.trim() || !password.value) {
+    fail('Enter your name and password.');
+    (name.value.trim() ? password : name).focus();
+    return;
+  }
+  submit.disabled = true;
+  try {
+    await login(name.value.trim(), password.value);
+    const me = await getMe();
+    location.assign(next ?? homeFor(me?.roles ?? []));
+  } catch (err) {
+    fail(
+      err instanceof ApiError && err.status === 401
+        ? 'Wrong name or password.'
+        : err instanceof ApiError
+          ? err.message
+          : 'Could not log in. Try again.',
+    );
+    password.select();
+  } finally {
+    submit.disabled = false;
+  }
+});

@@ -1,0 +1,76 @@
+/**
+ * Supervisor console (`/supervisor`), a first shell: the live calls this user may see, from
+ * `welcome.calls` and every `call.state` frame, and the calls that ended while it was open.
+ */
+import { getMe, goToLogin } from '../api.ts';
+import { exponentialBackoff } from '../backoff.ts';
+import { Connection } from '../connection.ts';
+import { el, h, renderError, renderLink, setText, setupChrome, wsUrl } from '../dom.ts';
+import { describeResult, formatCaller, formatDuration } from '../format.ts';
+import { initialState, liveCalls, reduce, type UiEvent, type UiState } from '../reducer.ts';
+
+let state: UiState = initialState;
+
+function dispatch(ev: UiEvent): void {
+  state = reduce(state, ev);
+  render();
+}
+
+function render(): void {
+  renderLink(state.link);
+  renderError(state.error);
+  const live = liveCalls(state);
+  setText(el('live-count'), String(live.length));
+  el('live-empty').hidden = live.length > 0;
+  const now = Date.now();
+  el('live-calls').querySelector('tbody')!.replaceChildren(
+    ...live.map((v) =>
+      h(
+        'tr',
+        { 'data-testid': 'live-call', 'data-wacid': v.wacid, 'data-state': v.state },
+        h('td', {}, formatCaller(v.from)),
+        h('td', {}, formatCaller(v.to)),
+        h('td', {}, v.state),
+        h('td', {}, v.agent ?? '–'),
+        h('td', {}, v.startedAt !== undefined ? formatDuration((now - v.startedAt) / 1000) : v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : ''),
+      ),
+    ),
+  );
+  el('recent-empty').hidden = state.ended.length > 0;
+  el('recent-calls').replaceChildren(
+    ...state.ended.map((e) =>
+      h(
+        'li',
+        { 'data-testid': 'recent-call', 'data-wacid': e.wacid, 'data-result': e.result },
+        h('span', { class: 'h-caller' }, formatCaller(e.from)),
+        h('span', { class: 'h-duration' }, e.duration !== undefined ? formatDuration(e.duration) : '–'),
+        h('span', { class: 'h-meta' }, `${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${e.reason}` : ''}`),
+      ),
+    ),
+  );
+}
+
+async function boot(): Promise<void> {
+  const me = await getMe().catch(() => undefined);
+  if (!me) return goToLogin();
+  setupChrome(me);
+  el('error-dismiss').addEventListener('click', () => dispatch({ type: 'dismissError' }));
+  if (!me.roles.includes('supervisor')) {
+    dispatch({ type: 'error', message: 'This page is for supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+    return;
+  }
+  new Connection({
+    url: wsUrl(),
+    backoff: exponentialBackoff(),
+    onMessage: (msg) => dispatch({ type: 'server', msg, now: Date.now() }),
+    onLink: (link) => dispatch({ type: 'link', link }),
+    onBadFrame: (message) => dispatch({ type: 'error', message, code: 'BAD_FRAME', now: Date.now() }),
+    onConnectFailed: async () => {
+      if ((await getMe().catch(() => me)) === undefined) goToLogin();
+    },
+  }).start();
+  setInterval(render, 1000); // call times
+  render();
+}
+
+void boot();

@@ -1,0 +1,188 @@
+/**
+ * Call quality from WebRTC `getStats`: pull the few numbers that matter out of a stats
+ * report, and turn two successive samples into a level and plain-language warnings an
+ * agent can act on. Pure functions: the page feeds them `report.values()` every 2 s.
+ */
+
+/** The numbers we keep from one `getStats()` report. Times in seconds, as WebRTC reports them. */
+export interface StatsSample {
+  /** When the report was taken, ms. */
+  at: number;
+  inbound?: {
+    packetsReceived: number;
+    packetsLost: number;
+    /** Seconds. */
+    jitter?: number;
+    /** 0..1; stays 0 unless the remote stream plays in an unmuted <audio> element. */
+    audioLevel?: number;
+    totalAudioEnergy?: number;
+    bytesReceived?: number;
+  };
+  outbound?: { packetsSent: number; bytesSent?: number };
+  /** Round-trip time, seconds: RTCP's (remote-inbound-rtp) when present, else ICE's. */
+  rtt?: number;
+  /** Fraction of OUR audio the caller's side reports lost (RTCP receiver report), 0..1. */
+  remoteFractionLost?: number;
+}
+
+type StatLike = Record<string, unknown> & { type?: unknown };
+
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+
+/** Extract a sample from the values of an `RTCStatsReport` (audio only; we carry one audio stream). */
+export function extractSample(stats: Iterable<StatLike>, at: number): StatsSample {
+  const sample: StatsSample = { at };
+  const pairs: StatLike[] = [];
+  let selectedPairId: string | undefined;
+  let remoteRtt: number | undefined;
+  for (const s of stats) {
+    if (s.kind !== undefined && s.kind !== 'audio' && (s.type === 'inbound-rtp' || s.type === 'outbound-rtp')) continue;
+    switch (s.type) {
+      case 'inbound-rtp': {
+        const packetsReceived = num(s.packetsReceived) ?? 0;
+        const packetsLost = Math.max(0, num(s.packetsLost) ?? 0);
+        sample.inbound = {
+          packetsReceived: (sample.inbound?.packetsReceived ?? 0) + packetsReceived,
+          packetsLost: (sample.inbound?.packetsLost ?? 0) + packetsLost,
+          ...optional('jitter', num(s.jitter)),
+          ...optional('audioLevel', num(s.audioLevel)),
+          ...optional('totalAudioEnergy', num(s.totalAudioEnergy)),
+          ...optional('bytesReceived', num(s.bytesReceived)),
+        };
+        break;
+      }
+      case 'outbound-rtp':
+        sample.outbound = {
+          packetsSent: (sample.outbound?.packetsSent ?? 0) + (num(s.packetsSent) ?? 0),
+          ...optional('bytesSent', num(s.bytesSent)),
+        };
+        break;
+      case 'remote-inbound-rtp':
+        remoteRtt = num(s.roundTripTime) ?? remoteRtt;
+        if (num(s.fractionLost) !== undefined) sample.remoteFractionLost = num(s.fractionLost);
+        break;
+      case 'transport':
+        if (typeof s.selectedCandidatePairId === 'string') selectedPairId = s.selectedCandidatePairId;
+        break;
+      case 'candidate-pair':
+        pairs.push(s);
+        break;
+    }
+  }
+  const pair = pairs.find((p) => p.id === selectedPairId) ?? pairs.find((p) => p.nominated === true && p.state === 'succeeded');
+  const rtt = remoteRtt ?? num(pair?.currentRoundTripTime);
+  if (rtt !== undefined) sample.rtt = rtt;
+  return sample;
+}
+
+function optional<K extends string>(key: K, v: number | undefined): { [P in K]?: number } {
+  return (v === undefined ? {} : { [key]: v }) as { [P in K]?: number };
+}
+
+export type QualityLevel = 'unknown' | 'good' | 'fair' | 'poor';
+
+export interface Quality {
+  level: QualityLevel;
+  /** Short label for the indicator. */
+  label: string;
+  /** Plain-language warnings, worst first; empty when the line is good. */
+  warnings: string[];
+  /** Loss of the caller's audio over the interval, 0..1 (undefined before any packet). */
+  loss?: number;
+  /** Milliseconds. */
+  jitterMs?: number;
+  /** Milliseconds. */
+  rttMs?: number;
+}
+
+/** Thresholds. Opus with in-band FEC hides ~2 % loss; beyond ~8 % speech is choppy. */
+export const THRESHOLDS = {
+  loss: { fair: 0.02, poor: 0.08 },
+  jitterMs: { fair: 30, poor: 75 },
+  rttMs: { fair: 300, poor: 600 },
+  /** The caller's side losing our audio. */
+  remoteLoss: { fair: 0.05, poor: 0.1 },
+  /** An interval this long with no packet from the caller means the audio path is broken. */
+  silentIntervalMs: 2_000,
+} as const;
+
+const rank: Record<QualityLevel, number> = { unknown: 0, good: 1, fair: 2, poor: 3 };
+const LABELS: Record<QualityLevel, string> = {
+  unknown: 'Checking the line…',
+  good: 'Good line',
+  fair: 'Fair line',
+  poor: 'Poor line',
+};
+
+function grade(value: number, t: { fair: number; poor: number }): QualityLevel {
+  return value >= t.poor ? 'poor' : value >= t.fair ? 'fair' : 'good';
+}
+
+/**
+ * Classify the line from the latest sample and, when given, the previous one (loss is
+ * measured over the interval between them, so an early burst does not colour the whole
+ * call). Without any inbound statistics the level is `unknown`.
+ */
+export function assessQuality(cur: StatsSample, prev?: StatsSample): Quality {
+  const found: Array<{ level: QualityLevel; text: string }> = [];
+  const q: Quality = { level: 'unknown', label: LABELS.unknown, warnings: [] };
+  let level: QualityLevel = 'unknown';
+  const worse = (l: QualityLevel) => {
+    if (rank[l] > rank[level]) level = l;
+  };
+
+  if (cur.inbound) {
+    worse('good');
+    const received = cur.inbound.packetsReceived - (prev?.inbound?.packetsReceived ?? 0);
+    const lost = Math.max(0, cur.inbound.packetsLost - (prev?.inbound?.packetsLost ?? 0));
+    const interval = prev ? cur.at - prev.at : Infinity;
+    if (received + lost > 0) {
+      q.loss = lost / (received + lost);
+      const l = grade(q.loss, THRESHOLDS.loss);
+      worse(l);
+      if (l !== 'good') {
+        found.push({
+          level: l,
+          text:
+            `The caller's audio is breaking up: ${pct(q.loss)} of it is lost on the way.` +
+            (l === 'poor' ? ' Ask them to repeat anything unclear.' : ''),
+        });
+      }
+    }
+    if (received <= 0 && prev?.inbound && interval >= THRESHOLDS.silentIntervalMs) {
+      worse('poor');
+      found.push({ level: 'poor', text: 'No audio is arriving from the caller. The call may drop if this goes on.' });
+    }
+    if (cur.inbound.jitter !== undefined) {
+      q.jitterMs = Math.round(cur.inbound.jitter * 1000);
+      const l = grade(q.jitterMs, THRESHOLDS.jitterMs);
+      worse(l);
+      if (l !== 'good') found.push({ level: l, text: `The caller's audio arrives unevenly (jitter ${q.jitterMs} ms): they may sound robotic.` });
+    }
+  }
+  if (cur.rtt !== undefined) {
+    worse('good');
+    q.rttMs = Math.round(cur.rtt * 1000);
+    const l = grade(q.rttMs, THRESHOLDS.rttMs);
+    worse(l);
+    if (l !== 'good') {
+      found.push({ level: l, text: `The line has a long delay (${q.rttMs} ms round trip): pause before you speak to avoid talking over each other.` });
+    }
+  }
+  if (cur.remoteFractionLost !== undefined) {
+    const l = grade(cur.remoteFractionLost, THRESHOLDS.remoteLoss);
+    worse(l);
+    if (l !== 'good') found.push({ level: l, text: `The caller is losing ${pct(cur.remoteFractionLost)} of your audio: they may not hear you well.` });
+  }
+
+  found.sort((a, b) => rank[b.level] - rank[a.level]);
+  q.level = level;
+  q.label = LABELS[level];
+  q.warnings = found.map((f) => f.text);
+  return q;
+}
+
+function pct(f: number): string {
+  const p = f * 100;
+  return `${p < 10 ? p.toFixed(1).replace(/\.0$/, '') : Math.round(p)} %`;
+}

@@ -1,0 +1,284 @@
+/**
+ * The pages' state as a pure reducer: server frames (validated by shared/protocol.ts) and
+ * a few local facts ("this tab is answering") go in, a new immutable state comes out.
+ * The DOM and WebRTC code only read this state and run effects; they never decide what a
+ * call's state is on their own, so every (re)connect's `welcome` can rebuild the screen.
+ */
+import type { CallView, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+
+/** The WebSocket as the user sees it. */
+export type Link = 'connecting' | 'online' | 'reconnecting' | 'offline';
+
+/**
+ * This tab's part in a call.
+ * - none: seen here, not touched here (ringing, or held by another tab)
+ * - answering: this tab built an answer and sent `call.answer`; no ack yet
+ * - held: the ack came; this tab plays and sends the audio
+ * - hangingUp: this tab sent `call.hangup`; the call stays shown until it has ended
+ * - declined: declined in this browser; never rings here again unless offered anew
+ */
+export type Local = 'none' | 'answering' | 'held' | 'hangingUp' | 'declined';
+
+export interface CallEntry {
+  view: CallView;
+  local: Local;
+  /** Local time the current offer arrived (for the countdown's progress bar). */
+  offeredAt?: number;
+  /** Local time this tab got the ack (the call timer runs from here: no clock skew). */
+  heldAt?: number;
+  /** Set when the offer was taken away (`call.revoked`); the reason as the server gave it. */
+  revoked?: string;
+}
+
+export interface EndedCall {
+  wacid: string;
+  from: string;
+  to: string;
+  direction: CallView['direction'];
+  agent?: string;
+  result: string;
+  reason?: string;
+  /** Seconds, when known. */
+  duration?: number;
+  /** Local ms. */
+  endedAt: number;
+}
+
+export interface MediaItem {
+  wacid: string;
+  kind: 'recording' | 'transcription';
+  url: string;
+  at: number;
+}
+
+export interface UiError {
+  message: string;
+  code?: string;
+  at: number;
+}
+
+export interface UiState {
+  link: Link;
+  me?: User;
+  presence: Presence;
+  /** Live calls by wacid (ended ones leave this map). */
+  calls: Record<string, CallEntry>;
+  /** This agent's ended calls in this page's lifetime, newest first. */
+  history: EndedCall[];
+  /** Every ended call seen (supervisor view), newest first, bounded. */
+  ended: EndedCall[];
+  /** The call that just ended for this agent; shown until dismissed or the next ring. */
+  lastEnded?: EndedCall;
+  media: MediaItem[];
+  error?: UiError;
+  /** Server clock minus local clock, ms, estimated from `ping.t` (deadlines are server time). */
+  skewMs: number;
+}
+
+export type UiEvent =
+  | { type: 'server'; msg: ServerMsg; now: number }
+  | { type: 'link'; link: Link }
+  | { type: 'local'; wacid: string; local: Local; now: number }
+  | { type: 'error'; message: string; code?: string; now: number }
+  | { type: 'dismissError' }
+  | { type: 'dismissEnded' };
+
+export const initialState: UiState = {
+  link: 'connecting',
+  presence: 'away',
+  calls: {},
+  history: [],
+  ended: [],
+  media: [],
+  skewMs: 0,
+};
+
+const ENDED_LIMIT = 50;
+/** Engine state names that mean "over". `endedAt` also means over, whatever the name. */
+const TERMINAL = new Set(['ended', 'completed', 'failed', 'rejected', 'missed', 'terminated', 'canceled', 'cancelled']);
+/** Skew estimates beyond this are a different clock, not skew: ignore them. */
+const MAX_SKEW_MS = 10 * 60_000;
+
+export function isOver(view: CallView): boolean {
+  return TERMINAL.has(view.state.toLowerCase()) || view.endedAt !== undefined;
+}
+
+export function reduce(state: UiState, ev: UiEvent): UiState {
+  switch (ev.type) {
+    case 'link':
+      return ev.link === state.link ? state : { ...state, link: ev.link };
+    case 'error':
+      return { ...state, error: { message: ev.message, ...(ev.code ? { code: ev.code } : {}), at: ev.now } };
+    case 'dismissError':
+      return state.error ? omit(state, 'error') : state;
+    case 'dismissEnded':
+      return state.lastEnded ? omit(state, 'lastEnded') : state;
+    case 'local': {
+      const entry = state.calls[ev.wacid];
+      if (!entry) return state;
+      const next: CallEntry = { ...entry, local: ev.local };
+      if (ev.local === 'held' && entry.heldAt === undefined) next.heldAt = ev.now;
+      return { ...state, calls: { ...state.calls, [ev.wacid]: next } };
+    }
+    case 'server':
+      return onServer(state, ev.msg, ev.now);
+  }
+}
+
+function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
+  switch (msg.type) {
+    case 'welcome': {
+      // The server's view is the truth after every (re)connect: rebuild the call list from
+      // it, keeping only this tab's own facts (what it is doing with a call it still lists).
+      let next: UiState = { ...state, link: 'online', me: msg.user, presence: msg.presence, calls: {} };
+      const calls: Record<string, CallEntry> = {};
+      for (const view of msg.calls) {
+        const prev = state.calls[view.wacid];
+        if (isOver(view)) continue;
+        const entry: CallEntry = { view: prev ? { ...prev.view, ...view } : view, local: prev?.local ?? 'none' };
+        if (view.state === 'ringing' && view.sdp) entry.offeredAt = prev?.offeredAt ?? now;
+        if (prev?.heldAt !== undefined) entry.heldAt = prev.heldAt;
+        calls[view.wacid] = entry;
+      }
+      next = { ...next, calls };
+      // A call this tab was answering or holding that the server no longer lists is over:
+      // record it so it cannot linger on screen as a ghost.
+      for (const [wacid, prev] of Object.entries(state.calls)) {
+        if (calls[wacid] || !isMine(state, prev)) continue;
+        next = recordEnd(next, prev, { ...prev.view, state: 'ended', reason: prev.view.reason ?? 'The server no longer lists this call.' }, now);
+      }
+      return next;
+    }
+    case 'call.offered': {
+      const prev = state.calls[msg.wacid];
+      const { type: _t, ...fields } = msg;
+      const keep = prev && (prev.local === 'answering' || prev.local === 'held' || prev.local === 'hangingUp');
+      const entry: CallEntry = {
+        view: { ...prev?.view, ...fields, state: keep ? prev.view.state : 'ringing' },
+        local: keep ? prev.local : 'none',
+        offeredAt: prev && !prev.revoked && prev.offeredAt !== undefined ? prev.offeredAt : now,
+      };
+      if (prev?.heldAt !== undefined) entry.heldAt = prev.heldAt;
+      const next = { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
+      return keep ? next : omit(next, 'lastEnded');
+    }
+    case 'call.revoked': {
+      const prev = state.calls[msg.wacid];
+      if (!prev || prev.local === 'held' || prev.local === 'hangingUp') return state;
+      const { sdp: _sdp, ...view } = prev.view;
+      const entry: CallEntry = { ...prev, view, revoked: msg.reason, local: prev.local === 'declined' ? 'declined' : 'none' };
+      return { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
+    }
+    case 'call.state': {
+      const { type: _t, ...fields } = msg;
+      const prev = state.calls[msg.wacid];
+      const view: CallView = prev ? { ...prev.view, ...fields } : fields;
+      if (isOver(view)) {
+        const entry = prev ?? { view, local: 'none' as const };
+        const calls = { ...state.calls };
+        delete calls[msg.wacid];
+        return recordEnd({ ...state, calls }, entry, view, now);
+      }
+      return { ...state, calls: { ...state.calls, [msg.wacid]: { ...(prev ?? { local: 'none' }), view } } };
+    }
+    case 'media.available': {
+      if (state.media.some((m) => m.wacid === msg.wacid && m.kind === msg.kind)) return state;
+      return { ...state, media: [{ wacid: msg.wacid, kind: msg.kind, url: msg.url, at: now }, ...state.media] };
+    }
+    case 'presence':
+      return msg.presence === state.presence ? state : { ...state, presence: msg.presence };
+    case 'ping': {
+      const skew = msg.t - now;
+      return Math.abs(skew) <= MAX_SKEW_MS ? { ...state, skewMs: skew } : state;
+    }
+    case 'call.remoteAnswer':
+    case 'ack':
+    case 'error':
+      // Answers to this tab's requests: the controller that sent them handles these.
+      return state;
+  }
+}
+
+/** Does this call concern this agent (answered here or held by this agent anywhere)? */
+function isMine(state: UiState, entry: CallEntry): boolean {
+  if (entry.local === 'answering' || entry.local === 'held' || entry.local === 'hangingUp') return true;
+  return state.me !== undefined && entry.view.agent === state.me.name;
+}
+
+function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number): UiState {
+  const duration =
+    view.duration ??
+    (view.startedAt !== undefined && view.endedAt !== undefined
+      ? Math.max(0, Math.round((view.endedAt - view.startedAt) / 1000))
+      : entry.heldAt !== undefined
+        ? Math.max(0, Math.round((now - entry.heldAt) / 1000))
+        : undefined);
+  const ended: EndedCall = {
+    wacid: view.wacid,
+    from: view.from,
+    to: view.to,
+    direction: view.direction,
+    result: view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : view.state === 'ringing' ? 'MISSED' : 'ENDED'),
+    endedAt: now,
+    ...(view.agent !== undefined ? { agent: view.agent } : {}),
+    ...(view.reason !== undefined ? { reason: view.reason } : {}),
+    ...(duration !== undefined ? { duration } : {}),
+  };
+  let next: UiState = {
+    ...state,
+    ended: [ended, ...state.ended.filter((e) => e.wacid !== ended.wacid)].slice(0, ENDED_LIMIT),
+  };
+  // This agent's history: calls it held, and calls that rang here until the caller gave up
+  // (a missed call is worth seeing). An offer taken by another agent is not ours.
+  const rangHere = entry.view.sdp !== undefined && !entry.revoked && entry.local === 'none';
+  if (isMine(state, { ...entry, view }) || rangHere) {
+    next = {
+      ...next,
+      history: [ended, ...next.history.filter((e) => e.wacid !== ended.wacid)],
+      lastEnded: ended,
+    };
+  }
+  return next;
+}
+
+function omit<T extends object, K extends keyof T>(obj: T, key: K): T {
+  const copy = { ...obj };
+  delete copy[key];
+  return copy;
+}
+
+// ---- selectors ---------------------------------------------------------------------------
+
+/** Offers ringing in this tab now: offered to this agent, not revoked, declined or expired. */
+export function ringingCalls(state: UiState, now: number): CallEntry[] {
+  const serverNow = now + state.skewMs;
+  return Object.values(state.calls)
+    .filter(
+      (c) =>
+        c.view.state === 'ringing' &&
+        c.view.sdp !== undefined &&
+        !c.revoked &&
+        c.local === 'none' &&
+        (c.view.deadline === undefined || c.view.deadline > serverNow),
+    )
+    .sort((a, b) => (a.view.deadline ?? Infinity) - (b.view.deadline ?? Infinity));
+}
+
+/** The call this tab is answering, holding or hanging up, if any. */
+export function tabCall(state: UiState): CallEntry | undefined {
+  return Object.values(state.calls).find((c) => c.local === 'answering' || c.local === 'held' || c.local === 'hangingUp');
+}
+
+/** Calls this agent holds in another tab or window (no audio here). */
+export function callsElsewhere(state: UiState): CallEntry[] {
+  const me = state.me?.name;
+  if (me === undefined) return [];
+  return Object.values(state.calls).filter((c) => c.local === 'none' && c.view.agent === me && c.view.state !== 'ringing');
+}
+
+/** Live calls for a supervisor's list, oldest first. */
+export function liveCalls(state: UiState): CallView[] {
+  return Object.values(state.calls)
+    .map((c) => c.view)
+    .sort((a, b) => (a.startedAt ?? a.deadline ?? 0) - (b.startedAt ?? b.deadline ?? 0));
+}
