@@ -66,16 +66,19 @@ export function accountRoutes(rt: Runtime): Hono<Env> {
     return c.json(s);
   });
 
+  const ownerOf = (c: Context<Env>) => c.get('apiKey') ?? rt.ctx.apiKeys[0] ?? '';
+  const mine = (c: Context<Env>, id: string) => (state.numberOwners.get(id) ?? ownerOf(c)) === ownerOf(c);
+
   app.get('/chat/phoneNumbers', (c) => {
     const wabaId = c.req.query('wabaId');
-    return pageNumber(c, [...state.phoneNumbers.values()].filter((n) => !wabaId || n.wabaId === wabaId));
+    return pageNumber(c, [...state.phoneNumbers.values()].filter((n) => mine(c, n.id) && (!wabaId || n.wabaId === wabaId)));
   });
 
   /** The number addressed by `{wabaId}/{phoneNumber}`; a leading + may be raw or %2B. */
   const numberOf = (c: Context<Env>) => {
     const e164 = phoneParam(c.req.param('phoneNumber') ?? '');
     const wabaId = c.req.param('wabaId');
-    return [...state.phoneNumbers.values()].find((n) => n.wabaId === wabaId && n.phoneNumber === e164);
+    return [...state.phoneNumbers.values()].find((n) => n.wabaId === wabaId && n.phoneNumber === e164 && mine(c, n.id));
   };
 
   app.get('/chat/phoneNumbers/:wabaId/:phoneNumber', (c) => {

@@ -1,25 +1,26 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BIZ, OTHER_KEY, WABA, approvedTemplate, makeApp, sleep } from './harness.ts';
+import { BIZ, OTHER_BIZ, OTHER_KEY, WABA, approvedTemplate, makeApp, sleep, type Harness } from './harness.ts';
 
 const USER = '+447700900123';
 const BSUID = 'GB.ABC123def456';
 const text = (extra: Record<string, unknown> = {}) => ({ from: BIZ, to: USER, type: 'text', text: { body: 'hi' }, ...extra });
 
-let h: ReturnType<typeof makeApp>;
-afterEach(() => h?.close());
+let h: Harness;
+afterEach(async () => h?.close());
 
 describe('chat message validation', () => {
   it.each([
     ['from missing', { from: undefined }, 'from: is required'],
     ['from not E.164', { from: '15550100001' }, 'from: must be an E.164'],
     ['from not a business number of the account', { from: '+15559999999' }, 'from: +15559999999 is not a business phone number'],
+    ['from a number of another tenant', { from: OTHER_BIZ }, 'from: +15550100009 is not a business phone number'],
     ['to not E.164', { to: '0044 7700' }, 'to: must be an E.164'],
     ['neither to nor recipient', { to: undefined }, 'to: is required when recipient is absent'],
     ['type unknown', { type: 'fax' }, 'type: must be one of'],
     ['content of the type missing', { type: 'image' }, 'image: is required for type image'],
     ['text.body empty', { text: { body: '' } }, 'text.body: must not be empty'],
   ])('%s is refused with 400 naming the field', async (_name, patch, message) => {
-    h = makeApp();
+    h = await makeApp();
     const res = await h.call('POST', '/chat/messages', text(patch));
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('BAD_REQUEST');
@@ -28,14 +29,14 @@ describe('chat message validation', () => {
   });
 
   it.each(['GB', 'gb.ABC', 'G.ABC', 'GB.', `GB.${'a'.repeat(129)}`, 'GB.ab_c'])('recipient %s that is not a BSUID is refused', async (recipient) => {
-    h = makeApp();
+    h = await makeApp();
     const res = await h.call('POST', '/chat/messages', text({ to: undefined, recipient }));
     expect(res.status).toBe(400);
     expect(res.body.error.message).toMatch(/^recipient: must be a BSUID/);
   });
 
   it('a BSUID recipient (and a parent BSUID) is accepted when to is absent', async () => {
-    h = makeApp();
+    h = await makeApp();
     for (const recipient of [BSUID, 'GB.ENT.XYZ789', `GB.${'a'.repeat(128)}`]) {
       const res = await h.call('POST', '/chat/messages', text({ to: undefined, recipient }));
       expect(res.status).toBe(200);
@@ -45,7 +46,7 @@ describe('chat message validation', () => {
   });
 
   it('to wins over recipient when both are given (recipient is not even validated)', async () => {
-    h = makeApp();
+    h = await makeApp();
     const res = await h.call('POST', '/chat/messages', text({ recipient: 'not-a-bsuid' }));
     expect(res.status).toBe(200);
     expect(res.body.to).toBe(USER);
@@ -53,14 +54,14 @@ describe('chat message validation', () => {
   });
 
   it('a body that is not JSON is refused naming the body', async () => {
-    h = makeApp();
+    h = await makeApp();
     const res = await h.call('POST', '/chat/messages/sendDirectly', '{nope');
     expect(res.status).toBe(400);
     expect(res.body.error.message).toBe('body: must be a JSON object');
   });
 
   it('sendDirectly refuses the queued-only suppression filters', async () => {
-    h = makeApp();
+    h = await makeApp();
     for (const f of ['filterUnsubscribed', 'filterBlocked']) {
       const res = await h.call('POST', '/chat/messages/sendDirectly', text({ [f]: true }));
       expect(res.status).toBe(400);
@@ -71,7 +72,7 @@ describe('chat message validation', () => {
 
 describe('chat message lifecycle', () => {
   it('a send answers accepted with an estimated price, then sent → delivered → read events with timestamps', async () => {
-    h = makeApp();
+    h = await makeApp();
     const res = await h.call('POST', '/chat/messages/sendDirectly', text({ externalId: 'ext-1' }));
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'accepted', from: BIZ, to: USER, wabaId: WABA, type: 'text', externalId: 'ext-1', currency: 'USD' });
@@ -89,7 +90,7 @@ describe('chat message lifecycle', () => {
   });
 
   it('knob failed: sent then failed with errorCode and errorMessage, no charge, no customerProfile', async () => {
-    h = makeApp({ messageOutcome: 'failed', failErrorCode: '131049' });
+    h = await makeApp({ messageOutcome: 'failed', failErrorCode: '131049' });
     const res = await h.call('POST', '/chat/messages', text());
     const evs = await h.waitFor((e) => e.payload.id === res.body.id, 2);
     expect(evs.map((e) => e.payload.status)).toEqual(['sent', 'failed']);
@@ -99,7 +100,7 @@ describe('chat message lifecycle', () => {
   });
 
   it('per-recipient outcome knob fails only that recipient', async () => {
-    h = makeApp({ outcomeByRecipient: { [USER]: 'failed' } });
+    h = await makeApp({ outcomeByRecipient: { [USER]: 'failed' } });
     const a = await h.call('POST', '/chat/messages', text());
     const b = await h.call('POST', '/chat/messages', text({ to: '+447700900999' }));
     await h.waitFor((e) => e.payload.id === b.body.id && e.payload.status === 'read');
@@ -107,7 +108,7 @@ describe('chat message lifecycle', () => {
   });
 
   it('knob duplicates: every status event is emitted twice with distinct event ids', async () => {
-    h = makeApp({ duplicateStatusEvents: true });
+    h = await makeApp({ duplicateStatusEvents: true });
     const res = await h.call('POST', '/chat/messages', text());
     const evs = await h.waitFor((e) => e.payload.id === res.body.id, 6);
     expect(evs.map((e) => e.payload.status)).toEqual(['sent', 'sent', 'delivered', 'delivered', 'read', 'read']);
@@ -115,7 +116,7 @@ describe('chat message lifecycle', () => {
   });
 
   it('a late lower-ranked status is emitted and kept in history but never lowers the retrieved view', async () => {
-    h = makeApp({ lateLowerStatus: true });
+    h = await makeApp({ lateLowerStatus: true });
     const res = await h.call('POST', '/chat/messages', text());
     const evs = await h.waitFor((e) => e.payload.id === res.body.id, 4);
     expect(evs.map((e) => e.payload.status)).toEqual(['sent', 'delivered', 'read', 'sent']);
@@ -126,22 +127,22 @@ describe('chat message lifecycle', () => {
   });
 
   it('read without delivered (knob skipDelivered) still ends read, and the price is final', async () => {
-    h = makeApp({ skipDelivered: true });
+    h = await makeApp({ skipDelivered: true });
     const res = await h.call('POST', '/chat/messages', text());
     const evs = await h.waitFor((e) => e.payload.id === res.body.id, 2);
     expect(evs.map((e) => e.payload.status)).toEqual(['sent', 'read']);
   });
 
   it('GET of another tenant\'s message is 404, as is an unknown id', async () => {
-    h = makeApp({ messageOutcome: 'accepted' });
+    h = await makeApp({ messageOutcome: 'accepted' });
     const res = await h.call('POST', '/chat/messages', text());
     expect((await h.call('GET', `/chat/messages/${res.body.id}`, undefined, OTHER_KEY)).status).toBe(404);
     expect((await h.call('GET', '/chat/messages/msg_nope')).status).toBe(404);
   });
 
   it('status events belong to the tenant (API key) that sent the message', async () => {
-    h = makeApp();
-    const res = await h.call('POST', '/chat/messages', text(), OTHER_KEY);
+    h = await makeApp();
+    const res = await h.call('POST', '/chat/messages', text({ from: OTHER_BIZ }), OTHER_KEY);
     const evs = await h.waitFor((e) => e.payload.id === res.body.id, 3);
     expect(evs.every((e) => e.owner === OTHER_KEY)).toBe(true);
   });
@@ -149,7 +150,7 @@ describe('chat message lifecycle', () => {
 
 describe('suppression on queued sends', () => {
   it('filterUnsubscribed skips a chat-channel unsubscriber; without the filter the send goes out', async () => {
-    h = makeApp();
+    h = await makeApp();
     expect((await h.call('POST', '/_emulator/messaging/unsubscribers', { customer: USER, channel: 'chat' })).status).toBe(200);
     const skipped = await h.call('POST', '/chat/messages', text({ filterUnsubscribed: true }));
     expect(skipped.status).toBe(200);
@@ -159,14 +160,14 @@ describe('suppression on queued sends', () => {
   });
 
   it('filterUnsubscribed ignores opt-outs of other channels', async () => {
-    h = makeApp();
+    h = await makeApp();
     await h.call('POST', '/_emulator/messaging/unsubscribers', { customer: USER, channel: 'sms' });
     const res = await h.call('POST', '/chat/messages', text({ filterUnsubscribed: true }));
     expect(res.body.status).toBe('accepted');
   });
 
   it('filterBlocked skips a blocked contact; an unblocked one is sent', async () => {
-    h = makeApp();
+    h = await makeApp();
     await h.call('POST', '/contact/contacts', { phoneNumber: USER, blocked: true });
     const skipped = await h.call('POST', '/chat/messages', text({ filterBlocked: true }));
     expect(skipped.body).toMatchObject({ status: 'failed', errorCode: 'SUPPRESSED_BLOCKED' });
@@ -178,7 +179,7 @@ describe('suppression on queued sends', () => {
 
 describe('templates gate sends', () => {
   it('a PENDING template cannot be sent; once APPROVED it can', async () => {
-    h = makeApp({ reviewDelayMs: 100 });
+    h = await makeApp({ reviewDelayMs: 100 });
     await h.call('POST', '/chat/templates', { wabaId: WABA, name: 'order_update', language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'x' }] });
     const send = () => h.call('POST', '/chat/messages', text({ type: 'template', text: undefined, template: { name: 'order_update', language: { code: 'en_US' } } }));
     const early = await send();
@@ -191,7 +192,7 @@ describe('templates gate sends', () => {
   });
 
   it.each(['REJECTED', 'PAUSED', 'DISABLED', 'ARCHIVED', 'IN_APPEAL'])('template status %s blocks sends', async (status) => {
-    h = makeApp();
+    h = await makeApp();
     await approvedTemplate(h, { name: 'gate' });
     await h.call('POST', `/_emulator/messaging/templates/${WABA}/gate/en_US/status`, { status });
     const res = await h.call('POST', '/chat/messages', text({ type: 'template', template: { name: 'gate', language: { code: 'en_US' } } }));
@@ -200,7 +201,7 @@ describe('templates gate sends', () => {
   });
 
   it('the template language is exact: another locale of the name is not found', async () => {
-    h = makeApp();
+    h = await makeApp();
     await approvedTemplate(h, { name: 'gate' });
     const res = await h.call('POST', '/chat/messages', text({ type: 'template', template: { name: 'gate', language: { code: 'en_us' } } }));
     expect(res.status).toBe(400);
@@ -208,7 +209,7 @@ describe('templates gate sends', () => {
   });
 
   it('an authentication template needs a phone number: BSUID alone refused, with to accepted', async () => {
-    h = makeApp();
+    h = await makeApp();
     await approvedTemplate(h, {
       name: 'otp', category: 'AUTHENTICATION',
       components: [{ type: 'BODY', text: 'code {{1}}' }, { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'ONE_TAP' }] }],
@@ -223,13 +224,13 @@ describe('templates gate sends', () => {
 
 describe('Max Price (bidSpec) on a message', () => {
   const bidTemplate = { name: 'promo', category: 'MARKETING', bidSpec: { maxBid: '0.05', countryPriceAdjustments: [{ countryCode: 'GB', multiplier: '2' }] } };
-  const send = (h2: ReturnType<typeof makeApp>, m: unknown, name = 'promo') =>
+  const send = (h2: Harness, m: unknown, name = 'promo') =>
     h2.call('POST', '/chat/messages', text({ type: 'template', template: { name, language: { code: 'en_US' } }, bidSpec: { per_message_bid_multiplier: m } }));
 
   it.each([['0', 'must be greater than 0'], ['1.2345', 'must have at most 3 decimals'], ['-1', 'must be a decimal string'], [1.5, 'must be a string']])(
     'per_message_bid_multiplier %s is refused',
     async (m, rule) => {
-      h = makeApp();
+      h = await makeApp();
       await approvedTemplate(h, bidTemplate);
       const res = await send(h, m);
       expect(res.status).toBe(400);
@@ -238,7 +239,7 @@ describe('Max Price (bidSpec) on a message', () => {
   );
 
   it('a valid multiplier gives the Max Price ceiling as estimate and a final charge at or below it', async () => {
-    h = makeApp();
+    h = await makeApp();
     await approvedTemplate(h, bidTemplate);
     const res = await send(h, '1.5');
     expect(res.status).toBe(200);
@@ -250,7 +251,7 @@ describe('Max Price (bidSpec) on a message', () => {
   });
 
   it('bidSpec on a template created without bidSpec is refused', async () => {
-    h = makeApp();
+    h = await makeApp();
     await approvedTemplate(h, { name: 'plain', category: 'MARKETING' });
     const res = await send(h, '1.5', 'plain');
     expect(res.status).toBe(400);
@@ -260,7 +261,7 @@ describe('Max Price (bidSpec) on a message', () => {
 
 describe('inbound messages', () => {
   it('markAsRead marks an inbound message once; unknown ids are 404', async () => {
-    h = makeApp();
+    h = await makeApp();
     const inbound = await h.call('POST', '/_emulator/messaging/inbound', { from: USER, to: BIZ, text: 'hello' });
     expect(h.events.at(-1)).toMatchObject({ type: 'chat.inbound_message.received', payloadName: 'chatInboundMessage' });
     const first = await h.call('POST', `/chat/inboundMessages/${inbound.body.id}/markAsRead`);

@@ -97,7 +97,8 @@ export function sendChatMessage(rt: Runtime, c: Context<Env>, raw: unknown, mode
   } else {
     return badRequest(c, 'to: is required when recipient is absent');
   }
-  const biz = businessNumber(state, b.from);
+  const key = owner(rt, c);
+  const biz = businessNumber(state, b.from, key);
   if (!biz) return badRequest(c, `from: ${b.from} is not a business phone number of this account`);
 
   const content = (b as Json)[b.type];
@@ -127,7 +128,6 @@ export function sendChatMessage(rt: Runtime, c: Context<Env>, raw: unknown, mode
     return badRequest(c, 'bidSpec: applies only to a marketing template created with bidSpec');
   }
 
-  const key = owner(rt, c);
   const now = rt.iso();
   const recipientUserId = bsuidFor(user);
   const region = regionOf(user);

@@ -126,7 +126,7 @@ export function customerDataRoutes(rt: Runtime): Hono<Env> {
         const old = attrs[name];
         if (v === null) delete attrs[name];
         else attrs[name] = v;
-        if (old !== (v ?? undefined)) changed[name] = { oldValue: old ?? null, newValue: v };
+        if (old !== (v ?? undefined)) changed[name] = { ...(old !== undefined ? { oldValue: old } : {}), ...(v !== null ? { newValue: v } : {}) };
       }
       ct.customAttributes = attrs;
       defineAttributes(customAttributes);
@@ -222,7 +222,7 @@ export function customerDataRoutes(rt: Runtime): Hono<Env> {
     const wabaId = b.wabaId ?? state.businessAccounts.keys().next().value!;
     if (!state.businessAccounts.has(wabaId)) return badRequest(c, `wabaId: unknown business account ${wabaId}`);
     const now = rt.iso();
-    const f = { ...b, id: ctx.newId('flow_'), wabaId, status: 'DRAFT', endpointUrl: endpointUri ?? null, validationErrors: [], createTime: now, updateTime: now };
+    const f = { ...b, id: ctx.newId('flow_'), wabaId, status: 'DRAFT', ...(endpointUri !== undefined ? { endpointUrl: endpointUri } : {}), validationErrors: [], createTime: now, updateTime: now };
     state.flows.set(f.id, f);
     return c.json(f);
   });
@@ -241,7 +241,8 @@ export function customerDataRoutes(rt: Runtime): Hono<Env> {
     Object.assign(f, rest, endpointUri !== undefined ? { endpointUrl: endpointUri } : {}, { updateTime: rt.iso() });
     return c.json(f);
   });
-  app.put('/chat/flows/:flowId/structure', async (c) => {
+  // PATCH is what the client sends; PUT is kept for "replace the structure" readers.
+  app.on(['PATCH', 'PUT'], '/chat/flows/:flowId/structure', async (c) => {
     const f = flowOf(c);
     if (!f) return notFound(c, 'flow');
     if (f.status !== 'DRAFT') return wrongStatus(c, f, 'DRAFT', 'restructured');

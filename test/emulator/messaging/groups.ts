@@ -88,6 +88,7 @@ const participantView = (p: { user: string; joinTime: string }) => ({
 export function groupView(g: GroupRecord): Json {
   return {
     groupId: g.groupId,
+    status: 'active',
     businessPhoneNumber: g.businessNumber,
     subject: g.subject,
     description: g.description,
@@ -106,7 +107,7 @@ export function groupRoutes(rt: Runtime): Hono<Env> {
   const newLink = () => `https://chat.example/g/${ctx.newId('')}`;
 
   /** Resolves `{phoneNumber}` to a business number of the account or answers 404. */
-  const biz = (c: Context<Env>) => businessNumber(state, phoneParam(c.req.param('phoneNumber') ?? ''));
+  const biz = (c: Context<Env>) => businessNumber(state, phoneParam(c.req.param('phoneNumber') ?? ''), ownerOf(c));
   const groupOf = (c: Context<Env>) => {
     const n = biz(c);
     const g = state.groups.get(c.req.param('groupId') ?? '');
@@ -206,7 +207,8 @@ export function groupRoutes(rt: Runtime): Hono<Env> {
     return c.json({ groupId: g.groupId, inviteLink: g.inviteLink });
   });
 
-  app.post('/chat/:phoneNumber/groups/:groupId/settings', async (c) => {
+  // PATCH is what the client sends; POST is accepted too (the path and method are not shown).
+  app.on(['PATCH', 'POST'], '/chat/:phoneNumber/groups/:groupId/settings', async (c) => {
     const g = groupOf(c);
     if (!g) return groupNotFound(c);
     let raw: Json;
@@ -321,7 +323,7 @@ export function groupRoutes(rt: Runtime): Hono<Env> {
     const p = check(c, GroupSendBody, raw);
     if (!p.ok) return p.res;
     const b = p.data;
-    const n = businessNumber(state, b.from);
+    const n = businessNumber(state, b.from, ownerOf(c));
     if (!n) return badRequest(c, `from: ${b.from} is not a business phone number of this account`);
     const g = state.groups.get(b.groupId);
     if (!g || g.businessNumber !== n.phoneNumber || g.owner !== ownerOf(c)) return notFound(c, `group ${b.groupId} (verify the exact groupId)`);
@@ -398,12 +400,12 @@ function refusedGroupComponent(components: Json[]): string | null {
   for (const comp of components) {
     const type = String(comp.type).toUpperCase();
     if (type === 'CALL_PERMISSION_REQUEST' || type === 'FLOW') return 'interactive';
-    if (type === 'CAROUSEL' || type === 'PRODUCT' || type === 'CATALOG' || type === 'LIMITED_TIME_OFFER') return 'commerce';
+    if (['CAROUSEL', 'PRODUCT', 'CATALOG', 'LIMITED_TIME_OFFER', 'ORDER_DETAILS'].includes(type)) return 'commerce';
     const buttons = Array.isArray(comp.buttons) ? (comp.buttons as Json[]) : [];
     for (const btn of buttons) {
       const bt = String(btn.type).toUpperCase();
       if (bt === 'FLOW' || bt === 'OTP') return 'interactive';
-      if (bt === 'CATALOG' || bt === 'MPM' || bt === 'SPM') return 'commerce';
+      if (['CATALOG', 'MPM', 'SPM', 'ORDER_DETAILS', 'PRODUCT'].includes(bt)) return 'commerce';
     }
   }
   return null;

@@ -3,10 +3,9 @@
  * signaling and the phone-number `settings` endpoints). Mounted by the emulator core:
  * `routes` under `/v2` (after auth and rate limits), `control` under `/_emulator`.
  *
- * NOTE FOR THE CORE: `close()` clears this module's timers (status progressions,
- * template reviews, permission replies, group operations). Call it when the emulator
- * closes (`messaging.close?.()`); it is safe to call twice. Without it, a closed
- * emulator can still emit events for a few seconds.
+ * NOTE FOR THE CORE: timers run on `ctx.setTimer`, so `ctx.close()` already cancels
+ * them. `close()` (safe to call twice) is there for a messaging module closed on its
+ * own; calling it from the core's close is harmless.
  *
  * Seeding: if `ctx.phoneNumbers` is empty when `createMessaging` runs, it registers one
  * business account with two numbers (see SEED in state.ts); otherwise it builds the
@@ -46,7 +45,7 @@ export interface MessagingOptions {
 
 export function createMessaging(ctx: EmulatorContext, options: MessagingOptions = {}): Messaging {
   const knobs: Knobs = Knobs.parse({ ...defaultKnobs(), ...options.knobs });
-  const sched = new Scheduler(() => ctx.options.timeScale);
+  const sched = new Scheduler(ctx);
   const iso = () => new Date(ctx.clock.now()).toISOString();
   const rt: Runtime = { ctx, knobs, sched, state: createState(ctx, iso()), iso };
 

@@ -1,28 +1,30 @@
 /**
  * Timers for the simulated far side (status progressions, reviews, user replies).
- * Every timer is tracked so `close()` can clear them: a closed emulator must not emit
- * events into a test that has already moved on.
+ * They run on the core's `ctx.setTimer`, so the emulator's own close() cancels them;
+ * `close()` here also cancels them for a messaging module closed on its own. A closed
+ * emulator must not emit events into a test that has already moved on.
  */
+import type { EmulatorContext } from '../context.ts';
+
 export class Scheduler {
-  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly cancels = new Set<() => void>();
   private closed = false;
 
-  /** @param scale multiplies every delay (the emulator's `timeScale`). */
-  constructor(private readonly scale: () => number) {}
+  constructor(private readonly ctx: EmulatorContext) {}
 
-  /** Runs `fn` after `ms` (scaled). A throwing step is logged, not fatal: one bad step must not stop the others. */
+  /** Runs `fn` after `ms` times the emulator's timeScale. A throwing step is logged, not fatal. */
   after(ms: number, fn: () => void): void {
-    if (this.closed) return;
-    const t = setTimeout(() => {
-      this.timers.delete(t);
+    if (this.closed || this.ctx.closed) return;
+    const cancel = this.ctx.setTimer(() => {
+      this.cancels.delete(cancel);
       if (this.closed) return;
       try {
         fn();
       } catch (err) {
         console.error('[emulator/messaging] scheduled step failed:', err);
       }
-    }, Math.max(0, ms * this.scale()));
-    this.timers.add(t);
+    }, Math.max(0, ms * this.ctx.options.timeScale));
+    this.cancels.add(cancel);
   }
 
   /** Runs the steps one after another, each `ms` after the previous, so their order is fixed. */
@@ -35,14 +37,10 @@ export class Scheduler {
     });
   }
 
-  get pending(): number {
-    return this.timers.size;
-  }
-
   /** Safe to call twice. */
   close(): void {
     this.closed = true;
-    for (const t of this.timers) clearTimeout(t);
-    this.timers.clear();
+    for (const cancel of this.cancels) cancel();
+    this.cancels.clear();
   }
 }

@@ -65,6 +65,8 @@ export interface State {
   businessAccounts: Map<string, Json & { wabaId: string }>;
   /** phoneId → phone number object (interface field names). */
   phoneNumbers: Map<string, Json & { id: string; phoneNumber: string; wabaId: string }>;
+  /** phoneId → API key of the owning tenant (kept out of the number's JSON). */
+  numberOwners: Map<string, string>;
   profiles: Map<string, Json>;
   commerceSettings: Map<string, Json>;
   creativeOptimizations: Map<string, Json>;
@@ -138,6 +140,7 @@ export function createState(ctx: EmulatorContext, iso: string): State {
     balance: { amount: 1000, currency: 'USD' },
     businessAccounts: new Map(),
     phoneNumbers: new Map(),
+    numberOwners: new Map(),
     profiles: new Map(),
     commerceSettings: new Map(),
     creativeOptimizations: new Map(),
@@ -180,17 +183,15 @@ export function createState(ctx: EmulatorContext, iso: string): State {
       });
       s.creativeOptimizations.set(n.wabaId, { wabaId: n.wabaId, enabled: false, features: { imageEnhancement: false, textOptimization: false }, updateTime: iso });
     }
+    if (n.owner) s.numberOwners.set(n.id, n.owner);
     const digits = n.phoneNumber.slice(1);
     s.phoneNumbers.set(n.id, {
       id: n.id,
       phoneNumber: n.phoneNumber,
       displayPhoneNumber: `+${digits.slice(0, 1)} ${digits.slice(1, 4)}-${digits.slice(4, 7)}-${digits.slice(7)}`,
       wabaId: n.wabaId,
-      businessUsername: null,
-      businessUsernameStatus: null,
       verifiedName: 'Switchboard Demo',
       nameStatus: 'APPROVED',
-      newName: null,
       messagingLimit: 'TIER_10K',
       chatBusinessManagerMessagingLimit: 'TIER_10K',
       qualityRating: 'GREEN',
@@ -199,22 +200,25 @@ export function createState(ctx: EmulatorContext, iso: string): State {
     s.profiles.set(n.id, {
       verifiedName: 'Switchboard Demo',
       nameStatus: 'APPROVED',
-      newName: null,
       about: 'Calls answered by real people.',
       address: '1 Demo Street',
       description: 'Emulated business profile',
       email: 'support@example.com',
       websites: ['https://example.com'],
       vertical: 'PROF_SERVICES',
-      profilePictureUrl: null,
     });
     s.commerceSettings.set(n.id, { isCartEnabled: false, isCatalogVisible: false });
   }
   return s;
 }
 
-/** The business phone number record for an E.164 number, if the account has it. */
-export function businessNumber(s: State, e164: string) {
-  for (const n of s.phoneNumbers.values()) if (n.phoneNumber === e164) return n;
+/**
+ * The business phone number record for an E.164 number, if the tenant (`owner` API key)
+ * has it: another tenant's number is as unknown as a missing one.
+ */
+export function businessNumber(s: State, e164: string, owner?: string) {
+  for (const n of s.phoneNumbers.values()) {
+    if (n.phoneNumber === e164 && (owner === undefined || (s.numberOwners.get(n.id) ?? owner) === owner)) return n;
+  }
   return undefined;
 }
