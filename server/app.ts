@@ -1,0 +1,166 @@
+/**
+ * `createApp(deps)`: the HTTP application, built from its dependencies, no I/O at import.
+ *
+ * What every route gets from here:
+ * - a request id (`X-Request-ID`, taken from the request when well-formed, else new) on
+ *   every response and in `c.get('log')`, a child logger whose every line carries it;
+ * - one error mapping (`app.onError`): `HttpError`s (server/ops/errors.ts) become the
+ *   Service's error shape `{ error: { status, code, message, requestId } }`, anything
+ *   else is logged and becomes a 500 without internals;
+ * - request counting for `/metrics`.
+ *
+ * Routes of the foundation: `POST /webhooks/service`, `GET /healthz`, `GET /readyz`,
+ * `GET /metrics`. Other parts add theirs through `deps.mount` (see `AppPart`).
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Logger } from 'pino';
+import type { Config } from './config/config.ts';
+import { HttpError, errorBody, NotFoundError } from './ops/errors.ts';
+import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
+import type { Store } from './store/store.ts';
+import { WEBHOOK_PATH, webhookHandler } from './webhooks/receiver.ts';
+import { WORKER_GROUP } from './webhooks/workers.ts';
+
+export * from './ops/errors.ts';
+
+/** Hono environment of every route: `c.get('requestId')`, `c.get('log')`. */
+export type AppEnv = { Variables: { requestId: string; log: Logger } };
+export type App = Hono<AppEnv>;
+
+/** A readiness check for `/readyz`: resolves when fine, rejects with the reason. */
+export interface ReadinessCheck {
+  name: string;
+  check: () => Promise<void>;
+}
+
+export interface AppDeps {
+  config: Config;
+  store: Store;
+  log: Logger;
+  /** Shared registry; others add their metrics to it. Default: a new one. */
+  metrics?: Metrics;
+  /** Epoch ms. Default `Date.now`. */
+  now?: () => number;
+  /** More routes: each function gets the app after the foundation's middleware. */
+  mount?: Array<(app: App) => void>;
+  /** More `/readyz` checks (e.g. the Service is reachable); the store is always checked. */
+  readiness?: ReadinessCheck[];
+  /** Set once shutdown begins: `/readyz` answers 503 so load balancers drain this node. */
+  isShuttingDown?: () => boolean;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let t: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(t)),
+    new Promise<T>((_, reject) => {
+      t = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
+    }),
+  ]);
+}
+
+export function errorResponse(c: Context<AppEnv>, status: number, code: string, message: string): Response {
+  return c.json(errorBody(status, code, message, c.get('requestId') ?? 'unknown'), status as ContentfulStatusCode);
+}
+
+/** The app and the foundation's metrics (tests read counters). */
+export function createApp(deps: AppDeps): App {
+  return createAppWithMetrics(deps).app;
+}
+
+export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metrics; m: FoundationMetrics } {
+  const metrics = deps.metrics ?? new Metrics();
+  const m = foundationMetrics(metrics);
+  const now = deps.now ?? Date.now;
+  const app = new Hono<AppEnv>();
+
+  metrics.gauge('switchboard_webhook_stream_lag', 'Webhook events accepted but not yet processed (pending + never delivered).', () =>
+    deps.store.streamLag(WORKER_GROUP),
+  );
+  metrics.gauge('switchboard_up', 'Always 1 while the process serves.', () => 1);
+
+  app.use('*', async (c, next) => {
+    const given = c.req.header('x-request-id');
+    const requestId = given && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+    c.set('requestId', requestId);
+    c.set('log', deps.log.child({ requestId }));
+    c.header('X-Request-ID', requestId);
+    const t0 = performance.now();
+    await next();
+    c.res.headers.set('X-Request-ID', requestId);
+    const status = c.res.status;
+    m.httpRequests.inc({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(status) });
+    const log = c.get('log');
+    if (log.isLevelEnabled('debug') || (status >= 500 && log.isLevelEnabled('warn'))) {
+      // Path only: query strings are never logged.
+      log[status >= 500 ? 'warn' : 'debug']({ method: c.req.method, path: c.req.path, status, ms: Math.round(performance.now() - t0) }, 'request');
+    }
+  });
+
+  app.onError((err, c) => {
+    if (err instanceof HttpError) {
+      if (err.status >= 500) c.get('log')?.error({ err, cause: err.cause }, err.message);
+      return errorResponse(c, err.status, err.code, err.message);
+    }
+    // Hono's own HTTP exceptions (e.g. from middleware of other parts).
+    const status = (err as { status?: number }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return errorResponse(c, status, status === 401 ? 'UNAUTHORIZED' : status === 403 ? 'FORBIDDEN' : 'BAD_REQUEST', err.message || 'request refused');
+    }
+    (c.get('log') ?? deps.log).error({ err }, 'unhandled error');
+    return errorResponse(c, 500, 'INTERNAL', 'internal error');
+  });
+
+  app.notFound((c) => errorResponse(c, 404, 'NOT_FOUND', new NotFoundError(`no route for ${c.req.method} ${c.req.path}`).message));
+
+  app.post(
+    WEBHOOK_PATH,
+    webhookHandler({
+      store: deps.store,
+      secrets: deps.config.webhookSecrets,
+      dedupeTtlMs: deps.config.webhookDedupeTtlMs,
+      metrics: m,
+      now,
+    }),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+
+  app.get('/readyz', async (c) => {
+    const checks: Record<string, string> = {};
+    let ready = true;
+    if (deps.isShuttingDown?.()) {
+      ready = false;
+      checks.process = 'shutting down';
+    }
+    const all: ReadinessCheck[] = [{ name: 'store', check: () => deps.store.ping() }, ...(deps.readiness ?? [])];
+    await Promise.all(
+      all.map(async ({ name, check }) => {
+        try {
+          await timeout(check(), 2000, name);
+          checks[name] = 'ok';
+        } catch (err) {
+          ready = false;
+          checks[name] = (err as Error)?.message ?? 'failed';
+        }
+      }),
+    );
+    const reason = Object.entries(checks)
+      .filter(([, v]) => v !== 'ok')
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ');
+    return c.json(ready ? { status: 'ready', checks } : { status: 'not ready', reason, checks }, ready ? 200 : 503);
+  });
+
+  app.get('/metrics', async (c) => {
+    return c.body(await metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
+  });
+
+  for (const mount of deps.mount ?? []) mount(app);
+
+  return { app, metrics, m };
+}

@@ -1,0 +1,202 @@
+/**
+ * Webhook workers on a real RedisStore (private redis-server): exactly-once processing of
+ * a repeated event, recovery of a dead worker's event, dead-lettering of a handler that
+ * keeps failing without blocking the events behind it.
+ */
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, memoryDestination } from '../../server/log/logger.ts';
+import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
+import { MemoryStore } from '../../server/store/memory.ts';
+import { RedisStore } from '../../server/store/redis.ts';
+import type { Store, StreamEntry } from '../../server/store/store.ts';
+import { WORKER_GROUP, createWorkers, type HandlerRegistry, type WebhookEvent } from '../../server/webhooks/workers.ts';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
+import { event, signed, testApp, until } from './helpers.ts';
+
+let redis: TestRedis;
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.close();
+});
+
+function workersFor(store: Store, handlers: HandlerRegistry, over: Partial<Parameters<typeof createWorkers>[0]> = {}) {
+  const logs = memoryDestination();
+  const metrics = new Metrics();
+  const m = foundationMetrics(metrics);
+  const w = createWorkers({
+    store,
+    handlers,
+    log: createLogger({ level: 'debug', destination: logs }),
+    metrics: m,
+    maxAttempts: 3,
+    blockMs: 100,
+    retryDelayMs: 10,
+    claimIdleMs: 300,
+    claimEveryMs: 100,
+    ...over,
+  });
+  return { w, logs, m, metrics };
+}
+
+describe('workers', () => {
+  it('the same event delivered 20 times, 10 of them concurrently, is processed exactly once', async () => {
+    const store = new RedisStore({ url: redis.url, prefix: uniquePrefix() });
+    const handled: string[] = [];
+    const { w } = workersFor(store, {
+      'chat.call.connect': async (e) => {
+        handled.push(e.id);
+      },
+    });
+    const { app } = testApp(store);
+    await w.start();
+    try {
+      const body = JSON.stringify(event());
+      const post = () => app.request('/webhooks/service', { method: 'POST', body, headers: signed(body) });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) statuses.push((await post()).status);
+      statuses.push(...(await Promise.all(Array.from({ length: 10 }, post))).map((r) => r.status));
+      expect(statuses).toEqual(Array(20).fill(200));
+      await until(() => handled.length >= 1, 5000, 'processing');
+      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(handled).toEqual([JSON.parse(body).id]);
+    } finally {
+      await w.stop();
+      await store.close();
+    }
+  });
+
+  it('a worker killed after reading an event and before acking it: another worker processes it', async () => {
+    const prefix = uniquePrefix();
+    const store = new RedisStore({ url: redis.url, prefix });
+    await store.ensureGroup(WORKER_GROUP);
+    const e = event();
+    await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
+
+    // A separate process reads it and dies with SIGKILL inside the handler.
+    const script = fileURLToPath(new URL('./fixtures/dying-worker.ts', import.meta.url));
+    const child = spawn(process.execPath, ['--import', 'tsx', script, redis.url, prefix, 'doomed'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += String(d)));
+    child.stderr.on('data', (d) => (out += String(d)));
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
+    expect(signal).toBe('SIGKILL');
+    expect(out).toContain(`read ${e.id}`);
+    expect(await store.streamLag(WORKER_GROUP)).toBe(1); // pending, unacked
+
+    const got: Array<{ id: string; deliveries: number }> = [];
+    const { w, logs } = workersFor(store, {
+      'chat.call.connect': async (ev: WebhookEvent, entry: StreamEntry) => {
+        got.push({ id: ev.id, deliveries: entry.deliveries });
+      },
+    });
+    await w.start();
+    try {
+      await until(() => got.length > 0, 10_000, 'rescue');
+      expect(got).toEqual([{ id: e.id, deliveries: 2 }]);
+      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'ack');
+      expect(logs.text()).toContain('claimed a stale webhook event');
+    } finally {
+      await w.stop();
+      await store.close();
+    }
+  }, 30_000);
+
+  describe.each([
+    ['RedisStore', () => new RedisStore({ url: redis.url, prefix: uniquePrefix() }) as Store],
+    ['MemoryStore', () => new MemoryStore() as Store],
+  ])('dead letters (%s)', (_name, make) => {
+    it('a handler that always throws: its event is dead-lettered after N attempts and the next events are processed', async () => {
+      const store = make();
+      let attempts = 0;
+      const processed: string[] = [];
+      const { w, logs, m, metrics } = workersFor(
+        store,
+        {
+          'chat.call.terminate': async () => {
+            attempts++;
+            throw new Error('handler is broken');
+          },
+          'chat.call.connect': async (e) => {
+            processed.push(e.id);
+          },
+        },
+        { maxAttempts: 3, concurrency: 1 },
+      );
+      await w.start();
+      try {
+        const bad = event('chat.call.terminate', 'evt_bad', { callingTerminate: { wacid: 'w1', status: 'COMPLETED' } });
+        const after = [event(), event(), event()];
+        for (const e of [bad, ...after]) {
+          await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
+        }
+        await until(async () => (await store.listDeadLetters(10)).length === 1, 10_000, 'dead letter');
+        expect(attempts).toBe(3);
+        expect(processed.sort()).toEqual(after.map((e) => e.id).sort());
+        const [dl] = await store.listDeadLetters(10);
+        expect(dl).toMatchObject({ entry: { eventId: 'evt_bad', type: 'chat.call.terminate' }, error: 'handler is broken' });
+        expect(m.deadLettered.get({ type: 'chat.call.terminate' })).toBe(1);
+        expect(await metrics.render()).toContain('switchboard_webhook_dead_lettered_total{type="chat.call.terminate"} 1');
+        expect(logs.text()).toContain('webhook event dead-lettered');
+        await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+        // Never retried again.
+        await new Promise((r) => setTimeout(r, 500));
+        expect(attempts).toBe(3);
+      } finally {
+        await w.stop();
+        await store.close();
+      }
+    });
+  });
+
+  it('an event whose payload breaks its schema is dead-lettered at once; unknown types are acked and ignored', async () => {
+    const store = new MemoryStore();
+    let called = 0;
+    const { w, m } = workersFor(store, {
+      'chat.call.connect': async () => {
+        called++;
+      },
+    });
+    await w.start();
+    try {
+      const broken = event('chat.call.connect', 'evt_broken', { callingConnect: { wacid: 'w' } });
+      const unknown = event('chat.something.new', 'evt_unknown', { thing: {} });
+      for (const e of [broken, unknown]) {
+        await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
+      }
+      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+      expect(called).toBe(0);
+      const [dl] = await store.listDeadLetters(10);
+      expect(dl?.error).toMatch(/^chat\.call\.connect: callingConnect\.phoneId/);
+      expect(m.webhookEvents.get({ type: 'chat.something.new', outcome: 'ignored' })).toBe(1);
+    } finally {
+      await w.stop();
+      await store.close();
+    }
+  });
+
+  it('stop() lets the event in hand finish before returning', async () => {
+    const store = new MemoryStore();
+    let finished = false;
+    let started = false;
+    const { w } = workersFor(store, {
+      'chat.call.connect': async () => {
+        started = true;
+        await new Promise((r) => setTimeout(r, 300));
+        finished = true;
+      },
+    });
+    await w.start();
+    const e = event();
+    await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
+    await until(() => started, 5000, 'start');
+    await w.stop();
+    expect(finished).toBe(true);
+    expect(await store.streamLag(WORKER_GROUP)).toBe(0);
+    await store.close();
+  });
+});
