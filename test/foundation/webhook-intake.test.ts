@@ -2,6 +2,7 @@
  * POST /webhooks/service against a real RedisStore on a private redis-server:
  * signature, envelope, size limit, dedupe, durable accept and 503.
  */
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { RedisStore } from '../../server/store/redis.ts';
@@ -21,7 +22,7 @@ afterAll(async () => {
 async function setup() {
   const store = new RedisStore({ url: redis.url, prefix: uniquePrefix() });
   const t = testApp(store);
-  const post = (body: string | Uint8Array, headers: Record<string, string>) => t.app.request('/webhooks/service', { method: 'POST', body, headers });
+  const post = (body: string | Uint8Array, headers: Record<string, string>) => t.app.request('/webhooks/service', { method: 'POST', body: body as BodyInit, headers });
   const stored = async () => {
     await store.ensureGroup('probe');
     return store.streamLag('probe');
@@ -140,7 +141,7 @@ describe('webhook envelope and body', () => {
           const buf = Buffer.from(over);
           for (let i = 0; i < buf.length; i += 64 * 1024) yield buf.subarray(i, i + 64 * 1024);
         }
-        const chunked = await request(`${srv.url}/webhooks/service`, { method: 'POST', body: chunks(), headers: signed(over) });
+        const chunked = await request(`${srv.url}/webhooks/service`, { method: 'POST', body: Readable.from(chunks()), headers: signed(over) });
         expect(chunked.statusCode).toBe(413);
         await chunked.body.dump();
         expect(await stored()).toBe(1);
@@ -162,7 +163,7 @@ describe('webhook envelope and body', () => {
             yield chunk;
           }
         }
-        const res = await request(`${srv.url}/webhooks/service`, { method: 'POST', body: endless(), headers: { 'Service-Signature': 't=1,s=' + '0'.repeat(64) } }).catch(
+        const res = await request(`${srv.url}/webhooks/service`, { method: 'POST', body: Readable.from(endless()), headers: { 'Service-Signature': 't=1,s=' + '0'.repeat(64) } }).catch(
           (err: Error) => err,
         );
         if (!(res instanceof Error)) {
