@@ -2,11 +2,11 @@
  * Login, logout, "who am I", and the role checks every `/api` route and the WebSocket
  * upgrade go through.
  *
- * - `POST /api/login {name, password}` → 200 `{user}` + session cookie (HttpOnly,
+ * - `POST /api/login {name, password}` → 200 `{name, roles, demo}` + session cookie (HttpOnly,
  *   SameSite=Strict), or 401 UNAUTHORIZED (same answer for an unknown name and a wrong
  *   password). Repeated failures for one name are slowed down (429).
  * - `POST /api/logout` → 204; the session is deleted from the store.
- * - `GET /api/me` → `{user}` or 401.
+ * - `GET /api/me` → `{name, roles, demo}` or 401.
  * - `requireUser(...roles)`: 401 without a session, 403 without one of the roles.
  * - State-changing requests (anything but GET/HEAD/OPTIONS) must come from our own Origin.
  */
@@ -49,8 +49,18 @@ export interface Auth {
   users: Users;
 }
 
-export function createAuth(deps: { users: Users; sessions: Sessions; log: Logger; now?: () => number }): Auth {
+export interface AuthOptions {
+  users: Users;
+  sessions: Sessions;
+  log: Logger;
+  /** Demo mode: `/api/me` says so (the page then offers "simulate an incoming call"). */
+  demo?: boolean;
+  now?: () => number;
+}
+
+export function createAuth(deps: AuthOptions): Auth {
   const { users, sessions, log } = deps;
+  const demo = deps.demo ?? false;
   const now = deps.now ?? Date.now;
   const failures = new Map<string, number[]>();
 
@@ -107,7 +117,7 @@ export function createAuth(deps: { users: Users; sessions: Sessions; log: Logger
     const cookie = await sessions.create(user.name);
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
-    return c.json({ user });
+    return c.json({ ...user, demo });
   });
 
   routes.post('/api/logout', async (c) => {
@@ -116,7 +126,8 @@ export function createAuth(deps: { users: Users; sessions: Sessions; log: Logger
     return c.body(null, 204);
   });
 
-  routes.get('/api/me', requireUser(), (c) => c.json({ user: c.get('user') }));
+  // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
+  routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
 
   return { routes, requireUser, sameOriginWrites, userOf, sessions, users };
 }

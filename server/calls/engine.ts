@@ -12,6 +12,7 @@
  */
 import type { CallView, ClientMsg, Presence, ServerMsg, User } from '../../shared/protocol.ts';
 import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { parseEvent, type CallingConnect, type CallingStatus, type CallingTerminate, type ParsedEvent } from '../../shared/events.ts';
 import type { Logger } from '../log/logger.ts';
 import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
@@ -485,65 +486,53 @@ function providerMessage(details: unknown): string | undefined {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
-const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : undefined);
 
-/** The payload object of an event: the envelope member that carries the wacid. */
-function payloadOf(env: Record<string, unknown>): Record<string, unknown> | undefined {
-  for (const [k, v] of Object.entries(env)) {
-    if (k === 'id' || k === 'type' || k === 'apiVersion' || k === 'createTime') continue;
-    if (v && typeof v === 'object' && !Array.isArray(v) && typeof (v as Record<string, unknown>).wacid === 'string') return v as Record<string, unknown>;
-  }
-  return typeof env.wacid === 'string' ? env : undefined;
-}
-
-/** Map a webhook event to a lifecycle event; undefined for unusable payloads. */
+/**
+ * Map a webhook event to a lifecycle event, validating its payload with the shared event
+ * schemas (`shared/events.ts`); undefined for other types and unusable payloads.
+ */
 export function parseCallEvent(entry: { type: string; body: string; receivedAt: number }): CallEvent | undefined {
-  let env: Record<string, unknown>;
+  let parsed: ParsedEvent;
   try {
-    env = JSON.parse(entry.body) as Record<string, unknown>;
+    parsed = parseEvent(JSON.parse(entry.body));
   } catch {
     return undefined;
   }
-  const p = payloadOf(env);
-  const wacid = p && str(p.wacid);
-  if (!p || !wacid) return undefined;
+  if (!parsed.known) return undefined;
   const at = entry.receivedAt;
-  switch (entry.type) {
+  switch (parsed.type) {
     case 'chat.call.connect': {
-      const direction = p.direction === 'BUSINESS_INITIATED' ? 'BUSINESS_INITIATED' : 'USER_INITIATED';
-      const sdp = str(p.sdp);
-      const dialTime = num(p.dialTime);
+      const p = parsed.payload as CallingConnect;
       return {
         type: 'connect',
-        wacid,
+        wacid: p.wacid,
         at,
-        direction,
-        phoneId: str(p.phoneId) ?? '',
-        from: str(p.from) ?? '',
-        to: str(p.to) ?? '',
-        ...(sdp !== undefined ? { sdp } : {}),
-        ...(dialTime !== undefined ? { dialTime } : {}),
+        direction: p.direction,
+        phoneId: p.phoneId,
+        from: p.from ?? p.recipient ?? '',
+        to: p.to ?? '',
+        sdp: p.sdp,
+        ...(p.dialTime !== undefined ? { dialTime: p.dialTime } : {}),
       };
     }
     case 'chat.call.terminate': {
-      const err = (p.error && typeof p.error === 'object' ? p.error : {}) as Record<string, unknown>;
-      const duration = num(p.duration);
-      const errorCode = str(p.errorCode) ?? str(err.code);
-      const reason = str(p.errorMessage) ?? str(err.message) ?? str(p.reason);
-      const phoneId = str(p.phoneId);
+      const p = parsed.payload as CallingTerminate;
+      const errorCode = str(p.errorCode);
       return {
         type: 'terminate',
-        wacid,
+        wacid: p.wacid,
         at,
-        result: str(p.status) ?? str(p.result) ?? 'COMPLETED',
-        ...(duration !== undefined ? { duration } : {}),
+        result: p.status ?? 'COMPLETED',
+        ...(p.duration !== undefined ? { duration: p.duration } : {}),
         ...(errorCode !== undefined ? { errorCode } : {}),
-        ...(reason !== undefined ? { reason } : {}),
-        ...(phoneId !== undefined ? { phoneId } : {}),
+        ...(p.errorMessage !== undefined ? { reason: p.errorMessage } : {}),
+        ...(p.phoneId !== undefined ? { phoneId: p.phoneId } : {}),
       };
     }
-    case 'chat.call.status.updated':
-      return { type: 'status', wacid, at, value: str(p.status) ?? str(p.value) ?? '' };
+    case 'chat.call.status.updated': {
+      const p = parsed.payload as CallingStatus;
+      return { type: 'status', wacid: p.wacid, at, value: p.status };
+    }
     default:
       return undefined;
   }

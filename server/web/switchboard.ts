@@ -1,0 +1,127 @@
+/**
+ * The calling half of the server, assembled: users and sessions, call engine, routing,
+ * the WebSocket gateway and the pages. `main.ts` (and the end-to-end tests) build it with
+ * `createSwitchboard(...)`, then:
+ *
+ * ```ts
+ * const app = createApp({ ..., mount: [sb.mount] });
+ * const workers = createWorkers({ ..., handlers: { ...sb.handlers } });
+ * serve({ fetch: app.fetch, websocket: { server: sb.wss }, ... });
+ * sb.start(); ... await sb.close();
+ * ```
+ */
+import type { Hono } from 'hono';
+import type { WebSocketServer } from 'ws';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Store } from '../store/store.ts';
+import type { StreamEntry } from '../store/store.ts';
+import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type Users } from '../auth/index.ts';
+import { CallEngine, type ServiceCalls } from '../calls/engine.ts';
+import type { Policy } from '../calls/lifecycle.ts';
+import { loadQueues } from '../calls/routing.ts';
+import { Hub, createGateway, createWsServer, type Gateway } from '../gateway/index.ts';
+import { createWebRoutes, type DemoCaller, type WebAsset } from './index.ts';
+
+export interface SwitchboardOptions {
+  config: Pick<Config, 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl'>;
+  store: Store;
+  log: Logger;
+  calls: ServiceCalls;
+  /** Pages and assets (`buildWebAgent()` from web-agent/build.ts); empty map: API only. */
+  assets?: Map<string, WebAsset>;
+  /** Demo mode: starts a simulated call for the page's button. */
+  demo?: DemoCaller;
+  /** Pre-built users (tests); default: USERS_FILE, or the demo users in demo mode. */
+  users?: Users;
+  /** Lifecycle timing beyond the config (tests shorten margins). */
+  policy?: Partial<Policy>;
+  heartbeatMs?: number;
+  deadAfterMs?: number;
+  reconnectGraceMs?: number;
+  now?: () => number;
+}
+
+export interface Switchboard {
+  auth: Auth;
+  engine: CallEngine;
+  hub: Hub;
+  gateway: Gateway;
+  /** Pass to `serve({ websocket: { server } })`. */
+  wss: WebSocketServer;
+  routes: Hono;
+  /** For `createApp({ mount: [sb.mount] })`. */
+  mount(app: Hono<any>): void; // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** Webhook handlers by event type, for `createWorkers({ handlers })`. */
+  handlers: Record<string, (event: unknown, entry: StreamEntry) => Promise<void>>;
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchboard> {
+  const { config, store, log } = o;
+  const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
+  if (!users) throw new Error('USERS_FILE: is required outside demo mode');
+  const now = o.now ?? Date.now;
+  const auth = createAuth({ users, sessions: new Sessions(store, config.sessionSecret), log: log.child({ part: 'auth' }), demo: config.demo, now });
+  // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
+  const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
+  const engine = new CallEngine({
+    store,
+    calls: o.calls,
+    hub,
+    log: log.child({ part: 'calls' }),
+    policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, ...o.policy },
+    wrapUpMs: config.wrapUpMs,
+    queues: loadQueues(config.queuesFile),
+    now,
+    ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
+  });
+  const gateway = createGateway({
+    auth,
+    engine,
+    hub,
+    log: log.child({ part: 'gateway' }),
+    now,
+    ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
+    ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+  });
+  const routes = createWebRoutes({
+    auth,
+    engine,
+    store,
+    ws: gateway.routes,
+    assets: o.assets ?? new Map(),
+    log: log.child({ part: 'web' }),
+    demo: o.demo,
+  }) as unknown as Hono;
+  const wss = createWsServer();
+  const onCallEvent = (_event: unknown, entry: StreamEntry) => engine.handleWebhook(entry);
+  let closed = false;
+  return {
+    auth,
+    engine,
+    hub,
+    gateway,
+    wss,
+    routes,
+    mount: (app) => app.route('/', routes),
+    handlers: {
+      'chat.call.connect': onCallEvent,
+      'chat.call.terminate': onCallEvent,
+      'chat.call.status.updated': onCallEvent,
+    },
+    async start() {
+      await hub.start();
+      engine.start();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      engine.close();
+      gateway.close();
+      wss.close();
+      await hub.close();
+    },
+  };
+}

@@ -1,0 +1,249 @@
+/**
+ * End-to-end harness: the real bridge (foundation app + webhook workers + switchboard) on a
+ * real port, wired to the real Service emulator over HTTP, with a MemoryStore or a private
+ * redis-server. Plus small protocol clients (ws) for tests that drive agents as programs.
+ */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import WebSocket from 'ws';
+import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
+import { createApp } from '../../server/app.ts';
+import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
+import { loadConfig } from '../../server/config/config.ts';
+import { createLogger } from '../../server/log/logger.ts';
+import { foundationMetrics, Metrics } from '../../server/ops/metrics.ts';
+import { createServiceClient } from '../../server/service/index.ts';
+import { MemoryStore } from '../../server/store/memory.ts';
+import { RedisStore } from '../../server/store/redis.ts';
+import type { Store } from '../../server/store/store.ts';
+import { createWorkers } from '../../server/webhooks/workers.ts';
+import type { Policy } from '../../server/calls/lifecycle.ts';
+import { createSwitchboard, type Switchboard } from '../../server/web/switchboard.ts';
+import type { WebAsset } from '../../server/web/index.ts';
+import { signatureHeader, startEmulator, type Emulator, type EmulatorOptions } from '../emulator/index.ts';
+import { freePort, uniquePrefix } from '../support/redis.ts';
+
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+
+export const PASSWORD = 'correct horse battery';
+
+export interface Bridge {
+  url: string;
+  /** The webhook signing secret the bridge verifies with. */
+  secret: string;
+  emu: Emulator;
+  sb: Switchboard;
+  store: Store;
+  close(): Promise<void>;
+}
+
+export interface BridgeOptions {
+  agents?: string[];
+  supervisors?: string[];
+  emulator?: EmulatorOptions;
+  env?: Record<string, string>;
+  redisUrl?: string;
+  assets?: Map<string, WebAsset>;
+  policy?: Partial<Policy>;
+  heartbeatMs?: number;
+  deadAfterMs?: number;
+  reconnectGraceMs?: number;
+  demo?: boolean;
+}
+
+export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const secret = `whsec_${randomBytes(16).toString('hex')}`;
+  const emu = await startEmulator({
+    webhookSecret: secret,
+    webhookEndpoints: [{ url: `${url}/webhooks/service`, secret }],
+    ...o.emulator,
+  });
+  const config = loadConfig({
+    PORT: String(port),
+    SERVICE_BASE_URL: emu.baseUrl,
+    SERVICE_API_KEY: emu.apiKey,
+    SERVICE_WEBHOOK_SECRETS: secret,
+    SESSION_SECRET: randomBytes(24).toString('base64url'),
+    USERS_FILE: '/nonexistent/users.json', // users are handed in below
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+    ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
+    ...o.env,
+  });
+  const log = createLogger({ level: config.logLevel, secrets: [config.serviceApiKey, config.sessionSecret, secret] });
+  const store: Store = o.redisUrl ? new RedisStore({ url: o.redisUrl, prefix: uniquePrefix('e2e') }) : new MemoryStore();
+  const hash = await hashPassword(PASSWORD);
+  const agents = o.agents ?? ['agent1', 'agent2'];
+  const supervisors = o.supervisors ?? ['boss'];
+  const users = await usersFromEntries([
+    ...agents.map((name) => ({ name, roles: ['agent' as const], passwordHash: hash })),
+    ...supervisors.map((name) => ({ name, roles: ['supervisor' as const, 'agent' as const], passwordHash: hash })),
+    { name: 'ops', roles: ['ops' as const], passwordHash: hash },
+  ]);
+  const service = createServiceClient({ baseUrl: emu.baseUrl, apiKey: emu.apiKey });
+  const sb = await createSwitchboard({
+    config: o.demo ? { ...config, demo: true } : config,
+    store,
+    log,
+    calls: service.calls,
+    users,
+    ...(o.assets ? { assets: o.assets } : {}),
+    ...(o.policy ? { policy: o.policy } : {}),
+    ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
+    ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+    ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
+  });
+  const metrics = new Metrics();
+  const app = createApp({ config, store, log, metrics, mount: [sb.mount] });
+  const workers = createWorkers({ store, handlers: sb.handlers, log, metrics: foundationMetrics(metrics), maxAttempts: config.webhookMaxAttempts, blockMs: 200 });
+  await workers.start();
+  await sb.start();
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port, hostname: '127.0.0.1', websocket: { server: sb.wss } }, () => resolve(s));
+    s.once('error', reject);
+  });
+  let closed = false;
+  return {
+    url,
+    secret,
+    emu,
+    sb,
+    store,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await sb.close();
+      await workers.stop();
+      await new Promise<void>((r) => {
+        const s = server as unknown as { closeAllConnections?: () => void; close(cb: () => void): void };
+        s.close(() => r());
+        s.closeAllConnections?.();
+      });
+      await emu.close();
+      await store.close();
+    },
+  };
+}
+
+/** Deliver one signed event to the bridge's receiver, as the Service would. */
+export async function postEvent(b: Pick<Bridge, 'url' | 'secret'>, type: string, payloadName: string, payload: Record<string, unknown>): Promise<number> {
+  const body = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [payloadName]: payload });
+  const r = await fetch(`${b.url}/webhooks/service`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(b.secret, body, Math.floor(Date.now() / 1000)) },
+    body,
+  });
+  await r.text();
+  return r.status;
+}
+
+/** A user-initiated connect event with a syntactically complete offer (no real peer behind it). */
+export function fakeConnect(wacid: string, over: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    wacid,
+    phoneId: 'phone-1',
+    from: '+15550100',
+    to: '+15550200',
+    direction: 'USER_INITIATED',
+    dialTime: Date.now(),
+    sdpType: 'offer',
+    sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n',
+    ...over,
+  };
+}
+
+/** Log in; returns the Cookie header value. */
+export async function login(url: string, name: string, password = PASSWORD): Promise<string> {
+  const r = await fetch(`${url}/api/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: url },
+    body: JSON.stringify({ name, password }),
+  });
+  if (r.status !== 200) throw new Error(`login ${name}: ${r.status} ${await r.text()}`);
+  const set = r.headers.get('set-cookie') ?? '';
+  return set.split(';')[0]!;
+}
+
+/** An agent client speaking the protocol over ws (a program, not a browser). */
+export class ProtocolClient {
+  readonly ws: WebSocket;
+  readonly received: ServerMsg[] = [];
+  private waiters: Array<{ pred: (m: ServerMsg) => boolean; resolve: (m: ServerMsg) => void }> = [];
+  private seq = 0;
+  readonly opened: Promise<void>;
+  readonly closed: Promise<number>;
+
+  constructor(url: string, cookie: string, opts: { origin?: string; respondToPings?: boolean } = {}) {
+    this.ws = new WebSocket(url.replace(/^http/, 'ws') + '/ws', { headers: { cookie }, origin: opts.origin ?? url, autoPong: opts.respondToPings ?? true });
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+      this.ws.once('error', reject);
+    });
+    this.closed = new Promise((resolve) => this.ws.once('close', (code) => resolve(code)));
+    this.ws.on('message', (data) => {
+      const r = parseServerMsg(String(data));
+      if (!r.ok) throw new Error(`server sent an invalid frame: ${r.message}`);
+      this.received.push(r.msg);
+      this.waiters = this.waiters.filter((w) => {
+        if (!w.pred(r.msg)) return true;
+        w.resolve(r.msg);
+        return false;
+      });
+    });
+  }
+
+  /** The next message (already received ones count) matching `pred`. */
+  next<T extends ServerMsg['type']>(type: T, pred: (m: Extract<ServerMsg, { type: T }>) => boolean = () => true, timeoutMs = 10_000, fromIndex = 0): Promise<Extract<ServerMsg, { type: T }>> {
+    const match = (m: ServerMsg) => m.type === type && pred(m as Extract<ServerMsg, { type: T }>);
+    const seen = this.received.slice(fromIndex).find(match);
+    if (seen) return Promise.resolve(seen as Extract<ServerMsg, { type: T }>);
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no ${type} within ${timeoutMs} ms; got ${this.received.map((m) => m.type).join(',')}`)), timeoutMs);
+      this.waiters.push({
+        pred: match,
+        resolve: (m) => {
+          clearTimeout(t);
+          resolve(m as Extract<ServerMsg, { type: T }>);
+        },
+      });
+    });
+  }
+
+  /** Send a request and wait for its ack or error. */
+  async request(msg: WithoutId<Exclude<ClientMsg, { type: 'pong' }>>, timeoutMs = 15_000): Promise<Extract<ServerMsg, { type: 'ack' | 'error' }>> {
+    const id = `r${++this.seq}`;
+    const p = new Promise<Extract<ServerMsg, { type: 'ack' | 'error' }>>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error(`no reply to ${msg.type} within ${timeoutMs} ms`)), timeoutMs);
+      const pred = (m: ServerMsg) => (m.type === 'ack' || m.type === 'error') && (m as { id?: string }).id === id;
+      this.waiters.push({
+        pred,
+        resolve: (m) => {
+          clearTimeout(t);
+          resolve(m as Extract<ServerMsg, { type: 'ack' | 'error' }>);
+        },
+      });
+    });
+    this.ws.send(JSON.stringify({ ...msg, id }));
+    return p;
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+export async function agentClient(url: string, name: string, opts: { available?: boolean } = {}): Promise<ProtocolClient> {
+  const c = new ProtocolClient(url, await login(url, name));
+  await c.opened;
+  await c.next('welcome');
+  if (opts.available ?? true) {
+    const r = await c.request({ type: 'presence.set', status: 'available' });
+    if (r.type !== 'ack') throw new Error(`presence.set refused: ${r.message}`);
+  }
+  return c;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
