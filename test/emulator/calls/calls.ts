@@ -69,6 +69,8 @@ interface Call {
   capture: CaptureSettings;
   statuses: string[];
   timers: Array<() => void>;
+  /** Cancels the accept window / ring timeout: answering stops it. */
+  cancelNoAnswer?: () => void;
   /** Serializes REST operations on one call (preAccept racing accept, etc.). */
   lock: Promise<unknown>;
 }
@@ -204,6 +206,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
   }
 
   function goActive(c: Call) {
+    c.cancelNoAnswer?.();
     c.state = 'active';
     c.acceptedAt = Date.now();
     c.peer?.startSending(c.source);
@@ -246,7 +249,8 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     calls.set(c.wacid, c);
     ctx.emit('chat.call.connect', 'callingConnect', { ...basis(c), direction: c.direction, dialTime: c.dialTime, sdpType: 'offer', sdp }, c.owner);
     // The window runs from dialTime; the user side gives up as "not answered".
-    timer(c, () => end(c, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `call not accepted within ${ctx.options.acceptWindowMs} ms of the connect` }]), ctx.options.acceptWindowMs);
+    c.cancelNoAnswer = ctx.setTimer(() => end(c, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `call not accepted within ${ctx.options.acceptWindowMs} ms of the connect` }]), ctx.options.acceptWindowMs);
+    c.timers.push(c.cancelNoAnswer);
     return { ...view(c), sdp };
   }
 
@@ -434,7 +438,8 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       if (n >= 4) ctx.permissions.delete(pair);
       end(call, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `the user did not answer within ${behaviour.ringTimeoutMs} ms` }]);
     };
-    timer(call, ringTimeout, behaviour.ringTimeoutMs);
+    call.cancelNoAnswer = ctx.setTimer(ringTimeout, behaviour.ringTimeoutMs);
+    call.timers.push(call.cancelNoAnswer);
     if (behaviour.action === 'noAnswer') return;
     timer(
       call,
