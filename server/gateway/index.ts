@@ -57,8 +57,9 @@ interface Live {
 export function createGateway(o: GatewayOptions): Gateway {
   const { engine, hub, log } = o;
   const now = o.now ?? Date.now;
-  const heartbeatMs = o.heartbeatMs ?? 3_000;
-  const deadAfterMs = o.deadAfterMs ?? 9_000;
+  // A silent socket is cut at the first beat after deadAfterMs: at most 7 + 2 = 9 s (< 10 s).
+  const heartbeatMs = o.heartbeatMs ?? 2_000;
+  const deadAfterMs = o.deadAfterMs ?? 7_000;
   const live = new Map<string, Live>();
 
   const beat = setInterval(() => {
