@@ -1,0 +1,262 @@
+/**
+ * The process: read the config once, wire the real dependencies, serve, and shut down
+ * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work, close
+ * connections, exit 0).
+ *
+ * Demo mode (SERVICE_BASE_URL unset): the Service emulator from `test/emulator/` is
+ * imported lazily (production never loads it) and started in-process; its webhooks are
+ * delivered to our own receiver, signed with our (generated or configured) first secret.
+ *
+ * `startSwitchboard(config)` is exported for end-to-end tests that want the whole server
+ * in-process; `npm start` runs this file.
+ */
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { createAppWithMetrics, type ReadinessCheck } from './app.ts';
+import { ConfigError, describeConfig, loadConfig, secretsOf, withServiceBaseUrl, type Config } from './config/config.ts';
+import { createLogger, type Logger } from './log/logger.ts';
+import { foundationMetrics, Metrics } from './ops/metrics.ts';
+import { MemoryStore } from './store/memory.ts';
+import { RedisStore } from './store/redis.ts';
+import type { Store } from './store/store.ts';
+import { WEBHOOK_PATH } from './webhooks/receiver.ts';
+import { createWorkers, type HandlerRegistry } from './webhooks/workers.ts';
+
+export interface Running {
+  /** `http://host:port` */
+  url: string;
+  config: Config;
+  store: Store;
+  /** Graceful stop: safe to call twice. */
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: Logger;
+  /** Max time to wait for in-flight requests and connections at shutdown. Default 10 s. */
+  drainMs?: number;
+}
+
+/** Create the store the config asks for. */
+export function createStore(config: Config, log: Logger): Store {
+  if (!config.redisUrl) return new MemoryStore();
+  return new RedisStore({
+    url: config.redisUrl,
+    onError: (err) => log.error({ err: { message: err.message, code: (err as { code?: string }).code } }, 'redis connection error'),
+  });
+}
+
+interface DemoService {
+  baseUrl: string;
+  controlUrl: string;
+  addReceiver(url: string): void;
+  close(): Promise<void>;
+}
+
+/** Demo mode: start the emulator if its code is present. */
+async function startDemoService(config: Config, log: Logger): Promise<DemoService | undefined> {
+  let mod: typeof import('../test/emulator/index.ts');
+  try {
+    // A computed specifier keeps bundlers and type-only builds from pulling the emulator in.
+    const spec = new URL('../test/emulator/index.ts', import.meta.url).href;
+    mod = (await import(spec)) as typeof import('../test/emulator/index.ts');
+  } catch (err) {
+    log.warn({ err }, 'demo mode without a Service: the emulator (test/emulator) could not be loaded');
+    return undefined;
+  }
+  const secret = config.webhookSecrets[0]!;
+  const emu = await mod.startEmulator({ apiKeys: [config.serviceApiKey], webhookSecret: secret });
+  return {
+    baseUrl: emu.baseUrl,
+    controlUrl: emu.controlUrl,
+    addReceiver: (url) => void emu.webhooks.addEndpoint({ url, secret }),
+    close: () => emu.close(),
+  };
+}
+
+/** Any HTTP answer from the Service root counts as reachable (no key sent, no quota used). */
+function serviceReachable(baseUrl: string): ReadinessCheck {
+  return {
+    name: 'service',
+    check: async () => {
+      const res = await fetch(baseUrl, { method: 'GET', signal: AbortSignal.timeout(1500) }).catch((err: Error) => {
+        throw new Error(`unreachable (${(err.cause as Error | undefined)?.message ?? err.message})`);
+      });
+      await res.body?.cancel();
+    },
+  };
+}
+
+export async function startSwitchboard(config0: Config, opts: StartOptions = {}): Promise<Running> {
+  const log = opts.log ?? createLogger({ level: config0.logLevel, secrets: secretsOf(config0) });
+  const drainMs = opts.drainMs ?? 10_000;
+  const store = createStore(config0, log);
+  const cleanups: Array<() => Promise<void>> = [];
+  let config = config0;
+
+  const demo = config.demo ? await startDemoService(config, log.child({ part: 'emulator' })) : undefined;
+  if (demo) {
+    config = withServiceBaseUrl(config, demo.baseUrl);
+    cleanups.push(() => demo.close());
+  }
+
+  const metrics = new Metrics();
+  const mount: Array<(app: import('./app.ts').App) => void> = [];
+  let handlers: HandlerRegistry = {};
+  let switchboard: { start(): Promise<void>; close(): Promise<void>; wss: unknown } | undefined;
+
+  // The calling half (auth, call engine, WebSocket gateway, pages): wired when present.
+  if (config.serviceBaseUrl) {
+    const { createServiceClient } = await import('./service/index.ts');
+    const { createSwitchboard } = await import('./web/switchboard.ts');
+    const { buildWebAgent } = await import('../web-agent/build.ts');
+    const client = createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) });
+    const assets = await buildWebAgent().catch((err: unknown) => {
+      log.error({ err }, 'web-agent build failed: pages are not served');
+      return new Map();
+    });
+    const sb = await createSwitchboard({
+      config,
+      store,
+      log,
+      calls: client.calls,
+      assets,
+      ...(demo
+        ? {
+            demo: {
+              call: async () => {
+                const res = await fetch(`${demo.controlUrl}/calls`, {
+                  method: 'POST',
+                  headers: { 'Content-Type': 'application/json', 'X-API-Key': config.serviceApiKey },
+                  body: '{}',
+                });
+                return res.json();
+              },
+            },
+          }
+        : {}),
+    });
+    mount.push((app) => sb.mount(app));
+    handlers = sb.handlers as HandlerRegistry;
+    switchboard = sb;
+  } else {
+    log.warn('no Service: webhook intake, health and metrics only');
+  }
+
+  let shuttingDown = false;
+  const { app } = createAppWithMetrics({
+    config,
+    store,
+    log,
+    metrics,
+    mount,
+    readiness: config.serviceBaseUrl ? [serviceReachable(config.serviceBaseUrl)] : [],
+    isShuttingDown: () => shuttingDown,
+  });
+  const workers = createWorkers({
+    store,
+    handlers,
+    log: log.child({ part: 'workers' }),
+    metrics: foundationMetrics(metrics),
+    maxAttempts: config.webhookMaxAttempts,
+  });
+
+  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
+    const s = serve(
+      {
+        fetch: app.fetch,
+        port: config.port,
+        hostname: config.host,
+        ...(switchboard ? { websocket: { server: switchboard.wss } } : {}),
+      } as Parameters<typeof serve>[0],
+      () => resolve(s),
+    );
+    s.once('error', reject);
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${shownHost}:${port}`;
+
+  demo?.addReceiver(`${url}${WEBHOOK_PATH}`);
+  await store.ping().catch((err: Error) => log.error({ err: { message: err.message } }, 'store not reachable at start (will retry)'));
+  await workers.start();
+  await switchboard?.start();
+
+  log.info({ url, demo: config.demo, store: config.redisUrl ? 'redis' : 'memory', config: describeConfig(config) }, 'switchboard started');
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      shuttingDown = true;
+      log.info('shutting down: no new connections, draining in-flight work');
+      const s = server as unknown as {
+        close(cb: (err?: Error) => void): void;
+        closeIdleConnections?: () => void;
+        closeAllConnections?: () => void;
+      };
+      const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+      s.closeIdleConnections?.();
+      // WebSockets would keep the server open: the gateway closes them.
+      await switchboard?.close().catch((err: unknown) => log.error({ err }, 'switchboard close failed'));
+      const forced = setTimeout(() => {
+        log.warn({ drainMs }, 'drain timeout: closing remaining connections');
+        s.closeAllConnections?.();
+      }, drainMs);
+      await closed;
+      clearTimeout(forced);
+      await workers.stop();
+      for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
+      await store.close();
+      log.info('stopped');
+    })());
+
+  return { url, config, store, close };
+}
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`switchboard: invalid configuration: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const log = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
+  const running = await startSwitchboard(config, { log });
+
+  const lines = [`Switchboard listening on ${running.url}`];
+  if (config.demo) {
+    lines.push(running.config.serviceBaseUrl ? `Demo mode: built-in Service emulator at ${running.config.serviceBaseUrl}` : 'Demo mode without a Service (emulator not available)');
+    if (!config.usersFile) lines.push('Demo users (password = name): agent1, agent2 (agent), supervisor (supervisor, agent), ops (ops)');
+  }
+  process.stdout.write(lines.join('\n') + '\n');
+
+  let signals = 0;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (++signals > 1) {
+      log.warn({ sig }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    log.info({ sig }, 'signal received');
+    running.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`switchboard: failed to start: ${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  });
+}
