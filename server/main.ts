@@ -196,7 +196,10 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
         closeAllConnections?: () => void;
       };
       const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+      // Keep-alive connections become idle once their request is answered: close them as
+      // they do, so the drain ends with the last in-flight request.
       s.closeIdleConnections?.();
+      const idleSweep = setInterval(() => s.closeIdleConnections?.(), 50);
       // WebSockets would keep the server open: the gateway closes them.
       await switchboard?.close().catch((err: unknown) => log.error({ err }, 'switchboard close failed'));
       const forced = setTimeout(() => {
@@ -205,6 +208,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       }, drainMs);
       await closed;
       clearTimeout(forced);
+      clearInterval(idleSweep);
       await workers.stop();
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
       await store.close();

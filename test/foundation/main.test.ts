@@ -1,0 +1,141 @@
+/**
+ * The process as an operator sees it: `npm start` in demo mode prints its URL and answers
+ * /healthz; SIGTERM drains and exits 0; a bad variable stops the start with one line.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
+import { sign } from '../../server/webhooks/signature.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The environment without anything of ours (a fresh shell). */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(PORT|HOST|SERVICE_|REDIS_URL|ARCHIVE_DIR|ACCEPT_WINDOW_MS|SESSION_SECRET|USERS_FILE|LOG_LEVEL|RING_TIMEOUT_MS|WRAP_UP_MS|QUEUES_FILE|WEBHOOK_)/.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, PORT: '0', LOG_LEVEL: 'info', ARCHIVE_DIR: `${root}/data/test-archive-${process.pid}`, ...extra };
+}
+
+function waitForUrl(p: ChildProcess, timeoutMs = 60_000): Promise<{ url: string; out: () => string }> {
+  let out = '';
+  p.stdout?.on('data', (d) => (out += String(d)));
+  p.stderr?.on('data', (d) => (out += String(d)));
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`no URL printed within ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const check = () => {
+      const m = /Switchboard listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(t);
+        resolve({ url: m[1]!, out: () => out });
+      }
+    };
+    p.stdout?.on('data', check);
+    p.once('exit', (code) => {
+      clearTimeout(t);
+      reject(new Error(`exited with ${code} before listening:\n${out}`));
+    });
+  });
+}
+
+const exited = (p: ChildProcess) =>
+  new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve({ code: p.exitCode, signal: p.signalCode });
+    p.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+
+describe('the server process', () => {
+  it('npm start (demo mode, nothing configured) prints its URL and answers /healthz', async () => {
+    // Own process group, so the whole npm → tsx → node chain is stopped together.
+    const p = spawn('npm', ['start', '--silent'], { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    try {
+      const { url, out } = await waitForUrl(p);
+      const res = await request(`${url}/healthz`);
+      expect(res.statusCode).toBe(200);
+      expect(await res.body.json()).toEqual({ status: 'ok' });
+      expect(out()).toMatch(/Demo mode/);
+      const ready = await request(`${url}/readyz`);
+      expect(ready.statusCode).toBe(200);
+      await ready.body.dump();
+    } finally {
+      try {
+        process.kill(-p.pid!, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+      await exited(p);
+    }
+  }, 90_000);
+
+  it('SIGTERM: stops accepting, finishes the request in flight, closes and exits 0', async () => {
+    const secret = 'whsec_main_test_secret_0001';
+    const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: root,
+      env: cleanEnv({ SERVICE_WEBHOOK_SECRETS: secret }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const { url, out } = await waitForUrl(p);
+    expect((await request(`${url}/healthz`)).statusCode).toBe(200);
+
+    // A webhook whose body is still arriving when SIGTERM comes.
+    const body = JSON.stringify({ id: `evt_inflight_${Date.now()}`, type: 'test.inflight', apiVersion: 'v2', createTime: new Date().toISOString() });
+    const half = Math.floor(body.length / 2);
+    let signalled!: () => void;
+    const signalledP = new Promise<void>((r) => (signalled = r));
+    async function* slowBody() {
+      yield Buffer.from(body.slice(0, half));
+      await signalledP;
+      await new Promise((r) => setTimeout(r, 300));
+      yield Buffer.from(body.slice(half));
+    }
+    const inflight = request(`${url}/webhooks/service`, {
+      method: 'POST',
+      body: Readable.from(slowBody()),
+      headers: { 'Content-Type': 'application/json', 'Service-Signature': sign(secret, Math.floor(Date.now() / 1000), body) },
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    p.kill('SIGTERM');
+    signalled();
+    const res = await inflight;
+    expect(res.statusCode).toBe(200);
+    expect(await res.body.json()).toEqual({ received: true, duplicate: false });
+    const { code } = await exited(p);
+    expect(code).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(8_000); // the drain timeout (10 s) was not needed
+    expect(out()).toContain('"msg":"stopped"');
+    await expect(request(`${url}/healthz`)).rejects.toThrow();
+  }, 90_000);
+
+  it('an invalid variable stops the start with one line naming it and the rule, exit 1', async () => {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: root,
+      env: cleanEnv({ PORT: 'eighty' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    p.stderr.on('data', (d) => (err += String(d)));
+    const { code } = await exited(p);
+    expect(code).toBe(1);
+    expect(err.trim().split('\n')).toEqual(['switchboard: invalid configuration: PORT: must be an integer from 0 to 65535 (got "eighty")']);
+  }, 60_000);
+
+  it('outside demo mode a missing secret stops the start without printing any secret', async () => {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+      cwd: root,
+      env: cleanEnv({ SERVICE_BASE_URL: 'https://service.example/v2', SERVICE_API_KEY: 'key_should_not_be_printed_123' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let all = '';
+    p.stderr.on('data', (d) => (all += String(d)));
+    p.stdout.on('data', (d) => (all += String(d)));
+    const { code } = await exited(p);
+    expect(code).toBe(1);
+    expect(all).toMatch(/SERVICE_WEBHOOK_SECRETS: is required outside demo mode/);
+    expect(all).not.toContain('key_should_not_be_printed_123');
+  }, 60_000);
+});
