@@ -11,11 +11,9 @@
  * | `direct:<from>`           | POST /chat/messages/sendDirectly | 80 rps per sender (1,000 after the upgrade: `directSendRps`) |
  * | `management`              | everything else                  | 200 rps AND 10,000/hour, one shared quota |
  *
- * Per-second rules are paced (evenly spaced sends, GCRA) rather than windowed: a server that
- * counts over a sliding second sees at most `limit` even when our sends and its clock are
- * not aligned. `safety` (default 5 %) slows pacing a little below the limit because network
- * jitter can bunch requests at the server. Long windows (the hourly quota) use a sliding
- * log, which never lets more than `limit` through in any window.
+ * Per-second rules are paced (evenly spaced sends), and every rule keeps a log of its last
+ * `limit` sends keyed by when each was answered (see `Bucket`): the server can never count
+ * more than `limit` in any window, however the network bunches our requests.
  *
  * A 429 or a `Retry-After` pauses the whole scope: every request sharing the quota waits.
  */
@@ -35,8 +33,10 @@ export interface RateLimitOptions {
   /** Management quota. Default 200 rps and 10,000 per hour. */
   managementRps?: number;
   managementPerHour?: number;
-  /** Fraction to stay under per-second limits, absorbing network jitter. Default 0.05. */
+  /** Fraction to pace below per-second limits. Default 0 (the answer-based log already keeps us strictly under). */
   safety?: number;
+  /** An unanswered send is assumed to have reached the server within this. Default 2 s. */
+  inflightGraceMs?: number;
   /** Turn client-side shaping off (429 handling still pauses scopes). */
   disabled?: boolean;
 }
@@ -46,44 +46,130 @@ export interface LimiterClock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** Releases a slot: call when the response (or a failure) came back. */
+export type Release = () => void;
+
 const PACED_MAX_WINDOW_MS = 1000;
 
+interface Entry {
+  sent: number;
+  /** When the answer came back; until then the request may still be in transit. */
+  done: number | undefined;
+}
+
+interface Waiter {
+  notAfter: number | undefined;
+  resolve(r: Release | null): void;
+  reject(e: unknown): void;
+  cleanup(): void;
+}
+
+/**
+ * One quota. Two mechanisms per rule:
+ * - pacing (per-second rules): sends evenly spaced at `limit` per window, so a burst leaves
+ *   smoothly rather than in one lump;
+ * - a log of the last `limit` sends: send number n+limit waits until send n has been
+ *   *answered* and a full window has passed since. A server can only have counted send n
+ *   before its answer, so it never sees more than `limit` in any window, whatever the
+ *   network jitter or our clock alignment. A send still unanswered counts as arriving at
+ *   most `inflightGraceMs` after it left, so one hung request cannot stall the scope.
+ */
 class Bucket {
-  /** GCRA: theoretical time of the next paced send, per paced rule. */
   private readonly tat: number[];
-  /** Sliding logs (reserved send times, ascending) per windowed rule. */
-  private readonly logs: number[][];
+  private readonly logs: Entry[][];
+  private readonly queue: Waiter[] = [];
+  private pumping = false;
+  private wake: (() => void) | undefined;
   pausedUntil = 0;
 
-  constructor(readonly rules: readonly Rule[], private readonly safety: number) {
+  constructor(
+    readonly rules: readonly Rule[],
+    private readonly clock: LimiterClock,
+    private readonly safety: number,
+    private readonly inflightGraceMs: number,
+  ) {
     this.tat = rules.map(() => 0);
     this.logs = rules.map(() => []);
   }
 
-  /** Earliest time a send may start, given now. */
+  /** Earliest time the next send may start. */
   earliest(now: number): number {
     let t = Math.max(now, this.pausedUntil);
     this.rules.forEach((r, i) => {
-      if (r.windowMs <= PACED_MAX_WINDOW_MS) {
-        t = Math.max(t, this.tat[i]!);
-      } else {
-        const log = this.logs[i]!;
-        while (log.length > 0 && log[0]! <= now - r.windowMs) log.shift();
-        if (log.length >= r.limit) t = Math.max(t, log[log.length - r.limit]! + r.windowMs);
+      if (r.windowMs <= PACED_MAX_WINDOW_MS) t = Math.max(t, this.tat[i]!);
+      const log = this.logs[i]!;
+      if (log.length >= r.limit) {
+        const e = log[log.length - r.limit]!;
+        t = Math.max(t, (e.done ?? e.sent + this.inflightGraceMs) + r.windowMs);
       }
     });
     return t;
   }
 
-  reserve(at: number): void {
+  private reserve(at: number): Release {
+    const entry: Entry = { sent: at, done: undefined };
     this.rules.forEach((r, i) => {
       if (r.windowMs <= PACED_MAX_WINDOW_MS) {
         const interval = (r.windowMs * (1 + this.safety)) / r.limit;
         this.tat[i] = Math.max(this.tat[i]!, at) + interval;
-      } else {
-        this.logs[i]!.push(at);
       }
+      const log = this.logs[i]!;
+      log.push(entry);
+      if (log.length > r.limit) log.shift();
     });
+    return () => {
+      if (entry.done !== undefined) return;
+      entry.done = this.clock.now();
+      // An earlier answer can make the next slot earlier: let the pump look again.
+      this.wake?.();
+    };
+  }
+
+  acquire(notAfter: number | undefined, signal: AbortSignal | undefined): Promise<Release | null> {
+    if (this.rules.length === 0 && this.pausedUntil <= this.clock.now()) return Promise.resolve(() => undefined);
+    return new Promise<Release | null>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.queue.indexOf(w);
+        if (i >= 0) this.queue.splice(i, 1);
+        reject(signal!.reason);
+      };
+      const w: Waiter = { notAfter, resolve, reject, cleanup: () => signal?.removeEventListener('abort', onAbort) };
+      if (signal?.aborted) return reject(signal.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(w);
+      void this.pump();
+    });
+  }
+
+  /** Serves waiters in order, one slot at a time (no thundering herd of timers). */
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (this.queue.length > 0) {
+        const now = this.clock.now();
+        const at = this.earliest(now);
+        // Anyone whose deadline comes before the head's slot cannot be served in time.
+        for (const w of [...this.queue]) {
+          if (w.notAfter !== undefined && at > w.notAfter) {
+            this.queue.splice(this.queue.indexOf(w), 1);
+            w.cleanup();
+            w.resolve(null);
+          }
+        }
+        if (this.queue.length === 0) break;
+        if (at <= now) {
+          const w = this.queue.shift()!;
+          w.cleanup();
+          w.resolve(this.reserve(now));
+          continue;
+        }
+        await Promise.race([this.clock.sleep(at - now), new Promise<void>((r) => (this.wake = r))]);
+        this.wake = undefined;
+      }
+    } finally {
+      this.pumping = false;
+    }
   }
 }
 
@@ -98,7 +184,8 @@ export class RateLimiter {
       accountRps: options.accountRps ?? 200,
       managementRps: options.managementRps ?? 200,
       managementPerHour: options.managementPerHour ?? 10_000,
-      safety: options.safety ?? 0.05,
+      safety: options.safety ?? 0,
+      inflightGraceMs: options.inflightGraceMs ?? 2000,
       disabled: options.disabled ?? false,
     };
     for (const [k, v] of Object.entries(this.o)) {
@@ -121,33 +208,19 @@ export class RateLimiter {
   private bucket(scope: string): Bucket {
     let b = this.buckets.get(scope);
     if (!b) {
-      b = new Bucket(this.rulesFor(scope), this.o.safety);
+      b = new Bucket(this.rulesFor(scope), this.clock, this.o.safety, this.o.inflightGraceMs);
       this.buckets.set(scope, b);
     }
     return b;
   }
 
   /**
-   * Wait for a send slot in `scope`. Resolves `true` when the caller may send now; `false`
-   * (nothing reserved) when the slot would come after `notAfter`, so a caller with a
-   * deadline fails at once instead of waiting in vain.
+   * Wait for a send slot in `scope`, in arrival order. Resolves a `Release` to call when the
+   * answer (or a failure) came back; `null` (nothing reserved) when the slot would come
+   * after `notAfter`, so a caller with a deadline fails at once instead of waiting in vain.
    */
-  async acquire(scope: string, opts: { notAfter?: number | undefined; signal?: AbortSignal | undefined } = {}): Promise<boolean> {
-    const b = this.bucket(scope);
-    for (;;) {
-      const now = this.clock.now();
-      const at = b.earliest(now);
-      if (opts.notAfter !== undefined && at > opts.notAfter) return false;
-      if (at > b.pausedUntil || at === now) {
-        // Not blocked by a pause: reserve the slot now so concurrent callers queue behind it.
-        b.reserve(at);
-        if (at > now) await this.clock.sleep(at - now, opts.signal);
-        // A 429 may have paused the scope while we slept: then queue again.
-        if (b.pausedUntil > this.clock.now()) continue;
-        return true;
-      }
-      await this.clock.sleep(at - now, opts.signal);
-    }
+  acquire(scope: string, opts: { notAfter?: number | undefined; signal?: AbortSignal | undefined } = {}): Promise<Release | null> {
+    return this.bucket(scope).acquire(opts.notAfter, opts.signal);
   }
 
   /** Pause every request of `scope` for at least `ms` (429, Retry-After, RateLimit-Remaining 0). */

@@ -231,11 +231,12 @@ export class Transport {
 
     for (let attempt = 1; ; attempt++) {
       opts.signal?.throwIfAborted();
-      const slot = await this.limiter.acquire(scope, { notAfter: opts.deadline, signal: opts.signal });
-      if (!slot) {
+      const release = await this.limiter.acquire(scope, { notAfter: opts.deadline, signal: opts.signal });
+      if (!release) {
         throw lastError ?? new TimeoutError({ code: 'DEADLINE_EXCEEDED', message: `${label}: the next rate-limit slot is after the deadline; nothing sent`, request: label });
       }
       if (opts.deadline !== undefined && this.now() >= opts.deadline) {
+        release();
         throw lastError ?? new TimeoutError({ code: 'DEADLINE_EXCEEDED', message: `${label}: deadline passed; nothing sent`, request: label });
       }
 
@@ -252,6 +253,7 @@ export class Transport {
               ctl.abort(new Error('deadline'));
             }, Math.max(0, opts.deadline - this.now()));
       const finish = () => {
+        release();
         if (deadlineTimer) clearTimeout(deadlineTimer);
         opts.signal?.removeEventListener('abort', onCallerAbort);
       };
@@ -293,6 +295,8 @@ export class Transport {
         continue;
       }
 
+      // The answer is here: the server has counted this request (frees its rate-limit slot).
+      release();
       const headers = res.headers as Headers;
       const requestId = header(headers, 'service-request-id');
       // Retry-After is honoured on every response, 2xx included (part 8).

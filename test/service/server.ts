@@ -94,3 +94,28 @@ export async function startServer(handler: Handler): Promise<TestServer> {
       }),
   };
 }
+
+/**
+ * A handler for chat sends that answers 429 when more than `limit` requests from the same
+ * sender (`from`) arrived within the last `windowMs` (a sliding window, the strictest
+ * common server-side reading of "N rps"). Counts what it answered.
+ */
+export function perSenderLimitedSends(limit: number, windowMs = 1000) {
+  const arrivals = new Map<string, number[]>();
+  const stats = { accepted: 0, rejected429: 0 };
+  const handler: Handler = (req, res) => {
+    const from = String(req.json?.from ?? '?');
+    const log = arrivals.get(from) ?? [];
+    arrivals.set(from, log);
+    const now = req.at;
+    while (log.length > 0 && log[0]! <= now - windowMs) log.shift();
+    if (log.length >= limit) {
+      stats.rejected429++;
+      return serviceError(res, 429, 'RATE_LIMITED', `more than ${limit} requests per second from ${from}`, { 'retry-after': '1' });
+    }
+    log.push(now);
+    stats.accepted++;
+    json(res, 200, { id: `msg_${stats.accepted}`, from, to: req.json?.to, status: 'accepted', externalId: req.json?.externalId });
+  };
+  return { handler, stats };
+}

@@ -224,7 +224,10 @@ describe('retries without duplicates', () => {
 
   it('a GET whose connection is cut is retried', async () => {
     let n = 0;
-    srv.setHandler((_req, res) => (n++ === 0 ? res.socket?.destroy() : json(res, 200, { amount: 1, currency: 'EUR' })));
+    srv.setHandler((_req, res) => {
+      if (n++ === 0) res.socket?.destroy();
+      else json(res, 200, { amount: 1, currency: 'EUR' });
+    });
     expect(await client().balance.get()).toEqual({ amount: 1, currency: 'EUR' });
     expect(srv.seen).toHaveLength(2);
   });
@@ -249,7 +252,9 @@ describe('retries without duplicates', () => {
   });
 
   it('a POST whose connection is cut after sending → OutcomeUnknownError after one request', async () => {
-    srv.setHandler((_req, res) => res.socket?.destroy());
+    srv.setHandler((_req, res) => {
+      res.socket?.destroy();
+    });
     const err = await fail(client().sms.send({ to: '+14155550100', text: 'x' }));
     expect(err).toBeInstanceOf(OutcomeUnknownError);
     expect(srv.seen).toHaveLength(1);

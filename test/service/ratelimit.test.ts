@@ -1,0 +1,139 @@
+/**
+ * Client-side rate limits by the scopes of part 8. The burst test runs against a real
+ * local server that answers 429 above 200 rps per sender; the rest drive the limiter with
+ * an injected clock so hour-long quotas run instantly.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServiceClient, RateLimiter, scopeOf } from '../../server/service/index.ts';
+import { perSenderLimitedSends, startServer, type TestServer } from './server.ts';
+
+let srv: TestServer | undefined;
+afterEach(async () => {
+  await srv?.close();
+  srv = undefined;
+});
+
+describe('a burst is shaped, not answered with 429', () => {
+  it('500 queued sends from one sender against a server that 429s above 200 rps per sender: zero 429s, all 500 accepted', async () => {
+    const limited = perSenderLimitedSends(200);
+    srv = await startServer(limited.handler);
+    const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_burst' });
+    const t0 = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: 500 }, (_, i) => c.messages.sendText({ from: '+4930123456', to: '+14155550100', body: `n${i}`, externalId: `b${i}` })),
+    );
+    const elapsed = Date.now() - t0;
+    expect(limited.stats.rejected429).toBe(0);
+    expect(limited.stats.accepted).toBe(500);
+    expect(results.every((r) => r.status === 'accepted')).toBe(true);
+    expect(srv.seen).toHaveLength(500);
+    // ~2.5 s at 200 rps (bench/client-burst.ts prints the exact figure); a generous bound here.
+    expect(elapsed).toBeGreaterThan(2000);
+    expect(elapsed).toBeLessThan(15_000);
+  });
+
+  it('two senders have separate quotas: 2 x 150 sends finish in well under the 1.5 s one sender would need', async () => {
+    const limited = perSenderLimitedSends(200);
+    srv = await startServer(limited.handler);
+    const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_burst' });
+    const t0 = Date.now();
+    await Promise.all(
+      Array.from({ length: 300 }, (_, i) => c.messages.sendText({ from: i % 2 ? '+4930123456' : '+4930999999', to: '+14155550100', body: `n${i}` })),
+    );
+    expect(limited.stats.rejected429).toBe(0);
+    expect(Date.now() - t0).toBeLessThan(1400);
+  });
+});
+
+/** A clock whose sleep moves time forward instantly. */
+function fakeClock(start = 1_700_000_000_000) {
+  let t = start;
+  return {
+    now: () => t,
+    sleep: async (ms: number) => {
+      t += Math.max(0, ms);
+    },
+    elapsed: () => t - start,
+  };
+}
+
+async function acquireN(l: RateLimiter, scope: string, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) (await l.acquire(scope))!();
+}
+
+describe('limiter rules per scope (injected clock)', () => {
+  it('requests map to the part 8 scopes', () => {
+    expect(scopeOf('POST', '/emails', {})).toBe('account:/emails');
+    expect(scopeOf('POST', '/sms', {})).toBe('account:/sms');
+    expect(scopeOf('POST', '/voices', {})).toBe('account:/voices');
+    expect(scopeOf('POST', '/chat/messages', { from: '+1' })).toBe('queued:+1');
+    expect(scopeOf('POST', '/chat/messages/sendDirectly', { from: '+1' })).toBe('direct:+1');
+    for (const p of ['/balance', '/webhookEndpoints/x', '/chat/templates', '/chat/messages/abc', '/chat/calls/accept', '/contact/contacts']) {
+      expect(scopeOf(p === '/chat/calls/accept' ? 'POST' : 'GET', p, {})).toBe('management');
+    }
+  });
+
+  it('direct sends default to 80 rps per sender', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock, { safety: 0 });
+    await acquireN(l, 'direct:+1', 161);
+    expect(clock.elapsed()).toBe(2000);
+  });
+
+  it('the direct limit is configurable to the upgraded 1,000 rps', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock, { directSendRps: 1000, safety: 0 });
+    await acquireN(l, 'direct:+1', 1001);
+    expect(clock.elapsed()).toBe(1000);
+  });
+
+  it('the management quota allows 10,000 per hour: the 10,001st waits for the hour to roll', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock);
+    await acquireN(l, 'management', 10_000);
+    // 10,000 at 200 rps take 50 s of the hour.
+    expect(clock.elapsed()).toBe(49_995);
+    (await l.acquire('management'))!();
+    expect(clock.elapsed()).toBe(3_600_000);
+  });
+
+  it('the management quota is shared: a pause on it holds every management request, other scopes run', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock);
+    l.pause('management', 5000);
+    await l.acquire('account:/sms');
+    expect(clock.elapsed()).toBe(0);
+    await l.acquire('management');
+    expect(clock.elapsed()).toBe(5000);
+  });
+
+  it('send n+limit waits for the answer to send n plus a full window (jitter-proof)', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock, { queuedSendRps: 2 });
+    const r1 = (await l.acquire('queued:+1'))!;
+    (await l.acquire('queued:+1'))!();
+    // Sends at 0 and 500 (paced at 2 rps). Send 1's answer comes at 800: send 3 must wait
+    // until 800 + 1000, where pacing alone would have allowed 1000.
+    expect(clock.elapsed()).toBe(500);
+    await clock.sleep(300);
+    r1();
+    (await l.acquire('queued:+1'))!();
+    expect(clock.elapsed()).toBe(1800);
+  });
+
+  it('an unanswered send counts as arrived within the grace period, so a hung request cannot stall the scope', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock, { queuedSendRps: 1, inflightGraceMs: 2000 });
+    await l.acquire('queued:+1'); // never released
+    (await l.acquire('queued:+1'))!();
+    expect(clock.elapsed()).toBe(3000);
+  });
+
+  it('a slot past the caller deadline is refused at once, with nothing reserved', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock);
+    l.pause('queued:+1', 10_000);
+    expect(await l.acquire('queued:+1', { notAfter: clock.now() + 1000 })).toBeNull();
+    expect(clock.elapsed()).toBe(0);
+  });
+});
