@@ -1,0 +1,279 @@
+/**
+ * `switchboard`: an ops/developer CLI over the Service client. No I/O at import: `runCli`
+ * gets argv, the config read once from the environment, and the output streams, so tests
+ * (and main.ts) wire them.
+ *
+ * Output: human-readable by default, `--json` for scripts. Errors print
+ * `CODE: message (requestId …)` on stderr and exit 1; usage errors exit 2.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import type { Writable } from 'node:stream';
+import { createServiceClient, ServiceError, type ServiceClient, type ServiceClientOptions } from '../service/index.ts';
+
+export interface CliConfig {
+  /** SERVICE_BASE_URL */
+  baseUrl?: string | undefined;
+  /** SERVICE_API_KEY */
+  apiKey?: string | undefined;
+}
+
+export interface CliIo {
+  config: CliConfig;
+  stdout: Writable;
+  stderr: Writable;
+  /** Extra client options (tests: a short timeout). */
+  clientOptions?: Partial<ServiceClientOptions>;
+}
+
+export const HELP = `switchboard — the Service v2 from the command line
+
+Usage: switchboard <command> [options] [--json]
+
+Environment:
+  SERVICE_BASE_URL   the v2 root, e.g. https://api.example.com/v2
+  SERVICE_API_KEY    the API key (never pass it as an argument)
+
+Commands:
+  balance
+  messages send-text      --from <E.164> (--to <E.164> | --recipient <BSUID>) --body <text> [--external-id <id>] [--direct]
+  messages send-template  --from <E.164> (--to | --recipient) --name <template> --language <code>
+                          [--param <value>]... [--auth-template ONE_TAP|ZERO_TAP|COPY_CODE] [--external-id <id>]
+  messages get <messageId>
+  templates list          [--status <STATUS>] [--limit <1-100>] [--page <n>] [--all]
+  permissions request     --from <E.164> (--to | --recipient) --body <text> [--external-id <id>]
+                          (interactive call_permission_request)
+  calls media <mediaAssetId> --out <file>      (progress on stderr)
+  sms send                --to <E.164> --text <text> [--sender-id <id>] [--signature <s>] [--external-id <id>]
+  emails send             --from <address> --to <a,b,...> --subject <s> (--content <text> | --content-file <path>)
+                          [--content-type text/html|text/plain] [--summary <s>] [--external-id <id>]
+  contacts list           [--limit <1-100>] [--page <n>] [--all]
+
+Options:
+  --json      machine-readable output (one JSON document on stdout)
+  -h, --help  this help
+
+Exit codes: 0 ok, 1 error (printed as "CODE: message (requestId …)"), 2 usage error.
+`;
+
+class UsageError extends Error {}
+
+type Opts = ParseArgsConfig['options'];
+const COMMON: Opts = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
+const ADDR: Opts = { from: { type: 'string' }, to: { type: 'string' }, recipient: { type: 'string' }, 'external-id': { type: 'string' } };
+
+interface Command {
+  options: Opts;
+  positionals?: string[];
+  run(c: ServiceClient, v: Record<string, string | boolean | string[] | undefined>, pos: string[], io: CliIo): Promise<{ json: unknown; human: string }>;
+}
+
+const s = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const intOpt = (name: string, v: unknown): number | undefined => {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string' || !/^\d+$/.test(v)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(v);
+};
+const fmtBytes = (n: number) => (n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(1)} MB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KB` : `${n} B`);
+const kv = (o: Record<string, unknown>) =>
+  Object.entries(o)
+    .filter(([, v]) => v !== undefined && typeof v !== 'object')
+    .map(([k, v]) => `${k}: ${String(v)}`)
+    .join('\n');
+const messageLine = (m: { id: string; status?: string | undefined; to?: string | undefined; recipient?: string | undefined }) =>
+  `Message ${m.id} ${m.status ?? 'accepted'}${m.to ?? m.recipient ? ` to ${m.to ?? m.recipient}` : ''}`;
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+const COMMANDS: Record<string, Command> = {
+  balance: {
+    options: {},
+    async run(c) {
+      const b = await c.balance.get();
+      return { json: b, human: `Balance: ${b.amount} ${b.currency}` };
+    },
+  },
+  'messages send-text': {
+    options: { ...ADDR, body: { type: 'string' }, direct: { type: 'boolean' } },
+    async run(c, v) {
+      const input = { from: s(v.from)!, to: s(v.to), recipient: s(v.recipient), externalId: s(v['external-id']), type: 'text', text: { body: s(v.body)! } };
+      const m = v.direct ? await c.messages.sendDirectly(input) : await c.messages.send(input);
+      return { json: m, human: messageLine(m) };
+    },
+  },
+  'messages send-template': {
+    options: { ...ADDR, name: { type: 'string' }, language: { type: 'string' }, param: { type: 'string', multiple: true }, 'auth-template': { type: 'string' } },
+    async run(c, v) {
+      const auth = s(v['auth-template']);
+      if (auth !== undefined && !['ONE_TAP', 'ZERO_TAP', 'COPY_CODE'].includes(auth)) throw new UsageError('--auth-template must be ONE_TAP, ZERO_TAP or COPY_CODE');
+      const m = await c.messages.sendTemplate({
+        from: s(v.from)!,
+        to: s(v.to),
+        recipient: s(v.recipient),
+        name: s(v.name)!,
+        language: s(v.language)!,
+        parameters: (v.param as string[] | undefined) ?? [],
+        externalId: s(v['external-id']),
+        authTemplate: auth as 'ONE_TAP' | undefined,
+      });
+      return { json: m, human: messageLine(m) };
+    },
+  },
+  'messages get': {
+    options: {},
+    positionals: ['messageId'],
+    async run(c, _v, pos) {
+      const m = await c.messages.get(pos[0]!);
+      return { json: m, human: kv(m) };
+    },
+  },
+  'templates list': {
+    options: { status: { type: 'string' }, limit: { type: 'string' }, page: { type: 'string' }, all: { type: 'boolean' } },
+    async run(c, v) {
+      const status = s(v.status) as never;
+      const limit = intOpt('limit', v.limit);
+      const items = v.all ? await collect(c.templates.iterate({ status, limit })) : (await c.templates.list({ status, limit, page: intOpt('page', v.page) })).items;
+      const human = items.length === 0 ? 'No templates.' : items.map((t) => [t.name, t.language, t.category ?? '-', t.status ?? '-'].join('  ')).join('\n');
+      return { json: items, human };
+    },
+  },
+  'permissions request': {
+    options: { ...ADDR, body: { type: 'string' } },
+    async run(c, v) {
+      const m = await c.messages.requestCallPermission({ from: s(v.from)!, to: s(v.to), recipient: s(v.recipient), body: s(v.body)!, externalId: s(v['external-id']) });
+      return { json: m, human: `Call permission request ${m.id} ${m.status ?? 'accepted'} (the reply arrives as an inbound message event)` };
+    },
+  },
+  'calls media': {
+    options: { out: { type: 'string' } },
+    positionals: ['mediaAssetId'],
+    async run(c, v, pos, io) {
+      const out = s(v.out);
+      if (!out) throw new UsageError('--out <file> is required');
+      let last = 0;
+      const r = await c.calls.downloadMedia(pos[0]!, {
+        out,
+        onProgress: (p) => {
+          const now = Date.now();
+          // At most ~10 lines a second on stderr; the last one always.
+          if (now - last < 100 && p.bytes !== p.total) return;
+          last = now;
+          const pct = p.total ? ` (${Math.floor((p.bytes / p.total) * 100)}%)` : '';
+          io.stderr.write(`downloaded ${fmtBytes(p.bytes)}${p.total ? ` of ${fmtBytes(p.total)}` : ''}${pct}\n`);
+        },
+      });
+      return { json: { mediaAssetId: pos[0], path: out, bytes: r.bytes }, human: `Saved ${fmtBytes(r.bytes)} to ${out}` };
+    },
+  },
+  'sms send': {
+    options: { to: { type: 'string' }, text: { type: 'string' }, 'sender-id': { type: 'string' }, signature: { type: 'string' }, 'external-id': { type: 'string' } },
+    async run(c, v) {
+      const r = await c.sms.send({
+        to: s(v.to)!,
+        text: s(v.text)!,
+        ...(v['sender-id'] ? { senderId: s(v['sender-id']) } : {}),
+        ...(v.signature ? { signature: s(v.signature) } : {}),
+        ...(v['external-id'] ? { externalId: s(v['external-id']) } : {}),
+      });
+      return { json: r, human: `SMS ${r.id} accepted` };
+    },
+  },
+  'emails send': {
+    options: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      subject: { type: 'string' },
+      content: { type: 'string' },
+      'content-file': { type: 'string' },
+      'content-type': { type: 'string' },
+      summary: { type: 'string' },
+      'external-id': { type: 'string' },
+    },
+    async run(c, v) {
+      let content = s(v.content);
+      if (v['content-file']) content = await (await import('node:fs/promises')).readFile(s(v['content-file'])!, 'utf8');
+      const r = await c.emails.send({
+        from: s(v.from)!,
+        to: s(v.to)!,
+        subject: s(v.subject)!,
+        content: content!,
+        ...(v['content-type'] ? { contentType: s(v['content-type']) as 'text/html' } : {}),
+        ...(v.summary ? { summary: s(v.summary) } : {}),
+        ...(v['external-id'] ? { externalId: s(v['external-id']) } : {}),
+      });
+      return { json: r, human: `Email ${r.id} accepted${r.totalRecipients !== undefined ? ` for ${r.totalRecipients} recipient(s)` : ''}` };
+    },
+  },
+  'contacts list': {
+    options: { limit: { type: 'string' }, page: { type: 'string' }, all: { type: 'boolean' } },
+    async run(c, v) {
+      const limit = intOpt('limit', v.limit);
+      const items = v.all ? await collect(c.contacts.iterate({ limit })) : (await c.contacts.list({ limit, page: intOpt('page', v.page) })).items;
+      const human =
+        items.length === 0 ? 'No contacts.' : items.map((x) => [x.id, x.phoneNumber ?? '-', x.remarkName ?? x.nickName ?? x.realName ?? ''].join('  ').trimEnd()).join('\n');
+      return { json: items, human };
+    },
+  },
+};
+
+/** Format an error as the CLI prints it: `CODE: message (requestId …)`. */
+export function formatError(err: unknown): string {
+  if (err instanceof ServiceError) return `${err.code}: ${err.message}${err.requestId ? ` (requestId ${err.requestId})` : ''}`;
+  return `ERROR: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/** Runs one command. Resolves the exit code; never calls process.exit. */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  const write = (w: Writable, text: string) => w.write(text.endsWith('\n') ? text : `${text}\n`);
+  const names = Object.keys(COMMANDS);
+  const wantsJson = argv.includes('--json');
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    write(io.stdout, HELP);
+    return argv.length === 0 ? 2 : 0;
+  }
+  const name = names.find((n) => n.split(' ').every((part, i) => argv[i] === part));
+  try {
+    if (!name) throw new UsageError(`unknown command "${argv.slice(0, 2).join(' ')}"; see switchboard --help`);
+    const cmd = COMMANDS[name]!;
+    const depth = name.split(' ').length;
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv.slice(depth), options: { ...COMMON, ...cmd.options }, allowPositionals: true, strict: true });
+    } catch (e) {
+      throw new UsageError((e as Error).message);
+    }
+    if (parsed.values.help) {
+      write(io.stdout, HELP);
+      return 0;
+    }
+    const want = cmd.positionals ?? [];
+    if (parsed.positionals.length !== want.length) {
+      throw new UsageError(want.length ? `${name} takes <${want.join('> <')}>` : `${name} takes no positional arguments`);
+    }
+    const missing = !io.config.baseUrl ? 'SERVICE_BASE_URL' : !io.config.apiKey ? 'SERVICE_API_KEY' : undefined;
+    if (missing) {
+      write(io.stderr, `CONFIG_ERROR: ${missing} is not set`);
+      return 1;
+    }
+    const client = createServiceClient({ baseUrl: io.config.baseUrl!, apiKey: io.config.apiKey!, ...io.clientOptions });
+    const result = await cmd.run(client, parsed.values as Record<string, string | boolean | string[] | undefined>, parsed.positionals, io);
+    write(io.stdout, parsed.values.json ? JSON.stringify(result.json, null, 2) : result.human);
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      write(io.stderr, wantsJson ? JSON.stringify({ error: { code: 'USAGE', message: err.message } }) : `USAGE: ${err.message}`);
+      return 2;
+    }
+    const line = formatError(err);
+    write(
+      io.stderr,
+      wantsJson && err instanceof ServiceError
+        ? JSON.stringify({ error: { code: err.code, message: err.message, status: err.status, requestId: err.requestId, ...('field' in err ? { field: (err as { field: string }).field } : {}) } })
+        : line,
+    );
+    return 1;
+  }
+}

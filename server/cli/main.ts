@@ -1,0 +1,7 @@
+/** CLI entry: the only place the CLI reads process.env (once) and touches process streams. */
+import { runCli } from './cli.ts';
+
+export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const config = { baseUrl: env.SERVICE_BASE_URL, apiKey: env.SERVICE_API_KEY };
+  return runCli(argv, { config, stdout: process.stdout, stderr: process.stderr });
+}
