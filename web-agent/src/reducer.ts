@@ -218,7 +218,7 @@ function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number
     from: view.from,
     to: view.to,
     direction: view.direction,
-    result: view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : view.state === 'ringing' ? 'MISSED' : 'ENDED'),
+    result: view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : entry.view.state === 'ringing' ? 'MISSED' : 'ENDED'),
     endedAt: now,
     ...(view.agent !== undefined ? { agent: view.agent } : {}),
     ...(view.reason !== undefined ? { reason: view.reason } : {}),

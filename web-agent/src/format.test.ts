@@ -1,0 +1,59 @@
+import { describe, expect, test } from 'vitest';
+import { countdown, describeResult, formatCaller, formatDuration } from './format.ts';
+
+describe('formatDuration', () => {
+  test.each([
+    [0, '0:00'],
+    [9.9, '0:09'],
+    [59, '0:59'],
+    [60, '1:00'],
+    [754, '12:34'],
+    [3600, '1:00:00'],
+    [3725, '1:02:05'],
+    [-5, '0:00'],
+    [Number.NaN, '0:00'],
+  ])('%s s reads %s', (s, text) => expect(formatDuration(s)).toBe(text));
+});
+
+describe('countdown', () => {
+  const deadline = 1_000_000;
+  test('rounds up, so the last second shows 0:01 until time is really out', () => {
+    expect(countdown(deadline, deadline - 1).text).toBe('0:01');
+    expect(countdown(deadline, deadline - 1).expired).toBe(false);
+    expect(countdown(deadline, deadline).text).toBe('0:00');
+    expect(countdown(deadline, deadline).expired).toBe(true);
+  });
+  test('a deadline already past reads 0:00 and expired, never negative', () => {
+    const c = countdown(deadline, deadline + 5000);
+    expect(c).toMatchObject({ text: '0:00', seconds: 0, expired: true, fraction: 0 });
+  });
+  test('under 10 s left is urgent, 10 s is not', () => {
+    expect(countdown(deadline, deadline - 10_000).urgent).toBe(false);
+    expect(countdown(deadline, deadline - 9_999).urgent).toBe(true);
+  });
+  test('the bar is the fraction of the ring window left since the offer arrived', () => {
+    expect(countdown(deadline, deadline - 5000, deadline - 20_000).fraction).toBe(0.25);
+    expect(countdown(deadline, deadline - 25_000, deadline - 20_000).fraction).toBe(1); // clock skew: never over 100 %
+  });
+  test('27.2 s left reads 0:28 with 28 whole seconds', () => {
+    expect(countdown(deadline, deadline - 27_200)).toMatchObject({ text: '0:28', seconds: 28 });
+  });
+});
+
+describe('formatCaller', () => {
+  test('an E.164 number without its plus gets one', () => expect(formatCaller('15551234567')).toBe('+15551234567'));
+  test('an E.164 number keeps its plus', () => expect(formatCaller('+4930123456')).toBe('+4930123456'));
+  test('a BSUID is shown as given, not turned into a number', () => {
+    expect(formatCaller('US.13491208655302741918')).toBe('US.13491208655302741918');
+  });
+});
+
+describe('describeResult', () => {
+  test.each([
+    ['COMPLETED', 'Completed'],
+    ['MISSED', 'Missed'],
+    ['CANCELED', 'Caller hung up'],
+    [undefined, 'Ended'],
+    ['NO_ANSWER', 'No answer'],
+  ])('%s reads %s', (r, text) => expect(describeResult(r)).toBe(text));
+});
