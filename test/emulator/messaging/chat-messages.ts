@@ -11,6 +11,7 @@ import {
   STATUS_RANK,
   bsuidFor,
   businessNumber,
+  detRandom,
   regionOf,
   templateKey,
   type Json,
@@ -247,7 +248,9 @@ function progress(rt: Runtime, record: MessageRecord, user: string, permissionRe
   // The user answers after seeing the request: after read, or delivered when read never comes.
   const seen = statuses.includes('read') || statuses.includes('delivered');
   if (permissionRequest && seen && k.permissionReply !== 'none') {
-    steps.push({ ms: k.stepDelayMs, run: () => replyToPermissionRequest(rt, record, user) });
+    // Ids are taken now, in request order, so they don't depend on which timer fires first.
+    const ids = { id: rt.ctx.newId('inb_'), wamid: `wamid.${rt.ctx.newId('')}` };
+    steps.push({ ms: k.stepDelayMs, run: () => replyToPermissionRequest(rt, record, user, ids) });
   }
   if (k.lateLowerStatus && statuses.length > 1) steps.push({ ms: k.stepDelayMs, run: () => applyStatus(rt, record, 'sent') });
   rt.sched.chain(steps);
@@ -281,7 +284,7 @@ export function applyStatus(rt: Runtime, record: MessageRecord, status: MessageS
 /** The charge is dynamic at or below the Max Price ceiling, and fixed otherwise. */
 function finalizePrice(rt: Runtime, v: Json) {
   const estimate = Number(v.totalPrice);
-  const final = v.bidPricingFlag ? round4(estimate * (0.6 + 0.4 * rt.ctx.rng.next())) : estimate;
+  const final = v.bidPricingFlag ? round4(estimate * (0.6 + 0.4 * detRandom(rt.ctx.options.seed, `price:${String(v.id)}`))) : estimate;
   v.totalPrice = final;
   rt.state.balance.amount = round4(rt.state.balance.amount - final);
   // Hidden from the view's JSON: only marks that the charge happened once.
@@ -301,7 +304,7 @@ export function statusPayload(record: MessageRecord, status: MessageStatus, now:
   return payload;
 }
 
-function replyToPermissionRequest(rt: Runtime, record: MessageRecord, user: string) {
+function replyToPermissionRequest(rt: Runtime, record: MessageRecord, user: string, ids: { id: string; wamid: string }) {
   const { ctx, knobs } = rt;
   const v = record.view;
   const business = String(v.from);
@@ -316,8 +319,7 @@ function replyToPermissionRequest(rt: Runtime, record: MessageRecord, user: stri
 
   const now = rt.iso();
   const inbound = {
-    id: ctx.newId('inb_'),
-    wamid: `wamid.${ctx.newId('')}`,
+    ...ids,
     wabaId: v.wabaId,
     ...(user.startsWith('+') ? { from: user } : {}),
     fromUserId: bsuid,

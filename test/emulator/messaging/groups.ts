@@ -122,6 +122,9 @@ export function groupRoutes(rt: Runtime): Hono<Env> {
     if (!p.ok) return p.res;
     const requestId = ctx.newId('grq_');
     const owner = ownerOf(c);
+    // Taken now, in request order, so ids don't depend on which timer fires first.
+    const groupId = ctx.newId('Gr');
+    const inviteLink = newLink();
     rt.sched.after(rt.knobs.stepDelayMs, () => {
       if (rt.knobs.groupCreateOutcome === 'failed') {
         ctx.emit('chat.group.lifecycle_update', 'chatGroup', {
@@ -131,12 +134,12 @@ export function groupRoutes(rt: Runtime): Hono<Env> {
         return;
       }
       const g: GroupRecord = {
-        groupId: ctx.newId('Gr'),
+        groupId,
         businessNumber: n.phoneNumber,
         subject: p.data.subject,
         description: p.data.description ?? '',
         joinApprovalMode: p.data.joinApprovalMode ?? 'auto_approve',
-        inviteLink: newLink(),
+        inviteLink,
         participants: [],
         joinRequests: [],
         createTime: rt.iso(),

@@ -135,6 +135,15 @@ export function bsuidFor(user: string): string {
   return `${regionOf(user)}.${createHash('sha256').update(user).digest('hex').slice(0, 24).toUpperCase()}`;
 }
 
+/**
+ * A uniform [0, 1) number fixed by (seed, key). Used for choices made inside timers: the
+ * shared ctx.rng would hand out values in whatever order concurrent messages' timers
+ * happen to fire, so a message's price would depend on wall-clock interleaving.
+ */
+export function detRandom(seed: number, key: string): number {
+  return createHash('sha256').update(`${seed}:${key}`).digest().readUIntBE(0, 6) / 2 ** 48;
+}
+
 export function createState(ctx: EmulatorContext, iso: string): State {
   const s: State = {
     balance: { amount: 1000, currency: 'USD' },
