@@ -5,6 +5,7 @@
  * validation, and the call media download rules.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseEvent } from '../../shared/events.ts';
 import { AudioPeer, startEmulator, startReceiver, type Emulator, type TestReceiver } from './index.ts';
 
 const PHONE_ID = '100000000000001';
@@ -302,6 +303,8 @@ describe('business-initiated calls', () => {
     expect(peer.mediaStats().meanLevel).toBeGreaterThan(0.1);
     await h.api('POST', '/chat/calls/terminate', { phoneId: PHONE_ID, wacid });
     expect((await h.event('chat.call.terminate', wacid)).callingTerminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP', direction: 'BUSINESS_INITIATED' });
+    // Contract with the bridge: connect, status and terminate parse with its schemas.
+    for (const d of h.rx.received) expect(parseEvent(JSON.parse(d.rawBody)), d.event.type).toMatchObject({ known: true });
   });
 
   it('a user set to reject declines: REJECTED status then terminate FAILED USER_REJECTED; noAnswer ends NOT_ANSWERED', async () => {
@@ -409,7 +412,7 @@ describe('capture failure knob', () => {
     await h.api('POST', '/chat/calls/accept', { phoneId: cc.phoneId, wacid: cc.wacid, sdpType: 'answer', sdp: made.sdp });
     made.peer.startSending();
     const rec = (await h.event('chat.call.recording.updated', cc.wacid)).callingMedia;
-    expect(rec.status).toBe('FAILED');
+    expect(rec.result).toBe('FAILED');
     expect(rec.mediaAssetId).toBeUndefined();
   });
 });

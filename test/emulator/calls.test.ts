@@ -1,6 +1,7 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import createRequire from 'node:module';
-import { AudioPeer, startEmulator, startReceiver, type Emulator, type TestReceiver } from './index.ts';
+import { parseEvent } from '../../shared/events.ts';
+import { AudioPeer, startEmulator, startReceiver } from './index.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -39,7 +40,8 @@ const WABA = '200000000000001';
 
 describe('user-initiated call, end to end with a werift business peer over REST', () => {
   it('audio flows both ways, the terminate event arrives and the recording is valid Ogg Opus of the call length', async () => {
-    const { emu, api, event } = await setup();
+    const ctxOf = await setup();
+    const { emu, api, event } = ctxOf;
     const settings = await api('POST', `/chat/phoneNumbers/${WABA}/${encodeURIComponent(BUSINESS)}/settings`, {
       capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality assurance', announcementLanguage: 'en_GB' },
     });
@@ -77,7 +79,7 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     expect(heard.meanLevel).toBeGreaterThan(0.1);
 
     const rec = (await event('chat.call.recording.updated', cc.wacid)).callingMedia;
-    expect(rec).toMatchObject({ wacid: cc.wacid, phoneId: PHONE_ID, status: 'AVAILABLE', type: 'recording' });
+    expect(rec).toMatchObject({ wacid: cc.wacid, phoneId: PHONE_ID, result: 'AVAILABLE', type: 'recording' });
     const res = await fetch(`${emu.baseUrl}/chat/calls/media/${rec.mediaAssetId}`, { headers: { 'X-API-Key': emu.apiKey } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-disposition')).toMatch(/^attachment; filename=".+\.ogg"$/);
@@ -90,11 +92,16 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     expect(decodeLevel(parsed.packets)).toBeGreaterThan(0.05);
 
     const tr = (await event('chat.call.transcription.updated', cc.wacid)).callingMedia;
-    expect(tr.status).toBe('AVAILABLE');
+    expect(tr.result).toBe('AVAILABLE');
     const trRes = await fetch(`${emu.baseUrl}/chat/calls/media/${tr.mediaAssetId}`, { headers: { 'X-API-Key': emu.apiKey } });
     const transcript = (await trRes.json()) as { wacid: string; language: string; segments: Array<{ speaker: string }> };
     expect(transcript).toMatchObject({ wacid: cc.wacid, language: 'en_GB' });
     expect(new Set(transcript.segments.map((s) => s.speaker))).toEqual(new Set(['user', 'business']));
+
+    // Contract with the bridge: every call event parses with the bridge's own schemas.
+    const { rx } = ctxOf;
+    for (const d of rx.received) expect(parseEvent(JSON.parse(d.rawBody)), d.event.type).toMatchObject({ known: true });
+    expect(rx.received.map((d) => d.event.type).sort()).toEqual(['chat.call.connect', 'chat.call.recording.updated', 'chat.call.terminate', 'chat.call.transcription.updated']);
   });
 });
 

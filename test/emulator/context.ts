@@ -45,6 +45,8 @@ export interface EmulatorOptions {
   deliveryTimeoutMs?: number;
   /** Rate limits of part 8 (override for tests). */
   rateLimits?: Partial<RateLimits>;
+  /** Load werift and opusscript in the background after start (default true). */
+  prewarm?: boolean;
   /** How the simulated user answers business-initiated calls unless told otherwise per user. */
   callee?: Partial<CalleeBehaviour>;
 }

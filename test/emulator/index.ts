@@ -20,6 +20,17 @@ import { createContext, type EmulatorContext, type EmulatorOptions } from './con
 import type { Env } from './http.ts';
 import { createMessaging } from './messaging/index.ts';
 import { createWebhooks, type Webhooks } from './webhooks.ts';
+import { loadWerift } from './calls/peer.ts';
+import { OpusDecoder } from './calls/audio.ts';
+
+async function prewarm(): Promise<void> {
+  try {
+    await loadWerift();
+    new OpusDecoder().close();
+  } catch (err) {
+    console.error('[emulator] could not preload werift/opusscript:', err);
+  }
+}
 
 export type { EmulatorOptions, EmulatorContext, Faults, EndpointFault, CalleeBehaviour, RateLimits, EventEnvelope } from './context.ts';
 export { signatureHeader, RETRY_SCHEDULE_S } from './webhooks.ts';
@@ -73,6 +84,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         s.closeAllConnections?.();
       }),
   );
+  // Load werift and opusscript in the background now, so the first call doesn't pay
+  // ~1 s for it; start() itself stays fast either way.
+  if (options.prewarm !== false) setTimeout(() => void prewarm(), 0).unref();
   const port = (server.address() as AddressInfo).port;
   const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {

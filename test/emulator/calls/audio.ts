@@ -23,40 +23,67 @@ function Opus(): OpusCtor {
   return ctor;
 }
 
-export class OpusEncoder {
-  private enc: InstanceType<OpusCtor> | undefined;
+type OpusInstance = InstanceType<OpusCtor> & { inPCM?: Uint16Array; outOpus?: Uint8Array; inOpus?: Uint8Array; outPCM?: Uint16Array };
+
+/**
+ * One opusscript instance that repairs itself. opusscript keeps typed-array views on the
+ * WebAssembly heap taken at construction; when another instance's allocation grows the
+ * heap, those views are detached and the old instance can no longer encode or decode
+ * (measured: after ~160 instances). A detached or failing instance is replaced by a
+ * fresh one (its state is lost: one frame's glitch, as after packet loss).
+ */
+class OpusCodec {
+  private inst: OpusInstance | undefined;
   constructor() {
-    const O = Opus();
-    this.enc = new O(SAMPLE_RATE, 1, O.Application.VOIP);
+    this.inst = OpusCodec.make();
   }
-  /** One 20 ms frame of 16-bit PCM (960 samples) → one Opus packet. */
-  encode(pcm: Int16Array): Buffer {
-    if (!this.enc) throw new Error('encoder closed');
-    return Buffer.from(this.enc.encode(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), FRAME_SAMPLES));
+  private static make(): OpusInstance {
+    const O = Opus();
+    return new O(SAMPLE_RATE, 1, O.Application.VOIP) as OpusInstance;
+  }
+  private static detached(i: OpusInstance): boolean {
+    return i.inPCM?.length === 0 || i.outOpus?.length === 0 || i.inOpus?.length === 0 || i.outPCM?.length === 0;
+  }
+  protected run<T>(fn: (i: OpusInstance) => T): T {
+    if (!this.inst) throw new Error('codec closed');
+    if (OpusCodec.detached(this.inst)) this.renew();
+    try {
+      return fn(this.inst);
+    } catch {
+      this.renew();
+      return fn(this.inst);
+    }
+  }
+  private renew() {
+    try {
+      this.inst?.delete();
+    } catch {
+      // freeing only releases memory; a failure here leaks one instance at worst
+    }
+    this.inst = OpusCodec.make();
   }
   close(): void {
-    this.enc?.delete();
-    this.enc = undefined;
+    this.inst?.delete();
+    this.inst = undefined;
   }
 }
 
-export class OpusDecoder {
-  private dec: InstanceType<OpusCtor> | undefined;
-  constructor() {
-    const O = Opus();
-    this.dec = new O(SAMPLE_RATE, 1, O.Application.VOIP);
+export class OpusEncoder extends OpusCodec {
+  /** One 20 ms frame of 16-bit PCM (960 samples) → one Opus packet. */
+  encode(pcm: Int16Array): Buffer {
+    return this.run((enc) => Buffer.from(enc.encode(Buffer.from(pcm.buffer, pcm.byteOffset, pcm.byteLength), FRAME_SAMPLES)));
   }
+}
+
+export class OpusDecoder extends OpusCodec {
   /** One Opus packet → 16-bit mono PCM (a copy: the wasm buffer is reused). */
   decode(packet: Buffer): Int16Array {
-    if (!this.dec) throw new Error('decoder closed');
-    const out = this.dec.decode(packet);
-    const copy = new Int16Array(out.byteLength / 2);
-    Buffer.from(copy.buffer).set(out);
-    return copy;
-  }
-  close(): void {
-    this.dec?.delete();
-    this.dec = undefined;
+    return this.run((dec) => {
+      const out = dec.decode(packet);
+      const copy = new Int16Array(out.byteLength / 2);
+      Buffer.from(copy.buffer).set(out);
+      return copy;
+    });
   }
 }
 

@@ -133,30 +133,34 @@ export function createCapture(ctx: EmulatorContext): Capture {
     });
   });
 
+  /**
+   * Payload `callingMedia`: `result` is the interface's word for AVAILABLE / FAILED;
+   * `status` carries the same value for readers that look for that name.
+   */
   async function produce(call: CapturedCall): Promise<void> {
     const { settings } = call;
     const basis = { wacid: call.wacid, phoneId: call.phoneId };
     if (settings.recordingEnabled) {
       let payload: Record<string, unknown>;
       if (ctx.faults.recordingResult === 'FAILED') {
-        payload = { ...basis, status: 'FAILED', errors: [{ code: 138030, message: 'recording could not be produced (injected)' }] };
+        payload = { ...basis, result: 'FAILED', status: 'FAILED', errors: [{ code: 138030, message: 'recording could not be produced (injected)' }] };
       } else {
         const bytes = await renderRecording(call);
         const id = ctx.newId('cma_');
         media.set(id, { id, wacid: call.wacid, phoneId: call.phoneId, kind: 'recording', owner: call.owner, createdAt: ctx.clock.now(), contentType: 'audio/ogg', fileName: `${id}.ogg`, bytes });
-        payload = { ...basis, mediaAssetId: id, status: 'AVAILABLE' };
+        payload = { ...basis, mediaAssetId: id, result: 'AVAILABLE', status: 'AVAILABLE' };
       }
       if (!ctx.closed) ctx.emit('chat.call.recording.updated', 'callingMedia', { ...payload, type: 'recording' }, call.owner);
     }
     if (settings.transcriptionEnabled) {
       let payload: Record<string, unknown>;
       if (ctx.faults.transcriptionResult === 'FAILED') {
-        payload = { ...basis, status: 'FAILED', errors: [{ code: 138031, message: 'transcription could not be produced (injected)' }] };
+        payload = { ...basis, result: 'FAILED', status: 'FAILED', errors: [{ code: 138031, message: 'transcription could not be produced (injected)' }] };
       } else {
         const id = ctx.newId('cma_');
         const json = JSON.stringify(transcript(call), null, 2);
         media.set(id, { id, wacid: call.wacid, phoneId: call.phoneId, kind: 'transcription', owner: call.owner, createdAt: ctx.clock.now(), contentType: 'application/json', fileName: `${id}.json`, bytes: Buffer.from(json) });
-        payload = { ...basis, mediaAssetId: id, status: 'AVAILABLE' };
+        payload = { ...basis, mediaAssetId: id, result: 'AVAILABLE', status: 'AVAILABLE' };
       }
       if (!ctx.closed) ctx.emit('chat.call.transcription.updated', 'callingMedia', { ...payload, type: 'transcription' }, call.owner);
     }

@@ -108,6 +108,7 @@ export class AudioPeer {
   private encoder: OpusEncoder | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  private encodeErrorLogged = false;
   /** Called on every received packet (media watchdogs hook here). */
   onPacket: ((p: ReceivedPacket) => void) | undefined;
   /** When this peer started sending (epoch ms), for the recording timeline. */
@@ -191,7 +192,14 @@ export class AudioPeer {
         ts = (ts + skip * FRAME_SAMPLES) >>> 0;
       }
       while (sent < due) {
-        const payload = tone && this.encoder ? this.encoder.encode(tone.next()) : OPUS_SILENCE;
+        let payload: Buffer = OPUS_SILENCE;
+        try {
+          if (tone && this.encoder) payload = this.encoder.encode(tone.next());
+        } catch (err) {
+          // A timer callback must never throw (it would take the process down in demo mode).
+          if (!this.encodeErrorLogged) console.error('[emulator] Opus encode failed, sending silence:', (err as Error).message);
+          this.encodeErrorLogged = true;
+        }
         const header = new w.RtpHeader({ payloadType: 111, sequenceNumber: seq, timestamp: ts, marker: sent === 0 });
         try {
           this.track.writeRtp(new w.RtpPacket(header, payload));

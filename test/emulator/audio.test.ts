@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { OpusDecoder, OpusEncoder, ToneSource, rms } from './calls/audio.ts';
+import { muxOggOpus, oggCrc } from './calls/ogg.ts';
+
+describe('Opus codecs of the simulated users', () => {
+  it('a tone survives encode → decode at its level (0.3 peak sine ≈ 0.21 RMS)', () => {
+    const enc = new OpusEncoder();
+    const dec = new OpusDecoder();
+    const tone = new ToneSource(400, 0.3);
+    let level = 0;
+    for (let i = 0; i < 25; i++) level = rms(dec.decode(enc.encode(tone.next())));
+    enc.close();
+    dec.close();
+    expect(level).toBeGreaterThan(0.19);
+    expect(level).toBeLessThan(0.23);
+  });
+
+  it('an encoder keeps working after other instances grow the wasm heap (opusscript detaches old views)', () => {
+    const enc = new OpusEncoder();
+    const dec = new OpusDecoder();
+    const others = Array.from({ length: 250 }, () => new OpusDecoder()); // measured: growth after ~160
+    const tone = new ToneSource(400, 0.3);
+    let level = 0;
+    for (let i = 0; i < 25; i++) level = rms(dec.decode(enc.encode(tone.next())));
+    for (const o of others) o.close();
+    enc.close();
+    dec.close();
+    expect(level).toBeGreaterThan(0.19);
+  });
+});
+
+describe('Ogg muxer', () => {
+  it('CRC-32 is the Ogg one (poly 0x04C11DB7, no reflection): check value of "123456789" is 0x89A1897F', () => {
+    expect(oggCrc(Buffer.from('123456789')).toString(16)).toBe('89a1897f');
+  });
+
+  it('packets are laced across pages; granule counts 48 kHz samples including pre-skip; last page has EOS', () => {
+    const packets = Array.from({ length: 120 }, (_, i) => Buffer.alloc(i % 3 === 0 ? 300 : 40, i)); // some need 2 lacing values
+    const ogg = muxOggOpus(packets);
+    const pages: Array<{ flags: number; granule: bigint; seq: number }> = [];
+    for (let off = 0; off < ogg.length; ) {
+      expect(ogg.toString('ascii', off, off + 4)).toBe('OggS');
+      const n = ogg[off + 26]!;
+      const len = 27 + n + [...ogg.subarray(off + 27, off + 27 + n)].reduce((a, b) => a + b, 0);
+      pages.push({ flags: ogg[off + 5]!, granule: ogg.readBigInt64LE(off + 6), seq: ogg.readUInt32LE(off + 18) });
+      off += len;
+    }
+    expect(pages[0]!.flags).toBe(0x02);
+    expect(pages.map((p) => p.seq)).toEqual(pages.map((_, i) => i));
+    expect(pages.at(-1)!.flags & 0x04).toBe(0x04);
+    expect(pages.at(-1)!.granule).toBe(BigInt(312 + 120 * 960));
+  });
+});
