@@ -256,6 +256,24 @@ describe('business-initiated calls', () => {
     expect(r.json.error.chatApiError.code).toBe(138006);
   });
 
+  it('a permission the user grants in reply to an interactive call_permission_request lets the business call', async () => {
+    const h = await harness();
+    const user = '+15550208010';
+    const { sdp } = await offer();
+    expect((await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp })).status).toBe(403);
+    const sent = await h.api('POST', '/chat/messages/sendDirectly', {
+      from: BUSINESS,
+      to: user,
+      type: 'interactive',
+      interactive: { type: 'call_permission_request', action: { name: 'call_permission_request' }, body: { text: 'May we call you?' } },
+    });
+    expect(sent.status).toBe(200);
+    await h.rx.waitFor((r) => r.some((d) => d.event.type === 'chat.inbound_message.received'));
+    const r = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+    expect(r.status).toBe(200);
+    expect(r.json.success).toBe(true);
+  });
+
   it('connect validates its fields: from, to or recipient, sdpType offer, sdp', async () => {
     const h = await harness();
     const { sdp } = await offer();

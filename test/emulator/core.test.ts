@@ -108,11 +108,22 @@ describe('rate limits (part 8)', () => {
     const { app } = createEmulator({ apiKeys: ['k1'], rateLimits: { sendDirectlyRps: 2 } });
     const send = (from: string) =>
       app.request('/v2/chat/messages/sendDirectly', { method: 'POST', headers: { 'X-API-Key': 'k1', 'Content-Type': 'application/json' }, body: JSON.stringify({ from, to: '+15550200001', type: 'text', text: { body: 'hi' } }) });
-    const a = await Promise.all([send('+15550100001'), send('+15550100001'), send('+15550100001'), send('+15550100001')]);
+    const a = await Promise.all(Array.from({ length: 6 }, () => send('+15550100001'))); // 6 > 2 + 2 across a boundary
     const b = await send('+15550100002');
     expect(a.some((r) => r.status === 429)).toBe(true);
     expect(b.status).not.toBe(429);
     expect(b.headers.get('RateLimit-Policy')).toContain('scope=sender');
+  });
+});
+
+describe('rate limit scopes', () => {
+  it('POST /emails counts per account: two senders share one quota', async () => {
+    const { app } = createEmulator({ apiKeys: ['k1'], rateLimits: { accountRps: 2 } });
+    const send = (from: string) => app.request('/v2/emails', { method: 'POST', headers: { 'X-API-Key': 'k1', 'Content-Type': 'application/json' }, body: JSON.stringify({ from }) });
+    const results = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((x) => send(`${x}@x.test`))); // 6 > 2 even if a second boundary falls mid-burst
+    expect(results.some((r) => r.status === 429)).toBe(true);
+    const limited = results.find((r) => r.status === 429)!;
+    expect(limited.headers.get('RateLimit-Policy')).toBe('2;w=1;scope=account');
   });
 });
 
@@ -134,6 +145,36 @@ describe('endpoint fault knobs', () => {
     expect(res.status).toBe(429);
     expect(res.headers.get('Retry-After')).toBe('7');
     expect(ctx.faults.endpoints['GET /webhookEndpoints']).toBeDefined();
+  });
+});
+
+describe('endpoint fault knobs over HTTP', () => {
+  it('a hanging endpoint never answers (the client must time out), and afterProcessing still carries the request out', async () => {
+    const emu = await emulator();
+    const rx = await receiver();
+    emu.ctx.faults.endpoints = { 'POST /webhookEndpoints': { kind: 'hang', afterProcessing: true, times: 1 } };
+    const req = fetch(`${emu.baseUrl}/webhookEndpoints`, { method: 'POST', headers: { 'X-API-Key': emu.apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ url: rx.url }), signal: AbortSignal.timeout(300) });
+    await expect(req).rejects.toThrow();
+    // the endpoint was created although no answer came: reconcile before retrying
+    const list = (await (await fetch(`${emu.baseUrl}/webhookEndpoints`, { headers: { 'X-API-Key': emu.apiKey } })).json()) as { items: Array<{ url: string }> };
+    expect(list.items.map((e) => e.url)).toContain(rx.url);
+  });
+
+  it('a slow endpoint answers after the configured delay', async () => {
+    const emu = await emulator({ faults: { endpoints: { 'GET /webhookEndpoints': { kind: 'slow', value: 250 } } } });
+    const t0 = Date.now();
+    const res = await fetch(`${emu.baseUrl}/webhookEndpoints`, { headers: { 'X-API-Key': emu.apiKey } });
+    expect(res.status).toBe(200);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(240);
+  });
+
+  it('faults are set at run time through the control API and validated', async () => {
+    const emu = await emulator();
+    const patch = (body: unknown) => fetch(`${emu.controlUrl}/faults`, { method: 'PATCH', headers: { 'X-API-Key': emu.apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await patch({ duplicateRate: 2 })).status).toBe(400);
+    expect((await patch({ endpoints: { 'GET /balance': { kind: 'teapot' } } })).status).toBe(400);
+    expect((await patch({ endpoints: { '* /webhookEndpoints': { kind: '5xx', value: 500 } } })).status).toBe(200);
+    expect((await fetch(`${emu.baseUrl}/webhookEndpoints`, { headers: { 'X-API-Key': emu.apiKey } })).status).toBe(500);
   });
 });
 
@@ -198,6 +239,27 @@ describe('webhook delivery', () => {
     await rx.waitFor((r) => r.length >= 1);
     await new Promise((r) => setTimeout(r, 150));
     expect(emu.webhooks.log.filter((d) => d.outcome === 'failed').length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('duplicateRate 1 sends every event twice with the same id and body', async () => {
+    const rx = await receiver();
+    const emu = await emulator({ webhookEndpoints: [{ url: rx.url }], faults: { duplicateRate: 1 } });
+    emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: 'w5' });
+    const got = await rx.waitFor((r) => r.length >= 2);
+    expect(got[0]!.rawBody).toBe(got[1]!.rawBody);
+    expect(emu.webhooks.log.map((d) => d.copy).sort()).toEqual([1, 2]);
+  });
+
+  it('events go only to endpoints of the tenant (API key) they belong to', async () => {
+    const rxA = await receiver();
+    const rxB = await receiver();
+    const emu = await emulator({ apiKeys: ['tenant-a-key', 'tenant-b-key'] });
+    for (const [key, rx] of [['tenant-a-key', rxA], ['tenant-b-key', rxB]] as const)
+      await fetch(`${emu.baseUrl}/webhookEndpoints`, { method: 'POST', headers: { 'X-API-Key': key, 'Content-Type': 'application/json' }, body: JSON.stringify({ url: rx.url }) });
+    emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: 'for-b' }, 'tenant-b-key');
+    await rxB.waitFor((r) => r.length >= 1);
+    await emu.webhooks.idle();
+    expect(rxA.received).toHaveLength(0);
   });
 
   it('close() is safe to call twice and stops deliveries', async () => {
