@@ -459,6 +459,7 @@ function render(): void {
     setText(el('call-ended-reason'), e.reason ?? '');
   }
   renderHistory();
+  el('presence').classList.toggle('separated', !!mine || ringing || !ended.hidden || !el('call-elsewhere').hidden);
 }
 
 function renderPresence(): void {
@@ -633,10 +634,16 @@ function renderHistory(): void {
 /** Level meters run at display rate; in a hidden tab rAF pauses, which is fine (nobody looks). */
 function meterLoop(): void {
   const level = mic.meter ? mic.meter.level() : 0;
-  el<HTMLMeterElement>('input-level').value = level;
-  const callLevel = call?.media.isMuted ? 0 : level;
-  el<HTMLMeterElement>('call-input-level').value = callLevel;
+  setMeter(el('input-level'), level);
+  setMeter(el('call-input-level'), call?.media.isMuted ? 0 : level);
   requestAnimationFrame(meterLoop);
+}
+
+function setMeter(meter: HTMLElement, level: number): void {
+  const pct = String(Math.round(level * 100));
+  if (meter.getAttribute('aria-valuenow') === pct) return;
+  meter.setAttribute('aria-valuenow', pct);
+  (meter.firstElementChild as HTMLElement).style.width = `${pct}%`;
 }
 
 // ---- test hook -----------------------------------------------------------------------------
