@@ -85,6 +85,16 @@ export class GroupsResource {
     return this.t.request({ method: 'POST', path: `${this.base(phoneNumber)}/inviteLink/messages`, body, schema: AnyObject }, opts);
   }
 
+  /** Invite link retrieve. Path not shown: see NOT-SHOWN.md. */
+  async getInviteLink(phoneNumber: string, groupId: string, opts?: CallOptions): Promise<AnyObject> {
+    return this.t.request({ method: 'GET', path: `${this.base(phoneNumber)}${path`/${id('groupId', groupId)}/inviteLink`}`, schema: AnyObject }, opts);
+  }
+
+  /** Invite link reset (the old link stops working). Path not shown: see NOT-SHOWN.md. */
+  async resetInviteLink(phoneNumber: string, groupId: string, opts?: CallOptions): Promise<AnyObject> {
+    return this.t.request({ method: 'POST', path: `${this.base(phoneNumber)}${path`/${id('groupId', groupId)}/inviteLink/reset`}`, schema: AnyObject }, opts);
+  }
+
   async listJoinRequests(phoneNumber: string, groupId: string, params: GroupCursorParams = {}, opts?: CallOptions) {
     positiveLimit(params.limit);
     return this.t.request(

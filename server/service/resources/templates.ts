@@ -73,6 +73,19 @@ export class TemplatesResource {
     return iteratePageNumber((page, limit) => this.list({ ...params, page, limit }, opts), { limit: params.limit });
   }
 
+  /** Retrieve one locale. Path not shown in the interface: see NOT-SHOWN.md. */
+  async get(ref: { wabaId: string; name: string; language: string }, opts?: CallOptions): Promise<Template> {
+    return this.t.request(
+      { method: 'GET', path: path`/chat/templates/${id('wabaId', ref.wabaId)}/${id('name', ref.name)}/${id('language', ref.language)}`, schema: Template },
+      opts,
+    );
+  }
+
+  /** Removes EVERY language of the name. Path not shown: see NOT-SHOWN.md. Prefer deleteLocale. */
+  async deleteByName(ref: { wabaId: string; name: string }, opts?: CallOptions): Promise<AnyObject> {
+    return this.t.request({ method: 'DELETE', path: path`/chat/templates/${id('wabaId', ref.wabaId)}/${id('name', ref.name)}`, schema: AnyObject }, opts);
+  }
+
   /** Removes only that locale (deleting by name alone would remove every language). */
   async deleteLocale(ref: { wabaId: string; name: string; language: string }, opts?: CallOptions): Promise<AnyObject> {
     return this.t.request(
