@@ -20,7 +20,7 @@ import type { Config } from './config/config.ts';
 import { HttpError, errorBody, NotFoundError } from './ops/errors.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
 import type { Store } from './store/store.ts';
-import { WEBHOOK_PATH, webhookHandler } from './webhooks/receiver.ts';
+import { WEBHOOK_PATH, requestHeader, taggedResponses, webhookHandler } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
 
 export * from './ops/errors.ts';
@@ -84,14 +84,13 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
   metrics.gauge('switchboard_up', 'Always 1 while the process serves.', () => 1);
 
   app.use('*', async (c, next) => {
-    const given = c.req.header('x-request-id');
+    const given = requestHeader(c, 'x-request-id');
     const requestId = given && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
     c.set('requestId', requestId);
     c.set('log', deps.log.child({ requestId }));
-    c.header('X-Request-ID', requestId);
     const t0 = performance.now();
     await next();
-    c.res.headers.set('X-Request-ID', requestId);
+    if (!taggedResponses.has(c.res)) c.res.headers.set('X-Request-ID', requestId);
     const status = c.res.status;
     m.httpRequests.inc({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(status) });
     const log = c.get('log');

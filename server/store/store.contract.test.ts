@@ -35,6 +35,8 @@ const call = (wacid: string, phoneId: string, extra: Record<string, unknown> = {
 const impls: Array<[string, () => Store]> = [
   ['MemoryStore', () => new MemoryStore({ prefix: uniquePrefix() })],
   ['RedisStore', () => new RedisStore({ url: redis.url, prefix: uniquePrefix() })],
+  // Accept batching off: every event its own script call.
+  ['RedisStore (unbatched)', () => new RedisStore({ url: redis.url, prefix: uniquePrefix(), acceptBatchMax: 1 })],
 ];
 
 describe.each(impls)('Store contract: %s', (name, make) => {
@@ -283,7 +285,7 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       expect(b).toEqual(['one', 'two']);
     });
 
-    if (name === 'RedisStore') {
+    if (name.startsWith('RedisStore')) {
       it('messages cross store instances (nodes) that share a prefix', async () => {
         const prefix = uniquePrefix();
         const n1 = new RedisStore({ url: redis.url, prefix });
@@ -308,7 +310,7 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     });
   });
 
-  if (name === 'RedisStore') {
+  if (name.startsWith('RedisStore')) {
     it('every key written starts with the prefix (key names of server/store/README.md)', async () => {
       const prefix = uniquePrefix();
       const s = new RedisStore({ url: redis.url, prefix });
