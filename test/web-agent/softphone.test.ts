@@ -269,7 +269,7 @@ describe('answer', () => {
     await page.getByTestId('mute').click();
     expect(await page.getByTestId('mute').getAttribute('aria-pressed')).toBe('true');
     const st = await hookState(page);
-    expect(st.media.sender).toEqual({ hasTrack: true, enabled: false, readyState: 'live' });
+    expect(st.media.sender).toMatchObject({ hasTrack: true, enabled: false, readyState: 'live' });
     const stats = await hookStats(page);
     expect(stats.sender.hasTrack).toBe(true);
     // Silence is still sent: the provider's no-media timer never fires for a muted agent.
@@ -279,7 +279,27 @@ describe('answer', () => {
 
     await page.getByTestId('mute').click();
     expect(await page.getByTestId('mute').getAttribute('aria-pressed')).toBe('false');
-    expect((await hookState(page)).media.sender).toEqual({ hasTrack: true, enabled: true, readyState: 'live' });
+    expect((await hookState(page)).media.sender).toMatchObject({ hasTrack: true, enabled: true, readyState: 'live' });
+  });
+
+  test('choosing another microphone mid-call replaces the sending track (never null) and keeps the mute state', async () => {
+    s = await StandIn.start();
+    const page = await agentPage();
+    await goAvailable(page);
+    const peer = await ring('w-mic');
+    await answerCall(page, peer, 'w-mic');
+    await until(page, 's.media && s.media.started');
+    const options = await page.getByTestId('mic-select').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(options.length).toBeGreaterThan(1); // Chromium's fake devices: default + two inputs
+    await page.getByTestId('mute').click();
+    const before = (await hookState(page)).media.sender;
+    const other = options.find((o) => o !== 'default' && o !== '')!;
+    await page.getByTestId('mic-select').selectOption(other);
+    await until(page, `s.media.sender.id !== ${JSON.stringify(before.id)}`);
+    const after = (await hookState(page)).media.sender;
+    expect(after).toMatchObject({ hasTrack: true, enabled: false, readyState: 'live' });
+    const atSwitch = peer.mediaStats().packetsReceived;
+    await expect.poll(() => peer.mediaStats().packetsReceived - atSwitch, { timeout: 3000 }).toBeGreaterThan(20);
   });
 
   test('keyboard only: Answer has focus when it rings, Tab reaches Decline, Enter on Answer answers', async () => {
@@ -466,3 +486,50 @@ async function expectOnScreen(page: Page, testid: string, width: number, height:
   expect(box!.y + box!.height, `${testid} is above the fold`).toBeLessThanOrEqual(height);
   expect(box!.height, testid).toBeGreaterThanOrEqual(44);
 }
+
+describe('supervisor and archive shells', () => {
+  test('the supervisor page lists live calls from call.state frames and moves ended ones to the recent list', async () => {
+    s = await StandIn.start({ user: { name: 'sup', roles: ['supervisor', 'agent'] } });
+    s.calls.set('w-live', {
+      wacid: 'w-live', phoneId: 'phone-1', from: '15551234567', to: '+15550001000', direction: 'USER_INITIATED',
+      state: 'active', agent: 'agent2', startedAt: Date.now() - 65_000,
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
+    const page = await context.newPage();
+    await page.goto(`${s.url}/supervisor`);
+    await page.locator('[data-testid="live-call"][data-wacid="w-live"]').waitFor();
+    expect(await page.getByTestId('live-count').textContent()).toBe('1');
+    s.state({ wacid: 'w-new', phoneId: 'phone-1', from: '15557654321', to: '+15550001000', direction: 'USER_INITIATED', state: 'ringing', deadline: Date.now() + 20_000 });
+    await page.locator('[data-testid="live-call"][data-wacid="w-new"][data-state="ringing"]').waitFor();
+    s.state({ wacid: 'w-live', phoneId: 'phone-1', from: '15551234567', to: '+15550001000', direction: 'USER_INITIATED', state: 'ended', agent: 'agent2', result: 'COMPLETED', duration: 70 });
+    await page.locator('[data-testid="recent-call"][data-wacid="w-live"][data-result="COMPLETED"]').waitFor();
+    expect(await page.locator('[data-testid="live-call"][data-wacid="w-live"]').count()).toBe(0);
+    await page.screenshot({ path: `${SHOTS}/supervisor.png` });
+  });
+
+  test('the archive page lists media.available frames with download links', async () => {
+    s = await StandIn.start({ user: { name: 'ops', roles: ['ops'] } });
+    context = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    await context.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
+    const page = await context.newPage();
+    await page.goto(`${s.url}/archive`);
+    await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+    s.send({ type: 'media.available', wacid: 'w-rec', kind: 'recording', url: '/api/media/w-rec/recording' });
+    const item = page.locator('[data-testid="archive-item"][data-wacid="w-rec"][data-kind="recording"]');
+    await item.waitFor();
+    expect(await item.getByTestId('archive-download').getAttribute('href')).toBe('/api/media/w-rec/recording');
+    await page.screenshot({ path: `${SHOTS}/archive.png` });
+  });
+
+  test('a user without the agent role gets told so on the agent page, not a broken phone', async () => {
+    s = await StandIn.start({ user: { name: 'ops', roles: ['ops'] } });
+    context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    await context.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
+    const page = await context.newPage();
+    await page.goto(`${s.url}/`);
+    await page.getByTestId('error-banner').waitFor();
+    expect(await page.getByTestId('error-message').textContent()).toBe('This page is for agents. Use the links above.');
+    expect(s.clients.size).toBe(0);
+  });
+});

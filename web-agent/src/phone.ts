@@ -141,9 +141,9 @@ export class CallMedia {
   }
 
   /** What the test hook reports about the sender. */
-  senderInfo(): { hasTrack: boolean; enabled: boolean | null; readyState: string | null } {
+  senderInfo(): { hasTrack: boolean; enabled: boolean | null; readyState: string | null; id: string | null; label: string | null } {
     const t = this.transceiver.sender.track;
-    return { hasTrack: t !== null, enabled: t ? t.enabled : null, readyState: t ? t.readyState : null };
+    return { hasTrack: t !== null, enabled: t?.enabled ?? null, readyState: t?.readyState ?? null, id: t?.id ?? null, label: t?.label ?? null };
   }
 
   async sample(): Promise<StatsSample> {

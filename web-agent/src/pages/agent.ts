@@ -475,8 +475,15 @@ function renderPresence(): void {
   const online = state.link === 'online';
   const avail = el<HTMLButtonElement>('presence-available');
   const away = el<HTMLButtonElement>('presence-away');
-  avail.disabled = !online || !isReady() || state.presence === 'available' || busy === 'presence';
-  away.disabled = !online || state.presence === 'away' || busy === 'presence';
+  // One button for the other status: the current one is stated above, not a dead button.
+  const wasFocused = document.activeElement === avail || document.activeElement === away;
+  avail.hidden = state.presence === 'available';
+  away.hidden = state.presence === 'away';
+  avail.disabled = !online || !isReady() || busy === 'presence';
+  away.disabled = !online || busy === 'presence';
+  if (wasFocused && (document.activeElement === document.body || document.activeElement === null)) {
+    (avail.hidden ? away : avail).focus(); // keep the keyboard where it was
+  }
   const hint = !online
     ? 'Waiting for the connection to the server…'
     : !isReady()
@@ -632,10 +639,13 @@ function renderHistory(): void {
 }
 
 /** Level meters run at display rate; in a hidden tab rAF pauses, which is fine (nobody looks). */
+let shown = 0;
 function meterLoop(): void {
+  // Fast attack, slow release: short sounds stay visible long enough to be seen.
   const level = mic.meter ? mic.meter.level() : 0;
-  setMeter(el('input-level'), level);
-  setMeter(el('call-input-level'), call?.media.isMuted ? 0 : level);
+  shown = Math.max(level, shown * 0.9);
+  setMeter(el('input-level'), shown);
+  setMeter(el('call-input-level'), call?.media.isMuted ? 0 : shown);
   requestAnimationFrame(meterLoop);
 }
 
