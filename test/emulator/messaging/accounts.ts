@@ -5,7 +5,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { badRequest, notFound, pageNumber, serviceError, type Env } from '../http.ts';
-import type { Runtime } from './state.ts';
+import type { Json, Runtime } from './state.ts';
 import { BSUID_RE, COUNTRY_RE, isParentBsuid, parseBody, phoneParam } from './validation.ts';
 
 const DATE_INTERVALS = ['L1D', 'L7D', 'L14D', 'L28D'] as const;
@@ -15,6 +15,9 @@ const CreativePatch = z.strictObject({
   features: z.record(z.string(), z.boolean()).optional(),
 });
 const RegisterBody = z.looseObject({ pin: z.string().regex(/^\d{6}$/, 'must be 6 digits') });
+const UsernameBody = z.strictObject({
+  username: z.string().min(3, 'must be 3 to 35 characters').max(35, 'must be 3 to 35 characters').regex(/^[a-z0-9._]+$/, 'may hold only lowercase letters, digits, periods and underscores'),
+});
 const CommercePatch = z.strictObject({ isCartEnabled: z.boolean().optional(), isCatalogVisible: z.boolean().optional() });
 
 export function accountRoutes(rt: Runtime): Hono<Env> {
@@ -115,6 +118,63 @@ export function accountRoutes(rt: Runtime): Hono<Env> {
     if (isParentBsuid(bsuid)) return serviceError(c, 400, 'BAD_REQUEST', 'bsuid: parent BSUIDs (containing .ENT.) are not supported; use the regular BSUID');
     const deleted = state.contactBook.get(n.phoneNumber)?.delete(bsuid) ?? false;
     return c.json({ success: true, deleted });
+  });
+
+  // ---- business username: one per number, never shared; new writes are `reserved`,
+  // then become `active` (the interface shows no transition: ours is one step later).
+  const usernameView = (n: Json) => ({
+    id: n.id,
+    phoneNumber: n.phoneNumber,
+    displayPhoneNumber: n.displayPhoneNumber,
+    wabaId: n.wabaId,
+    ...(n.businessUsername !== undefined ? { businessUsername: n.businessUsername } : {}),
+    ...(n.businessUsernameStatus !== undefined ? { businessUsernameStatus: n.businessUsernameStatus } : {}),
+    ...(n.requestedBusinessUsername !== undefined ? { requestedBusinessUsername: n.requestedBusinessUsername } : {}),
+    ...(n.businessUsernameUpdatedAt !== undefined ? { businessUsernameUpdatedAt: n.businessUsernameUpdatedAt } : {}),
+  });
+  const announce = (n: Json, owner: string) => rt.ctx.emit('chat.phone_number.business_username_updated', 'chatPhoneNumber', usernameView(n), owner);
+
+  app.get('/chat/phoneNumbers/:wabaId/:phoneNumber/businessUsername', (c) => {
+    const n = numberOf(c);
+    return n ? c.json(usernameView(n)) : notFound(c, 'phone number');
+  });
+  app.get('/chat/phoneNumbers/:wabaId/:phoneNumber/businessUsername/suggestions', (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    const base = String(n.verifiedName ?? 'business').toLowerCase().replace(/[^a-z0-9]/g, '').slice(0, 28) || 'business';
+    const taken = new Set([...state.phoneNumbers.values()].flatMap((x) => [x.businessUsername, x.requestedBusinessUsername]));
+    const items = [base, `${base}.support`, `${base}_hq`, `${base}.calls`].filter((u) => !taken.has(u));
+    return c.json({ items, length: items.length });
+  });
+  app.post('/chat/phoneNumbers/:wabaId/:phoneNumber/businessUsername', async (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    const p = await parseBody(c, UsernameBody);
+    if (!p.ok) return p.res;
+    const wanted = p.data.username;
+    const holder = [...state.phoneNumbers.values()].find((x) => x.id !== n.id && (x.businessUsername === wanted || x.requestedBusinessUsername === wanted));
+    if (holder) return serviceError(c, 409, 'CONFLICT', `username: ${wanted} is used by another phone number`);
+    const owner = ownerOf(c);
+    Object.assign(n, { requestedBusinessUsername: wanted, businessUsernameStatus: 'reserved', businessUsernameUpdatedAt: rt.iso() });
+    announce(n, owner);
+    rt.sched.after(rt.knobs.stepDelayMs, () => {
+      if (n.requestedBusinessUsername !== wanted) return; // replaced or deleted meanwhile
+      delete n.requestedBusinessUsername;
+      Object.assign(n, { businessUsername: wanted, businessUsernameStatus: 'active', businessUsernameUpdatedAt: rt.iso() });
+      announce(n, owner);
+    });
+    return c.json(usernameView(n));
+  });
+  app.delete('/chat/phoneNumbers/:wabaId/:phoneNumber/businessUsername', (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    if (n.businessUsername === undefined && n.requestedBusinessUsername === undefined) return notFound(c, 'business username');
+    delete n.businessUsername;
+    delete n.requestedBusinessUsername;
+    delete n.businessUsernameStatus;
+    n.businessUsernameUpdatedAt = rt.iso();
+    announce(n, ownerOf(c));
+    return c.json({ success: true });
   });
   return app;
 }

@@ -363,6 +363,62 @@ export function receiveInbound(rt: Runtime, from: string, to: string, text: stri
   return inbound;
 }
 
+/**
+ * A message the business sent outside the API (control API): `chat.echo_message.created`
+ * (status sent, with content), then `chat.echo_message.updated` without content or type.
+ * A failure is reported as a separate failed echo (its own id, provider code 131000), not
+ * as a move of the first one.
+ */
+export function sendEcho(rt: Runtime, biz: { phoneNumber: string; wabaId: string }, user: string, text: string, outcome: 'sent' | 'delivered' | 'read' | 'failed', owner: string): Json {
+  const { ctx } = rt;
+  const now = rt.iso();
+  const base = {
+    wabaId: biz.wabaId,
+    from: biz.phoneNumber,
+    ...(user.startsWith('+') ? { to: user } : { recipient: user }),
+    recipientUserId: bsuidFor(user),
+  };
+  const echo = { id: ctx.newId('echo_'), wamid: `wamid.${ctx.newId('')}`, ...base, type: 'text', text: { body: text }, status: 'sent', createTime: now, sendTime: now, updateTime: now };
+  const failedIds = outcome === 'failed' ? { id: ctx.newId('echo_'), wamid: `wamid.${ctx.newId('')}` } : undefined;
+  ctx.emit('chat.echo_message.created', 'chatMessage', echo, owner);
+  const later: MessageStatus[] = outcome === 'delivered' ? ['delivered'] : outcome === 'read' ? ['delivered', 'read'] : [];
+  const steps = later.map((status) => ({
+    ms: rt.knobs.stepDelayMs,
+    run: () => ctx.emit('chat.echo_message.updated', 'chatMessage', { id: echo.id, wamid: echo.wamid, ...base, status, updateTime: rt.iso() }, owner),
+  }));
+  if (failedIds) {
+    steps.push({
+      ms: rt.knobs.stepDelayMs,
+      run: () => ctx.emit('chat.echo_message.updated', 'chatMessage', { ...failedIds, ...base, status: 'failed', errorCode: '131000', errorMessage: 'Something went wrong', updateTime: rt.iso() }, owner),
+    });
+  }
+  rt.sched.chain(steps);
+  return echo;
+}
+
+/** The user moved to a new number: a system inbound message carrying the old and new BSUIDs. */
+export function userChangedNumber(rt: Runtime, biz: { phoneNumber: string; wabaId: string }, oldNumber: string, newNumber: string, owner: string): Json {
+  const msg = {
+    id: rt.ctx.newId('inb_'),
+    wamid: `wamid.${rt.ctx.newId('')}`,
+    wabaId: biz.wabaId,
+    from: newNumber,
+    fromUserId: bsuidFor(newNumber),
+    to: biz.phoneNumber,
+    type: 'system',
+    system: {
+      type: 'user_changed_number',
+      body: `User changed from ${oldNumber} to ${newNumber}`,
+      old_user_id: bsuidFor(oldNumber),
+      new_user_id: bsuidFor(newNumber),
+    },
+    createTime: rt.iso(),
+  };
+  rt.state.inbound.set(msg.id, { ...msg, owner });
+  rt.ctx.emit('chat.inbound_message.received', 'chatInboundMessage', msg, owner);
+  return msg;
+}
+
 export function chatMessageRoutes(rt: Runtime): Hono<Env> {
   const app = new Hono<Env>();
   const body = async (c: Context<Env>) => c.req.json().catch(() => undefined);

@@ -6,10 +6,10 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { badRequest, notFound, type Env } from '../http.ts';
-import { receiveInbound } from './chat-messages.ts';
+import { receiveInbound, sendEcho, userChangedNumber } from './chat-messages.ts';
 import { simulateJoin } from './groups.ts';
 import { Knobs } from './knobs.ts';
-import { templateKey, type Runtime } from './state.ts';
+import { businessNumber, templateKey, type Runtime } from './state.ts';
 import { TEMPLATE_STATUSES, setTemplateStatus } from './templates.ts';
 import { EMAIL_RE, isBsuid, isE164, parseBody, phoneParam } from './validation.ts';
 
@@ -17,6 +17,9 @@ const InboundBody = z.strictObject({ from: z.string(), to: z.string(), text: z.s
 const UnsubBody = z.strictObject({ customer: z.string(), channel: z.string().min(1).optional(), source: z.string().optional() });
 const JoinBody = z.strictObject({ user: z.string() });
 const StatusBody = z.strictObject({ status: z.enum(TEMPLATE_STATUSES), reason: z.string().optional() });
+const EchoBody = z.strictObject({ from: z.string(), to: z.string(), text: z.string().min(1, 'must not be empty'), outcome: z.enum(['sent', 'delivered', 'read', 'failed']).optional() });
+const SmsInboundBody = z.strictObject({ from: z.string(), to: z.string().optional(), text: z.string().min(1, 'must not be empty') });
+const ChangeNumberBody = z.strictObject({ business: z.string(), oldNumber: z.string(), newNumber: z.string() });
 const BalanceBody = z.strictObject({ amount: z.number(), currency: z.string().length(3).optional() });
 
 export function controlRoutes(rt: Runtime): Hono<Env> {
@@ -37,6 +40,33 @@ export function controlRoutes(rt: Runtime): Hono<Env> {
     if (!p.ok) return p.res;
     if (!isE164(p.data.from) && !isBsuid(p.data.from)) return badRequest(c, 'from: must be an E.164 number or a BSUID');
     return c.json(receiveInbound(rt, p.data.from, p.data.to, p.data.text, ownerOf(c)));
+  });
+
+  app.post('/messaging/echo', async (c) => {
+    const p = await parseBody(c, EchoBody);
+    if (!p.ok) return p.res;
+    const biz = businessNumber(state, p.data.from, ownerOf(c));
+    if (!biz) return badRequest(c, `from: ${p.data.from} is not a business phone number of this account`);
+    if (!isE164(p.data.to) && !isBsuid(p.data.to)) return badRequest(c, 'to: must be an E.164 number or a BSUID');
+    return c.json(sendEcho(rt, biz, p.data.to, p.data.text, p.data.outcome ?? 'read', ownerOf(c)));
+  });
+
+  app.post('/messaging/users/changeNumber', async (c) => {
+    const p = await parseBody(c, ChangeNumberBody);
+    if (!p.ok) return p.res;
+    const biz = businessNumber(state, p.data.business, ownerOf(c));
+    if (!biz) return badRequest(c, `business: ${p.data.business} is not a business phone number of this account`);
+    for (const f of ['oldNumber', 'newNumber'] as const) if (!isE164(p.data[f])) return badRequest(c, `${f}: must be an E.164 number`);
+    return c.json(userChangedNumber(rt, biz, p.data.oldNumber, p.data.newNumber, ownerOf(c)));
+  });
+
+  app.post('/messaging/sms/inbound', async (c) => {
+    const p = await parseBody(c, SmsInboundBody);
+    if (!p.ok) return p.res;
+    if (!isE164(p.data.from)) return badRequest(c, 'from: must be an E.164 number');
+    const sms = { id: ctx.newId('smsin_'), from: p.data.from, ...(p.data.to ? { to: p.data.to } : {}), text: p.data.text, createTime: rt.iso() };
+    ctx.emit('sms.inbound.received', 'smsInbound', sms, ownerOf(c));
+    return c.json(sms);
   });
 
   app.post('/messaging/unsubscribers', async (c) => {
