@@ -1,0 +1,90 @@
+/**
+ * The repository's operator-facing files agree with the configuration: docker-compose.yml,
+ * .env.example, README.md, .ci/run, package.json.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { VARIABLES } from '../../server/config/config.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const read = (f: string) => readFileSync(`${root}/${f}`, 'utf8');
+
+interface Compose {
+  services: Record<string, { image?: string; build?: unknown; command?: string | string[]; environment?: Record<string, string> | string[]; volumes?: string[]; depends_on?: unknown }>;
+  volumes?: Record<string, unknown>;
+}
+
+describe('docker-compose.yml', () => {
+  const compose = parse(read('docker-compose.yml')) as Compose;
+
+  it('has a redis service with append-only persistence on a volume', () => {
+    const redis = compose.services.redis!;
+    expect(redis.image).toMatch(/^redis:/);
+    const cmd = Array.isArray(redis.command) ? redis.command.join(' ') : String(redis.command);
+    expect(cmd).toMatch(/--appendonly yes/);
+    expect(redis.volumes?.some((v) => v.endsWith(':/data'))).toBe(true);
+    const volName = redis.volumes!.find((v) => v.endsWith(':/data'))!.split(':')[0]!;
+    expect(compose.volumes).toHaveProperty(volName);
+  });
+
+  it('has a server service that runs the app on 0.0.0.0 against that redis, with every variable', () => {
+    const server = compose.services.server!;
+    expect(server.image ?? server.build).toBeTruthy();
+    const env = server.environment as Record<string, string>;
+    expect(env.HOST).toBe('0.0.0.0');
+    expect(env.REDIS_URL).toMatch(/^redis:\/\/redis:6379/);
+    for (const v of VARIABLES) expect(Object.keys(env), `${v} in compose`).toContain(v);
+    expect(JSON.stringify(server.depends_on)).toContain('redis');
+  });
+});
+
+describe('.env.example', () => {
+  it('lists every variable the config reads, and nothing else', () => {
+    const names = read('.env.example')
+      .split('\n')
+      .filter((l) => /^[A-Z_]+=/.test(l))
+      .map((l) => l.split('=')[0]);
+    expect([...names].sort()).toEqual([...VARIABLES].sort());
+  });
+});
+
+describe('README.md', () => {
+  const readme = read('README.md');
+  it('gives the two quick-start commands', () => {
+    expect(readme).toContain('npm install && npm start');
+    expect(readme).toMatch(/^\s+npm test\b/m);
+  });
+  it('documents every variable in the configuration table', () => {
+    for (const v of VARIABLES) expect(readme, v).toMatch(new RegExp(`^\\| \`${v}\` \\|`, 'm'));
+  });
+  it('explains running against the real Service', () => {
+    expect(readme).toMatch(/## Running against the real Service/);
+  });
+});
+
+describe('.ci/run and package.json', () => {
+  it('.ci/run is an executable strict bash script that ends by running the README test command', () => {
+    const ci = read('.ci/run');
+    expect(statSync(`${root}/.ci/run`).mode & 0o111).not.toBe(0);
+    expect(ci.split('\n')[0]).toBe('#!/usr/bin/env bash');
+    expect(ci).toContain('set -euo pipefail');
+    expect(ci).toContain('npm ci');
+    expect(ci).toMatch(/apt-get install[^\n]*"\$@"/);
+    expect(ci).toMatch(/-x \/usr\/bin\/chromium/);
+    expect(ci).toMatch(/command -v redis-server/);
+    const lines = ci.trim().split('\n');
+    expect(lines[lines.length - 1]).toBe('exec npm test');
+  });
+
+  it('package.json has the start, test, typecheck and bench scripts; the lock file is committed', () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; type: string };
+    expect(pkg.type).toBe('module');
+    expect(pkg.scripts.start).toBe('tsx server/main.ts');
+    expect(pkg.scripts.test).toMatch(/^vitest run/);
+    expect(pkg.scripts.typecheck).toBeTruthy();
+    expect(pkg.scripts.bench).toBe('tsx bench/run.ts');
+    expect(JSON.parse(read('package-lock.json')).lockfileVersion).toBeGreaterThanOrEqual(2);
+  });
+});
