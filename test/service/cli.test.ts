@@ -42,7 +42,8 @@ beforeEach(() => {
 const env = () => ({ SERVICE_BASE_URL: srv.baseUrl, SERVICE_API_KEY: KEY });
 const run = (...args: string[]) => runBin(args, env());
 
-describe('switchboard CLI', () => {
+// Each case spawns Node + tsx: seconds apiece on a busy 2-core machine.
+describe('switchboard CLI', { timeout: 120_000 }, () => {
   it('--help lists every command and exits 0 without needing the environment', async () => {
     const r = await runBin(['--help'], {});
     expect(r.code).toBe(0);

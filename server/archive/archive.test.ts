@@ -1,0 +1,99 @@
+/**
+ * The archive handlers against a real local HTTP server through the real Service client.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServiceClient, fullJitterBackoff } from '../service/index.ts';
+import { json, serviceError, startServer, type TestServer } from '../../test/service/server.ts';
+import { createArchive } from './index.ts';
+
+let srv: TestServer;
+let dir: string;
+const OGG = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(50_000, 9)]);
+const TRANSCRIPT = Buffer.from('{"segments":[{"speaker":"user","text":"hello"}]}');
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sb-archive-'));
+  srv = await startServer((req, res) => {
+    if (req.path === '/chat/calls/media/cma_rec') {
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(OGG.length) });
+      res.end(OGG);
+      return;
+    }
+    if (req.path === '/chat/calls/media/cma_tr') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(TRANSCRIPT);
+      return;
+    }
+    if (req.path === '/chat/calls/media/cma_cut') {
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(OGG.length) });
+      res.write(OGG.subarray(0, 1000));
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
+    if (req.path === '/chat/calls/media/cma_down') return serviceError(res, 503, 'UNAVAILABLE', 'try later');
+    serviceError(res, 404, 'NOT_FOUND', 'media not found');
+  });
+});
+afterEach(() => srv.close());
+
+const archive = () =>
+  createArchive({ dir, calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive', retry: fullJitterBackoff({ maxAttempts: 2, baseMs: 10 }) }).calls });
+
+let n = 0;
+const event = (type: string, payload: Record<string, unknown>) => ({ id: `evt_${++n}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: payload });
+const rec = (wacid: string, mediaAssetId: string) => event('chat.call.recording.updated', { wacid, phoneId: 'p1', result: 'AVAILABLE', mediaAssetId });
+
+describe('call media archive', () => {
+  it('an AVAILABLE recording is saved as <dir>/<wacid>/<mediaAssetId>.ogg, whole, with no temp file left', async () => {
+    const r = await archive().archive(rec('wacid.A1', 'cma_rec'));
+    expect(r).toMatchObject({ status: 'saved', bytes: OGG.length });
+    expect((await readFile(join(dir, 'wacid.A1', 'cma_rec.ogg'))).equals(OGG)).toBe(true);
+    expect(await readdir(join(dir, 'wacid.A1'))).toEqual(['cma_rec.ogg']);
+    expect(srv.seen[0]!.headers.range).toBeUndefined();
+  });
+
+  it('an AVAILABLE transcription is saved as .json', async () => {
+    await archive().handlers['chat.call.transcription.updated'](event('chat.call.transcription.updated', { wacid: 'wacid.A1', result: 'AVAILABLE', mediaAssetId: 'cma_tr' }));
+    expect(await readFile(join(dir, 'wacid.A1', 'cma_tr.json'), 'utf8')).toBe(TRANSCRIPT.toString());
+  });
+
+  it('a repeated event does not download again', async () => {
+    const a = archive();
+    await a.archive(rec('wacid.A2', 'cma_rec'));
+    expect(await a.archive(rec('wacid.A2', 'cma_rec'))).toMatchObject({ status: 'already-archived' });
+    expect(srv.seen).toHaveLength(1);
+  });
+
+  it('404 is recorded as missing and the handler resolves (no retry can help)', async () => {
+    await archive().handlers['chat.call.recording.updated'](rec('wacid.A3', 'cma_gone'));
+    expect(await readdir(join(dir, 'wacid.A3'))).toEqual(['cma_gone.missing.json']);
+    const record = JSON.parse(await readFile(join(dir, 'wacid.A3', 'cma_gone.missing.json'), 'utf8'));
+    expect(record).toMatchObject({ mediaAssetId: 'cma_gone', kind: 'recording', status: 404, code: 'NOT_FOUND', requestId: 'req_body_1' });
+  });
+
+  it('a 5xx makes the handler throw (the worker retries) and leaves no file', async () => {
+    await expect(archive().handlers['chat.call.recording.updated'](rec('wacid.A4', 'cma_down'))).rejects.toMatchObject({ status: 503 });
+    expect(await readdir(join(dir, 'wacid.A4'))).toEqual([]);
+  });
+
+  it('a download cut midway throws and leaves neither the file nor a temp file', async () => {
+    await expect(archive().archive(rec('wacid.A5', 'cma_cut'))).rejects.toThrow();
+    expect(await readdir(join(dir, 'wacid.A5'))).toEqual([]);
+  });
+
+  it('a FAILED result is recorded without any request', async () => {
+    const r = await archive().archive(event('chat.call.recording.updated', { wacid: 'wacid.A6', result: 'FAILED' }));
+    expect(r).toMatchObject({ status: 'failed' });
+    expect(await readdir(join(dir, 'wacid.A6'))).toEqual(['recording.failed.json']);
+    expect(srv.seen).toHaveLength(0);
+  });
+
+  it('ids cannot escape the archive directory', async () => {
+    await archive().archive(rec('../../escape', 'cma_rec'));
+    expect(await readdir(dir)).toEqual(['..%2F..%2Fescape']);
+    await expect(archive().archive(rec('..', 'cma_rec'))).rejects.toThrow(/wacid/);
+  });
+});
