@@ -7,7 +7,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AudioPeer, startEmulator, type Emulator } from '../emulator/index.ts';
-import { createServiceClient, NotFoundError, ValidationError, type ServiceClient } from '../../server/service/index.ts';
+import { createServiceClient, noRetry, NotFoundError, RateLimitedError, ValidationError, type ServiceClient } from '../../server/service/index.ts';
 import { runBin } from './cli-run.ts';
 
 const BIZ = '+15550100001';
@@ -249,6 +249,16 @@ describe('client ↔ emulator: one round trip per resource', () => {
     expect((await collect(c.webhookEndpoints.iterate())).some((x) => x.id === ep.id)).toBe(true);
     expect((await c.webhookEndpoints.get(ep.id)).id).toBe(ep.id);
     await c.webhookEndpoints.update(ep.id, { enabledEvents: ['chat.message.updated', 'chat.call.connect'] });
+  });
+});
+
+describe('client ↔ emulator: rate limits', () => {
+  it('a burst of 500 queued sends is shaped under the emulator\'s 200 rps per sender: no 429 even with retries off', { timeout: 60_000 }, async () => {
+    const strict = createServiceClient({ baseUrl: emu.baseUrl, apiKey: emu.apiKey, retry: noRetry });
+    const results = await Promise.allSettled(Array.from({ length: 500 }, (_, i) => strict.messages.sendText({ from: BIZ, to: USER, body: `burst ${i}` })));
+    const rejected = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason);
+    expect(rejected.filter((e) => e instanceof RateLimitedError)).toEqual([]);
+    expect(rejected).toEqual([]);
   });
 });
 
