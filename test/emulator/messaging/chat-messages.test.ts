@@ -179,7 +179,8 @@ describe('suppression on queued sends', () => {
 
 describe('templates gate sends', () => {
   it('a PENDING template cannot be sent; once APPROVED it can', async () => {
-    h = await makeApp({ reviewDelayMs: 100 });
+    // Long enough that a loaded CI machine still sends before the review lands.
+    h = await makeApp({ reviewDelayMs: 500 });
     await h.call('POST', '/chat/templates', { wabaId: WABA, name: 'order_update', language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'x' }] });
     const send = () => h.call('POST', '/chat/messages', text({ type: 'template', text: undefined, template: { name: 'order_update', language: { code: 'en_US' } } }));
     const early = await send();

@@ -44,13 +44,13 @@ describe('messaging control API', () => {
 
   it('messaging close() cancels its pending steps while the emulator context stays open; safe twice', async () => {
     const ctx = createContext({ apiKeys: ['k'], timeScale: 1 });
-    const m = createMessaging(ctx, { knobs: { stepDelayMs: 20 } });
+    const m = createMessaging(ctx, { knobs: { stepDelayMs: 300 } });
     const app = new Hono<Env>().use('*', requestId).route('/v2', m.routes);
     const res = await app.request('/v2/chat/messages', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ from: '+15550100001', to: '+14155550100', type: 'text', text: { body: 'hi' } }) });
     expect(res.status).toBe(200);
     m.close();
     m.close();
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 400));
     expect(ctx.closed).toBe(false);
     expect(ctx.events.filter((e) => e.type === 'chat.message.updated')).toHaveLength(0);
     await ctx.close();

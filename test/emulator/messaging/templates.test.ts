@@ -118,10 +118,10 @@ describe('template list and delete', () => {
   });
 
   it('a template deleted while PENDING is not revived by its review', async () => {
-    h = await makeApp({ reviewDelayMs: 30 });
+    h = await makeApp({ reviewDelayMs: 300 });
     await h.call('POST', '/chat/templates', base());
     await h.call('DELETE', `/chat/templates/${WABA}/order_update/en_US`);
-    await new Promise((r) => setTimeout(r, 60));
+    await new Promise((r) => setTimeout(r, 400));
     expect(h.events.some((e) => e.type === 'chat.template.reviewed')).toBe(false);
     expect((await h.call('GET', `/chat/templates/${WABA}/order_update/en_US`)).status).toBe(404);
   });
