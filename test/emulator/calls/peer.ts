@@ -27,9 +27,12 @@ export async function createPeerConnection(opts: PeerOptions = {}): Promise<Weri
   return new w.RTCPeerConnection({
     iceServers: [],
     iceUseIpv6: false,
-    iceLite: opts.iceLite ?? false,
+    iceLite: process.env.EMU_NO_LITE ? false : (opts.iceLite ?? false),
     // loopback is skipped by default; the emulator and its peers all live on 127.0.0.1
     iceAdditionalHostAddresses: ['127.0.0.1'],
+    // Bind to loopback only: otherwise an ice-lite caller may nominate its non-loopback
+    // socket (e.g. 192.0.2.2) for a 127.0.0.1 remote, and Chromium's DTLS never completes.
+    iceInterfaceAddresses: { udp4: '127.0.0.1' },
     codecs: {
       audio: [
         w.useOPUS({ payloadType: 111, parameters: 'minptime=10;useinbandfec=1' }),
