@@ -516,8 +516,11 @@ export function parseCallEvent(entry: { type: string; body: string; receivedAt: 
       };
     }
     case 'chat.call.terminate': {
-      const p = parsed.payload as CallingTerminate;
-      const errorCode = str(p.errorCode);
+      const p = parsed.payload as CallingTerminate & { reason?: unknown; errors?: unknown };
+      // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
+      const first = Array.isArray(p.errors) && p.errors[0] && typeof p.errors[0] === 'object' ? (p.errors[0] as Record<string, unknown>) : undefined;
+      const errorCode = str(p.errorCode) ?? str(first?.code);
+      const reason = p.errorMessage ?? str(first?.message) ?? str(p.reason);
       return {
         type: 'terminate',
         wacid: p.wacid,
@@ -525,7 +528,7 @@ export function parseCallEvent(entry: { type: string; body: string; receivedAt: 
         result: p.status ?? 'COMPLETED',
         ...(p.duration !== undefined ? { duration: p.duration } : {}),
         ...(errorCode !== undefined ? { errorCode } : {}),
-        ...(p.errorMessage !== undefined ? { reason: p.errorMessage } : {}),
+        ...(reason !== undefined ? { reason } : {}),
         ...(p.phoneId !== undefined ? { phoneId: p.phoneId } : {}),
       };
     }

@@ -15,6 +15,8 @@ export interface Conn {
   send(text: string): void;
   /** Close the socket (the gateway's close handling then runs). */
   close(code?: number, reason?: string): void;
+  /** Drop the socket without a closing handshake (what a dead network looks like). */
+  kill(): void;
 }
 
 type Target = { kind: 'user'; name: string; except?: string | undefined } | { kind: 'conn'; id: string } | { kind: 'role'; role: Role };

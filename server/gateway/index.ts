@@ -98,6 +98,7 @@ export function createGateway(o: GatewayOptions): Gateway {
             if (raw.readyState === raw.OPEN) raw.send(text);
           },
           close: (code, reason) => raw.close(code, reason),
+          kill: () => raw.terminate(),
         };
         l = { conn, raw, lastSeen: now(), queue: Promise.resolve() };
         const me = l;

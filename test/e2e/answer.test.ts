@@ -1,0 +1,160 @@
+/**
+ * The answer path against the real emulator (a werift chat user per call), with agents as
+ * programs: a ws client for signaling and a werift peer for audio. The browser version of
+ * the main scenario is in softphone.test.ts.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PeerHost } from './program-agent.ts';
+import type { CallView as EmuCall } from '../emulator/calls/index.ts';
+import { ProtocolClient, agentClient, sleep, startBridge, type Bridge } from './harness.ts';
+
+let b: Bridge | undefined;
+const clients: ProtocolClient[] = [];
+let host: PeerHost | undefined;
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await host?.close();
+  host = undefined;
+  await b?.close();
+  b = undefined;
+});
+const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
+
+async function control(b: Bridge, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(`${b.emu.controlUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': b.emu.apiKey, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+const emuCall = async (b: Bridge, wacid: string) => (await control(b, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
+async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+/** A program agent's answer: a bare Chromium peer built from the offer (complete, non-trickle SDP). */
+async function answerWith(c: ProtocolClient, wacid: string, offerSdp: string, key = `${wacid}:${Math.random()}`) {
+  host ??= await PeerHost.start(b!.url);
+  const sdp = await host.answer(key, offerSdp);
+  return { key, reply: c.request({ type: 'call.answer', wacid, sdp }) };
+}
+
+describe('answer path (program agents, real emulator)', () => {
+  it('answer → preAccept + accept with the same SDP → ack → audio both ways → caller hangs up → ended with duration', async () => {
+    b = await startBridge({ agents: ['agent1'] });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const started = await control(b, 'POST', '/calls', { audio: 'tone' });
+    const wacid = started.wacid as string;
+    const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
+    expect(offer.from).toBe(started.from);
+    const { key, reply } = await answerWith(a1, wacid, offer.sdp);
+    const ack = await reply;
+    expect(ack).toMatchObject({ type: 'ack', wacid });
+    // Audio starts only after the ack: like the browser, the program sends from here on.
+    await host!.unmute(key);
+    await until('audio both ways', async () => {
+      const e = await emuCall(b!, wacid);
+      const mine = await host!.inbound(key);
+      if (process.env.DEBUG_E2E) console.log(e.state, JSON.stringify(e.media), JSON.stringify(mine));
+      return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 20 && (e.media?.audibleFrames ?? 0) > 0 && mine.packetsReceived > 20 ? e : undefined;
+    });
+    await sleep(1100);
+    await control(b, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
+    expect(ended.result).toBe('COMPLETED');
+    expect(ended.duration).toBeGreaterThanOrEqual(1);
+    expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', result: 'COMPLETED' });
+  });
+
+  it('no agent available → the call is REJECTED through the Service before the window closes', async () => {
+    const windowMs = 6_000;
+    b = await startBridge({ agents: ['agent1'], emulator: { acceptWindowMs: windowMs }, env: { ACCEPT_WINDOW_MS: String(windowMs) } });
+    const away = track(await agentClient(b.url, 'agent1', { available: false }));
+    const started = await control(b, 'POST', '/calls', {});
+    const wacid = started.wacid as string;
+    const e = await until('the call to end', async () => {
+      const c = await emuCall(b!, wacid);
+      return c.state === 'ended' ? c : undefined;
+    }, windowMs + 3_000);
+    expect(e.terminate?.reason).toBe('REJECTED');
+    expect(e.endedAt! - e.dialTime).toBeLessThan(windowMs);
+    expect(away.received.some((m) => m.type === 'call.offered')).toBe(false);
+    await until('the bridge to record the end', async () => ((await b!.store.getCall(wacid))?.state === 'ended' ? true : undefined));
+  });
+
+  it('two agents answer together → exactly one gets the call, the other gets CONFLICT, and only one SDP is accepted', async () => {
+    b = await startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    await sleep(20);
+    const a2 = track(await agentClient(b.url, 'agent2'));
+    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const offer1 = await a1.next('call.offered', (m) => m.wacid === wacid);
+    // agent1 lets it ring out; it moves to agent2. agent1 was offered it, so may still claim it.
+    const offer2 = await a2.next('call.offered', (m) => m.wacid === wacid, 5_000);
+    const [x, y] = await Promise.all([answerWith(a1, wacid, offer1.sdp), answerWith(a2, wacid, offer2.sdp)]);
+    const replies = await Promise.all([x.reply, y.reply]);
+    const acks = replies.filter((r) => r.type === 'ack');
+    const errors = replies.filter((r) => r.type === 'error');
+    expect(acks).toHaveLength(1);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ code: 'CONFLICT' });
+    const winner = replies[0]!.type === 'ack' ? 'agent1' : 'agent2';
+    expect(await b.store.getCall(wacid)).toMatchObject({ state: 'active', agent: winner });
+    const e = await emuCall(b, wacid);
+    expect(e.state).toBe('active');
+  });
+
+  it('two tabs of one agent answer together → one tab holds the call, the other gets CONFLICT', async () => {
+    b = await startBridge({ agents: ['agent1'] });
+    const tab1 = track(await agentClient(b.url, 'agent1'));
+    const tab2 = track(await agentClient(b.url, 'agent1'));
+    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const o1 = await tab1.next('call.offered', (m) => m.wacid === wacid);
+    await tab2.next('call.offered', (m) => m.wacid === wacid);
+    const [x, y] = await Promise.all([answerWith(tab1, wacid, o1.sdp), answerWith(tab2, wacid, o1.sdp)]);
+    const replies = await Promise.all([x.reply, y.reply]);
+    expect(replies.map((r) => r.type).sort()).toEqual(['ack', 'error']);
+    expect(replies.find((r) => r.type === 'error')).toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it("the agent's hangup sends terminate; the call stays open until the terminate event, then ends", async () => {
+    b = await startBridge({ agents: ['agent1'] });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
+    const { key, reply } = await answerWith(a1, wacid, offer.sdp);
+    expect(await reply).toMatchObject({ type: 'ack' });
+    await host!.unmute(key);
+    expect(await a1.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    const ending = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ending');
+    expect(ending.state).toBe('ending');
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
+    expect(ended.result).toBe('COMPLETED');
+    expect((await emuCall(b, wacid)).terminate?.reason).toBe('BUSINESS_HANGUP');
+  });
+
+  it("a refused accept shows the Service's reason and never leaves the caller ringing", async () => {
+    b = await startBridge({ agents: ['agent1'] });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    await a1.next('call.offered', (m) => m.wacid === wacid);
+    // An answer the Service refuses (not a usable SDP answer).
+    const r = await a1.request({ type: 'call.answer', wacid, sdp: 'v=0\r\nnot-an-answer\r\n' });
+    expect(r).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
+    expect((r as { message: string }).message).toMatch(/sdp/i);
+    const e = await until('the caller to be released', async () => {
+      const c = await emuCall(b!, wacid);
+      return c.state === 'ended' ? c : undefined;
+    });
+    expect(e.terminate?.reason).toBe('REJECTED');
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The media half of an agent that is a program (a voice bot, a load-test agent), for tests
+ * and the benchmark: a bare RTCPeerConnection inside headless Chromium (no softphone UI),
+ * driven from Node. Signaling goes through a `ProtocolClient` (ws) like any agent client.
+ *
+ * Why Chromium and not werift: answering the ice-lite caller with werift 0.24 as the DTLS
+ * client fails about one handshake in five inside werift's client (Flight3 error on a
+ * retransmitted hello, seen in this repo's runs); as DTLS server the werift caller fails
+ * instead. Chromium is what real agents run, and its DTLS is robust.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
+
+declare global {
+  interface Window {
+    __peers: Map<string, { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream }>;
+  }
+}
+
+export class PeerHost {
+  private constructor(
+    readonly browser: Browser,
+    readonly page: Page,
+  ) {}
+
+  /** One headless Chromium and one page on `origin` (a secure context for getUserMedia). */
+  static async start(origin: string): Promise<PeerHost> {
+    const browser = await launchChromium();
+    const page = await browser.newPage();
+    await page.goto(`${origin}/login`);
+    await page.evaluate(() => {
+      window.__peers = new Map();
+    });
+    return new PeerHost(browser, page);
+  }
+
+  /** Build a complete answer (gathering finished, with a timeout) to `offer`; returns its SDP. */
+  async answer(key: string, offer: string): Promise<string> {
+    return this.page.evaluate(
+      async ({ key, offer }) => {
+        const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+        const pc = new RTCPeerConnection({ iceServers: [] });
+        const entry: { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream } = { pc, stream };
+        window.__peers.set(key, entry);
+        pc.onconnectionstatechange = () => {
+          if (pc.connectionState === 'connected') entry.connectedAt ??= Date.now();
+        };
+        await pc.setRemoteDescription({ type: 'offer', sdp: offer });
+        const [tr] = pc.getTransceivers();
+        // Audio goes out only after the ack: the track is attached now but disabled.
+        stream.getAudioTracks()[0]!.enabled = false;
+        await tr!.sender.replaceTrack(stream.getAudioTracks()[0]!);
+        tr!.direction = 'sendrecv';
+        await pc.setLocalDescription(await pc.createAnswer());
+        await new Promise<void>((resolve, reject) => {
+          if (pc.iceGatheringState === 'complete') return resolve();
+          const t = setTimeout(() => reject(new Error('ICE gathering did not complete in 5 s')), 5000);
+          pc.addEventListener('icegatheringstatechange', () => {
+            if (pc.iceGatheringState === 'complete') {
+              clearTimeout(t);
+              resolve();
+            }
+          });
+        });
+        return pc.localDescription!.sdp;
+      },
+      { key, offer },
+    );
+  }
+
+  /** Start sending (after the ack). */
+  async unmute(key: string): Promise<void> {
+    await this.page.evaluate((key) => {
+      window.__peers.get(key)!.stream.getAudioTracks()[0]!.enabled = true;
+    }, key);
+  }
+
+  /** Epoch ms when ICE + DTLS connected; waits up to `timeoutMs`. */
+  async connectedAt(key: string, timeoutMs = 10_000): Promise<number> {
+    const handle = await this.page.waitForFunction((key) => window.__peers.get(key)?.connectedAt, key, { timeout: timeoutMs, polling: 5 });
+    return (await handle.jsonValue()) as number;
+  }
+
+  async inbound(key: string): Promise<{ packetsReceived: number; connectionState: string }> {
+    return this.page.evaluate(async (key) => {
+      const e = window.__peers.get(key)!;
+      let packetsReceived = 0;
+      (await e.pc.getStats()).forEach((r: { type: string; kind?: string; packetsReceived?: number }) => {
+        if (r.type === 'inbound-rtp' && r.kind === 'audio') packetsReceived = r.packetsReceived ?? 0;
+      });
+      return { packetsReceived, connectionState: e.pc.connectionState };
+    }, key);
+  }
+
+  async closePeer(key: string): Promise<void> {
+    await this.page.evaluate((key) => {
+      const e = window.__peers.get(key);
+      e?.pc.close();
+      e?.stream.getTracks().forEach((t) => t.stop());
+      window.__peers.delete(key);
+    }, key);
+  }
+
+  async close(): Promise<void> {
+    await this.browser.close();
+  }
+}
