@@ -274,7 +274,10 @@ export function applyStatus(rt: Runtime, record: MessageRecord, status: MessageS
       v.errorMessage = rt.knobs.failErrorMessage;
       v.totalPrice = 0; // undelivered messages incur no delivery charge
     }
-    if ((status === 'delivered' || status === 'read') && !v.priceFinal) finalizePrice(rt, v);
+    if ((status === 'delivered' || status === 'read') && !record.charged) {
+      finalizePrice(rt, v);
+      record.charged = true;
+    }
   }
   const payload = statusPayload(record, status, now);
   rt.ctx.emit('chat.message.updated', 'chatMessage', payload, record.owner);
@@ -287,8 +290,6 @@ function finalizePrice(rt: Runtime, v: Json) {
   const final = v.bidPricingFlag ? round4(estimate * (0.6 + 0.4 * detRandom(rt.ctx.options.seed, `price:${String(v.id)}`))) : estimate;
   v.totalPrice = final;
   rt.state.balance.amount = round4(rt.state.balance.amount - final);
-  // Hidden from the view's JSON: only marks that the charge happened once.
-  Object.defineProperty(v, 'priceFinal', { value: true, enumerable: false });
 }
 
 /** `chatMessage` of a status event: the message without its content, at the event's status. */

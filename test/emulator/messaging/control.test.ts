@@ -56,3 +56,24 @@ describe('messaging control API', () => {
     await ctx.close();
   });
 });
+
+describe('core knobs reach the messaging routes', () => {
+  it('an endpoint fault on POST /chat/messages answers 429 with Retry-After, then the send goes through', async () => {
+    h = await makeApp();
+    h.ctx.faults.endpoints = { 'POST /chat/messages': { kind: '429', value: 2, times: 1 } };
+    const body = { from: BIZ, to: '+14155550100', type: 'text', text: { body: 'hi' } };
+    const first = await h.call('POST', '/chat/messages', body);
+    expect(first.status).toBe(429);
+    expect(first.headers.get('Retry-After')).toBe('2');
+    expect((await h.call('POST', '/chat/messages', body)).status).toBe(200);
+  });
+
+  it('the per-sender queued-send rate limit applies to POST /chat/messages', async () => {
+    h = await makeApp({ messageOutcome: 'accepted' });
+    h.ctx.rateLimits.chatMessagesRps = 2;
+    const body = { from: BIZ, to: '+14155550100', type: 'text', text: { body: 'hi' } };
+    const statuses = [];
+    for (let i = 0; i < 3; i++) statuses.push((await h.call('POST', '/chat/messages', body)).status);
+    expect(statuses).toEqual([200, 200, 429]);
+  });
+});

@@ -20,6 +20,8 @@ export interface MessageRecord {
   /** Every status event emitted, in order, including duplicates and late ones. */
   history: MessageStatus[];
   owner: string;
+  /** The final charge was taken (once, at the first delivered or read). */
+  charged?: boolean;
 }
 
 export interface TemplateRecord extends Json {
