@@ -27,7 +27,7 @@ export async function createPeerConnection(opts: PeerOptions = {}): Promise<Weri
   return new w.RTCPeerConnection({
     iceServers: [],
     iceUseIpv6: false,
-    iceLite: process.env.EMU_NO_LITE ? false : (opts.iceLite ?? false),
+    iceLite: opts.iceLite ?? false,
     // loopback is skipped by default; the emulator and its peers all live on 127.0.0.1
     iceAdditionalHostAddresses: ['127.0.0.1'],
     // Bind to loopback only: otherwise an ice-lite caller may nominate its non-loopback
