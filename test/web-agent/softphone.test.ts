@@ -337,6 +337,43 @@ describe('answer', () => {
     expect((await hookState(page)).media).toBeNull();
   });
 
+  test('an unknown accept outcome keeps the call and starts audio once the server shows it active for this agent', async () => {
+    s = await StandIn.start();
+    s.handle('call.answer', () => ({ error: { code: 'OUTCOME_UNKNOWN', message: 'accept timed out' } }));
+    const page = await agentPage();
+    await goAvailable(page);
+    const peer = await ring('w-unknown');
+    await answerCall(page, peer, 'w-unknown');
+    await page.locator('[data-testid="call-status"][data-state="confirming"]').waitFor();
+    await page.waitForTimeout(300);
+    expect((await hookState(page)).media).toMatchObject({ started: false, outcomeUnknown: true });
+    s.state({
+      wacid: 'w-unknown', phoneId: 'phone-1', from: '15551234567', to: '+15550001000', direction: 'USER_INITIATED',
+      state: 'active', agent: 'agent1', startedAt: Date.now(),
+    });
+    await until(page, 's.media && s.media.started');
+    await expect.poll(() => peer.mediaStats().packetsReceived, { timeout: 5000 }).toBeGreaterThan(0);
+    expect(s.received.filter((r) => r.msg.type === 'call.answer')).toHaveLength(1); // never answered twice
+  });
+
+  test('an answer lost with the socket is sent again, byte-identical, when welcome shows the offer still ringing', async () => {
+    s = await StandIn.start();
+    s.handle('call.answer', (_m, client) => {
+      if (s.received.filter((r) => r.msg.type === 'call.answer').length === 1) {
+        client.socket.destroy(); // the link dies before the ack
+        return 'none';
+      }
+      return { ack: {} };
+    });
+    const page = await agentPage();
+    await goAvailable(page);
+    const peer = await ring('w-lost');
+    const first = await answerCall(page, peer, 'w-lost');
+    const second = await s.frame('call.answer', s.received.findIndex((r) => r.msg.type === 'call.answer') + 1, 15_000);
+    expect(second.sdp).toBe(first);
+    await until(page, 's.media && s.media.started');
+  });
+
   test('losing the race (CONFLICT) says someone else answered first and releases the call', async () => {
     s = await StandIn.start();
     s.handle('call.answer', () => ({ error: { code: 'CONFLICT', message: 'agent2 has the call' } }));

@@ -28,18 +28,22 @@ export function setText(node: HTMLElement, text: string): void {
   if (node.textContent !== text) node.textContent = text;
 }
 
-const PAGES: Array<{ path: string; label: string; role: string }> = [
-  { path: '/', label: 'Phone', role: 'agent' },
-  { path: '/supervisor', label: 'Supervisor', role: 'supervisor' },
-  { path: '/archive', label: 'Archive', role: 'ops' },
+/** Pages and the roles that may open them (the server enforces the same table). */
+export const PAGES: Array<{ path: string; label: string; id: string; roles: Me['roles'] }> = [
+  { path: '/', label: 'Phone', id: 'agent', roles: ['agent'] },
+  { path: '/supervisor', label: 'Supervisor', id: 'supervisor', roles: ['supervisor'] },
+  { path: '/archive', label: 'Archive', id: 'ops', roles: ['ops', 'supervisor'] },
 ];
+
+export const mayOpen = (me: Me, path: string): boolean =>
+  PAGES.some((p) => p.path === path && p.roles.some((r) => me.roles.includes(r)));
 
 /** Fill the top bar for this user and wire the logout button. */
 export function setupChrome(me: Me): void {
   const nav = el('nav');
   nav.replaceChildren(
-    ...PAGES.filter((p) => me.roles.includes(p.role as Me['roles'][number])).map((p) => {
-      const a = h('a', { href: p.path, 'data-testid': `nav-${p.role}` }, p.label);
+    ...PAGES.filter((p) => mayOpen(me, p.path)).map((p) => {
+      const a = h('a', { href: p.path, 'data-testid': `nav-${p.id}` }, p.label);
       if (location.pathname === p.path) a.setAttribute('aria-current', 'page');
       return a;
     }),

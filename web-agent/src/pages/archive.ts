@@ -5,7 +5,7 @@
 import { getMe, goToLogin, listArchive } from '../api.ts';
 import { exponentialBackoff } from '../backoff.ts';
 import { Connection } from '../connection.ts';
-import { el, h, renderError, renderLink, setupChrome, wsUrl } from '../dom.ts';
+import { el, h, mayOpen, renderError, renderLink, setupChrome, wsUrl } from '../dom.ts';
 import { initialState, reduce, type MediaItem, type UiEvent, type UiState } from '../reducer.ts';
 
 let state: UiState = initialState;
@@ -44,8 +44,8 @@ async function boot(): Promise<void> {
   if (!me) return goToLogin();
   setupChrome(me);
   el('error-dismiss').addEventListener('click', () => dispatch({ type: 'dismissError' }));
-  if (!me.roles.includes('ops')) {
-    dispatch({ type: 'error', message: 'This page is for ops. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+  if (!mayOpen(me, '/archive')) {
+    dispatch({ type: 'error', message: 'This page is for ops and supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
     return;
   }
   try {
