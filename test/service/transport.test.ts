@@ -21,6 +21,7 @@ import {
   ValidationError,
   type ServiceClientOptions,
 } from '../../server/service/index.ts';
+import { Agent } from 'undici';
 import { json, serviceError, startServer, type TestServer } from './server.ts';
 
 const KEY = 'sk_live_SECRET_abc123';
@@ -299,6 +300,19 @@ describe('the caller deadline caps retries', () => {
     const err = await fail(client().balance.get({ deadline: Date.now() - 1 }));
     expect(err).toBeInstanceOf(TimeoutError);
     expect(srv.seen).toHaveLength(0);
+  });
+});
+
+describe('injected transport', () => {
+  it('every request goes through the injected undici dispatcher', async () => {
+    const seenByDispatcher: string[] = [];
+    const agent = new Agent().compose((dispatch) => (o, handler) => {
+      seenByDispatcher.push(`${o.method} ${o.path}`);
+      return dispatch(o, handler);
+    });
+    await client({ dispatcher: agent }).balance.get();
+    expect(seenByDispatcher).toEqual(['GET /v2/balance']);
+    await agent.close();
   });
 });
 
