@@ -264,6 +264,20 @@ describe('invite-link messages and group messages', () => {
     expect(got.recipients.map((r: { to?: string; recipient?: string }) => r.to ?? r.recipient)).toEqual(['+14155550601', 'US.MemberTwo2']);
   });
 
+  it('each recipient has its own status: one member failing does not fail the others', async () => {
+    h = await makeApp({ outcomeByRecipient: { '+14155550802': 'failed' } });
+    const id = await createGroup();
+    await join(id, '+14155550801');
+    await join(id, '+14155550802');
+    const res = await h.call('POST', '/chat/groupMessages/sendDirectly', { from: BIZ, groupId: id, type: 'text', text: { body: 'hi' } });
+    await h.waitFor((e) => e.payload.groupMessageId === res.body.id && (e.payload.status === 'read' || e.payload.status === 'failed'), 2);
+    const got = (await h.call('GET', `/chat/groupMessages/${res.body.id}`)).body;
+    expect(got.recipients.map((r: { to: string; status: string; errorCode?: string }) => [r.to, r.status, r.errorCode])).toEqual([
+      ['+14155550801', 'read', undefined],
+      ['+14155550802', 'failed', '131026'],
+    ]);
+  });
+
   it.each([
     ['an authentication template', { name: 'otp', category: 'AUTHENTICATION' }, 'template: authentication templates cannot be sent to groups'],
     ['a template with an interactive (flow button) component', { name: 'flowy', components: [{ type: 'BODY', text: 'x' }, { type: 'BUTTONS', buttons: [{ type: 'FLOW' }] }] }, 'template: templates with interactive components cannot be sent to groups'],

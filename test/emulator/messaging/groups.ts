@@ -380,7 +380,7 @@ export function groupRoutes(rt: Runtime): Hono<Env> {
           run: () => {
             r.status = s;
             r.updateTime = rt.iso();
-            if (s === 'failed') r.totalPrice = 0;
+            if (s === 'failed') Object.assign(r, { totalPrice: 0, errorCode: k.failErrorCode, errorMessage: k.failErrorMessage });
             ctx.emit('chat.message.updated', 'chatMessage', { ...r, groupId: g.groupId, groupMessageId: id, from: n.phoneNumber, wabaId: n.wabaId }, owner);
           },
         });
