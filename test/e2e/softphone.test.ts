@@ -1,0 +1,178 @@
+/**
+ * The softphone end to end, in Debian Chromium with fake media: emulator caller (werift,
+ * ice-lite) → signed webhooks → bridge → agent page rings → agent answers in the browser →
+ * preAccept/accept → audio both ways → caller hangs up → the page shows the call ended.
+ * Screenshots (idle, ringing, in call, ended) go to `screenshots/` (gitignored).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebAgent } from '../../web-agent/build.ts';
+import type { CallView as EmuCall } from '../emulator/calls/index.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { PASSWORD, sleep, startBridge, type Bridge, type BridgeOptions } from './harness.ts';
+
+const SHOTS = join(process.cwd(), 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+
+let browser: Browser;
+let assets: Awaited<ReturnType<typeof buildWebAgent>>;
+let b: Bridge | undefined;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  [browser, assets] = await Promise.all([launchChromium(), buildWebAgent()]);
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  for (const c of contexts.splice(0)) await c.close();
+  await b?.close();
+  b = undefined;
+});
+
+const bridge = (o: BridgeOptions = {}) => startBridge({ assets, ...o });
+
+async function control(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(`${b!.emu.controlUrl}${path}`, {
+    method,
+    headers: { 'x-api-key': b!.emu.apiKey, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+const emuCall = async (wacid: string) => (await control('GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
+async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** Log in through the login page, pass the ready-check, become available. */
+async function agentPage(name: string): Promise<Page> {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  contexts.push(ctx);
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => console.error(`[${name} page error]`, e.message));
+  await page.goto(`${b!.url}/`);
+  // Not logged in: the server sends the browser to the login page.
+  await page.waitForURL(/\/login/);
+  await page.getByTestId('login-name').fill(name);
+  await page.getByTestId('login-password').fill(PASSWORD);
+  await page.getByTestId('login-submit').click();
+  await page.waitForURL(`${b!.url}/`);
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+  await page.getByTestId('ready-check').click();
+  await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
+  await page.getByTestId('presence-available').click();
+  await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+  return page;
+}
+
+const ringing = (page: Page, wacid: string) => page.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
+
+async function inboundAudio(page: Page): Promise<{ packetsReceived: number; totalAudioEnergy: number }> {
+  return page.evaluate(async () => {
+    const s = await (window as unknown as { __switchboard: { stats(): Promise<{ inbound?: { packetsReceived: number; totalAudioEnergy: number } } | null> } }).__switchboard.stats();
+    return { packetsReceived: s?.inbound?.packetsReceived ?? 0, totalAudioEnergy: s?.inbound?.totalAudioEnergy ?? 0 };
+  });
+}
+
+describe('softphone in Chromium', () => {
+  it('a chat user calls, the agent answers in the browser, audio flows both ways, the caller hangs up, the page shows the call ended with its duration', async () => {
+    b = await bridge({ agents: ['agent1'] });
+    const page = await agentPage('agent1');
+    await page.screenshot({ path: join(SHOTS, '1-idle.png') });
+
+    const call = await control('POST', '/calls', { audio: 'tone', toneHz: 440 });
+    const wacid = call.wacid as string;
+    const card = ringing(page, wacid);
+    await card.waitFor({ timeout: 10_000 });
+    await expect(card.getByTestId('incoming-caller').textContent()).resolves.toContain(String(call.from));
+    await page.screenshot({ path: join(SHOTS, '2-ringing.png') });
+
+    await page.getByTestId('answer').click();
+    await page.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor();
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
+
+    // Audio both ways: the browser receives and plays the caller's tone; the caller receives ours.
+    const inbound = await until('caller audio in the browser', async () => {
+      const s = await inboundAudio(page);
+      return s.packetsReceived > 25 && s.totalAudioEnergy > 0 ? s : undefined;
+    });
+    expect(inbound.totalAudioEnergy).toBeGreaterThan(0);
+    const atCaller = await until('browser audio at the caller', async () => {
+      const e = await emuCall(wacid);
+      return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 25 ? e : undefined;
+    });
+    expect(atCaller.media!.packetsReceived).toBeGreaterThan(25);
+    await page.screenshot({ path: join(SHOTS, '3-in-call.png') });
+
+    await sleep(1_200);
+    await control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    const ended = page.getByTestId('call-ended');
+    await ended.waitFor({ timeout: 10_000 });
+    await expect(page.getByTestId('call-ended-result').getAttribute('data-result')).resolves.toBe('COMPLETED');
+    const duration = (await page.getByTestId('call-ended-duration').textContent())?.trim() ?? '';
+    expect(duration).toMatch(/^\d+:\d\d$/);
+    expect(duration).not.toBe('0:00');
+    await expect(page.locator(`[data-testid="history-item"][data-wacid="${wacid}"]`).count()).resolves.toBe(1);
+    await page.screenshot({ path: join(SHOTS, '4-ended.png') });
+  });
+
+  it('a decline in the browser rings the next agent', async () => {
+    b = await bridge({ agents: ['agent1', 'agent2'] });
+    const p1 = await agentPage('agent1');
+    await sleep(50);
+    const p2 = await agentPage('agent2');
+    const wacid = (await control('POST', '/calls', {})).wacid as string;
+    await ringing(p1, wacid).waitFor();
+    expect(await ringing(p2, wacid).count()).toBe(0);
+    await p1.getByTestId('decline').click();
+    await ringing(p2, wacid).waitFor({ timeout: 5_000 });
+    await ringing(p1, wacid).waitFor({ state: 'detached' });
+  });
+
+  it('the socket is killed while ringing: the page reconnects, the offer is replayed, and the agent answers in time', async () => {
+    b = await bridge({ agents: ['agent1'] });
+    const page = await agentPage('agent1');
+    const wacid = (await control('POST', '/calls', {})).wacid as string;
+    await ringing(page, wacid).waitFor();
+    for (const c of b.sb.hub.connsOf('agent1')) c.kill();
+    await page.locator('[data-testid="connection-status"]:not([data-state="online"])').waitFor({ timeout: 5_000 });
+    await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 10_000 });
+    await ringing(page, wacid).waitFor();
+    await page.getByTestId('answer').click();
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
+    const e = await emuCall(wacid);
+    expect(e.state).toBe('active');
+    expect(e.acceptedAt! - e.dialTime).toBeLessThan(30_000);
+  });
+
+  it("muted for longer than the emulator's no-media limit, the call stays up (the muted sender keeps sending)", async () => {
+    b = await bridge({ agents: ['agent1'], emulator: { noMediaAtStartMs: 2_000, noMediaMidCallMs: 2_000 } });
+    const page = await agentPage('agent1');
+    const wacid = (await control('POST', '/calls', {})).wacid as string;
+    await ringing(page, wacid).waitFor();
+    await page.getByTestId('answer').click();
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
+    await page.getByTestId('mute').click();
+    await expect(page.getByTestId('mute').getAttribute('aria-pressed')).resolves.toBe('true');
+    const before = (await emuCall(wacid)).media!.packetsReceived;
+    await sleep(5_000); // 2.5 × the no-media limit
+    const e = await emuCall(wacid);
+    expect(e.state).toBe('active');
+    expect(e.media!.packetsReceived).toBeGreaterThan(before + 100);
+    const sender = await page.evaluate(() => (window as unknown as { __switchboard: { state(): { media: { sender: { hasTrack: boolean } } } } }).__switchboard.state().media.sender);
+    expect(sender.hasTrack).toBe(true);
+    expect(await page.getByTestId('call-ended').isVisible()).toBe(false);
+  }, 40_000);
+});
