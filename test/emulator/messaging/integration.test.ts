@@ -83,6 +83,22 @@ describe('messaging through the real emulator and a signed receiver', () => {
     expect(after.body).toMatchObject({ wacid: expect.any(String), success: true });
   });
 
+  it('a temporary grant expires on the emulator clock: after 7 days the connect is refused with 138006 again; a rejection is refused too', async () => {
+    const { rx, api } = await setup();
+    await api('POST', '/chat/messages', permissionRequest);
+    await rx.waitFor((r) => r.some((d) => d.event.type === 'chat.inbound_message.received'));
+    await api('POST', '/_emulator/clock/advance', { ms: 7 * 24 * 3600_000 + 1000 });
+    const expired = await api('POST', '/chat/calls/connect', { from: BIZ, to: USER, sdpType: 'offer', sdp: fakeOffer });
+    expect(expired.body.error.chatApiError.code).toBe(138006);
+
+    await api('PATCH', '/_emulator/messaging/knobs', { permissionReply: 'reject' });
+    const other = '+5511900000001';
+    await api('POST', '/chat/messages', { ...permissionRequest, to: other });
+    await rx.waitFor((r) => r.filter((d) => d.event.type === 'chat.inbound_message.received').length === 2);
+    const rejected = await api('POST', '/chat/calls/connect', { from: BIZ, to: other, sdpType: 'offer', sdp: fakeOffer });
+    expect(rejected.body.error.chatApiError.code).toBe(138006);
+  });
+
   it('the permission request ration holds over HTTP, and the control clock lifts it', async () => {
     const { api } = await setup();
     await api('PATCH', '/_emulator/messaging/knobs', { messageOutcome: 'accepted' });
