@@ -164,7 +164,11 @@ class Bucket {
           w.resolve(this.reserve(now));
           continue;
         }
-        await Promise.race([this.clock.sleep(at - now), new Promise<void>((r) => (this.wake = r))]);
+        // Sleep until the slot, or until an answer frees one earlier; cancel the loser so
+        // no stray timer keeps the process alive.
+        const timer = new AbortController();
+        await Promise.race([this.clock.sleep(at - now, timer.signal).catch(() => undefined), new Promise<void>((r) => (this.wake = r))]);
+        timer.abort();
         this.wake = undefined;
       }
     } finally {
