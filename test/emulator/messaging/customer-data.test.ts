@@ -108,6 +108,39 @@ describe('contacts', () => {
   });
 });
 
+describe('contact notes', () => {
+  it('create, update and delete of a note each emit contactNote events', async () => {
+    h = await makeApp();
+    const c = (await h.call('POST', '/contact/contacts', { phoneNumber: '+447700900123' })).body;
+    const note = await h.call('POST', `/contact/contacts/${c.id}/notes`, { content: 'called back', username: 'agent7' });
+    expect(note.body).toMatchObject({ id: expect.any(String), contactId: c.id, username: 'agent7', phoneNumber: '+447700900123', content: 'called back' });
+    await h.call('PATCH', `/contact/contacts/${c.id}/notes/${note.body.id}`, { content: 'called back twice' });
+    expect((await h.call('GET', `/contact/contacts/${c.id}/notes`)).body.items.map((n: { content: string }) => n.content)).toEqual(['called back twice']);
+    await h.call('DELETE', `/contact/contacts/${c.id}/notes/${note.body.id}`);
+    const evs = h.events.filter((e) => e.type.startsWith('contact.note.'));
+    expect(evs.map((e) => [e.type, e.payloadName, e.payload.id])).toEqual([
+      ['contact.note.created', 'contactNote', note.body.id],
+      ['contact.note.updated', 'contactNote', note.body.id],
+      ['contact.note.deleted', 'contactNote', note.body.id],
+    ]);
+    expect((await h.call('POST', `/contact/contacts/${c.id}/notes`, { content: '' })).body.error.message).toBe('content: must not be empty');
+  });
+
+  it('deleting a contact removes its notes without contact.note.deleted events', async () => {
+    h = await makeApp();
+    const c = (await h.call('POST', '/contact/contacts', { phoneNumber: '+447700900123' })).body;
+    await h.call('POST', `/contact/contacts/${c.id}/notes`, { content: 'a' });
+    await h.call('POST', `/contact/contacts/${c.id}/notes`, { content: 'b' });
+    await h.call('DELETE', `/contact/contacts/${c.id}`);
+    expect(h.events.some((e) => e.type === 'contact.note.deleted')).toBe(false);
+    expect(h.events.some((e) => e.type === 'contact.deleted')).toBe(true);
+    expect((await h.call('GET', `/contact/contacts/${c.id}/notes`)).status).toBe(404);
+    // Same number again: a new contact starts without the old notes.
+    const again = (await h.call('POST', '/contact/contacts', { phoneNumber: '+447700900123' })).body;
+    expect((await h.call('GET', `/contact/contacts/${again.id}/notes`)).body.length).toBe(0);
+  });
+});
+
 describe('unsubscribers', () => {
   const optOut = (customer: string, channel = 'chat') => h.call('POST', '/_emulator/messaging/unsubscribers', { customer, channel, source: 'STOP_KEYWORD' });
 

@@ -30,6 +30,7 @@ const ContactPatch = z.strictObject({
   customAttributes: z.record(z.string(), z.union([z.string(), z.number(), z.null()])).optional(),
 });
 
+const NoteBody = z.strictObject({ content: z.string().min(1, 'must not be empty').max(2000, 'at most 2000 characters'), username: z.string().optional() });
 const EventBody = z.looseObject({
   name: z.string().min(1, 'must not be empty').max(128, 'at most 128 characters'),
   contactId: z.string().optional(),
@@ -150,9 +151,51 @@ export function customerDataRoutes(rt: Runtime): Hono<Env> {
     const ct = contactOf(c.req.param('id'));
     if (!ct) return notFound(c, 'contact');
     state.contacts.delete(ct.id);
+    // The notes go with the contact, silently: contact.note.deleted is only for a note
+    // deleted on its own, never for this cascade.
+    for (const [id, n] of state.notes) if (n.contactId === ct.id) state.notes.delete(id);
     const now = rt.iso();
     ctx.emit('contact.deleted', 'contactDeleted', { id: ct.id, remarkName: ct.remarkName, nickName: ct.nickName, phoneNumber: ct.phoneNumber, updateTime: now }, ownerOf(c));
     return c.json({ success: true, id: ct.id });
+  });
+
+  // ---- contact notes (paths not shown: nested under the contact)
+  const notesOf = (contactId: string) => [...state.notes.values()].filter((n) => n.contactId === contactId);
+  app.get('/contact/contacts/:id/notes', (c) => {
+    const ct = contactOf(c.req.param('id'));
+    return ct ? pageNumber(c, notesOf(ct.id)) : notFound(c, 'contact');
+  });
+  app.post('/contact/contacts/:id/notes', async (c) => {
+    const ct = contactOf(c.req.param('id'));
+    if (!ct) return notFound(c, 'contact');
+    const p = await parseBody(c, NoteBody);
+    if (!p.ok) return p.res;
+    const now = rt.iso();
+    const note = { id: ctx.newId('note_'), contactId: ct.id, username: p.data.username ?? 'api', phoneNumber: String(ct.phoneNumber), content: p.data.content, createTime: now, updateTime: now };
+    state.notes.set(note.id, note);
+    ctx.emit('contact.note.created', 'contactNote', { ...note }, ownerOf(c));
+    return c.json(note);
+  });
+  const noteOf = (c: Context<Env>) => {
+    const ct = contactOf(c.req.param('id') ?? '');
+    const n = state.notes.get(c.req.param('noteId') ?? '');
+    return ct && n && n.contactId === ct.id ? n : undefined;
+  };
+  app.patch('/contact/contacts/:id/notes/:noteId', async (c) => {
+    const n = noteOf(c);
+    if (!n) return notFound(c, 'note');
+    const p = await parseBody(c, NoteBody);
+    if (!p.ok) return p.res;
+    Object.assign(n, p.data, { updateTime: rt.iso() });
+    ctx.emit('contact.note.updated', 'contactNote', { ...n }, ownerOf(c));
+    return c.json(n);
+  });
+  app.delete('/contact/contacts/:id/notes/:noteId', (c) => {
+    const n = noteOf(c);
+    if (!n) return notFound(c, 'note');
+    state.notes.delete(n.id);
+    ctx.emit('contact.note.deleted', 'contactNote', { ...n, updateTime: rt.iso() }, ownerOf(c));
+    return c.json({ success: true, id: n.id });
   });
 
   const unsubView = (u: (typeof state.unsubscribers)[number]) => ({

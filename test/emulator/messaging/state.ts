@@ -89,6 +89,8 @@ export interface State {
   flows: Map<string, Json & { id: string; status: string }>;
   contacts: Map<string, Json & { id: string }>;
   attributes: Map<string, Json & { name: string }>;
+  /** noteId → note (contactId inside). */
+  notes: Map<string, Json & { id: string; contactId: string }>;
   unsubscribers: Unsubscriber[];
   events: Json[];
   verifications: Map<string, Json>;
@@ -169,6 +171,7 @@ export function createState(ctx: EmulatorContext, iso: string): State {
     flows: new Map(),
     contacts: new Map(),
     attributes: new Map(),
+    notes: new Map(),
     unsubscribers: [],
     events: [],
     verifications: new Map(),
