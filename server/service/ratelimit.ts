@@ -136,12 +136,17 @@ class Bucket {
       const w: Waiter = { notAfter, resolve, reject, cleanup: () => signal?.removeEventListener('abort', onAbort) };
       if (signal?.aborted) return reject(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.queue.push(w);
+      // Earliest deadline first, then arrival order: a call's accept (deadline: the accept
+      // window) is not stuck behind a bulk listing that shares the management quota.
+      const key = notAfter ?? Infinity;
+      const at = this.queue.findIndex((q) => (q.notAfter ?? Infinity) > key);
+      if (at < 0) this.queue.push(w);
+      else this.queue.splice(at, 0, w);
       void this.pump();
     });
   }
 
-  /** Serves waiters in order, one slot at a time (no thundering herd of timers). */
+  /** Serves waiters in queue order, one slot at a time (no thundering herd of timers). */
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
@@ -219,7 +224,7 @@ export class RateLimiter {
   }
 
   /**
-   * Wait for a send slot in `scope`, in arrival order. Resolves a `Release` to call when the
+   * Wait for a send slot in `scope`: earliest deadline first, then arrival order. Resolves a `Release` to call when the
    * answer (or a failure) came back; `null` (nothing reserved) when the slot would come
    * after `notAfter`, so a caller with a deadline fails at once instead of waiting in vain.
    */

@@ -137,6 +137,17 @@ describe('limiter rules per scope (injected clock)', () => {
     expect(clock.elapsed()).toBe(3000);
   });
 
+  it('a request with a deadline (a call accept) is served before queued bulk requests of the same quota', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock);
+    const order: string[] = [];
+    const bulk = Array.from({ length: 50 }, (_, i) => l.acquire('management').then((r) => (r!(), order.push(`bulk${i}`))));
+    const accept = l.acquire('management', { notAfter: clock.now() + 30_000 }).then((r) => (r!(), order.push('accept')));
+    await Promise.all([...bulk, accept]);
+    // bulk0 was already being served when accept arrived; accept goes next, not 51st.
+    expect(order.indexOf('accept')).toBeLessThanOrEqual(1);
+  });
+
   it('a slot past the caller deadline is refused at once, with nothing reserved', async () => {
     const clock = fakeClock();
     const l = new RateLimiter(clock);
