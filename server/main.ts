@@ -122,20 +122,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       log,
       calls: client.calls,
       assets,
-      ...(demo
-        ? {
-            demo: {
-              call: async () => {
-                const res = await fetch(`${demo.controlUrl}/calls`, {
-                  method: 'POST',
-                  headers: { 'Content-Type': 'application/json', 'X-API-Key': config.serviceApiKey },
-                  body: '{}',
-                });
-                return res.json();
-              },
-            },
-          }
-        : {}),
+      ...(demo ? { demo: (await import('./web/demo.ts')).emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
     });
     mount.push((app) => sb.mount(app));
     handlers = sb.handlers as HandlerRegistry;
@@ -236,6 +223,13 @@ async function main(): Promise<void> {
   if (config.demo) {
     lines.push(running.config.serviceBaseUrl ? `Demo mode: built-in Service emulator at ${running.config.serviceBaseUrl}` : 'Demo mode without a Service (emulator not available)');
     if (!config.usersFile) lines.push('Demo users (password = name): agent1, agent2 (agent), supervisor (supervisor, agent), ops (ops)');
+    // Demo users have guessable passwords: say plainly whether the network can reach them.
+    const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
+    lines.push(
+      loopback
+        ? `Demo mode listens on loopback only (${config.host}): not reachable from other machines.`
+        : `WARNING: demo mode listens on ${config.host}: anyone who can reach this port can log in as a demo user. Set HOST=127.0.0.1 or USERS_FILE.`,
+    );
   }
   process.stdout.write(lines.join('\n') + '\n');
 
