@@ -150,6 +150,28 @@ describe('ready-check and presence', () => {
   });
 });
 
+describe('microphone denied', () => {
+  test('a denied microphone says how to allow it, and available stays off', async () => {
+    s = await StandIn.start();
+    // A second browser whose fake permission prompt answers "deny" (the last flag wins).
+    const denying = await launchChromium({ args: ['--use-fake-ui-for-media-stream=deny'] });
+    try {
+      const ctx = await denying.newContext();
+      await ctx.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
+      const page = await ctx.newPage();
+      await page.goto(`${s.url}/`);
+      await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+      await page.getByTestId('ready-check').click();
+      await page.locator('[data-testid="ready-mic-status"][data-ok="error"]').waitFor();
+      expect(await page.getByTestId('error-banner').getAttribute('data-code')).toBe('MIC_DENIED');
+      expect(await page.getByTestId('error-message').textContent()).toMatch(/^Microphone access is blocked\. Allow the microphone for this site/);
+      expect(await page.getByTestId('presence-available').isDisabled()).toBe(true);
+    } finally {
+      await denying.close();
+    }
+  });
+});
+
 describe('ringing', () => {
   test('an offer shows the caller, rings, focuses Answer and counts down to the deadline', async () => {
     s = await StandIn.start();
@@ -300,6 +322,15 @@ describe('answer', () => {
     expect(after).toMatchObject({ hasTrack: true, enabled: false, readyState: 'live' });
     const atSwitch = peer.mediaStats().packetsReceived;
     await expect.poll(() => peer.mediaStats().packetsReceived - atSwitch, { timeout: 3000 }).toBeGreaterThan(20);
+
+    // Speaker choice goes to the caller's <audio> element (setSinkId).
+    const outputs = await page.getByTestId('speaker-select').locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    const speaker = outputs.find((o) => o !== 'default' && o !== '');
+    expect(speaker).toBeDefined();
+    await page.getByTestId('speaker-select').selectOption(speaker!);
+    await expect
+      .poll(() => page.evaluate(() => (document.querySelector('[data-testid="remote-audio"]') as HTMLAudioElement & { sinkId: string }).sinkId))
+      .toBe(speaker);
   });
 
   test('keyboard only: Answer has focus when it rings, Tab reaches Decline, Enter on Answer answers', async () => {

@@ -459,6 +459,9 @@ function render(): void {
     setText(el('call-ended-reason'), e.reason ?? '');
   }
   renderHistory();
+  // The tab title is what an agent sees of a background tab.
+  const title = ringing ? '☎ Incoming call · Switchboard' : mine ? 'In call · Switchboard' : 'Switchboard · Agent';
+  if (document.title !== title) document.title = title;
   el('presence').classList.toggle('separated', !!mine || ringing || !ended.hidden || !el('call-elsewhere').hidden);
 }
 
@@ -538,14 +541,16 @@ function incomingCard(entry: CallEntry): HTMLElement {
   const declineBtn = h('button', { type: 'button', class: 'btn btn-stop', 'data-testid': 'decline' }, 'Decline');
   answerBtn.setAttribute('aria-label', `Answer the call from ${caller}`);
   declineBtn.setAttribute('aria-label', `Decline the call from ${caller}`);
-  answerBtn.addEventListener('click', () => {
+  // Disabled while the action runs (no double answers); enabled again if the card is
+  // still there afterwards (e.g. the microphone failed), so the agent can still decline.
+  const run = (action: () => Promise<void>) => {
     answerBtn.disabled = declineBtn.disabled = true;
-    void answer(v.wacid);
-  });
-  declineBtn.addEventListener('click', () => {
-    answerBtn.disabled = declineBtn.disabled = true;
-    void decline(v.wacid);
-  });
+    void action().finally(() => {
+      answerBtn.disabled = declineBtn.disabled = false;
+    });
+  };
+  answerBtn.addEventListener('click', () => run(() => answer(v.wacid)));
+  declineBtn.addEventListener('click', () => run(() => decline(v.wacid)));
   return h(
     'div',
     { class: 'incoming', 'data-testid': 'incoming-call', 'data-wacid': v.wacid, role: 'group', 'aria-label': `Incoming call from ${caller}` },
