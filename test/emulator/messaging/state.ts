@@ -81,6 +81,8 @@ export interface State {
   permissionRequests: Map<string, number[]>;
   /** `${wabaId}|${name}|${language}` → template. */
   templates: Map<string, TemplateRecord>;
+  /** officialTemplateId → epoch ms of edits (all, and those that changed components). */
+  templateEdits: Map<string, { all: number[]; content: number[] }>;
   sms: Json[];
   emails: Map<string, Json>;
   voices: Map<string, Json>;
@@ -163,6 +165,7 @@ export function createState(ctx: EmulatorContext, iso: string): State {
     inbound: new Map(),
     permissionRequests: new Map(),
     templates: new Map(),
+    templateEdits: new Map(),
     sms: [],
     emails: new Map(),
     voices: new Map(),

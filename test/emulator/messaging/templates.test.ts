@@ -126,3 +126,75 @@ describe('template list and delete', () => {
     expect((await h.call('GET', `/chat/templates/${WABA}/order_update/en_US`)).status).toBe(404);
   });
 });
+
+describe('template edit (PUT /chat/templates/{wabaId}/{name}/{language})', () => {
+  const path = `/chat/templates/${WABA}/order_update/en_US`;
+  const edit = (text: string, extra: Record<string, unknown> = {}) => h.call('PUT', path, { category: 'MARKETING', components: [{ type: 'BODY', text }], ...extra });
+  const approvedCount = () => h.events.filter((e) => e.type === 'chat.template.reviewed' && e.payload.status === 'APPROVED').length;
+  const reapproved = (n: number) => h.waitFor((e) => e.type === 'chat.template.reviewed' && e.payload.status === 'APPROVED', n);
+
+  it('an edit replaces all contents and sends the template back to review', async () => {
+    h = await makeApp();
+    await approvedTemplate(h, base({ messageSendTtlSeconds: 600 }));
+    const res = await edit('New {{1}}');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ status: 'PENDING', components: [{ type: 'BODY', text: 'New {{1}}' }], messageSendTtlSeconds: -1 });
+    await reapproved(2);
+  });
+
+  it('an approved template takes 1 content edit per day', async () => {
+    h = await makeApp();
+    await approvedTemplate(h, base());
+    expect((await edit('v2')).status).toBe(200);
+    await reapproved(2);
+    const refused = await edit('v3');
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(/1 content edit per day/);
+    expect(Number(refused.headers.get('Retry-After'))).toBeGreaterThan(23 * 3600);
+    h.ctx.clock.advance(24 * 3600_000 + 1000);
+    expect((await edit('v3')).status).toBe(200);
+  });
+
+  it('an approved template takes 10 content edits per 30 days', async () => {
+    h = await makeApp();
+    await approvedTemplate(h, base());
+    for (let i = 0; i < 10; i++) {
+      expect((await edit(`v${i}`)).status).toBe(200);
+      await reapproved(i + 2);
+      h.ctx.clock.advance(24 * 3600_000 + 1000);
+    }
+    const refused = await edit('v10');
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(/10 content edits per 30 days/);
+  });
+
+  it('an approved template takes 100 edits per hour (edits that keep the components)', async () => {
+    h = await makeApp();
+    await approvedTemplate(h, base());
+    for (let i = 0; i < 100; i++) expect((await edit('Hi {{1}}', { messageSendTtlSeconds: 600 + i })).status).toBe(200);
+    const refused = await edit('Hi {{1}}', { messageSendTtlSeconds: 1 });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.message).toMatch(/100 edits per hour/);
+    h.ctx.clock.advance(3600_000 + 1000);
+    expect((await edit('Hi {{1}}', { messageSendTtlSeconds: 1 })).status).toBe(200);
+    expect(approvedCount()).toBe(1); // no content change: no new review
+  });
+
+  it('a rejected template edits without limit', async () => {
+    h = await makeApp({ templateReview: 'REJECTED' });
+    await h.call('POST', '/chat/templates', base());
+    for (let i = 1; i <= 3; i++) {
+      await h.waitFor((e) => e.type === 'chat.template.reviewed' && e.payload.status === 'REJECTED', i);
+      expect((await edit(`v${i}`)).status).toBe(200);
+    }
+  });
+
+  it('bidSpec cannot be added to a template created without it; a PENDING template cannot be edited', async () => {
+    h = await makeApp({ templateReview: 'none' });
+    await h.call('POST', '/chat/templates', base());
+    expect((await edit('x')).body.error.message).toBe('status: template is PENDING; only APPROVED, REJECTED or PAUSED templates can be edited');
+    await h.call('POST', `/_emulator/messaging/templates/${WABA}/order_update/en_US/status`, { status: 'APPROVED' });
+    expect((await edit('x', { bidSpec: { maxBid: '0.05' } })).body.error.message).toBe('bidSpec: cannot be added to a template created without bidSpec');
+    expect((await h.call('PUT', `/chat/templates/${WABA}/nope/en_US`, { category: 'MARKETING', components: [] })).status).toBe(404);
+  });
+});
