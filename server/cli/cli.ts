@@ -9,6 +9,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Writable } from 'node:stream';
 import { createServiceClient, ServiceError, type ServiceClient, type ServiceClientOptions } from '../service/index.ts';
+import type { TemplateStatus } from '../service/resources/templates.ts';
 
 export interface CliConfig {
   /** SERVICE_BASE_URL */
@@ -56,6 +57,8 @@ Exit codes: 0 ok, 1 error (printed as "CODE: message (requestId …)"), 2 usage 
 `;
 
 class UsageError extends Error {}
+
+const TEMPLATE_STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED', 'IN_APPEAL', 'ARCHIVED', 'DELETED'];
 
 type Opts = ParseArgsConfig['options'];
 const COMMON: Opts = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
@@ -133,9 +136,11 @@ const COMMANDS: Record<string, Command> = {
   'templates list': {
     options: { status: { type: 'string' }, limit: { type: 'string' }, page: { type: 'string' }, all: { type: 'boolean' } },
     async run(c, v) {
-      const status = s(v.status) as never;
+      const status = s(v.status);
+      if (status !== undefined && !TEMPLATE_STATUSES.includes(status)) throw new UsageError(`--status must be one of ${TEMPLATE_STATUSES.join(', ')}`);
       const limit = intOpt('limit', v.limit);
-      const items = v.all ? await collect(c.templates.iterate({ status, limit })) : (await c.templates.list({ status, limit, page: intOpt('page', v.page) })).items;
+      const filter = { status: status as TemplateStatus | undefined, limit };
+      const items = v.all ? await collect(c.templates.iterate(filter)) : (await c.templates.list({ ...filter, page: intOpt('page', v.page) })).items;
       const human = items.length === 0 ? 'No templates.' : items.map((t) => [t.name, t.language, t.category ?? '-', t.status ?? '-'].join('  ')).join('\n');
       return { json: items, human };
     },

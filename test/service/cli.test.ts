@@ -146,6 +146,9 @@ describe('switchboard CLI', { timeout: 120_000 }, () => {
 
   it('an unknown command or option is a usage error (exit 2)', async () => {
     expect((await run('frobnicate')).code).toBe(2);
+    const st = await run('templates', 'list', '--status', 'approved');
+    expect(st.code).toBe(2);
+    expect(st.stderr).toContain('--status must be one of PENDING, APPROVED');
     const r = await run('balance', '--bogus');
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/^USAGE:/);
