@@ -124,6 +124,8 @@ describe('client ↔ emulator: one round trip per resource', () => {
     const saved = await c.phoneNumbers.saveSettings(ref, { calling: { status: 'ENABLED' }, capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality', announcementLanguage: 'en' } });
     expect(saved).toBeTruthy();
     expect((await c.phoneNumbers.getSettings(ref, 'calling')).calling?.status).toBe('ENABLED');
+    expect(await c.phoneNumbers.settingsMatch(ref, { calling: { status: 'ENABLED' }, capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality', announcementLanguage: 'en' } })).toEqual({ calling: true, capture: true });
+    expect(await c.phoneNumbers.settingsMatch(ref, { calling: { status: 'DISABLED' } })).toEqual({ calling: false });
     const cap = await c.phoneNumbers.getSettings(ref, 'capture');
     expect(JSON.stringify(cap)).toContain('quality');
     await c.phoneNumbers.register(ref, { pin: '123456' });

@@ -78,6 +78,21 @@ export class PhoneNumbersResource {
     return this.t.request({ method: 'POST', path: `${this.base(ref)}/settings`, body: input, schema: PhoneNumberSettings }, opts);
   }
 
+  /**
+   * After a failed combined save: read both sections back and say which already hold what
+   * was asked, so only the other one is retried (part 4: each section is saved on its own).
+   */
+  async settingsMatch(ref: NumberRef, wanted: { calling?: CallingSettingsInput; capture?: CaptureSettingsInput }, opts?: CallOptions): Promise<{ calling?: boolean; capture?: boolean }> {
+    const out: { calling?: boolean; capture?: boolean } = {};
+    for (const section of ['calling', 'capture'] as const) {
+      const want = wanted[section] as Record<string, unknown> | undefined;
+      if (want === undefined) continue;
+      const stored = ((await this.getSettings(ref, section, opts)) as Record<string, unknown>)[section] as Record<string, unknown> | undefined;
+      out[section] = stored !== undefined && Object.entries(want).every(([k, v]) => JSON.stringify(stored[k]) === JSON.stringify(v));
+    }
+    return out;
+  }
+
   async register(ref: NumberRef, body: Record<string, unknown> = {}, opts?: CallOptions): Promise<AnyObject> {
     return this.t.request({ method: 'POST', path: `${this.base(ref)}/register`, body, schema: AnyObject }, opts);
   }
