@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { countdown, describeResult, formatCaller, formatDuration } from './format.ts';
+import { countdown, describeReason, describeResult, formatCaller, formatDuration } from './format.ts';
 
 describe('formatDuration', () => {
   test.each([
@@ -56,4 +56,14 @@ describe('describeResult', () => {
     [undefined, 'Ended'],
     ['NO_ANSWER', 'No answer'],
   ])('%s reads %s', (r, text) => expect(describeResult(r)).toBe(text));
+});
+
+describe('describeReason', () => {
+  test.each([
+    ['USER_HANGUP', 'The caller hung up.'],
+    ['MEDIA_TIMEOUT', 'No audio got through, so the call was dropped.'],
+    ['SOME_NEW_CODE', 'Some new code.'],
+    ['agent hung up', 'agent hung up'],
+    [undefined, ''],
+  ])('%s reads %j', (r, text) => expect(describeReason(r)).toBe(text));
 });

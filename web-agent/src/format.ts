@@ -62,3 +62,31 @@ export function describeResult(result: string | undefined): string {
     default: return result!.charAt(0).toUpperCase() + result!.slice(1).toLowerCase().replace(/_/g, ' ');
   }
 }
+
+/** Terminate reasons the Service sends as codes, in the words an agent would use. */
+const REASONS: Record<string, string> = {
+  USER_HANGUP: 'The caller hung up.',
+  BUSINESS_HANGUP: 'Hung up on our side.',
+  USER_CANCELLED: 'The caller hung up before the call was answered.',
+  BUSINESS_CANCELLED: 'Cancelled on our side before it was answered.',
+  REJECTED: 'The call was rejected.',
+  USER_REJECTED: 'The customer declined the call.',
+  NOT_ANSWERED: 'Nobody answered in time.',
+  MEDIA_TIMEOUT: 'No audio got through, so the call was dropped.',
+  SETUP_FAILED: 'The call could not be set up.',
+};
+
+/**
+ * A reason as the server gave it, made readable: known Service codes get words, other
+ * UPPER_SNAKE codes are spelled out; sentences (already words) are kept as they are.
+ */
+export function describeReason(reason: string | undefined): string {
+  if (!reason) return '';
+  const known = REASONS[reason];
+  if (known) return known;
+  if (/^[A-Z0-9_]+$/.test(reason)) {
+    const words = reason.toLowerCase().replace(/_/g, ' ');
+    return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
+  }
+  return reason;
+}

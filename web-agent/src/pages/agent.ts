@@ -7,12 +7,13 @@
  * `render()` draws the state. Nothing here keeps its own idea of a call's state, so the
  * `welcome` after every reconnect puts the whole screen right.
  */
+import '../csp.ts'; // first: before any frame is parsed
 import { exponentialBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio, type LevelMeter } from '../audio.ts';
 import { Connection, DISCONNECTED, RequestError, TIMEOUT } from '../connection.ts';
 import { el, h, renderError, renderLink, setText, setupChrome, wsUrl } from '../dom.ts';
-import { countdown, describeResult, formatCaller, formatDuration } from '../format.ts';
+import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { CallMedia, CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
 import {
@@ -456,7 +457,7 @@ function render(): void {
     setText(el('call-ended-result'), describeResult(e.result));
     el('call-ended-result').dataset.result = e.result;
     setText(el('call-ended-duration'), e.duration !== undefined ? formatDuration(e.duration) : '–');
-    setText(el('call-ended-reason'), e.reason ?? '');
+    setText(el('call-ended-reason'), describeReason(e.reason));
   }
   renderHistory();
   // The tab title is what an agent sees of a background tab.
@@ -636,7 +637,7 @@ function renderHistory(): void {
         h(
           'span',
           { class: 'h-meta' },
-          `${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason ? ` · ${e.reason}` : ''}`,
+          `${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`,
         ),
       ),
     ),

@@ -2,6 +2,7 @@
  * Archive (`/archive`), a first shell: recordings and transcriptions announced by
  * `media.available` frames, plus the server's listing when it offers `GET /api/archive`.
  */
+import '../csp.ts'; // first: before any frame is parsed
 import { getMe, goToLogin, listArchive } from '../api.ts';
 import { exponentialBackoff } from '../backoff.ts';
 import { Connection } from '../connection.ts';

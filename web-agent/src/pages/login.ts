@@ -1,4 +1,5 @@
 /** The login page (`/login`, public): name + password → session cookie → the page for the role. */
+import '../csp.ts'; // first: before any frame is parsed
 import { ApiError, getMe, homeFor, login, safeNext } from '../api.ts';
 import { el } from '../dom.ts';
 

@@ -2,11 +2,12 @@
  * Supervisor console (`/supervisor`), a first shell: the live calls this user may see, from
  * `welcome.calls` and every `call.state` frame, and the calls that ended while it was open.
  */
+import '../csp.ts'; // first: before any frame is parsed
 import { getMe, goToLogin } from '../api.ts';
 import { exponentialBackoff } from '../backoff.ts';
 import { Connection } from '../connection.ts';
 import { el, h, renderError, renderLink, setText, setupChrome, wsUrl } from '../dom.ts';
-import { describeResult, formatCaller, formatDuration } from '../format.ts';
+import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type UiEvent, type UiState } from '../reducer.ts';
 
 let state: UiState = initialState;
@@ -44,7 +45,7 @@ function render(): void {
         { 'data-testid': 'recent-call', 'data-wacid': e.wacid, 'data-result': e.result },
         h('span', { class: 'h-caller' }, formatCaller(e.from)),
         h('span', { class: 'h-duration' }, e.duration !== undefined ? formatDuration(e.duration) : '–'),
-        h('span', { class: 'h-meta' }, `${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${e.reason}` : ''}`),
+        h('span', { class: 'h-meta' }, `${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`),
       ),
     ),
   );
