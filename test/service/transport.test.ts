@@ -148,11 +148,13 @@ describe('429 and Retry-After', () => {
     });
     const c = client();
     const first = c.balance.get();
-    await new Promise((r) => setTimeout(r, 150));
-    const t = Date.now();
-    await c.templates.list(); // same management quota
-    expect(Date.now() - t).toBeGreaterThanOrEqual(800);
+    // Once the 429 has come back, another request on the same (management) quota...
+    while (c.transport.limiter.pausedUntil('management') === 0) await new Promise((r) => setTimeout(r, 5));
+    await c.templates.list();
     await first;
+    // ...reaches the server no earlier than a second after the 429 was answered.
+    const listAt = srv.seen.find((s) => s.path === '/chat/templates')!.at;
+    expect(listAt - srv.seen[0]!.at).toBeGreaterThanOrEqual(1000);
   });
 
   it('Retry-After on a 2xx pauses the next request of that quota', async () => {
@@ -204,7 +206,7 @@ describe('429 and Retry-After', () => {
     const err = await fail(client({ retry: fullJitterBackoff({ maxAttempts: 100, baseMs: 100, capMs: 100, maxElapsedMs: 600, random: () => 1 }) }).balance.get());
     expect(err).toBeInstanceOf(ServerError);
     expect(Date.now() - t).toBeLessThan(3000);
-    expect(srv.seen.length).toBeGreaterThan(2);
+    expect(srv.seen.length).toBeGreaterThanOrEqual(2);
     expect(srv.seen.length).toBeLessThan(10);
   });
 });
@@ -283,7 +285,7 @@ describe('the caller deadline caps retries', () => {
     expect(err).toBeInstanceOf(ServerError);
     // The call ends at the deadline (plus timer lateness on a busy machine), not after another backoff.
     expect(Date.now()).toBeLessThanOrEqual(deadline + 300);
-    expect(srv.seen.length).toBeGreaterThanOrEqual(3);
+    expect(srv.seen.length).toBeGreaterThanOrEqual(2);
     expect(srv.seen.every((s) => s.at <= deadline)).toBe(true);
   });
 
@@ -293,7 +295,7 @@ describe('the caller deadline caps retries', () => {
     const err = await fail(client().balance.get({ deadline: t0 + 400 }));
     expect(err).toBeInstanceOf(TimeoutError);
     expect(err.code).toBe('DEADLINE_EXCEEDED');
-    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(Date.now() - t0).toBeLessThan(2000);
   });
 
   it('a deadline already past sends nothing', async () => {
