@@ -18,6 +18,7 @@ const RegisterBody = z.looseObject({ pin: z.string().regex(/^\d{6}$/, 'must be 6
 const UsernameBody = z.strictObject({
   username: z.string().min(3, 'must be 3 to 35 characters').max(35, 'must be 3 to 35 characters').regex(/^[a-z0-9._]+$/, 'may hold only lowercase letters, digits, periods and underscores'),
 });
+const DisplayNameBody = z.strictObject({ newName: z.string().min(3, 'must be 3 to 512 characters').max(512, 'must be 3 to 512 characters') });
 const CommercePatch = z.strictObject({ isCartEnabled: z.boolean().optional(), isCatalogVisible: z.boolean().optional() });
 
 export function accountRoutes(rt: Runtime): Hono<Env> {
@@ -118,6 +119,27 @@ export function accountRoutes(rt: Runtime): Hono<Env> {
     if (isParentBsuid(bsuid)) return serviceError(c, 400, 'BAD_REQUEST', 'bsuid: parent BSUIDs (containing .ENT.) are not supported; use the regular BSUID');
     const deleted = state.contactBook.get(n.phoneNumber)?.delete(bsuid) ?? false;
     return c.json({ success: true, deleted });
+  });
+
+  // Display name update: under review first (nameStatus PENDING_REVIEW, newName), then the
+  // new name becomes the verified one a step later. No event: the interface lists none.
+  app.post('/chat/phoneNumbers/:wabaId/:phoneNumber/displayName', async (c) => {
+    const n = numberOf(c);
+    if (!n) return notFound(c, 'phone number');
+    const p = await parseBody(c, DisplayNameBody);
+    if (!p.ok) return p.res;
+    const { newName } = p.data;
+    const profile = state.profiles.get(n.id) ?? {};
+    Object.assign(n, { newName, nameStatus: 'PENDING_REVIEW' });
+    Object.assign(profile, { newName, nameStatus: 'PENDING_REVIEW' });
+    rt.sched.after(rt.knobs.reviewDelayMs, () => {
+      if (n.newName !== newName) return;
+      for (const o of [n, profile]) {
+        delete o.newName;
+        Object.assign(o, { verifiedName: newName, nameStatus: 'APPROVED' });
+      }
+    });
+    return c.json({ id: n.id, phoneNumber: n.phoneNumber, verifiedName: n.verifiedName, newName, nameStatus: 'PENDING_REVIEW' });
   });
 
   // ---- business username: one per number, never shared; new writes are `reserved`,

@@ -153,8 +153,10 @@ export function channelRoutes(rt: Runtime): Hono<Env> {
     if (!p.ok) return p.res;
     const id = ctx.newId('vc_');
     // The code is a secret of the end user: kept for nobody, never echoed.
-    state.voices.set(id, { id, to: p.data.to, externalId: p.data.externalId, createTime: rt.iso() });
+    state.voices.set(id, { id, to: p.data.to, ...(p.data.language ? { language: p.data.language } : {}), ...(p.data.externalId !== undefined ? { externalId: p.data.externalId } : {}), createTime: rt.iso() });
     return c.json({ id });
   });
+  // Voice record listing (shape not shown): page-number, oldest first, never the code.
+  app.get('/voices', (c) => pageNumber(c, [...state.voices.values()]));
   return app;
 }

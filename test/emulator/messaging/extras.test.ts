@@ -80,3 +80,26 @@ describe('echo messages, inbound SMS and number changes (control API)', () => {
     expect(ev!.payload.system.old_user_id).not.toBe(ev!.payload.system.new_user_id);
   });
 });
+
+describe('display name and voice records', () => {
+  it('a display name update is under review (newName, PENDING_REVIEW), then becomes the verified name', async () => {
+    h = await makeApp({ reviewDelayMs: 50 });
+    const path = `/chat/phoneNumbers/${WABA}/${encodeURIComponent(BIZ)}`;
+    const res = await h.call('POST', `${path}/displayName`, { newName: 'Acme Calls' });
+    expect(res.body).toMatchObject({ newName: 'Acme Calls', nameStatus: 'PENDING_REVIEW' });
+    expect((await h.call('GET', `${path}/profile`)).body).toMatchObject({ newName: 'Acme Calls', nameStatus: 'PENDING_REVIEW' });
+    await new Promise((r) => setTimeout(r, 150));
+    const after = (await h.call('GET', path)).body;
+    expect(after).toMatchObject({ verifiedName: 'Acme Calls', nameStatus: 'APPROVED' });
+    expect(after.newName).toBeUndefined();
+    expect((await h.call('POST', `${path}/displayName`, { newName: 'AB' })).body.error.message).toBe('newName: must be 3 to 512 characters');
+  });
+
+  it('voice records list the sends without their codes', async () => {
+    h = await makeApp();
+    await h.call('POST', '/voices', { to: '+14155550100', verificationCode: '4821', externalId: 'v-1' });
+    const res = await h.call('GET', '/voices');
+    expect(res.body.items).toEqual([{ id: expect.any(String), to: '+14155550100', externalId: 'v-1', createTime: expect.any(String) }]);
+    expect(JSON.stringify(res.body)).not.toContain('4821');
+  });
+});
