@@ -27,10 +27,12 @@ describe('a burst is shaped, not answered with 429', () => {
     expect(limited.stats.accepted).toBe(500);
     expect(results.every((r) => r.status === 'accepted')).toBe(true);
     expect(srv.seen).toHaveLength(500);
-    // ~2.5 s at 200 rps (bench/client-burst.ts prints the exact figure); a generous bound here.
+    // At least 2 s: sends 201 and 401 each wait a full second after the answers to sends 1
+    // and 201. ~2.5 s on a quiet machine (bench/client-burst.ts prints the figure); the upper
+    // bound is generous because CI machines are busy.
     expect(elapsed).toBeGreaterThan(2000);
-    expect(elapsed).toBeLessThan(15_000);
-  });
+    expect(elapsed).toBeLessThan(30_000);
+  }, 60_000);
 
   it('two senders sending at once against the per-sender server: zero 429s', async () => {
     const limited = perSenderLimitedSends(200);
