@@ -24,7 +24,7 @@ import { check, decimalString, e164, isBsuid, isE164 } from './validation.ts';
 
 const TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker', 'template', 'interactive', 'location', 'contacts', 'reaction'] as const;
 
-export const SendBody = z.looseObject({
+const SendBody = z.looseObject({
   from: e164(),
   to: z.string().optional(),
   recipient: z.string().optional(),
@@ -49,7 +49,6 @@ export const SendBody = z.looseObject({
   filterUnsubscribed: z.boolean().optional(),
   filterBlocked: z.boolean().optional(),
 });
-export type SendBody = z.infer<typeof SendBody>;
 
 /** Provider code the emulator uses when the call-permission request ration is used up (our choice; the interface names none). */
 export const PERMISSION_LIMIT_CODE = 138009;
@@ -66,7 +65,7 @@ function needsPhoneNumber(t: TemplateRecord): boolean {
   return otp.length === 0 || otp.some((o) => OTP_TYPES.has(o));
 }
 
-export const hasPermissionComponent = (components: Json[]) =>
+const hasPermissionComponent = (components: Json[]) =>
   components.some((c) => String(c.type).toLowerCase() === 'call_permission_request');
 
 const owner = (rt: Runtime, c: Context<Env>) => c.get('apiKey') ?? rt.ctx.apiKeys[0] ?? '';
@@ -257,7 +256,7 @@ function progress(rt: Runtime, record: MessageRecord, user: string, permissionRe
 }
 
 /** Records a status event; the view moves only upward (a late lower status stays in history). */
-export function applyStatus(rt: Runtime, record: MessageRecord, status: MessageStatus) {
+function applyStatus(rt: Runtime, record: MessageRecord, status: MessageStatus) {
   const now = rt.iso();
   const v = record.view;
   record.history.push(status);
@@ -293,7 +292,7 @@ function finalizePrice(rt: Runtime, v: Json) {
 }
 
 /** `chatMessage` of a status event: the message without its content, at the event's status. */
-export function statusPayload(record: MessageRecord, status: MessageStatus, now: string): Json {
+function statusPayload(record: MessageRecord, status: MessageStatus, now: string): Json {
   const v = record.view;
   const { [String(v.type)]: _content, type: _type, ...rest } = v;
   const payload: Json = { ...rest, status, updateTime: now };

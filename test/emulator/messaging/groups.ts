@@ -52,7 +52,7 @@ const dec = (s: string) => {
  * Cursor page with both directions (`after`, `before`): `cursor.after` only when later
  * items exist, `cursor.before` only when earlier ones do.
  */
-export function bidiPage<T>(c: Context<Env>, all: readonly T[], defaultLimit: number, maxLimit: number): Response {
+function bidiPage<T>(c: Context<Env>, all: readonly T[], defaultLimit: number, maxLimit: number): Response {
   const rawLimit = c.req.query('limit');
   const limit = rawLimit === undefined ? defaultLimit : /^\d+$/.test(rawLimit) ? Number(rawLimit) : NaN;
   if (!(limit >= 1 && limit <= maxLimit)) return badRequest(c, `limit: must be an integer from 1 to ${maxLimit}`);
@@ -85,7 +85,7 @@ const participantView = (p: { user: string; joinTime: string }) => ({
   joinTime: p.joinTime,
 });
 
-export function groupView(g: GroupRecord): Json {
+function groupView(g: GroupRecord): Json {
   return {
     groupId: g.groupId,
     status: 'active',

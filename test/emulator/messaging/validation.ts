@@ -19,8 +19,6 @@ export const isBsuid = (v: unknown): v is string => typeof v === 'string' && BSU
 export const isParentBsuid = (v: string) => v.includes('.ENT.');
 
 export const e164 = () => z.string().regex(E164_RE, 'must be an E.164 number such as +14155550100');
-export const bsuid = () =>
-  z.string().regex(BSUID_RE, 'must be a BSUID: two uppercase letters, a period, up to 128 alphanumerics');
 
 /** A decimal written as a string (`"0.05"`), as the interface types money and multipliers. */
 export function decimalString(opts: { max?: number; maxDecimals?: number } = {}) {
@@ -36,7 +34,7 @@ export function decimalString(opts: { max?: number; maxDecimals?: number } = {})
 }
 
 /** Turns a zod issue into `field: rule`; "received undefined" becomes "is required". */
-export function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue): string {
   const field = issue.path.length ? issue.path.map(String).join('.') : 'body';
   if (issue.code === 'invalid_type') {
     return issue.message.endsWith('received undefined') ? `${field}: is required` : `${field}: must be ${article(issue.expected)}`;
