@@ -107,16 +107,17 @@ export function captureSettings(v: {
   if (typeof v.recordingEnabled !== 'boolean') throw new ValidationError('capture.recordingEnabled', 'is required (boolean)');
   if (typeof v.transcriptionEnabled !== 'boolean') throw new ValidationError('capture.transcriptionEnabled', 'is required (boolean)');
   const on = v.recordingEnabled || v.transcriptionEnabled;
-  if (on || v.purpose !== undefined) {
-    const p = on ? str('capture.purpose', v.purpose) : (v.purpose as string);
-    if (on && p.length === 0) throw new ValidationError('capture.purpose', 'is required when recording or transcription is enabled');
-    maxChars('capture.purpose', p, 250);
+  const needed = 'is required when recording or transcription is enabled';
+  if (v.purpose === undefined || v.purpose === '') {
+    if (on) throw new ValidationError('capture.purpose', needed);
+  } else {
+    if (typeof v.purpose !== 'string') throw new ValidationError('capture.purpose', 'must be a string');
+    maxChars('capture.purpose', v.purpose, 250);
   }
-  if (on || v.announcementLanguage !== undefined) {
-    if (on) required('capture.announcementLanguage', v.announcementLanguage);
-    if (!(ANNOUNCEMENT_LANGUAGES as readonly unknown[]).includes(v.announcementLanguage)) {
-      throw new ValidationError('capture.announcementLanguage', `must be one of ${ANNOUNCEMENT_LANGUAGES.join(', ')}`);
-    }
+  if (v.announcementLanguage === undefined) {
+    if (on) throw new ValidationError('capture.announcementLanguage', needed);
+  } else if (!(ANNOUNCEMENT_LANGUAGES as readonly unknown[]).includes(v.announcementLanguage)) {
+    throw new ValidationError('capture.announcementLanguage', `must be one of ${ANNOUNCEMENT_LANGUAGES.join(', ')}`);
   }
 }
 
