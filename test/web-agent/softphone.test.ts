@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AudioPeer } from '../emulator/calls/peer.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { goAvailable, hookState, hookStats, waitForState } from './driver.ts';
 import { StandIn } from './standin.ts';
 
 const SHOTS = 'screenshots/web-agent';
@@ -36,15 +37,7 @@ afterEach(async () => {
   await s?.close();
 });
 
-type Hook = {
-  state(): any;
-  stats(): Promise<any>;
-};
-const hookState = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: Hook }).__switchboard.state());
-const hookStats = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: Hook }).__switchboard.stats());
-async function until(page: Page, fn: string, timeout = 10_000): Promise<void> {
-  await page.waitForFunction(`(() => { const s = window.__switchboard.state(); return ${fn}; })()`, undefined, { timeout, polling: 50 });
-}
+const until = waitForState;
 
 /** A logged-in agent page (session cookie set directly; the login page has its own test). */
 async function agentPage(opts: { width?: number; height?: number; standIn?: StandIn } = {}): Promise<Page> {
@@ -56,13 +49,6 @@ async function agentPage(opts: { width?: number; height?: number; standIn?: Stan
   await page.goto(`${standIn.url}/`);
   await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
   return page;
-}
-
-async function goAvailable(page: Page): Promise<void> {
-  await page.getByTestId('ready-check').click();
-  await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
-  await page.getByTestId('presence-available').click();
-  await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
 }
 
 /**

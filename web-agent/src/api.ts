@@ -3,10 +3,12 @@
  * a page should say "the server answered something unexpected", not crash on it.
  */
 import { z } from 'zod';
-import { Role } from '../../shared/protocol.ts';
 
-/** `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README). */
-export const Me = z.object({ name: z.string(), roles: z.array(Role), demo: z.boolean().optional() }).passthrough();
+/**
+ * `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README).
+ * Roles are plain strings here: a role added on the server must not break the pages.
+ */
+export const Me = z.object({ name: z.string(), roles: z.array(z.string()), demo: z.boolean().optional() }).passthrough();
 export type Me = z.infer<typeof Me>;
 
 /** The Service's error shape, which every `/api` error uses (design.md). */

@@ -29,7 +29,7 @@ export function setText(node: HTMLElement, text: string): void {
 }
 
 /** Pages and the roles that may open them (the server enforces the same table). */
-export const PAGES: Array<{ path: string; label: string; id: string; roles: Me['roles'] }> = [
+export const PAGES: Array<{ path: string; label: string; id: string; roles: string[] }> = [
   { path: '/', label: 'Phone', id: 'agent', roles: ['agent'] },
   { path: '/supervisor', label: 'Supervisor', id: 'supervisor', roles: ['supervisor'] },
   { path: '/archive', label: 'Archive', id: 'ops', roles: ['ops', 'supervisor'] },
