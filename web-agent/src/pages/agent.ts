@@ -312,6 +312,9 @@ async function answer(wacid: string): Promise<void> {
   await sendAnswer(wacid);
 }
 
+/** How long an answer may stay unconfirmed (no ack, no state) before the tab gives up. */
+const UNKNOWN_OUTCOME_MS = 30_000;
+
 async function sendAnswer(wacid: string): Promise<void> {
   if (!call || call.wacid !== wacid) return;
   const media = call.media;
@@ -329,6 +332,13 @@ async function sendAnswer(wacid: string): Promise<void> {
       // call's state (reconcile) or the next welcome (resend) to settle it.
       call.outcomeUnknown = true;
       render();
+      // A way out if nothing ever settles it: give up, and hang up so the Service ends it.
+      setTimeout(() => {
+        if (call?.media === media && call.outcomeUnknown) {
+          showError(`The Service did not confirm the call within ${UNKNOWN_OUTCOME_MS / 1000} s, so it was hung up.`, 'OUTCOME_UNKNOWN');
+          void hangup(wacid);
+        }
+      }, UNKNOWN_OUTCOME_MS);
       return;
     }
     endMedia();
