@@ -41,7 +41,11 @@ it('a caller abort stops a request (and the retries) with the abort reason', asy
   const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_rec' });
   srv.setHandler(() => undefined);
   const ctl = new AbortController();
-  setTimeout(() => ctl.abort(new Error('caller gave up')), 100);
-  await expect(c.balance.get({ signal: ctl.signal })).rejects.toThrow('caller gave up');
+  const pending = c.balance.get({ signal: ctl.signal });
+  // Abort once the server holds the request (on a busy machine that can take a while).
+  while (srv.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+  ctl.abort(new Error('caller gave up'));
+  await expect(pending).rejects.toThrow('caller gave up');
+  await new Promise((r) => setTimeout(r, 200));
   expect(srv.seen).toHaveLength(1);
 });
