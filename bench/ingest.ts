@@ -8,7 +8,7 @@
  *   2. a bare Hono handler that parses the JSON body and answers JSON.
  *
  * Prints req/s of both, their ratio (goal ≥ 0.6) and p50/p99 latency.
- *   npx tsx bench/ingest.ts [--slice 1000] [--rounds 6] [--connections 32]
+ *   npx tsx bench/ingest.ts [--slice 500] [--rounds 12] [--connections 32]
  *
  * The two targets are measured in alternating slices by the same generator, so load from
  * elsewhere on the machine hits both alike.
@@ -28,8 +28,8 @@ const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? Number(process.argv[i + 1]) : def;
 };
-const SLICE = arg('slice', 1000);
-const ROUNDS = arg('rounds', 6);
+const SLICE = arg('slice', 500);
+const ROUNDS = arg('rounds', 12);
 const CONNECTIONS = arg('connections', 32);
 const SECRET = 'whsec_bench_secret_0123456789';
 

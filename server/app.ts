@@ -92,7 +92,9 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     await next();
     if (!taggedResponses.has(c.res)) c.res.headers.set('X-Request-ID', requestId);
     const status = c.res.status;
-    m.httpRequests.inc({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(status) });
+    // The webhook route is the hot one: skip Hono's route-path lookup for it.
+    const route = c.req.path === WEBHOOK_PATH ? WEBHOOK_PATH : c.req.routePath || 'unmatched';
+    m.httpRequests.inc({ method: c.req.method, route, status: String(status) });
     const log = c.get('log');
     if (log.isLevelEnabled('debug') || (status >= 500 && log.isLevelEnabled('warn'))) {
       // Path only: query strings are never logged.
