@@ -52,6 +52,18 @@ describe('switchboard CLI', { timeout: 120_000 }, () => {
     }
   });
 
+  it('`npx switchboard --help` resolves the package bin and prints the help', async () => {
+    const { execFile } = await import('node:child_process');
+    const root = join(import.meta.dirname, '../..');
+    const out = await new Promise<{ code: number; stdout: string }>((done) =>
+      execFile('npx', ['--no-install', 'switchboard', '--help'], { cwd: root, env: { ...process.env, SERVICE_API_KEY: '' } }, (err, stdout) =>
+        done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout }),
+      ),
+    );
+    expect(out.code).toBe(0);
+    expect(out.stdout).toContain('Usage: switchboard <command>');
+  });
+
   it('balance prints a human line, and JSON with --json, sending the key as X-API-Key', async () => {
     const h = await run('balance');
     expect(h).toMatchObject({ code: 0, stdout: 'Balance: 42.5 EUR\n' });
