@@ -52,12 +52,11 @@ async function agentPage(opts: { width?: number; height?: number; standIn?: Stan
 }
 
 /**
- * A caller: a werift peer with a complete offer. Not ice-lite here: with an ice-lite werift
- * offerer, Chromium's DTLS hello reaches werift before it has the answer and the handshake
- * stalls in most runs (see the report); full ICE connects every time and tests the page.
+ * A caller like the provider's side: a werift ice-lite peer (actpass, candidates inline)
+ * with a complete offer; the emulator's own peer class, bound to 127.0.0.1.
  */
 async function caller(): Promise<{ peer: AudioPeer; sdp: string }> {
-  const made = await AudioPeer.offerer();
+  const made = await AudioPeer.offerer({ iceLite: true });
   peers.push(made.peer);
   return made;
 }
@@ -236,6 +235,7 @@ describe('answer', () => {
     expect(sdp).toMatch(/\r\na=candidate:\S+ 1 udp \d+ 127\.0\.0\.1 \d+ typ host/);
     expect(sdp).toMatch(/\r\na=setup:(active|passive)\r\n/);
     expect(sdp).toMatch(/\r\na=sendrecv\r\n/);
+    expect(sdp).not.toMatch(/a=ice-lite/); // the browser is the full (controlling) ICE agent
     expect(sdp.endsWith('\r\n')).toBe(true);
     expect(sdp.replace(/\r\n/g, '')).not.toMatch(/[\r\n]/); // CRLF only, no bare LF
     expect(s.received.filter((r) => r.msg.type === 'call.answer')).toHaveLength(1);
