@@ -17,11 +17,12 @@ import { createAppWithMetrics, type ReadinessCheck } from './app.ts';
 import { ConfigError, describeConfig, loadConfig, secretsOf, withServiceBaseUrl, type Config } from './config/config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
-import { MemoryStore } from './store/memory.ts';
-import { RedisStore } from './store/redis.ts';
+import { createStore } from './store/index.ts';
 import type { Store } from './store/store.ts';
 import { WEBHOOK_PATH } from './webhooks/receiver.ts';
 import { createWorkers, type HandlerRegistry } from './webhooks/workers.ts';
+
+export { createStore } from './store/index.ts';
 
 export interface Running {
   /** `http://host:port` */
@@ -36,15 +37,6 @@ export interface StartOptions {
   log?: Logger;
   /** Max time to wait for in-flight requests and connections at shutdown. Default 10 s. */
   drainMs?: number;
-}
-
-/** Create the store the config asks for. */
-export function createStore(config: Config, log: Logger): Store {
-  if (!config.redisUrl) return new MemoryStore();
-  return new RedisStore({
-    url: config.redisUrl,
-    onError: (err) => log.error({ err: { message: err.message, code: (err as { code?: string }).code } }, 'redis connection error'),
-  });
 }
 
 interface DemoService {
