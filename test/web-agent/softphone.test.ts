@@ -319,6 +319,19 @@ describe('answer', () => {
       .toBe(speaker);
   });
 
+  test('when the caller\'s audio stops arriving, the quality indicator turns poor and says so in plain words', async () => {
+    s = await StandIn.start();
+    const page = await agentPage();
+    await goAvailable(page);
+    const peer = await ring('w-quality');
+    await answerCall(page, peer, 'w-quality');
+    await page.locator('[data-testid="quality"][data-level="good"]').waitFor({ timeout: 6000 });
+    peer.stopSending();
+    await page.locator('[data-testid="quality"][data-level="poor"]').waitFor({ timeout: 8000 });
+    expect(await page.getByTestId('quality-label').textContent()).toBe('Poor line');
+    expect(await page.getByTestId('quality-warnings').textContent()).toContain('No audio is arriving from the caller.');
+  });
+
   test('keyboard only: Answer has focus when it rings, Tab reaches Decline, Enter on Answer answers', async () => {
     s = await StandIn.start();
     const page = await agentPage();
