@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { createServiceClient, NotFoundError, OutcomeUnknownError, RateLimitedError, ValidationError } from '../../server/service/index.ts';
 import { json, serviceError, startServer, type TestServer } from './server.ts';
 
@@ -87,6 +87,43 @@ describe('call media download', () => {
     expect(progress.length).toBeGreaterThan(1);
     expect(progress.at(-1)).toBe(payload.length);
     expect(await readdir(dir)).toEqual(['a.ogg']);
+  });
+
+  it('streams with backpressure: a slow sink holds the server back instead of the body piling up in memory', async () => {
+    const TOTAL = 64 * 1024 * 1024;
+    const chunk = Buffer.alloc(64 * 1024, 1);
+    let written = 0;
+    srv.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(TOTAL) });
+      const pump = () => {
+        while (written < TOTAL) {
+          written += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    let received = 0;
+    let gate: (() => void) | undefined;
+    const gateOpen = new Promise<void>((r) => (gate = r));
+    const sink = new Writable({
+      highWaterMark: 64 * 1024,
+      write(c: Buffer, _e, cb) {
+        received += c.length;
+        // Hold the first chunk until the test has looked at the server.
+        if (received === c.length) void gateOpen.then(() => cb());
+        else cb();
+      },
+    });
+    const done = client().calls.downloadMedia('big', { out: sink });
+    while (received === 0) await new Promise((r) => setTimeout(r, 10));
+    await new Promise((r) => setTimeout(r, 300));
+    // Socket buffers take a few MB; a client that buffered the body would have let the server write all 64.
+    expect(written).toBeLessThan(TOTAL / 2);
+    gate!();
+    expect((await done).bytes).toBe(TOTAL);
+    expect(received).toBe(TOTAL);
   });
 
   it('streams into a Writable', async () => {
