@@ -79,6 +79,8 @@ const cases: Array<[rule: string, field: string, run: () => Promise<unknown>]> =
     c.groupMessages.send({ from: FROM, groupId: 'G1', type: 'template', template: { name: 'f', language: { code: 'en' }, components: [{ type: 'button', sub_type: 'flow' }] } })],
   ['preAccept with sdpType "offer" is refused', 'sdpType', () => c.calls.preAccept({ phoneId: 'p', wacid: 'w', sdpType: 'offer' as 'answer', sdp: SDP })],
   ['accept without sdpType is refused', 'sdpType', () => c.calls.accept({ phoneId: 'p', wacid: 'w', sdp: SDP } as never)],
+  ['a direct send refuses the queued-only suppression filters', 'filterUnsubscribed', () =>
+    c.messages.sendDirectly({ from: FROM, to: TO, type: 'text', text: { body: 'x' }, filterUnsubscribed: true } as never)],
   ['contact book deletion refuses a parent BSUID', 'bsuid', () => c.phoneNumbers.deleteContactBookEntry(num, 'US.ENT.abc')],
 ];
 

@@ -76,7 +76,7 @@ export class MessagesResource {
   /** Synchronous send. No suppression filters: the caller checks unsubscribers itself. */
   async sendDirectly(input: SendMessageInput, opts?: CallOptions): Promise<ChatMessage> {
     for (const f of ['filterUnsubscribed', 'filterBlocked'] as const) {
-      if (f in input) throw new ValidationError(f, 'is not accepted by sendDirectly (queued sends only); check suppression before sending');
+      if (input[f] !== undefined) throw new ValidationError(f, 'is not accepted by sendDirectly (queued sends only); check suppression before sending');
     }
     return this.t.request({ method: 'POST', path: '/chat/messages/sendDirectly', body: messageBody(input), schema: ChatMessage }, opts);
   }
