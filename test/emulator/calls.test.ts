@@ -47,7 +47,7 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     });
     expect(settings.status).toBe(200);
 
-    const started = await api('POST', '/_emulator/calls', { hangupAfterMs: 2500 });
+    const started = await api('POST', '/_emulator/calls', {});
     expect(started.status).toBe(200);
     const connect = await event('chat.call.connect');
     const cc = connect.callingConnect;
@@ -64,18 +64,27 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     expect(accepted.json).toEqual({ wacid: cc.wacid, success: true });
     business.startSending({ kind: 'tone', hz: 600 }); // only after accept returned 200
 
+    // Talk until each side has heard 1.5 s of the other (waiting on the media, not on a
+    // fixed time, keeps this right on a loaded 2-core machine), then the caller hangs up.
+    const heardEnough = async () => {
+      const v = (await api('GET', `/_emulator/calls/${cc.wacid}`)).json;
+      return v.media.packetsReceived >= 75 && business.mediaStats().packetsReceived >= 75 ? v : undefined;
+    };
+    await until('75 packets each way', heardEnough, 30_000);
+    expect((await api('POST', `/_emulator/calls/${cc.wacid}/hangup`)).status).toBe(200);
+
     const term = (await event('chat.call.terminate', cc.wacid)).callingTerminate;
     expect(term).toMatchObject({ wacid: cc.wacid, phoneId: PHONE_ID, status: 'COMPLETED', reason: 'USER_HANGUP', direction: 'USER_INITIATED' });
-    expect(term.duration).toBeGreaterThanOrEqual(2);
-    expect(term.duration).toBeLessThanOrEqual(3);
+    expect(term.duration).toBe(Math.round((term.endTime - term.startTime) / 1000));
+    expect(term.endTime - term.startTime).toBeGreaterThanOrEqual(1500);
 
-    // What the caller received from the business, and the reverse.
+    // What the caller received from the business, and the reverse: the tones, decoded.
     const caller = (await api('GET', `/_emulator/calls/${cc.wacid}`)).json;
-    expect(caller.media.packetsReceived).toBeGreaterThan(60); // ~2.5 s of 20 ms frames
+    expect(caller.media.packetsReceived).toBeGreaterThanOrEqual(75);
     expect(caller.media.meanLevel).toBeGreaterThan(0.1); // a 0.3-peak tone is ~0.21 RMS; silence is 0
-    expect(caller.media.packetsSent).toBeGreaterThan(60);
+    expect(caller.media.packetsSent).toBeGreaterThanOrEqual(75);
     const heard = business.mediaStats();
-    expect(heard.packetsReceived).toBeGreaterThan(60);
+    expect(heard.packetsReceived).toBeGreaterThanOrEqual(75);
     expect(heard.meanLevel).toBeGreaterThan(0.1);
 
     const rec = (await event('chat.call.recording.updated', cc.wacid)).callingMedia;
@@ -101,9 +110,21 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     // Contract with the bridge: every call event parses with the bridge's own schemas.
     const { rx } = ctxOf;
     for (const d of rx.received) expect(parseEvent(JSON.parse(d.rawBody)), d.event.type).toMatchObject({ known: true });
-    expect(rx.received.map((d) => d.event.type).sort()).toEqual(['chat.call.connect', 'chat.call.recording.updated', 'chat.call.terminate', 'chat.call.transcription.updated']);
-  });
+    // (deduplicated by event id, as any receiver must: a slow answer on a loaded machine is retried)
+    const unique = new Map(rx.received.map((d) => [d.event.id, d.event.type]));
+    expect([...unique.values()].sort()).toEqual(['chat.call.connect', 'chat.call.recording.updated', 'chat.call.terminate', 'chat.call.transcription.updated']);
+  }, 60_000);
 });
+
+async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 /** Independent Ogg reader: page CRCs, OpusHead, packets, duration from the last granule. */
 function parseOggOpus(buf: Buffer) {

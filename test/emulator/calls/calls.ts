@@ -119,6 +119,8 @@ export interface Calls {
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+/** How often an active call checks for business media. */
+const WATCH_INTERVAL_MS = 250;
 const BSUID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,140}$/;
 
 export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
@@ -189,6 +191,11 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
 
   /** After media starts: no business media at start / mid-call ends the call (calling-facts). */
   function watchMedia(c: Call) {
+    let cancel = () => {};
+    c.timers.push(() => cancel());
+    const timer = (_c: Call, fn: () => void, ms: number) => {
+      cancel = ctx.setTimer(fn, ms);
+    };
     const check = () => {
       if (c.state !== 'active' || !c.peer) return;
       const s = c.peer.mediaStats();
@@ -196,11 +203,13 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       const startDeadline = c.acceptedAt! + ctx.options.noMediaAtStartMs;
       if (s.lastReceivedAt === undefined || s.lastReceivedAt < c.acceptedAt! - 1000) {
         if (now >= startDeadline) return end(c, 'FAILED', 'MEDIA_TIMEOUT', [{ code: 138023, message: `call accepted but no media received from the business in ${ctx.options.noMediaAtStartMs} ms` }]);
-        return timer(c, check, startDeadline - now + 1);
+        // Poll rather than sleep to the deadline: media starting in between switches the
+        // call to the (shorter) mid-call rule.
+        return timer(c, check, Math.min(startDeadline - now + 1, WATCH_INTERVAL_MS));
       }
       const midDeadline = s.lastReceivedAt + ctx.options.noMediaMidCallMs;
       if (now >= midDeadline) return end(c, 'FAILED', 'MEDIA_TIMEOUT', [{ code: 138021, message: `no media received from the business for ${ctx.options.noMediaMidCallMs} ms` }]);
-      timer(c, check, Math.min(midDeadline - now + 1, 1000));
+      timer(c, check, Math.min(midDeadline - now + 1, WATCH_INTERVAL_MS));
     };
     check();
   }
