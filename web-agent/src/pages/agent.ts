@@ -84,6 +84,7 @@ function reconcile(): void {
   const ringing = ringingCalls(state, now());
   if (ringing.length > 0 && !mine && audio.unlocked) audio.startRing();
   else audio.stopRing();
+  closeNotes(mine ? [] : ringing);
   // Keep the tab audible (never throttled) whenever a ring or a call may need timers.
   if (state.presence === 'available' || ringing.length > 0 || mine) audio.startKeepAlive();
   else audio.stopKeepAlive();
@@ -254,6 +255,9 @@ async function applySpeaker(): Promise<void> {
 async function readyCheck(): Promise<void> {
   // Both inside the click: resume() must start within the user gesture to unlock audio.
   const soundP = audio.unlock();
+  // Optional: a notification when a call rings while the tab is hidden. Asked once, here,
+  // because browsers only ask from a click; refusing it changes nothing else.
+  if ('Notification' in window && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
   const stream = await openMic(localStorage.getItem(MIC_KEY) ?? undefined);
   sound = (await soundP) ? 'ok' : 'blocked';
   if (sound === 'blocked') showError('The browser blocked sound for this page, so calls would not ring. Click the check again.', 'SOUND_BLOCKED');
@@ -439,6 +443,7 @@ function announce(before: UiState, after: UiState): void {
   const ring = ringingCalls(after, t).find((c) => !was.has(c.view.wacid));
   if (ring) {
     setText(announcer(), `Incoming call from ${formatCaller(ring.view.from)}`);
+    notifyRing(ring);
     return;
   }
   const held = tabCall(after);
@@ -446,6 +451,38 @@ function announce(before: UiState, after: UiState): void {
   if (after.lastEnded && after.lastEnded !== before.lastEnded) {
     const e = after.lastEnded;
     setText(announcer(), `Call ended: ${describeResult(e.result)}${e.duration !== undefined ? `, ${formatDuration(e.duration)}` : ''}`);
+  }
+}
+
+/**
+ * A system notification for a ring in a hidden tab (if the agent allowed notifications
+ * during the ready-check): the ringtone may be on headphones the agent took off, and the
+ * tab may be behind other windows. Closed when the ring stops; a click brings the tab up.
+ */
+const notes = new Map<string, Notification>();
+function notifyRing(entry: CallEntry): void {
+  if (!('Notification' in window) || Notification.permission !== 'granted' || document.visibilityState !== 'hidden') return;
+  try {
+    const n = new Notification('Incoming call', {
+      body: `${formatCaller(entry.view.from)} is calling. Answer in the Switchboard tab.`,
+      tag: entry.view.wacid,
+      requireInteraction: true,
+    });
+    n.onclick = () => {
+      window.focus();
+      n.close();
+    };
+    notes.set(entry.view.wacid, n);
+  } catch {
+    // Some browsers only allow notifications from a service worker: the ring and title still work.
+  }
+}
+function closeNotes(ringing: readonly CallEntry[]): void {
+  for (const [wacid, n] of notes) {
+    if (!ringing.some((c) => c.view.wacid === wacid)) {
+      n.close();
+      notes.delete(wacid);
+    }
   }
 }
 
