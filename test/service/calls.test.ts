@@ -138,6 +138,27 @@ describe('call media download', () => {
     expect(Buffer.concat(chunks).toString()).toBe('{"transcript":"hi"}');
   });
 
+  it('a download to a file that breaks midway is fetched again whole (no Range) and lands complete', async () => {
+    const payload = Buffer.alloc(200_000, 5);
+    let n = 0;
+    srv.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(payload.length) });
+      if (n++ === 0) {
+        res.write(payload.subarray(0, 50_000));
+        setTimeout(() => res.socket?.destroy(), 20);
+        return;
+      }
+      res.end(payload);
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'sb-media-'));
+    const r = await client().calls.downloadMedia('m1', { out: join(dir, 'm1.ogg') });
+    expect(r.bytes).toBe(payload.length);
+    expect((await readFile(join(dir, 'm1.ogg'))).equals(payload)).toBe(true);
+    expect(srv.seen).toHaveLength(2);
+    expect(srv.seen.every((s) => s.headers.range === undefined)).toBe(true);
+    expect(await readdir(dir)).toEqual(['m1.ogg']);
+  });
+
   it('404 is NotFoundError and leaves no file behind', async () => {
     srv.setHandler((_req, res) => serviceError(res, 404, 'NOT_FOUND', 'media not found'));
     const dir = await mkdtemp(join(tmpdir(), 'sb-media-'));

@@ -12,10 +12,13 @@ import { rename, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { Writable } from 'node:stream';
-import { ValidationError } from '../errors.ts';
+import { ConnectionError, ValidationError } from '../errors.ts';
 import { CallSignalResponse } from '../schemas.ts';
 import { path, type CallOptions, type DownloadProgress, type Transport } from '../transport.ts';
 import { addressee, e164, id, str } from '../validate.ts';
+
+/** Whole-file attempts when a download to a file breaks mid-body. */
+const MEDIA_BODY_ATTEMPTS = 3;
 
 export interface AnswerInput {
   phoneId: string;
@@ -40,7 +43,11 @@ export interface ConnectInput {
 }
 
 export interface DownloadMediaOptions extends CallOptions {
-  /** File path (written to a temp file, then renamed: never a partial file) or a Writable. */
+  /**
+   * File path (written to a temp file, then renamed: never a partial file; a body that
+   * breaks midway is fetched again from the start, up to 3 times) or a Writable (no restart:
+   * bytes already written cannot be taken back).
+   */
   out: string | Writable;
   onProgress?: (p: DownloadProgress) => void;
 }
@@ -85,13 +92,19 @@ export class Calls {
     const target = opts.out;
     // Temp file beside the target so the rename is atomic (same filesystem).
     const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.part`);
-    try {
-      const result = await this.t.download({ path: p }, () => createWriteStream(tmp), opts);
-      await rename(tmp, target);
-      return { ...result, path: target };
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const result = await this.t.download({ path: p }, () => createWriteStream(tmp), opts);
+        await rename(tmp, target);
+        return { ...result, path: target };
+      } catch (err) {
+        await rm(tmp, { force: true });
+        // A body that broke after a 2xx (status set) is fetched again from the start: there
+        // is no Range support, and the temp file makes starting over safe. Failures before
+        // the body were already retried by the transport.
+        const brokeMidBody = err instanceof ConnectionError && err.status !== undefined;
+        if (!brokeMidBody || attempt >= MEDIA_BODY_ATTEMPTS || opts.signal?.aborted) throw err;
+      }
     }
   }
 }
