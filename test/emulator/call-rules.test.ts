@@ -130,6 +130,9 @@ describe('same-SDP rule', () => {
     const ok = await h.api('POST', '/chat/calls/accept', { phoneId: cc.phoneId, wacid: cc.wacid, sdpType: 'answer', sdp: a.sdp });
     expect(ok.json).toEqual({ wacid: cc.wacid, success: true });
     expect((await h.api('GET', `/_emulator/calls/${cc.wacid}`)).json.state).toBe('active');
+    // a retried accept: same SDP is answered again, another SDP is refused
+    expect((await h.api('POST', '/chat/calls/accept', { phoneId: cc.phoneId, wacid: cc.wacid, sdpType: 'answer', sdp: a.sdp })).status).toBe(200);
+    expect((await h.api('POST', '/chat/calls/accept', { phoneId: cc.phoneId, wacid: cc.wacid, sdpType: 'answer', sdp: b.sdp })).status).toBe(409);
   });
 
   it('even a whitespace-only difference counts as a different SDP', async () => {
@@ -292,6 +295,21 @@ describe('business-initiated calls', () => {
     const r = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
     expect(r.status).toBe(200);
     expect(r.json.success).toBe(true);
+  });
+
+  it('four unanswered business calls in a row revoke the permission (the fifth connect gets 138006)', async () => {
+    const h = await harness({ callee: { action: 'noAnswer', ringTimeoutMs: 100 } });
+    const user = '+15550208020';
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, response: 'accept', isPermanent: true });
+    const { sdp } = await offer();
+    for (let i = 0; i < 4; i++) {
+      const r = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+      expect(r.status).toBe(200);
+      expect((await h.event('chat.call.terminate', r.json.wacid)).callingTerminate.reason).toBe('NOT_ANSWERED');
+    }
+    const fifth = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+    expect(fifth.status).toBe(403);
+    expect(fifth.json.error.chatApiError.code).toBe(138006);
   });
 
   it('connect validates its fields: from, to or recipient, sdpType offer, sdp', async () => {

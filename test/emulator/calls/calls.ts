@@ -59,6 +59,8 @@ interface Call {
   state: CallState;
   peer?: AudioPeer;
   preAcceptSdp?: string;
+  /** The answer accept succeeded with (a retried accept must carry the same). */
+  acceptSdp?: string;
   answerApplied: boolean;
   /** Epoch ms (real) when media started: accept (user-initiated) or the user's answer (business-initiated). */
   acceptedAt?: number;
@@ -330,7 +332,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const { call, sdp } = r;
     if (call.direction !== 'USER_INITIATED') return badRequest(c, 'wacid: accept applies to user-initiated calls only');
     return locked(call, async () => {
-      if (call.state === 'active' && (call.preAcceptSdp ?? sdp) === sdp) return ok(c, call);
+      if (call.state === 'active' && call.acceptSdp === sdp) return ok(c, call); // a retried accept
       if (call.state !== 'ringing' && call.state !== 'preAccepted') return conflict(c, call, 'accept');
       // The provider's rule: the answer given to accept must be the one given to preAccept.
       if (call.preAcceptSdp !== undefined && sdp !== call.preAcceptSdp)
@@ -344,6 +346,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
         call.answerApplied = true;
       }
       if (call.state !== 'ringing' && call.state !== 'preAccepted') return conflict(c, call, 'accept');
+      call.acceptSdp = sdp;
       goActive(call);
       return ok(c, call);
     });
