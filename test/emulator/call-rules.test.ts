@@ -312,6 +312,16 @@ describe('business-initiated calls', () => {
     expect(fifth.json.error.chatApiError.code).toBe(138006);
   });
 
+  it('beyond maxConcurrentCalls on the business number, connect is refused with provider code 138002', async () => {
+    const h = await harness({ maxConcurrentCalls: 1, callee: { action: 'noAnswer' } });
+    for (const user of ['+15550208031', '+15550208032']) await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, isPermanent: true });
+    const { sdp } = await offer();
+    expect((await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: '+15550208031', sdpType: 'offer', sdp })).status).toBe(200);
+    const second = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: '+15550208032', sdpType: 'offer', sdp });
+    expect(second.status).toBe(409);
+    expect(second.json.error.chatApiError.code).toBe(138002);
+  });
+
   it('connect validates its fields: from, to or recipient, sdpType offer, sdp', async () => {
     const h = await harness();
     const { sdp } = await offer();

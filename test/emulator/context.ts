@@ -45,6 +45,11 @@ export interface EmulatorOptions {
   deliveryTimeoutMs?: number;
   /** Rate limits of part 8 (override for tests). */
   rateLimits?: Partial<RateLimits>;
+  /**
+   * Calls a business number may have at once (ringing or active); one more is refused
+   * with provider error 138002. Default unlimited.
+   */
+  maxConcurrentCalls?: number;
   /** Load werift and opusscript in the background after start (default true). */
   prewarm?: boolean;
   /** How the simulated user answers business-initiated calls unless told otherwise per user. */

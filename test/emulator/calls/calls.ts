@@ -152,6 +152,13 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     ...(c.peer ? { media: c.peer.mediaStats() } : {}),
   });
 
+  const atCallLimit = (phoneId: string) => {
+    const max = ctx.options.maxConcurrentCalls;
+    if (max === undefined) return false;
+    let n = 0;
+    for (const c of calls.values()) if (c.phoneId === phoneId && c.state !== 'ended') n++;
+    return n >= max;
+  };
   const basis = (c: Call) => ({ wacid: c.wacid, phoneId: c.phoneId, ...(c.direction === 'USER_INITIATED' ? { from: c.user, to: c.business } : { from: c.business, to: c.user }) });
   const timer = (c: Call, fn: () => void, ms: number) => c.timers.push(ctx.setTimer(fn, ms));
 
@@ -231,6 +238,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const number = target ? ctx.findNumber(target) : [...ctx.phoneNumbers.values()].find((n) => !opts.owner || n.owner === opts.owner);
     if (!number) throw new CallError(404, 'NOT_FOUND', `${opts.phoneId ? 'phoneId' : 'to'}: not a business number known to the emulator`);
     if (capture.calling(number.id).status !== 'ENABLED') throw new CallError(409, 'CONFLICT', 'to: calling is DISABLED on this business number');
+    if (atCallLimit(number.id)) throw new CallError(409, 'CONFLICT', 'to: concurrent call limit (138002) reached on this business number');
     const user = opts.from ?? `+1555020${String(++userCounter).padStart(4, '0')}`;
     if (!E164.test(user)) throw new CallError(400, 'BAD_REQUEST', 'from: must be an E.164 number');
     if (opts.hangupAfterMs !== undefined && !(opts.hangupAfterMs >= 0)) throw new CallError(400, 'BAD_REQUEST', 'hangupAfterMs: a number >= 0');
@@ -397,6 +405,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const problem = sdpProblem(b.sdp);
     if (problem) return badRequest(c, `sdp: ${problem}`);
     if (capture.calling(number.id).status !== 'ENABLED') return serviceError(c, 400, 'BAD_REQUEST', 'from: calling is DISABLED on this business number');
+    if (atCallLimit(number.id)) return serviceError(c, 409, 'CONFLICT', `from: concurrent call limit reached`, { code: 138002, message: 'Concurrent call limit reached for this business number' });
     const grant = ctx.permissions.get(`${number.phoneNumber}|${user}`);
     const why = !grant
       ? 'no call permission from this user'
