@@ -7,6 +7,8 @@
  * (scripts and the stylesheet). See web-agent/README.md for who may see which page.
  */
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 
@@ -43,6 +45,39 @@ export const PAGES = {
   '/archive': 'static/archive.html',
 } as const;
 
+/**
+ * The browser bundles get a slimmer `zod`: the same schemas, checks and parsers, without
+ * the 40-odd error-message locales and the JSON-Schema converters that `import { z } from
+ * 'zod'` drags in (its `z` namespace is a value, so esbuild cannot shake them). That halves
+ * the shared chunk. A member the pages use that this shim lacks fails the build (below).
+ */
+const zodDir = join(dirname(createRequire(import.meta.url).resolve('zod/package.json')), 'v4', 'classic');
+const slimZod: esbuild.Plugin = {
+  name: 'slim-zod',
+  setup(b) {
+    b.onResolve({ filter: /^zod$/ }, () => ({ path: 'zod', namespace: 'slim-zod' }));
+    b.onResolve({ filter: /^slim-zod:members$/ }, () => ({ path: 'members', namespace: 'slim-zod' }));
+    b.onLoad({ filter: /^zod$/, namespace: 'slim-zod' }, () => ({
+      contents: `import * as z from 'slim-zod:members'; export * from 'slim-zod:members'; export { z, z as default };`,
+      resolveDir: zodDir,
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /^members$/, namespace: 'slim-zod' }, () => ({
+      contents: [
+        `export * from './schemas.js';`,
+        `export * from './checks.js';`,
+        `export * from './errors.js';`,
+        `export * from './parse.js';`,
+        `export * from './compat.js';`,
+        `export { globalRegistry, registry, config, $output, $input, $brand, clone, treeifyError, prettifyError, formatError, flattenError, NEVER } from '../core/index.js';`,
+        `export * as coerce from './coerce.js';`,
+      ].join('\n'),
+      resolveDir: zodDir,
+      loader: 'js',
+    }));
+  },
+};
+
 const HTML = 'text/html; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
@@ -70,7 +105,13 @@ export async function buildWebAgent(opts: BuildWebAgentOptions = {}): Promise<Ma
     legalComments: 'none',
     logLevel: 'silent',
     define: { 'process.env.NODE_ENV': '"production"' },
+    plugins: [slimZod],
   });
+  // e.g. "import-is-undefined": a page uses a zod member the slim shim does not export.
+  if (result.warnings.length > 0) {
+    const text = await esbuild.formatMessages(result.warnings, { kind: 'warning' });
+    throw new Error(`web-agent build warnings (treated as errors):\n${text.join('\n')}`);
+  }
   const assets = new Map<string, WebAsset>();
   for (const file of result.outputFiles) {
     const name = file.path.slice(file.path.lastIndexOf('/') + 1);
