@@ -33,13 +33,15 @@ function nextRequest() {
 }
 
 interface Acc {
+  /** Every request sent, warm-up included (for CPU per request). */
+  sent: number;
   lat: number[];
   statuses: Map<number, number>;
   errors: number;
   seconds: number;
 }
 
-async function slice(pool: Pool, path: string, ms: number, acc: Acc | undefined): Promise<void> {
+async function slice(pool: Pool, path: string, ms: number, acc: Acc | undefined, all: Acc): Promise<void> {
   const until = Date.now() + ms;
   const t0 = performance.now();
   await Promise.all(
@@ -50,6 +52,7 @@ async function slice(pool: Pool, path: string, ms: number, acc: Acc | undefined)
         try {
           const res = await pool.request({ path, method: 'POST', body, headers });
           await res.body.dump();
+          all.sent++;
           if (acc) {
             acc.lat.push(Number(process.hrtime.bigint() - start) / 1e6);
             acc.statuses.set(res.statusCode, (acc.statuses.get(res.statusCode) ?? 0) + 1);
@@ -68,13 +71,13 @@ const targets = o.targets.map((u) => {
   return {
     path: url.pathname,
     pool: new Pool(url.origin, { connections: o.connections, pipelining: 1, keepAliveTimeout: 60_000 }),
-    acc: { lat: [], statuses: new Map(), errors: 0, seconds: 0 } as Acc,
+    acc: { sent: 0, lat: [], statuses: new Map(), errors: 0, seconds: 0 } as Acc,
   };
 });
 
-for (const t of targets) await slice(t.pool, t.path, o.warmupMs, undefined);
+for (const t of targets) await slice(t.pool, t.path, o.warmupMs, undefined, t.acc);
 for (let r = 0; r < o.rounds; r++) {
-  for (const t of r % 2 === 0 ? targets : [...targets].reverse()) await slice(t.pool, t.path, o.sliceMs, t.acc);
+  for (const t of r % 2 === 0 ? targets : [...targets].reverse()) await slice(t.pool, t.path, o.sliceMs, t.acc, t.acc);
 }
 
 const results = targets.map(({ acc }) => {
@@ -82,6 +85,7 @@ const results = targets.map(({ acc }) => {
   const q = (p: number) => acc.lat[Math.min(acc.lat.length - 1, Math.floor(p * acc.lat.length))] ?? NaN;
   const ok = [...acc.statuses.entries()].filter(([s]) => s >= 200 && s < 300).reduce((n, [, c]) => n + c, 0);
   return {
+    sent: acc.sent,
     requests: acc.lat.length,
     ok,
     errors: acc.errors,
