@@ -89,13 +89,14 @@ function coreControl(ctx: EmulatorContext, webhooks: Webhooks): Hono<Env> {
     return c.json(ctx.rateLimits);
   });
 
-  const ownerOfEvent = new Map<string, string>();
-  ctx.onEmit((e, owner) => ownerOfEvent.set(e.id, owner));
+  // Keyed by the envelope object, so dropping old events from ctx.events frees these too.
+  const ownerOfEvent = new WeakMap<object, string>();
+  ctx.onEmit((e, owner) => ownerOfEvent.set(e, owner));
   // Events are per tenant: a key sees only its own.
   r.get('/events', (c) => {
     const type = c.req.query('type');
     const wacid = c.req.query('wacid');
-    const owned = ctx.events.filter((e) => (ownerOfEvent.get(e.id) ?? ctx.apiKeys[0]) === c.get('apiKey'));
+    const owned = ctx.events.filter((e) => (ownerOfEvent.get(e) ?? ctx.apiKeys[0]) === c.get('apiKey'));
     const items = owned.filter((e) => (!type || e.type === type) && (!wacid || JSON.stringify(e).includes(`"wacid":"${wacid}"`)));
     return c.json({ items, length: items.length });
   });

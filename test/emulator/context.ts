@@ -207,6 +207,9 @@ export interface EmulatorContext {
   findNumber(phoneIdOrNumber: string): BusinessNumber | undefined;
 }
 
+/** `ctx.events` keeps at most this many (oldest dropped in chunks). */
+export const MAX_KEPT_EVENTS = 50_000;
+
 export const DEFAULT_FAULTS: Faults = Object.freeze({
   duplicateRate: 0,
   reorderWindowMs: 0,
@@ -304,6 +307,8 @@ export function createContext(options: EmulatorOptions = {}): EmulatorContext {
         [payloadName]: payload,
       };
       events.push(envelope);
+      // A long demo or bench run must not grow without bound: keep the latest events.
+      if (events.length > MAX_KEPT_EVENTS) events.splice(0, events.length - MAX_KEPT_EVENTS + 10_000);
       for (const l of listeners) {
         try {
           l(envelope, owner);

@@ -95,6 +95,11 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
     for (const a of inflight) a.abort();
   });
 
+  const pushLog = (r: DeliveryRecord) => {
+    log.push(r);
+    if (log.length > 100_000) log.splice(0, 20_000); // bounded for long demo / bench runs
+  };
+
   const addEndpoint: Webhooks['addEndpoint'] = (input) => {
     const now = new Date(ctx.clock.now()).toISOString();
     const ep: WebhookEndpoint = {
@@ -175,7 +180,7 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
 
   async function attempt(d: Delivery) {
     const rec = (outcome: DeliveryRecord['outcome'], status: number) =>
-      log.push({ eventId: d.event.id, type: d.event.type, endpointId: d.endpoint.id, attempt: d.attempt, copy: d.copy, outcome, status, time: Date.now() });
+      pushLog({ eventId: d.event.id, type: d.event.type, endpointId: d.endpoint.id, attempt: d.attempt, copy: d.copy, outcome, status, time: Date.now() });
     if (d.attempt === 1 && ctx.faults.dropFirstAttempt) {
       rec('dropped', 0);
       return scheduleRetry(d);
@@ -210,7 +215,7 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
   function scheduleRetry(d: Delivery) {
     const delayS = RETRY_SCHEDULE_S[d.attempt - 1];
     if (delayS === undefined) {
-      log.push({ eventId: d.event.id, type: d.event.type, endpointId: d.endpoint.id, attempt: d.attempt, copy: d.copy, outcome: 'gave_up', status: 0, time: Date.now() });
+      pushLog({ eventId: d.event.id, type: d.event.type, endpointId: d.endpoint.id, attempt: d.attempt, copy: d.copy, outcome: 'gave_up', status: 0, time: Date.now() });
       return;
     }
     ctx.setTimer(() => enqueue({ ...d, attempt: d.attempt + 1 }), delayS * 1000 * ctx.options.timeScale);

@@ -121,6 +121,8 @@ export interface Calls {
 }
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+/** How long an ended call stays readable through the control API. */
+const ENDED_CALL_RETENTION_MS = 30 * 60_000;
 /** How often an active call checks for business media. */
 const WATCH_INTERVAL_MS = 250;
 const BSUID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,140}$/;
@@ -195,6 +197,9 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
           console.error('[emulator] capture failed:', err);
         }
       }
+      if (peer) peer.received.length = 0; // the packets were only needed for the capture
+      // Ended calls stay readable for a while (tests, the control API), then go.
+      ctx.setTimer(() => calls.delete(c.wacid), ENDED_CALL_RETENTION_MS);
     })();
   }
 
@@ -242,7 +247,9 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const user = opts.from ?? `+1555020${String(++userCounter).padStart(4, '0')}`;
     if (!E164.test(user)) throw new CallError(400, 'BAD_REQUEST', 'from: must be an E.164 number');
     if (opts.hangupAfterMs !== undefined && !(opts.hangupAfterMs >= 0)) throw new CallError(400, 'BAD_REQUEST', 'hangupAfterMs: a number >= 0');
-    const { peer, sdp } = await AudioPeer.offerer({ iceLite: true, keepPackets: true });
+    const captureNow = capture.capture(number.id);
+    // Received packets are kept only when a recording or transcription will need them.
+    const { peer, sdp } = await AudioPeer.offerer({ iceLite: true, keepPackets: captureNow.recordingEnabled || captureNow.transcriptionEnabled });
     if (ctx.closed) {
       await peer.close();
       throw new CallError(503, 'SERVICE_UNAVAILABLE', 'emulator closed');
@@ -260,7 +267,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       answerApplied: false,
       ...(opts.hangupAfterMs !== undefined ? { hangupAfterMs: opts.hangupAfterMs } : {}),
       source: opts.audio ?? { kind: 'tone', hz: 400 },
-      capture: capture.capture(number.id),
+      capture: captureNow,
       statuses: [],
       timers: [],
       lock: Promise.resolve(),
@@ -441,7 +448,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const behaviour: CalleeBehaviour = { ...ctx.callee, ...ctx.calleeOverrides.get(call.user) };
     let answer: string;
     try {
-      const made = await AudioPeer.answerer(offer, { iceLite: true, keepPackets: true });
+      const made = await AudioPeer.answerer(offer, { iceLite: true, keepPackets: call.capture.recordingEnabled || call.capture.transcriptionEnabled });
       answer = made.sdp;
       if (call.state !== 'dialing') return void made.peer.close(); // cancelled meanwhile
       call.peer = made.peer;
