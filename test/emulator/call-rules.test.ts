@@ -322,6 +322,21 @@ describe('business-initiated calls', () => {
     expect(second.json.error.chatApiError.code).toBe(138002);
   });
 
+  it('a call to a BSUID carries the user as recipient (not to) in its events', async () => {
+    const h = await harness({ callee: { action: 'reject', answerAfterMs: 50 } });
+    const bsuid = 'US.13491208655302741918';
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user: bsuid, isPermanent: true });
+    const { sdp } = await offer();
+    const r = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, recipient: bsuid, sdpType: 'offer', sdp });
+    expect(r.status).toBe(200);
+    const cc = (await h.event('chat.call.connect', r.json.wacid)).callingConnect;
+    expect(cc).toMatchObject({ from: BUSINESS, recipient: bsuid });
+    expect(cc.to).toBeUndefined();
+    const term = (await h.event('chat.call.terminate', r.json.wacid)).callingTerminate;
+    expect(term).toMatchObject({ recipient: bsuid, reason: 'USER_REJECTED' });
+    for (const d of h.rx.received) expect(parseEvent(JSON.parse(d.rawBody)), d.event.type).toMatchObject({ known: true });
+  });
+
   it('connect validates its fields: from, to or recipient, sdpType offer, sdp', async () => {
     const h = await harness();
     const { sdp } = await offer();

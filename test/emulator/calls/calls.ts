@@ -36,7 +36,10 @@ export interface TerminatePayload {
   wacid: string;
   phoneId: string;
   from: string;
-  to: string;
+  /** The user's E.164 (business-initiated) or the business number (user-initiated)... */
+  to?: string;
+  /** ...or, for a business-initiated call to a BSUID, that BSUID instead of `to`. */
+  recipient?: string;
   direction: Direction;
   status: 'COMPLETED' | 'FAILED';
   /** Seconds from answer to end, rounded; 0 when never answered. */
@@ -161,7 +164,12 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     for (const c of calls.values()) if (c.phoneId === phoneId && c.state !== 'ended') n++;
     return n >= max;
   };
-  const basis = (c: Call) => ({ wacid: c.wacid, phoneId: c.phoneId, ...(c.direction === 'USER_INITIATED' ? { from: c.user, to: c.business } : { from: c.business, to: c.user }) });
+  // A user addressed by BSUID appears as `recipient`, never as a phone number.
+  const basis = (c: Call) => ({
+    wacid: c.wacid,
+    phoneId: c.phoneId,
+    ...(c.direction === 'USER_INITIATED' ? { from: c.user, to: c.business } : E164.test(c.user) ? { from: c.business, to: c.user } : { from: c.business, recipient: c.user }),
+  });
   const timer = (c: Call, fn: () => void, ms: number) => c.timers.push(ctx.setTimer(fn, ms));
 
   /** Ends a call once: terminate event, peer closed, then capture if media flowed. */
