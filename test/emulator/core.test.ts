@@ -263,6 +263,26 @@ describe('webhook delivery', () => {
     expect(rxA.received).toHaveLength(0);
   });
 
+  it('startEmulator starts in well under a second (demo mode starts it lazily)', async () => {
+    const t0 = performance.now();
+    const emu = await startEmulator({ prewarm: false });
+    const ms = performance.now() - t0;
+    await emu.close();
+    expect(ms).toBeLessThan(500);
+  });
+
+  it('close() stops simulated callers: their peers close and no terminate is sent afterwards', async () => {
+    const rx = await receiver();
+    const emu = await startEmulator({ webhookEndpoints: [{ url: rx.url }] });
+    const call = await emu.calls.start();
+    await rx.waitFor((r) => r.length >= 1);
+    await emu.close();
+    expect(emu.calls.get(call.wacid)?.state).toBe('ended');
+    expect(emu.calls.get(call.wacid)?.media?.connectionState).toBe('closed');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(rx.received.map((d) => d.event.type)).toEqual(['chat.call.connect']);
+  });
+
   it('close() is safe to call twice and stops deliveries', async () => {
     const emu = await startEmulator();
     await emu.close();
