@@ -38,7 +38,11 @@ export interface EngineOptions {
   reconnectGraceMs?: number;
   /** Period of the sweep over stored calls (timers of dead nodes, queued calls). */
   sweepMs?: number;
+  /** Set when other nodes share the store (Redis): routing hints go through its pub/sub. */
+  shared?: Store;
 }
+
+const ROUTE_CHANNEL = 'calls-route';
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
 const LIVE_TTL_MS = 4 * 3600 * 1000;
@@ -62,6 +66,8 @@ export class CallEngine {
   /** Queued calls known to this node, by deadline (earliest first is routed first). */
   private readonly queued = new Map<string, number>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private readonly shared: Store | undefined;
+  private unsubscribe: (() => Promise<void>) | undefined;
   private closed = false;
   private routing = false;
   private routeAgain = false;
@@ -78,15 +84,37 @@ export class CallEngine {
     this.board = o.board ?? new AgentBoard(this.now);
     this.graceMs = o.reconnectGraceMs ?? 4_000;
     this.sweepMs = o.sweepMs ?? 2_000;
+    this.shared = o.shared;
+  }
+
+  /**
+   * With a shared store, each node knows only the agents connected to it: a call this node
+   * cannot place is announced on `ROUTE_CHANNEL`, and every other node tries its own agents
+   * (the `offer` transition lets exactly one of them win).
+   */
+  async startShared(): Promise<void> {
+    if (!this.shared) return;
+    this.unsubscribe = await this.shared.subscribe(ROUTE_CHANNEL, (msg) => {
+      let hint: { node?: string; wacid?: string };
+      try {
+        hint = JSON.parse(msg) as { node?: string; wacid?: string };
+      } catch {
+        return;
+      }
+      if (hint.node === this.hub.node || typeof hint.wacid !== 'string') return;
+      void this.route(hint.wacid, false).catch((err: Error) => this.log.warn({ err: err.message }, 'routing hint failed'));
+    });
   }
 
   start(): void {
+    void this.startShared().catch((err: Error) => this.log.error({ err: err.message }, 'route channel subscribe failed'));
     this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.log.warn({ err: err.message }, 'sweep failed')), this.sweepMs);
     this.sweepTimer.unref();
   }
 
   close(): void {
     this.closed = true;
+    void this.unsubscribe?.().catch(() => undefined);
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const { t } of this.timers.values()) clearTimeout(t);
     for (const t of this.graceTimers.values()) clearTimeout(t);
@@ -262,16 +290,25 @@ export class CallEngine {
 
   // ---- routing --------------------------------------------------------------------------
 
-  /** Offer one queued call to the best agent, if any can take it. */
-  private async route(wacid: string): Promise<boolean> {
+  /** Offer one queued call to the best agent, if any can take it (else, once, ask the other nodes). */
+  private async route(wacid: string, announce = true): Promise<boolean> {
     const rec = await this.store.getCall(wacid);
     if (!rec) return false;
     const call = fromRecord(rec);
     if (call.state !== 'queued') return false;
+    // Known here from now on, so an agent of this node freeing up later offers it too.
+    this.queued.set(wacid, call.deadline ?? Infinity);
     const now = this.now();
     for (let tries = 0; tries < 3; tries++) {
       const agent = pickAgent(call, this.board.views(), this.queues, now);
-      if (!agent) return false;
+      if (!agent) {
+        if (announce && this.shared) {
+          await this.shared.publish(ROUTE_CHANNEL, JSON.stringify({ node: this.hub.node, wacid })).catch((err: Error) => {
+            this.log.warn({ err: err.message }, 'routing hint not published');
+          });
+        }
+        return false;
+      }
       if (!this.board.reserve(agent, wacid)) continue;
       const after = await this.apply({ type: 'offer', wacid, at: this.now(), agent });
       if (after?.state === 'ringing' && after.agent === agent) return true;

@@ -75,6 +75,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     wrapUpMs: config.wrapUpMs,
     queues: loadQueues(config.queuesFile),
     now,
+    ...(config.redisUrl ? { shared: store } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
   });
   const gateway = createGateway({

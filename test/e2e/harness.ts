@@ -44,6 +44,10 @@ export interface BridgeOptions {
   emulator?: EmulatorOptions;
   env?: Record<string, string>;
   redisUrl?: string;
+  /** Key prefix in Redis: two bridges with the same prefix are two nodes of one deployment. */
+  storePrefix?: string;
+  /** Reuse a running emulator (a second node of the same deployment); its webhooks stay where they are. */
+  sharedEmulator?: { emu: Emulator; secret: string };
   assets?: Map<string, WebAsset>;
   policy?: Partial<Policy>;
   heartbeatMs?: number;
@@ -55,12 +59,14 @@ export interface BridgeOptions {
 export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const secret = `whsec_${randomBytes(16).toString('hex')}`;
-  const emu = await startEmulator({
-    webhookSecret: secret,
-    webhookEndpoints: [{ url: `${url}/webhooks/service`, secret }],
-    ...o.emulator,
-  });
+  const secret = o.sharedEmulator?.secret ?? `whsec_${randomBytes(16).toString('hex')}`;
+  const emu =
+    o.sharedEmulator?.emu ??
+    (await startEmulator({
+      webhookSecret: secret,
+      webhookEndpoints: [{ url: `${url}/webhooks/service`, secret }],
+      ...o.emulator,
+    }));
   const config = loadConfig({
     PORT: String(port),
     SERVICE_BASE_URL: emu.baseUrl,
@@ -73,7 +79,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...o.env,
   });
   const log = createLogger({ level: config.logLevel, secrets: [config.serviceApiKey, config.sessionSecret, secret] });
-  const store: Store = o.redisUrl ? new RedisStore({ url: o.redisUrl, prefix: uniquePrefix('e2e') }) : new MemoryStore();
+  const store: Store = o.redisUrl ? new RedisStore({ url: o.redisUrl, prefix: o.storePrefix ?? uniquePrefix('e2e') }) : new MemoryStore();
   const hash = await hashPassword(PASSWORD);
   const agents = o.agents ?? ['agent1', 'agent2'];
   const supervisors = o.supervisors ?? ['boss'];
@@ -121,7 +127,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
         s.close(() => r());
         s.closeAllConnections?.();
       });
-      await emu.close();
+      if (!o.sharedEmulator) await emu.close();
       await store.close();
     },
   };

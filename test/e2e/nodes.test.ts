@@ -1,0 +1,70 @@
+/**
+ * Two bridge nodes sharing one Redis (a private redis-server) and one Service: the Service
+ * delivers webhooks to node B only; the agent is connected to node A. Calls must still
+ * ring at A at once (routing hint over pub/sub), be answered through A, and end on A's
+ * screen when B processes the terminate (pushes over pub/sub).
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
+import { agentClient, sleep, startBridge, type Bridge, type ProtocolClient } from './harness.ts';
+import { PeerHost } from './program-agent.ts';
+
+let redis: TestRedis;
+let a: Bridge;
+let b: Bridge;
+let host: PeerHost;
+let agent: ProtocolClient;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  const prefix = uniquePrefix('nodes');
+  const env = { SESSION_SECRET: randomBytes(24).toString('base64url') };
+  // Node B owns the emulator and is the only webhook receiver.
+  b = await startBridge({ agents: ['agent1'], redisUrl: redis.url, storePrefix: prefix, env });
+  a = await startBridge({ agents: ['agent1'], redisUrl: redis.url, storePrefix: prefix, env, sharedEmulator: { emu: b.emu, secret: b.secret } });
+  agent = await agentClient(a.url, 'agent1');
+  host = await PeerHost.start(a.url);
+}, 60_000);
+afterAll(async () => {
+  agent?.close();
+  await host?.close();
+  await a?.close();
+  await b?.close();
+  await redis?.close();
+});
+
+async function control(method: string, path: string): Promise<Record<string, unknown>> {
+  const r = await fetch(`${b.emu.controlUrl}${path}`, { method, headers: { 'x-api-key': b.emu.apiKey, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+  return (await r.json()) as Record<string, unknown>;
+}
+
+describe('two nodes, one Redis', () => {
+  it('a call whose webhook reaches the node without agents rings the agent on the other node at once', async () => {
+    // Both nodes' workers read the shared stream, so some events land on A anyway: six calls
+    // make it all but certain that B placed several of them through the hint.
+    for (let i = 0; i < 6; i++) {
+      const t0 = Date.now();
+      const wacid = (await control('POST', '/calls')).wacid as string;
+      await agent.next('call.offered', (m) => m.wacid === wacid, 5_000);
+      // Well under the 2 s sweep: the routing hint, not the sweep, placed it.
+      expect(Date.now() - t0).toBeLessThan(1_000);
+      // Declined: the agent is free for the next one (this call waits for nobody and is rejected later).
+      expect(await agent.request({ type: 'call.decline', wacid })).toMatchObject({ type: 'ack' });
+      await sleep(100);
+    }
+  }, 30_000);
+
+  it('the agent on node A answers, and the caller hanging up (processed by either node) ends the call on A', async () => {
+    await agent.request({ type: 'presence.set', status: 'available' });
+    const wacid = (await control('POST', '/calls')).wacid as string;
+    const offer = await agent.next('call.offered', (m) => m.wacid === wacid, 5_000);
+    const sdp = await host.answer(wacid, offer.sdp);
+    expect(await agent.request({ type: 'call.answer', wacid, sdp })).toMatchObject({ type: 'ack', wacid });
+    await host.unmute(wacid);
+    await host.connectedAt(wacid);
+    await control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    const ended = await agent.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 8_000);
+    expect(ended.result).toBe('COMPLETED');
+  }, 30_000);
+});
