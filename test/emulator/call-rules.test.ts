@@ -145,6 +145,22 @@ describe('same-SDP rule', () => {
   });
 });
 
+describe('early media', () => {
+  it('business audio sent after preAccept but before accept is counted as earlyPackets', async () => {
+    const h = await harness();
+    const cc = await ring(h);
+    const { peer, sdp } = await h.answerer(cc.sdp);
+    await h.api('POST', '/chat/calls/preAccept', { phoneId: cc.phoneId, wacid: cc.wacid, sdpType: 'answer', sdp });
+    peer.startSending(); // too early: accept has not returned yet
+    await until('media before accept', async () => {
+      const v = (await h.api('GET', `/_emulator/calls/${cc.wacid}`)).json;
+      return v.media.packetsReceived > 5 ? v : undefined;
+    });
+    await h.api('POST', '/chat/calls/accept', { phoneId: cc.phoneId, wacid: cc.wacid, sdpType: 'answer', sdp });
+    expect((await h.api('GET', `/_emulator/calls/${cc.wacid}`)).json.earlyPackets).toBeGreaterThan(5);
+  });
+});
+
 describe('accept window', () => {
   it('a call not accepted within acceptWindowMs of dialTime ends FAILED NOT_ANSWERED (138007) and can no longer be accepted', async () => {
     const h = await harness({ acceptWindowMs: 400 });

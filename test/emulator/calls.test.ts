@@ -81,6 +81,7 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     // What the caller received from the business, and the reverse: the tones, decoded.
     const caller = (await api('GET', `/_emulator/calls/${cc.wacid}`)).json;
     expect(caller.media.packetsReceived).toBeGreaterThanOrEqual(75);
+    expect(caller.earlyPackets).toBe(0); // the business started only after accept's 200
     expect(caller.media.meanLevel).toBeGreaterThan(0.1); // a 0.3-peak tone is ~0.21 RMS; silence is 0
     expect(caller.media.packetsSent).toBeGreaterThanOrEqual(75);
     const heard = business.mediaStats();

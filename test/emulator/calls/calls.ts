@@ -67,6 +67,8 @@ interface Call {
   answerApplied: boolean;
   /** Epoch ms (real) when media started: accept (user-initiated) or the user's answer (business-initiated). */
   acceptedAt?: number;
+  /** Business RTP the user got before the call was answered (audio sent before accept's 200). */
+  earlyPackets?: number;
   endedAt?: number;
   terminate?: TerminatePayload;
   hangupAfterMs?: number;
@@ -104,6 +106,11 @@ export interface CallView {
   state: CallState;
   dialTime: number;
   acceptedAt?: number;
+  /**
+   * RTP packets from the business that reached the user before the call was answered:
+   * a bridge that starts audio before accept's 200 shows up here (calling-facts: clipped words).
+   */
+  earlyPackets?: number;
   endedAt?: number;
   statuses: string[];
   terminate?: TerminatePayload;
@@ -151,6 +158,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     state: c.state,
     dialTime: c.dialTime,
     ...(c.acceptedAt !== undefined ? { acceptedAt: c.acceptedAt } : {}),
+    ...(c.earlyPackets !== undefined ? { earlyPackets: c.earlyPackets } : {}),
     ...(c.endedAt !== undefined ? { endedAt: c.endedAt } : {}),
     statuses: [...c.statuses],
     ...(c.terminate ? { terminate: c.terminate } : {}),
@@ -240,6 +248,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     c.cancelNoAnswer?.();
     c.state = 'active';
     c.acceptedAt = Date.now();
+    c.earlyPackets = c.peer?.mediaStats().packetsReceived ?? 0;
     c.peer?.startSending(c.source);
     watchMedia(c);
     if (c.hangupAfterMs !== undefined && c.hangupAfterMs > 0) timer(c, () => end(c, 'COMPLETED', 'USER_HANGUP'), c.hangupAfterMs);
