@@ -35,7 +35,11 @@ export class Metrics {
     const existing = this.counters.get(name);
     if (existing) return existing;
     const values = new Map<string, { labels: Labels; value: number }>();
-    const keyOf = (labels: Labels) => labelNames.map((k) => labels[k] ?? '').join('\u0000');
+    const keyOf = (labels: Labels) => {
+      let key = '';
+      for (const k of labelNames) key += (labels[k] ?? '') + '\u0000';
+      return key;
+    };
     const counter: Counter = {
       inc(labels = {}, n = 1) {
         const key = keyOf(labels);

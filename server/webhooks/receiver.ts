@@ -74,40 +74,66 @@ export function readIncomingLimited(incoming: IncomingMessage, limit: number): P
     if (!/^\d+$/.test(cl)) return Promise.reject(new BadRequestError('Content-Length must be a non-negative integer'));
     if (Number(cl) > limit) return Promise.reject(new PayloadTooLargeError(limit));
   }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const cleanup = () => {
-      incoming.off('data', onData);
-      incoming.off('end', onEnd);
-      incoming.off('error', onError);
-      incoming.off('aborted', onAborted);
-    };
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > limit) {
-        cleanup();
-        // The adapter drains or destroys the rest once the 413 is sent.
-        incoming.pause();
-        reject(new PayloadTooLargeError(limit));
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(new BadRequestError('request body could not be read', { cause: err }));
-    };
-    const onAborted = () => onError(new Error('aborted'));
-    incoming.on('data', onData);
-    incoming.on('end', onEnd);
-    incoming.on('error', onError);
-    incoming.on('aborted', onAborted);
-  });
+  return new Promise((resolve, reject) => new LimitedReader(incoming, limit, resolve, reject).start());
+}
+
+/**
+ * One body read. A class rather than closures: under tsx (esbuild keepNames) every named
+ * closure made per request costs a defineProperty, and this runs for every webhook.
+ */
+class LimitedReader {
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+  private readonly onData: (chunk: Buffer) => void;
+  private readonly onEnd: () => void;
+  private readonly onError: (err: Error) => void;
+
+  constructor(
+    private readonly incoming: IncomingMessage,
+    private readonly limit: number,
+    private readonly resolve: (b: Uint8Array) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.onData = this.data.bind(this);
+    this.onEnd = this.end.bind(this);
+    this.onError = this.error.bind(this);
+  }
+
+  start(): void {
+    this.incoming.on('data', this.onData);
+    this.incoming.on('end', this.onEnd);
+    this.incoming.on('error', this.onError);
+    this.incoming.on('aborted', this.onError);
+  }
+
+  private cleanup(): void {
+    this.incoming.off('data', this.onData);
+    this.incoming.off('end', this.onEnd);
+    this.incoming.off('error', this.onError);
+    this.incoming.off('aborted', this.onError);
+  }
+
+  private data(chunk: Buffer): void {
+    this.total += chunk.length;
+    if (this.total > this.limit) {
+      this.cleanup();
+      // The adapter drains or destroys the rest once the 413 is sent.
+      this.incoming.pause();
+      this.reject(new PayloadTooLargeError(this.limit));
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  private end(): void {
+    this.cleanup();
+    this.resolve(this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.total));
+  }
+
+  private error(err?: Error): void {
+    this.cleanup();
+    this.reject(new BadRequestError('request body could not be read', { cause: err ?? new Error('aborted') }));
+  }
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true });

@@ -7,13 +7,24 @@
  * characters), nothing else. Anything looser would let a malformed or tampered header
  * reach the HMAC compare with an ambiguous meaning.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 
 /** Allowed clock difference between the signer and us, in seconds. */
 export const SIGNATURE_TOLERANCE_S = 300;
 
+// Key objects are prepared once per secret (a few microseconds per webhook otherwise).
+const keys = new Map<string, KeyObject>();
+function keyFor(secret: string): KeyObject {
+  let k = keys.get(secret);
+  if (!k) {
+    if (keys.size > 64) keys.clear();
+    keys.set(secret, (k = createSecretKey(Buffer.from(secret, 'utf8'))));
+  }
+  return k;
+}
+
 function hmac(secret: string, t: number | string, rawBody: string | Uint8Array): Buffer {
-  return createHmac('sha256', secret).update(`${t}.`).update(rawBody).digest();
+  return createHmac('sha256', keyFor(secret)).update(`${t}.`).update(rawBody).digest();
 }
 
 /** The lowercase hex digest of `<t>.<rawBody>`. */
@@ -37,8 +48,13 @@ export type VerifyResult = { ok: true; t: number } | { ok: false; reason: Verify
 const HEX64 = /^[0-9a-f]{64}$/;
 const DIGITS = /^\d{1,12}$/;
 
+// The documented layout, checked with one expression; anything else takes the general path.
+const CANONICAL = /^t=(\d{1,12}),s=([0-9a-f]{64})$/;
+
 /** Parse `t=...,s=...` strictly; undefined when malformed. */
 export function parseSignatureHeader(header: string): { t: number; s: string } | undefined {
+  const m = CANONICAL.exec(header);
+  if (m) return { t: Number(m[1]), s: m[2]! };
   const parts = header.split(',');
   if (parts.length !== 2) return undefined;
   let t: string | undefined;
