@@ -263,6 +263,17 @@ describe('webhook delivery', () => {
     expect(rxA.received).toHaveLength(0);
   });
 
+  it('deliveryDelayMs delays each delivery by that much from its emit, not cumulatively', async () => {
+    const rx = await receiver();
+    const emu = await emulator({ webhookEndpoints: [{ url: rx.url }], faults: { deliveryDelayMs: 300 } });
+    const t0 = Date.now();
+    for (let i = 0; i < 5; i++) emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: `d${i}` });
+    const got = await rx.waitFor((r) => r.length >= 5);
+    expect(got[0]!.receivedAt - t0).toBeGreaterThanOrEqual(290);
+    expect(got[4]!.receivedAt - t0).toBeLessThan(1200); // 5 × 300 ms would be 1.5 s
+    expect(got.map((d) => (d.event as any).callingTerminate.wacid)).toEqual(['d0', 'd1', 'd2', 'd3', 'd4']);
+  });
+
   it('startEmulator starts in well under a second (demo mode starts it lazily)', async () => {
     const t0 = performance.now();
     const emu = await startEmulator({ prewarm: false });

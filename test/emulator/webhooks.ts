@@ -59,6 +59,8 @@ interface Delivery {
   releaseAt: number;
   seq: number;
   heldSince: number;
+  /** Epoch ms before which this attempt is not sent (deliveryDelayMs). */
+  notBefore?: number;
 }
 
 export interface Webhooks {
@@ -156,6 +158,7 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
   }
 
   function enqueue(d: Delivery) {
+    if (d.attempt === 1 && ctx.faults.deliveryDelayMs > 0) d.notBefore = Date.now() + ctx.faults.deliveryDelayMs;
     let q = queues.get(d.endpoint.id);
     if (!q) queues.set(d.endpoint.id, (q = { items: [], running: false }));
     q.items.push(d);
@@ -167,8 +170,10 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
     try {
       while (q.items.length && !ctx.closed) {
         const d = q.items.shift()!;
-        const delay = ctx.faults.deliveryDelayMs;
-        if (delay > 0) await new Promise<void>((r) => void ctx.setTimer(r, delay));
+        // The delay counts from release, not from the previous send: deliveries queued
+        // together arrive together, each `deliveryDelayMs` late.
+        const wait = (d.notBefore ?? 0) - Date.now();
+        if (wait > 0) await new Promise<void>((r) => void ctx.setTimer(r, wait));
         if (ctx.closed) return;
         await attempt(d);
       }
