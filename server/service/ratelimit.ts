@@ -50,6 +50,8 @@ export interface LimiterClock {
 export type Release = () => void;
 
 const PACED_MAX_WINDOW_MS = 1000;
+/** Burst tolerance of pacing, as a fraction of the window (50 ms per second). */
+const PACING_TOLERANCE = 0.05;
 
 interface Entry {
   sent: number;
@@ -66,8 +68,8 @@ interface Waiter {
 
 /**
  * One quota. Two mechanisms per rule:
- * - pacing (per-second rules): sends evenly spaced at `limit` per window, so a burst leaves
- *   smoothly rather than in one lump;
+ * - pacing (per-second rules): sends evenly spaced at `limit` per window (GCRA, 50 ms of
+ *   burst tolerance), so a burst leaves smoothly rather than in one lump;
  * - a log of the last `limit` sends: send number n+limit waits until send n has been
  *   *answered* and a full window has passed since. A server can only have counted send n
  *   before its answer, so it never sees more than `limit` in any window, whatever the
@@ -96,7 +98,9 @@ class Bucket {
   earliest(now: number): number {
     let t = Math.max(now, this.pausedUntil);
     this.rules.forEach((r, i) => {
-      if (r.windowMs <= PACED_MAX_WINDOW_MS) t = Math.max(t, this.tat[i]!);
+      // GCRA with a small burst tolerance: a timer that fires late is caught up instead of
+      // the lateness adding to every interval (which would pace well below the limit).
+      if (r.windowMs <= PACED_MAX_WINDOW_MS) t = Math.max(t, this.tat[i]! - r.windowMs * PACING_TOLERANCE);
       const log = this.logs[i]!;
       if (log.length >= r.limit) {
         const e = log[log.length - r.limit]!;
