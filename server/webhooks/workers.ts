@@ -110,9 +110,10 @@ export function createWorkers(opts: WorkersOptions): Workers {
       let event: WebhookEvent;
       let known: boolean;
       try {
-        const parsed = parseEvent(JSON.parse(entry.body));
+        const json = JSON.parse(entry.body) as WebhookEvent;
+        const parsed = parseEvent(json);
         known = parsed.known;
-        event = JSON.parse(entry.body) as WebhookEvent;
+        event = json;
         if (parsed.known) event[parsed.payloadName] = parsed.payload;
       } catch (err) {
         const why = err instanceof EventPayloadError ? err.message : `unreadable body: ${(err as Error).message}`;
