@@ -17,7 +17,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
@@ -169,6 +169,48 @@ async function offeredLatency(label: string, redisUrl?: string): Promise<{ p50: 
   }
 }
 
+/**
+ * The call engine's own share, in-process: from the webhook handler being called (event
+ * accepted and read from the stream) to the `call.offered` frame handed to the socket.
+ */
+async function engineShare(): Promise<{ p50: number; p99: number; n: number }> {
+  const names = Array.from({ length: AGENTS }, (_, i) => `eng${String(i).padStart(2, '0')}`);
+  const b = await startBridge({ agents: names, supervisors: [], env: { WRAP_UP_MS: '0', ACCEPT_WINDOW_MS: '60000' } });
+  const sockets: WebSocket[] = [];
+  const started = new Map<string, number>();
+  const share: number[] = [];
+  const engine = b.sb.engine as unknown as { handleWebhook(e: { type: string; body: string; receivedAt: number }): Promise<void> };
+  const handle = engine.handleWebhook.bind(engine);
+  engine.handleWebhook = async (e) => {
+    if (e.type === 'chat.call.connect') started.set((JSON.parse(e.body) as { callingConnect: { wacid: string } }).callingConnect.wacid, performance.now());
+    return handle(e);
+  };
+  const hub = b.sb.hub as unknown as { toUser(n: string, m: { type: string; wacid?: string }, x?: string): void };
+  const toUser = hub.toUser.bind(hub);
+  hub.toUser = (n, m, x) => {
+    if (m.type === 'call.offered' && m.wacid && started.has(m.wacid)) share.push(performance.now() - started.get(m.wacid)!);
+    toUser(n, m, x);
+  };
+  try {
+    const onOffer = (wacid: string) => {
+      setTimeout(() => void postEvent(b, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 }).catch(() => -1), 100);
+    };
+    for (const n of names) sockets.push(await rawAgent(b.url, n, onOffer));
+    const total = Math.round(SECONDS * RATE);
+    const t0 = performance.now();
+    for (let i = 0; i < total; i++) {
+      const wait = t0 + (i * 1000) / RATE - performance.now();
+      if (wait > 1) await sleep(wait);
+      void postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(`eng-${i}`)).catch(() => -1);
+    }
+    await sleep(2_000);
+    return { p50: pct(share, 50), p99: pct(share, 99), n: share.length };
+  } finally {
+    for (const s of sockets) s.close();
+    await b.close();
+  }
+}
+
 async function answerToAudio(): Promise<{ p50: number; p50ack: number; p50ice: number; n: number; failed: number }> {
   const b: Bridge = await startBridge({ agents: ['agent1'], supervisors: [] });
   const host = await PeerHost.start(b.url);
@@ -231,10 +273,13 @@ async function main(): Promise<void> {
   } else {
     console.log('  redis store: skipped (redis-server not installed)');
   }
+  const eng = await engineShare();
+  console.log(`  of which the call engine (handler called → offer frame sent, in-process, memory): p50 ${f(eng.p50)}  p99 ${f(eng.p99)}  n=${eng.n}`);
   if (args.only === 'memory' || args.only === 'redis') return;
   console.log(`agent answer → audio flowing (accept 200 + ICE/DTLS connected), ${ANSWERS} calls (goal p50 ≤ 300 ms)`);
   const a = await answerToAudio();
   console.log(`  p50 ${f(a.p50)}  (ack p50 ${f(a.p50ack)}, ICE+DTLS connected p50 ${f(a.p50ice)})  n=${a.n} failed=${a.failed}`);
+  console.log(`machine load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs (other test runs share this machine)`);
 }
 
 main().then(
