@@ -157,4 +157,28 @@ describe('answer path (program agents, real emulator)', () => {
     });
     expect(e.terminate?.reason).toBe('REJECTED');
   });
+
+  it('an accept that times out is an unknown outcome: the agent is told, accept is never sent again, and the terminate event ends the call', async () => {
+    const windowMs = 7_000;
+    b = await startBridge({
+      agents: ['agent1'],
+      emulator: { acceptWindowMs: windowMs, faults: { endpoints: { 'POST /chat/calls/accept': { kind: 'hang', times: 1 } } } },
+      env: { ACCEPT_WINDOW_MS: String(windowMs) },
+    });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
+    const { reply } = await answerWith(a1, wacid, offer.sdp);
+    const r = await reply;
+    expect(r).toMatchObject({ type: 'error', code: 'OUTCOME_UNKNOWN' });
+    expect(await b.store.getCall(wacid)).toMatchObject({ state: 'answering', acceptOutcome: 'unknown' });
+    // A blind second accept would succeed now (the fault hit once) and make the call active.
+    const e = await until('the caller side to end', async () => {
+      const c = await emuCall(b!, wacid);
+      return c.state === 'ended' ? c : undefined;
+    }, 15_000);
+    expect(e.acceptedAt).toBeUndefined();
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 5_000);
+    expect(ended.result).toBe('FAILED');
+  }, 30_000);
 });
