@@ -43,6 +43,10 @@ export interface EngineOptions {
 }
 
 const ROUTE_CHANNEL = 'calls-route';
+const AGENTS_CHANNEL = 'calls-agents';
+
+/** Routing-state changes of one agent, applied on every node's board. */
+type BoardOp = { op: 'release' | 'hold' | 'free' | 'away'; agent: string; wacid: string; wrapUntil?: number };
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
 const LIVE_TTL_MS = 4 * 3600 * 1000;
@@ -104,6 +108,21 @@ export class CallEngine {
       if (hint.node === this.hub.node || typeof hint.wacid !== 'string') return;
       void this.route(hint.wacid, false).catch((err: Error) => this.log.warn({ err: err.message }, 'routing hint failed'));
     });
+    const unsubAgents = await this.shared.subscribe(AGENTS_CHANNEL, (msg) => {
+      let op: BoardOp & { node?: string };
+      try {
+        op = JSON.parse(msg) as BoardOp & { node?: string };
+      } catch {
+        return;
+      }
+      if (op.node === this.hub.node || typeof op.agent !== 'string' || typeof op.wacid !== 'string') return;
+      if (op.op === 'release' || op.op === 'hold' || op.op === 'free' || op.op === 'away') this.boardOp(op, true);
+    });
+    const unsubRoute = this.unsubscribe;
+    this.unsubscribe = async () => {
+      await unsubRoute?.();
+      await unsubAgents();
+    };
   }
 
   start(): void {
@@ -214,9 +233,8 @@ export class CallEngine {
         });
         return;
       case 'revoke':
-        this.board.release(e.agent, call.wacid);
+        this.boardOp({ op: 'release', agent: e.agent, wacid: call.wacid });
         this.hub.toUser(e.agent, { type: 'call.revoked', wacid: call.wacid, reason: e.reason }, e.exceptConn);
-        if (!e.exceptConn) this.routeQueuedSoon();
         return;
       case 'notify': {
         const msg: ServerMsg = { type: 'call.state', ...view(call) };
@@ -228,17 +246,14 @@ export class CallEngine {
         this.hub.toUser(e.agent, { type: 'call.remoteAnswer', wacid: call.wacid, sdp: e.sdp });
         return;
       case 'agentBusy':
-        this.board.hold(e.agent, call.wacid);
+        this.boardOp({ op: 'hold', agent: e.agent, wacid: call.wacid });
         return;
-      case 'agentFree': {
-        const until = e.wrapUp ? this.now() + this.wrapUpMs : 0;
-        this.board.free(e.agent, call.wacid, until);
-        if (e.wrapUp && this.wrapUpMs > 0) setTimeout(() => this.routeQueuedSoon(), this.wrapUpMs + 5).unref();
-        this.routeQueuedSoon();
+      case 'agentFree':
+        this.boardOp({ op: 'free', agent: e.agent, wacid: call.wacid, wrapUntil: e.wrapUp ? this.now() + this.wrapUpMs : 0 });
         return;
-      }
       case 'agentNoAnswer':
-        if (this.board.setPresence(e.agent, 'away')) this.hub.toUser(e.agent, { type: 'presence', presence: 'away' });
+        this.boardOp({ op: 'away', agent: e.agent, wacid: call.wacid });
+        this.hub.toUser(e.agent, { type: 'presence', presence: 'away' });
         return;
       case 'accept':
         // Not awaited: the Service round trips must not hold up the event that claimed the call.
@@ -250,6 +265,35 @@ export class CallEngine {
       case 'terminate':
         void this.signal('terminate', call);
         return;
+    }
+  }
+
+  /**
+   * A change to an agent's routing state. The agent's sockets may live on another node,
+   * whose board is the one routing reads: with a shared store the change goes to every node.
+   */
+  private boardOp(op: BoardOp, fromOtherNode = false): void {
+    switch (op.op) {
+      case 'release':
+        this.board.release(op.agent, op.wacid);
+        this.routeQueuedSoon();
+        break;
+      case 'hold':
+        this.board.hold(op.agent, op.wacid);
+        break;
+      case 'free':
+        this.board.free(op.agent, op.wacid, op.wrapUntil ?? 0);
+        if ((op.wrapUntil ?? 0) > this.now()) setTimeout(() => this.routeQueuedSoon(), (op.wrapUntil ?? 0) - this.now() + 5).unref();
+        this.routeQueuedSoon();
+        break;
+      case 'away':
+        this.board.setPresence(op.agent, 'away');
+        break;
+    }
+    if (!fromOtherNode && this.shared) {
+      this.shared.publish(AGENTS_CHANNEL, JSON.stringify({ ...op, node: this.hub.node })).catch((err: Error) => {
+        this.log.warn({ err: err.message }, 'agent state not published to other nodes');
+      });
     }
   }
 
