@@ -41,6 +41,11 @@ export interface EmulatorOptions {
    * id `100000000000001`, `+15550100001`, wabaId `200000000000001`, owned by the first key.
    */
   businessNumbers?: Array<{ id: string; phoneNumber: string; wabaId: string; owner?: string }>;
+  /**
+   * Deliveries in flight at once per endpoint. Default 1: one at a time keeps the order a
+   * receiver sees reproducible; more lets a slow receiver overlap (and reorder) them.
+   */
+  deliveryConcurrency?: number;
   /** How long one webhook delivery attempt may take before it counts as failed, ms. Default 6000. */
   deliveryTimeoutMs?: number;
   /** Rate limits of part 8 (override for tests). */

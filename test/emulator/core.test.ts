@@ -274,6 +274,28 @@ describe('webhook delivery', () => {
     expect(got.map((d) => (d.event as any).callingTerminate.wacid)).toEqual(['d0', 'd1', 'd2', 'd3', 'd4']);
   });
 
+  it('with deliveryConcurrency 4 a receiver that answers slowly gets four deliveries at once', async () => {
+    const emu = await emulator({ deliveryConcurrency: 4 });
+    let inFlight = 0;
+    let peak = 0;
+    const slow = await import('node:http').then(({ createServer }) => {
+      const s = createServer((_req, res) => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        setTimeout(() => {
+          inFlight--;
+          res.end();
+        }, 150);
+      });
+      return new Promise<typeof s>((r) => s.listen(0, '127.0.0.1', () => r(s)));
+    });
+    cleanups.push(() => new Promise<void>((r) => { slow.close(() => r()); slow.closeAllConnections(); }));
+    emu.webhooks.addEndpoint({ url: `http://127.0.0.1:${(slow.address() as { port: number }).port}/` });
+    for (let i = 0; i < 8; i++) emu.ctx.emit('chat.call.terminate', 'callingTerminate', { wacid: `c${i}` });
+    await emu.webhooks.idle();
+    expect(peak).toBe(4);
+  });
+
   it('startEmulator starts in well under a second (demo mode starts it lazily)', async () => {
     const t0 = performance.now();
     const emu = await startEmulator({ prewarm: false });

@@ -7,8 +7,9 @@
  * Reproducibility: every random choice (duplicate or not, how far back to hold a
  * delivery) is drawn from a delivery-only RNG at emit time, and reordering holds a
  * delivery back by a number of *later emits* rather than by wall time. Each endpoint
- * sends one delivery at a time, in release order. So with the same seed and the same
- * order of emits, a receiver sees the same sequence of (event id, type) every run.
+ * sends one delivery at a time (default `deliveryConcurrency` 1), in release order. So
+ * with the same seed and the same order of emits, a receiver sees the same sequence of
+ * (event id, type) every run.
  */
 import { createHmac } from 'node:crypto';
 import { Hono } from 'hono';
@@ -87,7 +88,8 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
   const endpoints = new Map<string, WebhookEndpoint>();
   const log: DeliveryRecord[] = [];
   const held: Delivery[] = [];
-  const queues = new Map<string, { items: Delivery[]; running: boolean }>();
+  // Per endpoint: deliveries in release order, sent by up to `deliveryConcurrency` workers.
+  const queues = new Map<string, { items: Delivery[]; running: number }>();
   let emitCount = 0;
   let seq = 0;
   let holdTimer: (() => void) | undefined;
@@ -160,13 +162,13 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
   function enqueue(d: Delivery) {
     if (d.attempt === 1 && ctx.faults.deliveryDelayMs > 0) d.notBefore = Date.now() + ctx.faults.deliveryDelayMs;
     let q = queues.get(d.endpoint.id);
-    if (!q) queues.set(d.endpoint.id, (q = { items: [], running: false }));
+    if (!q) queues.set(d.endpoint.id, (q = { items: [], running: 0 }));
     q.items.push(d);
-    if (!q.running) void run(q);
+    if (q.running < Math.max(1, ctx.options.deliveryConcurrency ?? 1)) void run(q);
   }
 
-  async function run(q: { items: Delivery[]; running: boolean }) {
-    q.running = true;
+  async function run(q: { items: Delivery[]; running: number }) {
+    q.running++;
     try {
       while (q.items.length && !ctx.closed) {
         const d = q.items.shift()!;
@@ -178,7 +180,7 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
         await attempt(d);
       }
     } finally {
-      q.running = false;
+      q.running--;
       maybeIdle();
     }
   }
@@ -227,7 +229,7 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
   }
 
   function maybeIdle() {
-    const busy = held.length > 0 || [...queues.values()].some((q) => q.running || q.items.length > 0);
+    const busy = held.length > 0 || [...queues.values()].some((q) => q.running > 0 || q.items.length > 0);
     if (busy) return;
     const w = idleWaiters;
     idleWaiters = [];
