@@ -39,6 +39,8 @@ export interface SwitchboardOptions {
   heartbeatMs?: number;
   deadAfterMs?: number;
   reconnectGraceMs?: number;
+  /** Period of the engine's sweep over stored calls (default 2 s). */
+  sweepMs?: number;
   now?: () => number;
 }
 
@@ -76,6 +78,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     queues: loadQueues(config.queuesFile),
     now,
     ...(config.redisUrl ? { shared: store } : {}),
+    ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
   });
   const gateway = createGateway({

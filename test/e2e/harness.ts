@@ -53,6 +53,7 @@ export interface BridgeOptions {
   heartbeatMs?: number;
   deadAfterMs?: number;
   reconnectGraceMs?: number;
+  sweepMs?: number;
   demo?: boolean;
 }
 
@@ -100,6 +101,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
+    ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
   });
   const metrics = new Metrics();
   const app = createApp({ config, store, log, metrics, mount: [sb.mount] });
