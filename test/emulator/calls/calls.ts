@@ -92,7 +92,7 @@ export interface StartCallOptions {
   hangupAfterMs?: number;
   /** What the user plays after accept. Default a 400 Hz tone. */
   audio?: AudioSource;
-  /** Tenant (API key) placing the call's events; default the number's owner. */
+  /** Only numbers of this tenant (API key) may be called (the control API passes the caller's key). */
   owner?: string;
 }
 
@@ -258,7 +258,9 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
   async function start(opts: StartCallOptions = {}): Promise<CallView & { sdp: string }> {
     const target = opts.phoneId ?? opts.to;
     const number = target ? ctx.findNumber(target) : [...ctx.phoneNumbers.values()].find((n) => !opts.owner || n.owner === opts.owner);
-    if (!number) throw new CallError(404, 'NOT_FOUND', `${opts.phoneId ? 'phoneId' : 'to'}: not a business number known to the emulator`);
+    // A tenant only reaches its own numbers; the call (events, media) belongs to the number's owner.
+    if (!number || (opts.owner !== undefined && (number.owner ?? ctx.apiKeys[0]) !== opts.owner))
+      throw new CallError(404, 'NOT_FOUND', `${opts.phoneId ? 'phoneId' : 'to'}: not a business number of this account`);
     if (capture.calling(number.id).status !== 'ENABLED') throw new CallError(409, 'CONFLICT', 'to: calling is DISABLED on this business number');
     if (atCallLimit(number.id)) throw new CallError(409, 'CONFLICT', 'to: concurrent call limit (138002) reached on this business number');
     const user = opts.from ?? `+1555020${String(++userCounter).padStart(4, '0')}`;
@@ -278,7 +280,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       user,
       direction: 'USER_INITIATED',
       dialTime: ctx.clock.now(),
-      owner: opts.owner ?? number.owner ?? ctx.apiKeys[0]!,
+      owner: number.owner ?? ctx.apiKeys[0]!,
       state: 'ringing',
       peer,
       answerApplied: false,
