@@ -153,7 +153,8 @@ export function createWebhooks(ctx: EmulatorContext): Webhooks {
     holdTimer?.();
     holdTimer = undefined;
     if (held.length) {
-      const oldest = Math.min(...held.map((d) => d.heldSince));
+      let oldest = Infinity;
+      for (const d of held) if (d.heldSince < oldest) oldest = d.heldSince;
       holdTimer = ctx.setTimer(() => release(), Math.max(1, oldest + window - now));
     }
     maybeIdle();
