@@ -104,9 +104,13 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     const tr = (await event('chat.call.transcription.updated', cc.wacid)).callingMedia;
     expect(tr.result).toBe('AVAILABLE');
     const trRes = await fetch(`${emu.baseUrl}/chat/calls/media/${tr.mediaAssetId}`, { headers: { 'X-API-Key': emu.apiKey } });
-    const transcript = (await trRes.json()) as { wacid: string; language: string; segments: Array<{ speaker: string }> };
+    const transcript = (await trRes.json()) as { wacid: string; language: string; segments: Array<{ speaker: string; startMs: number; endMs: number; text: string }> };
     expect(transcript).toMatchObject({ wacid: cc.wacid, language: 'en_GB' });
-    expect(new Set(transcript.segments.map((s) => s.speaker))).toEqual(new Set(['user', 'business']));
+    expect(new Set(transcript.segments.map((s) => s.speaker))).toEqual(new Set(['system', 'user', 'business']));
+    // capture on: the user side opened with the recording announcement (default 1.5 s)
+    const announcement = transcript.segments.find((s) => s.speaker === 'system')!;
+    expect(announcement.endMs - announcement.startMs).toBe(1500);
+    expect(announcement.text).toContain('en_GB');
 
     // Contract with the bridge: every call event parses with the bridge's own schemas.
     const { rx } = ctxOf;

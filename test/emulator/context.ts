@@ -55,6 +55,11 @@ export interface EmulatorOptions {
    * with provider error 138002. Default unlimited.
    */
   maxConcurrentCalls?: number;
+  /**
+   * With recording or transcription on, the simulated user's audio opens with this long
+   * an announcement (a two-note chime) that the business hears. Default 1500; 0 = none.
+   */
+  announcementMs?: number;
   /** Load werift and opusscript in the background after start (default true). */
   prewarm?: boolean;
   /** How the simulated user answers business-initiated calls unless told otherwise per user. */

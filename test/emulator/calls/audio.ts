@@ -110,6 +110,30 @@ export class ToneSource {
   }
 }
 
+/**
+ * What a simulated party plays. `announcementMs` puts the capture announcement (a two-note
+ * chime standing in for "this call may be recorded") before the source, as the provider
+ * does when recording or transcription is on.
+ */
+export type AudioSource = ({ kind: 'tone'; hz?: number; amplitude?: number } | { kind: 'silence' }) & { announcementMs?: number };
+
+/** The next 20 ms of PCM, or undefined for silence (the 3-byte Opus silence frame is sent). */
+export type FrameGen = () => Int16Array | undefined;
+
+/** A deterministic frame sequence for a source: the same source gives the same frames. */
+export function frameSource(source: AudioSource): FrameGen {
+  const announcementFrames = Math.round((source.announcementMs ?? 0) / FRAME_MS);
+  const hi = new ToneSource(880, 0.3);
+  const lo = new ToneSource(660, 0.3);
+  const main = source.kind === 'tone' ? new ToneSource(source.hz ?? 400, source.amplitude ?? 0.3) : undefined;
+  let i = 0;
+  return () => {
+    const n = i++;
+    if (n < announcementFrames) return Math.floor(n / 12) % 2 === 0 ? hi.next() : lo.next(); // notes of 240 ms
+    return main?.next();
+  };
+}
+
 /** Root mean square of a PCM frame, 0..1 of full scale (a 0.3 sine gives ~0.21). */
 export function rms(pcm: Int16Array): number {
   if (pcm.length === 0) return 0;

@@ -249,7 +249,9 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     c.state = 'active';
     c.acceptedAt = Date.now();
     c.earlyPackets = c.peer?.mediaStats().packetsReceived ?? 0;
-    c.peer?.startSending(c.source);
+    // With capture on, the user side opens with the recording announcement.
+    const announce = c.capture.recordingEnabled || c.capture.transcriptionEnabled ? (ctx.options.announcementMs ?? 1500) : 0;
+    c.peer?.startSending(announce > 0 ? { ...c.source, announcementMs: announce } : c.source);
     watchMedia(c);
     if (c.hangupAfterMs !== undefined && c.hangupAfterMs > 0) timer(c, () => end(c, 'COMPLETED', 'USER_HANGUP'), c.hangupAfterMs);
   }

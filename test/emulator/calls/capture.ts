@@ -7,7 +7,7 @@ import { Hono } from 'hono';
 import type { EmulatorContext } from '../context.ts';
 import { badRequest, notFound, serviceError, type Env } from '../http.ts';
 import { readJson } from '../webhooks.ts';
-import { FRAME_MS, FRAME_SAMPLES, OpusDecoder, OpusEncoder, ToneSource, mix, rms } from './audio.ts';
+import { FRAME_MS, FRAME_SAMPLES, OpusDecoder, OpusEncoder, frameSource, mix, rms } from './audio.ts';
 import { muxOggOpus } from './ogg.ts';
 import type { AudioSource, ReceivedPacket } from './peer.ts';
 
@@ -233,11 +233,11 @@ async function renderRecording(call: CapturedCall): Promise<Buffer> {
     dec.close();
   }
   const userStartSlot = call.userSendStart === undefined ? Infinity : Math.max(0, Math.round((call.userSendStart - call.mediaStart) / FRAME_MS));
-  const tone = call.userSource.kind === 'tone' ? new ToneSource(call.userSource.hz ?? 400, call.userSource.amplitude ?? 0.3) : undefined;
+  const userFrames = frameSource(call.userSource); // the same frames the user sent
   const enc = new OpusEncoder();
   const packets: Buffer[] = [];
   for (let i = 0; i < slots; i++) {
-    const user = i >= userStartSlot && tone ? tone.next() : undefined;
+    const user = i >= userStartSlot ? userFrames() : undefined;
     packets.push(enc.encode(mix(user, business.get(i))));
     // Long calls: let the event loop breathe between chunks.
     if (i % 500 === 499) await new Promise((r) => setImmediate(r));
@@ -249,9 +249,13 @@ async function renderRecording(call: CapturedCall): Promise<Buffer> {
 /** A transcription in the shape the emulator documents: segments per speaker. */
 function transcript(call: CapturedCall) {
   const durationMs = call.end - call.mediaStart;
-  const segments: Array<{ speaker: 'user' | 'business'; startMs: number; endMs: number; text: string }> = [];
-  if (call.userSendStart !== undefined && call.userSource.kind === 'tone')
-    segments.push({ speaker: 'user', startMs: Math.max(0, call.userSendStart - call.mediaStart), endMs: durationMs, text: `[tone ${call.userSource.hz ?? 400} Hz]` });
+  const segments: Array<{ speaker: 'system' | 'user' | 'business'; startMs: number; endMs: number; text: string }> = [];
+  const sendStart = call.userSendStart === undefined ? undefined : Math.max(0, call.userSendStart - call.mediaStart);
+  const announced = Math.min(durationMs, call.userSource.announcementMs ?? 0);
+  if (sendStart !== undefined && announced > 0)
+    segments.push({ speaker: 'system', startMs: sendStart, endMs: Math.min(durationMs, sendStart + announced), text: `[recording announcement, ${call.settings.announcementLanguage ?? 'en'}]` });
+  if (sendStart !== undefined && call.userSource.kind === 'tone' && sendStart + announced < durationMs)
+    segments.push({ speaker: 'user', startMs: sendStart + announced, endMs: durationMs, text: `[tone ${call.userSource.hz ?? 400} Hz]` });
   // Business speech spans: runs of audible received frames.
   const dec = call.received.length ? new OpusDecoder() : undefined;
   let run: { start: number; end: number } | undefined;

@@ -11,7 +11,8 @@ import { createCapture, type Capture } from './capture.ts';
 import { createCalls as createCallEngine, type Calls } from './calls.ts';
 
 export type { CallView, StartCallOptions, TerminatePayload, EndReason, CallState, Direction } from './calls.ts';
-export type { MediaStats, AudioSource } from './peer.ts';
+export type { MediaStats } from './peer.ts';
+export type { AudioSource } from './audio.ts';
 
 export interface CallsModule extends EmulatorModule {
   calls: Calls;

@@ -10,7 +10,9 @@
  * `startEmulator()` (demo mode starts the emulator lazily).
  */
 import type * as Werift from 'werift';
-import { FRAME_MS, FRAME_SAMPLES, OPUS_SILENCE, OpusDecoder, OpusEncoder, ToneSource, rms } from './audio.ts';
+import { FRAME_MS, FRAME_SAMPLES, OPUS_SILENCE, OpusDecoder, OpusEncoder, frameSource, rms, type AudioSource } from './audio.ts';
+
+export type { AudioSource } from './audio.ts';
 
 let weriftModule: Promise<typeof Werift> | undefined;
 export const loadWerift = () =>
@@ -123,7 +125,6 @@ export interface MediaStats {
   connectionState: string;
 }
 
-export type AudioSource = { kind: 'tone'; hz?: number; amplitude?: number } | { kind: 'silence' };
 
 /**
  * One side of a call: the RTCPeerConnection, a sending track and a receive meter.
@@ -220,8 +221,8 @@ export class AudioPeer {
   startSending(source: AudioSource = this.sendSource): void {
     if (this.closed || this.sendTimer) return;
     this.sendSource = source;
-    const tone = source.kind === 'tone' ? new ToneSource(source.hz ?? 400, source.amplitude ?? 0.3) : undefined;
-    if (tone) this.encoder = new OpusEncoder();
+    const next = frameSource(source);
+    this.encoder = new OpusEncoder();
     const w = this.w;
     const start = Date.now();
     this.sendStartedAt = start;
@@ -240,7 +241,8 @@ export class AudioPeer {
       while (sent < due) {
         let payload: Buffer = OPUS_SILENCE;
         try {
-          if (tone && this.encoder) payload = this.encoder.encode(tone.next());
+          const pcm = next();
+          if (pcm && this.encoder) payload = this.encoder.encode(pcm);
         } catch (err) {
           // A timer callback must never throw (it would take the process down in demo mode).
           if (!this.encodeErrorLogged) console.error('[emulator] Opus encode failed, sending silence:', (err as Error).message);
