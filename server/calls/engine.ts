@@ -50,7 +50,12 @@ type BoardOp = { op: 'release' | 'hold' | 'free' | 'away'; agent: string; wacid:
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
 const LIVE_TTL_MS = 4 * 3600 * 1000;
-const ENDED_TTL_MS = 8 * 3600 * 1000;
+/** An ended call's record is only history (supervisors, late duplicates): one hour. */
+const ENDED_TTL_MS = 3600 * 1000;
+/** A tombstone must outlive the Service's retries of the late connect (~6 h of schedule). */
+const TOMBSTONE_TTL_MS = 8 * 3600 * 1000;
+/** Every this many sweeps, scan all stored calls (other nodes' calls, timers of dead nodes). */
+const FULL_SWEEP_EVERY = 15;
 const MAX_CAS_ATTEMPTS = 20;
 
 export class CallEngine {
@@ -70,6 +75,9 @@ export class CallEngine {
   /** Queued calls known to this node, by deadline (earliest first is routed first). */
   private readonly queued = new Map<string, number>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeps = 0;
+  /** Calls this node has seen live (not ended); the cheap sweep and `welcome` look here. */
+  private readonly live = new Set<string>();
   private readonly shared: Store | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
   private closed = false;
@@ -143,17 +151,21 @@ export class CallEngine {
 
   // ---- applying events ------------------------------------------------------------------
 
-  /** Apply one event atomically and run its effects. Returns the call as stored after it. */
-  async apply(event: CallEvent): Promise<Call | null> {
+  /**
+   * Apply one event atomically and run its effects. Returns the call as stored after it.
+   * `known`: the record as the caller just read or wrote it (saves a store round trip; a
+   * stale one only costs a failed compare-and-set and a re-read).
+   */
+  async apply(event: CallEvent, known?: CallRecord | null): Promise<Call | null> {
     for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
-      const rec = await this.store.getCall(event.wacid);
+      const rec = attempt === 0 && known !== undefined ? known : await this.store.getCall(event.wacid);
       const before = rec ? fromRecord(rec) : null;
       const { call, effects } = transition(before, event, this.policy);
       if (call === before) {
-        await this.run(call, effects);
+        await this.run(call, effects, rec);
         return call;
       }
-      const ttl = call!.state === 'ended' ? ENDED_TTL_MS : LIVE_TTL_MS;
+      const ttl = call!.state !== 'ended' ? LIVE_TTL_MS : call!.tombstone ? TOMBSTONE_TTL_MS : ENDED_TTL_MS;
       let stored: CallRecord | null;
       if (rec === null) {
         stored = (await this.store.createCall(toRecord(call!, 0), ttl)) ? toRecord(call!, 0) : null;
@@ -162,7 +174,7 @@ export class CallEngine {
       }
       if (stored) {
         this.track(call!);
-        await this.run(call, effects);
+        await this.run(call, effects, stored);
         return call;
       }
       // Another writer (worker, tab, node) changed the call first: re-read and re-apply.
@@ -174,6 +186,8 @@ export class CallEngine {
   private track(call: Call): void {
     if (call.state === 'queued') this.queued.set(call.wacid, call.deadline ?? Infinity);
     else this.queued.delete(call.wacid);
+    if (call.state === 'ended') this.live.delete(call.wacid);
+    else this.live.add(call.wacid);
     this.schedule(call);
   }
 
@@ -196,17 +210,17 @@ export class CallEngine {
 
   // ---- effects --------------------------------------------------------------------------
 
-  private async run(call: Call | null, effects: Effect[]): Promise<void> {
+  private async run(call: Call | null, effects: Effect[], stored: CallRecord | null): Promise<void> {
     for (const e of effects) {
       try {
-        await this.effect(call, e);
+        await this.effect(call, e, stored);
       } catch (err) {
         this.log.error({ wacid: call?.wacid, effect: e.kind, err: (err as Error).message }, 'effect failed');
       }
     }
   }
 
-  private async effect(call: Call | null, e: Effect): Promise<void> {
+  private async effect(call: Call | null, e: Effect, stored: CallRecord | null): Promise<void> {
     switch (e.kind) {
       case 'reply':
         this.hub.toConn(
@@ -218,7 +232,7 @@ export class CallEngine {
     if (!call) return;
     switch (e.kind) {
       case 'route':
-        await this.route(call.wacid);
+        await this.route(call.wacid, true, stored);
         return;
       case 'offer':
         this.hub.toUser(e.agent, {
@@ -335,8 +349,8 @@ export class CallEngine {
   // ---- routing --------------------------------------------------------------------------
 
   /** Offer one queued call to the best agent, if any can take it (else, once, ask the other nodes). */
-  private async route(wacid: string, announce = true): Promise<boolean> {
-    const rec = await this.store.getCall(wacid);
+  private async route(wacid: string, announce = true, known?: CallRecord | null): Promise<boolean> {
+    const rec = known !== undefined ? known : await this.store.getCall(wacid);
     if (!rec) return false;
     const call = fromRecord(rec);
     if (call.state !== 'queued') return false;
@@ -354,7 +368,7 @@ export class CallEngine {
         return false;
       }
       if (!this.board.reserve(agent, wacid)) continue;
-      const after = await this.apply({ type: 'offer', wacid, at: this.now(), agent });
+      const after = await this.apply({ type: 'offer', wacid, at: this.now(), agent }, rec);
       if (after?.state === 'ringing' && after.agent === agent) return true;
       this.board.release(agent, wacid);
       return false;
@@ -390,11 +404,22 @@ export class CallEngine {
     }
   }
 
-  /** Fire overdue timers of every stored call (also those whose node died) and route waiting calls. */
+  /**
+   * Fire overdue timers and route waiting calls. Usually over the calls this node knows;
+   * every FULL_SWEEP_EVERY-th time over every stored call (calls of other nodes, timers of
+   * a node that died), because that scan grows with the call history.
+   */
   async sweep(): Promise<void> {
     const now = this.now();
-    for (const rec of await this.store.listCalls()) {
+    const full = this.sweeps++ % FULL_SWEEP_EVERY === 0;
+    const recs = full ? await this.store.listCalls() : await this.getMany([...this.live]);
+    for (const rec of recs) {
       const call = fromRecord(rec);
+      if (call.state === 'ended') {
+        this.live.delete(call.wacid);
+        continue;
+      }
+      this.live.add(call.wacid);
       const due = nextDue(call, this.policy);
       if (due !== undefined && due + 250 <= now) await this.apply({ type: 'tick', wacid: call.wacid, at: now });
       else if (call.state === 'queued' && !this.queued.has(call.wacid)) {
@@ -402,6 +427,14 @@ export class CallEngine {
         this.routeQueuedSoon();
       }
     }
+  }
+
+  private async getMany(wacids: string[]): Promise<CallRecord[]> {
+    const out = await Promise.all(wacids.map((w) => this.store.getCall(w)));
+    wacids.forEach((w, i) => {
+      if (!out[i]) this.live.delete(w); // expired
+    });
+    return out.filter((r): r is CallRecord => r !== null);
   }
 
   // ---- webhook events -------------------------------------------------------------------
@@ -422,11 +455,22 @@ export class CallEngine {
 
   // ---- clients ---------------------------------------------------------------------------
 
-  /** Everything `welcome` shows this user now: their ringing offers and calls, or all live calls for supervisors. */
+  /**
+   * Everything `welcome` shows this user now: their ringing offers (with the SDP, so a
+   * reconnected tab can still answer) and the calls they hold; for supervisors every live
+   * call. Agents' calls are found through the board (no scan of the call history).
+   */
   async welcome(user: User): Promise<ServerMsg> {
     const calls: CallView[] = [];
     const supervisor = user.roles.includes('supervisor');
-    for (const rec of await this.store.listCalls()) {
+    let recs: CallRecord[];
+    if (supervisor) {
+      recs = await this.store.listCalls();
+    } else {
+      const v = this.board.view(user.name);
+      recs = await this.getMany([...new Set([v.ringing, v.holding, ...this.live].filter((w): w is string => typeof w === 'string'))]);
+    }
+    for (const rec of recs) {
       const call = fromRecord(rec);
       if (call.state === 'ended') continue;
       const mine = call.agent === user.name;
