@@ -41,7 +41,7 @@ export interface WorkersOptions {
   group?: string;
   /** Consumer name prefix; default `<hostname>-<pid>-<random>`. */
   name?: string;
-  /** Consumers (independent read loops) in this process. Default 2. */
+  /** Consumers (independent read loops) in this process: a slow handler holds up only its own. Default 4. */
   concurrency?: number;
   /** Entries read per round trip. Default 16. */
   batchSize?: number;
@@ -76,7 +76,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export function createWorkers(opts: WorkersOptions): Workers {
   const group = opts.group ?? WORKER_GROUP;
   const base = opts.name ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const n = Math.max(1, opts.concurrency ?? 2);
+  const n = Math.max(1, opts.concurrency ?? 4);
   const consumers = Array.from({ length: n }, (_, i) => `${base}-${i}`);
   const batch = opts.batchSize ?? 16;
   const blockMs = opts.blockMs ?? 1000;
