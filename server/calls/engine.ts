@@ -528,6 +528,11 @@ export class CallEngine {
         if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
         if (!(await this.store.getCall(msg.wacid))) return fail('NOT_FOUND', 'no such call');
         const common = { wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id };
+        const holding = this.board.view(user.name).holding;
+        if (msg.type === 'call.answer' && holding && holding !== msg.wacid) {
+          // One conversation per agent: a late answer to an earlier offer must not take a second call.
+          return fail('CONFLICT', 'you are already on another call');
+        }
         if (msg.type === 'call.answer') await this.apply({ type: 'answer', ...common, sdp: msg.sdp });
         else await this.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common });
         return;

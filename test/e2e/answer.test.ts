@@ -181,4 +181,22 @@ describe('answer path (program agents, real emulator)', () => {
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 5_000);
     expect(ended.result).toBe('FAILED');
   }, 30_000);
+
+  it('an agent already on a call cannot take a second one by answering an earlier offer late', async () => {
+    b = await startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    await sleep(20);
+    const a2 = track(await agentClient(b.url, 'agent2'));
+    const x = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const offerX = await a1.next('call.offered', (m) => m.wacid === x);
+    await a2.next('call.offered', (m) => m.wacid === x, 5_000); // a1 let it ring out
+    await a1.request({ type: 'presence.set', status: 'available' });
+    const y = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const offerY = await a1.next('call.offered', (m) => m.wacid === y);
+    expect(await (await answerWith(a1, y, offerY.sdp)).reply).toMatchObject({ type: 'ack' });
+    const late = await (await answerWith(a1, x, offerX.sdp)).reply;
+    expect(late).toMatchObject({ type: 'error', code: 'CONFLICT', message: 'you are already on another call' });
+    // x was not claimed (it still rings or waits, depending on agent2's own ring timeout).
+    expect(['ringing', 'queued']).toContain((await b.store.getCall(x))!.state);
+  }, 30_000);
 });
