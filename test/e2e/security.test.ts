@@ -116,6 +116,8 @@ describe('Origin', () => {
     expect(out.status).toBe(403);
     // The session survived the refused logout.
     expect((await fetch(`${b.url}/api/me`, { headers: { cookie } })).status).toBe(200);
+    const demo = await fetch(`${b.url}/api/demo/call`, { method: 'POST', headers: { cookie, origin: 'http://evil.example' } });
+    expect(demo.status).toBe(403);
   });
 });
 
