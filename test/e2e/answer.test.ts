@@ -199,4 +199,19 @@ describe('answer path (program agents, real emulator)', () => {
     // x was not claimed (it still rings or waits, depending on agent2's own ring timeout).
     expect(['ringing', 'queued']).toContain((await b.store.getCall(x))!.state);
   }, 30_000);
+
+  it('after a call the agent gets WRAP_UP_MS before the next call rings', async () => {
+    const wrapUpMs = 1_500;
+    b = await startBridge({ agents: ['agent1'], env: { WRAP_UP_MS: String(wrapUpMs) } });
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const first = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const offer = await a1.next('call.offered', (m) => m.wacid === first);
+    expect(await (await answerWith(a1, first, offer.sdp)).reply).toMatchObject({ type: 'ack' });
+    await control(b, 'POST', `/calls/${encodeURIComponent(first)}/hangup`);
+    await a1.next('call.state', (m) => m.wacid === first && m.state === 'ended');
+    const endedAt = Date.now();
+    const second = (await control(b, 'POST', '/calls', {})).wacid as string;
+    await a1.next('call.offered', (m) => m.wacid === second, 5_000);
+    expect(Date.now() - endedAt).toBeGreaterThanOrEqual(wrapUpMs - 100);
+  }, 30_000);
 });
