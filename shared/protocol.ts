@@ -8,6 +8,19 @@
  *
  * Core message names and meanings are fixed by the design (`design.md`); more may be
  * added, never renamed.
+ *
+ * Owners: the server side (server/gateway, server/calls) and the browser side (web-agent/)
+ * together; changes are additive only, noted here. What the server does today (no schema
+ * change so far):
+ * - `ack` results: `call.answer` → `{wacid, startedAt}` (sent after accept returned 200);
+ *   `presence.set` → `{presence}`; `call.dial` → `{wacid}`; decline/hangup → no fields.
+ * - `error` codes as in `WsErrorCode`; `SERVICE_ERROR` messages carry the Service's reason;
+ *   `OUTCOME_UNKNOWN` for an accept that timed out (the call may or may not be accepted:
+ *   wait for `call.state`; the server never accepts again).
+ * - `call.revoked.reason`: `declined`, `not answered` (ring timeout), `taken by another
+ *   agent`, `answered on another tab`, `caller hung up`, `window closing`, `agent unreachable`.
+ * - After a ring timeout the server sets the agent away and pushes `{type:"presence"}`.
+ * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
  */
 import { z } from 'zod';
 
