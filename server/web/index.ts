@@ -12,7 +12,7 @@
 import { Hono, type Context } from 'hono';
 import type { Role, User } from '../../shared/protocol.ts';
 import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
-import { view, type CallEngine } from '../calls/engine.ts';
+import { view } from '../calls/engine.ts';
 import type { Call } from '../calls/lifecycle.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
@@ -30,7 +30,6 @@ export interface DemoCaller {
 
 export interface WebOptions {
   auth: Auth;
-  engine: CallEngine;
   store: Store;
   /** The gateway's routes (`GET /ws`). */
   ws: Hono;
@@ -53,7 +52,7 @@ export function homeFor(roles: readonly Role[]): string {
 }
 
 export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
-  const { auth, engine, store, assets, log } = o;
+  const { auth, store, assets, log } = o;
   const app = new Hono<AuthEnv>();
 
   app.route('/', auth.routes);
@@ -113,6 +112,5 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
   app.get('/login', (c) => serve(c, '/login'));
   app.get('/assets/*', (c) => serve(c, c.req.path));
 
-  void engine;
   return app;
 }

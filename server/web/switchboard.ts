@@ -92,7 +92,6 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   });
   const routes = createWebRoutes({
     auth,
-    engine,
     store,
     ws: gateway.routes,
     assets: o.assets ?? new Map(),
