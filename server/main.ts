@@ -113,6 +113,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       store,
       log,
       calls: client.calls,
+      media: client.calls,
       assets,
       ...(demo ? { demo: (await import('./web/demo.ts')).emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
     });

@@ -22,12 +22,21 @@ import type { Policy } from '../calls/lifecycle.ts';
 import { loadQueues } from '../calls/routing.ts';
 import { Hub, createGateway, createWsServer, type Gateway } from '../gateway/index.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './index.ts';
+import { createArchive } from '../archive/index.ts';
+import { archiveUrl, createArchiveRoutes } from '../archive/routes.ts';
+import type { Calls } from '../service/resources/calls.ts';
+import { basename, dirname } from 'node:path';
 
 export interface SwitchboardOptions {
-  config: Pick<Config, 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl'>;
+  config: Pick<Config, 'archiveDir' | 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl'>;
   store: Store;
   log: Logger;
   calls: ServiceCalls;
+  /**
+   * Media download (the Service client's `calls`): with it, recording and transcription
+   * events are archived under ARCHIVE_DIR and announced with `media.available`.
+   */
+  media?: Pick<Calls, 'downloadMedia'>;
   /** Pages and assets (`buildWebAgent()` from web-agent/build.ts); empty map: API only. */
   assets?: Map<string, WebAsset>;
   /** Demo mode: starts a simulated call for the page's button. */
@@ -99,6 +108,20 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     demo: o.demo,
   }) as unknown as Hono;
   const wss = createWsServer();
+  const archive = o.media ? createArchive({ dir: config.archiveDir, calls: o.media, log: log.child({ part: 'archive' }) }) : undefined;
+  const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
+  /** Archive one media event, then tell who may see the call: its agent, supervisors, ops. */
+  const onMediaEvent = async (event: unknown): Promise<void> => {
+    const out = await archive!.archive(event);
+    if (!out || (out.status !== 'saved' && out.status !== 'already-archived')) return;
+    const callDir = basename(dirname(out.path));
+    const wacid = decodeURIComponent(callDir);
+    const msg = { type: 'media.available', wacid, kind: out.kind, url: archiveUrl(callDir, basename(out.path)) } as const;
+    const agent = (await store.getCall(wacid))?.agent;
+    if (typeof agent === 'string') hub.toUser(agent, msg);
+    hub.toRole('supervisor', msg);
+    hub.toRole('ops', msg);
+  };
   const onCallEvent = (_event: unknown, entry: StreamEntry) => engine.handleWebhook(entry);
   let closed = false;
   return {
@@ -108,11 +131,15 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     gateway,
     wss,
     routes,
-    mount: (app) => app.route('/', routes),
+    mount: (app) => {
+      app.route('/', archiveRoutes);
+      app.route('/', routes);
+    },
     handlers: {
       'chat.call.connect': onCallEvent,
       'chat.call.terminate': onCallEvent,
       'chat.call.status.updated': onCallEvent,
+      ...(archive ? { 'chat.call.recording.updated': onMediaEvent, 'chat.call.transcription.updated': onMediaEvent } : {}),
     },
     async start() {
       await hub.start();

@@ -95,6 +95,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     store,
     log,
     calls: service.calls,
+    media: service.calls,
     users,
     ...(o.assets ? { assets: o.assets } : {}),
     ...(o.policy ? { policy: o.policy } : {}),

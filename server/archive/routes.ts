@@ -1,0 +1,82 @@
+/**
+ * The archive over HTTP, for ops and supervisors:
+ * - `GET /api/archive` → `{ items: [{ wacid, kind, url, bytes, createdAt }] }`, newest first;
+ * - `GET /api/archive/:call/:file` → the file as an attachment (`audio/ogg` or JSON).
+ *
+ * Only what the archive handlers wrote is listed or served: names are checked against the
+ * directory listing itself, so no path built from the URL ever leaves `dir`. Records of
+ * missing or failed media (`*.missing.json`, `*.failed.json`) and partial downloads
+ * (`*.part`) are not media and are not served.
+ */
+import { createReadStream } from 'node:fs';
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { Hono } from 'hono';
+import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { MediaKind } from './index.ts';
+
+export interface ArchiveItem {
+  wacid: string;
+  kind: MediaKind;
+  url: string;
+  bytes: number;
+  /** Epoch ms the file was written. */
+  createdAt: number;
+}
+
+/** The kind of a file in a call's folder, or undefined when it is not downloadable media. */
+function mediaKind(file: string): MediaKind | undefined {
+  if (file.endsWith('.part') || file.endsWith('.missing.json') || file.endsWith('.failed.json')) return undefined;
+  if (file.endsWith('.ogg')) return 'recording';
+  if (file.endsWith('.json')) return 'transcription';
+  return undefined;
+}
+
+/** URL of one archived file (folder and file names are already URL-safe segments). */
+export function archiveUrl(callDir: string, file: string): string {
+  return `/api/archive/${encodeURIComponent(callDir)}/${encodeURIComponent(file)}`;
+}
+
+const readdirOrEmpty = (p: string): Promise<string[]> => readdir(p).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? ([] as string[]) : Promise.reject(err)));
+
+export async function listArchive(dir: string): Promise<ArchiveItem[]> {
+  const items: ArchiveItem[] = [];
+  for (const callDir of await readdirOrEmpty(dir)) {
+    for (const file of await readdirOrEmpty(join(dir, callDir))) {
+      const kind = mediaKind(file);
+      if (!kind) continue;
+      const st = await stat(join(dir, callDir, file)).catch(() => undefined);
+      if (!st?.isFile()) continue;
+      items.push({ wacid: decodeURIComponent(callDir), kind, url: archiveUrl(callDir, file), bytes: st.size, createdAt: st.mtimeMs });
+    }
+  }
+  return items.sort((a, b) => b.createdAt - a.createdAt);
+}
+
+export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('ops', 'supervisor');
+
+  app.get('/api/archive', guard, async (c) => c.json({ items: await listArchive(o.dir) }));
+
+  app.get('/api/archive/:call/:file', guard, async (c) => {
+    const callDir = c.req.param('call');
+    const file = c.req.param('file');
+    const kind = mediaKind(file);
+    // Served only if both names are entries the archive itself holds.
+    const known = kind !== undefined && (await readdirOrEmpty(o.dir)).includes(callDir) && (await readdirOrEmpty(join(o.dir, callDir))).includes(file);
+    if (!known) return apiError(c, 404, 'NOT_FOUND', 'no such archived file');
+    const path = join(o.dir, callDir, file);
+    const st = await stat(path);
+    return new Response(Readable.toWeb(createReadStream(path)) as ReadableStream, {
+      headers: {
+        'content-type': kind === 'recording' ? 'audio/ogg' : 'application/json',
+        'content-length': String(st.size),
+        'content-disposition': `attachment; filename="${file.replace(/[^\w.-]/g, '_')}"`,
+        'cache-control': 'private, no-store',
+      },
+    });
+  });
+  return app;
+}

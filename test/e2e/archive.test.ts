@@ -1,0 +1,89 @@
+/**
+ * The archive end to end: a call on a number with recording and transcription on is
+ * answered and hung up; the Service's media events make the bridge download the `.ogg`
+ * and `.json` into ARCHIVE_DIR, announce them with `media.available`, list them on
+ * `GET /api/archive` and serve them to ops (not to agents, not outside the archive).
+ */
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PeerHost } from './program-agent.ts';
+import { ProtocolClient, agentClient, login, sleep, startBridge, type Bridge } from './harness.ts';
+
+let b: Bridge | undefined;
+let host: PeerHost | undefined;
+let dir: string | undefined;
+const clients: ProtocolClient[] = [];
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await host?.close();
+  host = undefined;
+  await b?.close();
+  b = undefined;
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+async function emulator(b: Bridge, method: string, url: string, body?: unknown): Promise<Record<string, unknown>> {
+  const r = await fetch(url, {
+    method,
+    headers: { 'x-api-key': b.emu.apiKey, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+describe('call media archive', () => {
+  it('a captured call is archived as .ogg + .json, announced, listed and downloadable by ops only', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'sb-archive-'));
+    b = await startBridge({ agents: ['agent1'], env: { ARCHIVE_DIR: dir }, emulator: { announcementMs: 0 } });
+    const number = [...b.emu.ctx.phoneNumbers.values()][0]!;
+    await emulator(b, 'POST', `${b.emu.baseUrl}/chat/phoneNumbers/${number.wabaId}/${encodeURIComponent(number.phoneNumber)}/settings`, {
+      capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality assurance', announcementLanguage: 'en' },
+    });
+    const a1 = await agentClient(b.url, 'agent1');
+    clients.push(a1);
+
+    const started = await emulator(b, 'POST', `${b.emu.controlUrl}/calls`, { audio: 'tone' });
+    const wacid = started.wacid as string;
+    const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
+    host = await PeerHost.start(b.url);
+    const ack = await a1.request({ type: 'call.answer', wacid, sdp: await host.answer(wacid, offer.sdp) });
+    expect(ack.type).toBe('ack');
+    await host.unmute(wacid);
+    await sleep(1500);
+    await emulator(b, 'POST', `${b.emu.controlUrl}/calls/${encodeURIComponent(wacid)}/hangup`);
+    await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
+
+    const recording = await a1.next('media.available', (m) => m.wacid === wacid && m.kind === 'recording', 20_000);
+    const transcription = await a1.next('media.available', (m) => m.wacid === wacid && m.kind === 'transcription', 20_000);
+
+    const ops = await login(b.url, 'ops');
+    const ogg = await fetch(`${b.url}${recording.url}`, { headers: { cookie: ops } });
+    expect(ogg.status).toBe(200);
+    expect(ogg.headers.get('content-type')).toBe('audio/ogg');
+    expect(ogg.headers.get('content-disposition')).toMatch(/^attachment; filename="[\w.-]+\.ogg"$/);
+    const bytes = Buffer.from(await ogg.arrayBuffer());
+    expect(bytes.subarray(0, 4).toString()).toBe('OggS');
+    expect(bytes.includes(Buffer.from('OpusHead'))).toBe(true);
+
+    const json = await fetch(`${b.url}${transcription.url}`, { headers: { cookie: ops } });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toBeTypeOf('object');
+
+    const list = (await (await fetch(`${b.url}/api/archive`, { headers: { cookie: ops } })).json()) as { items: Array<{ wacid: string; kind: string; url: string }> };
+    expect(list.items.filter((i) => i.wacid === wacid).map((i) => i.kind).sort()).toEqual(['recording', 'transcription']);
+    expect((await readdir(dir)).length).toBe(1);
+
+    // Agents do not browse the archive; nothing outside it is served.
+    const agentCookie = await login(b.url, 'agent1');
+    expect((await fetch(`${b.url}/api/archive`, { headers: { cookie: agentCookie } })).status).toBe(403);
+    expect((await fetch(`${b.url}${recording.url}`)).status).toBe(401);
+    for (const bad of ['/api/archive/..%2F..%2Fetc/passwd', `/api/archive/${encodeURIComponent('..')}/package.json`, `${recording.url.replace(/\.ogg$/, '.missing.json')}`]) {
+      expect((await fetch(`${b.url}${bad}`, { headers: { cookie: ops } })).status).toBe(404);
+    }
+  });
+});
