@@ -176,7 +176,11 @@ export function createWorkers(opts: WorkersOptions): Workers {
         if (claims) wait = Math.min(wait, Math.max(1, nextClaim - Date.now()));
         const entries = await store.readGroup(group, consumer, batch, wait);
         lastStoreError = '';
-        for (const e of entries) await handle(consumer, e, e.deliveries);
+        // Handled together, not one after another: a slow handler (a Service request, a
+        // store round trip) must not hold up the events read with it. Handlers already
+        // cope with events of one call arriving together (several consumers read the
+        // stream) and out of order (the Service reorders them).
+        await Promise.all(entries.map((e) => handle(consumer, e, e.deliveries)));
       } catch (err) {
         if (!running) break;
         storeTrouble(err);
