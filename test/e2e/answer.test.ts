@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PeerHost } from './program-agent.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
-import { ProtocolClient, agentClient, sleep, startBridge, type Bridge } from './harness.ts';
+import { ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
 
 let b: Bridge | undefined;
 const clients: ProtocolClient[] = [];
@@ -20,16 +20,7 @@ afterEach(async () => {
 });
 const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
 
-async function control(b: Bridge, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(`${b.emu.controlUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': b.emu.apiKey, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await r.json()) as Record<string, unknown>;
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const control = (b: Bridge, method: string, path: string, body?: unknown) => emulatorRequest(b.emu, method, path, body);
 const emuCall = async (b: Bridge, wacid: string) => (await control(b, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
 async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
   const end = Date.now() + timeoutMs;

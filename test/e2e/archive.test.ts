@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PeerHost } from './program-agent.ts';
-import { ProtocolClient, agentClient, login, sleep, startBridge, type Bridge } from './harness.ts';
+import { ProtocolClient, agentClient, emulatorRequest, login, sleep, startBridge, type Bridge } from './harness.ts';
 
 let b: Bridge | undefined;
 let host: PeerHost | undefined;
@@ -25,29 +25,19 @@ afterEach(async () => {
   dir = undefined;
 });
 
-async function emulator(b: Bridge, method: string, url: string, body?: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(url, {
-    method,
-    headers: { 'x-api-key': b.emu.apiKey, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await r.json()) as Record<string, unknown>;
-  if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(json)}`);
-  return json;
-}
 
 describe('call media archive', () => {
   it('a captured call is archived as .ogg + .json, announced, listed and downloadable by ops only', async () => {
     dir = await mkdtemp(join(tmpdir(), 'sb-archive-'));
     b = await startBridge({ agents: ['agent1'], env: { ARCHIVE_DIR: dir }, emulator: { announcementMs: 0 } });
     const number = [...b.emu.ctx.phoneNumbers.values()][0]!;
-    await emulator(b, 'POST', `${b.emu.baseUrl}/chat/phoneNumbers/${number.wabaId}/${encodeURIComponent(number.phoneNumber)}/settings`, {
+    await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/chat/phoneNumbers/${number.wabaId}/${encodeURIComponent(number.phoneNumber)}/settings`, {
       capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality assurance', announcementLanguage: 'en' },
     });
     const a1 = await agentClient(b.url, 'agent1');
     clients.push(a1);
 
-    const started = await emulator(b, 'POST', `${b.emu.controlUrl}/calls`, { audio: 'tone' });
+    const started = await emulatorRequest(b.emu, 'POST', `/calls`, { audio: 'tone' });
     const wacid = started.wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
     host = await PeerHost.start(b.url);
@@ -55,7 +45,7 @@ describe('call media archive', () => {
     expect(ack.type).toBe('ack');
     await host.unmute(wacid);
     await sleep(1500);
-    await emulator(b, 'POST', `${b.emu.controlUrl}/calls/${encodeURIComponent(wacid)}/hangup`);
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
 
     const recording = await a1.next('media.available', (m) => m.wacid === wacid && m.kind === 'recording', 20_000);

@@ -136,6 +136,22 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
   };
 }
 
+/**
+ * A request to the emulator with its API key: `path` under its control API
+ * (`/calls`, ...) or a full URL (its `/v2` API). Throws on a non-2xx answer.
+ */
+export async function emulatorRequest(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const url = /^https?:/.test(path) ? path : `${emu.controlUrl}${path}`;
+  const r = await fetch(url, {
+    method,
+    headers: { 'x-api-key': emu.apiKey, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await r.json()) as Record<string, unknown>;
+  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
 /** Deliver one signed event to the bridge's receiver, as the Service would. */
 export async function postEvent(b: Pick<Bridge, 'url' | 'secret'>, type: string, payloadName: string, payload: Record<string, unknown>): Promise<number> {
   const body = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [payloadName]: payload });

@@ -11,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { PASSWORD, sleep, startBridge, type Bridge, type BridgeOptions } from './harness.ts';
+import { PASSWORD, sleep, emulatorRequest, startBridge, type Bridge, type BridgeOptions } from './harness.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
@@ -35,16 +35,7 @@ afterEach(async () => {
 
 const bridge = (o: BridgeOptions = {}) => startBridge({ assets, ...o });
 
-async function control(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-  const r = await fetch(`${b!.emu.controlUrl}${path}`, {
-    method,
-    headers: { 'x-api-key': b!.emu.apiKey, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await r.json()) as Record<string, unknown>;
-  if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json;
-}
+const control = (method: string, path: string, body?: unknown) => emulatorRequest(b!.emu, method, path, body);
 const emuCall = async (wacid: string) => (await control('GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
 async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
   const end = Date.now() + timeoutMs;
