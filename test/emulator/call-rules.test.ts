@@ -6,7 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseEvent } from '../../shared/events.ts';
-import { AudioPeer, startEmulator, startReceiver, type Emulator, type TestReceiver } from './index.ts';
+import { AudioPeer, emulatorApi, startEmulator, startReceiver, type Emulator, type TestReceiver } from './index.ts';
 
 const PHONE_ID = '100000000000001';
 const BUSINESS = '+15550100001';
@@ -29,22 +29,7 @@ async function harness(opts: Parameters<typeof startEmulator>[0] = {}, register 
   const rx = await startReceiver();
   const emu = await startEmulator({ timeScale: 0.001, ...opts, webhookEndpoints: [{ url: rx.url, secret: 'whsec_rules_test' }] });
   register.push(() => rx.close(), () => emu.close());
-  const origin = emu.baseUrl.replace(/\/v2$/, '');
-  const api: Harness['api'] = async (method, path, body, headers = {}) => {
-    const res = await fetch(`${path.startsWith('/_emulator') ? origin : emu.baseUrl}${path}`, {
-      method,
-      headers: { 'X-API-Key': emu.apiKey, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = text;
-    }
-    return { status: res.status, json, headers: res.headers };
-  };
+  const api: Harness['api'] = emulatorApi(emu);
   const match = (d: { event: { type: string } }, type: string, wacid?: string) => d.event.type === type && (!wacid || JSON.stringify(d.event).includes(`"wacid":"${wacid}"`));
   const event: Harness['event'] = async (type, wacid, timeoutMs = 10_000) => {
     const got = await rx.waitFor((r) => r.some((d) => match(d, type, wacid)), timeoutMs);

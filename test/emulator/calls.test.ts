@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import createRequire from 'node:module';
 import { parseEvent } from '../../shared/events.ts';
-import { AudioPeer, startEmulator, startReceiver } from './index.ts';
+import { AudioPeer, emulatorApi, startEmulator, startReceiver } from './index.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -12,21 +12,7 @@ async function setup(opts: Parameters<typeof startEmulator>[0] = {}) {
   const rx = await startReceiver();
   const emu = await startEmulator({ timeScale: 0.001, ...opts, webhookEndpoints: [{ url: rx.url, secret: 'whsec_calls_test' }] });
   cleanups.push(() => rx.close(), () => emu.close());
-  const api = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${path.startsWith('/_emulator') ? emu.controlUrl.replace('/_emulator', '') : emu.baseUrl}${path}`, {
-      method,
-      headers: { 'X-API-Key': emu.apiKey, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, headers: res.headers };
-  };
+  const api = emulatorApi(emu);
   const event = async (type: string, wacid?: string) => {
     const got = await rx.waitFor((r) => r.some((d) => d.event.type === type && (!wacid || JSON.stringify(d.event).includes(wacid))), 15_000);
     return got.find((d) => d.event.type === type && (!wacid || JSON.stringify(d.event).includes(wacid)))!.event as any;

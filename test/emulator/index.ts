@@ -36,7 +36,7 @@ export type { EmulatorOptions, EmulatorContext, Faults, EndpointFault, CalleeBeh
 export { signatureHeader, RETRY_SCHEDULE_S } from './webhooks.ts';
 export type { CallView, StartCallOptions, TerminatePayload, EndReason, CallState, Direction, MediaStats, AudioSource } from './calls/index.ts';
 export { AudioPeer, createPeerConnection, gatheringComplete } from './calls/peer.ts';
-export { startReceiver, type TestReceiver, type ReceivedDelivery } from './receiver.ts';
+export { emulatorApi, startReceiver, type ApiAnswer, type TestReceiver, type ReceivedDelivery } from './receiver.ts';
 
 export interface Emulator {
   /** `http://127.0.0.1:PORT/v2` — the Service's version-2 root. */

@@ -65,3 +65,33 @@ export async function startReceiver(): Promise<TestReceiver> {
   r.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/service`;
   return r;
 }
+
+export interface ApiAnswer {
+  status: number;
+  /** Parsed JSON, or the text when the body is not JSON. */
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read whatever came back
+  headers: Headers;
+}
+
+/**
+ * A test's view of an emulator's HTTP surface with its API key: `path` under `/v2`, or
+ * under `/_emulator` when it starts so. Never throws on a status: tests assert on it.
+ */
+export function emulatorApi(emu: { baseUrl: string; apiKey: string }) {
+  const origin = emu.baseUrl.replace(/\/v2$/, '');
+  return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiAnswer> => {
+    const res = await fetch(`${path.startsWith('/_emulator') ? origin : emu.baseUrl}${path}`, {
+      method,
+      headers: { 'X-API-Key': emu.apiKey, ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, json, headers: res.headers };
+  };
+}
