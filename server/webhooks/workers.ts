@@ -89,6 +89,12 @@ export function createWorkers(opts: WorkersOptions): Workers {
   let loops: Promise<void>[] = [];
   let inFlight = 0;
   const retries = new Map<string, Retry[]>(consumers.map((c) => [c, []]));
+  /**
+   * Stream ids this process is handling or will retry. They stay pending in the stream
+   * meanwhile, so once idle past `claimIdleMs` (slow handler, retries on a busy machine)
+   * the claim would hand them to us a second time: skip them there.
+   */
+  const held = new Set<string>();
   let lastStoreError = '';
 
   function storeTrouble(err: unknown): void {
@@ -106,6 +112,8 @@ export function createWorkers(opts: WorkersOptions): Workers {
 
   async function handle(consumer: string, entry: StreamEntry, attempt: number): Promise<void> {
     inFlight++;
+    held.add(entry.streamId);
+    let retrying = false;
     try {
       let event: WebhookEvent;
       let known: boolean;
@@ -138,6 +146,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
           const delay = Math.min(retryBase * 2 ** (attempt - 1), Math.max(retryBase, claimIdleMs / 4));
           log.warn({ err, eventId: entry.eventId, type: entry.type, attempt, retryInMs: delay }, 'webhook handler failed, will retry');
           retries.get(consumer)!.push({ entry, attempt: attempt + 1, due: Date.now() + delay });
+          retrying = true;
         }
         return;
       }
@@ -145,6 +154,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
       m.webhookEvents.inc({ type: entry.type, outcome: 'processed' });
     } finally {
       inFlight--;
+      if (!retrying) held.delete(entry.streamId);
     }
   }
 
@@ -166,6 +176,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
           nextClaim = now + claimEveryMs;
           const stale = await store.claimStale(group, consumer, claimIdleMs, batch);
           for (const e of stale) {
+            if (held.has(e.streamId)) continue;
             log.warn({ eventId: e.eventId, type: e.type, deliveries: e.deliveries }, 'claimed a stale webhook event from another consumer');
             await handle(consumer, e, e.deliveries);
           }

@@ -151,6 +151,36 @@ describe('workers', () => {
         await store.close();
       }
     });
+
+    it('an event still in hand or awaiting its retry is not claimed back by its own process (attempts stay exactly N)', async () => {
+      const store = make();
+      let attempts = 0;
+      // Each attempt outlasts claimIdleMs, so the entry goes idle in the stream while this
+      // process still holds it: without the guard the claim hands it over a second time.
+      const { w } = workersFor(
+        store,
+        {
+          'chat.call.terminate': async () => {
+            attempts++;
+            await new Promise((r) => setTimeout(r, 150));
+            throw new Error('slow and broken');
+          },
+        },
+        { maxAttempts: 3, concurrency: 2, claimIdleMs: 60, claimEveryMs: 10, retryDelayMs: 40 },
+      );
+      await w.start();
+      try {
+        const bad = event('chat.call.terminate', 'evt_slow', { callingTerminate: { wacid: 'w2', status: 'COMPLETED' } });
+        await store.acceptEvent({ eventId: bad.id, type: bad.type, body: JSON.stringify(bad), receivedAt: Date.now() }, 60_000);
+        await until(async () => (await store.listDeadLetters(10)).length === 1, 10_000, 'dead letter');
+        await new Promise((r) => setTimeout(r, 400));
+        expect(attempts).toBe(3);
+        expect(await store.listDeadLetters(10)).toHaveLength(1);
+      } finally {
+        await w.stop();
+        await store.close();
+      }
+    });
   });
 
   it('an event whose payload breaks its schema is dead-lettered at once; unknown types are acked and ignored', async () => {
