@@ -72,8 +72,11 @@ describe('core knobs reach the messaging routes', () => {
     h = await makeApp({ messageOutcome: 'accepted' });
     h.ctx.rateLimits.chatMessagesRps = 2;
     const body = { from: BIZ, to: '+14155550100', type: 'text', text: { body: 'hi' } };
-    const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await h.call('POST', '/chat/messages', body)).status);
-    expect(statuses).toEqual([200, 200, 429]);
+    // Sent together, and 6 > 2 + 2: limited even if a window boundary falls mid-burst,
+    // however busy the machine is.
+    const statuses = await Promise.all(Array.from({ length: 6 }, async () => (await h.call('POST', '/chat/messages', body)).status));
+    expect(statuses.filter((s) => s === 200).length).toBeGreaterThanOrEqual(2);
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(1);
+    expect(statuses.every((s) => s === 200 || s === 429)).toBe(true);
   });
 });
