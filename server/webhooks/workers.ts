@@ -95,6 +95,17 @@ export function createWorkers(opts: WorkersOptions): Workers {
    * the claim would hand them to us a second time: skip them there.
    */
   const held = new Set<string>();
+  /**
+   * Stream ids this process finished (acked or dead-lettered), with when: a claim sent
+   * before that ack can still answer with them. Kept for `claimIdleMs`, oldest first.
+   */
+  const finished = new Map<string, number>();
+  function forgetFinished(now: number): void {
+    for (const [id, at] of finished) {
+      if (now - at < claimIdleMs) break;
+      finished.delete(id);
+    }
+  }
   let lastStoreError = '';
 
   function storeTrouble(err: unknown): void {
@@ -154,7 +165,12 @@ export function createWorkers(opts: WorkersOptions): Workers {
       m.webhookEvents.inc({ type: entry.type, outcome: 'processed' });
     } finally {
       inFlight--;
-      if (!retrying) held.delete(entry.streamId);
+      if (!retrying) {
+        held.delete(entry.streamId);
+        const now = Date.now();
+        finished.set(entry.streamId, now);
+        forgetFinished(now);
+      }
     }
   }
 
@@ -176,7 +192,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
           nextClaim = now + claimEveryMs;
           const stale = await store.claimStale(group, consumer, claimIdleMs, batch);
           for (const e of stale) {
-            if (held.has(e.streamId)) continue;
+            if (held.has(e.streamId) || finished.has(e.streamId)) continue;
             log.warn({ eventId: e.eventId, type: e.type, deliveries: e.deliveries }, 'claimed a stale webhook event from another consumer');
             await handle(consumer, e, e.deliveries);
           }
