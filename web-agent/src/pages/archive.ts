@@ -3,10 +3,9 @@
  * `media.available` frames, plus the server's listing when it offers `GET /api/archive`.
  */
 import '../csp.ts'; // first: before any frame is parsed
+import { connectPage } from './shell.ts';
 import { getMe, goToLogin, listArchive } from '../api.ts';
-import { exponentialBackoff } from '../backoff.ts';
-import { Connection } from '../connection.ts';
-import { el, h, mayOpen, renderError, renderLink, setupChrome, wsUrl } from '../dom.ts';
+import { el, h, mayOpen, renderError, renderLink, setupChrome } from '../dom.ts';
 import { initialState, reduce, type MediaItem, type UiEvent, type UiState } from '../reducer.ts';
 
 let state: UiState = initialState;
@@ -54,16 +53,7 @@ async function boot(): Promise<void> {
   } catch (e) {
     dispatch({ type: 'error', message: `Could not list the archive: ${(e as Error).message}`, code: 'ARCHIVE', now: Date.now() });
   }
-  new Connection({
-    url: wsUrl(),
-    backoff: exponentialBackoff(),
-    onMessage: (msg) => dispatch({ type: 'server', msg, now: Date.now() }),
-    onLink: (link) => dispatch({ type: 'link', link }),
-    onBadFrame: (message) => dispatch({ type: 'error', message, code: 'BAD_FRAME', now: Date.now() }),
-    onConnectFailed: async () => {
-      if ((await getMe().catch(() => me)) === undefined) goToLogin();
-    },
-  }).start();
+  connectPage(me, dispatch);
   render();
 }
 

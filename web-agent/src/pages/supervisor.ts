@@ -3,10 +3,9 @@
  * `welcome.calls` and every `call.state` frame, and the calls that ended while it was open.
  */
 import '../csp.ts'; // first: before any frame is parsed
+import { connectPage } from './shell.ts';
 import { getMe, goToLogin } from '../api.ts';
-import { exponentialBackoff } from '../backoff.ts';
-import { Connection } from '../connection.ts';
-import { el, h, renderError, renderLink, setText, setupChrome, wsUrl } from '../dom.ts';
+import { el, h, renderError, renderLink, setText, setupChrome } from '../dom.ts';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type UiEvent, type UiState } from '../reducer.ts';
 
@@ -60,16 +59,7 @@ async function boot(): Promise<void> {
     dispatch({ type: 'error', message: 'This page is for supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
     return;
   }
-  new Connection({
-    url: wsUrl(),
-    backoff: exponentialBackoff(),
-    onMessage: (msg) => dispatch({ type: 'server', msg, now: Date.now() }),
-    onLink: (link) => dispatch({ type: 'link', link }),
-    onBadFrame: (message) => dispatch({ type: 'error', message, code: 'BAD_FRAME', now: Date.now() }),
-    onConnectFailed: async () => {
-      if ((await getMe().catch(() => me)) === undefined) goToLogin();
-    },
-  }).start();
+  connectPage(me, dispatch);
   setInterval(render, 1000); // call times
   render();
 }
