@@ -1,25 +1,32 @@
 /**
  * Webhook ingest benchmark, one run, one load generator (bench/loadgen.ts, its own
- * process, same connections for both targets):
+ * process, same connections for every target):
  *
  *   1. our `POST /webhooks/service`: raw body with limit, signature check, JSON +
  *      envelope, Redis dedupe + XADD on a private `redis-server` with append-only
  *      persistence (fsync every second, as in docker-compose.yml);
  *   2. a bare Hono handler that parses the JSON body and answers JSON.
  *
- * Each server runs in its own process (bench/_ingest-target.ts). The two targets are
- * measured in alternating slices by the same generator, so load from elsewhere on the
- * machine hits both alike. Prints req/s of both, their ratio (goal >= 0.6), p50/p99
- * latency, and the CPU time per request of each side (server + Redis for ingest), which
- * a busy machine disturbs much less than throughput.
+ * Each server runs in its own process (bench/_ingest-target.ts). The targets are measured
+ * in alternating slices by the same generator, so load from elsewhere on the machine hits
+ * them alike. Prints req/s, their ratio (goal >= 0.6), p50/p99 latency, and the CPU time
+ * per request of each side (server + Redis for ingest, and the generator), which a busy
+ * machine disturbs much less than throughput.
  *
- *   npx tsx bench/ingest.ts [--slice 500] [--rounds 12] [--connections 32]
+ * `--explain` adds two diagnostic targets to the same run, to show where the gap to the
+ * bare handler comes from: the real app with a store that accepts without Redis, and the
+ * real app doing the full Redis accept without waiting for it (not a valid receiver: a
+ * ceiling for any batching of the Redis step on this machine).
+ *
+ *   npx tsx bench/ingest.ts [--slice 500] [--rounds 12] [--connections 64] [--explain]
+ *   BENCH_TARGET_FLAGS="--cpu-prof --cpu-prof-dir=/tmp/prof" npx tsx bench/ingest.ts   # profile the servers
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedis } from '../test/support/redis.ts';
+import type { TargetKind } from './_ingest-target.ts';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -27,7 +34,8 @@ const arg = (name: string, def: number) => {
 };
 const SLICE = arg('slice', 500);
 const ROUNDS = arg('rounds', 12);
-const CONNECTIONS = arg('connections', 32);
+const CONNECTIONS = arg('connections', 64);
+const EXPLAIN = process.argv.includes('--explain');
 const SECRET = 'whsec_bench_secret_0123456789';
 
 interface Result {
@@ -40,6 +48,7 @@ interface Result {
   rps: number;
   p50Ms: number;
   p99Ms: number;
+  loadgenCpuUsPerRequest: number;
 }
 
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
@@ -78,8 +87,8 @@ function lines(p: ChildProcess): AsyncIterator<string> {
   };
 }
 
-async function startTarget(kind: 'ingest' | 'bare', redisUrl: string) {
-  const p = spawn(process.execPath, ['--import', 'tsx', here('./_ingest-target.ts'), kind, redisUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function startTarget(kind: TargetKind, redisUrl: string) {
+  const p = spawn(process.execPath, [...(process.env.BENCH_TARGET_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', here('./_ingest-target.ts'), kind, redisUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
   const out = lines(p);
   const first = await out.next();
   if (first.done) throw new Error(`${kind} target exited`);
@@ -105,37 +114,78 @@ function load(targets: string[], idPrefix: string): Promise<Result[]> {
   });
 }
 
-const redis = await startRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'everysec'] });
-const probe = new Redis(redis.url);
+const aof = ['--appendonly', 'yes', '--appendfsync', 'everysec'];
+// One redis-server per Redis-using target, so that its CPU time belongs to that target.
+const redisMain = await startRedis({ args: aof });
+const redisDiag = EXPLAIN ? await startRedis({ args: aof }) : undefined;
+const probe = new Redis(redisMain.url);
+const stopping: Array<() => Promise<unknown>> = [];
 try {
-  const redisPid = Number(/process_id:(\d+)/.exec(await probe.info('server'))![1]);
-  const ingest = await startTarget('ingest', redis.url);
-  const bare = await startTarget('bare', redis.url);
-  const cpu0 = { ingest: cpuMs(ingest.pid), bare: cpuMs(bare.pid), redis: cpuMs(redisPid) };
-  const [a, b] = (await load([ingest.url, bare.url], `evt_${process.pid}_${Date.now()}`)) as [Result, Result];
-  const cpu = { ingest: cpuMs(ingest.pid) - cpu0.ingest, bare: cpuMs(bare.pid) - cpu0.bare, redis: cpuMs(redisPid) - cpu0.redis };
-  const { acceptStats } = await ingest.stop();
-  await bare.stop();
+  const pidOf = async (url: string) => {
+    const r = new Redis(url);
+    try {
+      return Number(/process_id:(\d+)/.exec(await r.info('server'))![1]);
+    } finally {
+      r.disconnect();
+    }
+  };
+  interface Row {
+    label: string;
+    target: Awaited<ReturnType<typeof startTarget>>;
+    redisPid?: number;
+  }
+  const rows: Row[] = [
+    { label: 'signed webhook ingest (Redis dedupe+append)', target: await startTarget('ingest', redisMain.url), redisPid: await pidOf(redisMain.url) },
+    { label: 'bare Hono JSON POST handler', target: await startTarget('bare', redisMain.url) },
+  ];
+  if (redisDiag) {
+    rows.push(
+      { label: '  diagnostic: same app, store without Redis', target: await startTarget('ingest-no-redis', redisDiag.url) },
+      { label: '  diagnostic: Redis accept not awaited', target: await startTarget('ingest-unawaited', redisDiag.url), redisPid: await pidOf(redisDiag.url) },
+    );
+  }
+  for (const r of rows) stopping.push(() => r.target.stop());
+  const cpu0 = rows.map((r) => ({ server: cpuMs(r.target.pid), redis: r.redisPid ? cpuMs(r.redisPid) : 0 }));
+  const results = await load(
+    rows.map((r) => r.target.url),
+    `evt_${process.pid}_${Date.now()}`,
+  );
+  const cpu = rows.map((r, i) => ({ server: cpuMs(r.target.pid) - cpu0[i]!.server, redis: r.redisPid ? cpuMs(r.redisPid) - cpu0[i]!.redis : 0 }));
+  stopping.length = 0;
+  const { acceptStats } = await rows[0]!.target.stop();
+  for (const r of rows.slice(1)) await r.target.stop();
   const stored = Number(await probe.xlen('bench:events'));
 
-  const us = (ms: number, n: number) => ((ms * 1000) / Math.max(1, n)).toFixed(0);
-  const cpuIngest = (cpu.ingest + cpu.redis) / Math.max(1, a.sent);
-  const cpuBare = cpu.bare / Math.max(1, b.sent);
+  const [a, b] = results as [Result, Result];
+  const perReq = (ms: number, n: number) => (ms * 1000) / Math.max(1, n);
+  const us = (ms: number, n: number) => perReq(ms, n).toFixed(0).padStart(3);
   const fmt = (n: number) => n.toFixed(0).padStart(7);
   const ms = (n: number) => n.toFixed(2).padStart(6);
+  const cpuIngest = perReq(cpu[0]!.server + cpu[0]!.redis, a.sent);
+  const cpuBare = perReq(cpu[1]!.server, b.sent);
   const out = [
     `webhook ingest benchmark: one load generator process, ${CONNECTIONS} connections per target, ${ROUNDS} alternating ${SLICE} ms slices per target`,
-    `                                            req/s     p50 ms  p99 ms  non-2xx/errors  CPU us/request`,
-    `signed webhook ingest (Redis dedupe+append) ${fmt(a.rps)}   ${ms(a.p50Ms)}  ${ms(a.p99Ms)}  ${a.requests - a.ok}/${a.errors}             ${us(cpu.ingest, a.sent)} server + ${us(cpu.redis, a.sent)} redis`,
-    `bare Hono JSON POST handler                 ${fmt(b.rps)}   ${ms(b.p50Ms)}  ${ms(b.p99Ms)}  ${b.requests - b.ok}/${b.errors}             ${us(cpu.bare, b.sent)} server`,
-    `ratio ingest / bare: ${(a.rps / b.rps).toFixed(2)} req/s (goal >= 0.60); by CPU per request: ${(cpuBare / cpuIngest).toFixed(2)}`,
+    `                                              req/s   p50 ms  p99 ms  non-2xx/errors  CPU us/request: server + redis | load generator`,
+    ...rows.map((r, i) => {
+      const x = results[i]!;
+      const redisPart = r.redisPid ? ` + ${us(cpu[i]!.redis, x.sent)}` : '      ';
+      return `${r.label.padEnd(44)} ${fmt(x.rps)}   ${ms(x.p50Ms)}  ${ms(x.p99Ms)}  ${`${x.requests - x.ok}/${x.errors}`.padEnd(14)}  ${us(cpu[i]!.server, x.sent)}${redisPart} | ${x.loadgenCpuUsPerRequest.toFixed(0)}`;
+    }),
+    `ratio ingest / bare: ${(a.rps / b.rps).toFixed(2)} req/s (goal >= 0.60); by CPU per request (server + redis): ${(cpuBare / cpuIngest).toFixed(2)}`,
+    ...(EXPLAIN
+      ? [
+          `  diagnostic ratios to bare: without Redis ${(results[2]!.rps / b.rps).toFixed(2)}, Redis not awaited ${(results[3]!.rps / b.rps).toFixed(2)}`,
+        ]
+      : []),
     `events durably appended to the Redis stream: ${stored} (all ${a.sent} sent, warm-up included, were accepted: ${stored === a.sent}); ` +
       `${acceptStats ? (acceptStats.events / Math.max(1, acceptStats.calls)).toFixed(1) : '?'} events per accept script call`,
-    `machine load average at the end: ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
+    `machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} CPUs, load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   ];
   process.stdout.write(out.join('\n') + '\n');
   if (stored < a.ok) throw new Error(`only ${stored} of ${a.ok} accepted events are in the stream`);
 } finally {
+  for (const stop of stopping) await stop().catch(() => undefined);
   probe.disconnect();
-  await redis.close();
+  await redisMain.close();
+  await redisDiag?.close();
 }
