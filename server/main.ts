@@ -114,6 +114,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       log,
       calls: client.calls,
       media: client.calls,
+      metrics,
       assets,
       ...(demo ? { demo: (await import('./web/demo.ts')).emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
     });

@@ -4,7 +4,7 @@
  * against both). Values are copied in and out as JSON, so callers never share objects
  * with the store.
  */
-import type { AcceptResult, CallRecord, DeadLetter, Store, StreamEntry } from './store.ts';
+import type { AcceptResult, CallRecord, DeadLetter, ReplayResult, Store, StreamEntry } from './store.ts';
 
 export class StoreClosedError extends Error {
   override readonly name = 'StoreClosedError';
@@ -83,11 +83,17 @@ export class MemoryStore implements Store {
     if (until !== undefined && until > now) return 'duplicate';
     this.dedupe.set(e.eventId, now + dedupeTtlMs);
     if (this.dedupe.size > 10_000 && this.seq % 1000 === 0) this.sweepDedupe(now);
+    this.append(e);
+    return 'accepted';
+  }
 
-    const ms = Math.max(now, this.lastMs);
+  /** Append to the stream (no dedupe) and wake blocked readers; returns the new stream id. */
+  private append(e: { eventId: string; type: string; body: string; receivedAt: number; replayOf?: string }): string {
+    const ms = Math.max(this.now(), this.lastMs);
     this.seq = ms === this.lastMs ? this.seq + 1 : 0;
     this.lastMs = ms;
     const raw: Raw = { streamId: `${ms}-${this.seq}`, eventId: e.eventId, type: e.type, body: e.body, receivedAt: e.receivedAt };
+    if (e.replayOf !== undefined) raw.replayOf = e.replayOf;
     this.stream.push(raw);
     this.byId.set(raw.streamId, raw);
     if (this.stream.length > this.maxLen) {
@@ -98,7 +104,7 @@ export class MemoryStore implements Store {
     const w = this.waiters;
     this.waiters = new Set();
     for (const wake of w) wake();
-    return 'accepted';
+    return raw.streamId;
   }
 
   private sweepDedupe(now: number): void {
@@ -173,11 +179,30 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  async deadLetter(group: string, entry: StreamEntry, error: string): Promise<void> {
+  async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {
     this.check();
     this.group(group).pending.delete(entry.streamId);
-    this.dead.unshift({ entry: { ...entry }, error, at: this.now() });
+    this.dead.unshift({ entry: { ...entry }, error, at: this.now(), ...(attempts !== undefined ? { attempts } : {}) });
     if (this.dead.length > this.deadMax) this.dead.length = this.deadMax;
+  }
+
+  async replayDeadLetters(streamIds: readonly string[] | 'all'): Promise<ReplayResult> {
+    this.check();
+    const wanted = streamIds === 'all' ? undefined : new Set(streamIds);
+    const out: ReplayResult = { replayed: [], notFound: [] };
+    const done = new Set<string>();
+    // Oldest first, so replayed events keep their order in the stream.
+    for (let i = this.dead.length - 1; i >= 0; i--) {
+      const { entry } = this.dead[i]!;
+      if (wanted && !wanted.has(entry.streamId)) continue;
+      this.dead.splice(i, 1);
+      if (done.has(entry.streamId)) continue; // another copy of one already replayed
+      done.add(entry.streamId);
+      const newStreamId = this.append({ eventId: entry.eventId, type: entry.type, body: entry.body, receivedAt: entry.receivedAt, replayOf: entry.streamId });
+      out.replayed.push({ streamId: entry.streamId, newStreamId, eventId: entry.eventId, type: entry.type });
+    }
+    if (wanted) for (const id of wanted) if (!done.has(id)) out.notFound.push(id);
+    return out;
   }
 
   async listDeadLetters(limit: number): Promise<DeadLetter[]> {

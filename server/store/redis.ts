@@ -12,7 +12,7 @@
  *   webhook receiver can answer 503 and the Service delivers again.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import type { AcceptResult, CallRecord, DeadLetter, Store, StreamEntry } from './store.ts';
+import type { AcceptResult, CallRecord, DeadLetter, ReplayResult, Store, StreamEntry } from './store.ts';
 
 /** The store cannot take the request right now (Redis down or reconnecting). */
 export class StoreUnavailableError extends Error {
@@ -111,6 +111,34 @@ for _ = 1, 20 do
 end
 return out`;
 
+// Replay dead letters: per dead letter, remove it from the dead list and, iff it was
+// still there, append it to the stream, in one step (no crash in between can lose or
+// double it; of two concurrent replays only the one whose LREM removed it appends).
+// The list is scanned from its tail (oldest first, LREM count -1): replaying everything
+// oldest first finds each element at once. The dedupe key is not consulted.
+// KEYS: dead list, stream. ARGV: maxLen, then per dead letter: n, n raw list elements
+// (copies with the same stream id), old stream id, eventId, type, body, receivedAt.
+// Returns per dead letter the new stream id, or '' when no copy was left to remove.
+const REPLAY = `
+local out = {}
+local i = 2
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  local removed = 0
+  for j = 1, n do removed = removed + redis.call('LREM', KEYS[1], -1, ARGV[i + j]) end
+  local b = i + n
+  if removed > 0 then
+    table.insert(out, redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'e', ARGV[b + 2], 't', ARGV[b + 3], 'b', ARGV[b + 4], 'r', ARGV[b + 5], 'x', ARGV[b + 1]))
+  else
+    table.insert(out, '')
+  end
+  i = b + 6
+end
+return out`;
+
+/** Dead letters replayed per script call (each is atomic on its own; this bounds one call's size). */
+const REPLAY_CHUNK = 100;
+
 type Fields = string[];
 
 interface Scripts {
@@ -119,6 +147,7 @@ interface Scripts {
   sbCreateCall(call: string, phone: string, all: string, json: string, phoneId: string, ttl: number, wacid: string): Promise<number>;
   sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
+  sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
 }
 type ScriptedRedis = Redis & Scripts;
 
@@ -128,13 +157,14 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbCreateCall', { numberOfKeys: 3, lua: CREATE_CALL });
   r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
+  r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
   return r as ScriptedRedis;
 }
 
 function toEntry(id: string, fields: Fields, deliveries: number): StreamEntry {
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
-  return {
+  const entry: StreamEntry = {
     streamId: id,
     eventId: f.e ?? '',
     type: f.t ?? '',
@@ -142,6 +172,8 @@ function toEntry(id: string, fields: Fields, deliveries: number): StreamEntry {
     receivedAt: Number(f.r ?? 0),
     deliveries,
   };
+  if (f.x !== undefined) entry.replayOf = f.x;
+  return entry;
 }
 
 export class RedisStore implements Store {
@@ -340,8 +372,8 @@ export class RedisStore implements Store {
     return rows.map(([id, fields, n]) => toEntry(id, fields, Number(n)));
   }
 
-  async deadLetter(group: string, entry: StreamEntry, error: string): Promise<void> {
-    const dl: DeadLetter = { entry, error, at: Date.now() };
+  async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {
+    const dl: DeadLetter = { entry, error, at: Date.now(), ...(attempts !== undefined ? { attempts } : {}) };
     await this.up()
       .multi()
       .lpush(this.k.dead, JSON.stringify(dl))
@@ -358,6 +390,45 @@ export class RedisStore implements Store {
     if (limit <= 0) return [];
     const rows = await this.up().lrange(this.k.dead, 0, limit - 1);
     return rows.map((r) => JSON.parse(r) as DeadLetter);
+  }
+
+  async replayDeadLetters(streamIds: readonly string[] | 'all'): Promise<ReplayResult> {
+    const r = this.up();
+    const wanted = streamIds === 'all' ? undefined : new Set(streamIds);
+    const out: ReplayResult = { replayed: [], notFound: [] };
+    if (wanted?.size === 0) return out;
+    // Find the list elements in Node (JSON.parse, whatever the key order), oldest first;
+    // the script then removes exactly those strings, so what was read is what is replayed.
+    const rows = await r.lrange(this.k.dead, 0, -1);
+    const byId = new Map<string, { raws: string[]; entry: StreamEntry }>();
+    for (let i = rows.length - 1; i >= 0; i--) {
+      const raw = rows[i]!;
+      let dl: DeadLetter;
+      try {
+        dl = JSON.parse(raw) as DeadLetter;
+      } catch {
+        continue; // not written by deadLetter: never replayed
+      }
+      const id = dl.entry?.streamId;
+      if (typeof id !== 'string' || (wanted && !wanted.has(id))) continue;
+      const found = byId.get(id);
+      if (found) found.raws.push(raw);
+      else byId.set(id, { raws: [raw], entry: dl.entry });
+    }
+    const items = [...byId.values()];
+    for (let c = 0; c < items.length; c += REPLAY_CHUNK) {
+      const chunk = items.slice(c, c + REPLAY_CHUNK);
+      const args: Array<string | number> = [this.maxLen];
+      for (const { raws, entry: e } of chunk) args.push(raws.length, ...raws, e.streamId, e.eventId, e.type, e.body, e.receivedAt);
+      const ids = await this.up().sbReplay(this.k.dead, this.k.stream, ...args);
+      chunk.forEach(({ entry: e }, i) => {
+        const newStreamId = ids[i];
+        if (newStreamId) out.replayed.push({ streamId: e.streamId, newStreamId, eventId: e.eventId, type: e.type });
+        else out.notFound.push(e.streamId); // replayed meanwhile by someone else
+      });
+    }
+    if (wanted) for (const id of wanted) if (!byId.has(id)) out.notFound.push(id);
+    return out;
   }
 
   async streamLag(group: string): Promise<number> {

@@ -173,6 +173,78 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     });
   });
 
+  describe('dead-letter replay', () => {
+    /** Accept, read and dead-letter events; returns their stream entries. */
+    const deadLettered = async (s: Store, ids: string[]) => {
+      await s.ensureGroup('g');
+      for (const id of ids) await s.acceptEvent(ev(id), 60_000);
+      const got = await s.readGroup('g', 'c', ids.length, 0);
+      for (const e of got) await s.deadLetter('g', e, `failed: ${e.eventId}`, 3);
+      return got;
+    };
+
+    it('a replayed dead letter is read by the consumer group again, unchanged, and leaves the dead list; an unknown id is not found', async () => {
+      const s = fresh();
+      const [e1, e2] = await deadLettered(s, ['bad1', 'bad2']);
+      expect((await s.listDeadLetters(10)).map((d) => [d.entry.eventId, d.attempts])).toEqual([
+        ['bad2', 3],
+        ['bad1', 3],
+      ]);
+      const res = await s.replayDeadLetters([e1!.streamId, '1-999']);
+      expect(res.notFound).toEqual(['1-999']);
+      expect(res.replayed).toHaveLength(1);
+      expect(res.replayed[0]).toMatchObject({ streamId: e1!.streamId, eventId: 'bad1', type: 'chat.call.connect' });
+      expect(res.replayed[0]!.newStreamId).not.toBe(e1!.streamId);
+      expect((await s.listDeadLetters(10)).map((d) => d.entry.streamId)).toEqual([e2!.streamId]);
+      expect(await s.streamLag('g')).toBe(1);
+      const again = await s.readGroup('g', 'c2', 10, 0);
+      expect(again).toEqual([
+        { streamId: res.replayed[0]!.newStreamId, eventId: 'bad1', type: 'chat.call.connect', body: ev('bad1').body, receivedAt: 1_700_000_000_000, deliveries: 1, replayOf: e1!.streamId },
+      ]);
+      // The dedupe key was left alone: the Service's repeat of the event is still a duplicate.
+      expect(await s.acceptEvent(ev('bad1'), 60_000)).toBe('duplicate');
+      // Gone from the dead list: a second replay finds nothing.
+      expect(await s.replayDeadLetters([e1!.streamId])).toEqual({ replayed: [], notFound: [e1!.streamId] });
+      expect(await s.replayDeadLetters([])).toEqual({ replayed: [], notFound: [] });
+    });
+
+    it("replay 'all' puts every dead letter back, oldest first, and empties the list", async () => {
+      const s = fresh();
+      const entries = await deadLettered(s, ['a1', 'a2', 'a3']);
+      const res = await s.replayDeadLetters('all');
+      expect(res.notFound).toEqual([]);
+      expect(res.replayed.map((r) => r.streamId)).toEqual(entries.map((e) => e.streamId));
+      expect(await s.listDeadLetters(10)).toEqual([]);
+      expect((await s.readGroup('g', 'c', 10, 0)).map((e) => e.eventId)).toEqual(['a1', 'a2', 'a3']);
+      expect(await s.replayDeadLetters('all')).toEqual({ replayed: [], notFound: [] });
+    });
+
+    it('an entry dead-lettered twice (two copies in the list) is replayed once and both copies go', async () => {
+      const s = fresh();
+      const [e] = await deadLettered(s, ['twice']);
+      await s.deadLetter('g', e!, 'again');
+      expect(await s.listDeadLetters(10)).toHaveLength(2);
+      const res = await s.replayDeadLetters([e!.streamId]);
+      expect(res.replayed.map((r) => r.streamId)).toEqual([e!.streamId]);
+      expect(await s.listDeadLetters(10)).toEqual([]);
+      expect(await s.readGroup('g', 'c', 10, 0)).toHaveLength(1);
+    });
+
+    it('10 concurrent replays of the same id: exactly one replays it, the others report it not found, the stream gets it once', async () => {
+      const s = fresh();
+      const [e] = await deadLettered(s, ['contested']);
+      // Two store instances for Redis (two nodes), so the race is also between connections.
+      const other = name.startsWith('RedisStore') ? new RedisStore({ url: redis.url, prefix: s.prefix }) : s;
+      if (other !== s) open.push(other);
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? other : s).replayDeadLetters([e!.streamId])));
+      expect(results.filter((r) => r.replayed.length === 1)).toHaveLength(1);
+      expect(results.filter((r) => r.notFound.length === 1 && r.notFound[0] === e!.streamId)).toHaveLength(9);
+      expect(await s.listDeadLetters(10)).toEqual([]);
+      expect((await s.readGroup('g', 'c', 10, 0)).map((x) => x.eventId)).toEqual(['contested']);
+      expect(await s.streamLag('g')).toBe(1);
+    });
+  });
+
   describe('calls', () => {
     it('createCall creates once at version 0; getCall returns it', async () => {
       const s = fresh();

@@ -24,6 +24,8 @@ export interface StreamEntry {
   receivedAt: number;
   /** How many times this entry has been handed to a consumer, this time included. */
   deliveries: number;
+  /** Set on an entry put back by `replayDeadLetters`: the stream id of the dead-lettered entry. */
+  replayOf?: string;
 }
 
 export interface DeadLetter {
@@ -32,6 +34,16 @@ export interface DeadLetter {
   error: string;
   /** Epoch ms when it was dead-lettered. */
   at: number;
+  /** Handler attempts before it was dead-lettered, when the caller said (absent in older entries). */
+  attempts?: number;
+}
+
+/** Outcome of `replayDeadLetters`. */
+export interface ReplayResult {
+  /** Dead letters appended back to the event stream (and removed from the dead list). */
+  replayed: Array<{ streamId: string; newStreamId: string; eventId: string; type: string }>;
+  /** Stream ids asked for that are not (or no longer) in the dead list. */
+  notFound: string[];
 }
 
 /**
@@ -84,11 +96,25 @@ export interface Store {
    */
   claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]>;
 
-  /** Move an entry to the dead-letter list and ack it in `group`, atomically. */
-  deadLetter(group: string, entry: StreamEntry, error: string): Promise<void>;
+  /**
+   * Move an entry to the dead-letter list and ack it in `group`, atomically. `attempts`
+   * (handler attempts made) is kept with it when given.
+   */
+  deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void>;
 
   /** Dead letters, newest first. */
   listDeadLetters(limit: number): Promise<DeadLetter[]>;
+
+  /**
+   * Put dead letters back on the event stream for the consumer groups, by the stream id
+   * of the dead-lettered entry (`'all'`: every dead letter, oldest first). Each one is
+   * appended as a new entry (same event id, type, body and received-at; `replayOf` = the
+   * old stream id) and removed from the dead list in ONE atomic step, so a crash neither
+   * loses nor doubles it. The dedupe key is not consulted (it still holds the event id).
+   * Of concurrent replays of the same id exactly one reports it replayed; the others
+   * report it not found. Several copies of one stream id in the list replay once.
+   */
+  replayDeadLetters(streamIds: readonly string[] | 'all'): Promise<ReplayResult>;
 
   /** Entries in the stream not yet acknowledged by `group` (pending + never delivered). */
   streamLag(group: string): Promise<number>;

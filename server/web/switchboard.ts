@@ -24,11 +24,16 @@ import { Hub, createGateway, createWsServer, type Gateway } from '../gateway/ind
 import { createWebRoutes, type DemoCaller, type WebAsset } from './index.ts';
 import { createArchive } from '../archive/index.ts';
 import { archiveUrl, createArchiveRoutes } from '../archive/routes.ts';
+import { createDeadLetterRoutes } from '../ops/dead-letters.ts';
+import type { Metrics } from '../ops/metrics.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import { basename, dirname } from 'node:path';
 
 export interface SwitchboardOptions {
-  config: Pick<Config, 'archiveDir' | 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl'>;
+  config: Pick<
+    Config,
+    'archiveDir' | 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl' | 'serviceApiKey' | 'webhookSecrets'
+  >;
   store: Store;
   log: Logger;
   calls: ServiceCalls;
@@ -41,6 +46,8 @@ export interface SwitchboardOptions {
   assets?: Map<string, WebAsset>;
   /** Demo mode: starts a simulated call for the page's button. */
   demo?: DemoCaller;
+  /** The app's metrics registry (replays of dead letters are counted there). */
+  metrics?: Metrics;
   /** Pre-built users (tests); default: USERS_FILE, or the demo users in demo mode. */
   users?: Users;
   /** Lifecycle timing beyond the config (tests shorten margins). */
@@ -110,6 +117,13 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const wss = createWsServer();
   const archive = o.media ? createArchive({ dir: config.archiveDir, calls: o.media, log: log.child({ part: 'archive' }) }) : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
+  const deadLetterRoutes = createDeadLetterRoutes({
+    auth,
+    store,
+    log: log.child({ part: 'ops' }),
+    secrets: [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets],
+    ...(o.metrics ? { metrics: o.metrics } : {}),
+  });
   /** Archive one media event, then tell who may see the call: its agent, supervisors, ops. */
   const onMediaEvent = async (event: unknown): Promise<void> => {
     const out = await archive!.archive(event);
@@ -133,6 +147,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     routes,
     mount: (app) => {
       app.route('/', archiveRoutes);
+      app.route('/', deadLetterRoutes);
       app.route('/', routes);
     },
     handlers: {

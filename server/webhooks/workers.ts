@@ -8,7 +8,8 @@
  *   (any node) claims them;
  * - a failing handler is retried with backoff, locally and without holding up the events
  *   behind it; after `maxAttempts` attempts the entry goes to the dead-letter list
- *   (logged, counted, listable with `store.listDeadLetters`);
+ *   (logged, counted, listable with `store.listDeadLetters` and `GET /api/ops/dead-letters`,
+ *   put back with `store.replayDeadLetters` / `POST /api/ops/dead-letters/replay`);
  * - an event whose payload does not match its type's schema is dead-lettered at once
  *   (retrying cannot fix it); unknown types and types without a handler are acked and
  *   counted as `ignored`.
@@ -115,10 +116,11 @@ export function createWorkers(opts: WorkersOptions): Workers {
   }
 
   async function deadLetter(entry: StreamEntry, error: string, attempts: number): Promise<void> {
-    await store.deadLetter(group, entry, error);
+    await store.deadLetter(group, entry, error, attempts);
     m.deadLettered.inc({ type: entry.type });
     m.webhookEvents.inc({ type: entry.type, outcome: 'dead_lettered' });
-    log.error({ eventId: entry.eventId, type: entry.type, streamId: entry.streamId, attempts, error }, 'webhook event dead-lettered');
+    const replayOf = entry.replayOf !== undefined ? { replayOf: entry.replayOf } : {};
+    log.error({ eventId: entry.eventId, type: entry.type, streamId: entry.streamId, attempts, error, ...replayOf }, 'webhook event dead-lettered');
   }
 
   async function handle(consumer: string, entry: StreamEntry, attempt: number): Promise<void> {

@@ -1,0 +1,164 @@
+/**
+ * Dead-lettered webhook events over HTTP, for ops (role `ops`; 401 without a session, 403
+ * for other roles, errors in the Service's shape):
+ *
+ * - `GET /api/ops/dead-letters?limit=N` → `{ items: [...] }`, newest first; `limit` is an
+ *   integer 1..1000, default 100. Each item: `streamId` (what replay takes), `eventId`,
+ *   `type`, `error`, `at` (epoch ms it was dead-lettered), `attempts` (null when not
+ *   recorded), `deliveries`, `receivedAt`, `replayOf` (when it was itself a replay), `body`
+ *   (the raw event JSON the Service sent; headers, and so the signature, are never stored).
+ * - `POST /api/ops/dead-letters/replay` with `{"streamIds": [...]}` or `{"all": true}` →
+ *   `{ replayed: [{ streamId, newStreamId, eventId, type }], notFound: [...] }`. Each dead
+ *   letter goes back on the event stream and leaves the dead list in one atomic store step
+ *   (`Store.replayDeadLetters`); the workers then handle it like a new delivery.
+ *
+ * Known secret values (API key, webhook and session secrets) are scrubbed from every answer
+ * as a second line of defence; an item where that happened says `redacted: true`.
+ */
+import { Hono, type Context } from 'hono';
+import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Metrics } from './metrics.ts';
+import type { DeadLetter, Store } from '../store/store.ts';
+
+export const DEAD_LETTERS_PATH = '/api/ops/dead-letters';
+export const LIMIT_DEFAULT = 100;
+export const LIMIT_MAX = 1000;
+/** Most stream ids one replay request may name. */
+export const REPLAY_MAX_IDS = 1000;
+
+const REDACTED = '[redacted]';
+const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
+
+export interface DeadLetterItem {
+  streamId: string;
+  eventId: string;
+  type: string;
+  error: string;
+  at: number;
+  attempts: number | null;
+  deliveries: number;
+  receivedAt: number;
+  replayOf?: string;
+  body: string;
+  redacted?: true;
+}
+
+export interface DeadLetterRoutesOptions {
+  auth: Auth;
+  store: Store;
+  log: Logger;
+  /** Where `switchboard_webhook_replayed_total{type}` lives (the app's registry). */
+  metrics?: Metrics;
+  /** Secret values never to answer with (scrubbed, like the logger does). */
+  secrets?: readonly string[];
+}
+
+/** A function replacing every known secret value (and its JSON-escaped form) in a string. */
+export function secretScrubber(secrets: readonly string[]): (s: string) => string {
+  const list = [...new Set(secrets.filter((s) => s.length >= 6))];
+  for (const s of [...list]) {
+    const j = JSON.stringify(s).slice(1, -1);
+    if (j !== s) list.push(j);
+  }
+  return (s) => {
+    let out = s;
+    for (const secret of list) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    return out;
+  };
+}
+
+const shown = (v: string) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
+
+/** `limit` from the query: the value, or the message of the 400. */
+export function parseLimit(values: string[] | undefined): number | { error: string } {
+  if (!values || values.length === 0) return LIMIT_DEFAULT;
+  if (values.length > 1) return { error: 'limit: give it at most once' };
+  const v = values[0]!;
+  const rule = `limit: must be an integer from 1 to ${LIMIT_MAX} (got ${shown(v)})`;
+  if (!/^\d{1,7}$/.test(v)) return { error: rule };
+  const n = Number(v);
+  return n >= 1 && n <= LIMIT_MAX ? n : { error: rule };
+}
+
+const REPLAY_BODY = `body must be {"streamIds": ["<stream id>", ...]} (1 to ${REPLAY_MAX_IDS} ids) or {"all": true}`;
+
+/** The replay request: the ids (or `'all'`), or the message of the 400. */
+export function parseReplayBody(body: unknown): readonly string[] | 'all' | { error: string } {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: REPLAY_BODY };
+  const keys = Object.keys(body);
+  const o = body as Record<string, unknown>;
+  if (keys.length === 1 && keys[0] === 'all') {
+    return o.all === true ? 'all' : { error: `all: must be true (${REPLAY_BODY})` };
+  }
+  if (keys.length !== 1 || keys[0] !== 'streamIds') return { error: REPLAY_BODY };
+  const ids = o.streamIds;
+  if (!Array.isArray(ids) || ids.length === 0 || ids.length > REPLAY_MAX_IDS) {
+    return { error: `streamIds: must be an array of 1 to ${REPLAY_MAX_IDS} stream ids` };
+  }
+  for (let i = 0; i < ids.length; i++) {
+    const id: unknown = ids[i];
+    if (typeof id !== 'string' || !STREAM_ID.test(id)) {
+      return { error: `streamIds[${i}]: must be a stream id like "1700000000000-0" (got ${typeof id === 'string' ? shown(id) : typeof id})` };
+    }
+  }
+  return [...new Set(ids as string[])];
+}
+
+export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('ops');
+  const scrub = secretScrubber(o.secrets ?? []);
+  const replayed = o.metrics?.counter('switchboard_webhook_replayed_total', 'Dead-lettered webhook events put back on the stream by ops, by type.', ['type']);
+
+  const item = (d: DeadLetter): DeadLetterItem => {
+    const e = d.entry;
+    const body = scrub(e.body);
+    const error = scrub(d.error);
+    return {
+      streamId: e.streamId,
+      eventId: e.eventId,
+      type: e.type,
+      error,
+      at: d.at,
+      attempts: typeof d.attempts === 'number' ? d.attempts : null,
+      deliveries: e.deliveries,
+      receivedAt: e.receivedAt,
+      ...(e.replayOf !== undefined ? { replayOf: e.replayOf } : {}),
+      body,
+      ...(body !== e.body || error !== d.error ? { redacted: true as const } : {}),
+    };
+  };
+
+  const noStore = (c: Context) => c.header('Cache-Control', 'private, no-store');
+
+  app.get(DEAD_LETTERS_PATH, guard, async (c) => {
+    const limit = parseLimit(c.req.queries('limit'));
+    if (typeof limit !== 'number') return apiError(c, 400, 'BAD_REQUEST', limit.error);
+    const items = (await o.store.listDeadLetters(limit)).map(item);
+    noStore(c);
+    return c.json({ items });
+  });
+
+  app.post(`${DEAD_LETTERS_PATH}/replay`, o.auth.sameOriginWrites, guard, async (c) => {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      return apiError(c, 400, 'BAD_REQUEST', `${REPLAY_BODY}; the body is not JSON`);
+    }
+    const which = parseReplayBody(raw);
+    if (typeof which === 'object' && 'error' in which) return apiError(c, 400, 'BAD_REQUEST', which.error);
+    const res = await o.store.replayDeadLetters(which);
+    for (const r of res.replayed) replayed?.inc({ type: r.type });
+    const log = o.log.child({ requestId: c.get('requestId') });
+    log.info(
+      { user: c.get('user').name, all: which === 'all', replayed: res.replayed.map((r) => ({ streamId: r.streamId, newStreamId: r.newStreamId, eventId: r.eventId, type: r.type })), notFound: res.notFound },
+      'dead letters replayed',
+    );
+    noStore(c);
+    return c.json(res);
+  });
+
+  return app;
+}
