@@ -9,6 +9,7 @@ import { createAppWithMetrics } from '../../server/app.ts';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
 import type { ServiceCalls } from '../../server/calls/engine.ts';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
+import type { DeadLetterItem } from '../../server/ops/dead-letters.ts';
 import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import { WORKER_GROUP, createWorkers, type HandlerRegistry } from '../../server/webhooks/workers.ts';
@@ -91,16 +92,7 @@ async function expectError(res: Response, status: number, code: string, message?
   if (message) expect(body.error.message).toMatch(message);
 }
 
-interface Item {
-  streamId: string;
-  eventId: string;
-  type: string;
-  error: string;
-  at: number;
-  attempts: number | null;
-  body: string;
-  redacted?: boolean;
-}
+type Item = DeadLetterItem;
 
 describe('dead letters over HTTP (ops)', () => {
   it('a handler failing 3 times dead-letters the event; ops lists it, others cannot; after the fix a replay processes it exactly once and empties the list', async () => {
