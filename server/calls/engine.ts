@@ -554,6 +554,7 @@ export class CallEngine {
           agent: user.name,
           conn: conn.id,
           reqId: msg.id,
+          // Until the connect event brings the Service's phone id (lifecycle `onConnect`).
           phoneId: msg.from,
           from: msg.from,
           to: msg.to ?? msg.recipient ?? '',

@@ -337,6 +337,35 @@ describe('transition: late, duplicate and out-of-order events', () => {
     expect(r.call).toMatchObject({ state: 'connected', agent: 'a1' });
     expect(r.effects).toContainEqual({ kind: 'remoteAnswer', agent: 'a1', sdp: 'v=0\r\nremote\r\n' });
   });
+
+  // The dial knows only the business number; reject/terminate need the Service's phone id.
+  const dialedByNumber = { ...(EVENTS.dialed as Extract<CallEvent, { type: 'dialed' }>), phoneId: '+15550002' };
+
+  it("business-initiated: the connect event brings the Service's phone id, and a dialed response after it keeps it", () => {
+    const dialing = transition(null, dialedByNumber, P).call!;
+    expect(dialing.phoneId).toBe('+15550002');
+    expect(transition(dialing, EVENTS.connectOut!, P).call).toMatchObject({ state: 'connected', phoneId: 'phone-1' });
+    const early = transition(null, EVENTS.connectOut!, P).call!;
+    expect(transition(early, dialedByNumber, P).call).toMatchObject({ state: 'connected', phoneId: 'phone-1', agent: 'a1' });
+  });
+
+  it('business-initiated: hung up before the connect event → the terminate is sent again with the phone id it brings', () => {
+    const dialing = transition(null, dialedByNumber, P).call!;
+    const ending = transition(dialing, EVENTS.hangup!, P).call!;
+    expect(ending).toMatchObject({ state: 'ending', phoneId: '+15550002' });
+    const r = transition(ending, EVENTS.connectOut!, P);
+    expect(r.call).toMatchObject({ state: 'ending', phoneId: 'phone-1' });
+    expect(r.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    expect(transition(r.call, EVENTS.connectOut!, P).call).toBe(r.call); // a duplicate connect changes nothing
+  });
+
+  it('business-initiated: ACCEPTED before the connect event → the remote answer still reaches the agent', () => {
+    const active = transition(transition(null, dialedByNumber, P).call, EVENTS.status!, P).call!;
+    expect(active.state).toBe('active');
+    const r = transition(active, EVENTS.connectOut!, P);
+    expect(r.call).toMatchObject({ state: 'active', phoneId: 'phone-1', remoteSdp: 'v=0\r\nremote\r\n' });
+    expect(r.effects).toContainEqual({ kind: 'remoteAnswer', agent: 'a1', sdp: 'v=0\r\nremote\r\n' });
+  });
 });
 
 describe('transition: claims, refusals and timers', () => {

@@ -479,13 +479,25 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
 }
 
 function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Transition {
-  if (call.state === 'dialing' && e.direction === 'BUSINESS_INITIATED') {
-    return to(
-      call,
-      { state: 'connected', ...(e.sdp !== undefined ? { remoteSdp: e.sdp } : {}) },
-      ...(call.agent && e.sdp !== undefined ? [{ kind: 'remoteAnswer', agent: call.agent, sdp: e.sdp } as Effect] : []),
-      { kind: 'notify' },
-    );
+  if (e.direction === 'BUSINESS_INITIATED' && call.direction === 'BUSINESS_INITIATED' && call.state !== 'ended') {
+    const patch: Partial<Call> = {};
+    const effects: Effect[] = [];
+    // The dial only knew the business number; the Service's phone id (which reject and
+    // terminate must carry) first arrives here.
+    const phoneIdLearned = e.phoneId !== '' && e.phoneId !== call.phoneId;
+    if (phoneIdLearned) patch.phoneId = e.phoneId;
+    const firstAnswer = e.sdp !== undefined && call.remoteSdp === undefined;
+    if (firstAnswer) patch.remoteSdp = e.sdp;
+    if (call.state === 'dialing') patch.state = 'connected';
+    // The answer is needed for media even when ACCEPTED overtook this event.
+    if (firstAnswer && call.agent && (call.state === 'dialing' || call.state === 'connected' || call.state === 'active')) {
+      effects.push({ kind: 'remoteAnswer', agent: call.agent, sdp: e.sdp! });
+    }
+    // Hung up before this event: the terminate went out with the business number as the phone
+    // id and was refused; send it again with the Service's id so the user's phone stops ringing.
+    if (call.state === 'ending' && phoneIdLearned && call.remoteStatus !== 'REJECTED') effects.push({ kind: 'terminate' });
+    if (Object.keys(patch).length === 0) return same(call); // a duplicate
+    return to(call, patch, ...effects, { kind: 'notify' });
   }
   // Duplicate, late (tombstone), or out of order: the record already knows more.
   return same(call);
@@ -618,7 +630,8 @@ function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transi
     return same(call, fail(e, 'CONFLICT', 'this id belongs to an inbound call'));
   }
   if (call.agent !== undefined) return same(call, ok(e, { wacid: call.wacid })); // repeated
-  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, localSdp: e.sdp, from: e.from, to: e.to, phoneId: e.phoneId, direction: 'BUSINESS_INITIATED' };
+  // A connect event that came first carried the Service's phone id; the dial knows only the number.
+  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, localSdp: e.sdp, from: e.from, to: e.to, phoneId: call.phoneId || e.phoneId, direction: 'BUSINESS_INITIATED' };
   const effects: Effect[] = [ok(e, { wacid: call.wacid })];
   if (call.state === 'connected' || call.state === 'active') {
     effects.unshift({ kind: 'agentBusy', agent: e.agent });

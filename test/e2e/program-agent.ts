@@ -68,6 +68,47 @@ export class PeerHost {
     );
   }
 
+  /**
+   * A business-initiated call: build a complete offer (gathering finished, with a timeout)
+   * and return its SDP. The track is attached but disabled until `unmute`, like `answer`.
+   */
+  async offer(key: string): Promise<string> {
+    return this.page.evaluate(async (key) => {
+      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
+      const pc = new RTCPeerConnection({ iceServers: [] });
+      const entry: { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream } = { pc, stream };
+      window.__peers.set(key, entry);
+      pc.onconnectionstatechange = () => {
+        if (pc.connectionState === 'connected') entry.connectedAt ??= Date.now();
+      };
+      const track = stream.getAudioTracks()[0]!;
+      track.enabled = false;
+      pc.addTransceiver(track, { direction: 'sendrecv', streams: [stream] });
+      await pc.setLocalDescription(await pc.createOffer());
+      await new Promise<void>((resolve, reject) => {
+        if (pc.iceGatheringState === 'complete') return resolve();
+        const t = setTimeout(() => reject(new Error('ICE gathering did not complete in 5 s')), 5000);
+        pc.addEventListener('icegatheringstatechange', () => {
+          if (pc.iceGatheringState === 'complete') {
+            clearTimeout(t);
+            resolve();
+          }
+        });
+      });
+      return pc.localDescription!.sdp;
+    }, key);
+  }
+
+  /** Apply the remote SDP answer to a peer made by `offer`. */
+  async applyAnswer(key: string, sdp: string): Promise<void> {
+    await this.page.evaluate(
+      async ({ key, sdp }) => {
+        await window.__peers.get(key)!.pc.setRemoteDescription({ type: 'answer', sdp });
+      },
+      { key, sdp },
+    );
+  }
+
   /** Start sending (after the ack). */
   async unmute(key: string): Promise<void> {
     await this.page.evaluate((key) => {

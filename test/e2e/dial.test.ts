@@ -1,0 +1,304 @@
+/**
+ * Business-initiated calls ("callbacks") end to end: a supervisor or agent program dials
+ * over the WebSocket (`call.dial` with a real Chromium SDP offer, see program-agent.ts), the
+ * bridge asks the emulated Service to connect, the emulator's chat user (a werift peer)
+ * answers, declines or lets it ring, and the bridge carries `call.remoteAnswer` and
+ * `call.state` back. Permission comes the Service's way: the business sends a
+ * `call_permission_request` message and the emulator's user replies to it.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServiceClient } from '../../server/service/index.ts';
+import type { CallView as EmuCall } from '../emulator/calls/index.ts';
+import { PeerHost } from './program-agent.ts';
+import { ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import type { ServerMsg } from '../../shared/protocol.ts';
+
+/** The emulator's default business number and its phone id. */
+const BUSINESS = '+15550100001';
+const PHONE_ID = '100000000000001';
+
+let b: Bridge | undefined;
+const clients: ProtocolClient[] = [];
+let host: PeerHost | undefined;
+afterEach(async () => {
+  for (const c of clients.splice(0)) c.close();
+  await host?.close();
+  host = undefined;
+  await b?.close();
+  b = undefined;
+});
+const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
+
+const control = (b: Bridge, method: string, path: string, body?: unknown) => emulatorRequest(b.emu, method, path, body);
+const emuCall = async (b: Bridge, wacid: string) => (await control(b, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
+
+async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await sleep(100);
+  }
+}
+
+/** A bridge whose emulator takes permission replies and status steps quickly. */
+async function bridge(opts: Parameters<typeof startBridge>[0] = {}): Promise<Bridge> {
+  const br = await startBridge({ agents: ['agent1'], supervisors: ['boss'], ...opts });
+  await control(br, 'PATCH', '/messaging/knobs', { stepDelayMs: 20 });
+  return br;
+}
+
+/**
+ * The Service's way to permission: the business sends an interactive
+ * `call_permission_request`; the emulator's user replies (accept or reject, per its
+ * `permissionReply` knob) with a `chat.inbound_message.received` event. Returns the reply.
+ */
+async function requestPermission(b: Bridge, user: string): Promise<{ response: string }> {
+  const service = createServiceClient({ baseUrl: b.emu.baseUrl, apiKey: b.emu.apiKey });
+  await service.messages.requestCallPermission({ from: BUSINESS, to: user, body: 'May we call you back about your order?' });
+  return until(`${user}'s permission reply`, async () => {
+    const events = (await control(b, 'GET', '/events?type=chat.inbound_message.received')).items as Array<Record<string, Record<string, unknown>>>;
+    const reply = events
+      .map((e) => e.chatInboundMessage)
+      .find((m) => m?.from === user && (m.interactive as { type?: string } | undefined)?.type === 'call_permission_reply');
+    return reply ? ((reply.interactive as Record<string, unknown>).call_permission_reply as { response: string }) : undefined;
+  });
+}
+
+/** Dial `to` from the business number with a fresh Chromium peer's offer. */
+async function dial(c: ProtocolClient, to: string) {
+  host ??= await PeerHost.start(b!.url);
+  const key = `dial:${to}:${Math.random()}`;
+  const sdp = await host.offer(key);
+  const reply = await c.request({ type: 'call.dial', from: BUSINESS, to, sdp });
+  return { key, reply };
+}
+
+/** The wacid of an acked dial (fails the test with the server's error otherwise). */
+function ackedWacid(reply: Extract<ServerMsg, { type: 'ack' | 'error' }>): string {
+  if (reply.type !== 'ack') throw new Error(`dial refused: ${reply.code} ${reply.message}`);
+  expect(reply.wacid).toMatch(/^wacid\./);
+  return reply.wacid as string;
+}
+
+const states = (c: ProtocolClient, wacid: string) =>
+  c.received.filter((m): m is Extract<ServerMsg, { type: 'call.state' }> => m.type === 'call.state' && m.wacid === wacid).map((m) => m.state);
+
+/** Nothing left live: no unfinished call record, a fresh tab's `welcome` shows no call, the dialer is free. */
+async function expectNothingLive(b: Bridge, name: string): Promise<void> {
+  await until('no unfinished call in the store', async () => ((await b.store.listCalls()).every((r) => r.state === 'ended') ? true : undefined));
+  const fresh = track(await agentClient(b.url, name, { available: false }));
+  const welcome = fresh.received.find((m): m is Extract<ServerMsg, { type: 'welcome' }> => m.type === 'welcome');
+  expect(welcome?.calls).toEqual([]);
+  expect(b.sb.engine.board.view(name).holding).toBeUndefined();
+}
+
+/** Dial, apply the remote answer, and wait until the call is active with audio both ways. */
+async function connectedCall(c: ProtocolClient, user: string) {
+  const { key, reply } = await dial(c, user);
+  const wacid = ackedWacid(reply);
+  const answer = await c.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
+  expect(answer.sdp).toMatch(/^v=0\r\n/);
+  expect(answer.sdp).toMatch(/a=fingerprint:sha-256 /);
+  await host!.applyAnswer(key, answer.sdp);
+  const active = await c.next('call.state', (m) => m.wacid === wacid && m.state === 'active', 15_000);
+  expect(active).toMatchObject({ direction: 'BUSINESS_INITIATED', from: BUSINESS, to: user });
+  expect(active.startedAt).toBeGreaterThan(0);
+  // ICE + DTLS up (the emulator's user is ice-lite and DTLS server).
+  expect(await host!.connectedAt(key, 15_000)).toBeGreaterThan(0);
+  await host!.unmute(key);
+  const media = await until('audio both ways', async () => {
+    const e = await emuCall(b!, wacid);
+    const mine = await host!.inbound(key);
+    if (process.env.DEBUG_E2E) console.log(e.state, JSON.stringify(e.media), JSON.stringify(mine));
+    return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 20 && (e.media?.audibleFrames ?? 0) > 0 && mine.packetsReceived > 20 ? { e, mine } : undefined;
+  });
+  expect(media.e.media?.connectionState).toBe('connected');
+  expect(media.mine.connectionState).toBe('connected');
+  expect(media.e.statuses).toEqual(['RINGING', 'ACCEPTED']);
+  return { key, wacid };
+}
+
+describe('business-initiated calls (program agents, real emulator, real WebRTC)', () => {
+  it('without the user\'s call permission the dial is refused with the Service\'s reason, and nothing is left ringing', async () => {
+    b = await bridge();
+    const boss = track(await agentClient(b.url, 'boss'));
+    const user = '+15550123401';
+
+    // 1. Never asked.
+    const none = await dial(boss, user);
+    expect(none.reply).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
+    expect((none.reply as { message: string }).message).toMatch(/no call permission/i);
+    expect((none.reply as { message: string }).message).toMatch(/138006/);
+
+    // 2. Asked, and the user said no.
+    await control(b, 'PATCH', '/messaging/knobs', { permissionReply: 'reject' });
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'reject' });
+    const rejected = await dial(boss, user);
+    expect(rejected.reply).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
+    expect((rejected.reply as { message: string }).message).toMatch(/rejected the call permission request/i);
+
+    await host!.closePeer(none.key);
+    await host!.closePeer(rejected.key);
+
+    // The Service never started a call, and the bridge keeps nothing about one.
+    expect((await control(b, 'GET', '/calls')).length).toBe(0);
+    expect(boss.received.filter((m) => m.type === 'call.state' || m.type === 'call.remoteAnswer')).toEqual([]);
+    expect(await b.store.listCalls()).toEqual([]);
+    await expectNothingLive(b, 'boss');
+
+    // Still usable: with permission granted the same supervisor's callback goes through.
+    const other = '+15550123402';
+    await control(b, 'PATCH', '/messaging/knobs', { permissionReply: 'accept' });
+    expect(await requestPermission(b, other)).toMatchObject({ response: 'accept' });
+    const ok = await dial(boss, other);
+    const wacid = ackedWacid(ok.reply);
+    await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'active', 15_000);
+    expect(await boss.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
+    await expectNothingLive(b, 'boss');
+  }, 60_000);
+
+  it('with permission: dial → remote answer → ICE/DTLS → audio both ways → active → the supervisor hangs up → ended with a duration', async () => {
+    b = await bridge();
+    const boss = track(await agentClient(b.url, 'boss'));
+    const user = '+15550123411';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+
+    const { key, wacid } = await connectedCall(boss, user);
+    const stored = await b.store.getCall(wacid);
+    expect(stored).toMatchObject({ state: 'active', direction: 'BUSINESS_INITIATED', agent: 'boss', phoneId: PHONE_ID });
+    expect(b.sb.engine.board.view('boss').holding).toBe(wacid);
+    await sleep(1_200); // at least a second of conversation
+
+    expect(await boss.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    const ended = await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
+    expect(ended.result).toBe('COMPLETED');
+    expect(ended.duration).toBeGreaterThanOrEqual(1);
+    const e = await emuCall(b, wacid);
+    expect(e.state).toBe('ended');
+    expect(e.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
+    expect(e.terminate!.duration).toBeGreaterThanOrEqual(1);
+    // The states went forward only, through the outbound ones.
+    const seen = states(boss, wacid);
+    expect(seen).toContain('dialing');
+    expect(seen.indexOf('active')).toBeLessThan(seen.indexOf('ending'));
+    expect(seen.at(-1)).toBe('ended');
+    expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', result: 'COMPLETED', endedBy: 'event' });
+    await host!.closePeer(key);
+    await expectNothingLive(b, 'boss');
+  }, 60_000);
+
+  it('with permission: an agent\'s callback, and the user hangs up → ended COMPLETED (USER_HANGUP) with a duration', async () => {
+    b = await bridge();
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const watcher = track(await agentClient(b.url, 'boss', { available: false }));
+    const user = '+15550123421';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+
+    const { wacid } = await connectedCall(a1, user);
+    // Supervisors see the live callback.
+    await watcher.next('call.state', (m) => m.wacid === wacid && m.state === 'active' && m.agent === 'agent1');
+    await sleep(1_200);
+
+    await control(b, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
+    expect(ended).toMatchObject({ result: 'COMPLETED', reason: 'USER_HANGUP' });
+    expect(ended.duration).toBeGreaterThanOrEqual(1);
+    await watcher.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
+    expect(states(a1, wacid)).not.toContain('ending'); // nobody on our side hung up
+    await expectNothingLive(b, 'agent1');
+  }, 60_000);
+
+  it('the user declines the callback → ended FAILED with the reason, nothing stuck', async () => {
+    b = await bridge();
+    const boss = track(await agentClient(b.url, 'boss'));
+    const user = '+15550123431';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+    await control(b, 'PATCH', '/callee', { user, action: 'reject', answerAfterMs: 500 });
+
+    const { key, reply } = await dial(boss, user);
+    const wacid = ackedWacid(reply);
+    // The answer comes while the phone rings; applying it at once is right even if declined later.
+    const answer = await boss.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
+    await host!.applyAnswer(key, answer.sdp);
+    const ended = await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
+    expect(ended.result).toBe('FAILED');
+    expect(ended.reason).toMatch(/USER_REJECTED|declined/);
+    expect(ended.duration ?? 0).toBe(0);
+    expect(ended.startedAt).toBeUndefined();
+    expect(states(boss, wacid)).not.toContain('active');
+    const e = await emuCall(b, wacid);
+    expect(e.statuses).toEqual(['RINGING', 'REJECTED']);
+    expect(e.terminate).toMatchObject({ status: 'FAILED', reason: 'USER_REJECTED' });
+    await expectNothingLive(b, 'boss');
+  }, 60_000);
+
+  it('the user never answers → the Service gives up (NOT_ANSWERED, 138007) → ended FAILED, nothing stuck', async () => {
+    b = await bridge();
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const user = '+15550123441';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+    await control(b, 'PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 2_500 });
+
+    const { key, reply } = await dial(a1, user);
+    const wacid = ackedWacid(reply);
+    const answer = await a1.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
+    await host!.applyAnswer(key, answer.sdp);
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000);
+    expect(ended.result).toBe('FAILED');
+    expect(ended.reason).toMatch(/did not answer|NOT_ANSWERED/);
+    expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', result: 'FAILED', errorCode: '138007', endedBy: 'event' });
+    expect(states(a1, wacid)).not.toContain('active');
+    expect((await emuCall(b, wacid)).terminate).toMatchObject({ status: 'FAILED', reason: 'NOT_ANSWERED' });
+    await expectNothingLive(b, 'agent1');
+  }, 60_000);
+
+  it('the caller gives up while it rings → the Service call is cancelled (BUSINESS_CANCELLED), nothing stuck', async () => {
+    b = await bridge();
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const user = '+15550123451';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+    await control(b, 'PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 60_000 });
+
+    const { reply } = await dial(a1, user);
+    const wacid = ackedWacid(reply);
+    await a1.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
+    await until('the user\'s phone to ring', async () => ((await emuCall(b!, wacid)).state === 'ringing' ? true : undefined));
+    expect(await a1.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
+    expect(ended.result).toBe('FAILED');
+    expect((await emuCall(b, wacid)).terminate).toMatchObject({ status: 'FAILED', reason: 'BUSINESS_CANCELLED' });
+    await expectNothingLive(b, 'agent1');
+  }, 60_000);
+
+  it("a hangup before the Service's connect event arrives still stops the user's phone (terminate carries the Service's phone id)", async () => {
+    b = await bridge();
+    const a1 = track(await agentClient(b.url, 'agent1'));
+    const user = '+15550123461';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+    await control(b, 'PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 60_000 });
+    // Every event reaches the bridge late, so the hangup below surely comes first.
+    await control(b, 'PATCH', '/faults', { deliveryDelayMs: 1_500 });
+
+    const { reply } = await dial(a1, user);
+    const wacid = ackedWacid(reply);
+    expect(await a1.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    expect(a1.received.some((m) => m.type === 'call.remoteAnswer')).toBe(false);
+    const e = await until("the user's side to end", async () => {
+      const c = await emuCall(b!, wacid);
+      return c.state === 'ended' ? c : undefined;
+    });
+    expect(e.terminate).toMatchObject({ status: 'FAILED', reason: 'BUSINESS_CANCELLED' });
+    const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
+    expect(ended.result).toBe('FAILED');
+    expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', phoneId: PHONE_ID, endedBy: 'event' });
+    await expectNothingLive(b, 'agent1');
+  }, 60_000);
+});
