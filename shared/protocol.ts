@@ -10,8 +10,8 @@
  * added, never renamed.
  *
  * Owners: the server side (server/gateway, server/calls) and the browser side (web-agent/)
- * together; changes are additive only, noted here. What the server does today (no schema
- * change so far):
+ * together; changes are additive only, noted here (added: `permission.updated`,
+ * error code `NO_PERMISSION`). What the server does today:
  * - `ack` results: `call.answer` → `{wacid, startedAt}` (sent after accept returned 200);
  *   `presence.set` → `{presence}`; `call.dial` → `{wacid}`; decline/hangup → no fields.
  * - `error` codes as in `WsErrorCode`; `SERVICE_ERROR` messages carry the Service's reason;
@@ -104,6 +104,33 @@ export const MediaAvailable = z.object({
   url: z.string(),
 });
 export const PresenceChanged = z.object({ type: z.literal('presence'), presence: Presence });
+
+/**
+ * A user's calling permission for one business number, as this bridge knows it: from the
+ * requests it sent and the replies (`interactive.call_permission_reply`) the Service
+ * delivered. `unknown` means no request or reply seen: the Service may still hold one (for
+ * example granted during a user-initiated call), so a dial is not refused for it.
+ */
+export const PermissionState = z.enum(['unknown', 'requested', 'granted', 'rejected', 'expired']);
+export type PermissionState = z.infer<typeof PermissionState>;
+export const Permission = z.object({
+  /** The business number (E.164) the calls would come from. */
+  from: z.string(),
+  /** The user: E.164 number or BSUID, exactly as given to the request or the dial. */
+  user: z.string(),
+  state: PermissionState,
+  /** From the reply: the permission does not expire. */
+  permanent: z.boolean().optional(),
+  /** From the reply: epoch ms when a granted permission ends. */
+  expiresAt: z.number().optional(),
+  /** Epoch ms of the last change. */
+  updatedAt: z.number(),
+  /** Who sent the latest request (a Switchboard user name). */
+  requestedBy: z.string().optional(),
+});
+export type Permission = z.infer<typeof Permission>;
+/** A permission changed (request sent, reply received, expired): to supervisors and the requester. */
+export const PermissionUpdated = z.object({ type: z.literal('permission.updated'), permission: Permission });
 export const Ping = z.object({ type: z.literal('ping'), t: z.number() });
 export const Ack = z.object({ type: z.literal('ack'), id: reqId }).passthrough();
 export const ErrorMsg = z.object({
@@ -121,6 +148,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   CallState,
   MediaAvailable,
   PresenceChanged,
+  PermissionUpdated,
   Ping,
   Ack,
   ErrorMsg,
@@ -160,6 +188,7 @@ export const WsErrorCode = z.enum([
   'CONFLICT', // another agent or tab won the call; the call is in a state that forbids this
   'SERVICE_ERROR', // the Service refused; message carries its reason
   'OUTCOME_UNKNOWN', // the Service did not answer in time; wait for events
+  'NO_PERMISSION', // call.dial to a user whose calling permission is known rejected or expired (nothing sent)
   'INTERNAL',
 ]);
 export type WsErrorCode = z.infer<typeof WsErrorCode>;

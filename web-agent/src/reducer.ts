@@ -196,6 +196,9 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'error':
       // Answers to this tab's requests: the controller that sent them handles these.
       return state;
+    case 'permission.updated':
+      // Shown by the callback panel (supervisor page), which keeps its own list.
+      return state;
   }
 }
 
