@@ -3,6 +3,7 @@
  * a page should say "the server answered something unexpected", not crash on it.
  */
 import { z } from 'zod';
+import { Permission } from '../../shared/protocol.ts';
 
 /**
  * `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README).
@@ -96,6 +97,34 @@ export async function listArchive(): Promise<Array<z.infer<typeof ArchiveItem>> 
     if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return undefined;
     throw e;
   }
+}
+
+/** `GET /api/numbers`: the business numbers a callback may come from. */
+export const BusinessNumber = z.object({ phoneNumber: z.string(), phoneId: z.string().optional(), name: z.string().optional() }).passthrough();
+export async function listNumbers(): Promise<Array<z.infer<typeof BusinessNumber>>> {
+  const r = z.object({ numbers: z.array(BusinessNumber) }).safeParse(await call('GET', '/api/numbers'));
+  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered /api/numbers with an unexpected shape.');
+  return r.data.numbers;
+}
+
+/** `GET /api/permissions?from=&user=`: what the bridge knows of a user's calling permission. */
+export async function getPermission(from: string, user: string): Promise<Permission> {
+  const q = new URLSearchParams({ from, user });
+  const r = z.object({ permission: Permission }).safeParse(await call('GET', `/api/permissions?${q.toString()}`));
+  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered /api/permissions with an unexpected shape.');
+  return r.data.permission;
+}
+
+/**
+ * `POST /api/permissions/request`: send the user a call-permission request (202). `to` for
+ * a phone number, `recipient` for a BSUID; `body` is the optional message text.
+ */
+export async function requestPermission(req: { from: string; to?: string; recipient?: string; body?: string }): Promise<{ permission: Permission; messageId?: string }> {
+  const r = z
+    .object({ permission: Permission, messageId: z.string().optional() })
+    .safeParse(await call('POST', '/api/permissions/request', req));
+  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered the permission request with an unexpected shape.');
+  return r.data;
 }
 
 /** Send the browser to the login page, coming back here afterwards. */

@@ -1,7 +1,7 @@
 /**
- * The live connection of the read-only pages (supervisor, archive): every server frame
- * goes to the page's reducer, and a connection refused for want of a session sends the
- * user to the login page.
+ * The live connection of the supervisor and archive pages: every server frame goes to the
+ * page's reducer, and a connection refused for want of a session sends the user to the
+ * login page. The supervisor page also sends requests on it (callbacks).
  */
 import { getMe, goToLogin, type Me } from '../api.ts';
 import { exponentialBackoff } from '../backoff.ts';
@@ -9,8 +9,8 @@ import { Connection } from '../connection.ts';
 import { wsUrl } from '../dom.ts';
 import type { UiEvent } from '../reducer.ts';
 
-export function connectPage(me: Me, dispatch: (ev: UiEvent) => void): void {
-  new Connection({
+export function connectPage(me: Me, dispatch: (ev: UiEvent) => void): Connection {
+  const conn = new Connection({
     url: wsUrl(),
     backoff: exponentialBackoff(),
     onMessage: (msg) => dispatch({ type: 'server', msg, now: Date.now() }),
@@ -19,5 +19,7 @@ export function connectPage(me: Me, dispatch: (ev: UiEvent) => void): void {
     onConnectFailed: async () => {
       if ((await getMe().catch(() => me)) === undefined) goToLogin();
     },
-  }).start();
+  });
+  conn.start();
+  return conn;
 }

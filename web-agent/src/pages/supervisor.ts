@@ -1,19 +1,28 @@
 /**
- * Supervisor console (`/supervisor`), a first shell: the live calls this user may see, from
- * `welcome.calls` and every `call.state` frame, and the calls that ended while it was open.
+ * Supervisor console (`/supervisor`): the live calls this user may see, from
+ * `welcome.calls` and every `call.state` frame, the calls that ended while it was open, and
+ * the "Call back" panel (callback-panel.ts): permission for a user, and a callback placed
+ * from this tab.
  */
 import '../csp.ts'; // first: before any frame is parsed
 import { connectPage } from './shell.ts';
+import { CallbackPanel } from './callback-panel.ts';
+import type { Connection } from '../connection.ts';
 import { getMe, goToLogin } from '../api.ts';
 import { el, h, renderError, renderLink, setText, setupChrome } from '../dom.ts';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type UiEvent, type UiState } from '../reducer.ts';
 
 let state: UiState = initialState;
+let conn: Connection | undefined;
+const panel = new CallbackPanel(() => conn, () => state);
 
 function dispatch(ev: UiEvent): void {
   state = reduce(state, ev);
   render();
+  // The panel follows its own call and the pair's permission in the same frames.
+  if (ev.type === 'server') panel.onServer(ev.msg);
+  panel.refresh();
 }
 
 function render(): void {
@@ -51,6 +60,7 @@ function render(): void {
 }
 
 async function boot(): Promise<void> {
+  Object.defineProperty(window, '__switchboard', { value: Object.freeze({ callback: panel.hook() }), configurable: false });
   const me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
   setupChrome(me);
@@ -59,7 +69,8 @@ async function boot(): Promise<void> {
     dispatch({ type: 'error', message: 'This page is for supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
     return;
   }
-  connectPage(me, dispatch);
+  panel.start();
+  conn = connectPage(me, dispatch);
   setInterval(render, 1000); // call times
   render();
 }

@@ -1,0 +1,448 @@
+/**
+ * The supervisor's "Call back" panel as pure logic: validate who to call, put a calling
+ * permission into plain words, and a reducer for the panel (numbers, the pair's permission,
+ * the ask, and one business-initiated call from preparing the offer to its end).
+ * No DOM, no clock: `now` comes in with the events, so every rule here has a unit test.
+ */
+import type { CallView, Permission } from '../../shared/protocol.ts';
+import { describeReason, describeResult, formatDuration } from './format.ts';
+import { isOver } from './reducer.ts';
+
+// ---- who to call -------------------------------------------------------------------------
+
+/** The user to call: a phone number (sent as `to`) or a business-scoped user id (`recipient`). */
+export type Callee = { kind: 'to'; value: string } | { kind: 'recipient'; value: string };
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+/** BSUID: two-letter uppercase country code, a period, up to 128 alphanumerics (a parent BSUID has `.ENT.`). */
+const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
+
+/**
+ * Read what the supervisor typed. Phone numbers may be typed with spaces, dashes, dots or
+ * brackets (they are dropped); they must start with `+` and the country code. A BSUID is
+ * kept exactly as typed (trimmed): it is an id, not a number.
+ */
+export function parseCallee(input: string): { ok: true; callee: Callee } | { ok: false; message: string } {
+  const t = input.trim();
+  if (t === '') return { ok: false, message: 'Type the user’s phone number (e.g. +15550123456) or their user id.' };
+  if (/^[A-Za-z]{2}\./.test(t)) {
+    if (BSUID.test(t)) return { ok: true, callee: { kind: 'recipient', value: t } };
+    return { ok: false, message: 'That looks like a user id, but it is not valid: two capital letters, a dot, then letters and digits (e.g. US.13491208655302741918).' };
+  }
+  const digits = t.replace(/[\s\-().]/g, '');
+  if (/^00\d/.test(digits)) return { ok: false, message: `Write the number with + instead of 00: +${digits.slice(2)}` };
+  if (/^\d+$/.test(digits)) return { ok: false, message: 'Start the number with + and the country code, e.g. +15550123456.' };
+  if (!/^\+\d+$/.test(digits)) return { ok: false, message: 'A phone number may hold only digits after the + (spaces and dashes are fine).' };
+  if (digits.startsWith('+0')) return { ok: false, message: 'A country code never starts with 0: check the number after the +.' };
+  if (!E164.test(digits)) {
+    const n = digits.length - 1;
+    return { ok: false, message: n < 7 ? `That number is too short (${n} digits): include the country code.` : `That number is too long (${n} digits; at most 15).` };
+  }
+  return { ok: true, callee: { kind: 'to', value: digits } };
+}
+
+// ---- permission in plain words -----------------------------------------------------------
+
+export type PermissionTone = 'neutral' | 'waiting' | 'ok' | 'stop';
+
+export interface PermissionWords {
+  /** One line for the supervisor. */
+  text: string;
+  tone: PermissionTone;
+  /** The state as shown (a granted permission past its expiry reads `expired`). */
+  state: Permission['state'];
+  /** Calling is pointless (the bridge would refuse it: NO_PERMISSION). */
+  blocksCall: boolean;
+  /** Why Call is disabled, next to the button. */
+  blockReason?: string;
+}
+
+/** "just now", "2 min ago", "3 h ago", "2 days ago". */
+export function ago(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 45) return 'just now';
+  const m = Math.round(s / 60);
+  if (m < 60) return `${m} min ago`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h} h ago`;
+  const d = Math.floor(h / 24);
+  return d === 1 ? 'yesterday' : `${d} days ago`;
+}
+
+/** "29 Nov, 14:05" in the browser's time zone (tests pass one). */
+export function formatWhen(epochMs: number, timeZone?: string): string {
+  return new Date(epochMs).toLocaleString('en-GB', {
+    day: 'numeric',
+    month: 'short',
+    hour: '2-digit',
+    minute: '2-digit',
+    hour12: false,
+    ...(timeZone ? { timeZone } : {}),
+  });
+}
+
+export function describePermission(p: Permission | undefined, now: number, timeZone?: string): PermissionWords {
+  if (!p) return { text: 'Checking the user’s calling permission…', tone: 'neutral', state: 'unknown', blocksCall: false };
+  const by = p.requestedBy ? ` by ${p.requestedBy}` : '';
+  switch (p.state) {
+    case 'unknown':
+      return {
+        text: 'No permission on record: ask the user first (without it the call is likely refused).',
+        tone: 'neutral',
+        state: 'unknown',
+        blocksCall: false,
+      };
+    case 'requested':
+      return { text: `Asked${by} ${ago(now - p.updatedAt)} — waiting for the user’s reply.`, tone: 'waiting', state: 'requested', blocksCall: false };
+    case 'granted':
+      if (p.permanent) return { text: 'Permission granted, with no end date.', tone: 'ok', state: 'granted', blocksCall: false };
+      if (p.expiresAt !== undefined && p.expiresAt <= now) return expiredWords();
+      return {
+        text: p.expiresAt !== undefined ? `Permission granted until ${formatWhen(p.expiresAt, timeZone)}.` : 'Permission granted.',
+        tone: 'ok',
+        state: 'granted',
+        blocksCall: false,
+      };
+    case 'rejected':
+      return {
+        text: 'The user declined calls — do not call.',
+        tone: 'stop',
+        state: 'rejected',
+        blocksCall: true,
+        blockReason: 'The user declined calls from this number.',
+      };
+    case 'expired':
+      return expiredWords();
+  }
+}
+
+function expiredWords(): PermissionWords {
+  return { text: 'Expired — ask again.', tone: 'stop', state: 'expired', blocksCall: true, blockReason: 'The permission has expired: ask again first.' };
+}
+
+/** Keep the newer of two records of one pair (a fetch may answer after a live update). */
+export function newerPermission(a: Permission | undefined, b: Permission): Permission {
+  return a && a.updatedAt > b.updatedAt ? a : b;
+}
+
+export const pairKey = (from: string, user: string) => `${from}|${user}`;
+
+// ---- the panel's state -------------------------------------------------------------------
+
+export interface BusinessNumber {
+  phoneNumber: string;
+  phoneId?: string;
+  name?: string;
+}
+
+/**
+ * One callback's life in this tab:
+ * - preparing: microphone and offer (ICE gathering) being made; nothing sent yet
+ * - dialing: `call.dial` sent, no ack yet
+ * - ringing: acked (we have the wacid); the user's phone rings (engine: dialing/connected)
+ * - active: the user answered
+ * - ending: this tab sent `call.hangup`; waiting for the end
+ * - ended: over (see `ended`)
+ * - failed: never got going (refused, gathering failed...): see `error`
+ */
+export type CallPhase = 'idle' | 'preparing' | 'dialing' | 'ringing' | 'active' | 'ending' | 'ended' | 'failed';
+
+export interface PanelError {
+  code: string;
+  message: string;
+}
+
+export interface CallbackCall {
+  phase: CallPhase;
+  from: string;
+  callee: Callee;
+  wacid?: string;
+  /** Hang up pressed before the ack: hang up as soon as the wacid is known. */
+  cancelRequested?: boolean;
+  /** Local ms the call became active (the timer). */
+  activeAt?: number;
+  /** Engine state name last seen. */
+  serverState?: string;
+  muted: boolean;
+  ended?: { result: string; duration?: number; reason?: string };
+}
+
+export interface CallbackState {
+  numbers: { status: 'loading' | 'ready' | 'error'; list: BusinessNumber[]; error?: string };
+  from: string;
+  input: string;
+  /** The input was left (blur) or an action was tried: show its problem. */
+  touched: boolean;
+  /** Known permissions by pair (fetched or pushed). */
+  permissions: Record<string, Permission>;
+  /** Pair whose GET is in flight, and a failed GET's message. */
+  permissionLoading?: string;
+  permissionError?: { key: string; message: string };
+  asking: boolean;
+  askNote?: string;
+  call?: CallbackCall;
+  error?: PanelError;
+  me?: string;
+}
+
+export const initialCallback: CallbackState = {
+  numbers: { status: 'loading', list: [] },
+  from: '',
+  input: '',
+  touched: false,
+  permissions: {},
+  asking: false,
+};
+
+export type CallbackEvent =
+  | { type: 'numbers'; list: BusinessNumber[] }
+  | { type: 'numbersFailed'; message: string }
+  | { type: 'selectFrom'; from: string }
+  | { type: 'input'; text: string }
+  | { type: 'touch' }
+  | { type: 'permissionLoading'; key: string }
+  | { type: 'permission'; permission: Permission }
+  | { type: 'permissionFailed'; key: string; message: string }
+  | { type: 'askStarted' }
+  | { type: 'askDone'; permission: Permission }
+  | { type: 'askFailed'; code: string; message: string }
+  | { type: 'dialStarted'; from: string; callee: Callee }
+  | { type: 'dialSent' }
+  | { type: 'dialAcked'; wacid: string }
+  | { type: 'dialFailed'; code: string; message: string }
+  | { type: 'callState'; view: CallView; now: number }
+  | { type: 'welcome'; wacids: string[]; now: number }
+  | { type: 'muted'; muted: boolean }
+  | { type: 'hangup' }
+  | { type: 'mediaFailed'; code: string; message: string }
+  | { type: 'dismissError' };
+
+/** Phases in which a callback is under way (Call disabled, Hang up shown). */
+export const inProgress = (call: CallbackCall | undefined): boolean =>
+  !!call && call.phase !== 'idle' && call.phase !== 'ended' && call.phase !== 'failed';
+
+export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackState {
+  switch (ev.type) {
+    case 'numbers': {
+      const keep = ev.list.some((n) => n.phoneNumber === s.from) ? s.from : (ev.list[0]?.phoneNumber ?? '');
+      return { ...s, numbers: { status: 'ready', list: ev.list }, from: keep };
+    }
+    case 'numbersFailed':
+      return { ...s, numbers: { status: 'error', list: s.numbers.list, error: ev.message } };
+    case 'selectFrom':
+      return drop({ ...s, from: ev.from }, 'askNote');
+    case 'input':
+      return drop({ ...s, input: ev.text }, 'askNote');
+    case 'touch':
+      return s.touched ? s : { ...s, touched: true };
+    case 'permissionLoading':
+      return drop({ ...s, permissionLoading: ev.key }, 'permissionError');
+    case 'permission': {
+      const key = pairKey(ev.permission.from, ev.permission.user);
+      const next = { ...s, permissions: { ...s.permissions, [key]: newerPermission(s.permissions[key], ev.permission) } };
+      const done = s.permissionLoading === key ? drop(next, 'permissionLoading') : next;
+      return s.permissionError?.key === key ? drop(done, 'permissionError') : done;
+    }
+    case 'permissionFailed':
+      return { ...drop(s, 'permissionLoading'), permissionError: { key: ev.key, message: ev.message } };
+    case 'askStarted':
+      return drop(drop({ ...s, asking: true, touched: true }, 'askNote'), 'error');
+    case 'askDone': {
+      const key = pairKey(ev.permission.from, ev.permission.user);
+      return {
+        ...s,
+        asking: false,
+        askNote: 'Request sent. The user’s reply will show here.',
+        permissions: { ...s.permissions, [key]: newerPermission(s.permissions[key], ev.permission) },
+      };
+    }
+    case 'askFailed':
+      return { ...s, asking: false, error: { code: ev.code, message: `Could not ask for permission: ${ev.message}` } };
+    case 'dialStarted':
+      if (inProgress(s.call)) return s;
+      return drop({ ...s, touched: true, call: { phase: 'preparing', from: ev.from, callee: ev.callee, muted: false } }, 'error');
+    case 'dialSent':
+      return s.call?.phase === 'preparing' ? withCall(s, { phase: 'dialing' }) : s;
+    case 'dialAcked':
+      if (!s.call || (s.call.phase !== 'dialing' && s.call.phase !== 'preparing')) return s;
+      return withCall(s, { phase: s.call.cancelRequested ? 'ending' : 'ringing', wacid: ev.wacid });
+    case 'dialFailed': {
+      if (!s.call || s.call.wacid !== undefined) return s;
+      return { ...withCall(s, { phase: 'failed' }), error: { code: ev.code, message: dialRefusal(ev.code, ev.message) } };
+    }
+    case 'mediaFailed':
+      if (!s.call) return { ...s, error: { code: ev.code, message: ev.message } };
+      return {
+        ...(s.call.wacid === undefined ? withCall(s, { phase: 'failed' }) : s),
+        error: { code: ev.code, message: ev.message },
+      };
+    case 'callState': {
+      const c = s.call;
+      if (!c || c.wacid !== ev.view.wacid) return s;
+      const v = ev.view;
+      if (isOver(v)) {
+        if (c.phase === 'ended') return s;
+        const duration =
+          v.duration ??
+          (v.startedAt !== undefined && v.endedAt !== undefined
+            ? Math.max(0, Math.round((v.endedAt - v.startedAt) / 1000))
+            : c.activeAt !== undefined
+              ? Math.max(0, Math.round((ev.now - c.activeAt) / 1000))
+              : undefined);
+        const result = v.result ?? (c.activeAt !== undefined ? 'COMPLETED' : 'ENDED');
+        return withCall(s, {
+          phase: 'ended',
+          serverState: v.state,
+          ended: { result, ...(duration !== undefined ? { duration } : {}), ...(v.reason ? { reason: v.reason } : {}) },
+        });
+      }
+      const active = v.state === 'active' || v.startedAt !== undefined;
+      const phase: CallPhase = c.phase === 'ending' ? 'ending' : active ? 'active' : 'ringing';
+      return withCall(s, {
+        phase,
+        serverState: v.state,
+        ...(active && c.activeAt === undefined ? { activeAt: ev.now } : {}),
+      });
+    }
+    case 'welcome': {
+      // After a reconnect the server lists every live call of this user: ours missing = over.
+      const c = s.call;
+      if (!c?.wacid || !inProgress(c) || ev.wacids.includes(c.wacid)) return s;
+      return reduceCallback(s, {
+        type: 'callState',
+        view: { wacid: c.wacid, phoneId: '', from: c.from, to: c.callee.value, direction: 'BUSINESS_INITIATED', state: 'ended', reason: 'The server no longer lists this call.' },
+        now: ev.now,
+      });
+    }
+    case 'muted':
+      return s.call ? withCall(s, { muted: ev.muted }) : s;
+    case 'hangup': {
+      const c = s.call;
+      if (!c || !inProgress(c)) return s;
+      if (c.wacid === undefined) {
+        // Preparing: nothing was sent, it simply stops. Dialing: hang up once the ack names the call.
+        return c.phase === 'preparing'
+          ? withCall(s, { phase: 'ended', ended: { result: 'NOT_PLACED', reason: 'Cancelled before it was placed.' } })
+          : withCall(s, { cancelRequested: true });
+      }
+      return withCall(s, { phase: 'ending' });
+    }
+    case 'dismissError':
+      return drop(s, 'error');
+  }
+}
+
+function withCall(s: CallbackState, patch: Partial<CallbackCall>): CallbackState {
+  return s.call ? { ...s, call: { ...s.call, ...patch } } : s;
+}
+
+function drop<T extends object, K extends keyof T>(obj: T, key: K): T {
+  if (!(key in obj)) return obj;
+  const copy = { ...obj };
+  delete copy[key];
+  return copy;
+}
+
+/** A refused dial in the supervisor's words, the server's own reason kept. */
+export function dialRefusal(code: string, message: string): string {
+  switch (code) {
+    case 'NO_PERMISSION':
+      return `Not called: the user has not allowed calls from this number (${message}).`;
+    case 'SERVICE_ERROR':
+      return `The Service refused the call: ${message}`;
+    case 'OUTCOME_UNKNOWN':
+    case 'TIMEOUT':
+      return `The Service did not confirm the call in time, so it may or may not ring at the user’s: check the live calls before trying again. (${message})`;
+    case 'DISCONNECTED':
+      return `The connection to the server was lost while placing the call; check the live calls before trying again. (${message})`;
+    case 'FORBIDDEN':
+      return `You may not place calls: ${message}`;
+    case 'BAD_REQUEST':
+      return `The server did not accept the call request: ${message}`;
+    default:
+      return `Could not place the call: ${message}`;
+  }
+}
+
+// ---- what the panel shows ----------------------------------------------------------------
+
+export interface PanelView {
+  callee?: Callee;
+  /** The input's problem, once it should be shown. */
+  inputError?: string;
+  /** The pair the permission is about, when both sides are known. */
+  key?: string;
+  permission: PermissionWords | { text: string; tone: PermissionTone; state: 'none'; blocksCall: false; blockReason?: string };
+  canAsk: boolean;
+  canCall: boolean;
+  /** Why Call is disabled (shown next to it), when it is. */
+  callBlockedReason?: string;
+}
+
+/** Everything the DOM needs, derived. `online`: the page's WebSocket is up. */
+export function panelView(s: CallbackState, online: boolean, now: number, timeZone?: string): PanelView {
+  const parsed = parseCallee(s.input);
+  const callee = parsed.ok ? parsed.callee : undefined;
+  // While typing, a short start ("+1555") is not wrong yet: it is flagged once the field is left.
+  const inputError = !parsed.ok && (s.touched || (s.input.trim() !== '' && !looksUnfinished(s.input))) ? parsed.message : undefined;
+  const key = callee && s.from ? pairKey(s.from, callee.value) : undefined;
+  const known = key ? s.permissions[key] : undefined;
+  const permission: PanelView['permission'] = !key
+    ? { text: 'Choose a number and type the user to see their calling permission.', tone: 'neutral', state: 'none', blocksCall: false }
+    : s.permissionError?.key === key && !known
+      ? { text: `Could not check the permission: ${s.permissionError.message}`, tone: 'neutral', state: 'none', blocksCall: false }
+      : describePermission(known, now, timeZone);
+  const busy = inProgress(s.call);
+  const callBlockedReason = busy
+    ? 'A callback is in progress.'
+    : !online
+      ? 'Waiting for the connection to the server…'
+      : !s.from
+        ? 'Choose the number to call from.'
+        : !callee
+          ? 'Type a valid phone number or user id.'
+          : permission.blocksCall
+            ? permission.blockReason
+            : undefined;
+  return {
+    ...(callee ? { callee } : {}),
+    ...(inputError ? { inputError } : {}),
+    ...(key ? { key } : {}),
+    permission,
+    canAsk: !!callee && !!s.from && !s.asking,
+    canCall: callBlockedReason === undefined,
+    ...(callBlockedReason ? { callBlockedReason } : {}),
+  };
+}
+
+function looksUnfinished(input: string): boolean {
+  const d = input.trim().replace(/[\s\-().]/g, '');
+  return /^\+?\d{0,6}$/.test(d) || /^[A-Za-z]{0,2}\.?$/.test(d);
+}
+
+/** The call's status line and whether a timer runs. */
+export function callStatus(c: CallbackCall, now: number): { state: CallPhase; text: string; timer?: string } {
+  switch (c.phase) {
+    case 'idle':
+      return { state: 'idle', text: '' };
+    case 'preparing':
+      return { state: 'preparing', text: 'Preparing the microphone and the connection…' };
+    case 'dialing':
+      return { state: 'dialing', text: c.cancelRequested ? 'Cancelling…' : 'Placing the call…' };
+    case 'ringing':
+      return { state: 'ringing', text: 'Ringing…' };
+    case 'active':
+      return { state: 'active', text: c.muted ? 'In call (you are muted).' : 'In call.', timer: formatDuration(c.activeAt !== undefined ? (now - c.activeAt) / 1000 : 0) };
+    case 'ending':
+      return { state: 'ending', text: 'Hanging up…' };
+    case 'failed':
+      return { state: 'failed', text: 'The call was not placed.' };
+    case 'ended': {
+      const e = c.ended!;
+      return {
+        state: 'ended',
+        text: `Call ended: ${describeResult(e.result)}${e.duration !== undefined ? ` · ${formatDuration(e.duration)}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`,
+      };
+    }
+  }
+}
