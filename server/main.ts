@@ -114,6 +114,8 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       log,
       calls: client.calls,
       media: client.calls,
+      messages: client.messages,
+      phoneNumbers: client.phoneNumbers,
       metrics,
       assets,
       ...(demo ? { demo: (await import('./web/demo.ts')).emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),

@@ -40,6 +40,11 @@ export interface EngineOptions {
   sweepMs?: number;
   /** Set when other nodes share the store (Redis): routing hints go through its pub/sub. */
   shared?: Store;
+  /**
+   * Known calling permissions (`server/permissions/`): a `call.dial` to a user whose
+   * permission is known rejected or expired is refused with `NO_PERMISSION` (nothing sent).
+   */
+  permissions?: { dialRefusal(from: string, user: string): Promise<string | undefined> };
 }
 
 const ROUTE_CHANNEL = 'calls-route';
@@ -79,6 +84,7 @@ export class CallEngine {
   /** Calls this node has seen live (not ended); the cheap sweep and `welcome` look here. */
   private readonly live = new Set<string>();
   private readonly shared: Store | undefined;
+  private readonly permissions: EngineOptions['permissions'];
   private unsubscribe: (() => Promise<void>) | undefined;
   private closed = false;
   private routing = false;
@@ -97,6 +103,7 @@ export class CallEngine {
     this.graceMs = o.reconnectGraceMs ?? 4_000;
     this.sweepMs = o.sweepMs ?? 2_000;
     this.shared = o.shared;
+    this.permissions = o.permissions;
   }
 
   /**
@@ -539,6 +546,12 @@ export class CallEngine {
       }
       case 'call.dial': {
         if (!user.roles.includes('supervisor') && !user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents and supervisors place calls');
+        // The interface: do not call after a rejection or an expired permission. Unknown,
+        // requested or granted → the Service decides. A failed lookup does not block the call.
+        const refused = await this.permissions
+          ?.dialRefusal(msg.from, msg.to ?? msg.recipient ?? '')
+          .catch((err: Error) => void this.log.warn({ err: err.message }, 'permission lookup failed; dialing anyway'));
+        if (refused) return fail('NO_PERMISSION', refused);
         let wacid: string;
         try {
           const r = await this.calls.connect({ from: msg.from, ...(msg.to ? { to: msg.to } : {}), ...(msg.recipient ? { recipient: msg.recipient } : {}), sdpType: 'offer', sdp: msg.sdp });

@@ -25,6 +25,7 @@ import { createWebRoutes, type DemoCaller, type WebAsset } from './index.ts';
 import { createArchive } from '../archive/index.ts';
 import { archiveUrl, createArchiveRoutes } from '../archive/routes.ts';
 import { createDeadLetterRoutes } from '../ops/dead-letters.ts';
+import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from '../permissions/index.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import { basename, dirname } from 'node:path';
@@ -42,6 +43,13 @@ export interface SwitchboardOptions {
    * events are archived under ARCHIVE_DIR and announced with `media.available`.
    */
   media?: Pick<Calls, 'downloadMedia'>;
+  /**
+   * Messages (the Service client's `messages`): with it, `POST /api/permissions/request`
+   * sends call permission requests; without it that route answers 503.
+   */
+  messages?: PermissionMessages;
+  /** Phone numbers (the Service client's `phoneNumbers`): `GET /api/numbers`; without it 503. */
+  phoneNumbers?: PermissionNumbers;
   /** Pages and assets (`buildWebAgent()` from web-agent/build.ts); empty map: API only. */
   assets?: Map<string, WebAsset>;
   /** Demo mode: starts a simulated call for the page's button. */
@@ -65,6 +73,8 @@ export interface Switchboard {
   engine: CallEngine;
   hub: Hub;
   gateway: Gateway;
+  /** Calling permissions (book, routes, reply handler, dial check). */
+  permissions: Permissions;
   /** Pass to `serve({ websocket: { server } })`. */
   wss: WebSocketServer;
   routes: Hono;
@@ -84,6 +94,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const auth = createAuth({ users, sessions: new Sessions(store, config.sessionSecret), log: log.child({ part: 'auth' }), demo: config.demo, now });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
+  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: o.messages, phoneNumbers: o.phoneNumbers, now });
   const engine = new CallEngine({
     store,
     calls: o.calls,
@@ -94,6 +105,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     queues: loadQueues(config.queuesFile),
     now,
     ...(config.redisUrl ? { shared: store } : {}),
+    permissions,
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
   });
@@ -143,17 +155,21 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     engine,
     hub,
     gateway,
+    permissions,
     wss,
     routes,
     mount: (app) => {
       app.route('/', archiveRoutes);
       app.route('/', deadLetterRoutes);
+      app.route('/', permissions.routes);
       app.route('/', routes);
     },
     handlers: {
       'chat.call.connect': onCallEvent,
       'chat.call.terminate': onCallEvent,
       'chat.call.status.updated': onCallEvent,
+      // Call permission replies; other inbound messages are ignored there.
+      'chat.inbound_message.received': permissions.onInboundMessage,
       ...(archive ? { 'chat.call.recording.updated': onMediaEvent, 'chat.call.transcription.updated': onMediaEvent } : {}),
     },
     async start() {

@@ -137,11 +137,13 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
     expect((none.reply as { message: string }).message).toMatch(/no call permission/i);
     expect((none.reply as { message: string }).message).toMatch(/138006/);
 
-    // 2. Asked, and the user said no.
+    // 2. Asked, and the user said no: once the bridge has the reply (server/permissions),
+    // it refuses the dial itself and sends nothing (the interface: do not call after a rejection).
     await control(b, 'PATCH', '/messaging/knobs', { permissionReply: 'reject' });
     expect(await requestPermission(b, user)).toMatchObject({ response: 'reject' });
+    await until('the bridge records the rejection', async () => ((await b!.sb.permissions.book.get(BUSINESS, user)).state === 'rejected' ? true : undefined));
     const rejected = await dial(boss, user);
-    expect(rejected.reply).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
+    expect(rejected.reply).toMatchObject({ type: 'error', code: 'NO_PERMISSION' });
     expect((rejected.reply as { message: string }).message).toMatch(/rejected the call permission request/i);
 
     await host!.closePeer(none.key);

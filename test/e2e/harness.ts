@@ -96,6 +96,8 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     log,
     calls: service.calls,
     media: service.calls,
+    messages: service.messages,
+    phoneNumbers: service.phoneNumbers,
     users,
     ...(o.assets ? { assets: o.assets } : {}),
     ...(o.policy ? { policy: o.policy } : {}),

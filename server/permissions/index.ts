@@ -1,0 +1,99 @@
+/**
+ * Calling permission for business-initiated calls ("callbacks"), one part:
+ *
+ * - `book.ts` keeps a user's permission per (business number, user) in the store;
+ * - `model.ts` is the pure logic (states, request / reply merge, expiry on read, ration);
+ * - `routes.ts` is the HTTP side (`POST /api/permissions/request`, `GET /api/permissions`,
+ *   `GET /api/numbers`);
+ * - `onInboundMessage` is the webhook handler for `chat.inbound_message.received`: a
+ *   `call_permission_reply` is recorded under the user's number and every BSUID the event
+ *   names, then announced;
+ * - `dialRefusal(from, user)` is what the call engine asks before a `call.dial`.
+ *
+ * Every change is pushed as `{type:'permission.updated', permission}` to all supervisors
+ * and to the user who sent the request, through the hub (so other nodes' sockets get it).
+ */
+import type { Hono } from 'hono';
+import type { Permission, ServerMsg } from '../../shared/protocol.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { Hub } from '../gateway/hub.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Store, StreamEntry } from '../store/store.ts';
+import { PermissionBook } from './book.ts';
+import { applyReply, dialRefusal, replyOf, toView } from './model.ts';
+import { createPermissionRoutes, type PermissionMessages, type PermissionNumbers } from './routes.ts';
+
+export { PermissionBook, permissionKey } from './book.ts';
+export { DEFAULT_BODY } from './routes.ts';
+export type { PermissionMessages, PermissionNumbers } from './routes.ts';
+
+export interface PermissionsOptions {
+  store: Store;
+  hub: Hub;
+  auth: Auth;
+  log: Logger;
+  messages?: PermissionMessages | undefined;
+  phoneNumbers?: PermissionNumbers | undefined;
+  now?: () => number;
+}
+
+export interface Permissions {
+  book: PermissionBook;
+  routes: Hono<AuthEnv>;
+  /** Handler for `chat.inbound_message.received` (ignores every other kind of inbound message). */
+  onInboundMessage(event: unknown, entry: StreamEntry): Promise<void>;
+  /** The `NO_PERMISSION` message when the known permission is rejected or expired; else undefined. */
+  dialRefusal(from: string, user: string): Promise<string | undefined>;
+  /** Push one permission to supervisors and its requester. */
+  announce(p: Permission): void;
+}
+
+export function createPermissions(o: PermissionsOptions): Permissions {
+  const now = o.now ?? Date.now;
+  const log = o.log;
+  const book = new PermissionBook(o.store, log, now);
+
+  const announce = (permission: Permission): void => {
+    const msg: ServerMsg = { type: 'permission.updated', permission };
+    o.hub.toRole('supervisor', msg);
+    const by = permission.requestedBy;
+    // A requesting supervisor already has it through the role push.
+    if (by && !o.auth.users.get(by)?.roles.includes('supervisor')) o.hub.toUser(by, msg);
+  };
+
+  const onInboundMessage = async (event: unknown, entry: StreamEntry): Promise<void> => {
+    if (typeof event !== 'object' || event === null) return;
+    const reply = replyOf(event as Record<string, unknown>, entry.receivedAt);
+    if (!reply) return;
+    // The request was keyed by the identifier it was sent to (number or BSUID): its sender
+    // is whoever any of the user's records names.
+    let requestedBy: string | undefined;
+    for (const user of reply.users) requestedBy ??= (await book.read(reply.from, user))?.requestedBy;
+    for (const user of reply.users) {
+      const stored = await book.update(reply.from, user, (cur) => {
+        const next = applyReply(cur, user, reply, now());
+        if (next && next.requestedBy === undefined && requestedBy !== undefined) next.requestedBy = requestedBy;
+        return next;
+      });
+      if (!stored) {
+        log.debug({ from: reply.from, user, replyId: reply.id, eventId: entry.eventId }, 'call permission reply already known or older: ignored');
+        continue;
+      }
+      const permission = toView(stored, reply.from, user, now());
+      log.info({ from: reply.from, user, state: permission.state, permanent: permission.permanent, expiresAt: permission.expiresAt, eventId: entry.eventId }, 'call permission reply');
+      announce(permission);
+    }
+  };
+
+  const routes = createPermissionRoutes({ auth: o.auth, book, log, messages: o.messages, phoneNumbers: o.phoneNumbers, announce });
+
+  return {
+    book,
+    routes,
+    onInboundMessage,
+    announce,
+    async dialRefusal(from, user) {
+      return dialRefusal(await book.get(from, user));
+    },
+  };
+}

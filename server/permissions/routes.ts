@@ -1,0 +1,259 @@
+/**
+ * Calling permission over HTTP (roles supervisor or agent; 401 without a session, 403 for
+ * other roles; errors in the Service's shape `{error:{status,code,message,requestId}}`):
+ *
+ * - `POST /api/permissions/request` (same origin) with
+ *   `{from, to?, recipient?, body?}` → an interactive `call_permission_request` with `body`
+ *   as its text (default `DEFAULT_BODY`), or `{from, to?, recipient?, template:{name,
+ *   language}}` → that approved template (it must carry a `call_permission_request`
+ *   component). `from` E.164; `to` (E.164) or `recipient` (BSUID); both given: `to` is used
+ *   (interface part 4). 202 `{permission, messageId}`; the permission is then `requested`.
+ *   400 names the field and rule; 409 CONFLICT while the user's rejection is less than 24 h
+ *   old; 429 TOO_MANY_REQUESTS (with Retry-After) past the ration of 1 request per 24 h and
+ *   2 per 7 days per business number + user; the Service's refusals keep its code and
+ *   reason (its 401/403/5xx, which are about our key or the Service, become 502).
+ * - `GET /api/permissions?from=<E.164>&user=<E.164 or BSUID>` → `{permission}` (`unknown`
+ *   when nothing is known).
+ * - `GET /api/numbers` → `{numbers:[{phoneNumber, phoneId?, name?}]}`: the business numbers
+ *   of the API key (the Service's phone numbers, cached 60 s); 502 when the Service fails.
+ */
+import { randomUUID } from 'node:crypto';
+import { Hono, type Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Permission } from '../../shared/protocol.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { Logger } from '../log/logger.ts';
+import { OutcomeUnknownError, RateLimitedError, ServiceError, ValidationError } from '../service/errors.ts';
+import type { MessagesResource } from '../service/resources/messages.ts';
+import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts';
+import { BSUID_RE, E164_RE } from '../service/validate.ts';
+import type { PermissionBook } from './book.ts';
+import { applyRequest, rationCheck, rejectionHold, toView } from './model.ts';
+
+export const DEFAULT_BODY = 'May we call you? One of our team would like to call you back here on a voice call.';
+/** Our limit on the request text (the interface states none; the provider's interactive body allows 1,024). */
+export const BODY_MAX = 1024;
+export const NUMBERS_CACHE_MS = 60_000;
+
+export type PermissionMessages = Pick<MessagesResource, 'requestCallPermission' | 'sendTemplate'>;
+export type PermissionNumbers = Pick<PhoneNumbersResource, 'iterate'>;
+
+export interface NumberItem {
+  phoneNumber: string;
+  phoneId?: string;
+  name?: string;
+}
+
+export interface PermissionRoutesOptions {
+  auth: Auth;
+  book: PermissionBook;
+  log: Logger;
+  /** Without it, requests answer 503 (no Service client). */
+  messages?: PermissionMessages | undefined;
+  /** Without it, `/api/numbers` answers 503. */
+  phoneNumbers?: PermissionNumbers | undefined;
+  /** Tell supervisors and the requester. */
+  announce(p: Permission): void;
+}
+
+function fail(c: Context, status: number, code: string, message: string): Response {
+  const requestId = (c.get('requestId') as string | undefined) ?? c.req.header('x-request-id') ?? randomUUID();
+  return c.json({ error: { status, code, message, requestId } }, status as ContentfulStatusCode);
+}
+
+class BadInput extends Error {}
+
+const shown = (v: unknown) => {
+  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
+  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+};
+
+function e164(field: string, v: unknown): string {
+  if (v === undefined || v === null || v === '') throw new BadInput(`${field}: is required (an E.164 phone number such as +15550100001)`);
+  if (typeof v !== 'string' || !E164_RE.test(v)) throw new BadInput(`${field}: must be an E.164 phone number: + and 7 to 15 digits, no spaces (got ${shown(v)})`);
+  return v;
+}
+
+function bsuid(field: string, v: unknown): string {
+  if (typeof v !== 'string' || !BSUID_RE.test(v)) {
+    throw new BadInput(`${field}: must be a BSUID: two uppercase letters, a period, then up to 128 letters or digits (got ${shown(v)})`);
+  }
+  return v;
+}
+
+const REQUEST_FIELDS = new Set(['from', 'to', 'recipient', 'body', 'template']);
+
+export interface RequestInput {
+  from: string;
+  /** The user as addressed: `to` when given (it wins), else `recipient`. */
+  user: string;
+  address: { to: string } | { recipient: string };
+  body?: string;
+  template?: { name: string; language: string };
+}
+
+/** The request body, checked; throws `BadInput` naming the field and the rule. */
+export function parseRequestBody(raw: unknown): RequestInput {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new BadInput('body: must be a JSON object {from, to | recipient, body? | template?}');
+  const o = raw as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (!REQUEST_FIELDS.has(k)) throw new BadInput(`${k}: unknown field (expected from, to, recipient, body or template)`);
+  const from = e164('from', o.from);
+  if ((o.to === undefined || o.to === null) && (o.recipient === undefined || o.recipient === null)) {
+    throw new BadInput('to: to (E.164 phone number) or recipient (BSUID) is required');
+  }
+  // Both given: the Service uses `to` (part 4); the recipient must still be well-formed.
+  if (o.recipient !== undefined && o.recipient !== null) bsuid('recipient', o.recipient);
+  const address: RequestInput['address'] = o.to !== undefined && o.to !== null ? { to: e164('to', o.to) } : { recipient: o.recipient as string };
+  const user = 'to' in address ? address.to : address.recipient;
+  const out: RequestInput = { from, user, address };
+  if (o.body !== undefined && o.template !== undefined) throw new BadInput('template: give either body (an interactive request) or template, not both');
+  if (o.template !== undefined) {
+    const t = o.template;
+    if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new BadInput('template: must be an object {name, language}');
+    const { name, language } = t as Record<string, unknown>;
+    if (typeof name !== 'string' || name.trim() === '') throw new BadInput('template.name: is required (the approved template with a call_permission_request component)');
+    if (name.length > 512) throw new BadInput('template.name: must be at most 512 characters');
+    if (typeof language !== 'string' || !/^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})?$/.test(language)) {
+      throw new BadInput(`template.language: must be a language code such as en or en_US (got ${shown(language)})`);
+    }
+    out.template = { name, language };
+  } else if (o.body !== undefined) {
+    if (typeof o.body !== 'string' || o.body.trim() === '') throw new BadInput('body: must be a non-empty string (the text of the request)');
+    if ([...o.body].length > BODY_MAX) throw new BadInput(`body: must be at most ${BODY_MAX} characters`);
+    out.body = o.body;
+  }
+  return out;
+}
+
+/** A Service refusal, in the error shape with the Service's reason. */
+function serviceFailure(c: Context, err: unknown, log: Logger): Response {
+  if (err instanceof ValidationError) return fail(c, 400, 'BAD_REQUEST', err.message);
+  if (err instanceof OutcomeUnknownError) {
+    return fail(c, 504, 'OUTCOME_UNKNOWN', `the Service did not answer in time; the request may or may not have been sent (${err.message}): check the permission before asking again`);
+  }
+  if (err instanceof ServiceError) {
+    const d = err.details as Record<string, unknown> | undefined;
+    const provider = d && typeof d === 'object' && (typeof d.message === 'string' || d.code !== undefined) ? ` (${d.code !== undefined ? `${String(d.code)}: ` : ''}${String(d.message ?? '')})` : '';
+    const reason = `the Service refused: ${err.message}${provider}${err.requestId ? ` [Service request ${err.requestId}]` : ''}`;
+    if (err instanceof RateLimitedError) {
+      if (err.retryAfterMs !== undefined) c.header('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
+      return fail(c, 429, err.code || 'TOO_MANY_REQUESTS', reason);
+    }
+    const s = err.status;
+    if (s === 400 || s === 404 || s === 409 || s === 422) return fail(c, s, err.code, reason);
+    log.warn({ code: err.code, status: s, serviceRequestId: err.requestId }, 'call permission request: Service failure');
+    return fail(c, 502, 'SERVICE_ERROR', reason);
+  }
+  log.error({ err }, 'call permission request failed');
+  return fail(c, 500, 'INTERNAL', 'the request could not be sent');
+}
+
+export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('supervisor', 'agent');
+  const { book } = o;
+  let numbersCache: { at: number; numbers: NumberItem[] } | undefined;
+  let numbersInFlight: Promise<NumberItem[]> | undefined;
+
+  app.post('/api/permissions/request', o.auth.sameOriginWrites, guard, async (c) => {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      return fail(c, 400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, body? | template?}');
+    }
+    let input: RequestInput;
+    try {
+      input = parseRequestBody(raw);
+    } catch (err) {
+      if (err instanceof BadInput) return fail(c, 400, 'BAD_REQUEST', err.message);
+      throw err;
+    }
+    if (!o.messages) return fail(c, 503, 'UNAVAILABLE', 'no Service client: call permission requests cannot be sent');
+    const { from, user } = input;
+    const by = c.get('user').name;
+    const now = book.now();
+    const cur = await book.read(from, user);
+    const hold = rejectionHold(cur, now);
+    if (hold) {
+      return fail(
+        c,
+        409,
+        'CONFLICT',
+        `${user} rejected the call permission request from ${from} at ${new Date(cur!.updatedAt).toISOString()}; the user is not asked again before ${new Date(hold.until).toISOString()}`,
+      );
+    }
+    const limited = rationCheck(cur, now);
+    if (limited) {
+      c.header('Retry-After', String(Math.max(1, Math.ceil((limited.nextAt - now) / 1000))));
+      return fail(
+        c,
+        429,
+        'TOO_MANY_REQUESTS',
+        `call permission requests to ${user} from ${from} are limited to ${limited.rule}; the next one may be sent at ${new Date(limited.nextAt).toISOString()}`,
+      );
+    }
+    let messageId: string;
+    try {
+      const sent = input.template
+        ? await o.messages.sendTemplate({ from, ...input.address, name: input.template.name, language: input.template.language })
+        : await o.messages.requestCallPermission({ from, ...input.address, body: input.body ?? DEFAULT_BODY });
+      messageId = sent.id;
+    } catch (err) {
+      return serviceFailure(c, err, o.log);
+    }
+    const stored = await book.update(from, user, (latest) => applyRequest(latest, { from, user, by, at: book.now() }));
+    const permission = toView(stored, from, user, book.now());
+    o.log.info({ from, user, by, messageId, template: input.template?.name }, 'call permission requested');
+    o.announce(permission);
+    c.header('Cache-Control', 'private, no-store');
+    return c.json({ permission, messageId }, 202);
+  });
+
+  app.get('/api/permissions', guard, async (c) => {
+    const from = c.req.query('from');
+    const user = c.req.query('user');
+    try {
+      e164('from', from);
+      if (user === undefined || user === '') throw new BadInput('user: is required (the user\'s E.164 phone number or BSUID)');
+      if (!E164_RE.test(user) && !BSUID_RE.test(user)) throw new BadInput(`user: must be an E.164 phone number or a BSUID (got ${shown(user)})`);
+    } catch (err) {
+      if (err instanceof BadInput) return fail(c, 400, 'BAD_REQUEST', err.message);
+      throw err;
+    }
+    c.header('Cache-Control', 'private, no-store');
+    return c.json({ permission: await book.get(from!, user) });
+  });
+
+  const loadNumbers = async (): Promise<NumberItem[]> => {
+    const out: NumberItem[] = [];
+    for await (const n of o.phoneNumbers!.iterate()) {
+      if (typeof n.phoneNumber !== 'string') continue;
+      const item: NumberItem = { phoneNumber: n.phoneNumber };
+      if (typeof n.id === 'string') item.phoneId = n.id;
+      const name = n.verifiedName ?? n.businessUsername;
+      if (typeof name === 'string' && name) item.name = name;
+      out.push(item);
+    }
+    return out;
+  };
+
+  app.get('/api/numbers', guard, async (c) => {
+    if (!o.phoneNumbers) return fail(c, 503, 'UNAVAILABLE', 'no Service client: business numbers are not known');
+    const now = Date.now();
+    if (!numbersCache || now - numbersCache.at >= NUMBERS_CACHE_MS) {
+      try {
+        numbersInFlight ??= loadNumbers().finally(() => (numbersInFlight = undefined));
+        numbersCache = { at: Date.now(), numbers: await numbersInFlight };
+      } catch (err) {
+        const why = err instanceof ServiceError ? `${err.code}: ${err.message}${err.requestId ? ` [Service request ${err.requestId}]` : ''}` : (err as Error).message;
+        o.log.warn({ err: why }, 'business numbers: Service failure');
+        return fail(c, 502, 'SERVICE_ERROR', `the Service did not list the business numbers: ${why}`);
+      }
+    }
+    c.header('Cache-Control', 'private, max-age=60');
+    return c.json({ numbers: numbersCache.numbers });
+  });
+
+  return app;
+}
