@@ -12,6 +12,8 @@
  *
  * Every change is pushed as `{type:'permission.updated', permission}` to all supervisors
  * and to the user who sent the request, through the hub (so other nodes' sockets get it).
+ * The end of a temporary grant is pushed too (state `expired`), by a timer on the node that
+ * recorded the grant: best effort (a restart loses it; readers still see `expired`).
  */
 import type { Hono } from 'hono';
 import type { Permission, ServerMsg } from '../../shared/protocol.ts';
@@ -46,7 +48,12 @@ export interface Permissions {
   dialRefusal(from: string, user: string): Promise<string | undefined>;
   /** Push one permission to supervisors and its requester. */
   announce(p: Permission): void;
+  /** Stop the expiry timers. */
+  close(): void;
 }
+
+/** setTimeout's limit (~24.8 days); later expiries are re-armed when it fires. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function createPermissions(o: PermissionsOptions): Permissions {
   const now = o.now ?? Date.now;
@@ -59,6 +66,29 @@ export function createPermissions(o: PermissionsOptions): Permissions {
     const by = permission.requestedBy;
     // A requesting supervisor already has it through the role push.
     if (by && !o.auth.users.get(by)?.roles.includes('supervisor')) o.hub.toUser(by, msg);
+  };
+
+  const expiryTimers = new Map<string, NodeJS.Timeout>();
+  let closed = false;
+  /** Push `expired` when the grant recorded now runs out (if it is still that grant then). */
+  const watchExpiry = (p: Permission): void => {
+    const k = `${p.from}|${p.user}`;
+    clearTimeout(expiryTimers.get(k));
+    expiryTimers.delete(k);
+    if (closed || p.state !== 'granted' || p.permanent || p.expiresAt === undefined) return;
+    const expiresAt = p.expiresAt;
+    const t = setTimeout(() => {
+      expiryTimers.delete(k);
+      if (now() < expiresAt) return watchExpiry(p);
+      void book
+        .get(p.from, p.user)
+        .then((cur) => {
+          if (cur.state === 'expired' && cur.expiresAt === expiresAt) announce(cur);
+        })
+        .catch((err: Error) => log.warn({ err: err.message, from: p.from, user: p.user }, 'permission expiry check failed'));
+    }, Math.min(MAX_TIMER_MS, Math.max(0, expiresAt - now()) + 50));
+    t.unref();
+    expiryTimers.set(k, t);
   };
 
   const onInboundMessage = async (event: unknown, entry: StreamEntry): Promise<void> => {
@@ -82,6 +112,7 @@ export function createPermissions(o: PermissionsOptions): Permissions {
       const permission = toView(stored, reply.from, user, now());
       log.info({ from: reply.from, user, state: permission.state, permanent: permission.permanent, expiresAt: permission.expiresAt, eventId: entry.eventId }, 'call permission reply');
       announce(permission);
+      watchExpiry(permission);
     }
   };
 
@@ -92,6 +123,11 @@ export function createPermissions(o: PermissionsOptions): Permissions {
     routes,
     onInboundMessage,
     announce,
+    close() {
+      closed = true;
+      for (const t of expiryTimers.values()) clearTimeout(t);
+      expiryTimers.clear();
+    },
     async dialRefusal(from, user) {
       return dialRefusal(await book.get(from, user));
     },

@@ -180,6 +180,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       if (closed) return;
       closed = true;
       engine.close();
+      permissions.close();
       gateway.close();
       wss.close();
       await hub.close();

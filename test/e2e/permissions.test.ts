@@ -198,6 +198,10 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
     });
     expect(expired.expiresAt).toBe(granted.permission.expiresAt);
     expect(Date.now()).toBeGreaterThanOrEqual(expired.expiresAt!);
+    // Supervisors are told when it runs out.
+    const pushed = await boss.next('permission.updated', (m) => m.permission.user === user && m.permission.state === 'expired', 10_000);
+    expect(pushed.permission.expiresAt).toBe(expired.expiresAt);
+    expect(updates(boss, user).map((p) => p.state)).toEqual(['requested', 'granted', 'expired']);
 
     const connects = await countConnects(b);
     const refused = await boss.request({ type: 'call.dial', from: BUSINESS, to: user, sdp: FAKE_SDP });
