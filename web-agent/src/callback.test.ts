@@ -62,7 +62,7 @@ describe('parseCallee: who to call', () => {
 
 describe('describePermission: the state in plain words', () => {
   test('no record yet reads "checking"', () => {
-    expect(describePermission(undefined, T0)).toMatchObject({ text: expect.stringMatching(/Checking/), blocksCall: false });
+    expect(describePermission(undefined, T0)).toMatchObject({ state: 'checking', text: expect.stringMatching(/Checking/), blocksCall: false });
   });
   test('unknown: ask first, but calling is not blocked (the Service may hold one)', () => {
     expect(describePermission(perm(), T0)).toMatchObject({ state: 'unknown', tone: 'neutral', blocksCall: false, text: expect.stringMatching(/No permission on record: ask the user first/) });
@@ -165,6 +165,9 @@ describe('panel state: numbers, user, permission', () => {
     const done = reduceCallback(asking, { type: 'askDone', permission: perm({ state: 'requested', requestedBy: 'boss' }) });
     expect(done.asking).toBe(false);
     expect(panelView(done, true, T0).permission.text).toMatch(/^Asked by boss just now/);
+    const granted = reduceCallback(done, { type: 'permission', permission: perm({ state: 'granted', updatedAt: T0 + 1 }) });
+    expect(granted.askNote).toBeUndefined(); // the reply replaces "request sent"
+    expect(reduceCallback(done, { type: 'permission', permission: perm({ user: '+15550999999', state: 'granted' }) }).askNote).toMatch(/Request sent/);
     const failed = reduceCallback(asking, { type: 'askFailed', code: 'RATE_LIMITED', message: 'only 1 request per 24 h' });
     expect(failed.error).toEqual({ code: 'RATE_LIMITED', message: 'Could not ask for permission: only 1 request per 24 h' });
   });

@@ -49,8 +49,8 @@ export interface PermissionWords {
   /** One line for the supervisor. */
   text: string;
   tone: PermissionTone;
-  /** The state as shown (a granted permission past its expiry reads `expired`). */
-  state: Permission['state'];
+  /** The state as shown (a granted permission past its expiry reads `expired`; `checking` before any record). */
+  state: Permission['state'] | 'checking';
   /** Calling is pointless (the bridge would refuse it: NO_PERMISSION). */
   blocksCall: boolean;
   /** Why Call is disabled, next to the button. */
@@ -82,7 +82,7 @@ export function formatWhen(epochMs: number, timeZone?: string): string {
 }
 
 export function describePermission(p: Permission | undefined, now: number, timeZone?: string): PermissionWords {
-  if (!p) return { text: 'Checking the user’s calling permission…', tone: 'neutral', state: 'unknown', blocksCall: false };
+  if (!p) return { text: 'Checking the user’s calling permission…', tone: 'neutral', state: 'checking', blocksCall: false };
   const by = p.requestedBy ? ` by ${p.requestedBy}` : '';
   switch (p.state) {
     case 'unknown':
@@ -240,7 +240,9 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
     case 'permission': {
       const key = pairKey(ev.permission.from, ev.permission.user);
       const next = { ...s, permissions: { ...s.permissions, [key]: newerPermission(s.permissions[key], ev.permission) } };
-      const done = s.permissionLoading === key ? drop(next, 'permissionLoading') : next;
+      // "Request sent" is old news once the reply is in.
+      const replied = next.permissions[key]!.state !== 'requested' && currentKey(s) === key ? drop(next, 'askNote') : next;
+      const done = s.permissionLoading === key ? drop(replied, 'permissionLoading') : replied;
       return s.permissionError?.key === key ? drop(done, 'permissionError') : done;
     }
     case 'permissionFailed':
@@ -330,6 +332,12 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
     case 'dismissError':
       return drop(s, 'error');
   }
+}
+
+/** The pair on screen, when the user typed is valid. */
+function currentKey(s: CallbackState): string | undefined {
+  const p = parseCallee(s.input);
+  return p.ok && s.from ? pairKey(s.from, p.callee.value) : undefined;
 }
 
 function withCall(s: CallbackState, patch: Partial<CallbackCall>): CallbackState {

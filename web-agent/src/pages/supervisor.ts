@@ -31,15 +31,16 @@ function render(): void {
   const live = liveCalls(state);
   setText(el('live-count'), String(live.length));
   el('live-empty').hidden = live.length > 0;
+  el('live-table').hidden = live.length === 0;
   const now = Date.now();
   el('live-calls').querySelector('tbody')!.replaceChildren(
     ...live.map((v) =>
       h(
         'tr',
         { 'data-testid': 'live-call', 'data-wacid': v.wacid, 'data-state': v.state },
-        h('td', {}, formatCaller(v.from)),
-        h('td', {}, formatCaller(v.to)),
-        h('td', {}, v.state),
+        h('td', {}, formatCaller(customer(v))),
+        h('td', {}, formatCaller(business(v))),
+        h('td', {}, v.direction === 'BUSINESS_INITIATED' ? `${v.state} · callback` : v.state),
         h('td', {}, v.agent ?? '–'),
         h('td', {}, v.startedAt !== undefined ? formatDuration((now - v.startedAt) / 1000) : v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : ''),
       ),
@@ -51,13 +52,17 @@ function render(): void {
       h(
         'li',
         { 'data-testid': 'recent-call', 'data-wacid': e.wacid, 'data-result': e.result },
-        h('span', { class: 'h-caller' }, formatCaller(e.from)),
+        h('span', { class: 'h-caller' }, e.direction === 'BUSINESS_INITIATED' ? `${formatCaller(e.to)} (callback)` : formatCaller(e.from)),
         h('span', { class: 'h-duration' }, e.duration !== undefined ? formatDuration(e.duration) : '–'),
         h('span', { class: 'h-meta' }, `${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`),
       ),
     ),
   );
 }
+
+/** The customer's side of a call: the caller, or the user a callback went to. */
+const customer = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.to : v.from);
+const business = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.from : v.to);
 
 async function boot(): Promise<void> {
   Object.defineProperty(window, '__switchboard', { value: Object.freeze({ callback: panel.hook() }), configurable: false });
