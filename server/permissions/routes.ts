@@ -202,7 +202,16 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
     } catch (err) {
       return serviceFailure(c, err, o.log);
     }
-    const stored = await book.update(from, user, (latest) => applyRequest(latest, { from, user, by, at: book.now() }));
+    // The request is out: a store failure now must not turn into an error the supervisor
+    // would retry (a second request to the user). Answer what was done; the reply handler
+    // records the user's answer when it comes.
+    let stored;
+    try {
+      stored = await book.update(from, user, (latest) => applyRequest(latest, { from, user, by, at: book.now() }));
+    } catch (err) {
+      o.log.error({ err, from, user, messageId }, 'call permission request sent, but its record could not be stored');
+      stored = applyRequest(cur, { from, user, by, at: book.now() });
+    }
     const permission = toView(stored, from, user, book.now());
     o.log.info({ from, user, by, messageId, template: input.template?.name }, 'call permission requested');
     o.announce(permission);

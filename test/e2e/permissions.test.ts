@@ -297,6 +297,27 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
     expect((await api(b, boss, 'GET', '/api/numbers')).status).toBe(200);
   }, 60_000);
 
+  it('a request the Service took is answered 202 even when its record cannot be stored (no error that would invite a second request)', async () => {
+    const own = await startRedis();
+    try {
+      const b = await bridge({ redisUrl: own.url });
+      const boss = await login(b.url, 'boss');
+      const user = `+1555${String(Date.now()).slice(-7)}`;
+      // The Service takes its time; Redis goes away meanwhile.
+      await emulatorRequest(b.emu, 'PATCH', '/faults', { endpoints: { 'POST /chat/messages': { kind: 'slow', value: 1500, times: 1 } } });
+      const pending = api(b, boss, 'POST', '/api/permissions/request', { from: BUSINESS, to: user });
+      await sleep(300);
+      await own.stop();
+      const r = await pending;
+      expect(r.status).toBe(202);
+      expect(r.json.permission).toMatchObject({ from: BUSINESS, user, state: 'requested', requestedBy: 'boss' });
+      expect(typeof r.json.messageId).toBe('string');
+      await own.start();
+    } finally {
+      await own.close();
+    }
+  }, 60_000);
+
   it('GET /api/numbers answers 502 in the error shape when the Service fails', async () => {
     const b = await bridge();
     const boss = await login(b.url, 'boss');
