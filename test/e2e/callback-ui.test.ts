@@ -1,0 +1,216 @@
+/**
+ * The supervisor's "Call back" panel end to end, in Debian Chromium with fake media, against
+ * the real bridge and the Service emulator: pick the business number, type the user, see
+ * the calling permission, ask for it (the emulator's user replies per its `permissionReply`
+ * knob; the page learns it live from `permission.updated`), call from the browser (a real
+ * offer; the emulator's user answers with a werift peer and plays a tone), audio both ways,
+ * mute, hang up, and the call in the recent list. Screenshots (desktop and phone width) go
+ * to `screenshots/` (gitignored).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { buildWebAgent } from '../../web-agent/build.ts';
+import type { CallView as EmuCall } from '../emulator/calls/index.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { PASSWORD, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+
+const SHOTS = join(process.cwd(), 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+
+/** The emulator's default business number. */
+const BUSINESS = '+15550100001';
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 375, height: 800 };
+
+let browser: Browser;
+let assets: Awaited<ReturnType<typeof buildWebAgent>>;
+let b: Bridge | undefined;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  [browser, assets] = await Promise.all([launchChromium(), buildWebAgent()]);
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  for (const c of contexts.splice(0)) await c.close();
+  await b?.close();
+  b = undefined;
+});
+
+const control = (method: string, path: string, body?: unknown) => emulatorRequest(b!.emu, method, path, body);
+const emuCall = async (wacid: string) => (await control('GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** A bridge whose emulator's user reads and answers a permission request in about 2 s. */
+async function bridge(): Promise<Bridge> {
+  const br = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'] });
+  b = br;
+  await control('PATCH', '/messaging/knobs', { stepDelayMs: 500 });
+  return br;
+}
+
+/** Log in as the supervisor through the login page and open the Call back panel with `user` typed in. */
+async function supervisorPage(user: string): Promise<Page> {
+  const ctx = await browser.newContext({ viewport: DESKTOP });
+  contexts.push(ctx);
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
+  await page.goto(`${b!.url}/supervisor`);
+  await page.waitForURL(/\/login/);
+  await page.getByTestId('login-name').fill('boss');
+  await page.getByTestId('login-password').fill(PASSWORD);
+  await page.getByTestId('login-submit').click();
+  await page.waitForURL(`${b!.url}/supervisor`);
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
+  await page.locator(`[data-testid="callback-from"] option[value="${BUSINESS}"]`).waitFor({ state: 'attached', timeout: 15_000 });
+  await page.getByTestId('callback-from').selectOption(BUSINESS);
+  await page.getByTestId('callback-user').fill(user);
+  return page;
+}
+
+const permissionState = (page: Page, state: string, timeout = 15_000) =>
+  page.locator(`[data-testid="callback-permission"][data-state="${state}"]`).waitFor({ timeout });
+const phase = (page: Page, p: string, timeout = 15_000) => page.locator(`[data-testid="callback-call-box"][data-phase="${p}"]`).waitFor({ timeout });
+
+interface Hook {
+  state(): { call?: { wacid?: string }; media: null | { sender: { hasTrack: boolean; enabled: boolean | null } } };
+  stats(): Promise<null | { inbound?: { packetsReceived: number; totalAudioEnergy?: number }; outbound?: { packetsSent: number }; connectionState: string }>;
+}
+const hookState = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { callback: Hook } }).__switchboard.callback.state());
+const hookStats = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { callback: Hook } }).__switchboard.callback.stats());
+
+async function shots(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `callback-${name}.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+  await sleep(100);
+  await page.screenshot({ path: join(SHOTS, `callback-${name}-phone.png`), fullPage: true });
+  // At phone width nothing scrolls sideways.
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+  await page.setViewportSize(DESKTOP);
+}
+
+describe('Call back panel in Chromium', () => {
+  it('ask permission → granted live → Call → the user answers → audio both ways → mute keeps sending → hang up → ended with a duration, in the recent list', async () => {
+    await bridge();
+    const user = '+15550123501';
+    // The user's phone rings for 2.5 s before they pick up (the page shows "Ringing…").
+    await control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 2_500 });
+    const page = await supervisorPage(user);
+
+    await permissionState(page, 'unknown');
+    await expect(page.getByTestId('callback-permission-text').textContent()).resolves.toMatch(/No permission on record: ask the user first/);
+    expect(await page.getByTestId('callback-call').isEnabled()).toBe(true); // unknown does not block
+    await shots(page, '1-unknown');
+
+    await page.getByTestId('callback-message').fill('May we call you back about your order?');
+    await page.getByTestId('callback-ask').click();
+    await permissionState(page, 'requested', 5_000);
+    await expect(page.getByTestId('callback-permission-text').textContent()).resolves.toMatch(/^Asked by boss just now — waiting for the user’s reply\.$/);
+    await expect(page.getByTestId('callback-ask-note').textContent()).resolves.toMatch(/Request sent/);
+    await shots(page, '2-requested');
+
+    // The user's reply reaches the page as permission.updated: no action on the page.
+    await permissionState(page, 'granted', 20_000);
+    await expect(page.getByTestId('callback-permission-text').textContent()).resolves.toMatch(/^Permission granted until \d{1,2} [A-Z][a-z]{2}, \d\d:\d\d\.$/);
+    await shots(page, '3-granted');
+
+    await page.getByTestId('callback-call').click();
+    await phase(page, 'ringing', 20_000);
+    await expect(page.getByTestId('callback-status').textContent()).resolves.toBe('Ringing…');
+    expect(await page.getByTestId('callback-call').isDisabled()).toBe(true);
+    await expect(page.getByTestId('callback-call-reason').textContent()).resolves.toBe('');
+    await shots(page, '4-ringing');
+    const wacid = (await page.getByTestId('callback-call-box').getAttribute('data-wacid'))!;
+    expect(wacid).toMatch(/^wacid\./);
+
+    await phase(page, 'active', 20_000);
+    // Audio both ways: the page receives the user's tone; the user receives the page's microphone.
+    const inbound = await until('the user\'s audio in the browser', async () => {
+      const s = await hookStats(page);
+      return (s?.inbound?.packetsReceived ?? 0) > 25 ? s : undefined;
+    });
+    expect(inbound!.connectionState).toBe('connected');
+    const atUser = await until('the browser\'s audio at the user', async () => {
+      const e = await emuCall(wacid);
+      return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 25 && (e.media?.audibleFrames ?? 0) > 0 ? e : undefined;
+    });
+    expect(atUser.direction).toBe('BUSINESS_INITIATED');
+    expect(atUser.to).toBe(user);
+    await page.locator('[data-testid="callback-quality"]:not([data-level="unknown"])').waitFor({ timeout: 10_000 });
+    await shots(page, '5-in-call');
+
+    // Mute: the track is disabled, never removed, and packets keep reaching the user.
+    await page.getByTestId('callback-mute').click();
+    await expect(page.getByTestId('callback-mute').getAttribute('aria-pressed')).resolves.toBe('true');
+    const muted = (await hookState(page)).media!.sender;
+    expect(muted).toEqual({ hasTrack: true, enabled: false, readyState: 'live' });
+    const before = (await emuCall(wacid)).media!.packetsReceived;
+    await sleep(1_500);
+    expect((await emuCall(wacid)).media!.packetsReceived).toBeGreaterThan(before + 25);
+    await page.getByTestId('callback-mute').click();
+    expect((await hookState(page)).media!.sender.enabled).toBe(true);
+
+    await page.getByTestId('callback-hangup').click();
+    await phase(page, 'ended', 15_000);
+    await expect(page.getByTestId('callback-status').getAttribute('data-result')).resolves.toBe('COMPLETED');
+    await expect(page.getByTestId('callback-status').textContent()).resolves.toMatch(/^Call ended: Completed · \d+:\d\d/);
+    const duration = (await page.getByTestId('callback-timer').textContent())?.trim() ?? '';
+    expect(duration).toMatch(/^\d+:\d\d$/);
+    expect(duration).not.toBe('0:00');
+    await page.locator(`[data-testid="recent-call"][data-wacid="${wacid}"][data-result="COMPLETED"]`).waitFor({ timeout: 5_000 });
+    const e = await until('the user\'s side to end', async () => {
+      const c = await emuCall(wacid);
+      return c.state === 'ended' ? c : undefined;
+    });
+    expect(e.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
+    // The media is released and Call is offered again.
+    expect((await hookState(page)).media).toBeNull();
+    expect(await page.getByTestId('callback-call').isEnabled()).toBe(true);
+    await shots(page, '6-ended');
+  }, 120_000);
+
+  it('a rejected permission disables Call with the reason next to it; a badly typed number says what is wrong', async () => {
+    await bridge();
+    await control('PATCH', '/messaging/knobs', { permissionReply: 'reject' });
+    const user = '+15550123511';
+    const page = await supervisorPage('5550123511');
+    await page.getByTestId('callback-user').blur();
+    await expect(page.getByTestId('callback-user-error').textContent()).resolves.toMatch(/Start the number with \+ and the country code/);
+    await expect(page.getByTestId('callback-user').getAttribute('aria-invalid')).resolves.toBe('true');
+    expect(await page.getByTestId('callback-call').isDisabled()).toBe(true);
+    expect(await page.getByTestId('callback-ask').isDisabled()).toBe(true);
+    await shots(page, '7-invalid-number');
+
+    await page.getByTestId('callback-user').fill(user);
+    expect(await page.getByTestId('callback-user-error').isHidden()).toBe(true);
+    await permissionState(page, 'unknown');
+    await page.getByTestId('callback-ask').click();
+    await permissionState(page, 'requested', 5_000);
+    await permissionState(page, 'rejected', 20_000);
+    await expect(page.getByTestId('callback-permission-text').textContent()).resolves.toBe('The user declined calls — do not call.');
+    await expect(page.getByTestId('callback-permission').getAttribute('data-tone')).resolves.toBe('stop');
+    expect(await page.getByTestId('callback-call').isDisabled()).toBe(true);
+    await expect(page.getByTestId('callback-call-reason').textContent()).resolves.toBe('Call is unavailable: The user declined calls from this number.');
+    // Nothing was dialed.
+    expect((await control('GET', '/calls')).length ?? 0).toBe(0);
+    await shots(page, '8-rejected');
+
+    // Another user's permission is separate: typing them shows theirs.
+    await page.getByTestId('callback-user').fill('+15550123512');
+    await permissionState(page, 'unknown');
+    expect(await page.getByTestId('callback-call').isEnabled()).toBe(true);
+  }, 90_000);
+});
