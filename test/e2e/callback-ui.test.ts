@@ -182,7 +182,7 @@ describe('Call back panel in Chromium', () => {
     await shots(page, '6-ended');
   }, 120_000);
 
-  it('a rejected permission disables Call with the reason next to it; a badly typed number says what is wrong', async () => {
+  it("a rejected permission disables Call with the reason next to it; a badly typed number says what is wrong; the Service's refusal of a dial is shown with its reason", async () => {
     await bridge();
     await control('PATCH', '/messaging/knobs', { permissionReply: 'reject' });
     const user = '+15550123511';
@@ -212,5 +212,21 @@ describe('Call back panel in Chromium', () => {
     await page.getByTestId('callback-user').fill('+15550123512');
     await permissionState(page, 'unknown');
     expect(await page.getByTestId('callback-call').isEnabled()).toBe(true);
+
+    // Unknown to the bridge, so the Service decides: it refuses (no permission), and the page
+    // shows its reason; nothing is left in progress and Call is offered again.
+    await page.getByTestId('callback-call').click();
+    const banner = page.locator('[data-testid="callback-error"][data-code="SERVICE_ERROR"]');
+    await banner.waitFor({ timeout: 20_000 });
+    const message = (await page.getByTestId('callback-error-message').textContent()) ?? '';
+    expect(message).toMatch(/^The Service refused the call: /);
+    expect(message).toMatch(/no call permission/i);
+    expect(message).toMatch(/138006/);
+    expect(await page.getByTestId('callback-call-box').isHidden()).toBe(true);
+    expect((await hookState(page)).media).toBeNull();
+    await page.locator('[data-testid="callback-call"]:not([disabled])').waitFor();
+    await shots(page, '9-refused');
+    await page.getByTestId('callback-error-dismiss').click();
+    expect(await banner.isHidden()).toBe(true);
   }, 90_000);
 });
