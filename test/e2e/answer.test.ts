@@ -5,8 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PeerHost } from './program-agent.ts';
-import type { CallView as EmuCall } from '../emulator/calls/index.ts';
-import { ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import { emulatorCall, until, ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
 
 let b: Bridge | undefined;
 const clients: ProtocolClient[] = [];
@@ -21,16 +20,7 @@ afterEach(async () => {
 const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
 
 const control = (b: Bridge, method: string, path: string, body?: unknown) => emulatorRequest(b.emu, method, path, body);
-const emuCall = async (b: Bridge, wacid: string) => (await control(b, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
+const emuCall = (b: Bridge, wacid: string) => emulatorCall(b.emu, wacid);
 
 /** A program agent's answer: a bare Chromium peer built from the offer (complete, non-trickle SDP). */
 async function answerWith(c: ProtocolClient, wacid: string, offerSdp: string, key = `${wacid}:${Math.random()}`) {

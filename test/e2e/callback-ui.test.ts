@@ -12,9 +12,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebAgent } from '../../web-agent/build.ts';
-import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { PASSWORD, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import { emulatorCall, until, PASSWORD, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
@@ -42,17 +41,7 @@ afterEach(async () => {
 });
 
 const control = (method: string, path: string, body?: unknown) => emulatorRequest(b!.emu, method, path, body);
-const emuCall = async (wacid: string) => (await control('GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const emuCall = (wacid: string) => emulatorCall(b!.emu, wacid);
 
 /** A bridge whose emulator's user reads and answers a permission request in about 2 s. */
 async function bridge(): Promise<Bridge> {

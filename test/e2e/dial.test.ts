@@ -8,9 +8,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient } from '../../server/service/index.ts';
-import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { PeerHost } from './program-agent.ts';
-import { ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import { emulatorCall, until, ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
 
 /** The emulator's default business number and its phone id. */
@@ -30,22 +29,7 @@ afterEach(async () => {
 const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
 
 const control = (b: Bridge, method: string, path: string, body?: unknown) => emulatorRequest(b.emu, method, path, body);
-const emuCall = async (b: Bridge, wacid: string) => (await control(b, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(100);
-  }
-}
+const emuCall = (b: Bridge, wacid: string) => emulatorCall(b.emu, wacid);
 
 /** A bridge whose emulator takes permission replies and status steps quickly. */
 async function bridge(opts: Parameters<typeof startBridge>[0] = {}): Promise<Bridge> {

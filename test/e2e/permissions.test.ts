@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Permission, ServerMsg } from '../../shared/protocol.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
-import { ProtocolClient, agentClient, emulatorRequest, login, postEvent, sleep, startBridge, type Bridge } from './harness.ts';
+import { until, ProtocolClient, agentClient, emulatorRequest, login, postEvent, sleep, startBridge, type Bridge } from './harness.ts';
 
 const BUSINESS = '+15550100001';
 const PHONE_ID = '100000000000001';
@@ -41,21 +41,6 @@ async function bridge(opts: Parameters<typeof startBridge>[0] = {}): Promise<Bri
   bridges.push(b);
   if (!opts.sharedEmulator) await emulatorRequest(b.emu, 'PATCH', '/messaging/knobs', { stepDelayMs: 20, reviewDelayMs: 20 });
   return b;
-}
-
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(100);
-  }
 }
 
 interface Answer {

@@ -9,9 +9,8 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebAgent } from '../../web-agent/build.ts';
-import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { PASSWORD, sleep, emulatorRequest, startBridge, type Bridge, type BridgeOptions } from './harness.ts';
+import { emulatorCall, until, PASSWORD, sleep, emulatorRequest, startBridge, type Bridge, type BridgeOptions } from './harness.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
@@ -36,16 +35,7 @@ afterEach(async () => {
 const bridge = (o: BridgeOptions = {}) => startBridge({ assets, ...o });
 
 const control = (method: string, path: string, body?: unknown) => emulatorRequest(b!.emu, method, path, body);
-const emuCall = async (wacid: string) => (await control('GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
-async function until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const emuCall = (wacid: string) => emulatorCall(b!.emu, wacid);
 
 /** Log in through the login page, pass the ready-check, become available. */
 async function agentPage(name: string): Promise<Page> {
