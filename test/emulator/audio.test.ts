@@ -27,6 +27,16 @@ describe('Opus codecs of the simulated users', () => {
     dec.close();
     expect(level).toBeGreaterThan(0.19);
   });
+
+  it('closing a codec whose wasm free fails does not throw (a hangup must not fail on it), and it is closed after', () => {
+    const dec = new OpusDecoder();
+    const inst = (dec as unknown as { inst: { delete(): void } }).inst;
+    inst.delete = () => {
+      throw new Error('RuntimeError: memory access out of bounds');
+    };
+    expect(() => dec.close()).not.toThrow();
+    expect(() => dec.decode(Buffer.from([0xf8, 0xff, 0xfe]))).toThrow(/codec closed/);
+  });
 });
 
 describe('Ogg muxer', () => {

@@ -55,15 +55,23 @@ class OpusCodec {
     }
   }
   private renew() {
-    try {
-      this.inst?.delete();
-    } catch {
-      // freeing only releases memory; a failure here leaks one instance at worst
-    }
+    OpusCodec.free(this.inst);
     this.inst = OpusCodec.make();
   }
+  /**
+   * Freeing only releases memory; it can fail on an instance the shared heap has moved
+   * under (seen as "memory access out of bounds" in opusscript's destroy_handler, rarely,
+   * at the end of a call). That leaks one instance at worst and must not fail a hangup.
+   */
+  private static free(i: OpusInstance | undefined): void {
+    try {
+      i?.delete();
+    } catch {
+      // see above
+    }
+  }
   close(): void {
-    this.inst?.delete();
+    OpusCodec.free(this.inst);
     this.inst = undefined;
   }
 }
