@@ -274,27 +274,7 @@ export async function agentClient(url: string, name: string, opts: { available?:
   return c;
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * Poll `fn` every 100 ms until it returns a truthy value. After `timeoutMs` it throws,
- * naming `what` and the last error `fn` threw (errors are retried: a page or a server that
- * is still getting there may throw before it answers).
- */
-export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await sleep(100);
-  }
-}
+export { sleep, until } from '../support/wait.ts';
 
 /** The emulator's record of one call (its control API, `GET /calls/:wacid`). */
 export async function emulatorCall(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, wacid: string): Promise<EmuCall> {

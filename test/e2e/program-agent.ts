@@ -14,6 +14,10 @@ import { launchChromium } from '../support/chromium.ts';
 declare global {
   interface Window {
     __peers: Map<string, { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream }>;
+    /** A peer with the microphone, registered under `key`, its connect time recorded. */
+    __newPeer(key: string): Promise<{ pc: RTCPeerConnection; stream: MediaStream }>;
+    /** Resolves when ICE gathering is complete (non-trickle SDP); rejects after 5 s. */
+    __gathered(pc: RTCPeerConnection): Promise<void>;
   }
 }
 
@@ -30,14 +34,7 @@ export class PeerHost {
     await page.goto(`${origin}/login`);
     await page.evaluate(() => {
       window.__peers = new Map();
-    });
-    return new PeerHost(browser, page);
-  }
-
-  /** Build a complete answer (gathering finished, with a timeout) to `offer`; returns its SDP. */
-  async answer(key: string, offer: string): Promise<string> {
-    return this.page.evaluate(
-      async ({ key, offer }) => {
+      window.__newPeer = async (key) => {
         const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
         const pc = new RTCPeerConnection({ iceServers: [] });
         const entry: { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream } = { pc, stream };
@@ -45,14 +42,10 @@ export class PeerHost {
         pc.onconnectionstatechange = () => {
           if (pc.connectionState === 'connected') entry.connectedAt ??= Date.now();
         };
-        await pc.setRemoteDescription({ type: 'offer', sdp: offer });
-        const [tr] = pc.getTransceivers();
-        // Audio goes out only after the ack: the track is attached now but disabled.
-        stream.getAudioTracks()[0]!.enabled = false;
-        await tr!.sender.replaceTrack(stream.getAudioTracks()[0]!);
-        tr!.direction = 'sendrecv';
-        await pc.setLocalDescription(await pc.createAnswer());
-        await new Promise<void>((resolve, reject) => {
+        return { pc, stream };
+      };
+      window.__gathered = (pc) =>
+        new Promise<void>((resolve, reject) => {
           if (pc.iceGatheringState === 'complete') return resolve();
           const t = setTimeout(() => reject(new Error('ICE gathering did not complete in 5 s')), 5000);
           pc.addEventListener('icegatheringstatechange', () => {
@@ -62,6 +55,23 @@ export class PeerHost {
             }
           });
         });
+    });
+    return new PeerHost(browser, page);
+  }
+
+  /** Build a complete answer (gathering finished, with a timeout) to `offer`; returns its SDP. */
+  async answer(key: string, offer: string): Promise<string> {
+    return this.page.evaluate(
+      async ({ key, offer }) => {
+        const { pc, stream } = await window.__newPeer(key);
+        await pc.setRemoteDescription({ type: 'offer', sdp: offer });
+        const [tr] = pc.getTransceivers();
+        // Audio goes out only after the ack: the track is attached now but disabled.
+        stream.getAudioTracks()[0]!.enabled = false;
+        await tr!.sender.replaceTrack(stream.getAudioTracks()[0]!);
+        tr!.direction = 'sendrecv';
+        await pc.setLocalDescription(await pc.createAnswer());
+        await window.__gathered(pc);
         return pc.localDescription!.sdp;
       },
       { key, offer },
@@ -74,27 +84,12 @@ export class PeerHost {
    */
   async offer(key: string): Promise<string> {
     return this.page.evaluate(async (key) => {
-      const stream = await navigator.mediaDevices.getUserMedia({ audio: true });
-      const pc = new RTCPeerConnection({ iceServers: [] });
-      const entry: { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream } = { pc, stream };
-      window.__peers.set(key, entry);
-      pc.onconnectionstatechange = () => {
-        if (pc.connectionState === 'connected') entry.connectedAt ??= Date.now();
-      };
+      const { pc, stream } = await window.__newPeer(key);
       const track = stream.getAudioTracks()[0]!;
       track.enabled = false;
       pc.addTransceiver(track, { direction: 'sendrecv', streams: [stream] });
       await pc.setLocalDescription(await pc.createOffer());
-      await new Promise<void>((resolve, reject) => {
-        if (pc.iceGatheringState === 'complete') return resolve();
-        const t = setTimeout(() => reject(new Error('ICE gathering did not complete in 5 s')), 5000);
-        pc.addEventListener('icegatheringstatechange', () => {
-          if (pc.iceGatheringState === 'complete') {
-            clearTimeout(t);
-            resolve();
-          }
-        });
-      });
+      await window.__gathered(pc);
       return pc.localDescription!.sdp;
     }, key);
   }

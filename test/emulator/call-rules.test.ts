@@ -7,6 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parseEvent } from '../../shared/events.ts';
 import { AudioPeer, emulatorApi, startEmulator, startReceiver, type Emulator, type TestReceiver } from './index.ts';
+import { until } from '../support/wait.ts';
 
 const PHONE_ID = '100000000000001';
 const BUSINESS = '+15550100001';
@@ -43,15 +44,6 @@ async function harness(opts: Parameters<typeof startEmulator>[0] = {}, register 
   return { emu, rx, api, event, answerer };
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 /** Resolves once the simulated user has received `n` RTP packets from the business. */
 const userHeard = (h: Harness, wacid: string, n: number) =>
   until(`${n} packets at the user`, async () => {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import createRequire from 'node:module';
 import { parseEvent } from '../../shared/events.ts';
 import { AudioPeer, emulatorApi, startEmulator, startReceiver } from './index.ts';
+import { until } from '../support/wait.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -106,16 +107,6 @@ describe('user-initiated call, end to end with a werift business peer over REST'
     expect([...unique.values()].sort()).toEqual(['chat.call.connect', 'chat.call.recording.updated', 'chat.call.terminate', 'chat.call.transcription.updated']);
   }, 60_000);
 });
-
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Independent Ogg reader: page CRCs, OpusHead, packets, duration from the last granule. */
 function parseOggOpus(buf: Buffer) {

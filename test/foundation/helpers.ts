@@ -1,4 +1,5 @@
 /** Shared setup of the foundation's integration tests. */
+import { until as waitUntil } from '../support/wait.ts';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { createAppWithMetrics, type AppDeps } from '../../server/app.ts';
@@ -72,12 +73,9 @@ export async function listen(fetch: (req: Request) => Response | Promise<Respons
   };
 }
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+export { sleep } from '../support/wait.ts';
 
+/** `until` of test/support/wait.ts for a boolean condition, polled every 20 ms. */
 export async function until(cond: () => boolean | Promise<boolean>, ms = 10_000, what = 'condition'): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+  await waitUntil(what, async () => (await cond()) || undefined, ms, 20);
 }

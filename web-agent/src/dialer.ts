@@ -11,7 +11,7 @@
  *   20 s, and the user does not hear the room before picking up.
  */
 import { CallSetupError, GATHER_TIMEOUT_MS, waitForGathering, type CallMediaEvents } from './phone.ts';
-import { extractSample, type StatsSample } from './quality.ts';
+import { sampleConnection, type StatsSample } from './quality.ts';
 
 export class DialMedia {
   private readonly transceiver: RTCRtpTransceiver;
@@ -112,9 +112,8 @@ export class DialMedia {
     return { hasTrack: t !== null, enabled: t?.enabled ?? null, readyState: t?.readyState ?? null };
   }
 
-  async sample(): Promise<StatsSample> {
-    const report = await this.pc.getStats();
-    return extractSample(report.values() as Iterable<Record<string, unknown>>, Date.now());
+  sample(): Promise<StatsSample> {
+    return sampleConnection(this.pc);
   }
 
   close(): void {

@@ -11,7 +11,7 @@
  * not played. Mute disables the sending track, which makes the browser send silence: the
  * provider drops calls that receive no media for 20-30 s, so the track is never set to null.
  */
-import { extractSample, type StatsSample } from './quality.ts';
+import { sampleConnection, type StatsSample } from './quality.ts';
 
 export class CallSetupError extends Error {
   constructor(
@@ -146,9 +146,8 @@ export class CallMedia {
     return { hasTrack: t !== null, enabled: t?.enabled ?? null, readyState: t?.readyState ?? null, id: t?.id ?? null, label: t?.label ?? null };
   }
 
-  async sample(): Promise<StatsSample> {
-    const report = await this.pc.getStats();
-    return extractSample(report.values() as Iterable<Record<string, unknown>>, Date.now());
+  sample(): Promise<StatsSample> {
+    return sampleConnection(this.pc);
   }
 
   close(): void {

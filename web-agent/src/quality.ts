@@ -29,6 +29,12 @@ type StatLike = Record<string, unknown> & { type?: unknown };
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
+/** A stats sample of a live connection, now. */
+export async function sampleConnection(pc: RTCPeerConnection): Promise<StatsSample> {
+  const report = await pc.getStats();
+  return extractSample(report.values() as Iterable<StatLike>, Date.now());
+}
+
 /** Extract a sample from the values of an `RTCStatsReport` (audio only; we carry one audio stream). */
 export function extractSample(stats: Iterable<StatLike>, at: number): StatsSample {
   const sample: StatsSample = { at };
