@@ -321,12 +321,25 @@ export class RedisStore implements Store {
     this.acceptStats.calls++;
     this.acceptStats.events += items.length;
     call.then(
-      (res) => items.forEach((it, i) => it.resolve(res[i]!)),
-      (err: unknown) => items.forEach((it) => it.reject(err)),
-    ).finally(() => {
-      this.acceptsInFlight--;
-      if (this.batch.length > 0 && this.acceptsInFlight === 0) this.flushAccepts(false);
-    });
+      (res) => {
+        this.acceptDone();
+        items.forEach((it, i) => it.resolve(res[i]!));
+      },
+      (err: unknown) => {
+        this.acceptDone();
+        items.forEach((it) => it.reject(err));
+      },
+    );
+  }
+
+  /**
+   * A script call answered: the next batch goes out first, then this batch's requests are
+   * answered (their continuations write HTTP responses; sending the next batch after them
+   * would leave Redis idle meanwhile).
+   */
+  private acceptDone(): void {
+    this.acceptsInFlight--;
+    if (this.batch.length > 0 && this.acceptsInFlight === 0) this.flushAccepts(false);
   }
 
   async ensureGroup(group: string): Promise<void> {

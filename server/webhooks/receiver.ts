@@ -11,8 +11,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Envelope } from '../../shared/events.ts';
-import { BadRequestError, PayloadTooLargeError, UnauthorizedError, UnavailableError } from '../ops/errors.ts';
+import { BadRequestError, HttpError, PayloadTooLargeError, UnauthorizedError, UnavailableError } from '../ops/errors.ts';
 import type { FoundationMetrics } from '../ops/metrics.ts';
+import { requestHeader, requestIdOf } from '../ops/request.ts';
 import type { Store } from '../store/store.ts';
 import { verify } from './signature.ts';
 
@@ -24,6 +25,8 @@ export interface ReceiverDeps {
   secrets: readonly string[];
   dedupeTtlMs: number;
   metrics: FoundationMetrics;
+  /** The root logger: a child with the request id is made only when a line is written. */
+  log: Logger;
   /** Epoch ms (tests move it). */
   now: () => number;
   bodyLimit?: number;
@@ -138,23 +141,6 @@ class LimitedReader {
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
 
-/**
- * Responses that already carry `X-Request-ID` (the request-id middleware then leaves them
- * alone: touching `res.headers` afterwards would turn the adapter's fast plain-object
- * response into a full `Headers` object on every webhook).
- */
-export const taggedResponses = new WeakSet<Response>();
-
-/** A request header, from Node's parsed headers when running under the Node adapter. */
-export function requestHeader(c: Context, name: string): string | undefined {
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-  if (incoming?.headers) {
-    const v = incoming.headers[name];
-    return Array.isArray(v) ? v.join(', ') : v;
-  }
-  return c.req.header(name);
-}
-
 const ENVELOPE_STRINGS = ['id', 'type', 'apiVersion', 'createTime'] as const;
 const ENVELOPE_MAX: Record<string, number> = { id: 256, type: 128, apiVersion: 64, createTime: 64 };
 
@@ -178,64 +164,86 @@ export function envelopeProblem(json: unknown): string | undefined {
 const ACCEPTED = JSON.stringify({ received: true, duplicate: false });
 const DUPLICATE = JSON.stringify({ received: true, duplicate: true });
 
+/**
+ * The route handler. It runs without the app's generic middleware (see server/app.ts) and
+ * does that work itself: the request id (`c.set('requestId')`, `X-Request-ID` on every
+ * answer, also the errors `app.onError` renders), the request counter, and a child logger
+ * carrying the request id, made only when something is logged.
+ */
 export function webhookHandler(deps: ReceiverDeps) {
   const limit = deps.bodyLimit ?? WEBHOOK_BODY_LIMIT;
   const m = deps.metrics;
+  const ok = { method: 'POST', route: WEBHOOK_PATH, status: '200' };
   return async (c: Ctx): Promise<Response> => {
-    const log = c.get('log');
-    let raw: Uint8Array;
+    const requestId = requestIdOf(c);
+    c.set('requestId', requestId);
     try {
-      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
-      raw =
-        incoming && typeof incoming.on === 'function' && !incoming.readableEnded && incoming.readableFlowing !== true
-          ? await readIncomingLimited(incoming, limit)
-          : await readBodyLimited(c.req.raw, limit);
+      const result = await receive(c, deps, limit, requestId);
+      m.httpRequests.inc(ok);
+      // A plain Response with plain headers: the Node adapter writes it without building
+      // Headers objects.
+      return new Response(result === 'duplicate' ? DUPLICATE : ACCEPTED, {
+        status: 200,
+        headers: { 'content-type': 'application/json', 'x-request-id': requestId },
+      });
     } catch (err) {
-      if (err instanceof PayloadTooLargeError) m.webhookRequests.inc({ outcome: 'too_large' });
+      // app.onError renders it; its log lines carry the request id too.
+      c.set('log', deps.log.child({ requestId }));
+      const status = err instanceof HttpError ? err.status : 500;
+      m.httpRequests.inc({ method: 'POST', route: WEBHOOK_PATH, status: String(status) });
       throw err;
     }
-
-    const v = verify(requestHeader(c, 'service-signature'), raw, deps.secrets, Math.floor(deps.now() / 1000));
-    if (!v.ok) {
-      m.webhookRequests.inc({ outcome: 'unauthorized' });
-      log.warn({ reason: v.reason }, 'webhook signature refused');
-      throw new UnauthorizedError(`invalid Service-Signature (${v.reason.replace(/_/g, ' ')})`);
-    }
-
-    let text: string;
-    let json: unknown;
-    try {
-      text = decoder.decode(raw);
-      json = JSON.parse(text);
-    } catch {
-      m.webhookRequests.inc({ outcome: 'bad_request' });
-      throw new BadRequestError('body must be JSON (UTF-8)');
-    }
-    const problem = envelopeProblem(json);
-    if (problem) {
-      m.webhookRequests.inc({ outcome: 'bad_request' });
-      throw new BadRequestError(problem);
-    }
-    const { id, type } = json as Envelope;
-
-    let result;
-    try {
-      result = await deps.store.acceptEvent({ eventId: id, type, body: text, receivedAt: deps.now() }, deps.dedupeTtlMs);
-    } catch (err) {
-      m.webhookRequests.inc({ outcome: 'unavailable' });
-      log.error({ err, eventId: id, type }, 'webhook event not stored: store unavailable');
-      throw new UnavailableError('event store unavailable, deliver again later', { cause: err });
-    }
-    m.webhookRequests.inc({ outcome: result });
-    m.webhookEvents.inc({ type, outcome: result });
-    if (log.isLevelEnabled('debug')) log.debug({ eventId: id, type, result }, 'webhook event received');
-    // A plain Response with plain headers: the Node adapter writes it without building
-    // Headers objects (this route is the hot path of the ingest benchmark).
-    const res = new Response(result === 'duplicate' ? DUPLICATE : ACCEPTED, {
-      status: 200,
-      headers: { 'content-type': 'application/json', 'x-request-id': c.get('requestId') },
-    });
-    taggedResponses.add(res);
-    return res;
   };
+}
+
+async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: string): Promise<'accepted' | 'duplicate'> {
+  const m = deps.metrics;
+  const log = () => deps.log.child({ requestId });
+  let raw: Uint8Array;
+  try {
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    raw =
+      incoming && typeof incoming.on === 'function' && !incoming.readableEnded && incoming.readableFlowing !== true
+        ? await readIncomingLimited(incoming, limit)
+        : await readBodyLimited(c.req.raw, limit);
+  } catch (err) {
+    if (err instanceof PayloadTooLargeError) m.webhookRequests.inc({ outcome: 'too_large' });
+    throw err;
+  }
+
+  const v = verify(requestHeader(c, 'service-signature'), raw, deps.secrets, Math.floor(deps.now() / 1000));
+  if (!v.ok) {
+    m.webhookRequests.inc({ outcome: 'unauthorized' });
+    log().warn({ reason: v.reason }, 'webhook signature refused');
+    throw new UnauthorizedError(`invalid Service-Signature (${v.reason.replace(/_/g, ' ')})`);
+  }
+
+  let text: string;
+  let json: unknown;
+  try {
+    text = decoder.decode(raw);
+    json = JSON.parse(text);
+  } catch {
+    m.webhookRequests.inc({ outcome: 'bad_request' });
+    throw new BadRequestError('body must be JSON (UTF-8)');
+  }
+  const problem = envelopeProblem(json);
+  if (problem) {
+    m.webhookRequests.inc({ outcome: 'bad_request' });
+    throw new BadRequestError(problem);
+  }
+  const { id, type } = json as Envelope;
+
+  let result;
+  try {
+    result = await deps.store.acceptEvent({ eventId: id, type, body: text, receivedAt: deps.now() }, deps.dedupeTtlMs);
+  } catch (err) {
+    m.webhookRequests.inc({ outcome: 'unavailable' });
+    log().error({ err, eventId: id, type }, 'webhook event not stored: store unavailable');
+    throw new UnavailableError('event store unavailable, deliver again later', { cause: err });
+  }
+  m.webhookRequests.inc({ outcome: result });
+  m.webhookEvents.inc({ type, outcome: result });
+  if (deps.log.isLevelEnabled('debug')) log().debug({ eventId: id, type, result }, 'webhook event received');
+  return result;
 }
