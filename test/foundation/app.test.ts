@@ -116,6 +116,8 @@ describe('createApp', () => {
     const text = await res.text();
     expect(text).toContain('# TYPE switchboard_http_requests_total counter');
     expect(text).toContain('switchboard_http_requests_total{method="POST",route="/webhooks/service",status="200"} 2');
+    // Refused deliveries are counted with their status too (the webhook route counts its own requests).
+    expect(text).toContain('switchboard_http_requests_total{method="POST",route="/webhooks/service",status="401"} 1');
     expect(text).toContain('switchboard_webhook_events_total{type="chat.call.connect",outcome="accepted"} 1');
     expect(text).toContain('switchboard_webhook_events_total{type="chat.call.connect",outcome="duplicate"} 1');
     expect(text).toContain('switchboard_webhook_requests_total{outcome="unauthorized"} 1');
