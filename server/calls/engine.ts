@@ -10,7 +10,7 @@
  * timers at `nextDue`, plus a sweep that also picks up calls whose timer lived on a node
  * that died), agents coming and going (`agentConnected`, `agentDisconnected`, presence).
  */
-import type { CallView, ClientMsg, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+import { Presence, type CallView, type ClientMsg, type ServerMsg, type User } from '../../shared/protocol.ts';
 import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { parseEvent, type CallingConnect, type CallingStatus, type CallingTerminate, type ParsedEvent } from '../../shared/events.ts';
 import type { Logger } from '../log/logger.ts';
@@ -51,7 +51,10 @@ const ROUTE_CHANNEL = 'calls-route';
 const AGENTS_CHANNEL = 'calls-agents';
 
 /** Routing-state changes of one agent, applied on every node's board. */
-type BoardOp = { op: 'release' | 'hold' | 'free' | 'away'; agent: string; wacid: string; wrapUntil?: number };
+type BoardOp =
+  | { op: 'release' | 'hold' | 'free' | 'away'; agent: string; wacid: string; wrapUntil?: number }
+  /** The agent chose a presence in one tab; every node's board takes it (tabs may sit on several nodes). */
+  | { op: 'presence'; agent: string; presence: Presence };
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
 const LIVE_TTL_MS = 4 * 3600 * 1000;
@@ -130,8 +133,12 @@ export class CallEngine {
       } catch {
         return;
       }
-      if (op.node === this.hub.node || typeof op.agent !== 'string' || typeof op.wacid !== 'string') return;
-      if (op.op === 'release' || op.op === 'hold' || op.op === 'free' || op.op === 'away') this.boardOp(op, true);
+      if (op.node === this.hub.node || typeof op.agent !== 'string') return;
+      if (op.op === 'presence') {
+        if (Presence.safeParse(op.presence).success) this.boardOp(op, true);
+      } else if ((op.op === 'release' || op.op === 'hold' || op.op === 'free' || op.op === 'away') && typeof op.wacid === 'string') {
+        this.boardOp(op, true);
+      }
     });
     const unsubRoute = this.unsubscribe;
     this.unsubscribe = async () => {
@@ -309,6 +316,10 @@ export class CallEngine {
         break;
       case 'away':
         this.board.setPresence(op.agent, 'away');
+        break;
+      case 'presence':
+        this.board.setPresence(op.agent, op.presence);
+        if (op.presence === 'available') this.routeQueuedSoon();
         break;
     }
     if (!fromOtherNode && this.shared) {
@@ -516,11 +527,11 @@ export class CallEngine {
       this.hub.toConn(conn.id, { type: 'error', id: reqId, code: 'FORBIDDEN', message: 'only agents have a presence' });
       return;
     }
-    this.board.setPresence(user.name, status);
+    // This node's board, and every other node's (the agent's other tabs may be there).
+    this.boardOp({ op: 'presence', agent: user.name, presence: status });
     this.hub.toConn(conn.id, { type: 'ack', id: reqId, presence: status } as ServerMsg);
     // Every tab of this agent shows the same presence.
     this.hub.toUser(user.name, { type: 'presence', presence: status }, conn.id);
-    if (status === 'available') this.routeQueuedSoon();
   }
 
   /** A call request from a client (answer, decline, hangup, dial). */

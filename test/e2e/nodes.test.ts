@@ -74,4 +74,22 @@ describe('two nodes, one Redis', () => {
       await host.closePeer(wacid);
     }
   }, 60_000);
+
+  it('an agent with tabs on both nodes who goes away in one tab is rung by neither node; available again, the waiting call rings', async () => {
+    // A second tab of agent1, on node B; each node's routing reads its own board.
+    const tabB = await agentClient(b.url, 'agent1');
+    try {
+      const from = agent.received.length;
+      expect(await tabB.request({ type: 'presence.set', status: 'away' })).toMatchObject({ type: 'ack', presence: 'away' });
+      await agent.next('presence', (m) => m.presence === 'away', 5_000, from);
+      const wacid = (await control('POST', '/calls')).wacid as string;
+      // Node A learned "away" from B: it must not ring its tab (nor B its own).
+      await expect(agent.next('call.offered', (m) => m.wacid === wacid, 2_500)).rejects.toThrow();
+      expect(await tabB.request({ type: 'presence.set', status: 'available' })).toMatchObject({ type: 'ack', presence: 'available' });
+      await agent.next('call.offered', (m) => m.wacid === wacid, 5_000);
+      expect(await agent.request({ type: 'call.decline', wacid })).toMatchObject({ type: 'ack' });
+    } finally {
+      tabB.close();
+    }
+  }, 30_000);
 });
