@@ -76,6 +76,28 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       await sleep(120);
       expect(await s.acceptEvent(ev('t1'), 60)).toBe('accepted');
     });
+
+    if (name.startsWith('RedisStore')) {
+      it('an append that fails refuses the delivery and leaves no dedupe key: the next delivery of the ids is accepted', async () => {
+        const s = fresh() as RedisStore;
+        await s.acceptEvent(ev('before'), 60_000);
+        const r = new Redis(redis.url);
+        try {
+          // The stream key holding another type makes XADD fail inside the script.
+          await r.del(`${s.prefix}events`);
+          await r.set(`${s.prefix}events`, 'not a stream');
+          const ids = ['f1', 'f2', 'f3'];
+          const results = await Promise.allSettled(ids.map((id) => s.acceptEvent(ev(id), 60_000)));
+          for (const x of results) expect(x.status).toBe('rejected');
+          expect(await r.exists(...ids.map((id) => `${s.prefix}dedupe:${id}`))).toBe(0);
+          await r.del(`${s.prefix}events`);
+          expect(await Promise.all(ids.map((id) => s.acceptEvent(ev(id), 60_000)))).toEqual(['accepted', 'accepted', 'accepted']);
+          expect(await s.acceptEvent(ev('f1'), 60_000)).toBe('duplicate');
+        } finally {
+          r.disconnect();
+        }
+      });
+    }
   });
 
   describe('consumer groups', () => {
