@@ -4,7 +4,9 @@
  * the calling permission, ask for it (the emulator's user replies per its `permissionReply`
  * knob; the page learns it live from `permission.updated`), call from the browser (a real
  * offer; the emulator's user answers with a werift peer and plays a tone), audio both ways,
- * mute, hang up, and the call in the recent list. Screenshots (desktop and phone width) go
+ * mute, hang up, and the call in the recent list; the microphone and speaker chosen in the
+ * panel (the dial opens exactly that microphone, a change mid-call replaces the track, the
+ * choice is remembered). Screenshots (desktop and phone width) go
  * to `screenshots/` (gitignored).
  */
 import { mkdirSync } from 'node:fs';
@@ -51,10 +53,28 @@ async function bridge(): Promise<Bridge> {
   return br;
 }
 
+/**
+ * Records every getUserMedia constraint the page asks for in `window.__gum` (the page is not
+ * changed otherwise): with fake devices this is how a test sees which microphone was asked for.
+ */
+function spyOnGetUserMedia(): void {
+  const asked: unknown[] = [];
+  Object.defineProperty(window, '__gum', { value: asked });
+  const md = navigator.mediaDevices;
+  const real = md.getUserMedia.bind(md);
+  md.getUserMedia = (c?: MediaStreamConstraints) => {
+    asked.push(JSON.parse(JSON.stringify(c ?? {})));
+    return real(c);
+  };
+}
+const askedAudio = (page: Page) =>
+  page.evaluate(() => (window as unknown as { __gum: Array<{ audio?: { deviceId?: { exact?: string } } }> }).__gum.map((c) => c.audio ?? null));
+
 /** Log in as the supervisor through the login page and open the Call back panel with `user` typed in. */
 async function supervisorPage(user: string): Promise<Page> {
   const ctx = await browser.newContext({ viewport: DESKTOP });
   contexts.push(ctx);
+  await ctx.addInitScript(spyOnGetUserMedia);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
   await page.goto(`${b!.url}/supervisor`);
@@ -75,7 +95,7 @@ const permissionState = (page: Page, state: string, timeout = 15_000) =>
 const phase = (page: Page, p: string, timeout = 15_000) => page.locator(`[data-testid="callback-call-box"][data-phase="${p}"]`).waitFor({ timeout });
 
 interface Hook {
-  state(): { call?: { wacid?: string }; media: null | { sender: { hasTrack: boolean; enabled: boolean | null } } };
+  state(): { call?: { wacid?: string }; media: null | { sender: { hasTrack: boolean; enabled: boolean | null }; micDeviceId: string | null } };
   stats(): Promise<null | { inbound?: { packetsReceived: number; totalAudioEnergy?: number }; outbound?: { packetsSent: number }; connectionState: string }>;
 }
 const hookState = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { callback: Hook } }).__switchboard.callback.state());
@@ -217,5 +237,77 @@ describe('Call back panel in Chromium', () => {
     await shots(page, '9-refused');
     await page.getByTestId('callback-error-dismiss').click();
     expect(await banner.isHidden()).toBe(true);
+  }, 90_000);
+
+  it('the panel lists the microphones and speakers; the dial opens exactly the chosen microphone and plays on the chosen speaker; another microphone chosen mid-call replaces the track and the user keeps hearing; the choice is remembered', async () => {
+    await bridge();
+    const user = '+15550123521';
+    await control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 2_500 });
+    const page = await supervisorPage(user);
+    // The emulated Service places calls only to users who allowed them.
+    await permissionState(page, 'unknown');
+    await page.getByTestId('callback-ask').click();
+    await permissionState(page, 'granted', 20_000);
+
+    // Chromium's fake devices: a default entry and two inputs, a default and two outputs, all named.
+    const options = (id: string) =>
+      page.getByTestId(id).locator('option').evaluateAll((os) => os.map((o) => ({ value: (o as HTMLOptionElement).value, label: o.textContent ?? '' })));
+    await page.locator('[data-testid="callback-mic"] option:nth-child(3)').waitFor({ state: 'attached', timeout: 10_000 });
+    const mics = await options('callback-mic');
+    expect(mics.length).toBeGreaterThanOrEqual(3);
+    for (const m of mics) expect(m.label).not.toMatch(/^(Device \d+)?$/);
+    const [chosen, later] = mics.filter((m) => m.value !== 'default' && m.value !== '').map((m) => m.value);
+    expect(chosen && later).toBeTruthy();
+    const speakers = await options('callback-speaker');
+    const speaker = speakers.find((o) => o.value !== 'default' && o.value !== '')?.value;
+    expect(speaker).toBeDefined();
+    expect(await page.getByTestId('callback-speaker-field').isVisible()).toBe(true); // Chromium has setSinkId
+
+    await page.getByTestId('callback-mic').selectOption(chosen!);
+    await page.getByTestId('callback-speaker').selectOption(speaker!);
+    // No call is up: nothing was opened yet; the choice waits for the dial, and is remembered.
+    expect(await askedAudio(page)).toEqual([]);
+    expect(await page.evaluate(() => [localStorage.getItem('switchboard.mic'), localStorage.getItem('switchboard.speaker')])).toEqual([chosen, speaker]);
+    const sinkId = () => page.evaluate(() => (document.querySelector('[data-testid="callback-audio"]') as HTMLAudioElement & { sinkId: string }).sinkId);
+    await expect.poll(sinkId).toBe(speaker);
+
+    await page.getByTestId('callback-call').click();
+    await phase(page, 'ringing', 20_000);
+    // The dial asked for exactly that microphone, and the call sends it.
+    const asked = await askedAudio(page);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toMatchObject({ deviceId: { exact: chosen } });
+    expect((await hookState(page)).media!.micDeviceId).toBe(chosen);
+    expect(await sinkId()).toBe(speaker);
+    await expect(page.getByTestId('callback-devices-note').textContent()).resolves.toBe('A microphone or speaker chosen now is used in this call at once.');
+
+    await phase(page, 'active', 20_000);
+    const wacid = (await page.getByTestId('callback-call-box').getAttribute('data-wacid'))!;
+    await until('the browser\'s audio at the user', async () => {
+      const e = await emuCall(wacid);
+      return (e.media?.packetsReceived ?? 0) > 25 ? e : undefined;
+    });
+    await shots(page, '10-devices-in-call');
+
+    // Another microphone during the call: the sender gets its track (never none), still enabled, and the user keeps receiving.
+    await page.getByTestId('callback-mic').selectOption(later!);
+    await expect.poll(async () => (await hookState(page)).media?.micDeviceId, { timeout: 10_000 }).toBe(later);
+    expect((await askedAudio(page)).at(-1)).toMatchObject({ deviceId: { exact: later } });
+    expect((await hookState(page)).media!.sender).toEqual({ hasTrack: true, enabled: true, readyState: 'live' });
+    const atSwitch = (await emuCall(wacid)).media!.packetsReceived;
+    await expect.poll(async () => (await emuCall(wacid)).media!.packetsReceived - atSwitch, { timeout: 5_000 }).toBeGreaterThan(25);
+    expect(await page.getByTestId('callback-error').isHidden()).toBe(true);
+    await expect(page.getByTestId('callback-call-box').getAttribute('data-phase')).resolves.toBe('active');
+
+    await page.getByTestId('callback-hangup').click();
+    await phase(page, 'ended', 15_000);
+    await expect(page.getByTestId('callback-devices-note').textContent()).resolves.toBe('');
+
+    // A fresh visit shows (and would dial) the remembered microphone and speaker.
+    await page.reload();
+    await page.locator(`[data-testid="callback-mic"] option[value="${later}"]`).waitFor({ state: 'attached', timeout: 10_000 });
+    await expect.poll(() => page.getByTestId('callback-mic').inputValue()).toBe(later);
+    await expect.poll(() => page.getByTestId('callback-speaker').inputValue()).toBe(speaker);
+    await expect.poll(sinkId).toBe(speaker);
   }, 90_000);
 });

@@ -255,4 +255,12 @@ describe('panel state: one callback', () => {
     expect(ice.call?.phase).toBe('active');
     expect(ice.error?.code).toBe('ICE_FAILED');
   });
+
+  test('a microphone or speaker change that fails is reported and never ends the call, not even before the ack', () => {
+    const dialing = run([{ type: 'dialStarted', from: FROM, callee }, { type: 'dialSent' }], ready);
+    const failed = reduceCallback(dialing, { type: 'deviceFailed', code: 'MIC_SWITCH', message: 'Could not switch the microphone' });
+    expect(failed.call?.phase).toBe('dialing');
+    expect(failed.error).toEqual({ code: 'MIC_SWITCH', message: 'Could not switch the microphone' });
+    expect(reduceCallback(active, { type: 'deviceFailed', code: 'SPEAKER', message: 'x' }).call?.phase).toBe('active');
+  });
 });

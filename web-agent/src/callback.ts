@@ -215,6 +215,8 @@ export type CallbackEvent =
   | { type: 'muted'; muted: boolean }
   | { type: 'hangup' }
   | { type: 'mediaFailed'; code: string; message: string }
+  /** A microphone or speaker change that did not work: said, the call (if any) goes on. */
+  | { type: 'deviceFailed'; code: string; message: string }
   | { type: 'dismissError' };
 
 /** Phases in which a callback is under way (Call disabled, Hang up shown). */
@@ -278,6 +280,8 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
         ...(s.call.wacid === undefined ? withCall(s, { phase: 'failed' }) : s),
         error: { code: ev.code, message: ev.message },
       };
+    case 'deviceFailed':
+      return { ...s, error: { code: ev.code, message: ev.message } };
     case 'callState': {
       const c = s.call;
       if (!c || c.wacid !== ev.view.wacid) return s;

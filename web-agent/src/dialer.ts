@@ -107,6 +107,11 @@ export class DialMedia {
     old.stop();
   }
 
+  /** The microphone the call sends (its deviceId), e.g. to notice it was unplugged. */
+  get micDeviceId(): string | undefined {
+    return this.sendTrack.getSettings().deviceId;
+  }
+
   senderInfo(): { hasTrack: boolean; enabled: boolean | null; readyState: string | null } {
     const t = this.transceiver.sender.track;
     return { hasTrack: t !== null, enabled: t?.enabled ?? null, readyState: t?.readyState ?? null };

@@ -14,6 +14,20 @@ import { PageAudio, type LevelMeter } from '../audio.ts';
 import { Connection, DISCONNECTED, RequestError, TIMEOUT } from '../connection.ts';
 import { el, h, renderError, renderLink, setText, setupChrome, wsUrl } from '../dom.ts';
 import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
+import {
+  canChooseSpeaker,
+  fillSelect,
+  isGone,
+  listDevices,
+  micProblem,
+  MIC_KEY,
+  onDeviceChange,
+  openMic as openDeviceMic,
+  remember,
+  remembered,
+  setSpeaker,
+  SPEAKER_KEY,
+} from '../devices.ts';
 import { CallMedia, CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
 import {
@@ -131,35 +145,25 @@ async function pollStats(): Promise<void> {
 
 // ---- microphone and devices ----------------------------------------------------------------
 
-const MIC_KEY = 'switchboard.mic';
-const SPEAKER_KEY = 'switchboard.speaker';
-
 async function openMic(deviceId?: string): Promise<MediaStream | undefined> {
   mic.status = 'asking';
   mic.detail = 'asking for permission…';
   render();
   try {
-    const stream = await navigator.mediaDevices.getUserMedia({
-      audio: {
-        ...(deviceId ? { deviceId: { exact: deviceId } } : {}),
-        echoCancellation: true,
-        noiseSuppression: true,
-        autoGainControl: true,
-      },
-    });
+    const stream = await openDeviceMic(deviceId);
     setMicStream(stream);
     return stream;
   } catch (e) {
     const name = (e as DOMException).name;
-    if (deviceId && (name === 'OverconstrainedError' || name === 'NotFoundError')) return openMic(undefined);
-    if (name === 'NotAllowedError' || name === 'SecurityError') {
+    const problem = micProblem(name);
+    if (problem === 'denied') {
       mic.status = 'denied';
       mic.detail = 'blocked';
       showError(
         'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then run the check again.',
         'MIC_DENIED',
       );
-    } else if (name === 'NotFoundError') {
+    } else if (problem === 'missing') {
       mic.status = 'missing';
       mic.detail = 'none found';
       showError('No microphone found. Plug one in, then run the check again.', 'MIC_MISSING');
@@ -201,33 +205,19 @@ async function onMicEnded(): Promise<void> {
 async function micTrack(): Promise<MediaStreamTrack | undefined> {
   const live = mic.stream?.getAudioTracks().find((t) => t.readyState === 'live');
   if (live) return live;
-  return (await openMic(localStorage.getItem(MIC_KEY) ?? undefined))?.getAudioTracks()[0];
+  return (await openMic(remembered(MIC_KEY)))?.getAudioTracks()[0];
 }
 
 let devices: MediaDeviceInfo[] = [];
 async function refreshDevices(): Promise<void> {
-  try {
-    devices = await navigator.mediaDevices.enumerateDevices();
-  } catch {
-    devices = [];
-  }
-  fillSelect(el<HTMLSelectElement>('mic-select'), devices.filter((d) => d.kind === 'audioinput'), mic.deviceId);
-  fillSelect(
-    el<HTMLSelectElement>('speaker-select'),
-    devices.filter((d) => d.kind === 'audiooutput'),
-    localStorage.getItem(SPEAKER_KEY) ?? 'default',
-  );
-  el('speaker-field').hidden = !('setSinkId' in HTMLMediaElement.prototype);
-}
-
-function fillSelect(select: HTMLSelectElement, list: MediaDeviceInfo[], chosen: string | undefined): void {
-  const opts = list.map((d, i) => h('option', { value: d.deviceId }, d.label || `Device ${i + 1}`));
-  select.replaceChildren(...opts);
-  if (chosen && list.some((d) => d.deviceId === chosen)) select.value = chosen;
+  devices = await listDevices();
+  fillSelect(el<HTMLSelectElement>('mic-select'), devices, 'audioinput', mic.deviceId);
+  fillSelect(el<HTMLSelectElement>('speaker-select'), devices, 'audiooutput', remembered(SPEAKER_KEY) ?? 'default');
+  el('speaker-field').hidden = !canChooseSpeaker();
 }
 
 async function chooseMic(deviceId: string): Promise<void> {
-  localStorage.setItem(MIC_KEY, deviceId);
+  remember(MIC_KEY, deviceId);
   const stream = await openMic(deviceId);
   if (stream && call?.media.isStarted) {
     try {
@@ -240,11 +230,8 @@ async function chooseMic(deviceId: string): Promise<void> {
 }
 
 async function applySpeaker(): Promise<void> {
-  const id = localStorage.getItem(SPEAKER_KEY);
-  const sink = audioEl as HTMLAudioElement & { setSinkId?: (id: string) => Promise<void> };
-  if (!id || !sink.setSinkId) return;
   try {
-    await sink.setSinkId(id);
+    await setSpeaker(audioEl, remembered(SPEAKER_KEY));
   } catch (e) {
     showError(`Could not use that speaker: ${(e as Error).message}`, 'SPEAKER');
   }
@@ -258,7 +245,7 @@ async function readyCheck(): Promise<void> {
   // Optional: a notification when a call rings while the tab is hidden. Asked once, here,
   // because browsers only ask from a click; refusing it changes nothing else.
   if ('Notification' in window && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
-  const stream = await openMic(localStorage.getItem(MIC_KEY) ?? undefined);
+  const stream = await openMic(remembered(MIC_KEY));
   sound = (await soundP) ? 'ok' : 'blocked';
   if (sound === 'blocked') showError('The browser blocked sound for this page, so calls would not ring. Click the check again.', 'SOUND_BLOCKED');
   if (stream) await refreshDevices();
@@ -787,10 +774,10 @@ async function boot(): Promise<void> {
   });
   el<HTMLSelectElement>('mic-select').addEventListener('change', (e) => void chooseMic((e.target as HTMLSelectElement).value));
   el<HTMLSelectElement>('speaker-select').addEventListener('change', (e) => {
-    localStorage.setItem(SPEAKER_KEY, (e.target as HTMLSelectElement).value);
+    remember(SPEAKER_KEY, (e.target as HTMLSelectElement).value);
     void applySpeaker();
   });
-  navigator.mediaDevices?.addEventListener('devicechange', () => void onDeviceChange());
+  onDeviceChange(() => void devicesChanged());
   tabs?.addEventListener('message', (e: MessageEvent<{ type: string; wacid: string }>) => {
     const entry = state.calls[e.data.wacid];
     if (e.data.type === 'declined' && entry?.local === 'none') dispatch({ type: 'local', wacid: e.data.wacid, local: 'declined', now: now() });
@@ -819,10 +806,9 @@ async function boot(): Promise<void> {
 }
 
 /** A microphone came or went: refresh the lists; if ours vanished, `ended` switches it. */
-async function onDeviceChange(): Promise<void> {
+async function devicesChanged(): Promise<void> {
   await refreshDevices();
-  const ids = devices.filter((d) => d.kind === 'audioinput').map((d) => d.deviceId);
-  if (mic.stream && mic.deviceId && !ids.includes(mic.deviceId)) await onMicEnded();
+  if (mic.stream && isGone(devices, 'audioinput', mic.deviceId)) await onMicEnded();
 }
 
 void boot();

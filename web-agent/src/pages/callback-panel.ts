@@ -2,7 +2,10 @@
  * The supervisor page's "Call back" panel: DOM and effects around the pure state in
  * callback.ts. It reads the business numbers and the pair's calling permission over the
  * JSON API, asks for permission, and places one business-initiated call at a time from this
- * tab (DialMedia, dialer.ts) over the page's WebSocket.
+ * tab (DialMedia, dialer.ts) over the page's WebSocket, on the microphone and speaker chosen
+ * here (devices.ts, the same code and the same remembered choice as the agent page). A
+ * microphone chosen during a call replaces the call's track at once (RTCRtpSender.replaceTrack,
+ * DialMedia.setMic); one chosen while no call is up is opened by the next dial.
  */
 import { ApiError, getPermission, listNumbers, requestPermission } from '../api.ts';
 import {
@@ -15,6 +18,21 @@ import {
   type CallbackState,
 } from '../callback.ts';
 import { RequestError, type Connection } from '../connection.ts';
+import {
+  canChooseSpeaker,
+  fillSelect,
+  isGone,
+  listDevices,
+  micProblem,
+  MIC_KEY,
+  namesHidden,
+  onDeviceChange,
+  openMic,
+  remember,
+  remembered,
+  setSpeaker,
+  SPEAKER_KEY,
+} from '../devices.ts';
 import { DialMedia } from '../dialer.ts';
 import { el, h, setText } from '../dom.ts';
 import { formatCaller, formatDuration } from '../format.ts';
@@ -41,6 +59,10 @@ export class CallbackPanel {
   private earlyAnswers = new Map<string, string>();
   private lookupTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly audioEl = el<HTMLAudioElement>('callback-audio');
+  /** The chosen devices (deviceId; undefined = the browser's default), remembered across visits. */
+  private micId: string | undefined = remembered(MIC_KEY);
+  private speakerId: string | undefined = remembered(SPEAKER_KEY);
+  private devices: MediaDeviceInfo[] = [];
 
   constructor(
     private readonly conn: () => Connection | undefined,
@@ -68,6 +90,11 @@ export class CallbackPanel {
     el('callback-mute').addEventListener('click', () => this.toggleMute());
     el('callback-hangup').addEventListener('click', () => void this.hangup());
     el('callback-error-dismiss').addEventListener('click', () => this.dispatch({ type: 'dismissError' }));
+    el<HTMLSelectElement>('callback-mic').addEventListener('change', (e) => void this.chooseMic((e.target as HTMLSelectElement).value));
+    el<HTMLSelectElement>('callback-speaker').addEventListener('change', (e) => void this.chooseSpeaker((e.target as HTMLSelectElement).value));
+    onDeviceChange(() => void this.devicesChanged());
+    void this.refreshDevices();
+    void this.applySpeaker();
     setInterval(() => this.render(), 1000); // timer, "asked 2 min ago", expiry
     void this.loadNumbers();
     this.render();
@@ -210,11 +237,13 @@ export class CallbackPanel {
     const from = this.s.from;
     const callee = v.callee;
     this.dispatch({ type: 'dialStarted', from, callee });
+    const micId = this.micId;
     let stream: MediaStream;
     try {
-      stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true } });
+      stream = await openMic(micId);
     } catch (e) {
-      this.dispatch({ type: 'mediaFailed', code: 'MIC_DENIED', message: micProblem(e) });
+      const problem = micFailure(e);
+      this.dispatch({ type: 'mediaFailed', code: problem.code, message: problem.message });
       return;
     }
     let media: DialMedia;
@@ -239,6 +268,10 @@ export class CallbackPanel {
     }
     this.media = media;
     void media.play(this.audioEl);
+    // The browser names the devices once the microphone was allowed; a choice made while the
+    // microphone was being opened goes to this call now.
+    void this.refreshDevices();
+    if (this.micId !== micId) void this.switchMic(this.micId);
     this.dispatch({ type: 'dialSent' });
     let wacid: string;
     try {
@@ -324,6 +357,69 @@ export class CallbackPanel {
     }, HANGUP_GIVE_UP_MS);
   }
 
+  // ---- microphone and speaker ------------------------------------------------------------
+
+  private async refreshDevices(): Promise<void> {
+    this.devices = await listDevices();
+    fillSelect(el<HTMLSelectElement>('callback-mic'), this.devices, 'audioinput', this.micId);
+    fillSelect(el<HTMLSelectElement>('callback-speaker'), this.devices, 'audiooutput', this.speakerId ?? 'default');
+    el('callback-speaker-field').hidden = !canChooseSpeaker();
+    this.render();
+  }
+
+  private async chooseMic(deviceId: string): Promise<void> {
+    this.micId = deviceId;
+    remember(MIC_KEY, deviceId);
+    if (this.media) await this.switchMic(deviceId);
+    this.render();
+  }
+
+  /** Put another microphone into the call in progress (the sender keeps a track; mute and live state kept). */
+  private async switchMic(deviceId: string | undefined): Promise<boolean> {
+    const media = this.media;
+    if (!media) return false;
+    let stream: MediaStream;
+    try {
+      stream = await openMic(deviceId);
+    } catch (e) {
+      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e).message}` });
+      return false;
+    }
+    try {
+      if (this.media !== media) return false; // the call ended meanwhile
+      await media.setMic(stream.getAudioTracks()[0]!);
+      return true;
+    } catch (e) {
+      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone during the call: ${(e as Error).message}` });
+      return false;
+    } finally {
+      stream.getTracks().forEach((t) => t.stop()); // the call holds its own clone
+      this.render();
+    }
+  }
+
+  private async chooseSpeaker(deviceId: string): Promise<void> {
+    this.speakerId = deviceId;
+    remember(SPEAKER_KEY, deviceId);
+    await this.applySpeaker();
+  }
+
+  private async applySpeaker(): Promise<void> {
+    try {
+      await setSpeaker(this.audioEl, this.speakerId);
+    } catch (e) {
+      this.dispatch({ type: 'deviceFailed', code: 'SPEAKER', message: `Could not use that speaker: ${(e as Error).message}` });
+    }
+  }
+
+  /** A device came or went: refresh the lists; if the call's microphone is gone, the call goes on with the default one. */
+  private async devicesChanged(): Promise<void> {
+    await this.refreshDevices();
+    if (this.media && isGone(this.devices, 'audioinput', this.media.micDeviceId) && (await this.switchMic(undefined))) {
+      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCHED', message: 'The call’s microphone went away; the call now uses the default microphone.' });
+    }
+  }
+
   // ---- rendering --------------------------------------------------------------------------
 
   private render(): void {
@@ -373,6 +469,14 @@ export class CallbackPanel {
     // The reason for a disabled Call, except the obvious "type a number" before anything was typed.
     setText(reason, v.callBlockedReason && !(s.input.trim() === '' && !s.touched) && !busy ? `Call is unavailable: ${v.callBlockedReason}` : '');
     setText(el('callback-ask-note'), s.askNote ?? '');
+    setText(
+      el('callback-devices-note'),
+      namesHidden(this.devices, 'audioinput')
+        ? 'The device names show once this page may use the microphone (after the first call).'
+        : this.media
+          ? 'A microphone or speaker chosen now is used in this call at once.'
+          : '',
+    );
 
     const banner = el('callback-error');
     banner.hidden = !s.error;
@@ -429,7 +533,14 @@ export class CallbackPanel {
         ...this.s,
         link: this.link,
         media: this.media
-          ? { wacid: this.mediaWacid ?? null, muted: this.media.isMuted, hasAnswer: this.media.hasAnswer, connectionState: this.connection ?? null, sender: this.media.senderInfo() }
+          ? {
+              wacid: this.mediaWacid ?? null,
+              muted: this.media.isMuted,
+              hasAnswer: this.media.hasAnswer,
+              connectionState: this.connection ?? null,
+              sender: this.media.senderInfo(),
+              micDeviceId: this.media.micDeviceId ?? null,
+            }
           : null,
         quality: this.quality ?? null,
       }),
@@ -442,10 +553,15 @@ export class CallbackPanel {
   }
 }
 
-function micProblem(e: unknown): string {
-  const name = (e as DOMException)?.name;
-  if (name === 'NotAllowedError' || name === 'SecurityError')
-    return 'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then call again.';
-  if (name === 'NotFoundError') return 'No microphone found. Plug one in, then call again.';
-  return `The microphone could not start (${name || 'error'}): it may be in use by another application.`;
+/** A microphone that did not open, in the supervisor's words (codes as on the agent page). */
+function micFailure(e: unknown): { code: string; message: string } {
+  const name = (e as DOMException)?.name ?? '';
+  switch (micProblem(name)) {
+    case 'denied':
+      return { code: 'MIC_DENIED', message: 'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then call again.' };
+    case 'missing':
+      return { code: 'MIC_MISSING', message: 'No microphone found. Plug one in, then call again.' };
+    case 'error':
+      return { code: 'MIC_ERROR', message: `The microphone could not start (${name || 'error'}): it may be in use by another application.` };
+  }
 }
