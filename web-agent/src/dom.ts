@@ -1,5 +1,6 @@
 /** Small DOM helpers and the page chrome (nav, user, link status, error banner) shared by every page. */
 import { logout, type Me } from './api.ts';
+import type { Quality } from './quality.ts';
 import type { Link, UiError } from './reducer.ts';
 
 /** The element with `data-testid="<id>"` (testids double as the page's stable hooks). */
@@ -78,6 +79,20 @@ export function renderError(error: UiError | undefined): void {
   if (error) {
     banner.dataset.code = error.code ?? '';
     setText(el('error-message'), error.message);
+  }
+}
+
+/**
+ * The line-quality box whose testids start with `prefix` (`quality`, `callback-quality`):
+ * level, label and warnings (the list is rebuilt only when its text changes).
+ */
+export function renderQuality(prefix: string, quality: Quality | undefined): void {
+  el(prefix).dataset.level = quality?.level ?? 'unknown';
+  setText(el(`${prefix}-label`), quality?.label ?? 'Checking the line…');
+  const warnings = quality?.warnings ?? [];
+  const list = el(`${prefix}-warnings`);
+  if (list.childElementCount !== warnings.length || warnings.some((w, i) => list.children[i]?.textContent !== w)) {
+    list.replaceChildren(...warnings.map((w) => h('li', {}, w)));
   }
 }
 

@@ -12,7 +12,7 @@ import { exponentialBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio, type LevelMeter } from '../audio.ts';
 import { Connection, DISCONNECTED, RequestError, TIMEOUT } from '../connection.ts';
-import { el, h, renderError, renderLink, setText, setupChrome, wsUrl } from '../dom.ts';
+import { el, h, renderError, renderLink, renderQuality, setText, setupChrome, wsUrl } from '../dom.ts';
 import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import {
   canChooseSpeaker,
@@ -637,14 +637,7 @@ function renderCall(entry: CallEntry | undefined, t: number): void {
   setText(muteBtn, muted ? 'Unmute' : 'Mute');
   muteBtn.disabled = entry.local !== 'held' || !call;
   el<HTMLButtonElement>('hangup').disabled = entry.local === 'hangingUp';
-  const q = el('quality');
-  q.dataset.level = quality?.level ?? 'unknown';
-  setText(el('quality-label'), quality?.label ?? 'Checking the line…');
-  const warnings = quality?.warnings ?? [];
-  const list = el('quality-warnings');
-  if (list.childElementCount !== warnings.length || warnings.some((w, i) => list.children[i]?.textContent !== w)) {
-    list.replaceChildren(...warnings.map((w) => h('li', {}, w)));
-  }
+  renderQuality('quality', quality);
 }
 
 function renderElsewhere(list: CallEntry[]): void {

@@ -34,7 +34,7 @@ import {
   SPEAKER_KEY,
 } from '../devices.ts';
 import { DialMedia } from '../dialer.ts';
-import { el, h, setText } from '../dom.ts';
+import { el, h, renderQuality, setText } from '../dom.ts';
 import { formatCaller, formatDuration } from '../format.ts';
 import { CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
@@ -513,15 +513,8 @@ export class CallbackPanel {
     const hang = el<HTMLButtonElement>('callback-hangup');
     hang.disabled = c.phase === 'ending' || !!c.cancelRequested;
     setText(hang, c.phase === 'preparing' || c.phase === 'dialing' || c.phase === 'ringing' ? 'Cancel call' : 'Hang up');
-    const q = el('callback-quality');
-    q.hidden = c.phase !== 'active';
-    q.dataset.level = this.quality?.level ?? 'unknown';
-    setText(el('callback-quality-label'), this.quality?.label ?? 'Checking the line…');
-    const warnings = this.quality?.warnings ?? [];
-    const list = el('callback-quality-warnings');
-    if (list.childElementCount !== warnings.length || warnings.some((w, i) => list.children[i]?.textContent !== w)) {
-      list.replaceChildren(...warnings.map((w) => h('li', {}, w)));
-    }
+    el('callback-quality').hidden = c.phase !== 'active';
+    renderQuality('callback-quality', this.quality);
   }
 
   // ---- test hook --------------------------------------------------------------------------
