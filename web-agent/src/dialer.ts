@@ -10,7 +10,7 @@
  *   disabled, so the browser sends silence: the provider drops calls that get no media for
  *   20 s, and the user does not hear the room before picking up.
  */
-import { CallSetupError, GATHER_TIMEOUT_MS, waitForGathering, type CallMediaEvents } from './phone.ts';
+import { CallSetupError, GATHER_TIMEOUT_MS, newPeerConnection, playRemote, waitForGathering, type CallMediaEvents } from './phone.ts';
 import { sampleConnection, type StatsSample } from './quality.ts';
 
 export class DialMedia {
@@ -36,7 +36,7 @@ export class DialMedia {
    * until `setLive(true)`), createOffer, setLocalDescription, ICE gathering (with a timeout).
    */
   static async offer(micTrack: MediaStreamTrack, events: CallMediaEvents, gatherTimeoutMs = GATHER_TIMEOUT_MS): Promise<DialMedia> {
-    const pc = new RTCPeerConnection({ iceServers: [], bundlePolicy: 'max-bundle', rtcpMuxPolicy: 'require' });
+    const pc = newPeerConnection();
     const track = micTrack.clone();
     track.enabled = false;
     try {
@@ -71,14 +71,8 @@ export class DialMedia {
   }
 
   /** Play the user in `audioEl` (called from the Call click, so autoplay allows it). */
-  async play(audioEl: HTMLAudioElement): Promise<void> {
-    audioEl.srcObject = new MediaStream([this.transceiver.receiver.track]);
-    audioEl.muted = false;
-    try {
-      await audioEl.play();
-    } catch {
-      // Autoplay refused: the element keeps its source; the next click on the page plays it.
-    }
+  play(audioEl: HTMLAudioElement): Promise<void> {
+    return playRemote(this.transceiver, audioEl);
   }
 
   /** The user answered: send the microphone (silence while muted). */

@@ -49,6 +49,24 @@ export function waitForGathering(pc: RTCPeerConnection, timeoutMs = GATHER_TIMEO
   });
 }
 
+/** A peer connection for one audio call (both sides): no STUN/TURN, one bundled transport. */
+export function newPeerConnection(): RTCPeerConnection {
+  // The Service's SDP carries its candidates (ice-lite, host candidates): no STUN/TURN needed on our side.
+  return new RTCPeerConnection({ iceServers: [], bundlePolicy: 'max-bundle', rtcpMuxPolicy: 'require' });
+}
+
+/** Play the remote side of `transceiver` in `audioEl`, unmuted. */
+export async function playRemote(transceiver: RTCRtpTransceiver, audioEl: HTMLAudioElement): Promise<void> {
+  audioEl.srcObject = new MediaStream([transceiver.receiver.track]);
+  audioEl.muted = false;
+  try {
+    await audioEl.play();
+  } catch {
+    // Autoplay refused (no click yet on this page): the element keeps its source, so the
+    // next user gesture on the page plays it (the agent page's ready-check unlocks it).
+  }
+}
+
 export interface CallMediaEvents {
   /** `connectionState` changed (connected, disconnected, failed...). */
   onConnectionState(state: RTCPeerConnectionState): void;
@@ -76,8 +94,7 @@ export class CallMedia {
    * `answerSdp` is `localDescription.sdp` untouched.
    */
   static async answer(offerSdp: string, events: CallMediaEvents, gatherTimeoutMs = GATHER_TIMEOUT_MS): Promise<CallMedia> {
-    // The offer carries its candidates (ice-lite, host candidates): no STUN/TURN needed on our side.
-    const pc = new RTCPeerConnection({ iceServers: [], bundlePolicy: 'max-bundle', rtcpMuxPolicy: 'require' });
+    const pc = newPeerConnection();
     try {
       try {
         await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
@@ -106,14 +123,7 @@ export class CallMedia {
     if (this.closed || this.started) return;
     this.started = true;
     await this.setMic(micTrack);
-    audioEl.srcObject = new MediaStream([this.transceiver.receiver.track]);
-    audioEl.muted = false;
-    try {
-      await audioEl.play();
-    } catch {
-      // Autoplay refused (no click yet on this page): the ready-check unlocks it; the
-      // element keeps its source, so the next user gesture plays it.
-    }
+    await playRemote(this.transceiver, audioEl);
   }
 
   get isStarted(): boolean {
