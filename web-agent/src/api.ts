@@ -55,12 +55,17 @@ async function call(method: string, path: string, body?: unknown): Promise<unkno
   return json;
 }
 
+/** `body` checked against `schema`; `what` names the answer in the error when it does not fit. */
+function expectShape<T extends z.ZodTypeAny>(schema: T, body: unknown, what: string): z.infer<T> {
+  const r = schema.safeParse(body);
+  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', `The server answered ${what} with an unexpected shape.`);
+  return r.data;
+}
+
 /** Who is logged in; `undefined` when nobody is (401). */
 export async function getMe(): Promise<Me | undefined> {
   try {
-    const r = Me.safeParse(await call('GET', '/api/me'));
-    if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered /api/me with an unexpected shape.');
-    return r.data;
+    return expectShape(Me, await call('GET', '/api/me'), '/api/me');
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return undefined;
     throw e;
@@ -101,18 +106,15 @@ export async function listArchive(): Promise<Array<z.infer<typeof ArchiveItem>> 
 
 /** `GET /api/numbers`: the business numbers a callback may come from. */
 export const BusinessNumber = z.object({ phoneNumber: z.string(), phoneId: z.string().optional(), name: z.string().optional() }).passthrough();
-export async function listNumbers(): Promise<Array<z.infer<typeof BusinessNumber>>> {
-  const r = z.object({ numbers: z.array(BusinessNumber) }).safeParse(await call('GET', '/api/numbers'));
-  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered /api/numbers with an unexpected shape.');
-  return r.data.numbers;
+export type BusinessNumber = z.infer<typeof BusinessNumber>;
+export async function listNumbers(): Promise<BusinessNumber[]> {
+  return expectShape(z.object({ numbers: z.array(BusinessNumber) }), await call('GET', '/api/numbers'), '/api/numbers').numbers;
 }
 
 /** `GET /api/permissions?from=&user=`: what the bridge knows of a user's calling permission. */
 export async function getPermission(from: string, user: string): Promise<Permission> {
   const q = new URLSearchParams({ from, user });
-  const r = z.object({ permission: Permission }).safeParse(await call('GET', `/api/permissions?${q.toString()}`));
-  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered /api/permissions with an unexpected shape.');
-  return r.data.permission;
+  return expectShape(z.object({ permission: Permission }), await call('GET', `/api/permissions?${q.toString()}`), '/api/permissions').permission;
 }
 
 /**
@@ -120,11 +122,11 @@ export async function getPermission(from: string, user: string): Promise<Permiss
  * a phone number, `recipient` for a BSUID; `body` is the optional message text.
  */
 export async function requestPermission(req: { from: string; to?: string; recipient?: string; body?: string }): Promise<{ permission: Permission; messageId?: string }> {
-  const r = z
-    .object({ permission: Permission, messageId: z.string().optional() })
-    .safeParse(await call('POST', '/api/permissions/request', req));
-  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', 'The server answered the permission request with an unexpected shape.');
-  return r.data;
+  return expectShape(
+    z.object({ permission: Permission, messageId: z.string().optional() }),
+    await call('POST', '/api/permissions/request', req),
+    'the permission request',
+  );
 }
 
 /** Send the browser to the login page, coming back here afterwards. */

@@ -5,6 +5,7 @@
  * No DOM, no clock: `now` comes in with the events, so every rule here has a unit test.
  */
 import type { CallView, Permission } from '../../shared/protocol.ts';
+import type { BusinessNumber } from './api.ts';
 import { describeReason, describeResult, formatDuration } from './format.ts';
 import { isOver } from './reducer.ts';
 
@@ -128,12 +129,6 @@ export function newerPermission(a: Permission | undefined, b: Permission): Permi
 export const pairKey = (from: string, user: string) => `${from}|${user}`;
 
 // ---- the panel's state -------------------------------------------------------------------
-
-export interface BusinessNumber {
-  phoneNumber: string;
-  phoneId?: string;
-  name?: string;
-}
 
 /**
  * One callback's life in this tab:
