@@ -140,7 +140,7 @@ export const pairKey = (from: string, user: string) => `${from}|${user}`;
  * - ended: over (see `ended`)
  * - failed: never got going (refused, gathering failed...): see `error`
  */
-export type CallPhase = 'idle' | 'preparing' | 'dialing' | 'ringing' | 'active' | 'ending' | 'ended' | 'failed';
+export type CallPhase = 'preparing' | 'dialing' | 'ringing' | 'active' | 'ending' | 'ended' | 'failed';
 
 export interface PanelError {
   code: string;
@@ -215,8 +215,7 @@ export type CallbackEvent =
   | { type: 'dismissError' };
 
 /** Phases in which a callback is under way (Call disabled, Hang up shown). */
-export const inProgress = (call: CallbackCall | undefined): boolean =>
-  !!call && call.phase !== 'idle' && call.phase !== 'ended' && call.phase !== 'failed';
+export const inProgress = (call: CallbackCall | undefined): boolean => !!call && call.phase !== 'ended' && call.phase !== 'failed';
 
 export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackState {
   switch (ev.type) {
@@ -309,11 +308,7 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
       // After a reconnect the server lists every live call of this user: ours missing = over.
       const c = s.call;
       if (!c?.wacid || !inProgress(c) || ev.wacids.includes(c.wacid)) return s;
-      return reduceCallback(s, {
-        type: 'callState',
-        view: { wacid: c.wacid, phoneId: '', from: c.from, to: c.callee.value, direction: 'BUSINESS_INITIATED', state: 'ended', reason: 'The server no longer lists this call.' },
-        now: ev.now,
-      });
+      return reduceCallback(s, { type: 'callState', view: endedHere(c, c.wacid, 'The server no longer lists this call.'), now: ev.now });
     }
     case 'muted':
       return s.call ? withCall(s, { muted: ev.muted }) : s;
@@ -331,6 +326,11 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
     case 'dismissError':
       return drop(s, 'error');
   }
+}
+
+/** Our call as ended by this tab, when no frame from the server said so; `reason` says why. */
+export function endedHere(c: CallbackCall, wacid: string, reason: string): CallView {
+  return { wacid, phoneId: '', from: c.from, to: c.callee.value, direction: 'BUSINESS_INITIATED', state: 'ended', reason };
 }
 
 /** The pair on screen, when the user typed is valid. */
@@ -430,8 +430,6 @@ function looksUnfinished(input: string): boolean {
 /** The call's status line and whether a timer runs. */
 export function callStatus(c: CallbackCall, now: number): { state: CallPhase; text: string; timer?: string } {
   switch (c.phase) {
-    case 'idle':
-      return { state: 'idle', text: '' };
     case 'preparing':
       return { state: 'preparing', text: 'Preparing the microphone and the connection…' };
     case 'dialing':

@@ -10,6 +10,7 @@
 import { ApiError, getPermission, listNumbers, requestPermission } from '../api.ts';
 import {
   callStatus,
+  endedHere,
   inProgress,
   initialCallback,
   panelView,
@@ -38,7 +39,7 @@ import { el, h, renderQuality, setText } from '../dom.ts';
 import { formatCaller, formatDuration } from '../format.ts';
 import { CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
-import type { Link, UiState } from '../reducer.ts';
+import type { UiState } from '../reducer.ts';
 import type { ServerMsg } from '../../../shared/protocol.ts';
 
 /** How long the server may take to answer `call.dial` (it waits for the Service's connect). */
@@ -48,9 +49,7 @@ const HANGUP_GIVE_UP_MS = 15_000;
 
 export class CallbackPanel {
   private s: CallbackState = initialCallback;
-  private link: Link = 'connecting';
   private media: DialMedia | undefined;
-  private mediaWacid: string | undefined;
   private connection: RTCPeerConnectionState | undefined;
   private quality: Quality | undefined;
   private lastSample: StatsSample | undefined;
@@ -125,12 +124,9 @@ export class CallbackPanel {
     }
   }
 
-  /** The page's link changed (or anything else the panel shows from the page's state). */
-  refresh(): void {
-    const link = this.pageState().link;
-    if (link === this.link) return;
-    this.link = link;
-    this.render();
+  /** The page's WebSocket is up (Call waits for it). */
+  private online(): boolean {
+    return this.pageState().link === 'online';
   }
 
   private dispatch(ev: CallbackEvent): void {
@@ -160,7 +156,6 @@ export class CallbackPanel {
     this.statsTimer = undefined;
     this.media?.close();
     this.media = undefined;
-    this.mediaWacid = undefined;
     this.connection = undefined;
     this.quality = undefined;
     this.lastSample = undefined;
@@ -206,7 +201,7 @@ export class CallbackPanel {
   }
 
   private async ask(): Promise<void> {
-    const v = panelView(this.s, this.link === 'online', Date.now());
+    const v = panelView(this.s, this.online(), Date.now());
     if (!v.callee || !v.canAsk) {
       this.dispatch({ type: 'touch' });
       return;
@@ -229,7 +224,7 @@ export class CallbackPanel {
 
   private async dial(): Promise<void> {
     const conn = this.conn();
-    const v = panelView(this.s, this.link === 'online', Date.now());
+    const v = panelView(this.s, this.online(), Date.now());
     if (!v.callee || !v.canCall || !conn) {
       this.dispatch({ type: 'touch' });
       return;
@@ -286,7 +281,6 @@ export class CallbackPanel {
       this.dispatch({ type: 'dialFailed', code: err.code ?? 'DIAL_FAILED', message: err.message });
       return;
     }
-    this.mediaWacid = wacid;
     this.dispatch({ type: 'dialAcked', wacid });
     // What arrived before the ack named the call: its answer and its state.
     const early = this.earlyAnswers.get(wacid);
@@ -348,11 +342,7 @@ export class CallbackPanel {
     setTimeout(() => {
       const c = this.s.call;
       if (c?.wacid === wacid && c.phase === 'ending') {
-        this.dispatch({
-          type: 'callState',
-          view: { wacid, phoneId: '', from: c.from, to: c.callee.value, direction: 'BUSINESS_INITIATED', state: 'ended', reason: 'Ended here; the server did not confirm the end.' },
-          now: Date.now(),
-        });
+        this.dispatch({ type: 'callState', view: endedHere(c, wacid, 'Ended here; the server did not confirm the end.'), now: Date.now() });
       }
     }, HANGUP_GIVE_UP_MS);
   }
@@ -422,10 +412,11 @@ export class CallbackPanel {
 
   // ---- rendering --------------------------------------------------------------------------
 
-  private render(): void {
+  /** Draw the panel (the page calls it when its link changes). */
+  render(): void {
     const now = Date.now();
     const s = this.s;
-    const v = panelView(s, this.link === 'online', now);
+    const v = panelView(s, this.online(), now);
 
     const select = el<HTMLSelectElement>('callback-from');
     const numbers = s.numbers.list;
@@ -456,8 +447,7 @@ export class CallbackPanel {
     const perm = el('callback-permission');
     perm.dataset.state = v.permission.state;
     perm.dataset.tone = v.permission.tone;
-    const loading = v.key !== undefined && s.permissionLoading === v.key && !s.permissions[v.key];
-    setText(el('callback-permission-text'), loading ? 'Checking the user’s calling permission…' : v.permission.text);
+    setText(el('callback-permission-text'), v.permission.text);
 
     const askBtn = el<HTMLButtonElement>('callback-ask');
     askBtn.disabled = !v.canAsk;
@@ -489,7 +479,7 @@ export class CallbackPanel {
   private renderCall(now: number): void {
     const box = el('callback-call-box');
     const c = this.s.call;
-    box.hidden = !c || c.phase === 'idle' || (c.phase === 'failed' && !c.wacid);
+    box.hidden = !c || (c.phase === 'failed' && !c.wacid);
     if (!c) return;
     box.dataset.phase = c.phase;
     box.dataset.wacid = c.wacid ?? '';
@@ -524,10 +514,10 @@ export class CallbackPanel {
     return {
       state: () => ({
         ...this.s,
-        link: this.link,
+        link: this.pageState().link,
         media: this.media
           ? {
-              wacid: this.mediaWacid ?? null,
+              wacid: this.s.call?.wacid ?? null,
               muted: this.media.isMuted,
               hasAnswer: this.media.hasAnswer,
               connectionState: this.connection ?? null,

@@ -18,11 +18,12 @@ let conn: Connection | undefined;
 const panel = new CallbackPanel(() => conn, () => state);
 
 function dispatch(ev: UiEvent): void {
+  const before = state;
   state = reduce(state, ev);
   render();
   // The panel follows its own call and the pair's permission in the same frames.
   if (ev.type === 'server') panel.onServer(ev.msg);
-  panel.refresh();
+  if (state.link !== before.link) panel.render(); // Call waits for the link
 }
 
 function render(): void {
