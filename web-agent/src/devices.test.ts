@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { chooseDevice, deviceOptions, isGone, micConstraints, micProblem, namesHidden, retryWithDefault, type Device } from './devices.ts';
+import { chooseDevice, deviceOptions, isGone, micConstraints, micFailure, micProblem, namesHidden, retryWithDefault, type Device } from './devices.ts';
 
 const mic = (deviceId: string, label = `Mic ${deviceId}`): Device => ({ kind: 'audioinput', deviceId, label });
 const out = (deviceId: string, label = `Speaker ${deviceId}`): Device => ({ kind: 'audiooutput', deviceId, label });
@@ -40,6 +40,25 @@ describe('micProblem: the kind of getUserMedia failure', () => {
     ['', 'error'],
   ])('%j is %s', (name, problem) => {
     expect(micProblem(name)).toBe(problem);
+  });
+});
+
+describe('micFailure: the page code and words, with the page\'s own next step', () => {
+  test('denied and missing end with the retry step; the error names the browser\'s error', () => {
+    expect(micFailure({ name: 'NotAllowedError' }, 'call again')).toEqual({
+      problem: 'denied',
+      code: 'MIC_DENIED',
+      message: 'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then call again.',
+    });
+    expect(micFailure({ name: 'NotFoundError' }, 'run the check again')).toEqual({
+      problem: 'missing',
+      code: 'MIC_MISSING',
+      message: 'No microphone found. Plug one in, then run the check again.',
+    });
+    expect(micFailure({ name: 'NotReadableError' }, 'call again').message).toBe(
+      'The microphone could not start (NotReadableError): it may be in use by another application.',
+    );
+    expect(micFailure(undefined, 'call again')).toMatchObject({ problem: 'error', code: 'MIC_ERROR', message: expect.stringContaining('(error)') });
   });
 });
 

@@ -46,6 +46,23 @@ export function micProblem(errorName: string): MicProblem {
   return 'error';
 }
 
+/**
+ * A microphone that did not open, in the user's words (codes as both pages show them);
+ * `retry` is what the page asks the user to do once it is fixed ("call again").
+ */
+export function micFailure(e: unknown, retry: string): { problem: MicProblem; code: string; message: string } {
+  const errorName = (e as DOMException | undefined)?.name ?? '';
+  const problem = micProblem(errorName);
+  switch (problem) {
+    case 'denied':
+      return { problem, code: 'MIC_DENIED', message: `Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then ${retry}.` };
+    case 'missing':
+      return { problem, code: 'MIC_MISSING', message: `No microphone found. Plug one in, then ${retry}.` };
+    case 'error':
+      return { problem, code: 'MIC_ERROR', message: `The microphone could not start (${errorName || 'error'}): it may be in use by another application.` };
+  }
+}
+
 /** The <option>s of one kind, in the browser's order; a device without a label (no permission yet) gets a number. */
 export function deviceOptions(list: readonly Device[], kind: DeviceKind): Array<{ value: string; label: string }> {
   return list.filter((d) => d.kind === kind).map((d, i) => ({ value: d.deviceId, label: d.label || `Device ${i + 1}` }));

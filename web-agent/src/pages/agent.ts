@@ -19,8 +19,9 @@ import {
   fillSelect,
   isGone,
   listDevices,
-  micProblem,
+  micFailure,
   MIC_KEY,
+  type MicProblem,
   onDeviceChange,
   openMic as openDeviceMic,
   remember,
@@ -145,6 +146,9 @@ async function pollStats(): Promise<void> {
 
 // ---- microphone and devices ----------------------------------------------------------------
 
+/** The ready-check's word for a microphone that did not open. */
+const MIC_DETAIL: Record<MicProblem, string> = { denied: 'blocked', missing: 'none found', error: 'could not start' };
+
 async function openMic(deviceId?: string): Promise<MediaStream | undefined> {
   mic.status = 'asking';
   mic.detail = 'asking for permission…';
@@ -154,24 +158,10 @@ async function openMic(deviceId?: string): Promise<MediaStream | undefined> {
     setMicStream(stream);
     return stream;
   } catch (e) {
-    const name = (e as DOMException).name;
-    const problem = micProblem(name);
-    if (problem === 'denied') {
-      mic.status = 'denied';
-      mic.detail = 'blocked';
-      showError(
-        'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then run the check again.',
-        'MIC_DENIED',
-      );
-    } else if (problem === 'missing') {
-      mic.status = 'missing';
-      mic.detail = 'none found';
-      showError('No microphone found. Plug one in, then run the check again.', 'MIC_MISSING');
-    } else {
-      mic.status = 'error';
-      mic.detail = 'could not start';
-      showError(`The microphone could not start (${name || 'error'}): it may be in use by another application.`, 'MIC_ERROR');
-    }
+    const failure = micFailure(e, 'run the check again');
+    mic.status = failure.problem;
+    mic.detail = MIC_DETAIL[failure.problem];
+    showError(failure.message, failure.code);
     render();
     return undefined;
   }

@@ -24,7 +24,7 @@ import {
   fillSelect,
   isGone,
   listDevices,
-  micProblem,
+  micFailure,
   MIC_KEY,
   namesHidden,
   onDeviceChange,
@@ -237,7 +237,7 @@ export class CallbackPanel {
     try {
       stream = await openMic(micId);
     } catch (e) {
-      const problem = micFailure(e);
+      const problem = micFailure(e, 'call again');
       this.dispatch({ type: 'mediaFailed', code: problem.code, message: problem.message });
       return;
     }
@@ -372,7 +372,7 @@ export class CallbackPanel {
     try {
       stream = await openMic(deviceId);
     } catch (e) {
-      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e).message}` });
+      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e, 'call again').message}` });
       return false;
     }
     try {
@@ -533,18 +533,5 @@ export class CallbackPanel {
         return { ...s, sender: this.media.senderInfo(), connectionState: this.media.pc.connectionState };
       },
     };
-  }
-}
-
-/** A microphone that did not open, in the supervisor's words (codes as on the agent page). */
-function micFailure(e: unknown): { code: string; message: string } {
-  const name = (e as DOMException)?.name ?? '';
-  switch (micProblem(name)) {
-    case 'denied':
-      return { code: 'MIC_DENIED', message: 'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then call again.' };
-    case 'missing':
-      return { code: 'MIC_MISSING', message: 'No microphone found. Plug one in, then call again.' };
-    case 'error':
-      return { code: 'MIC_ERROR', message: `The microphone could not start (${name || 'error'}): it may be in use by another application.` };
   }
 }
