@@ -3,37 +3,24 @@
  * programs: a ws client for signaling and a werift peer for audio. The browser version of
  * the main scenario is in softphone.test.ts.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { PeerHost } from './program-agent.ts';
-import { emulatorCall, until, ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import { until, ProtocolClient, agentClient, sleep } from './harness.ts';
+import { programSuite } from './suite.ts';
 
-let b: Bridge | undefined;
-const clients: ProtocolClient[] = [];
-let host: PeerHost | undefined;
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await host?.close();
-  host = undefined;
-  await b?.close();
-  b = undefined;
-});
-const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
-
-const control = (b: Bridge, method: string, path: string, body?: unknown) => emulatorRequest(b.emu, method, path, body);
-const emuCall = (b: Bridge, wacid: string) => emulatorCall(b.emu, wacid);
+const suite = programSuite();
 
 /** A program agent's answer: a bare Chromium peer built from the offer (complete, non-trickle SDP). */
 async function answerWith(c: ProtocolClient, wacid: string, offerSdp: string, key = `${wacid}:${Math.random()}`) {
-  host ??= await PeerHost.start(b!.url);
+  const host = await suite.peerHost();
   const sdp = await host.answer(key, offerSdp);
   return { key, reply: c.request({ type: 'call.answer', wacid, sdp }) };
 }
 
 describe('answer path (program agents, real emulator)', () => {
   it('answer → preAccept + accept with the same SDP → ack → audio both ways → caller hangs up → ended with duration', async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const a1 = track(await agentClient(b.url, 'agent1'));
-    const started = await control(b, 'POST', '/calls', { audio: 'tone' });
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const started = await suite.control('POST', '/calls', { audio: 'tone' });
     const wacid = started.wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
     expect(offer.from).toBe(started.from);
@@ -41,15 +28,15 @@ describe('answer path (program agents, real emulator)', () => {
     const ack = await reply;
     expect(ack).toMatchObject({ type: 'ack', wacid });
     // Audio starts only after the ack: like the browser, the program sends from here on.
-    await host!.unmute(key);
+    await suite.host.unmute(key);
     await until('audio both ways', async () => {
-      const e = await emuCall(b!, wacid);
-      const mine = await host!.inbound(key);
+      const e = await suite.emuCall(wacid);
+      const mine = await suite.host.inbound(key);
       if (process.env.DEBUG_E2E) console.log(e.state, JSON.stringify(e.media), JSON.stringify(mine));
       return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 20 && (e.media?.audibleFrames ?? 0) > 0 && mine.packetsReceived > 20 ? e : undefined;
     });
     await sleep(1100);
-    await control(b, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
     expect(ended.result).toBe('COMPLETED');
     expect(ended.duration).toBeGreaterThanOrEqual(1);
@@ -58,26 +45,26 @@ describe('answer path (program agents, real emulator)', () => {
 
   it('no agent available → the call is REJECTED through the Service before the window closes', async () => {
     const windowMs = 6_000;
-    b = await startBridge({ agents: ['agent1'], emulator: { acceptWindowMs: windowMs }, env: { ACCEPT_WINDOW_MS: String(windowMs) } });
-    const away = track(await agentClient(b.url, 'agent1', { available: false }));
-    const started = await control(b, 'POST', '/calls', {});
+    const b = await suite.startBridge({ agents: ['agent1'], emulator: { acceptWindowMs: windowMs }, env: { ACCEPT_WINDOW_MS: String(windowMs) } });
+    const away = suite.track(await agentClient(b.url, 'agent1', { available: false }));
+    const started = await suite.control('POST', '/calls', {});
     const wacid = started.wacid as string;
     const e = await until('the call to end', async () => {
-      const c = await emuCall(b!, wacid);
+      const c = await suite.emuCall(wacid);
       return c.state === 'ended' ? c : undefined;
     }, windowMs + 3_000);
     expect(e.terminate?.reason).toBe('REJECTED');
     expect(e.endedAt! - e.dialTime).toBeLessThan(windowMs);
     expect(away.received.some((m) => m.type === 'call.offered')).toBe(false);
-    await until('the bridge to record the end', async () => ((await b!.store.getCall(wacid))?.state === 'ended' ? true : undefined));
+    await until('the bridge to record the end', async () => ((await b.store.getCall(wacid))?.state === 'ended' ? true : undefined));
   });
 
   it('two agents answer together → exactly one gets the call, the other gets CONFLICT, and only one SDP is accepted', async () => {
-    b = await startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     await sleep(20);
-    const a2 = track(await agentClient(b.url, 'agent2'));
-    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const a2 = suite.track(await agentClient(b.url, 'agent2'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     const offer1 = await a1.next('call.offered', (m) => m.wacid === wacid);
     // agent1 lets it ring out; it moves to agent2. agent1 was offered it, so may still claim it.
     const offer2 = await a2.next('call.offered', (m) => m.wacid === wacid, 5_000);
@@ -90,15 +77,15 @@ describe('answer path (program agents, real emulator)', () => {
     expect(errors[0]).toMatchObject({ code: 'CONFLICT' });
     const winner = replies[0]!.type === 'ack' ? 'agent1' : 'agent2';
     expect(await b.store.getCall(wacid)).toMatchObject({ state: 'active', agent: winner });
-    const e = await emuCall(b, wacid);
+    const e = await suite.emuCall(wacid);
     expect(e.state).toBe('active');
   });
 
   it('two tabs of one agent answer together → one tab holds the call, the other gets CONFLICT', async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const tab1 = track(await agentClient(b.url, 'agent1'));
-    const tab2 = track(await agentClient(b.url, 'agent1'));
-    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const tab1 = suite.track(await agentClient(b.url, 'agent1'));
+    const tab2 = suite.track(await agentClient(b.url, 'agent1'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     const o1 = await tab1.next('call.offered', (m) => m.wacid === wacid);
     await tab2.next('call.offered', (m) => m.wacid === wacid);
     const [x, y] = await Promise.all([answerWith(tab1, wacid, o1.sdp), answerWith(tab2, wacid, o1.sdp)]);
@@ -108,32 +95,32 @@ describe('answer path (program agents, real emulator)', () => {
   });
 
   it("the agent's hangup sends terminate; the call stays open until the terminate event, then ends", async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const a1 = track(await agentClient(b.url, 'agent1'));
-    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
     const { key, reply } = await answerWith(a1, wacid, offer.sdp);
     expect(await reply).toMatchObject({ type: 'ack' });
-    await host!.unmute(key);
+    await suite.host.unmute(key);
     expect(await a1.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
     const ending = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ending');
     expect(ending.state).toBe('ending');
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
     expect(ended.result).toBe('COMPLETED');
-    expect((await emuCall(b, wacid)).terminate?.reason).toBe('BUSINESS_HANGUP');
+    expect((await suite.emuCall(wacid)).terminate?.reason).toBe('BUSINESS_HANGUP');
   });
 
   it("a refused accept shows the Service's reason and never leaves the caller ringing", async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const a1 = track(await agentClient(b.url, 'agent1'));
-    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     await a1.next('call.offered', (m) => m.wacid === wacid);
     // An answer the Service refuses (not a usable SDP answer).
     const r = await a1.request({ type: 'call.answer', wacid, sdp: 'v=0\r\nnot-an-answer\r\n' });
     expect(r).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
     expect((r as { message: string }).message).toMatch(/sdp/i);
     const e = await until('the caller to be released', async () => {
-      const c = await emuCall(b!, wacid);
+      const c = await suite.emuCall(wacid);
       return c.state === 'ended' ? c : undefined;
     });
     expect(e.terminate?.reason).toBe('REJECTED');
@@ -141,13 +128,13 @@ describe('answer path (program agents, real emulator)', () => {
 
   it('an accept that times out is an unknown outcome: the agent is told, accept is never sent again, and the terminate event ends the call', async () => {
     const windowMs = 7_000;
-    b = await startBridge({
+    const b = await suite.startBridge({
       agents: ['agent1'],
       emulator: { acceptWindowMs: windowMs, faults: { endpoints: { 'POST /chat/calls/accept': { kind: 'hang', times: 1 } } } },
       env: { ACCEPT_WINDOW_MS: String(windowMs) },
     });
-    const a1 = track(await agentClient(b.url, 'agent1'));
-    const wacid = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
     const { reply } = await answerWith(a1, wacid, offer.sdp);
     const r = await reply;
@@ -155,7 +142,7 @@ describe('answer path (program agents, real emulator)', () => {
     expect(await b.store.getCall(wacid)).toMatchObject({ state: 'answering', acceptOutcome: 'unknown' });
     // A blind second accept would succeed now (the fault hit once) and make the call active.
     const e = await until('the caller side to end', async () => {
-      const c = await emuCall(b!, wacid);
+      const c = await suite.emuCall(wacid);
       return c.state === 'ended' ? c : undefined;
     }, 15_000);
     expect(e.acceptedAt).toBeUndefined();
@@ -164,15 +151,15 @@ describe('answer path (program agents, real emulator)', () => {
   }, 30_000);
 
   it('an agent already on a call cannot take a second one by answering an earlier offer late', async () => {
-    b = await startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     await sleep(20);
-    const a2 = track(await agentClient(b.url, 'agent2'));
-    const x = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const a2 = suite.track(await agentClient(b.url, 'agent2'));
+    const x = (await suite.control('POST', '/calls', {})).wacid as string;
     const offerX = await a1.next('call.offered', (m) => m.wacid === x);
     await a2.next('call.offered', (m) => m.wacid === x, 5_000); // a1 let it ring out
     await a1.request({ type: 'presence.set', status: 'available' });
-    const y = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const y = (await suite.control('POST', '/calls', {})).wacid as string;
     const offerY = await a1.next('call.offered', (m) => m.wacid === y);
     expect(await (await answerWith(a1, y, offerY.sdp)).reply).toMatchObject({ type: 'ack' });
     const late = await (await answerWith(a1, x, offerX.sdp)).reply;
@@ -183,17 +170,17 @@ describe('answer path (program agents, real emulator)', () => {
 
   it('after a call the agent gets WRAP_UP_MS before the next call rings', async () => {
     const wrapUpMs = 1_500;
-    b = await startBridge({ agents: ['agent1'], env: { WRAP_UP_MS: String(wrapUpMs) } });
-    const a1 = track(await agentClient(b.url, 'agent1'));
-    const first = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const b = await suite.startBridge({ agents: ['agent1'], env: { WRAP_UP_MS: String(wrapUpMs) } });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const first = (await suite.control('POST', '/calls', {})).wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === first);
     expect(await (await answerWith(a1, first, offer.sdp)).reply).toMatchObject({ type: 'ack' });
     // Measured from before the hangup: the server ends the call (and starts the wrap-up)
     // after this moment, while the 'ended' push may reach the client late on a busy machine.
     const hangupAt = Date.now();
-    await control(b, 'POST', `/calls/${encodeURIComponent(first)}/hangup`);
+    await suite.control('POST', `/calls/${encodeURIComponent(first)}/hangup`);
     await a1.next('call.state', (m) => m.wacid === first && m.state === 'ended');
-    const second = (await control(b, 'POST', '/calls', {})).wacid as string;
+    const second = (await suite.control('POST', '/calls', {})).wacid as string;
     await a1.next('call.offered', (m) => m.wacid === second, 5_000);
     expect(Date.now() - hangupAt).toBeGreaterThanOrEqual(wrapUpMs - 100);
   }, 30_000);

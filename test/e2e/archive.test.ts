@@ -8,39 +8,32 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PeerHost } from './program-agent.ts';
-import { ProtocolClient, agentClient, emulatorRequest, login, sleep, startBridge, type Bridge } from './harness.ts';
+import { agentClient, emulatorRequest, login, sleep } from './harness.ts';
+import { programSuite } from './suite.ts';
 
-let b: Bridge | undefined;
-let host: PeerHost | undefined;
 let dir: string | undefined;
-const clients: ProtocolClient[] = [];
+// Registered before the suite's hook: vitest runs after-hooks last registered first, so the
+// directory is removed once the bridge is closed.
 afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await host?.close();
-  host = undefined;
-  await b?.close();
-  b = undefined;
   if (dir) await rm(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
+const suite = programSuite();
 
 describe('call media archive', () => {
   it('a captured call is archived as .ogg + .json, announced, listed and downloadable by ops only', async () => {
     dir = await mkdtemp(join(tmpdir(), 'sb-archive-'));
-    b = await startBridge({ agents: ['agent1'], env: { ARCHIVE_DIR: dir }, emulator: { announcementMs: 0 } });
+    const b = await suite.startBridge({ agents: ['agent1'], env: { ARCHIVE_DIR: dir }, emulator: { announcementMs: 0 } });
     const number = [...b.emu.ctx.phoneNumbers.values()][0]!;
     await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/chat/phoneNumbers/${number.wabaId}/${encodeURIComponent(number.phoneNumber)}/settings`, {
       capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality assurance', announcementLanguage: 'en' },
     });
-    const a1 = await agentClient(b.url, 'agent1');
-    clients.push(a1);
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
 
     const started = await emulatorRequest(b.emu, 'POST', `/calls`, { audio: 'tone' });
     const wacid = started.wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
-    host = await PeerHost.start(b.url);
+    const host = await suite.peerHost();
     const ack = await a1.request({ type: 'call.answer', wacid, sdp: await host.answer(wacid, offer.sdp) });
     expect(ack.type).toBe('ack');
     await host.unmute(wacid);

@@ -11,11 +11,10 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildWebAgent } from '../../web-agent/build.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { emulatorCall, until, PASSWORD, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { until, PASSWORD, sleep, type Bridge } from './harness.ts';
+import { browserSuite } from './suite.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
@@ -25,31 +24,12 @@ const BUSINESS = '+15550100001';
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 375, height: 800 };
 
-let browser: Browser;
-let assets: Awaited<ReturnType<typeof buildWebAgent>>;
-let b: Bridge | undefined;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [browser, assets] = await Promise.all([launchChromium(), buildWebAgent()]);
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-  await b?.close();
-  b = undefined;
-});
-
-const control = (method: string, path: string, body?: unknown) => emulatorRequest(b!.emu, method, path, body);
-const emuCall = (wacid: string) => emulatorCall(b!.emu, wacid);
+const suite = browserSuite();
 
 /** A bridge whose emulator's user reads and answers a permission request in about 2 s. */
 async function bridge(): Promise<Bridge> {
-  const br = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'] });
-  b = br;
-  await control('PATCH', '/messaging/knobs', { stepDelayMs: 500 });
+  const br = await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
+  await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 500 });
   return br;
 }
 
@@ -72,17 +52,16 @@ const askedAudio = (page: Page) =>
 
 /** Log in as the supervisor through the login page and open the Call back panel with `user` typed in. */
 async function supervisorPage(user: string): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: DESKTOP });
-  contexts.push(ctx);
+  const ctx = await suite.newContext({ viewport: DESKTOP });
   await ctx.addInitScript(spyOnGetUserMedia);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
-  await page.goto(`${b!.url}/supervisor`);
+  await page.goto(`${suite.bridge.url}/supervisor`);
   await page.waitForURL(/\/login/);
   await page.getByTestId('login-name').fill('boss');
   await page.getByTestId('login-password').fill(PASSWORD);
   await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${b!.url}/supervisor`);
+  await page.waitForURL(`${suite.bridge.url}/supervisor`);
   await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
   await page.locator(`[data-testid="callback-from"] option[value="${BUSINESS}"]`).waitFor({ state: 'attached', timeout: 15_000 });
   await page.getByTestId('callback-from').selectOption(BUSINESS);
@@ -116,7 +95,7 @@ describe('Call back panel in Chromium', () => {
     await bridge();
     const user = '+15550123501';
     // The user's phone rings for 2.5 s before they pick up (the page shows "Ringing…").
-    await control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 2_500 });
+    await suite.control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 2_500 });
     const page = await supervisorPage(user);
 
     await permissionState(page, 'unknown');
@@ -153,7 +132,7 @@ describe('Call back panel in Chromium', () => {
     });
     expect(inbound!.connectionState).toBe('connected');
     const atUser = await until('the browser\'s audio at the user', async () => {
-      const e = await emuCall(wacid);
+      const e = await suite.emuCall(wacid);
       return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 25 && (e.media?.audibleFrames ?? 0) > 0 ? e : undefined;
     });
     expect(atUser.direction).toBe('BUSINESS_INITIATED');
@@ -166,9 +145,9 @@ describe('Call back panel in Chromium', () => {
     await expect(page.getByTestId('callback-mute').getAttribute('aria-pressed')).resolves.toBe('true');
     const muted = (await hookState(page)).media!.sender;
     expect(muted).toEqual({ hasTrack: true, enabled: false, readyState: 'live' });
-    const before = (await emuCall(wacid)).media!.packetsReceived;
+    const before = (await suite.emuCall(wacid)).media!.packetsReceived;
     await sleep(1_500);
-    expect((await emuCall(wacid)).media!.packetsReceived).toBeGreaterThan(before + 25);
+    expect((await suite.emuCall(wacid)).media!.packetsReceived).toBeGreaterThan(before + 25);
     await page.getByTestId('callback-mute').click();
     expect((await hookState(page)).media!.sender.enabled).toBe(true);
 
@@ -181,7 +160,7 @@ describe('Call back panel in Chromium', () => {
     expect(duration).not.toBe('0:00');
     await page.locator(`[data-testid="recent-call"][data-wacid="${wacid}"][data-result="COMPLETED"]`).waitFor({ timeout: 5_000 });
     const e = await until('the user\'s side to end', async () => {
-      const c = await emuCall(wacid);
+      const c = await suite.emuCall(wacid);
       return c.state === 'ended' ? c : undefined;
     });
     expect(e.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
@@ -193,7 +172,7 @@ describe('Call back panel in Chromium', () => {
 
   it("a rejected permission disables Call with the reason next to it; a badly typed number says what is wrong; the Service's refusal of a dial is shown with its reason", async () => {
     await bridge();
-    await control('PATCH', '/messaging/knobs', { permissionReply: 'reject' });
+    await suite.control('PATCH', '/messaging/knobs', { permissionReply: 'reject' });
     const user = '+15550123511';
     const page = await supervisorPage('5550123511');
     await page.getByTestId('callback-user').blur();
@@ -214,7 +193,7 @@ describe('Call back panel in Chromium', () => {
     expect(await page.getByTestId('callback-call').isDisabled()).toBe(true);
     await expect(page.getByTestId('callback-call-reason').textContent()).resolves.toBe('Call is unavailable: The user declined calls from this number.');
     // Nothing was dialed.
-    expect((await control('GET', '/calls')).length ?? 0).toBe(0);
+    expect((await suite.control('GET', '/calls')).length ?? 0).toBe(0);
     await shots(page, '8-rejected');
 
     // Another user's permission is separate: typing them shows theirs.
@@ -242,7 +221,7 @@ describe('Call back panel in Chromium', () => {
   it('the panel lists the microphones and speakers; the dial opens exactly the chosen microphone and plays on the chosen speaker; another microphone chosen mid-call replaces the track and the user keeps hearing; the choice is remembered', async () => {
     await bridge();
     const user = '+15550123521';
-    await control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 2_500 });
+    await suite.control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 2_500 });
     const page = await supervisorPage(user);
     // The emulated Service places calls only to users who allowed them.
     await permissionState(page, 'unknown');
@@ -284,7 +263,7 @@ describe('Call back panel in Chromium', () => {
     await phase(page, 'active', 20_000);
     const wacid = (await page.getByTestId('callback-call-box').getAttribute('data-wacid'))!;
     await until('the browser\'s audio at the user', async () => {
-      const e = await emuCall(wacid);
+      const e = await suite.emuCall(wacid);
       return (e.media?.packetsReceived ?? 0) > 25 ? e : undefined;
     });
     await shots(page, '10-devices-in-call');
@@ -294,8 +273,8 @@ describe('Call back panel in Chromium', () => {
     await expect.poll(async () => (await hookState(page)).media?.micDeviceId, { timeout: 10_000 }).toBe(later);
     expect((await askedAudio(page)).at(-1)).toMatchObject({ deviceId: { exact: later } });
     expect((await hookState(page)).media!.sender).toEqual({ hasTrack: true, enabled: true, readyState: 'live' });
-    const atSwitch = (await emuCall(wacid)).media!.packetsReceived;
-    await expect.poll(async () => (await emuCall(wacid)).media!.packetsReceived - atSwitch, { timeout: 5_000 }).toBeGreaterThan(25);
+    const atSwitch = (await suite.emuCall(wacid)).media!.packetsReceived;
+    await expect.poll(async () => (await suite.emuCall(wacid)).media!.packetsReceived - atSwitch, { timeout: 5_000 }).toBeGreaterThan(25);
     expect(await page.getByTestId('callback-error').isHidden()).toBe(true);
     await expect(page.getByTestId('callback-call-box').getAttribute('data-phase')).resolves.toBe('active');
 

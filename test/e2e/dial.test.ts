@@ -6,35 +6,22 @@
  * `call.state` back. Permission comes the Service's way: the business sends a
  * `call_permission_request` message and the emulator's user replies to it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createServiceClient } from '../../server/service/index.ts';
-import { PeerHost } from './program-agent.ts';
-import { emulatorCall, until, ProtocolClient, agentClient, emulatorRequest, sleep, startBridge, type Bridge } from './harness.ts';
+import { until, ProtocolClient, agentClient, sleep, type Bridge, type BridgeOptions } from './harness.ts';
+import { programSuite } from './suite.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
 
 /** The emulator's default business number and its phone id. */
 const BUSINESS = '+15550100001';
 const PHONE_ID = '100000000000001';
 
-let b: Bridge | undefined;
-const clients: ProtocolClient[] = [];
-let host: PeerHost | undefined;
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await host?.close();
-  host = undefined;
-  await b?.close();
-  b = undefined;
-});
-const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
-
-const control = (b: Bridge, method: string, path: string, body?: unknown) => emulatorRequest(b.emu, method, path, body);
-const emuCall = (b: Bridge, wacid: string) => emulatorCall(b.emu, wacid);
+const suite = programSuite();
 
 /** A bridge whose emulator takes permission replies and status steps quickly. */
-async function bridge(opts: Parameters<typeof startBridge>[0] = {}): Promise<Bridge> {
-  const br = await startBridge({ agents: ['agent1'], supervisors: ['boss'], ...opts });
-  await control(br, 'PATCH', '/messaging/knobs', { stepDelayMs: 20 });
+async function bridge(opts: BridgeOptions = {}): Promise<Bridge> {
+  const br = await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'], ...opts });
+  await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 20 });
   return br;
 }
 
@@ -47,7 +34,7 @@ async function requestPermission(b: Bridge, user: string): Promise<{ response: s
   const service = createServiceClient({ baseUrl: b.emu.baseUrl, apiKey: b.emu.apiKey });
   await service.messages.requestCallPermission({ from: BUSINESS, to: user, body: 'May we call you back about your order?' });
   return until(`${user}'s permission reply`, async () => {
-    const events = (await control(b, 'GET', '/events?type=chat.inbound_message.received')).items as Array<Record<string, Record<string, unknown>>>;
+    const events = (await suite.control('GET', '/events?type=chat.inbound_message.received')).items as Array<Record<string, Record<string, unknown>>>;
     const reply = events
       .map((e) => e.chatInboundMessage)
       .find((m) => m?.from === user && (m.interactive as { type?: string } | undefined)?.type === 'call_permission_reply');
@@ -57,7 +44,7 @@ async function requestPermission(b: Bridge, user: string): Promise<{ response: s
 
 /** Dial `to` from the business number with a fresh Chromium peer's offer. */
 async function dial(c: ProtocolClient, to: string) {
-  host ??= await PeerHost.start(b!.url);
+  const host = await suite.peerHost();
   const key = `dial:${to}:${Math.random()}`;
   const sdp = await host.offer(key);
   const reply = await c.request({ type: 'call.dial', from: BUSINESS, to, sdp });
@@ -77,7 +64,7 @@ const states = (c: ProtocolClient, wacid: string) =>
 /** Nothing left live: no unfinished call record, a fresh tab's `welcome` shows no call, the dialer is free. */
 async function expectNothingLive(b: Bridge, name: string): Promise<void> {
   await until('no unfinished call in the store', async () => ((await b.store.listCalls()).every((r) => r.state === 'ended') ? true : undefined));
-  const fresh = track(await agentClient(b.url, name, { available: false }));
+  const fresh = suite.track(await agentClient(b.url, name, { available: false }));
   const welcome = fresh.received.find((m): m is Extract<ServerMsg, { type: 'welcome' }> => m.type === 'welcome');
   expect(welcome?.calls).toEqual([]);
   expect(b.sb.engine.board.view(name).holding).toBeUndefined();
@@ -90,16 +77,16 @@ async function connectedCall(c: ProtocolClient, user: string) {
   const answer = await c.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
   expect(answer.sdp).toMatch(/^v=0\r\n/);
   expect(answer.sdp).toMatch(/a=fingerprint:sha-256 /);
-  await host!.applyAnswer(key, answer.sdp);
+  await suite.host.applyAnswer(key, answer.sdp);
   const active = await c.next('call.state', (m) => m.wacid === wacid && m.state === 'active', 15_000);
   expect(active).toMatchObject({ direction: 'BUSINESS_INITIATED', from: BUSINESS, to: user });
   expect(active.startedAt).toBeGreaterThan(0);
   // ICE + DTLS up (the emulator's user is ice-lite and DTLS server).
-  expect(await host!.connectedAt(key, 15_000)).toBeGreaterThan(0);
-  await host!.unmute(key);
+  expect(await suite.host.connectedAt(key, 15_000)).toBeGreaterThan(0);
+  await suite.host.unmute(key);
   const media = await until('audio both ways', async () => {
-    const e = await emuCall(b!, wacid);
-    const mine = await host!.inbound(key);
+    const e = await suite.emuCall(wacid);
+    const mine = await suite.host.inbound(key);
     if (process.env.DEBUG_E2E) console.log(e.state, JSON.stringify(e.media), JSON.stringify(mine));
     return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 20 && (e.media?.audibleFrames ?? 0) > 0 && mine.packetsReceived > 20 ? { e, mine } : undefined;
   });
@@ -111,8 +98,8 @@ async function connectedCall(c: ProtocolClient, user: string) {
 
 describe('business-initiated calls (program agents, real emulator, real WebRTC)', () => {
   it('without the user\'s call permission the dial is refused with the Service\'s reason, and nothing is left ringing', async () => {
-    b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss'));
+    const b = await bridge();
+    const boss = suite.track(await agentClient(b.url, 'boss'));
     const user = '+15550123401';
 
     // 1. Never asked.
@@ -123,25 +110,25 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
 
     // 2. Asked, and the user said no: once the bridge has the reply (server/permissions),
     // it refuses the dial itself and sends nothing (the interface: do not call after a rejection).
-    await control(b, 'PATCH', '/messaging/knobs', { permissionReply: 'reject' });
+    await suite.control('PATCH', '/messaging/knobs', { permissionReply: 'reject' });
     expect(await requestPermission(b, user)).toMatchObject({ response: 'reject' });
-    await until('the bridge records the rejection', async () => ((await b!.sb.permissions.book.get(BUSINESS, user)).state === 'rejected' ? true : undefined));
+    await until('the bridge records the rejection', async () => ((await b.sb.permissions.book.get(BUSINESS, user)).state === 'rejected' ? true : undefined));
     const rejected = await dial(boss, user);
     expect(rejected.reply).toMatchObject({ type: 'error', code: 'NO_PERMISSION' });
     expect((rejected.reply as { message: string }).message).toMatch(/rejected the call permission request/i);
 
-    await host!.closePeer(none.key);
-    await host!.closePeer(rejected.key);
+    await suite.host.closePeer(none.key);
+    await suite.host.closePeer(rejected.key);
 
     // The Service never started a call, and the bridge keeps nothing about one.
-    expect((await control(b, 'GET', '/calls')).length).toBe(0);
+    expect((await suite.control('GET', '/calls')).length).toBe(0);
     expect(boss.received.filter((m) => m.type === 'call.state' || m.type === 'call.remoteAnswer')).toEqual([]);
     expect(await b.store.listCalls()).toEqual([]);
     await expectNothingLive(b, 'boss');
 
     // Still usable: with permission granted the same supervisor's callback goes through.
     const other = '+15550123402';
-    await control(b, 'PATCH', '/messaging/knobs', { permissionReply: 'accept' });
+    await suite.control('PATCH', '/messaging/knobs', { permissionReply: 'accept' });
     expect(await requestPermission(b, other)).toMatchObject({ response: 'accept' });
     const ok = await dial(boss, other);
     const wacid = ackedWacid(ok.reply);
@@ -152,8 +139,8 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
   }, 60_000);
 
   it('with permission: dial → remote answer → ICE/DTLS → audio both ways → active → the supervisor hangs up → ended with a duration', async () => {
-    b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss'));
+    const b = await bridge();
+    const boss = suite.track(await agentClient(b.url, 'boss'));
     const user = '+15550123411';
     expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
 
@@ -167,7 +154,7 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
     const ended = await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
     expect(ended.result).toBe('COMPLETED');
     expect(ended.duration).toBeGreaterThanOrEqual(1);
-    const e = await emuCall(b, wacid);
+    const e = await suite.emuCall(wacid);
     expect(e.state).toBe('ended');
     expect(e.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
     expect(e.terminate!.duration).toBeGreaterThanOrEqual(1);
@@ -177,14 +164,14 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
     expect(seen.indexOf('active')).toBeLessThan(seen.indexOf('ending'));
     expect(seen.at(-1)).toBe('ended');
     expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', result: 'COMPLETED', endedBy: 'event' });
-    await host!.closePeer(key);
+    await suite.host.closePeer(key);
     await expectNothingLive(b, 'boss');
   }, 60_000);
 
   it('with permission: an agent\'s callback, and the user hangs up → ended COMPLETED (USER_HANGUP) with a duration', async () => {
-    b = await bridge();
-    const a1 = track(await agentClient(b.url, 'agent1'));
-    const watcher = track(await agentClient(b.url, 'boss', { available: false }));
+    const b = await bridge();
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const watcher = suite.track(await agentClient(b.url, 'boss', { available: false }));
     const user = '+15550123421';
     expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
 
@@ -193,7 +180,7 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
     await watcher.next('call.state', (m) => m.wacid === wacid && m.state === 'active' && m.agent === 'agent1');
     await sleep(1_200);
 
-    await control(b, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
     expect(ended).toMatchObject({ result: 'COMPLETED', reason: 'USER_HANGUP' });
     expect(ended.duration).toBeGreaterThanOrEqual(1);
@@ -203,82 +190,82 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
   }, 60_000);
 
   it('the user declines the callback → ended FAILED with the reason, nothing stuck', async () => {
-    b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss'));
+    const b = await bridge();
+    const boss = suite.track(await agentClient(b.url, 'boss'));
     const user = '+15550123431';
     expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
-    await control(b, 'PATCH', '/callee', { user, action: 'reject', answerAfterMs: 500 });
+    await suite.control('PATCH', '/callee', { user, action: 'reject', answerAfterMs: 500 });
 
     const { key, reply } = await dial(boss, user);
     const wacid = ackedWacid(reply);
     // The answer comes while the phone rings; applying it at once is right even if declined later.
     const answer = await boss.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
-    await host!.applyAnswer(key, answer.sdp);
+    await suite.host.applyAnswer(key, answer.sdp);
     const ended = await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
     expect(ended.result).toBe('FAILED');
     expect(ended.reason).toMatch(/USER_REJECTED|declined/);
     expect(ended.duration ?? 0).toBe(0);
     expect(ended.startedAt).toBeUndefined();
     expect(states(boss, wacid)).not.toContain('active');
-    const e = await emuCall(b, wacid);
+    const e = await suite.emuCall(wacid);
     expect(e.statuses).toEqual(['RINGING', 'REJECTED']);
     expect(e.terminate).toMatchObject({ status: 'FAILED', reason: 'USER_REJECTED' });
     await expectNothingLive(b, 'boss');
   }, 60_000);
 
   it('the user never answers → the Service gives up (NOT_ANSWERED, 138007) → ended FAILED, nothing stuck', async () => {
-    b = await bridge();
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await bridge();
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     const user = '+15550123441';
     expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
-    await control(b, 'PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 2_500 });
+    await suite.control('PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 2_500 });
 
     const { key, reply } = await dial(a1, user);
     const wacid = ackedWacid(reply);
     const answer = await a1.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
-    await host!.applyAnswer(key, answer.sdp);
+    await suite.host.applyAnswer(key, answer.sdp);
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000);
     expect(ended.result).toBe('FAILED');
     expect(ended.reason).toMatch(/did not answer|NOT_ANSWERED/);
     expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', result: 'FAILED', errorCode: '138007', endedBy: 'event' });
     expect(states(a1, wacid)).not.toContain('active');
-    expect((await emuCall(b, wacid)).terminate).toMatchObject({ status: 'FAILED', reason: 'NOT_ANSWERED' });
+    expect((await suite.emuCall(wacid)).terminate).toMatchObject({ status: 'FAILED', reason: 'NOT_ANSWERED' });
     await expectNothingLive(b, 'agent1');
   }, 60_000);
 
   it('the caller gives up while it rings → the Service call is cancelled (BUSINESS_CANCELLED), nothing stuck', async () => {
-    b = await bridge();
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await bridge();
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     const user = '+15550123451';
     expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
-    await control(b, 'PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 60_000 });
+    await suite.control('PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 60_000 });
 
     const { reply } = await dial(a1, user);
     const wacid = ackedWacid(reply);
     await a1.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
-    await until('the user\'s phone to ring', async () => ((await emuCall(b!, wacid)).state === 'ringing' ? true : undefined));
+    await until('the user\'s phone to ring', async () => ((await suite.emuCall(wacid)).state === 'ringing' ? true : undefined));
     expect(await a1.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 15_000);
     expect(ended.result).toBe('FAILED');
-    expect((await emuCall(b, wacid)).terminate).toMatchObject({ status: 'FAILED', reason: 'BUSINESS_CANCELLED' });
+    expect((await suite.emuCall(wacid)).terminate).toMatchObject({ status: 'FAILED', reason: 'BUSINESS_CANCELLED' });
     await expectNothingLive(b, 'agent1');
   }, 60_000);
 
   it("a hangup before the Service's connect event arrives still stops the user's phone (terminate carries the Service's phone id)", async () => {
-    b = await bridge();
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await bridge();
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     const user = '+15550123461';
     expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
-    await control(b, 'PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 60_000 });
+    await suite.control('PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 60_000 });
     // Every event reaches the bridge late, so the hangup below surely comes first.
-    await control(b, 'PATCH', '/faults', { deliveryDelayMs: 1_500 });
+    await suite.control('PATCH', '/faults', { deliveryDelayMs: 1_500 });
 
     const { reply } = await dial(a1, user);
     const wacid = ackedWacid(reply);
     expect(await a1.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
     expect(a1.received.some((m) => m.type === 'call.remoteAnswer')).toBe(false);
     const e = await until("the user's side to end", async () => {
-      const c = await emuCall(b!, wacid);
+      const c = await suite.emuCall(wacid);
       return c.state === 'ended' ? c : undefined;
     });
     expect(e.terminate).toMatchObject({ status: 'FAILED', reason: 'BUSINESS_CANCELLED' });

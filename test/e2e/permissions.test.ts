@@ -7,10 +7,11 @@
  * after a rejection or an expiry, without a request to the Service.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Permission, ServerMsg } from '../../shared/protocol.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
-import { until, ProtocolClient, agentClient, emulatorRequest, login, postEvent, sleep, startBridge, type Bridge } from './harness.ts';
+import { until, ProtocolClient, agentClient, emulatorRequest, login, postEvent, sleep, type Bridge, type BridgeOptions } from './harness.ts';
+import { programSuite } from './suite.ts';
 
 const BUSINESS = '+15550100001';
 const PHONE_ID = '100000000000001';
@@ -19,8 +20,6 @@ const WABA = '200000000000001';
 const FAKE_SDP = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n';
 
 let redis: TestRedis;
-const bridges: Bridge[] = [];
-const clients: ProtocolClient[] = [];
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -28,17 +27,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await redis?.close();
 });
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  // Nodes sharing an emulator first, its owner last.
-  for (const b of bridges.splice(0).reverse()) await b.close();
-});
+const suite = programSuite();
 
-const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
-
-async function bridge(opts: Parameters<typeof startBridge>[0] = {}): Promise<Bridge> {
-  const b = await startBridge({ agents: ['agent1'], supervisors: ['boss'], redisUrl: redis.url, ...opts });
-  bridges.push(b);
+async function bridge(opts: BridgeOptions = {}): Promise<Bridge> {
+  const b = await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'], redisUrl: redis.url, ...opts });
   if (!opts.sharedEmulator) await emulatorRequest(b.emu, 'PATCH', '/messaging/knobs', { stepDelayMs: 20, reviewDelayMs: 20 });
   return b;
 }
@@ -84,8 +76,8 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
     // Node B owns the emulator and receives the webhooks; node A holds the sockets.
     const b = await bridge({ storePrefix: prefix, env });
     const a = await bridge({ storePrefix: prefix, env, sharedEmulator: { emu: b.emu, secret: b.secret } });
-    const boss = track(await agentClient(a.url, 'boss', { available: false }));
-    const agent = track(await agentClient(a.url, 'agent1', { available: false }));
+    const boss = suite.track(await agentClient(a.url, 'boss', { available: false }));
+    const agent = suite.track(await agentClient(a.url, 'agent1', { available: false }));
     const user = '+15550123501';
     const cookie = await login(b.url, 'agent1');
 
@@ -133,7 +125,7 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
 
   it('the user rejects → rejected; a dial gets NO_PERMISSION and the Service sees no connect; asking again at once is a 409', async () => {
     const b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss', { available: false }));
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
     const cookie = await login(b.url, 'boss');
     const user = '+15550123502';
     await emulatorRequest(b.emu, 'PATCH', '/messaging/knobs', { permissionReply: 'reject' });
@@ -169,7 +161,7 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
 
   it('a granted permission expires: expired on read, then NO_PERMISSION without a request to the Service', async () => {
     const b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss', { available: false }));
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
     const cookie = await login(b.url, 'boss');
     const user = '+15550123503';
     await emulatorRequest(b.emu, 'PATCH', '/messaging/knobs', { permissionExpirySeconds: 3 });
@@ -197,7 +189,7 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
 
   it('a template with a call_permission_request component, addressed by BSUID, asks too', async () => {
     const b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss', { available: false }));
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
     const cookie = await login(b.url, 'boss');
     const created = await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/chat/templates`, {
       wabaId: WABA,
@@ -315,7 +307,7 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
 
   it('a repeated reply is processed once; an older reply does not overwrite a newer one', async () => {
     const b = await bridge();
-    const boss = track(await agentClient(b.url, 'boss', { available: false }));
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
     const cookie = await login(b.url, 'boss');
     const user = '+15550123505';
     const inbound = (id: string, response: 'accept' | 'reject', createTime: string) => ({

@@ -3,24 +3,18 @@
  * order, what happens on decline, ring timeout, several tabs, reconnect and dead sockets.
  * Connect events are signed webhooks posted to the real receiver.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { ProtocolClient, agentClient, fakeConnect, login, postEvent, sleep, startBridge, type Bridge } from './harness.ts';
+import { describe, expect, it } from 'vitest';
+import { ProtocolClient, agentClient, fakeConnect, login, postEvent, sleep } from './harness.ts';
+import { programSuite } from './suite.ts';
 
-let b: Bridge | undefined;
-const clients: ProtocolClient[] = [];
-afterEach(async () => {
-  for (const c of clients.splice(0)) c.close();
-  await b?.close();
-  b = undefined;
-});
-const track = <T extends ProtocolClient>(c: T) => (clients.push(c), c);
+const suite = programSuite();
 
 describe('routing', () => {
   it('the longest-idle available agent rings first; a decline rings the next agent', async () => {
-    b = await startBridge({ agents: ['agent1', 'agent2'] });
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     await sleep(30);
-    const a2 = track(await agentClient(b.url, 'agent2'));
+    const a2 = suite.track(await agentClient(b.url, 'agent2'));
     const wacid = `w-decline-${Date.now()}`;
     await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid));
     await a1.next('call.offered', (m) => m.wacid === wacid);
@@ -35,10 +29,10 @@ describe('routing', () => {
   });
 
   it('a ring timeout moves the call to the next agent and sets the silent agent away', async () => {
-    b = await startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'], env: { RING_TIMEOUT_MS: '1000' } });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     await sleep(30);
-    const a2 = track(await agentClient(b.url, 'agent2'));
+    const a2 = suite.track(await agentClient(b.url, 'agent2'));
     const wacid = `w-timeout-${Date.now()}`;
     const t0 = Date.now();
     await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid));
@@ -51,8 +45,8 @@ describe('routing', () => {
   });
 
   it('with nobody available the call waits, then rings the first agent who becomes available', async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const a1 = track(await agentClient(b.url, 'agent1', { available: false }));
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1', { available: false }));
     const wacid = `w-wait-${Date.now()}`;
     await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid));
     await sleep(300);
@@ -62,8 +56,8 @@ describe('routing', () => {
   });
 
   it('a terminate before its connect leaves a tombstone: the late connect never rings', async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     const wacid = `w-tomb-${Date.now()}`;
     await postEvent(b, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
     await sleep(300);
@@ -76,9 +70,9 @@ describe('routing', () => {
 
 describe('tabs, reconnects and dead sockets', () => {
   it('several tabs of one agent ring together, and a decline on one stops them all', async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const tab1 = track(await agentClient(b.url, 'agent1'));
-    const tab2 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const tab1 = suite.track(await agentClient(b.url, 'agent1'));
+    const tab2 = suite.track(await agentClient(b.url, 'agent1'));
     const wacid = `w-tabs-${Date.now()}`;
     await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid));
     await tab1.next('call.offered', (m) => m.wacid === wacid);
@@ -89,22 +83,22 @@ describe('tabs, reconnects and dead sockets', () => {
   });
 
   it('presence set in one tab shows in the other tabs', async () => {
-    b = await startBridge({ agents: ['agent1'] });
-    const tab1 = track(await agentClient(b.url, 'agent1', { available: false }));
-    const tab2 = track(await agentClient(b.url, 'agent1', { available: false }));
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const tab1 = suite.track(await agentClient(b.url, 'agent1', { available: false }));
+    const tab2 = suite.track(await agentClient(b.url, 'agent1', { available: false }));
     await tab1.request({ type: 'presence.set', status: 'available' });
     await tab2.next('presence', (m) => m.presence === 'available');
   });
 
   it('a socket closed while ringing reconnects within the grace and gets the offer replayed in welcome', async () => {
-    b = await startBridge({ agents: ['agent1', 'agent2'] });
-    const a1 = track(await agentClient(b.url, 'agent1'));
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
     const wacid = `w-replay-${Date.now()}`;
     await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid));
     await a1.next('call.offered', (m) => m.wacid === wacid);
     a1.ws.terminate();
     await a1.closed;
-    const again = track(new ProtocolClient(b.url, await login(b.url, 'agent1')));
+    const again = suite.track(new ProtocolClient(b.url, await login(b.url, 'agent1')));
     await again.opened;
     const welcome = await again.next('welcome');
     expect(welcome.presence).toBe('available');
@@ -114,15 +108,15 @@ describe('tabs, reconnects and dead sockets', () => {
   });
 
   it("a socket that stops answering pings is cut within 10 s, and its agent's ringing call moves to the next agent", async () => {
-    b = await startBridge({ agents: ['agent1', 'agent2'], reconnectGraceMs: 500, env: { RING_TIMEOUT_MS: '60000', ACCEPT_WINDOW_MS: '60000' } });
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'], reconnectGraceMs: 500, env: { RING_TIMEOUT_MS: '60000', ACCEPT_WINDOW_MS: '60000' } });
     // agent1 is a half-open socket: it never answers pings (no pong) and sends nothing.
-    const zombie = track(new ProtocolClient(b.url, await login(b.url, 'agent1'), { respondToPings: false }));
+    const zombie = suite.track(new ProtocolClient(b.url, await login(b.url, 'agent1'), { respondToPings: false }));
     await zombie.opened;
     await zombie.next('welcome');
     await zombie.request({ type: 'presence.set', status: 'available' });
     const silentSince = Date.now();
     await sleep(30);
-    const a2 = track(await agentClient(b.url, 'agent2'));
+    const a2 = suite.track(await agentClient(b.url, 'agent2'));
     const wacid = `w-zombie-${Date.now()}`;
     await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid));
     await zombie.next('call.offered', (m) => m.wacid === wacid);

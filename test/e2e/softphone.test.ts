@@ -6,50 +6,28 @@
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildWebAgent } from '../../web-agent/build.ts';
-import { launchChromium } from '../support/chromium.ts';
-import { emulatorCall, until, PASSWORD, sleep, emulatorRequest, startBridge, type Bridge, type BridgeOptions } from './harness.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { until, PASSWORD, sleep } from './harness.ts';
+import { browserSuite } from './suite.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
 
-let browser: Browser;
-let assets: Awaited<ReturnType<typeof buildWebAgent>>;
-let b: Bridge | undefined;
-const contexts: BrowserContext[] = [];
-
-beforeAll(async () => {
-  [browser, assets] = await Promise.all([launchChromium(), buildWebAgent()]);
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  for (const c of contexts.splice(0)) await c.close();
-  await b?.close();
-  b = undefined;
-});
-
-const bridge = (o: BridgeOptions = {}) => startBridge({ assets, ...o });
-
-const control = (method: string, path: string, body?: unknown) => emulatorRequest(b!.emu, method, path, body);
-const emuCall = (wacid: string) => emulatorCall(b!.emu, wacid);
+const suite = browserSuite();
 
 /** Log in through the login page, pass the ready-check, become available. */
 async function agentPage(name: string): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(ctx);
+  const ctx = await suite.newContext({ viewport: { width: 1280, height: 800 } });
   const page = await ctx.newPage();
   page.on('pageerror', (e) => console.error(`[${name} page error]`, e.message));
-  await page.goto(`${b!.url}/`);
+  await page.goto(`${suite.bridge.url}/`);
   // Not logged in: the server sends the browser to the login page.
   await page.waitForURL(/\/login/);
   await page.getByTestId('login-name').fill(name);
   await page.getByTestId('login-password').fill(PASSWORD);
   await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${b!.url}/`);
+  await page.waitForURL(`${suite.bridge.url}/`);
   await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
   await page.getByTestId('ready-check').click();
   await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
@@ -69,11 +47,11 @@ async function inboundAudio(page: Page): Promise<{ packetsReceived: number; tota
 
 describe('softphone in Chromium', () => {
   it('a chat user calls, the agent answers in the browser, audio flows both ways, the caller hangs up, the page shows the call ended with its duration', async () => {
-    b = await bridge({ agents: ['agent1'] });
+    await suite.startBridge({ agents: ['agent1'] });
     const page = await agentPage('agent1');
     await page.screenshot({ path: join(SHOTS, '1-idle.png') });
 
-    const call = await control('POST', '/calls', { audio: 'tone', toneHz: 440 });
+    const call = await suite.control('POST', '/calls', { audio: 'tone', toneHz: 440 });
     const wacid = call.wacid as string;
     const card = ringing(page, wacid);
     await card.waitFor({ timeout: 10_000 });
@@ -91,14 +69,14 @@ describe('softphone in Chromium', () => {
     });
     expect(inbound.totalAudioEnergy).toBeGreaterThan(0);
     const atCaller = await until('browser audio at the caller', async () => {
-      const e = await emuCall(wacid);
+      const e = await suite.emuCall(wacid);
       return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 25 ? e : undefined;
     });
     expect(atCaller.media!.packetsReceived).toBeGreaterThan(25);
     await page.screenshot({ path: join(SHOTS, '3-in-call.png') });
 
     await sleep(1_200);
-    await control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     const ended = page.getByTestId('call-ended');
     await ended.waitFor({ timeout: 10_000 });
     await expect(page.getByTestId('call-ended-result').getAttribute('data-result')).resolves.toBe('COMPLETED');
@@ -110,11 +88,11 @@ describe('softphone in Chromium', () => {
   });
 
   it('a decline in the browser rings the next agent', async () => {
-    b = await bridge({ agents: ['agent1', 'agent2'] });
+    await suite.startBridge({ agents: ['agent1', 'agent2'] });
     const p1 = await agentPage('agent1');
     await sleep(50);
     const p2 = await agentPage('agent2');
-    const wacid = (await control('POST', '/calls', {})).wacid as string;
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     await ringing(p1, wacid).waitFor();
     expect(await ringing(p2, wacid).count()).toBe(0);
     await p1.getByTestId('decline').click();
@@ -123,9 +101,9 @@ describe('softphone in Chromium', () => {
   });
 
   it('the socket is killed while ringing: the page reconnects, the offer is replayed, and the agent answers in time', async () => {
-    b = await bridge({ agents: ['agent1'] });
+    const b = await suite.startBridge({ agents: ['agent1'] });
     const page = await agentPage('agent1');
-    const wacid = (await control('POST', '/calls', {})).wacid as string;
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     await ringing(page, wacid).waitFor();
     for (const c of b.sb.hub.connsOf('agent1')) c.kill();
     await page.locator('[data-testid="connection-status"]:not([data-state="online"])').waitFor({ timeout: 5_000 });
@@ -133,23 +111,23 @@ describe('softphone in Chromium', () => {
     await ringing(page, wacid).waitFor();
     await page.getByTestId('answer').click();
     await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
-    const e = await emuCall(wacid);
+    const e = await suite.emuCall(wacid);
     expect(e.state).toBe('active');
     expect(e.acceptedAt! - e.dialTime).toBeLessThan(30_000);
   });
 
   it("muted for longer than the emulator's no-media limit, the call stays up (the muted sender keeps sending)", async () => {
-    b = await bridge({ agents: ['agent1'], emulator: { noMediaAtStartMs: 2_000, noMediaMidCallMs: 2_000 } });
+    await suite.startBridge({ agents: ['agent1'], emulator: { noMediaAtStartMs: 2_000, noMediaMidCallMs: 2_000 } });
     const page = await agentPage('agent1');
-    const wacid = (await control('POST', '/calls', {})).wacid as string;
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     await ringing(page, wacid).waitFor();
     await page.getByTestId('answer').click();
     await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
     await page.getByTestId('mute').click();
     await expect(page.getByTestId('mute').getAttribute('aria-pressed')).resolves.toBe('true');
-    const before = (await emuCall(wacid)).media!.packetsReceived;
+    const before = (await suite.emuCall(wacid)).media!.packetsReceived;
     await sleep(5_000); // 2.5 × the no-media limit
-    const e = await emuCall(wacid);
+    const e = await suite.emuCall(wacid);
     expect(e.state).toBe('active');
     expect(e.media!.packetsReceived).toBeGreaterThan(before + 100);
     const sender = await page.evaluate(() => (window as unknown as { __switchboard: { state(): { media: { sender: { hasTrack: boolean } } } } }).__switchboard.state().media.sender);

@@ -1,0 +1,133 @@
+/**
+ * The per-test setup that e2e files share: call `programSuite()` or `browserSuite()` once at
+ * module top level; it registers the vitest hooks and hands back what a test starts and what
+ * is closed after each test.
+ */
+import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { buildWebAgent } from '../../web-agent/build.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { emulatorCall, emulatorRequest, startBridge, type Bridge, type BridgeOptions, type ProtocolClient } from './harness.ts';
+import { PeerHost } from './program-agent.ts';
+
+/**
+ * What one test started: bridges, protocol clients, a PeerHost. `close()` closes the clients,
+ * then the PeerHost, then the bridges, the last started first (nodes sharing an emulator
+ * before its owner).
+ */
+export class E2eSuite {
+  private readonly bridges: Bridge[] = [];
+  private readonly clients: ProtocolClient[] = [];
+  private peers: PeerHost | undefined;
+
+  /** Start a bridge that is closed after the test. */
+  async startBridge(o: BridgeOptions = {}): Promise<Bridge> {
+    const b = await startBridge(o);
+    this.bridges.push(b);
+    return b;
+  }
+
+  /** The first bridge started in this test. */
+  get bridge(): Bridge {
+    const b = this.bridges[0];
+    if (!b) throw new Error('no bridge started in this test');
+    return b;
+  }
+
+  /** Close `c` after the test. */
+  track<T extends ProtocolClient>(c: T): T {
+    this.clients.push(c);
+    return c;
+  }
+
+  /** The test's PeerHost (program agents' WebRTC peers), started on the bridge on first use. */
+  async peerHost(): Promise<PeerHost> {
+    this.peers ??= await PeerHost.start(this.bridge.url);
+    return this.peers;
+  }
+
+  /** The PeerHost `peerHost()` started. */
+  get host(): PeerHost {
+    if (!this.peers) throw new Error('no PeerHost started in this test');
+    return this.peers;
+  }
+
+  /** A request to the bridge's emulator (see `emulatorRequest`). */
+  control(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+    return emulatorRequest(this.bridge.emu, method, path, body);
+  }
+
+  /** The bridge's emulator's record of one call. */
+  emuCall(wacid: string): ReturnType<typeof emulatorCall> {
+    return emulatorCall(this.bridge.emu, wacid);
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.clients.splice(0)) c.close();
+    await this.peers?.close();
+    this.peers = undefined;
+    for (const b of this.bridges.splice(0).reverse()) await b.close();
+  }
+}
+
+/** Agents as programs (protocol clients, PeerHost): everything is closed after each test. */
+export function programSuite(): E2eSuite {
+  const suite = new E2eSuite();
+  afterEach(() => suite.close());
+  return suite;
+}
+
+interface Launched {
+  browser: Browser;
+  assets: Awaited<ReturnType<typeof buildWebAgent>>;
+}
+
+/**
+ * Agents in Debian Chromium: one browser and one build of the web agent for the file; the
+ * test's browser contexts, then its bridges, are closed after each test.
+ */
+export class BrowserSuite extends E2eSuite {
+  private readonly contexts: BrowserContext[] = [];
+  private launched: Launched | undefined;
+
+  /** Launch the browser and build the web agent (beforeAll). */
+  async open(): Promise<void> {
+    const [browser, assets] = await Promise.all([launchChromium(), buildWebAgent()]);
+    this.launched = { browser, assets };
+  }
+
+  /** Close the browser (afterAll). */
+  async shut(): Promise<void> {
+    await this.launched?.browser.close();
+  }
+
+  /** Start a bridge serving the built web agent, closed after the test. */
+  override startBridge(o: BridgeOptions = {}): Promise<Bridge> {
+    return super.startBridge({ assets: this.opened().assets, ...o });
+  }
+
+  /** A browser context that is closed after the test. */
+  async newContext(options: BrowserContextOptions): Promise<BrowserContext> {
+    const ctx = await this.opened().browser.newContext(options);
+    this.contexts.push(ctx);
+    return ctx;
+  }
+
+  override async close(): Promise<void> {
+    for (const c of this.contexts.splice(0)) await c.close();
+    await super.close();
+  }
+
+  private opened(): Launched {
+    if (!this.launched) throw new Error('the browser is not launched (beforeAll failed?)');
+    return this.launched;
+  }
+}
+
+export function browserSuite(): BrowserSuite {
+  const suite = new BrowserSuite();
+  beforeAll(() => suite.open());
+  afterAll(() => suite.shut());
+  afterEach(() => suite.close());
+  return suite;
+}
