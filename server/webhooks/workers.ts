@@ -97,11 +97,15 @@ export function createWorkers(opts: WorkersOptions): Workers {
    */
   const held = new Set<string>();
   /**
-   * Stream ids this process finished (acked or dead-lettered), with when: a claim sent
-   * before that ack can still answer with them. Kept for `claimIdleMs`, oldest first.
+   * Stream ids this process finished (the ack or dead letter went through), with when: a
+   * claim sent before that ack can still answer with them. Kept for `claimIdleMs`, oldest
+   * first. An entry whose ack failed is not in it: it stays pending and the claim must
+   * hand it back.
    */
   const finished = new Map<string, number>();
-  function forgetFinished(now: number): void {
+  function markFinished(streamId: string): void {
+    const now = Date.now();
+    finished.set(streamId, now);
     for (const [id, at] of finished) {
       if (now - at < claimIdleMs) break;
       finished.delete(id);
@@ -117,6 +121,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
 
   async function deadLetter(entry: StreamEntry, error: string, attempts: number): Promise<void> {
     await store.deadLetter(group, entry, error, attempts);
+    markFinished(entry.streamId);
     m.deadLettered.inc({ type: entry.type });
     m.webhookEvents.inc({ type: entry.type, outcome: 'dead_lettered' });
     const replayOf = entry.replayOf !== undefined ? { replayOf: entry.replayOf } : {};
@@ -144,6 +149,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
       const handler = Object.hasOwn(opts.handlers, entry.type) ? opts.handlers[entry.type] : undefined;
       if (!handler) {
         await store.ack(group, [entry.streamId]);
+        markFinished(entry.streamId);
         m.webhookEvents.inc({ type: entry.type, outcome: 'ignored' });
         if (!known) log.info({ eventId: entry.eventId, type: entry.type }, 'unknown webhook event type: stored and ignored');
         return;
@@ -164,15 +170,11 @@ export function createWorkers(opts: WorkersOptions): Workers {
         return;
       }
       await store.ack(group, [entry.streamId]);
+      markFinished(entry.streamId);
       m.webhookEvents.inc({ type: entry.type, outcome: 'processed' });
     } finally {
       inFlight--;
-      if (!retrying) {
-        held.delete(entry.streamId);
-        const now = Date.now();
-        finished.set(entry.streamId, now);
-        forgetFinished(now);
-      }
+      if (!retrying) held.delete(entry.streamId);
     }
   }
 
