@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
@@ -25,7 +26,7 @@ export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './use
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
 
 /** The API's error body: the Service's error shape (design: `/api/...`). */
-export function apiError(c: Context, status: 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500 | 502 | 503, code: string, message: string): Response {
+export function apiError(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
   const requestId = (c.get('requestId') as string | undefined) ?? c.req.header('x-request-id') ?? randomUUID();
   return c.json({ error: { status, code, message, requestId } }, status);
 }

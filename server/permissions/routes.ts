@@ -17,11 +17,9 @@
  * - `GET /api/numbers` → `{numbers:[{phoneNumber, phoneId?, name?}]}`: the business numbers
  *   of the API key (the Service's phone numbers, cached 60 s); 502 when the Service fails.
  */
-import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Permission } from '../../shared/protocol.ts';
-import type { Auth, AuthEnv } from '../auth/index.ts';
+import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { OutcomeUnknownError, RateLimitedError, ServiceError, ValidationError } from '../service/errors.ts';
 import type { MessagesResource } from '../service/resources/messages.ts';
@@ -54,11 +52,6 @@ export interface PermissionRoutesOptions {
   phoneNumbers?: PermissionNumbers | undefined;
   /** Tell supervisors and the requester. */
   announce(p: Permission): void;
-}
-
-function fail(c: Context, status: number, code: string, message: string): Response {
-  const requestId = (c.get('requestId') as string | undefined) ?? c.req.header('x-request-id') ?? randomUUID();
-  return c.json({ error: { status, code, message, requestId } }, status as ContentfulStatusCode);
 }
 
 class BadInput extends Error {}
@@ -127,9 +120,9 @@ export function parseRequestBody(raw: unknown): RequestInput {
 
 /** A Service refusal, in the error shape with the Service's reason. */
 function serviceFailure(c: Context, err: unknown, log: Logger): Response {
-  if (err instanceof ValidationError) return fail(c, 400, 'BAD_REQUEST', err.message);
+  if (err instanceof ValidationError) return apiError(c, 400, 'BAD_REQUEST', err.message);
   if (err instanceof OutcomeUnknownError) {
-    return fail(c, 504, 'OUTCOME_UNKNOWN', `the Service did not answer in time; the request may or may not have been sent (${err.message}): check the permission before asking again`);
+    return apiError(c, 504, 'OUTCOME_UNKNOWN', `the Service did not answer in time; the request may or may not have been sent (${err.message}): check the permission before asking again`);
   }
   if (err instanceof ServiceError) {
     const d = err.details as Record<string, unknown> | undefined;
@@ -137,15 +130,15 @@ function serviceFailure(c: Context, err: unknown, log: Logger): Response {
     const reason = `the Service refused: ${err.message}${provider}${err.requestId ? ` [Service request ${err.requestId}]` : ''}`;
     if (err instanceof RateLimitedError) {
       if (err.retryAfterMs !== undefined) c.header('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
-      return fail(c, 429, err.code || 'TOO_MANY_REQUESTS', reason);
+      return apiError(c, 429, err.code || 'TOO_MANY_REQUESTS', reason);
     }
     const s = err.status;
-    if (s === 400 || s === 404 || s === 409 || s === 422) return fail(c, s, err.code, reason);
+    if (s === 400 || s === 404 || s === 409 || s === 422) return apiError(c, s, err.code, reason);
     log.warn({ code: err.code, status: s, serviceRequestId: err.requestId }, 'call permission request: Service failure');
-    return fail(c, 502, 'SERVICE_ERROR', reason);
+    return apiError(c, 502, 'SERVICE_ERROR', reason);
   }
   log.error({ err }, 'call permission request failed');
-  return fail(c, 500, 'INTERNAL', 'the request could not be sent');
+  return apiError(c, 500, 'INTERNAL', 'the request could not be sent');
 }
 
 export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv> {
@@ -160,23 +153,23 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
     try {
       raw = await c.req.json();
     } catch {
-      return fail(c, 400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, body? | template?}');
+      return apiError(c, 400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, body? | template?}');
     }
     let input: RequestInput;
     try {
       input = parseRequestBody(raw);
     } catch (err) {
-      if (err instanceof BadInput) return fail(c, 400, 'BAD_REQUEST', err.message);
+      if (err instanceof BadInput) return apiError(c, 400, 'BAD_REQUEST', err.message);
       throw err;
     }
-    if (!o.messages) return fail(c, 503, 'UNAVAILABLE', 'no Service client: call permission requests cannot be sent');
+    if (!o.messages) return apiError(c, 503, 'UNAVAILABLE', 'no Service client: call permission requests cannot be sent');
     const { from, user } = input;
     const by = c.get('user').name;
     const now = book.now();
     const cur = await book.read(from, user);
     const hold = rejectionHold(cur, now);
     if (hold) {
-      return fail(
+      return apiError(
         c,
         409,
         'CONFLICT',
@@ -186,7 +179,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
     const limited = rationCheck(cur, now);
     if (limited) {
       c.header('Retry-After', String(Math.max(1, Math.ceil((limited.nextAt - now) / 1000))));
-      return fail(
+      return apiError(
         c,
         429,
         'TOO_MANY_REQUESTS',
@@ -227,7 +220,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       if (user === undefined || user === '') throw new BadInput('user: is required (the user\'s E.164 phone number or BSUID)');
       if (!E164_RE.test(user) && !BSUID_RE.test(user)) throw new BadInput(`user: must be an E.164 phone number or a BSUID (got ${shown(user)})`);
     } catch (err) {
-      if (err instanceof BadInput) return fail(c, 400, 'BAD_REQUEST', err.message);
+      if (err instanceof BadInput) return apiError(c, 400, 'BAD_REQUEST', err.message);
       throw err;
     }
     c.header('Cache-Control', 'private, no-store');
@@ -248,7 +241,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
   };
 
   app.get('/api/numbers', guard, async (c) => {
-    if (!o.phoneNumbers) return fail(c, 503, 'UNAVAILABLE', 'no Service client: business numbers are not known');
+    if (!o.phoneNumbers) return apiError(c, 503, 'UNAVAILABLE', 'no Service client: business numbers are not known');
     const now = Date.now();
     if (!numbersCache || now - numbersCache.at >= NUMBERS_CACHE_MS) {
       try {
@@ -257,7 +250,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       } catch (err) {
         const why = err instanceof ServiceError ? `${err.code}: ${err.message}${err.requestId ? ` [Service request ${err.requestId}]` : ''}` : (err as Error).message;
         o.log.warn({ err: why }, 'business numbers: Service failure');
-        return fail(c, 502, 'SERVICE_ERROR', `the Service did not list the business numbers: ${why}`);
+        return apiError(c, 502, 'SERVICE_ERROR', `the Service did not list the business numbers: ${why}`);
       }
     }
     c.header('Cache-Control', 'private, max-age=60');
