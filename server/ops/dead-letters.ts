@@ -153,7 +153,7 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
     for (const r of res.replayed) replayed?.inc({ type: r.type });
     const log = o.log.child({ requestId: c.get('requestId') });
     log.info(
-      { user: c.get('user').name, all: which === 'all', replayed: res.replayed.map((r) => ({ streamId: r.streamId, newStreamId: r.newStreamId, eventId: r.eventId, type: r.type })), notFound: res.notFound },
+      { user: c.get('user').name, all: which === 'all', replayed: res.replayed, notFound: res.notFound },
       'dead letters replayed',
     );
     noStore(c);
