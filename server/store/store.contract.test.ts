@@ -98,6 +98,20 @@ describe.each(impls)('Store contract: %s', (name, make) => {
         }
       });
     }
+
+    if (name === 'RedisStore') {
+      it('a burst of 100 concurrent accepts goes out in script calls of at most 16 events, each event accepted once', async () => {
+        const s = fresh() as RedisStore;
+        const before = { ...s.acceptStats };
+        const ids = Array.from({ length: 100 }, (_, i) => `burst${i}`);
+        expect(await Promise.all(ids.map((id) => s.acceptEvent(ev(id), 60_000)))).toEqual(ids.map(() => 'accepted'));
+        const calls = s.acceptStats.calls - before.calls;
+        expect(s.acceptStats.events - before.events).toBe(100);
+        // 6 full calls of 16 at once, the last 4 after the event-loop turn; with no cap, 1 call.
+        expect(calls).toBe(7);
+        expect(await s.streamLag('g-none')).toBe(100);
+      });
+    }
   });
 
   describe('consumer groups', () => {
