@@ -14,6 +14,7 @@
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../server/app.ts';
 import { loadConfig } from '../server/config/config.ts';
@@ -66,6 +67,9 @@ if (kind === 'bare') {
 const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
   const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
 });
+// The generator keeps every target's connections open while it measures the others (up
+// to 12 targets of 500 ms each): longer than Node's default 5 s keep-alive timeout.
+(server as Server).keepAliveTimeout = 10 * 60_000;
 process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/service` }) + '\n');
 process.once('SIGTERM', async () => {
   process.stdout.write(JSON.stringify({ acceptStats: redis?.acceptStats ?? null }) + '\n');

@@ -7,12 +7,13 @@
  *      persistence (fsync every second, as in docker-compose.yml);
  *   2. a bare Hono handler that parses the JSON body and answers JSON.
  *
- * Each server runs in its own process (bench/_ingest-target.ts). The targets are measured
- * in alternating slices by the same generator, so load from elsewhere on the machine hits
- * them alike. Prints req/s, p50/p99 latency and the CPU time per request of each side
- * (server + Redis for ingest, and the generator) at each concurrency of a sweep
- * (default 64, 128 and 256 connections per target), then each target's throughput, i.e. its
- * best over the sweep, and the ratio of the two (goal >= 0.6).
+ * Each server runs in its own process (bench/_ingest-target.ts). Every (server,
+ * concurrency) pair of the sweep (default 64, 128 and 256 connections) is one target, and
+ * all targets are measured in interleaved slices by the same generator, so load from
+ * elsewhere on the machine, or the machine changing speed during the run, hits them alike.
+ * Prints req/s, p50/p99 latency and the CPU time per request of each side (server + Redis
+ * for ingest, and the generator) at each concurrency, then each server's throughput, i.e.
+ * its best over the sweep, and the ratio of the two (goal >= 0.6).
  *
  * Why a sweep: a closed-loop generator with a fixed number of connections measures
  * throughput at that concurrency only. The bare handler answers at once and is saturated
@@ -62,19 +63,11 @@ interface Result {
   p50Ms: number;
   p99Ms: number;
   loadgenCpuUsPerRequest: number;
+  /** Per pid of the target (server, then its redis-server if any). */
+  cpuUsPerRequest: number[];
 }
 
 const here = (f: string) => fileURLToPath(new URL(f, import.meta.url));
-
-/** utime + stime of a process, in ms (Linux /proc; 0 elsewhere). */
-function cpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
-  } catch {
-    return 0;
-  }
-}
 
 function lines(p: ChildProcess): AsyncIterator<string> {
   let buf = '';
@@ -117,8 +110,14 @@ async function startTarget(kind: TargetKind, redisUrl: string) {
   };
 }
 
-function load(targets: string[], idPrefix: string, connections: number): Promise<Result[]> {
-  const opts = { targets, sliceMs: SLICE, rounds: ROUNDS, connections, secret: SECRET, idPrefix, warmupMs: 500 };
+interface LoadTarget {
+  url: string;
+  connections: number;
+  pids: number[];
+}
+
+function load(targets: LoadTarget[], idPrefix: string): Promise<Result[]> {
+  const opts = { targets, sliceMs: SLICE, rounds: ROUNDS, secret: SECRET, idPrefix, warmupMs: 500 };
   return new Promise((resolve, reject) => {
     const p = spawn(process.execPath, ['--import', 'tsx', here('./loadgen.ts'), JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -159,36 +158,38 @@ try {
   }
   for (const r of rows) stopping.push(() => r.target.stop());
 
-  const perReq = (ms: number, n: number) => (ms * 1000) / Math.max(1, n);
-  const us = (ms: number, n: number) => perReq(ms, n).toFixed(0).padStart(3);
+  const us = (n: number) => n.toFixed(0).padStart(3);
   const fmt = (n: number) => n.toFixed(0).padStart(7);
   const ms = (n: number) => n.toFixed(2).padStart(6);
+  const targets = rows.length * CONNECTION_LEVELS.length;
   process.stdout.write([
-    `webhook ingest benchmark: one load generator process; at each concurrency, ${ROUNDS} alternating ${SLICE} ms slices per target`,
+    `webhook ingest benchmark: one load generator process; ${targets} targets (${rows.length} servers x ${CONNECTION_LEVELS.length} concurrencies), each ${ROUNDS} ${SLICE} ms slices, all interleaved`,
     `conns  target                                        req/s   p50 ms  p99 ms  non-2xx/errors  CPU us/request: server + redis | load generator`,
   ].join('\n') + '\n');
+  // Every (server, concurrency) pair is one target of one interleaved run: a change of the
+  // machine's speed during the run hits all of them alike, so their ratios, and the best
+  // over the sweep of each server, compare figures taken at the same times.
+  const all = await load(
+    CONNECTION_LEVELS.flatMap((connections) =>
+      rows.map((r) => ({ url: r.target.url, connections, pids: r.redisPid ? [r.target.pid, r.redisPid] : [r.target.pid] })),
+    ),
+    `evt_${process.pid}_${Date.now()}`,
+  );
   interface Level {
     connections: number;
     results: Result[];
   }
-  const levels: Level[] = [];
+  const levels: Level[] = CONNECTION_LEVELS.map((connections, l) => ({ connections, results: all.slice(l * rows.length, (l + 1) * rows.length) }));
   let sentIngest = 0;
   let okIngest = 0;
-  for (const connections of CONNECTION_LEVELS) {
-    const cpu0 = rows.map((r) => ({ server: cpuMs(r.target.pid), redis: r.redisPid ? cpuMs(r.redisPid) : 0 }));
-    const results = await load(
-      rows.map((r) => r.target.url),
-      `evt_${process.pid}_${Date.now()}_${connections}`,
-      connections,
-    );
-    const cpu = rows.map((r, i) => ({ server: cpuMs(r.target.pid) - cpu0[i]!.server, redis: r.redisPid ? cpuMs(r.redisPid) - cpu0[i]!.redis : 0 }));
-    levels.push({ connections, results });
+  for (const { connections, results } of levels) {
     sentIngest += results[0]!.sent;
     okIngest += results[0]!.ok;
     const lines = rows.map((r, i) => {
       const x = results[i]!;
-      const redisPart = r.redisPid ? ` + ${us(cpu[i]!.redis, x.sent)}` : '      ';
-      return `${String(connections).padStart(5)}  ${r.label.padEnd(44)} ${fmt(x.rps)}   ${ms(x.p50Ms)}  ${ms(x.p99Ms)}  ${`${x.requests - x.ok}/${x.errors}`.padEnd(14)}  ${us(cpu[i]!.server, x.sent)}${redisPart} | ${x.loadgenCpuUsPerRequest.toFixed(0)}`;
+      const [server, redis] = x.cpuUsPerRequest;
+      const redisPart = r.redisPid ? ` + ${us(redis!)}` : '      ';
+      return `${String(connections).padStart(5)}  ${r.label.padEnd(44)} ${fmt(x.rps)}   ${ms(x.p50Ms)}  ${ms(x.p99Ms)}  ${`${x.requests - x.ok}/${x.errors}`.padEnd(14)}  ${us(server!)}${redisPart} | ${x.loadgenCpuUsPerRequest.toFixed(0)}`;
     });
     const [a, b] = results as [Result, Result];
     lines.push(`${' '.repeat(7)}ratio ingest / bare at ${connections} connections: ${(a.rps / b.rps).toFixed(2)}` + (EXPLAIN ? `; diagnostics to bare: without Redis ${(results[2]!.rps / b.rps).toFixed(2)}, Redis not awaited ${(results[3]!.rps / b.rps).toFixed(2)}` : ''));

@@ -9,21 +9,27 @@
  * body) are built before each slice, written as prepared bytes on plain sockets, and a
  * response is parsed only as far as its status and length.
  *
- * Targets are measured in alternating slices (A B A B ...), so that a busy neighbour on
- * the machine slows both alike instead of skewing the ratio.
+ * Targets are measured in alternating slices (A B C, C B A, ...), so that a busy
+ * neighbour on the machine, or the machine itself changing speed, slows every target
+ * alike instead of skewing their ratios. A target is a URL at one concurrency: the same
+ * server at several concurrencies is several targets, interleaved like any others.
  *
- * argv[2]: JSON { targets: string[], sliceMs, rounds, connections, secret, idPrefix, warmupMs }
+ * The CPU time (user + system, from /proc) of each target's `pids` is read at the start
+ * and end of its slices, so it is the CPU those processes spent while that target was
+ * measured, per request.
+ *
+ * argv[2]: JSON { targets: [{ url, connections, pids? }], sliceMs, rounds, secret, idPrefix, warmupMs }
  * stdout: one JSON line: per target { sent, requests, ok, errors, statuses, seconds, rps,
- * p50Ms, p99Ms, loadgenCpuUsPerRequest }
+ * p50Ms, p99Ms, loadgenCpuUsPerRequest, cpuUsPerRequest (one per pid) }
  */
 import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 
 interface Options {
-  targets: string[];
+  targets: Array<{ url: string; connections: number; pids?: number[] }>;
   sliceMs: number;
   rounds: number;
-  connections: number;
   secret: string;
   idPrefix: string;
   warmupMs: number;
@@ -52,6 +58,18 @@ interface Acc {
   seconds: number;
   /** CPU time of this process (user + system) during the measured slices, in ms. */
   cpuMs: number;
+  /** CPU time of the target's processes during its measured slices, in ms. */
+  pidCpuMs: number[];
+}
+
+/** utime + stime of a process, in ms (Linux /proc; 0 elsewhere). */
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return 0;
+  }
 }
 
 const HEADER_END = Buffer.from('\r\n\r\n');
@@ -126,6 +144,7 @@ async function slice(t: Target, ms: number, acc: Acc | undefined, all: Acc): Pro
   const until = Date.now() + ms;
   const t0 = performance.now();
   const c0 = process.cpuUsage();
+  const p0 = t.pids.map(processCpuMs);
   let answered = 0;
   await Promise.all(
     t.conns.map(async (conn) => {
@@ -151,6 +170,7 @@ async function slice(t: Target, ms: number, acc: Acc | undefined, all: Acc): Pro
     acc.seconds += (performance.now() - t0) / 1000;
     const c = process.cpuUsage(c0);
     acc.cpuMs += (c.user + c.system) / 1000;
+    t.pids.forEach((pid, i) => (acc.pidCpuMs[i]! += processCpuMs(pid) - p0[i]!));
   }
   // Next time, prepare about as many as this slice used, plus a margin.
   t.prepare = Math.max(t.prepare, Math.ceil(answered * 1.3));
@@ -160,20 +180,22 @@ interface Target {
   path: string;
   hostHeader: string;
   conns: Conn[];
+  pids: number[];
   prepare: number;
   acc: Acc;
 }
 
 const targets: Target[] = [];
-for (const u of o.targets) {
+for (const { url: u, connections, pids = [] } of o.targets) {
   const url = new URL(u);
-  const conns = await Promise.all(Array.from({ length: o.connections }, () => Conn.open(Number(url.port), url.hostname)));
+  const conns = await Promise.all(Array.from({ length: connections }, () => Conn.open(Number(url.port), url.hostname)));
   targets.push({
     path: url.pathname,
     hostHeader: url.host,
     conns,
+    pids,
     prepare: 1000,
-    acc: { sent: 0, lat: [], statuses: new Map(), errors: 0, seconds: 0, cpuMs: 0 },
+    acc: { sent: 0, lat: [], statuses: new Map(), errors: 0, seconds: 0, cpuMs: 0, pidCpuMs: pids.map(() => 0) },
   });
 }
 
@@ -197,6 +219,7 @@ const results = targets.map(({ acc }) => {
     p50Ms: q(0.5),
     p99Ms: q(0.99),
     loadgenCpuUsPerRequest: (acc.cpuMs * 1000) / Math.max(1, acc.lat.length),
+    cpuUsPerRequest: acc.pidCpuMs.map((ms) => (ms * 1000) / Math.max(1, acc.lat.length)),
   };
 });
 process.stdout.write(JSON.stringify(results) + '\n');
