@@ -206,7 +206,7 @@ try {
   const at = (l: Level, i: number) => `${l.results[i]!.rps.toFixed(0)} req/s at ${l.connections} connections (p50 ${l.results[i]!.p50Ms.toFixed(2)} ms, p99 ${l.results[i]!.p99Ms.toFixed(2)} ms)`;
   const out = [
     `throughput (best over the sweep): ingest ${at(pi, 0)}; bare ${at(pb, 1)}`,
-    `ratio ingest / bare: ${(pi.results[0]!.rps / pb.results[1]!.rps).toFixed(2)} (goal >= 0.60)`,
+    `ratio ingest / bare: ${(pi.results[0]!.rps / pb.results[1]!.rps).toFixed(3)} (goal >= 0.600)`,
     `events durably appended to the Redis stream: ${stored} (all ${sentIngest} sent, warm-up included, were accepted: ${stored === sentIngest}); ` +
       `${acceptStats ? (acceptStats.events / Math.max(1, acceptStats.calls)).toFixed(1) : '?'} events per accept script call`,
     `machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} CPUs, load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
