@@ -1,5 +1,6 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { parseSignatureHeader, sign, verify } from './signature.ts';
+import { digest, parseSignatureHeader, sign, verify } from './signature.ts';
 
 // Computed independently: printf '%s' "$t.$body" | openssl dgst -sha256 -hmac "$secret"
 const KA = {
@@ -14,6 +15,18 @@ describe('webhook signature', () => {
     expect(sign(KA.secret, KA.t, KA.body)).toBe(`t=${KA.t},s=${KA.s}`);
     expect(sign(KA.secret, KA.t, Buffer.from(KA.body))).toBe(`t=${KA.t},s=${KA.s}`);
     expect(verify(`t=${KA.t},s=${KA.s}`, KA.body, [KA.secret], KA.t)).toEqual({ ok: true, t: KA.t });
+  });
+
+  it('equals createHmac for secrets shorter than, exactly and longer than the 64-byte block, non-ASCII ones, and any body', () => {
+    const secrets = ['k', 'whsec_known_answer_0001', 'x'.repeat(64), 'y'.repeat(65), 's'.repeat(200), 'clé-secrète-日本'];
+    const bodies = ['', '{}', KA.body, 'é"\\\u0000日本', 'z'.repeat(70_000)];
+    for (const secret of secrets) {
+      for (const body of bodies) {
+        const expected = createHmac('sha256', secret).update(`${KA.t}.`).update(body).digest('hex');
+        expect(digest(secret, KA.t, body)).toBe(expected);
+        expect(digest(secret, KA.t, new Uint8Array(Buffer.from(body)))).toBe(expected);
+      }
+    }
   });
 
   it('accepts t within ±300 s and refuses beyond', () => {
