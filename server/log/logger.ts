@@ -55,22 +55,30 @@ export interface LoggerOptions {
   base?: Record<string, unknown>;
 }
 
-/** Wraps a destination so that no line carries a known secret value. */
-export function scrubbingDestination(dest: DestinationStream, secrets: readonly string[]): DestinationStream {
+/**
+ * A function replacing every known secret value in a string, also in its JSON-escaped
+ * form (in case a secret has characters JSON escapes). Empty and very short values are
+ * ignored. Used for log lines and for anything else shown to people (dead letters).
+ */
+export function secretScrubber(secrets: readonly string[]): ((s: string) => string) | undefined {
   const list = [...new Set(secrets.filter((s) => s.length >= 6))];
-  // JSON-escaped forms too, in case a secret has characters JSON escapes.
   for (const s of [...list]) {
     const j = JSON.stringify(s).slice(1, -1);
     if (j !== s) list.push(j);
   }
-  if (list.length === 0) return dest;
-  return {
-    write(line: string) {
-      let out = line;
-      for (const s of list) if (out.includes(s)) out = out.split(s).join(REDACTED);
-      dest.write(out);
-    },
+  if (list.length === 0) return undefined;
+  return (text) => {
+    let out = text;
+    for (const s of list) if (out.includes(s)) out = out.split(s).join(REDACTED);
+    return out;
   };
+}
+
+/** Wraps a destination so that no line carries a known secret value. */
+export function scrubbingDestination(dest: DestinationStream, secrets: readonly string[]): DestinationStream {
+  const scrub = secretScrubber(secrets);
+  if (!scrub) return dest;
+  return { write: (line: string) => dest.write(scrub(line)) };
 }
 
 export function createLogger(opts: LoggerOptions = {}): Logger {

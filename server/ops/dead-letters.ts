@@ -17,7 +17,7 @@
  */
 import { Hono, type Context } from 'hono';
 import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
-import type { Logger } from '../log/logger.ts';
+import { secretScrubber, type Logger } from '../log/logger.ts';
 import type { Metrics } from './metrics.ts';
 import type { DeadLetter, Store } from '../store/store.ts';
 
@@ -27,7 +27,6 @@ export const LIMIT_MAX = 1000;
 /** Most stream ids one replay request may name. */
 export const REPLAY_MAX_IDS = 1000;
 
-const REDACTED = '[redacted]';
 const STREAM_ID = /^\d{1,20}-\d{1,20}$/;
 
 export interface DeadLetterItem {
@@ -52,20 +51,6 @@ export interface DeadLetterRoutesOptions {
   metrics?: Metrics;
   /** Secret values never to answer with (scrubbed, like the logger does). */
   secrets?: readonly string[];
-}
-
-/** A function replacing every known secret value (and its JSON-escaped form) in a string. */
-export function secretScrubber(secrets: readonly string[]): (s: string) => string {
-  const list = [...new Set(secrets.filter((s) => s.length >= 6))];
-  for (const s of [...list]) {
-    const j = JSON.stringify(s).slice(1, -1);
-    if (j !== s) list.push(j);
-  }
-  return (s) => {
-    let out = s;
-    for (const secret of list) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
-    return out;
-  };
 }
 
 const shown = (v: string) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
@@ -108,7 +93,7 @@ export function parseReplayBody(body: unknown): readonly string[] | 'all' | { er
 export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('ops');
-  const scrub = secretScrubber(o.secrets ?? []);
+  const scrub = secretScrubber(o.secrets ?? []) ?? ((s: string) => s);
   const replayed = o.metrics?.counter('switchboard_webhook_replayed_total', 'Dead-lettered webhook events put back on the stream by ops, by type.', ['type']);
 
   const item = (d: DeadLetter): DeadLetterItem => {
