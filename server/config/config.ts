@@ -230,6 +230,6 @@ export function describeConfig(config: Config): Record<string, unknown> {
 }
 
 /** Every secret value of the configuration (for log scrubbing). */
-export function secretsOf(config: Config): string[] {
+export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'>): string[] {
   return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets];
 }

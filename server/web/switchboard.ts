@@ -12,7 +12,7 @@
  */
 import type { Hono } from 'hono';
 import type { WebSocketServer } from 'ws';
-import type { Config } from '../config/config.ts';
+import { secretsOf, type Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { StreamEntry } from '../store/store.ts';
@@ -133,7 +133,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     auth,
     store,
     log: log.child({ part: 'ops' }),
-    secrets: [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets],
+    secrets: secretsOf(config),
     ...(o.metrics ? { metrics: o.metrics } : {}),
   });
   /** Archive one media event, then tell who may see the call: its agent, supervisors, ops. */
