@@ -199,6 +199,7 @@ try {
   const { acceptStats } = await rows[0]!.target.stop();
   for (const r of rows.slice(1)) await r.target.stop();
   const stored = Number(await probe.xlen('bench:events'));
+  const aofRewrites = /aof_rewrites:(\d+)/.exec(await probe.info('persistence'))?.[1] ?? '?';
 
   const peak = (i: number) => levels.reduce((best, l) => (l.results[i]!.rps > best.results[i]!.rps ? l : best));
   const pi = peak(0);
@@ -208,7 +209,8 @@ try {
     `throughput (best over the sweep): ingest ${at(pi, 0)}; bare ${at(pb, 1)}`,
     `ratio ingest / bare: ${(pi.results[0]!.rps / pb.results[1]!.rps).toFixed(3)} (goal >= 0.600)`,
     `events durably appended to the Redis stream: ${stored} (all ${sentIngest} sent, warm-up included, were accepted: ${stored === sentIngest}); ` +
-      `${acceptStats ? (acceptStats.events / Math.max(1, acceptStats.calls)).toFixed(1) : '?'} events per accept script call`,
+      `${acceptStats ? (acceptStats.events / Math.max(1, acceptStats.calls)).toFixed(1) : '?'} events per accept script call; ` +
+      `${aofRewrites} AOF rewrites by Redis during the run (forked children: their CPU is in no figure above, but it shares the machine)`,
     `machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} CPUs, load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   ];
   process.stdout.write(out.join('\n') + '\n');
