@@ -31,7 +31,7 @@ export interface RedisStoreOptions {
   /** Dead letters kept, newest first. Default 10000. */
   deadLetterMax?: number;
   /**
-   * Most events in one accept script call (default 32; 1 = no batching). A batch that
+   * Most events in one accept script call (default 16; 1 = no batching). A batch that
    * reaches it goes out at once, even while another call is in flight.
    */
   acceptBatchMax?: number;

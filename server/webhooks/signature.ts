@@ -47,7 +47,11 @@ export function digest(secret: string, t: number | string, rawBody: string | Uin
   msg.set(body, 64 + prefix.length);
   const out = Buffer.from(outer);
   out.write(hash('sha256', msg, 'binary'), 64, 'binary');
-  return hash('sha256', out, 'hex');
+  const hex = hash('sha256', out, 'hex');
+  // Both may be slices of Buffer's shared pool: leave no key-derived bytes in it.
+  msg.fill(0, 0, 64);
+  out.fill(0, 0, 64);
+  return hex;
 }
 
 /** The `Service-Signature` header value for `rawBody` signed at `t` (unix seconds). */
