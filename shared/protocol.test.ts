@@ -1,5 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_FRAME_BYTES, parseClientMsg, parseServerMsg } from './protocol.ts';
+import { CALL_STATES } from '../server/calls/lifecycle.ts';
+import { CallStateName, callSeconds, isFinalState, MAX_FRAME_BYTES, parseClientMsg, parseServerMsg } from './protocol.ts';
+
+describe('call states', () => {
+  it('are the engine\'s states, one list; only ended is final', () => {
+    expect(CallStateName.options).toEqual([...CALL_STATES]);
+    expect(CallStateName.options.filter(isFinalState)).toEqual(['ended']);
+  });
+  it('a call.state with a name the engine never sends is refused', () => {
+    const frame = { type: 'call.state', wacid: 'w', phoneId: 'p', from: 'a', to: 'b', direction: 'USER_INITIATED' };
+    expect(parseServerMsg(JSON.stringify({ ...frame, state: 'completed' })).ok).toBe(false);
+    expect(parseServerMsg(JSON.stringify({ ...frame, state: 'ringing' })).ok).toBe(true);
+  });
+  it('duration comes from the server\'s startedAt/endedAt', () => {
+    expect(callSeconds({}, 5_000)).toBeUndefined();
+    expect(callSeconds({ startedAt: 1_000, endedAt: 62_400 }, 99_999)).toBe(61);
+    expect(callSeconds({ startedAt: 1_000 }, 11_000)).toBe(10);
+  });
+});
 
 describe('WebSocket protocol v1', () => {
   it('accepts a call.answer with id, wacid and sdp', () => {

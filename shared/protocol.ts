@@ -43,6 +43,33 @@ export type Role = z.infer<typeof Role>;
 export const User = z.object({ name: z.string(), roles: z.array(Role) });
 export type User = z.infer<typeof User>;
 
+/**
+ * A call's state, as the call engine (`server/calls/lifecycle.ts`) names it; the one list
+ * both ends use. User-initiated: queued (waiting for an agent), ringing (offered to one
+ * agent), answering (accept in flight), rejecting; business-initiated: dialing, connected
+ * (the user's phone rings). Both: active (talking), ending (terminate sent), ended.
+ */
+export const CallStateName = z.enum(['queued', 'ringing', 'answering', 'rejecting', 'dialing', 'connected', 'active', 'ending', 'ended']);
+export type CallStateName = z.infer<typeof CallStateName>;
+
+/** Final: the call is over and never changes state again (only its record is refined). */
+export function isFinalState(state: CallStateName): boolean {
+  return state === 'ended';
+}
+
+/**
+ * How long the server waits for the Service's end of a call after a hang-up (`ending`)
+ * before it ends the call on its own. A page that hung up shows "Hanging up…" for this
+ * long (plus a margin) before it gives up waiting for `ended`, so both ends agree.
+ */
+export const ENDING_TIMEOUT_MS = 60_000;
+
+/** Seconds a call lasted (or has lasted by `now`), from the server's `startedAt`/`endedAt`; undefined before audio started. */
+export function callSeconds(view: Pick<CallView, 'startedAt' | 'endedAt'>, now: number): number | undefined {
+  if (view.startedAt === undefined) return undefined;
+  return Math.max(0, Math.round(((view.endedAt ?? now) - view.startedAt) / 1000));
+}
+
 /** What a client is shown of one call. */
 export const CallView = z.object({
   wacid,
@@ -50,15 +77,14 @@ export const CallView = z.object({
   from: z.string(),
   to: z.string(),
   direction: Direction,
-  /** Engine state name (e.g. ringing, answering, active, ending, ended). */
-  state: z.string(),
+  state: CallStateName,
   /** Agent who holds (or held) the call, when any. */
   agent: z.string().optional(),
   /** Epoch ms by which the call must be accepted (ringing calls). */
   deadline: z.number().optional(),
-  /** Epoch ms when audio started (accept returned 200). */
+  /** Epoch ms (server clock) when audio started (accept returned 200, or the user picked up). */
   startedAt: z.number().optional(),
-  /** Epoch ms when the call ended. */
+  /** Epoch ms (server clock) when the call ended; set exactly when `state` is `ended`. */
   endedAt: z.number().optional(),
   /** Final result of an ended call: COMPLETED, FAILED, REJECTED, MISSED... */
   result: z.string().optional(),

@@ -14,31 +14,16 @@
  * - An accept whose outcome is unknown (timeout) is never retried: we wait for events.
  */
 
-export type CallStateName =
-  // user-initiated (inbound)
-  | 'queued' // waiting for an agent; nobody rings
-  | 'ringing' // offered to `agent` until `ringUntil`
-  | 'answering' // claimed by `agent`/`conn`; preAccept/accept in flight (or outcome unknown)
-  | 'rejecting' // reject sent; waiting for the terminate event
-  // business-initiated (outbound)
-  | 'dialing' // connect request sent with our offer; no remote answer yet
-  | 'connected' // remote SDP answer known; the user's phone rings
-  // both
-  | 'active' // talking (accept returned 200, or ACCEPTED status)
-  | 'ending' // terminate sent (or the user rejected); waiting for the terminate event
-  | 'ended'; // final
+import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 
-export const CALL_STATES: readonly CallStateName[] = [
-  'queued',
-  'ringing',
-  'answering',
-  'rejecting',
-  'dialing',
-  'connected',
-  'active',
-  'ending',
-  'ended',
-];
+// The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
+// user-initiated: queued (nobody rings), ringing (offered to `agent` until `ringUntil`),
+// answering (claimed by `agent`/`conn`; preAccept/accept in flight or outcome unknown),
+// rejecting (reject sent; waiting for the terminate event); business-initiated: dialing
+// (connect sent with our offer), connected (remote SDP known; the user's phone rings);
+// both: active (talking), ending (terminate sent or the user rejected), ended (final).
+export type { CallStateName };
+export const CALL_STATES: readonly CallStateName[] = CallStateName.options;
 
 /** Progress order. A transition never lowers it; equal rank moves only queued ⇄ ringing. */
 export const RANK: Readonly<Record<CallStateName, number>> = {
@@ -217,7 +202,7 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   ringTimeoutMs: 15_000,
   rejectMarginMs: 3_000,
   answerGraceMs: 10_000,
-  endingTimeoutMs: 60_000,
+  endingTimeoutMs: ENDING_TIMEOUT_MS,
   dialTimeoutMs: 90_000,
 });
 

@@ -4,7 +4,7 @@
  * the ask, and one business-initiated call from preparing the offer to its end).
  * No DOM, no clock: `now` comes in with the events, so every rule here has a unit test.
  */
-import type { CallView, Permission } from '../../shared/protocol.ts';
+import { callSeconds, type CallView, type Permission } from '../../shared/protocol.ts';
 import type { BusinessNumber } from './api.ts';
 import { describeReason, describeResult, formatDuration } from './format.ts';
 import { isOver } from './reducer.ts';
@@ -285,7 +285,7 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
         const duration =
           v.duration ??
           (v.startedAt !== undefined && v.endedAt !== undefined
-            ? Math.max(0, Math.round((v.endedAt - v.startedAt) / 1000))
+            ? callSeconds(v, v.endedAt)
             : c.activeAt !== undefined
               ? Math.max(0, Math.round((ev.now - c.activeAt) / 1000))
               : undefined);

@@ -174,7 +174,7 @@ describe('answering and ending', () => {
   });
 
   test('endedAt alone means over, whatever the state name', () => {
-    const s = reduce(held(), srv({ type: 'call.state', ...view('w1', { state: 'terminating', endedAt: T + 5000 }) }));
+    const s = reduce(held(), srv({ type: 'call.state', ...view('w1', { state: 'ending', endedAt: T + 5000 }) }));
     expect(tabCall(s)).toBeUndefined();
   });
 

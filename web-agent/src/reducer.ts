@@ -4,7 +4,7 @@
  * The DOM and WebRTC code only read this state and run effects; they never decide what a
  * call's state is on their own, so every (re)connect's `welcome` can rebuild the screen.
  */
-import type { CallView, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+import { callSeconds, isFinalState, type CallView, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
 
 /** The WebSocket as the user sees it. */
 export type Link = 'connecting' | 'online' | 'reconnecting' | 'offline';
@@ -94,13 +94,12 @@ export const initialState: UiState = {
 };
 
 const ENDED_LIMIT = 50;
-/** Engine state names that mean "over". `endedAt` also means over, whatever the name. */
-const TERMINAL = new Set(['ended', 'completed', 'failed', 'rejected', 'missed', 'terminated', 'canceled', 'cancelled']);
 /** Skew estimates beyond this are a different clock, not skew: ignore them. */
 const MAX_SKEW_MS = 10 * 60_000;
 
+/** Over: the state is final (shared/protocol.ts decides), or the server stamped its end. */
 export function isOver(view: CallView): boolean {
-  return TERMINAL.has(view.state.toLowerCase()) || view.endedAt !== undefined;
+  return isFinalState(view.state) || view.endedAt !== undefined;
 }
 
 export function reduce(state: UiState, ev: UiEvent): UiState {
@@ -209,10 +208,12 @@ function isMine(state: UiState, entry: CallEntry): boolean {
 }
 
 function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number): UiState {
+  // The server's figures first (its duration, else endedAt − startedAt); the tab's own
+  // timer only for an end the server never reported (it dropped the call from `welcome`).
   const duration =
     view.duration ??
     (view.startedAt !== undefined && view.endedAt !== undefined
-      ? Math.max(0, Math.round((view.endedAt - view.startedAt) / 1000))
+      ? callSeconds(view, view.endedAt)
       : entry.heldAt !== undefined
         ? Math.max(0, Math.round((now - entry.heldAt) / 1000))
         : undefined);

@@ -41,7 +41,7 @@ import {
   type UiEvent,
   type UiState,
 } from '../reducer.ts';
-import type { ServerMsg } from '../../../shared/protocol.ts';
+import { ENDING_TIMEOUT_MS, type ServerMsg } from '../../../shared/protocol.ts';
 
 // ---- state ---------------------------------------------------------------------------------
 
@@ -367,7 +367,8 @@ async function hangup(wacid: string): Promise<void> {
     const err = e as RequestError;
     if (err.code !== 'NOT_FOUND') showError(`Hang-up may not have reached the server: ${err.message}`, err.code);
   }
-  // Every state has a way out: if the end never arrives, end it here.
+  // Every state has a way out: if the end never arrives, end it here, once the server
+  // would have ended it itself (its ending timeout, plus a margin).
   clearTimeout(hangupTimer);
   hangupTimer = setTimeout(() => {
     const still = state.calls[wacid];
@@ -378,7 +379,7 @@ async function hangup(wacid: string): Promise<void> {
         now: now(),
       });
     }
-  }, 15_000);
+  }, ENDING_TIMEOUT_MS + 5_000);
 }
 
 function toggleMute(): void {

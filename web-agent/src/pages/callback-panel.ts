@@ -40,12 +40,12 @@ import { formatCaller, formatDuration } from '../format.ts';
 import { CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
 import type { UiState } from '../reducer.ts';
-import type { ServerMsg } from '../../../shared/protocol.ts';
+import { ENDING_TIMEOUT_MS, type ServerMsg } from '../../../shared/protocol.ts';
 
 /** How long the server may take to answer `call.dial` (it waits for the Service's connect). */
 const DIAL_ACK_MS = 20_000;
-/** If the end of a hung-up call never arrives, the panel ends it itself after this. */
-const HANGUP_GIVE_UP_MS = 15_000;
+/** If the end of a hung-up call never arrives, the panel ends it itself after the server would have (plus a margin). */
+const HANGUP_GIVE_UP_MS = ENDING_TIMEOUT_MS + 5_000;
 
 export class CallbackPanel {
   private s: CallbackState = initialCallback;
