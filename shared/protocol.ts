@@ -19,7 +19,9 @@
  *   wait for `call.state`; the server never accepts again).
  * - `call.revoked.reason`: `declined`, `not answered` (ring timeout), `taken by another
  *   agent`, `answered on another tab`, `caller hung up`, `window closing`, `agent unreachable`.
- * - After a ring timeout the server sets the agent away and pushes `{type:"presence"}`.
+ * - After a ring timeout the server sets the agent away and pushes `{type:"presence"}`, then
+ *   `{type:"agent.state", status:"away", reason:"not answered"}`.
+ * - After a call that was answered: `{type:"agent.state", status:"after-call-work", until}`.
  * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
  */
 import { z } from 'zod';
@@ -130,6 +132,22 @@ export const MediaAvailable = z.object({
   url: z.string(),
 });
 export const PresenceChanged = z.object({ type: z.literal('presence'), presence: Presence });
+/**
+ * The agent's own state (wave 2 contract, `design.md`). Sent today for the two changes the
+ * page cannot know by itself: `after-call-work` (wrap-up; `until` = when routing rings the
+ * agent again) and `away` set by the server (`reason`: `not answered` after a ring timeout).
+ * Times are epoch ms, server clock.
+ */
+export const AgentStatus = z.enum(['available', 'ringing', 'on-call', 'after-call-work', 'away', 'offline']);
+export type AgentStatus = z.infer<typeof AgentStatus>;
+export const AgentStateMsg = z.object({
+  type: z.literal('agent.state'),
+  status: AgentStatus,
+  reason: z.string().optional(),
+  since: z.number(),
+  until: z.number().optional(),
+});
+export type AgentStateMsg = z.infer<typeof AgentStateMsg>;
 
 /**
  * A user's calling permission for one business number, as this bridge knows it: from the
@@ -174,6 +192,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   CallState,
   MediaAvailable,
   PresenceChanged,
+  AgentStateMsg,
   PermissionUpdated,
   Ping,
   Ack,

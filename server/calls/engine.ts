@@ -225,7 +225,10 @@ export class CallEngine {
   // ---- effects --------------------------------------------------------------------------
 
   private async run(call: Call | null, effects: Effect[], stored: CallRecord | null): Promise<void> {
-    for (const e of effects) {
+    // Routing last: it applies a newer state (ringing) and pushes it; a `notify` of this
+    // (older, queued) state sent after it would overwrite ringing on the supervisors' screens.
+    const ordered = [...effects.filter((e) => e.kind !== 'route'), ...effects.filter((e) => e.kind === 'route')];
+    for (const e of ordered) {
       try {
         await this.effect(call, e, stored);
       } catch (err) {
@@ -276,12 +279,18 @@ export class CallEngine {
       case 'agentBusy':
         this.boardOp({ op: 'hold', agent: e.agent, wacid: call.wacid });
         return;
-      case 'agentFree':
-        this.boardOp({ op: 'free', agent: e.agent, wacid: call.wacid, wrapUntil: e.wrapUp ? this.now() + this.wrapUpMs : 0 });
+      case 'agentFree': {
+        const at = this.now();
+        this.boardOp({ op: 'free', agent: e.agent, wacid: call.wacid, wrapUntil: e.wrapUp ? at + this.wrapUpMs : 0 });
+        // The page shows wrap-up with its countdown (it cannot know WRAP_UP_MS).
+        if (e.wrapUp && this.wrapUpMs > 0) this.hub.toUser(e.agent, { type: 'agent.state', status: 'after-call-work', since: at, until: at + this.wrapUpMs });
         return;
+      }
       case 'agentNoAnswer':
         this.boardOp({ op: 'away', agent: e.agent, wacid: call.wacid });
         this.hub.toUser(e.agent, { type: 'presence', presence: 'away' });
+        // Say why, so the page can tell the agent (RING_TIMEOUT_MS passed with no answer).
+        this.hub.toUser(e.agent, { type: 'agent.state', status: 'away', reason: 'not answered', since: this.now() });
         return;
       case 'accept':
         // Not awaited: the Service round trips must not hold up the event that claimed the call.

@@ -7,7 +7,8 @@
  * - `GET /ws` (the gateway);
  * - the pages: `/` (agents), `/supervisor` (supervisors), `/archive` (ops, supervisors),
  *   `/login` and `/assets/*` for everybody. A page asked for without a session redirects
- *   to `/login?next=…`; with the wrong role, to the user's own home page.
+ *   to `/login?next=…`; with the wrong role it answers 403 with a page that says whose page
+ *   it is and links to the user's own (a silent redirect left people lost).
  */
 import { Hono, type Context } from 'hono';
 import type { Role, User } from '../../shared/protocol.ts';
@@ -45,10 +46,30 @@ const PAGE_ROLES: Record<string, Role[]> = {
   '/archive': ['ops', 'supervisor'],
 };
 
+/** The page a user lands on: a supervisor's console before the phone (supervisors are often agents too). */
 export function homeFor(roles: readonly Role[]): string {
-  if (roles.includes('agent')) return '/';
   if (roles.includes('supervisor')) return '/supervisor';
+  if (roles.includes('agent')) return '/';
   return '/archive';
+}
+
+const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive' };
+const ROLE_WORDS: Record<Role, string> = { agent: 'agents', supervisor: 'supervisors', ops: 'ops' };
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+
+/** The 403 page for a signed-in user whose roles do not include the page's. */
+function forbiddenPage(user: User, roles: readonly Role[]): string {
+  const home = homeFor(user.roles);
+  const who = roles.map((r) => ROLE_WORDS[r]).join(' and ');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not your page · Switchboard</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/assets/style.css"></head>
+<body><main class="layout"><section class="card">
+<h1 class="card-title">This page is not open to you</h1>
+<p data-testid="forbidden-message">This page is for ${escapeHtml(who)}. You are signed in as <strong>${escapeHtml(user.name)}</strong> (${escapeHtml(user.roles.join(', ') || 'no role')}).</p>
+<p><a class="btn btn-go" data-testid="forbidden-home" href="${home}">Go to ${PAGE_NAMES[home] ?? 'your page'}</a></p>
+</section></main></body></html>`;
 }
 
 export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
@@ -102,10 +123,7 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
     app.get(path, async (c) => {
       const user: User | undefined = await auth.userOf(c.req.raw);
       if (!user) return c.redirect(`/login?next=${encodeURIComponent(path)}`, 302);
-      if (!roles.some((r) => user.roles.includes(r))) {
-        const home = homeFor(user.roles);
-        return home === path ? c.text('forbidden', 403) : c.redirect(home, 302);
-      }
+      if (!roles.some((r) => user.roles.includes(r))) return c.html(forbiddenPage(user, roles), 403, { 'cache-control': 'no-store' });
       return serve(c, path);
     });
   }

@@ -76,16 +76,18 @@ describe('sessions and roles', () => {
     expect(await upgradeStatus(b.url, { cookie }, b.url)).toBe(401);
   });
 
-  it('pages: without a session the browser is sent to the login page; with the wrong role, to its own home', async () => {
+  it('pages: without a session the browser is sent to the login page; with the wrong role, a 403 page that links to its own home', async () => {
     const anon = await fetch(`${b.url}/`, { redirect: 'manual' });
     expect(anon.status).toBe(302);
     expect(anon.headers.get('location')).toBe('/login?next=%2F');
     const ops = await login(b.url, 'ops');
     const wrong = await fetch(`${b.url}/`, { headers: { cookie: ops }, redirect: 'manual' });
-    expect(wrong.status).toBe(302);
-    expect(wrong.headers.get('location')).toBe('/archive');
+    // Issue 13: a silent redirect left people lost; the page now says whose page it is.
+    expect(wrong.status).toBe(403);
+    expect(await wrong.text()).toContain('href="/archive"');
     const sup = await fetch(`${b.url}/supervisor`, { headers: { cookie: await login(b.url, 'agent1') }, redirect: 'manual' });
-    expect(sup.headers.get('location')).toBe('/');
+    expect(sup.status).toBe(403);
+    expect(await sup.text()).toContain('href="/"');
   });
 
   it('a user without the role gets 403 (ops cannot list calls)', async () => {

@@ -134,10 +134,10 @@ export function goToLogin(): void {
   location.assign(`/login?next=${encodeURIComponent(location.pathname + location.search)}`);
 }
 
-/** Where a user lands after login when no (safe) `next` was given. */
+/** Where a user lands after login when no (safe) `next` was given: a supervisor's console first. */
 export function homeFor(roles: readonly string[]): string {
-  if (roles.includes('agent')) return '/';
   if (roles.includes('supervisor')) return '/supervisor';
+  if (roles.includes('agent')) return '/';
   if (roles.includes('ops')) return '/archive';
   return '/';
 }

@@ -17,8 +17,11 @@ export class PageAudio {
     return this.ctx?.state === 'running';
   }
 
-  /** Must run inside a click handler. Resolves true once audio can play. */
-  async unlock(): Promise<boolean> {
+  /**
+   * Must run inside a click handler. Resolves true once audio can play. `quiet`: no test
+   * ring (a click anywhere on the page unlocks too; only the ready-check rings).
+   */
+  async unlock(opts: { quiet?: boolean } = {}): Promise<boolean> {
     this.ctx ??= new AudioContext();
     if (this.ctx.state !== 'running') {
       try {
@@ -27,7 +30,7 @@ export class PageAudio {
         return false;
       }
     }
-    if (this.ctx.state === 'running') this.burst(this.ctx.currentTime, 0.5);
+    if (this.ctx.state === 'running' && !opts.quiet) this.burst(this.ctx.currentTime, 0.5);
     return this.ctx.state === 'running';
   }
 

@@ -152,6 +152,13 @@ describe('panel state: numbers, user, permission', () => {
     }
   });
 
+  test('Ask is off while the permission is granted (a new request would only spend the ration)', () => {
+    const granted = reduceCallback(ready, { type: 'permission', permission: perm({ state: 'granted', expiresAt: T0 + 86400_000 }) });
+    expect(panelView(granted, true, T0).canAsk).toBe(false);
+    // Once the grant has run out it reads expired, and asking is the way forward again.
+    expect(panelView(granted, true, T0 + 2 * 86400_000).canAsk).toBe(true);
+  });
+
   test('Call is disabled without a valid user, without a number, and while offline', () => {
     expect(panelView(run([{ type: 'input', text: '+1' }], ready), true, T0)).toMatchObject({ canCall: false, canAsk: false, callBlockedReason: expect.stringMatching(/valid phone number/) });
     expect(panelView(reduceCallback(ready, { type: 'selectFrom', from: '' }), true, T0)).toMatchObject({ canCall: false, callBlockedReason: expect.stringMatching(/number to call from/) });

@@ -416,7 +416,8 @@ export function panelView(s: CallbackState, online: boolean, now: number, timeZo
     ...(inputError ? { inputError } : {}),
     ...(key ? { key } : {}),
     permission,
-    canAsk: !!callee && !!s.from && !s.asking,
+    // A live grant needs no new request (and each one spends the user's ration).
+    canAsk: !!callee && !!s.from && !s.asking && permission.state !== 'granted',
     canCall: callBlockedReason === undefined,
     ...(callBlockedReason ? { callBlockedReason } : {}),
   };

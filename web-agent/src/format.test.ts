@@ -1,5 +1,19 @@
 import { describe, expect, test } from 'vitest';
-import { countdown, describeReason, describeResult, formatCaller, formatDuration } from './format.ts';
+import { countdown, describeMoment, describeReason, describeResult, formatCaller, formatDuration, humanizeRefusal } from './format.ts';
+
+describe('moments in words', () => {
+  const now = Date.parse('2026-11-24T10:00:00Z');
+  test('today, tomorrow, or the date, in the given time zone', () => {
+    expect(describeMoment(Date.parse('2026-11-24T14:05:00Z'), now, 'UTC')).toBe('today at 14:05');
+    expect(describeMoment(Date.parse('2026-11-25T09:30:00Z'), now, 'UTC')).toBe('tomorrow at 09:30');
+    expect(describeMoment(Date.parse('2026-11-29T14:05:00Z'), now, 'UTC')).toBe('on 29 Nov at 14:05');
+    expect(describeMoment(Date.parse('2026-11-24T23:30:00Z'), now, 'Europe/Berlin')).toBe('tomorrow at 00:30');
+  });
+  test("the ration refusal loses its ISO timestamp and says when to ask again", () => {
+    const msg = 'call permission requests to +15550123457 from +15550100001 are limited to 1 per 24 h; the next one may be sent at 2026-11-25T09:30:00.000Z';
+    expect(humanizeRefusal(msg, now, 'UTC')).toBe('call permission requests to +15550123457 from +15550100001 are limited to 1 per 24 h. You can ask again tomorrow at 09:30');
+  });
+});
 
 describe('formatDuration', () => {
   test.each([

@@ -90,3 +90,33 @@ export function describeReason(reason: string | undefined): string {
   }
   return reason;
 }
+
+/**
+ * A moment as a person reads it, in their time zone: "today at 14:05", "tomorrow at
+ * 09:30", "on 29 Nov at 14:05". `timeZone` is for tests (default: the browser's).
+ */
+export function describeMoment(at: number, now: number, timeZone?: string): string {
+  const tz = timeZone ? { timeZone } : {};
+  const day = (t: number) => new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit', ...tz }).format(t);
+  const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false, ...tz }).format(at);
+  if (day(at) === day(now)) return `today at ${time}`;
+  if (day(at) === day(now + 86_400_000)) return `tomorrow at ${time}`;
+  const date = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', ...tz }).format(at);
+  return `on ${date} at ${time}`;
+}
+
+const ISO_MOMENT = /\b\d{4}-\d\d-\d\dT\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:\d\d)\b/g;
+
+/**
+ * A server's refusal made readable: every ISO-8601 timestamp in it becomes local time in
+ * words, and the request ration's "the next one may be sent at" reads "you can ask again".
+ */
+export function humanizeRefusal(message: string, now: number, timeZone?: string): string {
+  return message
+    .replace(ISO_MOMENT, (iso) => {
+      const t = Date.parse(iso);
+      return Number.isFinite(t) ? describeMoment(t, now, timeZone) : iso;
+    })
+    .replace(/; the next one may be sent at (today|tomorrow|on)/, '. You can ask again $1')
+    .replace(/; the user is not asked again before (today|tomorrow|on)/, '. The user may be asked again after $1');
+}

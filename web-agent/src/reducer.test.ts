@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { CallView, ServerMsg } from '../../shared/protocol.ts';
-import { callsElsewhere, initialState, reduce, ringingCalls, tabCall, type UiEvent, type UiState } from './reducer.ts';
+import { agentShown, callsElsewhere, initialState, reduce, ringingCalls, tabCall, type UiEvent, type UiState } from './reducer.ts';
 
 const T = 1_000_000;
 const me = { name: 'agent1', roles: ['agent' as const] };
@@ -70,6 +70,33 @@ describe('welcome', () => {
   });
 });
 
+describe('unanswered offers and the agent\'s own state (issue 13)', () => {
+  test('an offer that rang out here is listed as missed; one taken by another agent is not listed', () => {
+    const s = run(srv(welcome()), srv(offer('w1')), srv({ type: 'call.revoked', wacid: 'w1', reason: 'not answered' }));
+    expect(s.history.map((h) => [h.wacid, h.result])).toEqual([['w1', 'MISSED']]);
+    expect(s.lastEnded).toBeUndefined();
+    const t = run(srv(welcome()), srv(offer('w2')), srv({ type: 'call.revoked', wacid: 'w2', reason: 'taken by another agent' }));
+    expect(t.history).toEqual([]);
+  });
+
+  test('away with the server\'s reason until the agent goes available again', () => {
+    const s = run(srv(welcome()), srv({ type: 'presence', presence: 'away' }), srv({ type: 'agent.state', status: 'away', reason: 'not answered', since: T }));
+    expect(agentShown(s, T)).toEqual({ status: 'away', reason: 'not answered' });
+    expect(agentShown(reduce(s, srv({ type: 'presence', presence: 'available' })), T)).toEqual({ status: 'available' });
+  });
+
+  test('on a call while this tab (or another) holds one; wrap-up counts down to `until`, then available', () => {
+    const held = run(srv(welcome()), srv(offer('w1')), local('w1', 'answering'), local('w1', 'held'));
+    expect(agentShown(held, T)).toEqual({ status: 'on-call' });
+    const wrap = reduce(
+      reduce(held, srv({ type: 'call.state', ...view('w1', { state: 'ended', agent: 'agent1', result: 'COMPLETED', startedAt: T, endedAt: T + 5000 }) })),
+      srv({ type: 'agent.state', status: 'after-call-work', since: T + 5000, until: T + 11_000 }),
+    );
+    expect(agentShown(wrap, T + 5000)).toEqual({ status: 'wrap-up', until: T + 11_000, secondsLeft: 6 });
+    expect(agentShown(wrap, T + 11_000)).toEqual({ status: 'available' });
+  });
+});
+
 describe('ringing', () => {
   test('an offer rings until its deadline, then stops with no frame needed', () => {
     const s = run(srv(welcome()), srv(offer('w1', T + 30_000)));
@@ -107,11 +134,11 @@ describe('ringing', () => {
     expect(reduce(s, srv({ type: 'call.revoked', wacid: 'nope', reason: 'x' }))).toBe(s);
   });
 
-  test('declined here: no ring; when it ends elsewhere it is not in this agent\'s history', () => {
+  test('declined here: no ring; listed as declined (issue 13), and when it ends elsewhere that end is not this agent\'s', () => {
     const s = run(srv(welcome()), srv(offer('w1')), local('w1', 'declined'));
     expect(ringingCalls(s, T)).toEqual([]);
     const ended = reduce(s, srv({ type: 'call.state', ...view('w1', { state: 'ended', agent: 'agent2', result: 'COMPLETED' }) }));
-    expect(ended.history).toEqual([]);
+    expect(ended.history.map((h) => [h.wacid, h.result])).toEqual([['w1', 'DECLINED']]);
     expect(ended.ended).toHaveLength(1);
   });
 

@@ -4,7 +4,7 @@
  * The DOM and WebRTC code only read this state and run effects; they never decide what a
  * call's state is on their own, so every (re)connect's `welcome` can rebuild the screen.
  */
-import { callSeconds, isFinalState, type CallView, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
+import { callSeconds, isFinalState, type AgentStateMsg, type CallView, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
 
 /** The WebSocket as the user sees it. */
 export type Link = 'connecting' | 'online' | 'reconnecting' | 'offline';
@@ -73,6 +73,8 @@ export interface UiState {
   error?: UiError;
   /** Server clock minus local clock, ms, estimated from `ping.t` (deadlines are server time). */
   skewMs: number;
+  /** The last `agent.state` the server sent (wrap-up with its end; away with its reason). */
+  agent?: Omit<AgentStateMsg, 'type'>;
 }
 
 export type UiEvent =
@@ -117,7 +119,9 @@ export function reduce(state: UiState, ev: UiEvent): UiState {
       if (!entry) return state;
       const next: CallEntry = { ...entry, local: ev.local };
       if (ev.local === 'held' && entry.heldAt === undefined) next.heldAt = ev.now;
-      return { ...state, calls: { ...state.calls, [ev.wacid]: next } };
+      const after = { ...state, calls: { ...state.calls, [ev.wacid]: next } };
+      // Declined here: the agent's list shows it (the server revokes it from other tabs).
+      return ev.local === 'declined' && entry.local !== 'declined' ? recordUnanswered(after, entry, 'DECLINED', ev.now) : after;
     }
     case 'server':
       return onServer(state, ev.msg, ev.now);
@@ -130,6 +134,7 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       // The server's view is the truth after every (re)connect: rebuild the call list from
       // it, keeping only this tab's own facts (what it is doing with a call it still lists).
       let next: UiState = { ...state, link: 'online', me: msg.user, presence: msg.presence, calls: {} };
+      if (msg.presence === 'available' && next.agent?.status === 'away') next = omit(next, 'agent');
       const calls: Record<string, CallEntry> = {};
       for (const view of msg.calls) {
         const prev = state.calls[view.wacid];
@@ -166,7 +171,11 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       if (!prev || prev.local === 'held' || prev.local === 'hangingUp') return state;
       const { sdp: _sdp, ...view } = prev.view;
       const entry: CallEntry = { ...prev, view, revoked: msg.reason, local: prev.local === 'declined' ? 'declined' : 'none' };
-      return { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
+      const next = { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
+      // An offer that rang here and went unanswered (or was declined in another tab) is the
+      // agent's to see in the list; one taken by someone else is not.
+      const result = UNANSWERED[msg.reason];
+      return result && prev.view.sdp !== undefined ? recordUnanswered(next, prev, result, now) : next;
     }
     case 'call.state': {
       const { type: _t, ...fields } = msg;
@@ -184,8 +193,16 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       if (state.media.some((m) => m.wacid === msg.wacid && m.kind === msg.kind)) return state;
       return { ...state, media: [{ wacid: msg.wacid, kind: msg.kind, url: msg.url, at: now }, ...state.media] };
     }
-    case 'presence':
-      return msg.presence === state.presence ? state : { ...state, presence: msg.presence };
+    case 'presence': {
+      if (msg.presence === state.presence) return state;
+      // Available again: an away reason (or a stale wrap-up) no longer applies.
+      const next = { ...state, presence: msg.presence };
+      return msg.presence === 'available' && next.agent?.status === 'away' ? omit(next, 'agent') : next;
+    }
+    case 'agent.state': {
+      const { type: _t, ...agent } = msg;
+      return { ...state, agent };
+    }
     case 'ping': {
       const skew = msg.t - now;
       return Math.abs(skew) <= MAX_SKEW_MS ? { ...state, skewMs: skew } : state;
@@ -205,6 +222,17 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
 function isMine(state: UiState, entry: CallEntry): boolean {
   if (entry.local === 'answering' || entry.local === 'held' || entry.local === 'hangingUp') return true;
   return state.me !== undefined && entry.view.agent === state.me.name;
+}
+
+/** `call.revoked` reasons that mean "it rang here and nobody here took it" → the list's result. */
+const UNANSWERED: Record<string, string | undefined> = { 'not answered': 'MISSED', declined: 'DECLINED', 'caller hung up': 'MISSED' };
+
+/** A call that rang here and was not taken here: into this agent's list (once), not as lastEnded. */
+function recordUnanswered(state: UiState, entry: CallEntry, result: string, now: number): UiState {
+  if (state.history.some((h) => h.wacid === entry.view.wacid)) return state;
+  const v = entry.view;
+  const item: EndedCall = { wacid: v.wacid, from: v.from, to: v.to, direction: v.direction, result, endedAt: now };
+  return { ...state, history: [item, ...state.history] };
 }
 
 function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number): UiState {
@@ -278,6 +306,28 @@ export function callsElsewhere(state: UiState): CallEntry[] {
   const me = state.me?.name;
   if (me === undefined) return [];
   return Object.values(state.calls).filter((c) => c.local === 'none' && c.view.agent === me && c.view.state !== 'ringing');
+}
+
+/**
+ * What the agent is doing, for the presence line: on a call (here or in another tab), in
+ * wrap-up until `until` (server time), or the presence the agent chose (away may carry the
+ * server's reason).
+ */
+export type AgentShown =
+  | { status: 'on-call' }
+  | { status: 'wrap-up'; until: number; secondsLeft: number }
+  | { status: 'available' }
+  | { status: 'away'; reason?: string };
+
+export function agentShown(state: UiState, now: number): AgentShown {
+  if (tabCall(state) || callsElsewhere(state).length > 0) return { status: 'on-call' };
+  const serverNow = now + state.skewMs;
+  const a = state.agent;
+  if (state.presence === 'available' && a?.status === 'after-call-work' && a.until !== undefined && a.until > serverNow) {
+    return { status: 'wrap-up', until: a.until, secondsLeft: Math.ceil((a.until - serverNow) / 1000) };
+  }
+  if (state.presence === 'available') return { status: 'available' };
+  return a?.status === 'away' && a.reason ? { status: 'away', reason: a.reason } : { status: 'away' };
 }
 
 /** Live calls for a supervisor's list, oldest first. */

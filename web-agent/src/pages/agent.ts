@@ -32,11 +32,13 @@ import {
 import { CallMedia, CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
 import {
+  agentShown,
   callsElsewhere,
   initialState,
   reduce,
   ringingCalls,
   tabCall,
+  type AgentShown,
   type CallEntry,
   type UiEvent,
   type UiState,
@@ -131,6 +133,8 @@ async function startAudio(): Promise<void> {
   }
   await call.media.start(track, audioEl);
   await applySpeaker();
+  // After a reload the ready-check did not run in this tab: fill the lists now the microphone is open.
+  await refreshDevices();
   clearInterval(statsTimer);
   statsTimer = setInterval(() => void pollStats(), 2000);
   render();
@@ -239,6 +243,8 @@ async function readyCheck(): Promise<void> {
   sound = (await soundP) ? 'ok' : 'blocked';
   if (sound === 'blocked') showError('The browser blocked sound for this page, so calls would not ring. Click the check again.', 'SOUND_BLOCKED');
   if (stream) await refreshDevices();
+  // The "cannot ring yet" banner is answered now.
+  if (isReady() && state.error?.code === 'NOT_READY') dispatch({ type: 'dismissError' });
   reconcile();
   render();
 }
@@ -406,7 +412,8 @@ function onMessage(msg: ServerMsg): void {
       void sendAnswer(mine.view.wacid);
     }
     if (me?.roles && state.presence === 'available' && !isReady()) {
-      showError('You are available, but this tab cannot ring yet: run "Check microphone and sound".', 'NOT_READY');
+      const label = el('ready-check').textContent?.trim() ?? 'Check mic and sound';
+      showError(`You are available, but this tab cannot ring yet: run "${label}".`, 'NOT_READY');
     }
   }
 }
@@ -473,6 +480,7 @@ function render(): void {
   renderIncoming(mine ? [] : ringingCalls(state, t), t);
   renderCall(mine, t);
   renderElsewhere(mine ? [] : callsElsewhere(state));
+  el('sound-locked').hidden = audio.unlocked || mine !== undefined || ringingCalls(state, t).length === 0;
   const ringing = ringingCalls(state, t).length > 0;
   const ended = el('call-ended');
   ended.hidden = !state.lastEnded || !!mine || ringing;
@@ -491,10 +499,24 @@ function render(): void {
   el('presence').classList.toggle('separated', !!mine || ringing || !ended.hidden || !el('call-elsewhere').hidden);
 }
 
+const SHOWN_WORDS: Record<AgentShown['status'], string> = { 'on-call': 'on a call', 'wrap-up': 'wrapping up', available: 'available', away: 'away' };
+/** Why the server set the agent away, in words. */
+const AWAY_REASONS: Record<string, string> = {
+  'not answered': 'You were set away because a call rang here unanswered. Go available when you are back.',
+};
+
 function renderPresence(): void {
+  const shown = agentShown(state, now());
   const status = el('presence-status');
-  status.dataset.status = state.presence;
-  setText(status, state.presence);
+  status.dataset.status = shown.status;
+  setText(status, SHOWN_WORDS[shown.status]);
+  const wrap = el('wrap-up-countdown');
+  wrap.hidden = shown.status !== 'wrap-up';
+  if (shown.status === 'wrap-up') setText(wrap, `: calls ring again in ${shown.secondsLeft} s`);
+  const reason = el('presence-reason');
+  reason.hidden = !(shown.status === 'away' && shown.reason);
+  if (shown.status === 'away' && shown.reason) setText(reason, AWAY_REASONS[shown.reason] ?? `You were set away: ${shown.reason}.`);
+  const busyWithCall = shown.status === 'on-call' || shown.status === 'wrap-up';
   setCheck('ready-mic-status', mic.status === 'granted' ? 'true' : mic.status === 'unchecked' || mic.status === 'asking' ? 'false' : 'error', mic.detail);
   setCheck(
     'ready-sound-status',
@@ -507,7 +529,8 @@ function renderPresence(): void {
   // One button for the other status: the current one is stated above, not a dead button.
   const wasFocused = document.activeElement === avail || document.activeElement === away;
   avail.hidden = state.presence === 'available';
-  away.hidden = state.presence === 'away';
+  // In a call or in wrap-up the agent is not idle: "Go away" waits until it is.
+  away.hidden = state.presence === 'away' || busyWithCall;
   avail.disabled = !online || !isReady() || busy === 'presence';
   away.disabled = !online || busy === 'presence';
   if (wasFocused && (document.activeElement === document.body || document.activeElement === null)) {
@@ -515,13 +538,23 @@ function renderPresence(): void {
   }
   const hint = !online
     ? 'Waiting for the connection to the server…'
-    : !isReady()
-      ? 'Run the check, speak, and listen for a short ring: then go available.'
-      : state.presence === 'available'
-        ? 'You will ring when a call comes in.'
-        : 'Ready. Go available to take calls.';
+    : shown.status === 'on-call'
+      ? 'New calls wait until this call and its wrap-up are over.'
+      : shown.status === 'wrap-up'
+        ? 'Wrap-up: finish your notes; the next call rings when the countdown ends.'
+        : !isReady()
+          ? 'Run the check, speak, and listen for a short ring: then go available.'
+          : state.presence === 'available'
+            ? 'You will ring when a call comes in.'
+            : 'Ready. Go available to take calls.';
   setText(el('ready-hint'), hint);
-  el('demo').hidden = !(me?.demo === true);
+  el('demo').hidden = !(me?.demo === true) || busyWithCall;
+  // A simulated call rings only an available agent: while away it would wait and ring later.
+  el<HTMLButtonElement>('simulate-call').disabled = state.presence !== 'available';
+  setText(
+    el('demo-hint'),
+    state.presence === 'available' ? 'Demo mode: the built-in emulator calls you.' : 'Demo mode: go available first; a simulated call rings only an available agent.',
+  );
 }
 
 function setCheck(id: string, ok: 'true' | 'false' | 'error', detail: string): void {
@@ -762,6 +795,17 @@ async function boot(): Promise<void> {
     void applySpeaker();
   });
   onDeviceChange(() => void devicesChanged());
+  // After a reload the page's audio is locked until a click (autoplay policy), so a call
+  // ringing already would stay silent: the first click or key anywhere unlocks it, quietly.
+  const unlockOnGesture = () => {
+    if (audio.unlocked) return;
+    void audio.unlock({ quiet: true }).then(() => {
+      reconcile();
+      render();
+    });
+  };
+  document.addEventListener('pointerdown', unlockOnGesture, true);
+  document.addEventListener('keydown', unlockOnGesture, true);
   tabs?.addEventListener('message', (e: MessageEvent<{ type: string; wacid: string }>) => {
     const entry = state.calls[e.data.wacid];
     if (e.data.type === 'declined' && entry?.local === 'none') dispatch({ type: 'local', wacid: e.data.wacid, local: 'declined', now: now() });

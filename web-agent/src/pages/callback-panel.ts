@@ -36,7 +36,7 @@ import {
 } from '../devices.ts';
 import { DialMedia } from '../dialer.ts';
 import { el, h, renderQuality, setText } from '../dom.ts';
-import { formatCaller, formatDuration } from '../format.ts';
+import { formatCaller, formatDuration, humanizeRefusal } from '../format.ts';
 import { CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
 import type { UiState } from '../reducer.ts';
@@ -216,7 +216,7 @@ export class CallbackPanel {
       });
       this.dispatch({ type: 'askDone', permission: r.permission });
     } catch (e) {
-      this.dispatch({ type: 'askFailed', code: e instanceof ApiError ? e.code : 'ASK_FAILED', message: (e as Error).message });
+      this.dispatch({ type: 'askFailed', code: e instanceof ApiError ? e.code : 'ASK_FAILED', message: humanizeRefusal((e as Error).message, Date.now()) });
     }
   }
 

@@ -39,11 +39,12 @@ function render(): void {
       h(
         'tr',
         { 'data-testid': 'live-call', 'data-wacid': v.wacid, 'data-state': v.state },
-        h('td', {}, formatCaller(customer(v))),
-        h('td', {}, formatCaller(business(v))),
-        h('td', {}, v.direction === 'BUSINESS_INITIATED' ? `${v.state} · callback` : v.state),
-        h('td', {}, v.agent ?? '–'),
-        h('td', {}, v.startedAt !== undefined ? formatDuration((now - v.startedAt) / 1000) : v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : ''),
+        // data-label: on a phone each row is a small card and the cells carry their headings.
+        h('td', { 'data-label': 'Customer' }, formatCaller(customer(v))),
+        h('td', { 'data-label': 'Business number' }, formatCaller(business(v))),
+        h('td', { 'data-label': 'State' }, v.direction === 'BUSINESS_INITIATED' ? `${v.state} · callback` : v.state),
+        h('td', { 'data-label': 'Agent' }, v.agent ?? '–'),
+        h('td', { 'data-label': 'Time' }, v.startedAt !== undefined ? formatDuration((now - v.startedAt) / 1000) : v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : ''),
       ),
     ),
   );

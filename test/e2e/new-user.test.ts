@@ -1,0 +1,239 @@
+/**
+ * The defects a new user hit when trying the pages (issue 13, item 4), each shown in Debian
+ * Chromium against the real bridge and the Service emulator: the stale "cannot ring" banner,
+ * the supervisor's ringing call shown as queued, the page claiming "available" in a call and
+ * in wrap-up, away without a reason and missed/declined calls missing from the list,
+ * "Simulate" while away, a reload while ringing (silent ring, empty device lists), pages a
+ * role may not open, "Ask permission" after a grant and the ration refusal's timestamp, and
+ * the supervisor's live table on a phone. Screenshots go to `screenshots/` (gitignored).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { agentClient, PASSWORD, sleep, until } from './harness.ts';
+import { browserSuite } from './suite.ts';
+
+const SHOTS = join(process.cwd(), 'screenshots');
+mkdirSync(SHOTS, { recursive: true });
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 375, height: 800 };
+const BUSINESS = '+15550100001';
+
+const suite = browserSuite();
+
+/** Log in through the login page as `name`, starting at `path`; returns the page once it is online (or shows an error). */
+async function loggedIn(name: string, path = '/', viewport = DESKTOP): Promise<Page> {
+  const ctx = await suite.newContext({ viewport });
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => console.error(`[${name} page error]`, e.message));
+  await page.goto(`${suite.bridge.url}${path}`);
+  await page.waitForURL(/\/login/);
+  await page.getByTestId('login-name').fill(name);
+  await page.getByTestId('login-password').fill(PASSWORD);
+  await page.getByTestId('login-submit').click();
+  return page;
+}
+
+/** An agent page that passed the ready-check; available unless told otherwise. */
+async function agentPage(name: string, opts: { available?: boolean; viewport?: { width: number; height: number } } = {}): Promise<Page> {
+  const page = await loggedIn(name, '/', opts.viewport);
+  await page.waitForURL(`${suite.bridge.url}/`);
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+  await page.getByTestId('ready-check').click();
+  await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
+  if (opts.available ?? true) {
+    await page.getByTestId('presence-available').click();
+    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+  }
+  return page;
+}
+
+const card = (page: Page, wacid: string) => page.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
+interface HookState {
+  audio: { unlocked: boolean; ringing: boolean };
+  history: Array<{ wacid: string; result: string }>;
+}
+const hook = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { state(): HookState } }).__switchboard.state());
+
+describe('what a new user hits, fixed', () => {
+  it('after the check passes, the "cannot ring yet" banner goes, and it names the button as labelled', async () => {
+    await suite.startBridge({ agents: ['agent1'] });
+    const page = await agentPage('agent1');
+    // A reload keeps the agent available, but the new tab has not been checked yet.
+    await page.reload();
+    const banner = page.getByTestId('error-banner');
+    await banner.waitFor();
+    const label = (await page.getByTestId('ready-check').textContent())!.trim();
+    expect(await page.getByTestId('error-message').textContent()).toContain(`"${label}"`);
+    await page.getByTestId('ready-check').click();
+    await page.locator('[data-testid="ready-mic-status"][data-ok="true"]').waitFor();
+    await banner.waitFor({ state: 'hidden', timeout: 3_000 });
+  });
+
+  it("the supervisor's live table shows a ringing call as ringing, at which agent", async () => {
+    await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
+    const sup = await loggedIn('boss', '/supervisor');
+    await sup.waitForURL(`${suite.bridge.url}/supervisor`);
+    await sup.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+    const agent = suite.track(await agentClient(suite.bridge.url, 'agent1'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
+    await agent.next('call.offered', (m) => m.wacid === wacid);
+    const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row.and(sup.locator('[data-state="ringing"]')).waitFor({ timeout: 3_000 });
+    await expect(row.textContent()).resolves.toMatch(/ringing/i);
+    await expect(row.textContent()).resolves.toContain('agent1');
+    await sup.screenshot({ path: join(SHOTS, 'supervisor-ringing-desktop.png') });
+    await sup.setViewportSize(PHONE);
+    await sup.screenshot({ path: join(SHOTS, 'supervisor-ringing-phone.png'), fullPage: true });
+  });
+
+  it('in a call and in wrap-up the page says so (with the wrap-up countdown) and offers neither "Go away" nor "Simulate"', async () => {
+    await suite.startBridge({ agents: ['agent1'], demo: true, env: { WRAP_UP_MS: '6000' } });
+    const page = await agentPage('agent1');
+    await page.screenshot({ path: join(SHOTS, 'agent-idle-desktop.png') });
+    const wacid = (await suite.control('POST', '/calls', { audio: 'tone' })).wacid as string;
+    await card(page, wacid).waitFor({ timeout: 10_000 });
+    await page.screenshot({ path: join(SHOTS, 'agent-ringing-desktop.png') });
+    await page.getByTestId('answer').click();
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="presence-status"][data-status="on-call"]').waitFor();
+    const hint = page.getByTestId('ready-hint');
+    expect(await hint.textContent()).not.toMatch(/You will ring/);
+    expect(await page.getByTestId('presence-away').isVisible()).toBe(false);
+    expect(await page.getByTestId('simulate-call').isVisible()).toBe(false);
+    await page.screenshot({ path: join(SHOTS, 'agent-in-call-desktop.png') });
+
+    await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
+    await page.locator('[data-testid="presence-status"][data-status="wrap-up"]').waitFor({ timeout: 10_000 });
+    const countdown = page.getByTestId('wrap-up-countdown');
+    await expect(countdown.textContent()).resolves.toMatch(/\d+ s/);
+    expect(await hint.textContent()).not.toMatch(/You will ring/);
+    expect(await page.getByTestId('presence-away').isVisible()).toBe(false);
+    expect(await page.getByTestId('simulate-call').isVisible()).toBe(false);
+    await page.screenshot({ path: join(SHOTS, 'agent-wrap-up-desktop.png') });
+    // Wrap-up over: available again, and "Simulate" is back.
+    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor({ timeout: 10_000 });
+    expect(await hint.textContent()).toMatch(/You will ring/);
+    expect(await page.getByTestId('simulate-call').isVisible()).toBe(true);
+  }, 60_000);
+
+  it('a call that rings out sets the agent away and says why; missed and declined calls are listed', async () => {
+    await suite.startBridge({ agents: ['agent1'], policy: { ringTimeoutMs: 2_000 } });
+    const page = await agentPage('agent1');
+    // Declined here: listed as declined (the call waits for another agent).
+    const first = (await suite.control('POST', '/calls', {})).wacid as string;
+    await card(page, first).waitFor({ timeout: 10_000 });
+    await page.getByTestId('decline').click();
+    await page.locator(`[data-testid="history-item"][data-wacid="${first}"][data-result="DECLINED"]`).waitFor({ timeout: 5_000 });
+
+    // Rings out: away, with the reason, and the missed call listed.
+    const second = (await suite.control('POST', '/calls', {})).wacid as string;
+    await card(page, second).waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="presence-status"][data-status="away"]').waitFor({ timeout: 10_000 });
+    await expect(page.getByTestId('presence-reason').textContent()).resolves.toMatch(/rang .*unanswered/i);
+    await page.locator(`[data-testid="history-item"][data-wacid="${second}"][data-result="MISSED"]`).waitFor({ timeout: 5_000 });
+    expect(await page.getByTestId('history-empty').isVisible()).toBe(false);
+    await page.screenshot({ path: join(SHOTS, 'agent-away-reason-desktop.png') });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: join(SHOTS, 'agent-away-reason-phone.png'), fullPage: true });
+    // Going available again clears the reason.
+    await page.getByTestId('presence-available').click();
+    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+    expect(await page.getByTestId('presence-reason').isVisible()).toBe(false);
+  }, 60_000);
+
+  it('"Simulate" while away is not offered as if it would ring: it says to go available first', async () => {
+    await suite.startBridge({ agents: ['agent1'], demo: true });
+    const page = await agentPage('agent1', { available: false });
+    await page.getByTestId('demo').waitFor();
+    expect(await page.getByTestId('simulate-call').isDisabled()).toBe(true);
+    await expect(page.getByTestId('demo-hint').textContent()).resolves.toMatch(/go available/i);
+    await page.getByTestId('presence-available').click();
+    await page.locator('[data-testid="simulate-call"]:not([disabled])').waitFor();
+  });
+
+  it('reload while ringing: the first click anywhere brings the ringtone back; after answering, the device lists are filled', async () => {
+    await suite.startBridge({ agents: ['agent1'] });
+    const page = await agentPage('agent1');
+    const wacid = (await suite.control('POST', '/calls', { audio: 'tone' })).wacid as string;
+    await card(page, wacid).waitFor({ timeout: 10_000 });
+    await page.reload();
+    await card(page, wacid).waitFor({ timeout: 10_000 });
+    await page.locator('body').click({ position: { x: 5, y: 300 } });
+    await until('ringtone after the first click', async () => ((await hook(page)).audio.ringing ? true : undefined), 5_000);
+    await page.getByTestId('answer').click();
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
+    await until('device lists', async () => ((await page.locator('[data-testid="mic-select"] option').count()) > 0 ? true : undefined), 5_000);
+    expect(await page.locator('[data-testid="speaker-select"] option').count()).toBeGreaterThan(0);
+  }, 40_000);
+
+  it('a page the role may not open says so (no silent redirect); a supervisor lands on /supervisor after login', async () => {
+    await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
+    const agent = await loggedIn('agent1');
+    await agent.waitForURL(`${suite.bridge.url}/`);
+    const r = await agent.goto(`${suite.bridge.url}/supervisor`);
+    expect(r?.status()).toBe(403);
+    expect(agent.url()).toBe(`${suite.bridge.url}/supervisor`);
+    await expect(agent.getByTestId('forbidden-message').textContent()).resolves.toMatch(/supervisor/i);
+    await expect(agent.getByTestId('forbidden-home').getAttribute('href')).resolves.toBe('/');
+
+    const ctx = await suite.newContext({ viewport: DESKTOP });
+    const sup = await ctx.newPage();
+    await sup.goto(`${suite.bridge.url}/login`);
+    await sup.getByTestId('login-name').fill('boss');
+    await sup.getByTestId('login-password').fill(PASSWORD);
+    await sup.getByTestId('login-submit').click();
+    await sup.waitForURL(`${suite.bridge.url}/supervisor`, { timeout: 10_000 });
+  });
+
+  it('"Ask permission" is off once granted; the ration refusal is in words with a local time, not an ISO timestamp', async () => {
+    await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
+    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 300 });
+    const page = await loggedIn('boss', '/supervisor');
+    await page.waitForURL(`${suite.bridge.url}/supervisor`);
+    await page.locator(`[data-testid="callback-from"] option[value="${BUSINESS}"]`).waitFor({ state: 'attached', timeout: 15_000 });
+    await page.getByTestId('callback-from').selectOption(BUSINESS);
+    await page.getByTestId('callback-user').fill('+15550123456');
+    await page.locator('[data-testid="callback-ask"]:not([disabled])').waitFor();
+    await page.getByTestId('callback-ask').click();
+    await page.locator('[data-testid="callback-permission"][data-state="granted"]').waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('callback-ask').isDisabled()).toBe(true);
+
+    // Another user who never replies: the second ask within 24 h is refused by the ration.
+    await suite.control('PATCH', '/messaging/knobs', { permissionReply: 'none' });
+    await page.getByTestId('callback-user').fill('+15550123457');
+    await page.locator('[data-testid="callback-ask"]:not([disabled])').waitFor();
+    await page.getByTestId('callback-ask').click();
+    await page.locator('[data-testid="callback-permission"][data-state="requested"]').waitFor({ timeout: 15_000 });
+    await page.locator('[data-testid="callback-ask"]:not([disabled])').waitFor();
+    await page.getByTestId('callback-ask').click();
+    const err = page.getByTestId('callback-error');
+    await err.waitFor();
+    const text = (await page.getByTestId('callback-error-message').textContent()) ?? '';
+    expect(text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+    expect(text).toMatch(/\b(today|tomorrow)\b.*\d{1,2}:\d\d/i);
+  }, 60_000);
+
+  it("the supervisor's live table fits a phone: caller, state, agent and time all on screen", async () => {
+    await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
+    const sup = await loggedIn('boss', '/supervisor', PHONE);
+    await sup.waitForURL(`${suite.bridge.url}/supervisor`);
+    await sup.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+    const agent = suite.track(await agentClient(suite.bridge.url, 'agent1'));
+    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
+    await agent.next('call.offered', (m) => m.wacid === wacid);
+    const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row.waitFor();
+    await sleep(300);
+    const cells = await row.locator('td').all();
+    expect(cells.length).toBeGreaterThanOrEqual(5);
+    for (const cell of cells) {
+      const box = await cell.boundingBox();
+      expect(box).not.toBeNull();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width + 1);
+    }
+    await sup.screenshot({ path: join(SHOTS, 'supervisor-live-phone.png'), fullPage: true });
+  });
+});
