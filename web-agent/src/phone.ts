@@ -1,16 +1,22 @@
 /**
- * The WebRTC side of one call in the agent's browser.
+ * The WebRTC side of one call in the browser, both directions: ONE media class,
+ * `CallMedia`, made by `CallMedia.answer(offer)` (an incoming call on the agent page) or
+ * `CallMedia.offer(mic)` (a callback from the supervisor's panel).
  *
- * Signaling is non-trickle: the answer goes out once, complete, with every candidate in it,
+ * Signaling is non-trickle: our SDP goes out once, complete, with every candidate in it,
  * byte-exact as the browser wrote it (the Service's `accept` must see the same SDP as its
  * `preAccept`). Gathering gets a timeout so a browser that cannot gather fails fast with a
  * clear message instead of letting the ring run out.
  *
- * Audio starts only after the server's ack (= the Service's `accept` returned 200): before
- * it, the answer's audio sender has no track, so nothing is sent and the caller's audio is
- * not played. Mute disables the sending track, which makes the browser send silence: the
- * provider drops calls that receive no media for 20-30 s, so the track is never set to null.
+ * Sending is "live" only once the call is taken: incoming, after the server's ack (= the
+ * Service's `accept` returned 200; before it the answer's sender has no track, so nothing
+ * is sent and the caller is not played); outgoing, once the user picked up (before it the
+ * offer's track is disabled, so the user does not hear the room). Mute disables the sending
+ * track, which makes the browser send silence: the provider drops calls that receive no
+ * media for 20-30 s, so the track is never set to null. A microphone chosen mid-call is
+ * swapped in with `replaceTrack` (no renegotiation) and keeps the live and mute state.
  */
+
 import { sampleConnection, type StatsSample } from './quality.ts';
 
 export class CallSetupError extends Error {
@@ -73,25 +79,31 @@ export interface CallMediaEvents {
 }
 
 export class CallMedia {
-  private readonly transceiver: RTCRtpTransceiver;
   private sendTrack: MediaStreamTrack | undefined;
   private muted = false;
+  /** Sending the microphone (taken: acked, or the user picked up). */
+  private live = false;
   private started = false;
+  private answered = false;
   private closed = false;
 
   private constructor(
     readonly pc: RTCPeerConnection,
-    readonly answerSdp: string,
+    private readonly transceiver: RTCRtpTransceiver,
+    /** Our SDP (`localDescription.sdp` untouched): the answer or the offer. */
+    readonly localSdp: string,
+    readonly direction: 'answer' | 'offer',
+    track?: MediaStreamTrack,
   ) {
-    const t = pc.getTransceivers().find((x) => x.receiver.track.kind === 'audio');
-    if (!t) throw new CallSetupError('NO_AUDIO_IN_OFFER', 'The call offer has no audio.');
-    this.transceiver = t;
+    this.sendTrack = track;
+    pc.addEventListener('connectionstatechange', () => this.events?.onConnectionState(pc.connectionState));
   }
 
+  private events: CallMediaEvents | undefined;
+
   /**
-   * Build the answer to `offerSdp`: setRemoteDescription(offer), createAnswer,
-   * setLocalDescription, wait for ICE gathering (with a timeout). The returned
-   * `answerSdp` is `localDescription.sdp` untouched.
+   * Incoming: build the answer to `offerSdp`: setRemoteDescription(offer), createAnswer,
+   * setLocalDescription, wait for ICE gathering (with a timeout).
    */
   static async answer(offerSdp: string, events: CallMediaEvents, gatherTimeoutMs = GATHER_TIMEOUT_MS): Promise<CallMedia> {
     const pc = newPeerConnection();
@@ -109,8 +121,9 @@ export class CallMedia {
       await waitForGathering(pc, gatherTimeoutMs);
       const sdp = pc.localDescription?.sdp;
       if (!sdp) throw new CallSetupError('SDP_REJECTED', 'The browser produced no answer.');
-      const media = new CallMedia(pc, sdp);
-      pc.addEventListener('connectionstatechange', () => events.onConnectionState(pc.connectionState));
+      const media = new CallMedia(pc, audio, sdp, 'answer');
+      media.answered = true;
+      media.events = events;
       return media;
     } catch (e) {
       pc.close();
@@ -118,22 +131,84 @@ export class CallMedia {
     }
   }
 
-  /** After the ack: send `micTrack` (a clone owned by this call) and play the caller in `audioEl`. */
+  /**
+   * Outgoing: a sendrecv audio transceiver carrying a clone of `micTrack` (disabled until
+   * `setLive(true)`), createOffer, setLocalDescription, ICE gathering (with a timeout).
+   */
+  static async offer(micTrack: MediaStreamTrack, events: CallMediaEvents, gatherTimeoutMs = GATHER_TIMEOUT_MS): Promise<CallMedia> {
+    const pc = newPeerConnection();
+    const track = micTrack.clone();
+    track.enabled = false;
+    try {
+      const transceiver = pc.addTransceiver(track, { direction: 'sendrecv', streams: [new MediaStream([track])] });
+      await pc.setLocalDescription(await pc.createOffer());
+      await waitForGathering(pc, gatherTimeoutMs);
+      const sdp = pc.localDescription?.sdp;
+      if (!sdp) throw new CallSetupError('SDP_REJECTED', 'The browser produced no offer.');
+      const media = new CallMedia(pc, transceiver, sdp, 'offer', track);
+      media.events = events;
+      return media;
+    } catch (e) {
+      track.stop();
+      pc.close();
+      throw e;
+    }
+  }
+
+  /** Incoming: the answer to send with `call.answer`. */
+  get answerSdp(): string {
+    return this.localSdp;
+  }
+
+  /** Outgoing: the offer to send with `call.dial`. */
+  get offerSdp(): string {
+    return this.localSdp;
+  }
+
+  /** Outgoing: apply the Service's answer (once; a repeat of the same frame is ignored). */
+  async applyAnswer(sdp: string): Promise<void> {
+    if (this.closed || this.answered) return;
+    this.answered = true;
+    try {
+      await this.pc.setRemoteDescription({ type: 'answer', sdp });
+    } catch (e) {
+      throw new CallSetupError('SDP_REJECTED', `This browser cannot use the Service's answer: ${(e as Error).message}`);
+    }
+  }
+
+  /** The remote SDP is known (incoming: always; outgoing: after `call.remoteAnswer`). */
+  get hasAnswer(): boolean {
+    return this.answered;
+  }
+
+  /** Incoming, after the ack: send `micTrack` (a clone owned by this call) and play the caller in `audioEl`. */
   async start(micTrack: MediaStreamTrack, audioEl: HTMLAudioElement): Promise<void> {
     if (this.closed || this.started) return;
     this.started = true;
+    this.live = true;
     await this.setMic(micTrack);
-    await playRemote(this.transceiver, audioEl);
+    await this.play(audioEl);
   }
 
   get isStarted(): boolean {
     return this.started;
   }
 
-  /** Replace the microphone mid-call (new device). The new track keeps the mute state. */
+  /** Play the other side in `audioEl`, unmuted. */
+  play(audioEl: HTMLAudioElement): Promise<void> {
+    return playRemote(this.transceiver, audioEl);
+  }
+
+  /** Outgoing: the user answered (or the call ended): send the microphone, or silence. */
+  setLive(live: boolean): void {
+    this.live = live;
+    if (this.sendTrack) this.sendTrack.enabled = live && !this.muted;
+  }
+
+  /** Replace the microphone mid-call (new device): `replaceTrack`, keeping the live and mute state. */
   async setMic(track: MediaStreamTrack): Promise<void> {
     const clone = track.clone();
-    clone.enabled = !this.muted;
+    clone.enabled = this.live && !this.muted;
     const old = this.sendTrack;
     await this.transceiver.sender.replaceTrack(clone);
     this.sendTrack = clone;
@@ -143,14 +218,19 @@ export class CallMedia {
   /** Muted = the track sends silence (enabled = false); the sender keeps its track. */
   setMuted(muted: boolean): void {
     this.muted = muted;
-    if (this.sendTrack) this.sendTrack.enabled = !muted;
+    if (this.sendTrack) this.sendTrack.enabled = this.live && !muted;
   }
 
   get isMuted(): boolean {
     return this.muted;
   }
 
-  /** What the test hook reports about the sender. */
+  /** The microphone the call sends (its deviceId), e.g. to notice it was unplugged. */
+  get micDeviceId(): string | undefined {
+    return this.sendTrack?.getSettings().deviceId;
+  }
+
+  /** What the test hooks report about the sender. */
   senderInfo(): { hasTrack: boolean; enabled: boolean | null; readyState: string | null; id: string | null; label: string | null } {
     const t = this.transceiver.sender.track;
     return { hasTrack: t !== null, enabled: t?.enabled ?? null, readyState: t?.readyState ?? null, id: t?.id ?? null, label: t?.label ?? null };

@@ -2,10 +2,10 @@
  * The supervisor page's "Call back" panel: DOM and effects around the pure state in
  * callback.ts. It reads the business numbers and the pair's calling permission over the
  * JSON API, asks for permission, and places one business-initiated call at a time from this
- * tab (DialMedia, dialer.ts) over the page's WebSocket, on the microphone and speaker chosen
+ * tab (CallMedia, phone.ts) over the page's WebSocket, on the microphone and speaker chosen
  * here (devices.ts, the same code and the same remembered choice as the agent page). A
  * microphone chosen during a call replaces the call's track at once (RTCRtpSender.replaceTrack,
- * DialMedia.setMic); one chosen while no call is up is opened by the next dial.
+ * CallMedia.setMic); one chosen while no call is up is opened by the next dial.
  */
 import { ApiError, getPermission, listNumbers, requestPermission } from '../api.ts';
 import {
@@ -34,10 +34,9 @@ import {
   setSpeaker,
   SPEAKER_KEY,
 } from '../devices.ts';
-import { DialMedia } from '../dialer.ts';
 import { el, h, renderQuality, setText } from '../dom.ts';
 import { formatCaller, formatDuration, humanizeRefusal } from '../format.ts';
-import { CallSetupError } from '../phone.ts';
+import { CallMedia, CallSetupError } from '../phone.ts';
 import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
 import type { UiState } from '../reducer.ts';
 import { ENDING_TIMEOUT_MS, type ServerMsg } from '../../../shared/protocol.ts';
@@ -49,7 +48,7 @@ const HANGUP_GIVE_UP_MS = ENDING_TIMEOUT_MS + 5_000;
 
 export class CallbackPanel {
   private s: CallbackState = initialCallback;
-  private media: DialMedia | undefined;
+  private media: CallMedia | undefined;
   private connection: RTCPeerConnectionState | undefined;
   private quality: Quality | undefined;
   private lastSample: StatsSample | undefined;
@@ -241,9 +240,9 @@ export class CallbackPanel {
       this.dispatch({ type: 'mediaFailed', code: problem.code, message: problem.message });
       return;
     }
-    let media: DialMedia;
+    let media: CallMedia;
     try {
-      media = await DialMedia.offer(stream.getAudioTracks()[0]!, {
+      media = await CallMedia.offer(stream.getAudioTracks()[0]!, {
         onConnectionState: (st) => {
           if (this.media !== media) return;
           this.connection = st;
