@@ -33,17 +33,56 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 export const ENTRIES = {
   agent: 'src/pages/agent.ts',
   login: 'src/pages/login.ts',
-  supervisor: 'src/pages/supervisor.ts',
-  archive: 'src/pages/archive.ts',
+  supervisor: 'src/pages/supervisor.tsx',
+  archive: 'src/pages/archive.tsx',
 } as const;
 
-/** URL path → static HTML file. Each HTML file loads `/assets/style.css` and its own bundle. */
+/**
+ * URL path → page: its bundle, title and body (`static/<name>.html`, the page's own markup
+ * only). Every page gets the same HTML head from `pageHtml()`, and every page but the
+ * login page the shared chrome (`<div id="shell">`: top bar and error banner, drawn by the
+ * Preact `Shell` in src/ui/shell.tsx).
+ */
 export const PAGES = {
-  '/': 'static/agent.html',
-  '/login': 'static/login.html',
-  '/supervisor': 'static/supervisor.html',
-  '/archive': 'static/archive.html',
-} as const;
+  '/': { entry: 'agent', title: 'Agent', body: 'static/agent.html', skipTo: 'Skip to the phone' },
+  '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
+  '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
+  '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
+} as const satisfies Record<string, PageSpec>;
+
+interface PageSpec {
+  entry: keyof typeof ENTRIES;
+  title: string;
+  body: string;
+  bodyClass?: string;
+  /** No top bar or error banner (the login page). */
+  bare?: boolean;
+  /** A "skip to main content" link first in the page (`#main`). */
+  skipTo?: string;
+}
+
+/** The one HTML head and page frame. No inline script or style (strict CSP). */
+export function pageHtml(page: PageSpec, body: string): string {
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '  <meta charset="utf-8">',
+    '  <meta name="viewport" content="width=device-width, initial-scale=1">',
+    `  <title>Switchboard · ${page.title}</title>`,
+    '  <link rel="icon" href="data:,">',
+    '  <link rel="stylesheet" href="/assets/style.css">',
+    `  <script type="module" src="/assets/${page.entry}.js"></script>`,
+    '</head>',
+    page.bodyClass ? `<body class="${page.bodyClass}">` : '<body>',
+    ...(page.skipTo ? [`<a class="skip" href="#main">${page.skipTo}</a>`] : []),
+    ...(page.bare ? [] : ['<div id="shell"></div>']),
+    body.trimEnd(),
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
 
 /**
  * The browser bundles get a slimmer `zod`: the same schemas, checks and parsers, without
@@ -105,6 +144,9 @@ export async function buildWebAgent(opts: BuildWebAgentOptions = {}): Promise<Ma
     legalComments: 'none',
     logLevel: 'silent',
     define: { 'process.env.NODE_ENV': '"production"' },
+    // Pages are Preact components (TSX).
+    jsx: 'automatic',
+    jsxImportSource: 'preact',
     plugins: [slimZod],
   });
   // e.g. "import-is-undefined": a page uses a zod member the slim shim does not export.
@@ -121,8 +163,8 @@ export async function buildWebAgent(opts: BuildWebAgentOptions = {}): Promise<Ma
     if (!assets.has(`/assets/${name}.js`)) throw new Error(`web-agent build produced no /assets/${name}.js`);
   }
   assets.set('/assets/style.css', { contentType: CSS, body: await readFile(here('static/style.css'), 'utf8') });
-  for (const [path, rel] of Object.entries(PAGES)) {
-    assets.set(path, { contentType: HTML, body: await readFile(here(rel), 'utf8') });
+  for (const [path, page] of Object.entries(PAGES) as Array<[string, PageSpec]>) {
+    assets.set(path, { contentType: HTML, body: pageHtml(page, await readFile(here(page.body), 'utf8')) });
   }
   return assets;
 }

@@ -100,6 +100,7 @@ describe('login', () => {
   test('demo mode (me.demo) shows "simulate an incoming call", which posts /api/demo/call', async () => {
     s = await StandIn.start({ demo: true });
     const page = await agentPage();
+    await goAvailable(page); // a simulated call rings only an available agent (issue 13): the button waits for it
     await page.getByTestId('simulate-call').click();
     await s.until(() => s.demoCalls === 1, 5000, 'POST /api/demo/call');
   });

@@ -12,7 +12,8 @@ import { exponentialBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio, type LevelMeter } from '../audio.ts';
 import { Connection, DISCONNECTED, RequestError, TIMEOUT } from '../connection.ts';
-import { el, h, renderError, renderLink, renderQuality, setText, setupChrome, wsUrl } from '../dom.ts';
+import { el, h, renderQuality, setText, wsUrl } from '../dom.ts';
+import { renderShell } from '../ui/shell.tsx';
 import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import {
   canChooseSpeaker,
@@ -82,6 +83,7 @@ function dispatch(ev: UiEvent): void {
 }
 
 const now = () => Date.now();
+const onDismissError = () => dispatch({ type: 'dismissError' });
 const showError = (message: string, code?: string) => dispatch({ type: 'error', message, ...(code ? { code } : {}), now: now() });
 
 // ---- effects -------------------------------------------------------------------------------
@@ -473,8 +475,7 @@ function closeNotes(ringing: readonly CallEntry[]): void {
 
 function render(): void {
   const t = now();
-  renderLink(state.link);
-  renderError(state.error);
+  renderShell({ me, link: state.link, error: state.error, onDismissError });
   renderPresence();
   const mine = tabCall(state);
   renderIncoming(mine ? [] : ringingCalls(state, t), t);
@@ -763,12 +764,11 @@ async function boot(): Promise<void> {
     return;
   }
   if (!me) return goToLogin();
-  setupChrome(me);
+  render();
   if (!me.roles.includes('agent')) {
     showError('This page is for agents. Use the links above.', 'FORBIDDEN');
     return;
   }
-  el('error-dismiss').addEventListener('click', () => dispatch({ type: 'dismissError' }));
   el('call-ended-dismiss').addEventListener('click', () => dispatch({ type: 'dismissEnded' }));
   el('ready-check').addEventListener('click', () => void readyCheck());
   el('presence-available').addEventListener('click', () => void setPresence('available'));

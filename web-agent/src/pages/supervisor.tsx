@@ -1,0 +1,126 @@
+/**
+ * Supervisor console (`/supervisor`): the live calls this user may see, from
+ * `welcome.calls` and every `call.state` frame, the calls that ended while it was open, and
+ * the "Call back" panel (callback-panel.ts): permission for a user, and a callback placed
+ * from this tab. The lists are Preact components drawn from the reducer's state.
+ */
+import '../csp.ts'; // first: before any frame is parsed
+import { render } from 'preact';
+import { connectPage } from './shell.ts';
+import { CallbackPanel } from './callback-panel.ts';
+import type { Connection } from '../connection.ts';
+import { getMe, goToLogin, type Me } from '../api.ts';
+import { renderShell } from '../ui/shell.tsx';
+import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
+import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiState } from '../reducer.ts';
+import type { CallView } from '../../../shared/protocol.ts';
+
+let state: UiState = initialState;
+let conn: Connection | undefined;
+let me: Me | undefined;
+const panel = new CallbackPanel(() => conn, () => state);
+
+function dispatch(ev: UiEvent): void {
+  const before = state;
+  state = reduce(state, ev);
+  draw();
+  // The panel follows its own call and the pair's permission in the same frames.
+  if (ev.type === 'server') panel.onServer(ev.msg);
+  if (state.link !== before.link) panel.render(); // Call waits for the link
+}
+
+/** The customer's side of a call: the caller, or the user a callback went to. */
+const customer = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.to : v.from);
+const business = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.from : v.to);
+
+/** Time column: talking time once started, else the time left to answer. Server times; `now` is server time too. */
+function timeText(v: CallView, now: number): string {
+  if (v.startedAt !== undefined) return formatDuration((now - v.startedAt) / 1000);
+  return v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : '';
+}
+
+export function LiveCalls({ live, now }: { live: CallView[]; now: number }) {
+  return (
+    <>
+      <h1 id="live-title" class="card-title">
+        Live calls{' '}
+        <span class="count" data-testid="live-count">
+          {String(live.length)}
+        </span>
+      </h1>
+      <p class="empty" data-testid="live-empty" hidden={live.length > 0}>
+        No live calls.
+      </p>
+      <div class="table-wrap" data-testid="live-table" hidden={live.length === 0}>
+        <table class="table" data-testid="live-calls">
+          <thead>
+            <tr>
+              <th scope="col">Customer</th>
+              <th scope="col">Business number</th>
+              <th scope="col">State</th>
+              <th scope="col">Agent</th>
+              <th scope="col">Time</th>
+            </tr>
+          </thead>
+          <tbody>
+            {live.map((v) => (
+              // data-label: on a phone each row is a small card and the cells carry their headings.
+              <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state}>
+                <td data-label="Customer">{formatCaller(customer(v))}</td>
+                <td data-label="Business number">{formatCaller(business(v))}</td>
+                <td data-label="State">{v.direction === 'BUSINESS_INITIATED' ? `${v.state} · callback` : v.state}</td>
+                <td data-label="Agent">{v.agent ?? '–'}</td>
+                <td data-label="Time">{timeText(v, now)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>
+  );
+}
+
+export function RecentCalls({ ended }: { ended: EndedCall[] }) {
+  return (
+    <>
+      <h2 id="recent-title" class="card-title">
+        Ended since this page opened
+      </h2>
+      <p class="empty" data-testid="recent-empty" hidden={ended.length > 0}>
+        None yet.
+      </p>
+      <ol class="history" data-testid="recent-calls">
+        {ended.map((e) => (
+          <li key={e.wacid} data-testid="recent-call" data-wacid={e.wacid} data-result={e.result}>
+            <span class="h-caller">{e.direction === 'BUSINESS_INITIATED' ? `${formatCaller(e.to)} (callback)` : formatCaller(e.from)}</span>
+            <span class="h-duration">{e.duration !== undefined ? formatDuration(e.duration) : '–'}</span>
+            <span class="h-meta">{`${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`}</span>
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
+
+function draw(): void {
+  renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
+  render(<LiveCalls live={liveCalls(state)} now={Date.now() + state.skewMs} />, document.getElementById('live')!);
+  render(<RecentCalls ended={state.ended} />, document.getElementById('recent')!);
+}
+
+async function boot(): Promise<void> {
+  Object.defineProperty(window, '__switchboard', { value: Object.freeze({ callback: panel.hook() }), configurable: false });
+  me = await getMe().catch(() => undefined);
+  if (!me) return goToLogin();
+  draw();
+  if (!me.roles.includes('supervisor')) {
+    dispatch({ type: 'error', message: 'This page is for supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+    return;
+  }
+  panel.start();
+  conn = connectPage(me, dispatch);
+  setInterval(draw, 1000); // call times
+  draw();
+}
+
+void boot();
