@@ -37,22 +37,20 @@ import {
 import { el, h, renderQuality, setText } from '../dom.ts';
 import { formatCaller, formatDuration, humanizeRefusal } from '../format.ts';
 import { CallMedia, CallSetupError } from '../phone.ts';
-import { assessQuality, type Quality, type StatsSample } from '../quality.ts';
+import { CallSession, HANGUP_GIVE_UP_MS } from '../call-session.ts';
 import type { UiState } from '../reducer.ts';
-import { ENDING_TIMEOUT_MS, type ServerMsg } from '../../../shared/protocol.ts';
+import type { ServerMsg } from '../../../shared/protocol.ts';
 
 /** How long the server may take to answer `call.dial` (it waits for the Service's connect). */
 const DIAL_ACK_MS = 20_000;
-/** If the end of a hung-up call never arrives, the panel ends it itself after the server would have (plus a margin). */
-const HANGUP_GIVE_UP_MS = ENDING_TIMEOUT_MS + 5_000;
 
 export class CallbackPanel {
   private s: CallbackState = initialCallback;
-  private media: CallMedia | undefined;
-  private connection: RTCPeerConnectionState | undefined;
-  private quality: Quality | undefined;
-  private lastSample: StatsSample | undefined;
-  private statsTimer: ReturnType<typeof setInterval> | undefined;
+  /** This tab's callback: media, stats and quality, mute, mic switch, hang-up timeout (call-session.ts). */
+  private session: CallSession<CallMedia> | undefined;
+  private get media(): CallMedia | undefined {
+    return this.session?.media;
+  }
   /** Answers that came before the dial's ack named the call (kept by wacid). */
   private earlyAnswers = new Map<string, string>();
   private lookupTimer: ReturnType<typeof setTimeout> | undefined;
@@ -145,29 +143,14 @@ export class CallbackPanel {
     }
     if (c.phase === 'active' && before.call?.phase !== 'active') {
       this.media.setLive(true); // the user picked up: they hear us from now on
-      clearInterval(this.statsTimer);
-      this.statsTimer = setInterval(() => void this.pollStats(), 2000);
+      this.session?.startStats();
     }
   }
 
   private endMedia(): void {
-    clearInterval(this.statsTimer);
-    this.statsTimer = undefined;
-    this.media?.close();
-    this.media = undefined;
-    this.connection = undefined;
-    this.quality = undefined;
-    this.lastSample = undefined;
-    this.audioEl.srcObject = null;
+    this.session?.close();
+    this.session = undefined;
     this.earlyAnswers.clear();
-  }
-
-  private async pollStats(): Promise<void> {
-    if (!this.media) return;
-    const sample = await this.media.sample();
-    this.quality = assessQuality(sample, this.lastSample);
-    this.lastSample = sample;
-    this.render();
   }
 
   // ---- numbers and permission -----------------------------------------------------------
@@ -241,13 +224,13 @@ export class CallbackPanel {
       return;
     }
     let media: CallMedia;
+    let session: CallSession<CallMedia> | undefined;
     try {
       media = await CallMedia.offer(stream.getAudioTracks()[0]!, {
         onConnectionState: (st) => {
-          if (this.media !== media) return;
-          this.connection = st;
+          if (!session || this.session !== session) return;
+          session.setConnection(st);
           if (st === 'failed') this.dispatch({ type: 'mediaFailed', code: 'ICE_FAILED', message: 'The audio connection to the user failed (no network path). Hang up and check your network.' });
-          this.render();
         },
       });
     } catch (e) {
@@ -260,7 +243,9 @@ export class CallbackPanel {
       media.close(); // cancelled while the offer was being made
       return;
     }
-    this.media = media;
+    session = new CallSession(media, { audioEl: this.audioEl, onChange: () => this.render() });
+    session.setConnection(media.pc.connectionState);
+    this.session = session;
     void media.play(this.audioEl);
     // The browser names the devices once the microphone was allowed; a choice made while the
     // microphone was being opened goes to this call now.
@@ -316,10 +301,8 @@ export class CallbackPanel {
   }
 
   private toggleMute(): void {
-    if (!this.media || !this.s.call) return;
-    const muted = !this.media.isMuted;
-    this.media.setMuted(muted);
-    this.dispatch({ type: 'muted', muted });
+    if (!this.session || !this.s.call) return;
+    this.dispatch({ type: 'muted', muted: this.session.toggleMute() });
   }
 
   private async hangup(): Promise<void> {
@@ -338,12 +321,15 @@ export class CallbackPanel {
       const err = e as RequestError;
       if (err.code !== 'NOT_FOUND') this.dispatch({ type: 'mediaFailed', code: err.code, message: `The hang-up may not have reached the server: ${err.message}` });
     }
-    setTimeout(() => {
+    // The session waits as long as the server does for the Service's end (plus a margin).
+    const giveUp = () => {
       const c = this.s.call;
       if (c?.wacid === wacid && c.phase === 'ending') {
         this.dispatch({ type: 'callState', view: endedHere(c, wacid, 'Ended here; the server did not confirm the end.'), now: Date.now() });
       }
-    }, HANGUP_GIVE_UP_MS);
+    };
+    if (this.session) this.session.armHangupTimeout(giveUp);
+    else setTimeout(giveUp, HANGUP_GIVE_UP_MS);
   }
 
   // ---- microphone and speaker ------------------------------------------------------------
@@ -365,8 +351,8 @@ export class CallbackPanel {
 
   /** Put another microphone into the call in progress (the sender keeps a track; mute and live state kept). */
   private async switchMic(deviceId: string | undefined): Promise<boolean> {
-    const media = this.media;
-    if (!media) return false;
+    const session = this.session;
+    if (!session) return false;
     let stream: MediaStream;
     try {
       stream = await openMic(deviceId);
@@ -375,8 +361,8 @@ export class CallbackPanel {
       return false;
     }
     try {
-      if (this.media !== media) return false; // the call ended meanwhile
-      await media.setMic(stream.getAudioTracks()[0]!);
+      if (this.session !== session) return false; // the call ended meanwhile
+      await session.switchMic(stream.getAudioTracks()[0]!);
       return true;
     } catch (e) {
       this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone during the call: ${(e as Error).message}` });
@@ -489,7 +475,7 @@ export class CallbackPanel {
     status.dataset.state = st.state;
     if (c.ended) status.dataset.result = c.ended.result;
     else delete status.dataset.result;
-    setText(status, this.connection === 'disconnected' && c.phase === 'active' ? 'Connection interrupted, trying to recover…' : st.text);
+    setText(status, this.session?.connection === 'disconnected' && c.phase === 'active' ? 'Connection interrupted, trying to recover…' : st.text);
     const timer = el('callback-timer');
     const shown = c.phase === 'ended' ? (c.ended?.duration !== undefined ? formatDuration(c.ended.duration) : '–') : st.timer;
     timer.hidden = shown === undefined;
@@ -503,7 +489,7 @@ export class CallbackPanel {
     hang.disabled = c.phase === 'ending' || !!c.cancelRequested;
     setText(hang, c.phase === 'preparing' || c.phase === 'dialing' || c.phase === 'ringing' ? 'Cancel call' : 'Hang up');
     el('callback-quality').hidden = c.phase !== 'active';
-    renderQuality('callback-quality', this.quality);
+    renderQuality('callback-quality', this.session?.quality);
   }
 
   // ---- test hook --------------------------------------------------------------------------
@@ -519,12 +505,12 @@ export class CallbackPanel {
               wacid: this.s.call?.wacid ?? null,
               muted: this.media.isMuted,
               hasAnswer: this.media.hasAnswer,
-              connectionState: this.connection ?? null,
+              connectionState: this.session?.connection ?? null,
               sender: dialSender(this.media),
               micDeviceId: this.media.micDeviceId ?? null,
             }
           : null,
-        quality: this.quality ?? null,
+        quality: this.session?.quality ?? null,
       }),
       stats: async () => {
         if (!this.media) return null;

@@ -1,0 +1,119 @@
+/**
+ * ONE call session in the browser, the same for the agent page (an incoming call) and the
+ * supervisor's Call back panel (a callback): the call's media (`CallMedia`, either
+ * direction), its connection state, stats every 2 s turned into a quality verdict, mute,
+ * a microphone switch mid-call (`replaceTrack`, no renegotiation), and the hang-up
+ * timeout: after `call.hangup` the page waits as long as the server does for the Service's
+ * end (`ENDING_TIMEOUT_MS`, plus a margin) before it ends the call on screen itself.
+ *
+ * The session keeps no idea of the call's state (that is the server's, through the pages'
+ * reducers); it only owns what lives in this tab: the peer connection and its timers.
+ */
+import { ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
+import { assessQuality, type Quality, type StatsSample } from './quality.ts';
+
+/** What the session needs of the media (CallMedia; a fake in the unit tests). */
+export interface SessionMedia {
+  readonly isMuted: boolean;
+  setMuted(muted: boolean): void;
+  setMic(track: MediaStreamTrack): Promise<void>;
+  sample(): Promise<StatsSample>;
+  close(): void;
+}
+
+/** A margin past the server's own ending timeout, so the server's `ended` normally wins. */
+export const HANGUP_MARGIN_MS = 5_000;
+export const HANGUP_GIVE_UP_MS = ENDING_TIMEOUT_MS + HANGUP_MARGIN_MS;
+export const STATS_EVERY_MS = 2_000;
+
+export interface SessionOptions {
+  /** The element that plays the other side (its source is cleared on close). */
+  audioEl?: Pick<HTMLMediaElement, 'srcObject'>;
+  /** Anything the page shows changed (connection, quality, mute). */
+  onChange(): void;
+}
+
+export class CallSession<M extends SessionMedia = SessionMedia> {
+  connection: RTCPeerConnectionState = 'new';
+  quality: Quality | undefined;
+  private lastSample: StatsSample | undefined;
+  private statsTimer: ReturnType<typeof setInterval> | undefined;
+  private giveUpTimer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+
+  constructor(
+    readonly media: M,
+    private readonly opts: SessionOptions,
+  ) {}
+
+  /** The media's `connectionstatechange` (wire CallMedia's `onConnectionState` here). */
+  setConnection(state: RTCPeerConnectionState): void {
+    if (this.closed || state === this.connection) return;
+    this.connection = state;
+    this.opts.onChange();
+  }
+
+  /** Start measuring the line (once audio flows). */
+  startStats(): void {
+    if (this.closed) return;
+    clearInterval(this.statsTimer);
+    this.statsTimer = setInterval(() => void this.pollStats(), STATS_EVERY_MS);
+  }
+
+  async pollStats(): Promise<void> {
+    if (this.closed) return;
+    const sample = await this.media.sample();
+    if (this.closed) return;
+    this.quality = assessQuality(sample, this.lastSample);
+    this.lastSample = sample;
+    this.opts.onChange();
+  }
+
+  get isMuted(): boolean {
+    return this.media.isMuted;
+  }
+
+  /** Mute = the track sends silence; the sender keeps its track (see phone.ts). */
+  setMuted(muted: boolean): void {
+    this.media.setMuted(muted);
+    this.opts.onChange();
+  }
+
+  toggleMute(): boolean {
+    this.setMuted(!this.media.isMuted);
+    return this.media.isMuted;
+  }
+
+  /** Another microphone mid-call: the call's sender gets a clone of `track` (mute state kept). */
+  async switchMic(track: MediaStreamTrack): Promise<void> {
+    if (this.closed) return;
+    await this.media.setMic(track);
+    this.opts.onChange();
+  }
+
+  /**
+   * After `call.hangup`: if the call is still not over after the server's own ending
+   * timeout (plus a margin), `giveUp` ends it on screen. Re-arming replaces the timer.
+   */
+  armHangupTimeout(giveUp: () => void): void {
+    clearTimeout(this.giveUpTimer);
+    this.giveUpTimer = setTimeout(giveUp, HANGUP_GIVE_UP_MS);
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** Release everything this tab holds for the call. The hang-up timeout stays armed only if `keepGiveUp`. */
+  close(opts: { keepGiveUp?: boolean } = {}): void {
+    if (!opts.keepGiveUp) clearTimeout(this.giveUpTimer);
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.statsTimer);
+    this.statsTimer = undefined;
+    this.media.close();
+    if (this.opts.audioEl) this.opts.audioEl.srcObject = null;
+    this.quality = undefined;
+    this.lastSample = undefined;
+  }
+}
