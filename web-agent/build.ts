@@ -31,7 +31,7 @@ const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
 
 /** Page entry points: bundle name → source file. The bundle is served at `/assets/<name>.js`. */
 export const ENTRIES = {
-  agent: 'src/pages/agent.ts',
+  agent: 'src/pages/agent.tsx',
   login: 'src/pages/login.ts',
   supervisor: 'src/pages/supervisor.tsx',
   archive: 'src/pages/archive.tsx',

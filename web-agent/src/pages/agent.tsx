@@ -1,0 +1,429 @@
+/**
+ * The agent softphone (`/`).
+ *
+ * Shape: server frames and local facts go through the pure reducer (reducer.ts); after
+ * every change `reconcile()` runs the effects the new state calls for (ring or not, close
+ * a call's session when the call left this tab, keep the tab audible while available) and
+ * `render()` draws the state with the Preact panels (agent/view.tsx). The call this tab
+ * holds is one `CallSession` (call-session.ts), the same as the callback panel's. Nothing
+ * here keeps its own idea of a call's state, so the `welcome` after every reconnect puts
+ * the whole screen right.
+ */
+import '../csp.ts'; // first: before any frame is parsed
+import { render as draw } from 'preact';
+import { exponentialBackoff } from '../backoff.ts';
+import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
+import { PageAudio } from '../audio.ts';
+import { CallSession } from '../call-session.ts';
+import { Connection, DISCONNECTED, RequestError, TIMEOUT } from '../connection.ts';
+import { el, wsUrl } from '../dom.ts';
+import { canChooseSpeaker, isGone, listDevices, MIC_KEY, onDeviceChange, remember, remembered, setSpeaker, SPEAKER_KEY } from '../devices.ts';
+import { CallMedia, CallSetupError } from '../phone.ts';
+import { callsElsewhere, initialState, reduce, ringingCalls, tabCall, type CallEntry, type UiEvent, type UiState } from '../reducer.ts';
+import { renderShell } from '../ui/shell.tsx';
+import { announce, closeNotes } from './agent/announce.ts';
+import { installTestHook } from './agent/hook.ts';
+import { Microphone } from './agent/mic.ts';
+import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
+import type { ServerMsg } from '../../../shared/protocol.ts';
+
+let state: UiState = initialState;
+let me: Me | undefined;
+let conn: Connection;
+let sound: SoundStatus = 'unchecked';
+let busy = false;
+let devices: MediaDeviceInfo[] = [];
+/** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
+let call: { wacid: string; session: CallSession<CallMedia>; outcomeUnknown: boolean } | undefined;
+
+const audio = new PageAudio();
+const audioEl = el<HTMLAudioElement>('remote-audio');
+const now = () => Date.now();
+const showError = (message: string, code?: string) => dispatch({ type: 'error', message, ...(code ? { code } : {}), now: now() });
+const mic = new Microphone({ audio, changed: () => render(), showError, ended: () => void onMicEnded() });
+/** Tabs of this browser tell each other about declines at once (the server also revokes). */
+const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('switchboard-agent') : undefined;
+
+function dispatch(ev: UiEvent): void {
+  const before = state;
+  state = reduce(state, ev);
+  if (state !== before) {
+    announce(before, state, now());
+    reconcile();
+  }
+  render();
+}
+
+// ---- effects -------------------------------------------------------------------------------
+
+function reconcile(): void {
+  const mine = tabCall(state);
+  // The call left this tab (ended, revoked, taken elsewhere): release its session.
+  if (call && (!mine || mine.view.wacid !== call.wacid)) endSession();
+  // An answer whose ack never came (timeout, lost link, OUTCOME_UNKNOWN) is settled by the
+  // server's state: accepted for this agent means audio may start.
+  if (call?.outcomeUnknown && mine && mine.local === 'answering' && mine.view.agent === me?.name && (mine.view.state === 'active' || mine.view.startedAt !== undefined)) {
+    call.outcomeUnknown = false;
+    dispatch({ type: 'local', wacid: mine.view.wacid, local: 'held', now: now() });
+    void startAudio();
+    return;
+  }
+  const ringing = ringingCalls(state, now());
+  if (ringing.length > 0 && !mine && audio.unlocked) audio.startRing();
+  else audio.stopRing();
+  closeNotes(mine ? [] : ringing);
+  // Keep the tab audible (never throttled) whenever a ring or a call may need timers.
+  if (state.presence === 'available' || ringing.length > 0 || mine) audio.startKeepAlive();
+  else audio.stopKeepAlive();
+}
+
+function endSession(): void {
+  call?.session.close();
+  call = undefined;
+}
+
+async function startAudio(): Promise<void> {
+  if (!call) return;
+  const track = await mic.track();
+  if (!track || !call) return showError('The call is connected but your microphone is not available: the caller cannot hear you.', 'MIC');
+  await call.session.media.start(track, audioEl);
+  await applySpeaker();
+  // After a reload the ready-check did not run in this tab: fill the lists now the microphone is open.
+  await refreshDevices();
+  call?.session.startStats();
+  render();
+}
+
+// ---- microphone and devices ----------------------------------------------------------------
+
+/** The device was unplugged or revoked: fall back to the default one, or say what broke. */
+async function onMicEnded(): Promise<void> {
+  const stream = await mic.open(undefined);
+  if (stream && call?.session.media.isStarted) await call.session.switchMic(stream.getAudioTracks()[0]!);
+  if (stream) showError(`Your microphone stopped; now using "${mic.detail}".`, 'MIC_SWITCHED');
+  else if (state.presence === 'available') void setPresence('away');
+  await refreshDevices();
+}
+
+async function refreshDevices(): Promise<void> {
+  devices = await listDevices();
+  render();
+}
+
+async function chooseMic(deviceId: string): Promise<void> {
+  remember(MIC_KEY, deviceId);
+  const stream = await mic.open(deviceId);
+  if (stream && call?.session.media.isStarted) {
+    try {
+      await call.session.switchMic(stream.getAudioTracks()[0]!);
+    } catch (e) {
+      showError(`Could not switch the microphone during the call: ${(e as Error).message}`, 'MIC_SWITCH');
+    }
+  }
+  await refreshDevices();
+}
+
+async function applySpeaker(): Promise<void> {
+  try {
+    await setSpeaker(audioEl, remembered(SPEAKER_KEY));
+  } catch (e) {
+    showError(`Could not use that speaker: ${(e as Error).message}`, 'SPEAKER');
+  }
+}
+
+/** A microphone came or went: refresh the lists; if ours vanished, switch it. */
+async function devicesChanged(): Promise<void> {
+  await refreshDevices();
+  if (mic.stream && isGone(devices, 'audioinput', mic.deviceId)) await onMicEnded();
+}
+
+// ---- actions -------------------------------------------------------------------------------
+
+async function readyCheck(): Promise<void> {
+  // Both inside the click: resume() must start within the user gesture to unlock audio.
+  const soundP = audio.unlock();
+  // Optional: a notification when a call rings while the tab is hidden. Asked once, here,
+  // because browsers only ask from a click; refusing it changes nothing else.
+  if ('Notification' in window && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
+  const stream = await mic.open(remembered(MIC_KEY));
+  sound = (await soundP) ? 'ok' : 'blocked';
+  if (sound === 'blocked') showError('The browser blocked sound for this page, so calls would not ring. Click the check again.', 'SOUND_BLOCKED');
+  if (stream) await refreshDevices();
+  // The "cannot ring yet" banner is answered now.
+  if (isReady() && state.error?.code === 'NOT_READY') dispatch({ type: 'dismissError' });
+  reconcile();
+  render();
+}
+
+const isReady = () => mic.status === 'granted' && sound === 'ok';
+
+async function setPresence(status: 'available' | 'away'): Promise<void> {
+  if (status === 'available' && !isReady()) return;
+  busy = true;
+  render();
+  try {
+    await conn.request({ type: 'presence.set', status });
+    dispatch({ type: 'server', msg: { type: 'presence', presence: status }, now: now() });
+  } catch (e) {
+    showError(`Could not set your status to ${status}: ${(e as Error).message}`, (e as RequestError).code);
+  } finally {
+    busy = false;
+    render();
+  }
+}
+
+async function answer(wacid: string): Promise<void> {
+  const entry = state.calls[wacid];
+  if (!entry?.view.sdp || tabCall(state)) return;
+  void audio.unlock(); // this click is a user gesture: make sure the caller can be heard
+  const track = await mic.track();
+  if (!track) return; // the microphone said why
+  dispatch({ type: 'local', wacid, local: 'answering', now: now() });
+  let session: CallSession<CallMedia> | undefined;
+  let media: CallMedia;
+  try {
+    media = await CallMedia.answer(entry.view.sdp, {
+      onConnectionState: (s) => {
+        if (!session || call?.session !== session) return;
+        session.setConnection(s);
+        if (s === 'failed') showError('The audio connection to the caller failed (no network path). Hang up and check your network.', 'ICE_FAILED');
+      },
+    });
+  } catch (e) {
+    // We cannot take it: pass it on at once rather than let it ring out here.
+    dispatch({ type: 'local', wacid, local: 'declined', now: now() });
+    conn.request({ type: 'call.decline', wacid }).catch(() => {});
+    const msg = e instanceof CallSetupError ? e.message : `Could not answer: ${(e as Error).message}`;
+    showError(`${msg} The call was passed to the next agent.`, e instanceof CallSetupError ? e.code : 'ANSWER_FAILED');
+    return;
+  }
+  if (state.calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
+  session = new CallSession(media, { audioEl, onChange: () => render() });
+  session.setConnection(media.pc.connectionState);
+  call = { wacid, session, outcomeUnknown: false };
+  await sendAnswer(wacid);
+}
+
+/** How long an answer may stay unconfirmed (no ack, no state) before the tab gives up. */
+const UNKNOWN_OUTCOME_MS = 30_000;
+
+async function sendAnswer(wacid: string): Promise<void> {
+  if (!call || call.wacid !== wacid) return;
+  const session = call.session;
+  try {
+    // The server acks only after the Service's accept returned 200; that can take a while.
+    await conn.request({ type: 'call.answer', wacid, sdp: session.media.answerSdp }, 20_000);
+    if (call?.session !== session) return;
+    dispatch({ type: 'local', wacid, local: 'held', now: now() });
+    await startAudio();
+  } catch (e) {
+    const err = e as RequestError;
+    if (call?.session !== session) return;
+    if (err.code === 'OUTCOME_UNKNOWN' || err.code === TIMEOUT || err.code === DISCONNECTED) {
+      // Not a refusal: the Service may have accepted. Keep the media and wait for the
+      // call's state (reconcile) or the next welcome (resend) to settle it.
+      call.outcomeUnknown = true;
+      render();
+      // A way out if nothing ever settles it: give up, and hang up so the Service ends it.
+      setTimeout(() => {
+        if (call?.session === session && call.outcomeUnknown) {
+          showError(`The Service did not confirm the call within ${UNKNOWN_OUTCOME_MS / 1000} s, so it was hung up.`, 'OUTCOME_UNKNOWN');
+          void hangup(wacid);
+        }
+      }, UNKNOWN_OUTCOME_MS);
+      return;
+    }
+    endSession();
+    dispatch({ type: 'local', wacid, local: 'none', now: now() });
+    showError(REFUSALS[err.code ?? ''] ? `${REFUSALS[err.code!]}${err.code === 'NOT_FOUND' ? '' : ` ${err.message}`}` : `Could not answer: ${err.message}`, err.code);
+  }
+}
+
+const REFUSALS: Record<string, string> = {
+  CONFLICT: 'Someone else answered first (another agent or another of your tabs).',
+  SERVICE_ERROR: 'The Service refused the call:',
+  FORBIDDEN: 'This call is not yours to answer:',
+  NOT_FOUND: 'The call is gone (the caller hung up or it was answered elsewhere).',
+};
+
+async function decline(wacid: string): Promise<void> {
+  dispatch({ type: 'local', wacid, local: 'declined', now: now() });
+  tabs?.postMessage({ type: 'declined', wacid });
+  try {
+    await conn.request({ type: 'call.decline', wacid });
+  } catch (e) {
+    const err = e as RequestError;
+    if (err.code !== 'NOT_FOUND' && err.code !== 'CONFLICT') showError(`Could not decline: ${err.message}`, err.code);
+  }
+}
+
+async function hangup(wacid: string): Promise<void> {
+  const entry = state.calls[wacid];
+  if (entry && (entry.local === 'held' || entry.local === 'answering')) dispatch({ type: 'local', wacid, local: 'hangingUp', now: now() });
+  // Stop sending at once; the call stays on screen until the server says it has ended.
+  call?.session.media.close();
+  try {
+    await conn.request({ type: 'call.hangup', wacid });
+  } catch (e) {
+    const err = e as RequestError;
+    if (err.code !== 'NOT_FOUND') showError(`Hang-up may not have reached the server: ${err.message}`, err.code);
+  }
+  // Every state has a way out: if the end never arrives, the session ends it here once the
+  // server would have ended it itself (its ending timeout, plus a margin).
+  if (call?.wacid === wacid) {
+    call.session.armHangupTimeout(() => {
+      const still = state.calls[wacid];
+      if (still?.local !== 'hangingUp') return;
+      dispatch({ type: 'server', msg: { type: 'call.state', ...still.view, state: 'ended', reason: 'Ended here; the server did not confirm the end.' }, now: now() });
+    });
+  }
+}
+
+async function simulate(): Promise<void> {
+  try {
+    await simulateCall();
+  } catch (e) {
+    showError(`Could not simulate a call: ${(e as Error).message}`, (e as ApiError).code);
+  }
+}
+
+const actions: PhoneActions = {
+  readyCheck: () => void readyCheck(),
+  setPresence: (status) => void setPresence(status),
+  simulate: () => void simulate(),
+  answer,
+  decline,
+  hangup: () => {
+    const mine = tabCall(state);
+    if (mine) void hangup(mine.view.wacid);
+  },
+  hangupElsewhere: () => {
+    const other = callsElsewhere(state)[0];
+    if (other) void hangup(other.view.wacid);
+  },
+  toggleMute: () => call?.session.toggleMute(),
+  dismissEnded: () => dispatch({ type: 'dismissEnded' }),
+  chooseMic: (deviceId) => void chooseMic(deviceId),
+  chooseSpeaker: (deviceId) => {
+    remember(SPEAKER_KEY, deviceId);
+    void applySpeaker();
+    render();
+  },
+};
+
+// ---- server frames and drawing -------------------------------------------------------------
+
+function onMessage(msg: ServerMsg): void {
+  // An error not tied to a request of ours (ids are matched in Connection).
+  if (msg.type === 'error') return showError(`The server reported: ${msg.message}`, msg.code);
+  dispatch({ type: 'server', msg, now: now() });
+  if (msg.type !== 'welcome') return;
+  // An answer in flight when the link dropped: if the server still shows the offer
+  // ringing, it never got the answer: send the very same SDP again.
+  const mine = tabCall(state);
+  if (call?.outcomeUnknown && mine?.local === 'answering' && mine.view.state === 'ringing' && mine.view.sdp) {
+    call.outcomeUnknown = false;
+    void sendAnswer(mine.view.wacid);
+  }
+  if (state.presence === 'available' && !isReady()) {
+    const label = el('ready-check').textContent?.trim() ?? 'Check mic and sound';
+    showError(`You are available, but this tab cannot ring yet: run "${label}".`, 'NOT_READY');
+  }
+}
+
+const root = document.getElementById('main')!;
+
+function render(): void {
+  const t = now();
+  renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
+  const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
+  draw(
+    <Phone
+      state={state}
+      now={t}
+      demo={me?.demo === true}
+      mic={{ status: mic.status, detail: mic.detail, deviceId: mic.deviceId }}
+      sound={sound}
+      ready={isReady()}
+      busyPresence={busy}
+      audioUnlocked={audio.unlocked}
+      devices={devices}
+      speakerId={remembered(SPEAKER_KEY)}
+      canChooseSpeaker={canChooseSpeaker()}
+      session={session}
+      actions={actions}
+    />,
+    root,
+  );
+  // The tab title is what an agent sees of a background tab.
+  const ringing = !tabCall(state) && ringingCalls(state, t).length > 0;
+  const title = ringing ? '☎ Incoming call · Switchboard' : tabCall(state) ? 'In call · Switchboard' : 'Switchboard · Agent';
+  if (document.title !== title) document.title = title;
+}
+
+/** Level meters run at display rate; in a hidden tab rAF pauses, which is fine (nobody looks). */
+let shown = 0;
+function meterLoop(): void {
+  // Fast attack, slow release: short sounds stay visible long enough to be seen.
+  shown = Math.max(mic.meter ? mic.meter.level() : 0, shown * 0.9);
+  setMeter('input-level', shown);
+  setMeter('call-input-level', call?.session.isMuted ? 0 : shown);
+  requestAnimationFrame(meterLoop);
+}
+
+function setMeter(id: string, level: number): void {
+  const meter = document.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+  const pct = String(Math.round(level * 100));
+  if (!meter || meter.getAttribute('aria-valuenow') === pct) return;
+  meter.setAttribute('aria-valuenow', pct);
+  (meter.firstElementChild as HTMLElement).style.width = `${pct}%`;
+}
+
+// ---- boot ----------------------------------------------------------------------------------
+
+async function boot(): Promise<void> {
+  installTestHook({ state: () => state, call: () => call, mic, sound: () => sound, audio, audioEl });
+  render();
+  try {
+    me = await getMe();
+  } catch (e) {
+    return showError(e instanceof ApiError ? e.message : 'Cannot reach the server.', 'ME');
+  }
+  if (!me) return goToLogin();
+  render();
+  if (!me.roles.includes('agent')) return showError('This page is for agents. Use the links above.', 'FORBIDDEN');
+  onDeviceChange(() => void devicesChanged());
+  // After a reload the page's audio is locked until a click (autoplay policy), so a call
+  // ringing already would stay silent: the first click or key anywhere unlocks it, quietly.
+  const unlockOnGesture = () => {
+    if (!audio.unlocked) void audio.unlock({ quiet: true }).then(() => (reconcile(), render()));
+  };
+  document.addEventListener('pointerdown', unlockOnGesture, true);
+  document.addEventListener('keydown', unlockOnGesture, true);
+  tabs?.addEventListener('message', (e: MessageEvent<{ type: string; wacid: string }>) => {
+    const entry: CallEntry | undefined = state.calls[e.data.wacid];
+    if (e.data.type === 'declined' && entry?.local === 'none') dispatch({ type: 'local', wacid: e.data.wacid, local: 'declined', now: now() });
+  });
+  if (!navigator.mediaDevices) showError('This page needs a secure connection (https) to use the microphone.', 'INSECURE');
+
+  conn = new Connection({
+    url: wsUrl(),
+    backoff: exponentialBackoff(),
+    onMessage,
+    onLink: (link) => dispatch({ type: 'link', link }),
+    onBadFrame: (message) => showError(message, 'BAD_FRAME'),
+    onConnectFailed: async () => {
+      // A refused upgrade looks like any other failure from here: ask who we are.
+      if ((await getMe().catch(() => me)) === undefined) goToLogin();
+    },
+  });
+  conn.start();
+  // Countdown and call timer; the tab stays audible while it matters, so this keeps ticking.
+  setInterval(() => {
+    reconcile(); // a deadline passing stops the ring with no frame from the server
+    render();
+  }, 250);
+  requestAnimationFrame(meterLoop);
+}
+
+void boot();
