@@ -49,6 +49,14 @@ async function agentPage(name: string, opts: { available?: boolean; viewport?: {
   return page;
 }
 
+/** Screenshots at desktop width, then at phone width (full page), then back to desktop. */
+async function shoot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`) });
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+  await page.setViewportSize(DESKTOP);
+}
+
 const card = (page: Page, wacid: string) => page.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
 interface HookState {
   audio: { unlocked: boolean; ringing: boolean };
@@ -83,18 +91,16 @@ describe('what a new user hits, fixed', () => {
     await row.and(sup.locator('[data-state="ringing"]')).waitFor({ timeout: 3_000 });
     await expect(row.textContent()).resolves.toMatch(/ringing/i);
     await expect(row.textContent()).resolves.toContain('agent1');
-    await sup.screenshot({ path: join(SHOTS, 'supervisor-ringing-desktop.png') });
-    await sup.setViewportSize(PHONE);
-    await sup.screenshot({ path: join(SHOTS, 'supervisor-ringing-phone.png'), fullPage: true });
+    await shoot(sup, 'supervisor-ringing');
   });
 
   it('in a call and in wrap-up the page says so (with the wrap-up countdown) and offers neither "Go away" nor "Simulate"', async () => {
     await suite.startBridge({ agents: ['agent1'], demo: true, env: { WRAP_UP_MS: '6000' } });
     const page = await agentPage('agent1');
-    await page.screenshot({ path: join(SHOTS, 'agent-idle-desktop.png') });
+    await shoot(page, 'agent-idle');
     const wacid = (await suite.control('POST', '/calls', { audio: 'tone' })).wacid as string;
     await card(page, wacid).waitFor({ timeout: 10_000 });
-    await page.screenshot({ path: join(SHOTS, 'agent-ringing-desktop.png') });
+    await shoot(page, 'agent-ringing');
     await page.getByTestId('answer').click();
     await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
     await page.locator('[data-testid="presence-status"][data-status="on-call"]').waitFor();
@@ -102,7 +108,7 @@ describe('what a new user hits, fixed', () => {
     expect(await hint.textContent()).not.toMatch(/You will ring/);
     expect(await page.getByTestId('presence-away').isVisible()).toBe(false);
     expect(await page.getByTestId('simulate-call').isVisible()).toBe(false);
-    await page.screenshot({ path: join(SHOTS, 'agent-in-call-desktop.png') });
+    await shoot(page, 'agent-in-call');
 
     await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     await page.locator('[data-testid="presence-status"][data-status="wrap-up"]').waitFor({ timeout: 10_000 });
@@ -111,7 +117,7 @@ describe('what a new user hits, fixed', () => {
     expect(await hint.textContent()).not.toMatch(/You will ring/);
     expect(await page.getByTestId('presence-away').isVisible()).toBe(false);
     expect(await page.getByTestId('simulate-call').isVisible()).toBe(false);
-    await page.screenshot({ path: join(SHOTS, 'agent-wrap-up-desktop.png') });
+    await shoot(page, 'agent-wrap-up');
     // Wrap-up over: available again, and "Simulate" is back.
     await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor({ timeout: 10_000 });
     expect(await hint.textContent()).toMatch(/You will ring/);
@@ -134,9 +140,7 @@ describe('what a new user hits, fixed', () => {
     await expect(page.getByTestId('presence-reason').textContent()).resolves.toMatch(/rang .*unanswered/i);
     await page.locator(`[data-testid="history-item"][data-wacid="${second}"][data-result="MISSED"]`).waitFor({ timeout: 5_000 });
     expect(await page.getByTestId('history-empty').isVisible()).toBe(false);
-    await page.screenshot({ path: join(SHOTS, 'agent-away-reason-desktop.png') });
-    await page.setViewportSize(PHONE);
-    await page.screenshot({ path: join(SHOTS, 'agent-away-reason-phone.png'), fullPage: true });
+    await shoot(page, 'agent-away-reason');
     // Going available again clears the reason.
     await page.getByTestId('presence-available').click();
     await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();

@@ -14,15 +14,15 @@ import { render as draw } from 'preact';
 import { exponentialBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio } from '../audio.ts';
-import { CallSession } from '../call-session.ts';
-import { Connection, DISCONNECTED, RequestError, TIMEOUT } from '../connection.ts';
+import { Connection, type RequestError } from '../connection.ts';
 import { el, wsUrl } from '../dom.ts';
 import { canChooseSpeaker, isGone, listDevices, MIC_KEY, onDeviceChange, remember, remembered, setSpeaker, SPEAKER_KEY } from '../devices.ts';
-import { CallMedia, CallSetupError } from '../phone.ts';
 import { callsElsewhere, initialState, reduce, ringingCalls, tabCall, type CallEntry, type UiEvent, type UiState } from '../reducer.ts';
 import { renderShell } from '../ui/shell.tsx';
 import { announce, closeNotes } from './agent/announce.ts';
+import { callActions, type TabCall } from './agent/calls.ts';
 import { installTestHook } from './agent/hook.ts';
+import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
 import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
@@ -34,7 +34,7 @@ let sound: SoundStatus = 'unchecked';
 let busy = false;
 let devices: MediaDeviceInfo[] = [];
 /** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
-let call: { wacid: string; session: CallSession<CallMedia>; outcomeUnknown: boolean } | undefined;
+let call: TabCall | undefined;
 
 const audio = new PageAudio();
 const audioEl = el<HTMLAudioElement>('remote-audio');
@@ -43,6 +43,21 @@ const showError = (message: string, code?: string) => dispatch({ type: 'error', 
 const mic = new Microphone({ audio, changed: () => render(), showError, ended: () => void onMicEnded() });
 /** Tabs of this browser tell each other about declines at once (the server also revokes). */
 const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('switchboard-agent') : undefined;
+const { answer, sendAnswer, decline, hangup } = callActions({
+  state: () => state,
+  dispatch: (ev) => dispatch(ev),
+  conn: () => conn,
+  call: () => call,
+  setCall: (c) => (call = c),
+  endSession: () => endSession(),
+  startAudio: () => startAudio(),
+  showError,
+  render: () => render(),
+  mic,
+  audio,
+  audioEl,
+  tabs,
+});
 
 function dispatch(ev: UiEvent): void {
   const before = state;
@@ -172,113 +187,6 @@ async function setPresence(status: 'available' | 'away'): Promise<void> {
   }
 }
 
-async function answer(wacid: string): Promise<void> {
-  const entry = state.calls[wacid];
-  if (!entry?.view.sdp || tabCall(state)) return;
-  void audio.unlock(); // this click is a user gesture: make sure the caller can be heard
-  const track = await mic.track();
-  if (!track) return; // the microphone said why
-  dispatch({ type: 'local', wacid, local: 'answering', now: now() });
-  let session: CallSession<CallMedia> | undefined;
-  let media: CallMedia;
-  try {
-    media = await CallMedia.answer(entry.view.sdp, {
-      onConnectionState: (s) => {
-        if (!session || call?.session !== session) return;
-        session.setConnection(s);
-        if (s === 'failed') showError('The audio connection to the caller failed (no network path). Hang up and check your network.', 'ICE_FAILED');
-      },
-    });
-  } catch (e) {
-    // We cannot take it: pass it on at once rather than let it ring out here.
-    dispatch({ type: 'local', wacid, local: 'declined', now: now() });
-    conn.request({ type: 'call.decline', wacid }).catch(() => {});
-    const msg = e instanceof CallSetupError ? e.message : `Could not answer: ${(e as Error).message}`;
-    showError(`${msg} The call was passed to the next agent.`, e instanceof CallSetupError ? e.code : 'ANSWER_FAILED');
-    return;
-  }
-  if (state.calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
-  session = new CallSession(media, { audioEl, onChange: () => render() });
-  session.setConnection(media.pc.connectionState);
-  call = { wacid, session, outcomeUnknown: false };
-  await sendAnswer(wacid);
-}
-
-/** How long an answer may stay unconfirmed (no ack, no state) before the tab gives up. */
-const UNKNOWN_OUTCOME_MS = 30_000;
-
-async function sendAnswer(wacid: string): Promise<void> {
-  if (!call || call.wacid !== wacid) return;
-  const session = call.session;
-  try {
-    // The server acks only after the Service's accept returned 200; that can take a while.
-    await conn.request({ type: 'call.answer', wacid, sdp: session.media.answerSdp }, 20_000);
-    if (call?.session !== session) return;
-    dispatch({ type: 'local', wacid, local: 'held', now: now() });
-    await startAudio();
-  } catch (e) {
-    const err = e as RequestError;
-    if (call?.session !== session) return;
-    if (err.code === 'OUTCOME_UNKNOWN' || err.code === TIMEOUT || err.code === DISCONNECTED) {
-      // Not a refusal: the Service may have accepted. Keep the media and wait for the
-      // call's state (reconcile) or the next welcome (resend) to settle it.
-      call.outcomeUnknown = true;
-      render();
-      // A way out if nothing ever settles it: give up, and hang up so the Service ends it.
-      setTimeout(() => {
-        if (call?.session === session && call.outcomeUnknown) {
-          showError(`The Service did not confirm the call within ${UNKNOWN_OUTCOME_MS / 1000} s, so it was hung up.`, 'OUTCOME_UNKNOWN');
-          void hangup(wacid);
-        }
-      }, UNKNOWN_OUTCOME_MS);
-      return;
-    }
-    endSession();
-    dispatch({ type: 'local', wacid, local: 'none', now: now() });
-    showError(REFUSALS[err.code ?? ''] ? `${REFUSALS[err.code!]}${err.code === 'NOT_FOUND' ? '' : ` ${err.message}`}` : `Could not answer: ${err.message}`, err.code);
-  }
-}
-
-const REFUSALS: Record<string, string> = {
-  CONFLICT: 'Someone else answered first (another agent or another of your tabs).',
-  SERVICE_ERROR: 'The Service refused the call:',
-  FORBIDDEN: 'This call is not yours to answer:',
-  NOT_FOUND: 'The call is gone (the caller hung up or it was answered elsewhere).',
-};
-
-async function decline(wacid: string): Promise<void> {
-  dispatch({ type: 'local', wacid, local: 'declined', now: now() });
-  tabs?.postMessage({ type: 'declined', wacid });
-  try {
-    await conn.request({ type: 'call.decline', wacid });
-  } catch (e) {
-    const err = e as RequestError;
-    if (err.code !== 'NOT_FOUND' && err.code !== 'CONFLICT') showError(`Could not decline: ${err.message}`, err.code);
-  }
-}
-
-async function hangup(wacid: string): Promise<void> {
-  const entry = state.calls[wacid];
-  if (entry && (entry.local === 'held' || entry.local === 'answering')) dispatch({ type: 'local', wacid, local: 'hangingUp', now: now() });
-  // Stop sending at once; the call stays on screen until the server says it has ended.
-  call?.session.media.close();
-  try {
-    await conn.request({ type: 'call.hangup', wacid });
-  } catch (e) {
-    const err = e as RequestError;
-    if (err.code !== 'NOT_FOUND') showError(`Hang-up may not have reached the server: ${err.message}`, err.code);
-  }
-  // Every state has a way out: if the end never arrives, the session ends it here once the
-  // server would have ended it itself (its ending timeout, plus a margin).
-  if (call?.wacid === wacid) {
-    call.session.armHangupTimeout(() => {
-      const still = state.calls[wacid];
-      if (still?.local !== 'hangingUp') return;
-      dispatch({ type: 'server', msg: { type: 'call.state', ...still.view, state: 'ended', reason: 'Ended here; the server did not confirm the end.' }, now: now() });
-    });
-  }
-}
-
 async function simulate(): Promise<void> {
   try {
     await simulateCall();
@@ -361,24 +269,6 @@ function render(): void {
   if (document.title !== title) document.title = title;
 }
 
-/** Level meters run at display rate; in a hidden tab rAF pauses, which is fine (nobody looks). */
-let shown = 0;
-function meterLoop(): void {
-  // Fast attack, slow release: short sounds stay visible long enough to be seen.
-  shown = Math.max(mic.meter ? mic.meter.level() : 0, shown * 0.9);
-  setMeter('input-level', shown);
-  setMeter('call-input-level', call?.session.isMuted ? 0 : shown);
-  requestAnimationFrame(meterLoop);
-}
-
-function setMeter(id: string, level: number): void {
-  const meter = document.querySelector<HTMLElement>(`[data-testid="${id}"]`);
-  const pct = String(Math.round(level * 100));
-  if (!meter || meter.getAttribute('aria-valuenow') === pct) return;
-  meter.setAttribute('aria-valuenow', pct);
-  (meter.firstElementChild as HTMLElement).style.width = `${pct}%`;
-}
-
 // ---- boot ----------------------------------------------------------------------------------
 
 async function boot(): Promise<void> {
@@ -423,7 +313,7 @@ async function boot(): Promise<void> {
     reconcile(); // a deadline passing stops the ring with no frame from the server
     render();
   }, 250);
-  requestAnimationFrame(meterLoop);
+  startMeters(() => (mic.meter ? mic.meter.level() : 0), () => call?.session.isMuted ?? false);
 }
 
 void boot();

@@ -1,0 +1,151 @@
+/**
+ * Taking and leaving a call on the agent page: answer (build the answer SDP, send
+ * `call.answer`, start audio after the ack; an unknown outcome waits for the server's
+ * state), decline, and hang up (the session's hang-up timeout matches the server's). The
+ * page hands in what these need; the call's state stays the reducer's.
+ */
+import type { PageAudio } from '../../audio.ts';
+import { CallSession } from '../../call-session.ts';
+import { DISCONNECTED, TIMEOUT, type Connection, type RequestError } from '../../connection.ts';
+import { CallMedia, CallSetupError } from '../../phone.ts';
+import { tabCall, type UiEvent, type UiState } from '../../reducer.ts';
+import type { Microphone } from './mic.ts';
+
+export interface TabCall {
+  wacid: string;
+  session: CallSession<CallMedia>;
+  outcomeUnknown: boolean;
+}
+
+export interface CallContext {
+  state(): UiState;
+  dispatch(ev: UiEvent): void;
+  conn(): Connection;
+  call(): TabCall | undefined;
+  setCall(call: TabCall | undefined): void;
+  endSession(): void;
+  startAudio(): Promise<void>;
+  showError(message: string, code?: string): void;
+  render(): void;
+  mic: Microphone;
+  audio: PageAudio;
+  audioEl: HTMLAudioElement;
+  /** Tabs of this browser tell each other about declines at once (the server also revokes). */
+  tabs: BroadcastChannel | undefined;
+}
+
+/** How long an answer may stay unconfirmed (no ack, no state) before the tab gives up. */
+const UNKNOWN_OUTCOME_MS = 30_000;
+
+const REFUSALS: Record<string, string> = {
+  CONFLICT: 'Someone else answered first (another agent or another of your tabs).',
+  SERVICE_ERROR: 'The Service refused the call:',
+  FORBIDDEN: 'This call is not yours to answer:',
+  NOT_FOUND: 'The call is gone (the caller hung up or it was answered elsewhere).',
+};
+
+export function callActions(x: CallContext) {
+  const local = (wacid: string, l: 'answering' | 'held' | 'hangingUp' | 'declined' | 'none') => x.dispatch({ type: 'local', wacid, local: l, now: Date.now() });
+
+  async function answer(wacid: string): Promise<void> {
+    const entry = x.state().calls[wacid];
+    if (!entry?.view.sdp || tabCall(x.state())) return;
+    void x.audio.unlock(); // this click is a user gesture: make sure the caller can be heard
+    const track = await x.mic.track();
+    if (!track) return; // the microphone said why
+    local(wacid, 'answering');
+    let session: CallSession<CallMedia> | undefined;
+    let media: CallMedia;
+    try {
+      media = await CallMedia.answer(entry.view.sdp, {
+        onConnectionState: (s) => {
+          if (!session || x.call()?.session !== session) return;
+          session.setConnection(s);
+          if (s === 'failed') x.showError('The audio connection to the caller failed (no network path). Hang up and check your network.', 'ICE_FAILED');
+        },
+      });
+    } catch (e) {
+      // We cannot take it: pass it on at once rather than let it ring out here.
+      local(wacid, 'declined');
+      x.conn().request({ type: 'call.decline', wacid }).catch(() => {});
+      const msg = e instanceof CallSetupError ? e.message : `Could not answer: ${(e as Error).message}`;
+      x.showError(`${msg} The call was passed to the next agent.`, e instanceof CallSetupError ? e.code : 'ANSWER_FAILED');
+      return;
+    }
+    if (x.state().calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
+    session = new CallSession(media, { audioEl: x.audioEl, onChange: () => x.render() });
+    session.setConnection(media.pc.connectionState);
+    x.setCall({ wacid, session, outcomeUnknown: false });
+    await sendAnswer(wacid);
+  }
+
+  /** Send (or, after a reconnect that still shows the offer ringing, send again) the very same answer. */
+  async function sendAnswer(wacid: string): Promise<void> {
+    const call = x.call();
+    if (!call || call.wacid !== wacid) return;
+    const session = call.session;
+    try {
+      // The server acks only after the Service's accept returned 200; that can take a while.
+      await x.conn().request({ type: 'call.answer', wacid, sdp: session.media.answerSdp }, 20_000);
+      if (x.call()?.session !== session) return;
+      local(wacid, 'held');
+      await x.startAudio();
+    } catch (e) {
+      const err = e as RequestError;
+      if (x.call()?.session !== session) return;
+      if (err.code === 'OUTCOME_UNKNOWN' || err.code === TIMEOUT || err.code === DISCONNECTED) {
+        // Not a refusal: the Service may have accepted. Keep the media and wait for the
+        // call's state (reconcile) or the next welcome (resend) to settle it.
+        call.outcomeUnknown = true;
+        x.render();
+        // A way out if nothing ever settles it: give up, and hang up so the Service ends it.
+        setTimeout(() => {
+          if (x.call()?.session === session && call.outcomeUnknown) {
+            x.showError(`The Service did not confirm the call within ${UNKNOWN_OUTCOME_MS / 1000} s, so it was hung up.`, 'OUTCOME_UNKNOWN');
+            void hangup(wacid);
+          }
+        }, UNKNOWN_OUTCOME_MS);
+        return;
+      }
+      x.endSession();
+      local(wacid, 'none');
+      const known = REFUSALS[err.code ?? ''];
+      x.showError(known ? (err.code === 'NOT_FOUND' ? known : `${known} ${err.message}`) : `Could not answer: ${err.message}`, err.code);
+    }
+  }
+
+  async function decline(wacid: string): Promise<void> {
+    local(wacid, 'declined');
+    x.tabs?.postMessage({ type: 'declined', wacid });
+    try {
+      await x.conn().request({ type: 'call.decline', wacid });
+    } catch (e) {
+      const err = e as RequestError;
+      if (err.code !== 'NOT_FOUND' && err.code !== 'CONFLICT') x.showError(`Could not decline: ${err.message}`, err.code);
+    }
+  }
+
+  async function hangup(wacid: string): Promise<void> {
+    const entry = x.state().calls[wacid];
+    if (entry && (entry.local === 'held' || entry.local === 'answering')) local(wacid, 'hangingUp');
+    // Stop sending at once; the call stays on screen until the server says it has ended.
+    x.call()?.session.media.close();
+    try {
+      await x.conn().request({ type: 'call.hangup', wacid });
+    } catch (e) {
+      const err = e as RequestError;
+      if (err.code !== 'NOT_FOUND') x.showError(`Hang-up may not have reached the server: ${err.message}`, err.code);
+    }
+    // Every state has a way out: if the end never arrives, the session ends it here once the
+    // server would have ended it itself (its ending timeout, plus a margin).
+    const call = x.call();
+    if (call?.wacid !== wacid) return;
+    call.session.armHangupTimeout(() => {
+      const still = x.state().calls[wacid];
+      if (still?.local !== 'hangingUp') return;
+      x.dispatch({ type: 'server', msg: { type: 'call.state', ...still.view, state: 'ended', reason: 'Ended here; the server did not confirm the end.' }, now: Date.now() });
+    });
+  }
+
+  return { answer, sendAnswer, decline, hangup };
+}
