@@ -1,13 +1,13 @@
 /**
  * Supervisor console (`/supervisor`): the live calls this user may see, from
  * `welcome.calls` and every `call.state` frame, the calls that ended while it was open, and
- * the "Call back" panel (callback-panel.ts): permission for a user, and a callback placed
+ * the "Call back" panel (callback/panel.tsx): permission for a user, and a callback placed
  * from this tab. The lists are Preact components drawn from the reducer's state.
  */
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './shell.ts';
-import { CallbackPanel } from './callback-panel.ts';
+import { CallbackPanel } from './callback/panel.tsx';
 import type { Connection } from '../connection.ts';
 import { getMe, goToLogin, type Me } from '../api.ts';
 import { renderShell } from '../ui/shell.tsx';

@@ -8,7 +8,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { callsElsewhere, ringingCalls, tabCall, type CallEntry, type EndedCall, type UiState } from '../../reducer.ts';
 import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
-import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../../devices.ts';
+import type { Device } from '../../devices.ts';
+import { DeviceSelect, QualityBox } from '../../ui/parts.tsx';
 import type { Quality } from '../../quality.ts';
 import { Presence } from './presence.tsx';
 
@@ -196,36 +197,6 @@ function ActiveCall(p: PhoneProps & { entry: CallEntry | undefined }) {
           Speaker <DeviceSelect testid="speaker-select" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={p.actions.chooseSpeaker} />
         </label>
       </div>
-    </div>
-  );
-}
-
-export function DeviceSelect(p: { testid: string; devices: readonly Device[]; kind: DeviceKind; preferred: string | undefined; onChoose(id: string): void }) {
-  const chosen = chooseDevice(p.devices, p.kind, p.preferred);
-  return (
-    <select data-testid={p.testid} value={chosen ?? ''} onChange={(e) => p.onChoose((e.target as HTMLSelectElement).value)}>
-      {deviceOptions(p.devices, p.kind).map((o) => (
-        <option key={o.value} value={o.value}>
-          {o.label}
-        </option>
-      ))}
-    </select>
-  );
-}
-
-/** The line-quality box whose testids start with `prefix`: level, label and warnings. */
-export function QualityBox({ prefix, quality }: { prefix: string; quality: Quality | undefined }) {
-  return (
-    <div class="quality" data-testid={prefix} data-level={quality?.level ?? 'unknown'}>
-      <span class="quality-dot" aria-hidden="true" />
-      <span class="quality-label" data-testid={`${prefix}-label`}>
-        {quality?.label ?? 'Checking the line…'}
-      </span>
-      <ul class="quality-warnings" data-testid={`${prefix}-warnings`}>
-        {(quality?.warnings ?? []).map((w) => (
-          <li key={w}>{w}</li>
-        ))}
-      </ul>
     </div>
   );
 }

@@ -1,15 +1,14 @@
 /**
- * The supervisor page's "Call back" panel: DOM and effects around the pure state in
- * callback.ts. It reads the business numbers and the pair's calling permission over the
- * JSON API, asks for permission, and places one business-initiated call at a time from this
- * tab (CallMedia, phone.ts) over the page's WebSocket, on the microphone and speaker chosen
- * here (devices.ts, the same code and the same remembered choice as the agent page). A
- * microphone chosen during a call replaces the call's track at once (RTCRtpSender.replaceTrack,
- * CallMedia.setMic); one chosen while no call is up is opened by the next dial.
+ * The supervisor page's "Call back" panel: effects around the pure state in callback.ts,
+ * drawn by the Preact `CallbackView` (view.tsx). It reads the business numbers and the
+ * pair's calling permission over the JSON API, asks for permission, and places one
+ * business-initiated call at a time from this tab over the page's WebSocket: one
+ * `CallSession` (call-session.ts, the agent page's too) on the microphone and speaker
+ * chosen here (devices.ts). A microphone chosen during a call replaces the call's track at
+ * once (replaceTrack); one chosen while no call is up is opened by the next dial.
  */
-import { ApiError, getPermission, listNumbers, requestPermission } from '../api.ts';
+import { ApiError, getPermission, listNumbers, requestPermission } from '../../api.ts';
 import {
-  callStatus,
   endedHere,
   inProgress,
   initialCallback,
@@ -17,29 +16,18 @@ import {
   reduceCallback,
   type CallbackEvent,
   type CallbackState,
-} from '../callback.ts';
-import { RequestError, type Connection } from '../connection.ts';
-import {
-  canChooseSpeaker,
-  fillSelect,
-  isGone,
-  listDevices,
-  micFailure,
-  MIC_KEY,
-  namesHidden,
-  onDeviceChange,
-  openMic,
-  remember,
-  remembered,
-  setSpeaker,
-  SPEAKER_KEY,
-} from '../devices.ts';
-import { el, h, renderQuality, setText } from '../dom.ts';
-import { formatCaller, formatDuration, humanizeRefusal } from '../format.ts';
-import { CallMedia, CallSetupError } from '../phone.ts';
-import { CallSession, HANGUP_GIVE_UP_MS } from '../call-session.ts';
-import type { UiState } from '../reducer.ts';
-import type { ServerMsg } from '../../../shared/protocol.ts';
+} from '../../callback.ts';
+import { RequestError, type Connection } from '../../connection.ts';
+import { render as draw } from 'preact';
+import { canChooseSpeaker, micFailure, onDeviceChange, openMic } from '../../devices.ts';
+import { el } from '../../dom.ts';
+import { humanizeRefusal } from '../../format.ts';
+import { PanelDevices } from './devices.ts';
+import { CallbackView, type CallbackActions } from './view.tsx';
+import { CallMedia, CallSetupError } from '../../phone.ts';
+import { CallSession, HANGUP_GIVE_UP_MS } from '../../call-session.ts';
+import type { UiState } from '../../reducer.ts';
+import type { ServerMsg } from '../../../../shared/protocol.ts';
 
 /** How long the server may take to answer `call.dial` (it waits for the Service's connect). */
 const DIAL_ACK_MS = 20_000;
@@ -54,11 +42,16 @@ export class CallbackPanel {
   /** Answers that came before the dial's ack named the call (kept by wacid). */
   private earlyAnswers = new Map<string, string>();
   private lookupTimer: ReturnType<typeof setTimeout> | undefined;
-  private readonly audioEl = el<HTMLAudioElement>('callback-audio');
-  /** The chosen devices (deviceId; undefined = the browser's default), remembered across visits. */
-  private micId: string | undefined = remembered(MIC_KEY);
-  private speakerId: string | undefined = remembered(SPEAKER_KEY);
-  private devices: MediaDeviceInfo[] = [];
+  /** Drawn by the view (the same node across draws). */
+  private get audioEl(): HTMLAudioElement {
+    return el<HTMLAudioElement>('callback-audio');
+  }
+  private readonly devices = new PanelDevices({
+    session: () => this.session,
+    audioEl: () => this.audioEl,
+    dispatch: (ev) => this.dispatch(ev),
+    render: () => this.render(),
+  });
 
   constructor(
     private readonly conn: () => Connection | undefined,
@@ -67,34 +60,34 @@ export class CallbackPanel {
   ) {}
 
   start(): void {
-    const from = el<HTMLSelectElement>('callback-from');
-    const user = el<HTMLInputElement>('callback-user');
-    from.addEventListener('change', () => {
-      this.dispatch({ type: 'selectFrom', from: from.value });
-      this.lookupSoon(0);
-    });
-    user.addEventListener('input', () => {
-      this.dispatch({ type: 'input', text: user.value });
-      this.lookupSoon(400);
-    });
-    user.addEventListener('blur', () => {
-      if (user.value.trim() !== '') this.dispatch({ type: 'touch' });
-    });
-    el('callback-form').addEventListener('submit', (e) => e.preventDefault());
-    el('callback-ask').addEventListener('click', () => void this.ask());
-    el('callback-call').addEventListener('click', () => void this.dial());
-    el('callback-mute').addEventListener('click', () => this.toggleMute());
-    el('callback-hangup').addEventListener('click', () => void this.hangup());
-    el('callback-error-dismiss').addEventListener('click', () => this.dispatch({ type: 'dismissError' }));
-    el<HTMLSelectElement>('callback-mic').addEventListener('change', (e) => void this.chooseMic((e.target as HTMLSelectElement).value));
-    el<HTMLSelectElement>('callback-speaker').addEventListener('change', (e) => void this.chooseSpeaker((e.target as HTMLSelectElement).value));
-    onDeviceChange(() => void this.devicesChanged());
-    void this.refreshDevices();
-    void this.applySpeaker();
+    onDeviceChange(() => void this.devices.changed());
+    this.render(); // draws the panel (and its <audio>) before anything uses it
+    void this.devices.refresh();
+    void this.devices.applySpeaker();
     setInterval(() => this.render(), 1000); // timer, "asked 2 min ago", expiry
     void this.loadNumbers();
-    this.render();
   }
+
+  private readonly actions: CallbackActions = {
+    selectFrom: (from) => {
+      this.dispatch({ type: 'selectFrom', from });
+      this.lookupSoon(0);
+    },
+    input: (text) => {
+      this.dispatch({ type: 'input', text });
+      this.lookupSoon(400);
+    },
+    blur: () => {
+      if (this.s.input.trim() !== '') this.dispatch({ type: 'touch' });
+    },
+    ask: () => void this.ask(),
+    dial: () => void this.dial(),
+    toggleMute: () => this.toggleMute(),
+    hangup: () => void this.hangup(),
+    dismissError: () => this.dispatch({ type: 'dismissError' }),
+    chooseMic: (id) => void this.devices.chooseMic(id),
+    chooseSpeaker: (id) => void this.devices.chooseSpeaker(id),
+  };
 
   /** Every server frame the page gets (after the page's own reducer has seen it). */
   onServer(msg: ServerMsg): void {
@@ -214,7 +207,7 @@ export class CallbackPanel {
     const from = this.s.from;
     const callee = v.callee;
     this.dispatch({ type: 'dialStarted', from, callee });
-    const micId = this.micId;
+    const micId = this.devices.micId;
     let stream: MediaStream;
     try {
       stream = await openMic(micId);
@@ -249,8 +242,8 @@ export class CallbackPanel {
     void media.play(this.audioEl);
     // The browser names the devices once the microphone was allowed; a choice made while the
     // microphone was being opened goes to this call now.
-    void this.refreshDevices();
-    if (this.micId !== micId) void this.switchMic(this.micId);
+    void this.devices.refresh();
+    if (this.devices.micId !== micId) void this.devices.switchMic(this.devices.micId);
     this.dispatch({ type: 'dialSent' });
     let wacid: string;
     try {
@@ -332,164 +325,28 @@ export class CallbackPanel {
     else setTimeout(giveUp, HANGUP_GIVE_UP_MS);
   }
 
-  // ---- microphone and speaker ------------------------------------------------------------
-
-  private async refreshDevices(): Promise<void> {
-    this.devices = await listDevices();
-    fillSelect(el<HTMLSelectElement>('callback-mic'), this.devices, 'audioinput', this.micId);
-    fillSelect(el<HTMLSelectElement>('callback-speaker'), this.devices, 'audiooutput', this.speakerId ?? 'default');
-    el('callback-speaker-field').hidden = !canChooseSpeaker();
-    this.render();
-  }
-
-  private async chooseMic(deviceId: string): Promise<void> {
-    this.micId = deviceId;
-    remember(MIC_KEY, deviceId);
-    if (this.media) await this.switchMic(deviceId);
-    this.render();
-  }
-
-  /** Put another microphone into the call in progress (the sender keeps a track; mute and live state kept). */
-  private async switchMic(deviceId: string | undefined): Promise<boolean> {
-    const session = this.session;
-    if (!session) return false;
-    let stream: MediaStream;
-    try {
-      stream = await openMic(deviceId);
-    } catch (e) {
-      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e, 'call again').message}` });
-      return false;
-    }
-    try {
-      if (this.session !== session) return false; // the call ended meanwhile
-      await session.switchMic(stream.getAudioTracks()[0]!);
-      return true;
-    } catch (e) {
-      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone during the call: ${(e as Error).message}` });
-      return false;
-    } finally {
-      stream.getTracks().forEach((t) => t.stop()); // the call holds its own clone
-      this.render();
-    }
-  }
-
-  private async chooseSpeaker(deviceId: string): Promise<void> {
-    this.speakerId = deviceId;
-    remember(SPEAKER_KEY, deviceId);
-    await this.applySpeaker();
-  }
-
-  private async applySpeaker(): Promise<void> {
-    try {
-      await setSpeaker(this.audioEl, this.speakerId);
-    } catch (e) {
-      this.dispatch({ type: 'deviceFailed', code: 'SPEAKER', message: `Could not use that speaker: ${(e as Error).message}` });
-    }
-  }
-
-  /** A device came or went: refresh the lists; if the call's microphone is gone, the call goes on with the default one. */
-  private async devicesChanged(): Promise<void> {
-    await this.refreshDevices();
-    if (this.media && isGone(this.devices, 'audioinput', this.media.micDeviceId) && (await this.switchMic(undefined))) {
-      this.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCHED', message: 'The call’s microphone went away; the call now uses the default microphone.' });
-    }
-  }
-
   // ---- rendering --------------------------------------------------------------------------
 
   /** Draw the panel (the page calls it when its link changes). */
   render(): void {
+    const root = document.getElementById('callback');
+    if (!root) return;
     const now = Date.now();
-    const s = this.s;
-    const v = panelView(s, this.online(), now);
-
-    const select = el<HTMLSelectElement>('callback-from');
-    const numbers = s.numbers.list;
-    if (select.options.length !== numbers.length || numbers.some((n, i) => select.options[i]?.value !== n.phoneNumber)) {
-      select.replaceChildren(...numbers.map((n) => h('option', { value: n.phoneNumber }, n.name ? `${n.name} (${n.phoneNumber})` : n.phoneNumber)));
-    }
-    if (select.value !== s.from) select.value = s.from;
-    const busy = inProgress(s.call);
-    select.disabled = busy || numbers.length === 0;
-    setText(
-      el('callback-numbers-status'),
-      s.numbers.status === 'loading'
-        ? 'Loading the business numbers…'
-        : s.numbers.status === 'error'
-          ? `Could not load the business numbers: ${s.numbers.error ?? ''}`
-          : numbers.length === 0
-            ? 'No business numbers are set up for calls.'
-            : '',
+    const session = this.session && { connection: this.session.connection, quality: this.session.quality };
+    draw(
+      <CallbackView
+        s={this.s}
+        v={panelView(this.s, this.online(), now)}
+        now={now}
+        devices={this.devices.list}
+        micId={this.devices.micId}
+        speakerId={this.devices.speakerId}
+        canChooseSpeaker={canChooseSpeaker()}
+        session={session}
+        actions={this.actions}
+      />,
+      root,
     );
-
-    const input = el<HTMLInputElement>('callback-user');
-    input.disabled = busy;
-    const err = el('callback-user-error');
-    err.hidden = !v.inputError;
-    setText(err, v.inputError ?? '');
-    input.setAttribute('aria-invalid', String(!!v.inputError));
-
-    const perm = el('callback-permission');
-    perm.dataset.state = v.permission.state;
-    perm.dataset.tone = v.permission.tone;
-    setText(el('callback-permission-text'), v.permission.text);
-
-    const askBtn = el<HTMLButtonElement>('callback-ask');
-    askBtn.disabled = !v.canAsk;
-    setText(askBtn, s.asking ? 'Asking…' : 'Ask permission');
-    const callBtn = el<HTMLButtonElement>('callback-call');
-    callBtn.disabled = !v.canCall;
-    const reason = el('callback-call-reason');
-    reason.dataset.blocked = String(!v.canCall);
-    // The reason for a disabled Call, except the obvious "type a number" before anything was typed.
-    setText(reason, v.callBlockedReason && !(s.input.trim() === '' && !s.touched) && !busy ? `Call is unavailable: ${v.callBlockedReason}` : '');
-    setText(el('callback-ask-note'), s.askNote ?? '');
-    setText(
-      el('callback-devices-note'),
-      namesHidden(this.devices, 'audioinput')
-        ? 'The device names show once this page may use the microphone (after the first call).'
-        : this.media
-          ? 'A microphone or speaker chosen now is used in this call at once.'
-          : '',
-    );
-
-    const banner = el('callback-error');
-    banner.hidden = !s.error;
-    banner.dataset.code = s.error?.code ?? '';
-    setText(el('callback-error-message'), s.error?.message ?? '');
-
-    this.renderCall(now);
-  }
-
-  private renderCall(now: number): void {
-    const box = el('callback-call-box');
-    const c = this.s.call;
-    box.hidden = !c || (c.phase === 'failed' && !c.wacid);
-    if (!c) return;
-    box.dataset.phase = c.phase;
-    box.dataset.wacid = c.wacid ?? '';
-    setText(el('callback-call-to'), formatCaller(c.callee.value));
-    setText(el('callback-call-from'), `from ${formatCaller(c.from)}`);
-    const st = callStatus(c, now);
-    const status = el('callback-status');
-    status.dataset.state = st.state;
-    if (c.ended) status.dataset.result = c.ended.result;
-    else delete status.dataset.result;
-    setText(status, this.session?.connection === 'disconnected' && c.phase === 'active' ? 'Connection interrupted, trying to recover…' : st.text);
-    const timer = el('callback-timer');
-    const shown = c.phase === 'ended' ? (c.ended?.duration !== undefined ? formatDuration(c.ended.duration) : '–') : st.timer;
-    timer.hidden = shown === undefined;
-    setText(timer, shown ?? '');
-    el('callback-controls').hidden = !inProgress(c);
-    const mute = el<HTMLButtonElement>('callback-mute');
-    mute.setAttribute('aria-pressed', String(c.muted));
-    setText(mute, c.muted ? 'Unmute' : 'Mute');
-    mute.disabled = c.phase !== 'active' && c.phase !== 'ringing';
-    const hang = el<HTMLButtonElement>('callback-hangup');
-    hang.disabled = c.phase === 'ending' || !!c.cancelRequested;
-    setText(hang, c.phase === 'preparing' || c.phase === 'dialing' || c.phase === 'ringing' ? 'Cancel call' : 'Hang up');
-    el('callback-quality').hidden = c.phase !== 'active';
-    renderQuality('callback-quality', this.session?.quality);
   }
 
   // ---- test hook --------------------------------------------------------------------------

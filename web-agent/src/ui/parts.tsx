@@ -1,0 +1,35 @@
+/** Small Preact parts both call views use (agent page and Call back panel). */
+import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../devices.ts';
+import type { Quality } from '../quality.ts';
+
+/** A microphone or speaker list; `preferred` is shown while it is listed, else the browser's default. */
+export function DeviceSelect(p: { testid: string; describedBy?: string; devices: readonly Device[]; kind: DeviceKind; preferred: string | undefined; onChoose(id: string): void }) {
+  const chosen = chooseDevice(p.devices, p.kind, p.preferred);
+  return (
+    <select data-testid={p.testid} aria-describedby={p.describedBy} value={chosen ?? ''} onChange={(e) => p.onChoose((e.target as HTMLSelectElement).value)}>
+      {deviceOptions(p.devices, p.kind).map((o) => (
+        <option key={o.value} value={o.value}>
+          {o.label}
+        </option>
+      ))}
+    </select>
+  );
+}
+
+/** The line-quality box whose testids start with `prefix`: level, label and warnings. */
+export function QualityBox({ prefix, quality, hidden }: { prefix: string; quality: Quality | undefined; hidden?: boolean }) {
+  return (
+    <div class="quality" data-testid={prefix} data-level={quality?.level ?? 'unknown'} hidden={hidden}>
+      <span class="quality-dot" aria-hidden="true" />
+      <span class="quality-label" data-testid={`${prefix}-label`}>
+        {quality?.label ?? 'Checking the line…'}
+      </span>
+      <ul class="quality-warnings" data-testid={`${prefix}-warnings`}>
+        {(quality?.warnings ?? []).map((w) => (
+          <li key={w}>{w}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
