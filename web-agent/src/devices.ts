@@ -108,20 +108,6 @@ export async function listDevices(): Promise<MediaDeviceInfo[]> {
   }
 }
 
-/** Fill a <select> with the devices of `kind`, `preferred` chosen while it is listed. */
-export function fillSelect(select: HTMLSelectElement, list: readonly Device[], kind: DeviceKind, preferred: string | undefined): void {
-  select.replaceChildren(
-    ...deviceOptions(list, kind).map((o) => {
-      const option = document.createElement('option');
-      option.value = o.value;
-      option.textContent = o.label;
-      return option;
-    }),
-  );
-  const chosen = chooseDevice(list, kind, preferred);
-  if (chosen !== undefined) select.value = chosen;
-}
-
 /** Speakers can be chosen only where `setSinkId` exists (not in every browser). */
 export const canChooseSpeaker = (): boolean => 'setSinkId' in HTMLMediaElement.prototype;
 

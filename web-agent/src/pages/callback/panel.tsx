@@ -7,7 +7,6 @@
  * chosen here (devices.ts). A microphone chosen during a call replaces the call's track at
  * once (replaceTrack); one chosen while no call is up is opened by the next dial.
  */
-import { ApiError, getPermission, listNumbers, requestPermission } from '../../api.ts';
 import {
   endedHere,
   inProgress,
@@ -21,8 +20,8 @@ import { RequestError, type Connection } from '../../connection.ts';
 import { render as draw } from 'preact';
 import { canChooseSpeaker, micFailure, onDeviceChange, openMic } from '../../devices.ts';
 import { el } from '../../dom.ts';
-import { humanizeRefusal } from '../../format.ts';
 import { PanelDevices } from './devices.ts';
+import { PanelPermission } from './permission.ts';
 import { CallbackView, type CallbackActions } from './view.tsx';
 import { CallMedia, CallSetupError } from '../../phone.ts';
 import { CallSession, HANGUP_GIVE_UP_MS } from '../../call-session.ts';
@@ -41,7 +40,7 @@ export class CallbackPanel {
   }
   /** Answers that came before the dial's ack named the call (kept by wacid). */
   private earlyAnswers = new Map<string, string>();
-  private lookupTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly permission = new PanelPermission({ state: () => this.s, online: () => this.online(), dispatch: (ev) => this.dispatch(ev) });
   /** Drawn by the view (the same node across draws). */
   private get audioEl(): HTMLAudioElement {
     return el<HTMLAudioElement>('callback-audio');
@@ -65,22 +64,22 @@ export class CallbackPanel {
     void this.devices.refresh();
     void this.devices.applySpeaker();
     setInterval(() => this.render(), 1000); // timer, "asked 2 min ago", expiry
-    void this.loadNumbers();
+    void this.permission.loadNumbers();
   }
 
   private readonly actions: CallbackActions = {
     selectFrom: (from) => {
       this.dispatch({ type: 'selectFrom', from });
-      this.lookupSoon(0);
+      this.permission.lookupSoon(0);
     },
     input: (text) => {
       this.dispatch({ type: 'input', text });
-      this.lookupSoon(400);
+      this.permission.lookupSoon(400);
     },
     blur: () => {
       if (this.s.input.trim() !== '') this.dispatch({ type: 'touch' });
     },
-    ask: () => void this.ask(),
+    ask: () => void this.permission.ask(),
     dial: () => void this.dial(),
     toggleMute: () => this.toggleMute(),
     hangup: () => void this.hangup(),
@@ -107,7 +106,7 @@ export class CallbackPanel {
       case 'welcome':
         this.dispatch({ type: 'welcome', wacids: msg.calls.map((c) => c.wacid), now: Date.now() });
         // A permission may have changed while the link was down.
-        this.lookupSoon(0);
+        this.permission.lookupSoon(0);
         return;
       default:
         return;
@@ -144,55 +143,6 @@ export class CallbackPanel {
     this.session?.close();
     this.session = undefined;
     this.earlyAnswers.clear();
-  }
-
-  // ---- numbers and permission -----------------------------------------------------------
-
-  private async loadNumbers(): Promise<void> {
-    try {
-      this.dispatch({ type: 'numbers', list: await listNumbers() });
-      this.lookupSoon(0);
-    } catch (e) {
-      this.dispatch({ type: 'numbersFailed', message: (e as Error).message });
-    }
-  }
-
-  private lookupSoon(delayMs: number): void {
-    clearTimeout(this.lookupTimer);
-    this.lookupTimer = setTimeout(() => void this.lookup(), delayMs);
-  }
-
-  /** Fetch the permission of the pair on screen (live updates keep it fresh afterwards). */
-  private async lookup(): Promise<void> {
-    const v = panelView(this.s, true, Date.now());
-    if (!v.key || !v.callee) return;
-    const key = v.key;
-    this.dispatch({ type: 'permissionLoading', key });
-    try {
-      this.dispatch({ type: 'permission', permission: await getPermission(this.s.from, v.callee.value) });
-    } catch (e) {
-      this.dispatch({ type: 'permissionFailed', key, message: (e as Error).message });
-    }
-  }
-
-  private async ask(): Promise<void> {
-    const v = panelView(this.s, this.online(), Date.now());
-    if (!v.callee || !v.canAsk) {
-      this.dispatch({ type: 'touch' });
-      return;
-    }
-    const body = el<HTMLInputElement>('callback-message').value.trim();
-    this.dispatch({ type: 'askStarted' });
-    try {
-      const r = await requestPermission({
-        from: this.s.from,
-        ...(v.callee.kind === 'to' ? { to: v.callee.value } : { recipient: v.callee.value }),
-        ...(body ? { body } : {}),
-      });
-      this.dispatch({ type: 'askDone', permission: r.permission });
-    } catch (e) {
-      this.dispatch({ type: 'askFailed', code: e instanceof ApiError ? e.code : 'ASK_FAILED', message: humanizeRefusal((e as Error).message, Date.now()) });
-    }
   }
 
   // ---- the call ---------------------------------------------------------------------------
