@@ -87,4 +87,12 @@ describe('.ci/run and package.json', () => {
     expect(pkg.scripts.bench).toBe('tsx bench/run.ts');
     expect(JSON.parse(read('package-lock.json')).lockfileVersion).toBeGreaterThanOrEqual(2);
   });
+
+  it('package-lock.json records the root package exactly as package.json declares it, so a fresh npm install leaves the tree clean', () => {
+    const pkg = JSON.parse(read('package.json')) as Record<string, unknown>;
+    const root = (JSON.parse(read('package-lock.json')) as { packages: Record<string, Record<string, unknown>> }).packages[''];
+    for (const field of ['name', 'version', 'engines', 'dependencies', 'devDependencies', 'bin'] as const) {
+      expect(root?.[field], field).toEqual(pkg[field]);
+    }
+  });
 });
