@@ -18,7 +18,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { HttpError, errorBody, NotFoundError } from './ops/errors.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
-import type { Store } from './store/store.ts';
+import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
 import { WEBHOOK_PATH, webhookHandler } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
@@ -117,6 +117,11 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     if (err instanceof HttpError) {
       if (err.status >= 500) c.get('log')?.error({ err, cause: err.cause }, err.message);
       return errorResponse(c, err.status, err.code, err.message);
+    }
+    // The store is down (e.g. a login cannot keep its session): the client may retry.
+    if (err instanceof StoreUnavailableError) {
+      (c.get('log') ?? deps.log).warn({ err: err.message, path: c.req.path }, 'store unavailable');
+      return errorResponse(c, 503, 'UNAVAILABLE', 'the server cannot reach its store; try again shortly');
     }
     // Hono's own HTTP exceptions (e.g. from middleware of other parts).
     const status = (err as { status?: number }).status;

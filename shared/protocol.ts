@@ -189,6 +189,7 @@ export const WsErrorCode = z.enum([
   'SERVICE_ERROR', // the Service refused; message carries its reason
   'OUTCOME_UNKNOWN', // the Service did not answer in time; wait for events
   'NO_PERMISSION', // call.dial to a user whose calling permission is known rejected or expired (nothing sent)
+  'UNAVAILABLE', // the server's store is down: try again shortly (a dial that could not be tracked was ended at the Service)
   'INTERNAL',
 ]);
 export type WsErrorCode = z.infer<typeof WsErrorCode>;

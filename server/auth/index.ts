@@ -111,7 +111,8 @@ export function createAuth(deps: AuthOptions): Auth {
     const user = await users.check(body.name, body.password);
     if (!user) {
       failures.set(body.name, [...recent, t]);
-      log.warn({ user: body.name }, 'login failed');
+      // A name that is no user's may be a password typed into the wrong field: not logged.
+      log.warn({ user: users.get(body.name) ? body.name : 'unknown user' }, 'login failed');
       return apiError(c, 401, 'UNAUTHORIZED', 'wrong name or password');
     }
     failures.delete(body.name);

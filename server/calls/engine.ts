@@ -16,7 +16,7 @@ import { parseEvent, type CallingConnect, type CallingStatus, type CallingTermin
 import type { Logger } from '../log/logger.ts';
 import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
-import type { CallRecord, Store } from '../store/store.ts';
+import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
 import type { Conn, Hub } from '../gateway/hub.ts';
 import { AgentBoard } from './agents.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
@@ -45,6 +45,11 @@ export interface EngineOptions {
    * permission is known rejected or expired is refused with `NO_PERMISSION` (nothing sent).
    */
   permissions?: { dialRefusal(from: string, user: string): Promise<string | undefined> };
+  /**
+   * The Service's phone id of a business number (E.164), to terminate a dialed call that
+   * could not be tracked (the store down) before its connect event brought the id.
+   */
+  phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
 }
 
 const ROUTE_CHANNEL = 'calls-route';
@@ -65,6 +70,9 @@ const TOMBSTONE_TTL_MS = 8 * 3600 * 1000;
 /** Every this many sweeps, scan all stored calls (other nodes' calls, timers of dead nodes). */
 const FULL_SWEEP_EVERY = 15;
 const MAX_CAS_ATTEMPTS = 20;
+/** A dialed call's first write: tried this often, this far apart, before the call is ended at the Service. */
+const DIAL_TRACK_ATTEMPTS = 3;
+const DIAL_TRACK_RETRY_MS = 300;
 
 export class CallEngine {
   readonly board: AgentBoard;
@@ -88,6 +96,7 @@ export class CallEngine {
   private readonly live = new Set<string>();
   private readonly shared: Store | undefined;
   private readonly permissions: EngineOptions['permissions'];
+  private readonly phoneIdOf: EngineOptions['phoneIdOf'];
   private unsubscribe: (() => Promise<void>) | undefined;
   private closed = false;
   private routing = false;
@@ -107,6 +116,7 @@ export class CallEngine {
     this.sweepMs = o.sweepMs ?? 2_000;
     this.shared = o.shared;
     this.permissions = o.permissions;
+    this.phoneIdOf = o.phoneIdOf;
   }
 
   /**
@@ -354,6 +364,19 @@ export class CallEngine {
     }
   }
 
+  /** End at the Service a dialed call the store could not take (its phone id looked up by number). */
+  private async terminateUntracked(wacid: string, from: string): Promise<boolean> {
+    try {
+      const phoneId = (await this.phoneIdOf?.(from)) ?? from;
+      await this.calls.terminate({ phoneId, wacid });
+      this.log.warn({ wacid }, 'untracked dialed call terminated at the Service');
+      return true;
+    } catch (err) {
+      this.log.error({ wacid, err: (err as Error).message, code: (err as ServiceError).code }, 'untracked dialed call could not be terminated: the user may be ringing');
+      return false;
+    }
+  }
+
   private async signal(kind: 'reject' | 'terminate', call: Call): Promise<void> {
     try {
       await this.calls[kind]({ phoneId: call.phoneId, wacid: call.wacid });
@@ -571,7 +594,7 @@ export class CallEngine {
           const r = refusal(err);
           return fail(err instanceof OutcomeUnknownError ? 'OUTCOME_UNKNOWN' : 'SERVICE_ERROR', r.reason);
         }
-        await this.apply({
+        const dialed: CallEvent = {
           type: 'dialed',
           wacid,
           at: this.now(),
@@ -583,8 +606,25 @@ export class CallEngine {
           from: msg.from,
           to: msg.to ?? msg.recipient ?? '',
           sdp: msg.sdp,
-        });
-        return;
+        };
+        // The Service is ringing the user now: the call must be tracked, or ended there.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await this.apply({ ...dialed, at: this.now() });
+            return;
+          } catch (err) {
+            if (attempt < DIAL_TRACK_ATTEMPTS) {
+              await new Promise((r) => setTimeout(r, DIAL_TRACK_RETRY_MS));
+              continue;
+            }
+            this.log.error({ wacid, err: (err as Error).message }, 'dialed call could not be tracked; ending it at the Service');
+            const ended = await this.terminateUntracked(wacid, msg.from);
+            return fail(
+              err instanceof StoreUnavailableError ? 'UNAVAILABLE' : 'INTERNAL',
+              `the call could not be tracked (${err instanceof StoreUnavailableError ? 'the store is unavailable' : 'internal error'}); ${ended ? 'it was ended at the Service' : 'ending it at the Service failed'}`,
+            );
+          }
+        }
       }
     }
   }

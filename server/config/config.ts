@@ -219,6 +219,29 @@ export function withServiceBaseUrl(config: Config, baseUrl: string): Config {
   return Object.freeze({ ...config, serviceBaseUrl: baseUrl.replace(/\/+$/, '') });
 }
 
+/** The password of a `redis://user:password@host` URL (decoded), or undefined. */
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const p = new URL(url).password;
+    return p ? decodeURIComponent(p) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `REDIS_URL` with its password (if any) replaced by `[redacted]`: safe to log. */
+export function maskedRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = 'redacted';
+    return u.href.replace(':redacted@', ':[redacted]@');
+  } catch {
+    return '[redacted]';
+  }
+}
+
 /** The configuration with every secret replaced by `[redacted]`: safe to print or log. */
 export function describeConfig(config: Config): Record<string, unknown> {
   return {
@@ -226,10 +249,12 @@ export function describeConfig(config: Config): Record<string, unknown> {
     serviceApiKey: '[redacted]',
     webhookSecrets: config.webhookSecrets.map(() => '[redacted]'),
     sessionSecret: '[redacted]',
+    redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
   };
 }
 
-/** Every secret value of the configuration (for log scrubbing). */
-export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'>): string[] {
-  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets];
+/** Every secret value of the configuration (for log scrubbing): the Redis password too. */
+export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined }): string[] {
+  const redis = redisPassword(config.redisUrl);
+  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets, ...(redis ? [redis] : [])];
 }

@@ -19,6 +19,7 @@ import type { Auth } from '../auth/index.ts';
 import { sameOrigin } from '../auth/session.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
+import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from './hub.ts';
 
 export { Hub, type Conn } from './hub.ts';
@@ -52,6 +53,17 @@ interface Live {
   raw: WebSocket;
   lastSeen: number;
   queue: Promise<void>;
+}
+
+/** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
+function errorFrame(id: string | undefined, err: unknown): ServerMsg {
+  const down = err instanceof StoreUnavailableError;
+  return {
+    type: 'error',
+    ...(id ? { id } : {}),
+    code: down ? 'UNAVAILABLE' : 'INTERNAL',
+    message: down ? 'the server cannot reach its store; try again shortly' : 'internal error',
+  };
 }
 
 export function createGateway(o: GatewayOptions): Gateway {
@@ -107,7 +119,12 @@ export function createGateway(o: GatewayOptions): Gateway {
         hub.add(conn);
         engine.agentConnected(conn);
         // welcome first: queue it so no reply can overtake it.
-        me.queue = me.queue.then(async () => conn.send(JSON.stringify(await engine.welcome(user))));
+        me.queue = me.queue.then(async () => conn.send(JSON.stringify(await engine.welcome(user)))).catch((err: Error) => {
+          // No state to show (the store is down): say so and close, so the client reconnects later.
+          log.warn({ conn: conn.id, err: err.message }, 'welcome failed; closing socket');
+          conn.send(JSON.stringify(errorFrame(undefined, err)));
+          conn.close(1011, 'state unavailable');
+        });
         log.info({ user: user.name, conn: conn.id }, 'socket open');
       },
       onMessage(e: MessageEvent) {
@@ -146,14 +163,20 @@ export function createGateway(o: GatewayOptions): Gateway {
       return;
     }
     const msg = r.msg;
-    switch (msg.type) {
-      case 'pong':
-        return;
-      case 'presence.set':
-        engine.setPresence(conn.user, msg.status, conn, msg.id);
-        return;
-      default:
-        await engine.request(conn, msg);
+    try {
+      switch (msg.type) {
+        case 'pong':
+          return;
+        case 'presence.set':
+          engine.setPresence(conn.user, msg.status, conn, msg.id);
+          return;
+        default:
+          await engine.request(conn, msg);
+      }
+    } catch (err) {
+      // Every request gets an answer, also when the store is down.
+      log.error({ conn: conn.id, type: msg.type, err: (err as Error).message }, 'request failed');
+      conn.send(JSON.stringify(errorFrame('id' in msg ? msg.id : undefined, err)));
     }
   }
 

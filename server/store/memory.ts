@@ -4,7 +4,7 @@
  * against both). Values are copied in and out as JSON, so callers never share objects
  * with the store.
  */
-import type { AcceptResult, CallRecord, DeadLetter, ReplayResult, Store, StreamEntry } from './store.ts';
+import type { AcceptResult, CallRecord, DeadLetter, RationWindow, ReplayResult, SlotResult, Store, StreamEntry } from './store.ts';
 
 export class StoreClosedError extends Error {
   override readonly name = 'StoreClosedError';
@@ -58,6 +58,8 @@ export class MemoryStore implements Store {
   private readonly calls = new Map<string, { json: string; expiresAt: number }>();
   private readonly phoneIndex = new Map<string, Set<string>>();
   private readonly kv = new Map<string, { value: string; expiresAt: number }>();
+  /** Ration slots per key: slot id → epoch ms. */
+  private readonly slots = new Map<string, Map<string, number>>();
   private readonly subs = new Map<string, Set<(m: string) => void>>();
 
   constructor(opts: MemoryStoreOptions = {}) {
@@ -330,6 +332,33 @@ export class MemoryStore implements Store {
   async del(key: string): Promise<void> {
     this.check();
     this.kv.delete(key);
+  }
+
+  // ---- rations -------------------------------------------------------------------------
+
+  async reserveSlot(key: string, slotId: string, now: number, windows: readonly RationWindow[]): Promise<SlotResult> {
+    this.check();
+    const longest = Math.max(1, ...windows.map((w) => w.windowMs));
+    // The same rule as the Redis script: forget slots at or before now - longest window.
+    const slots = (this.slots.get(key) ?? new Map<string, number>()).entries();
+    const kept = new Map([...slots].filter(([, at]) => at > now - longest));
+    const times = [...kept.values()].sort((a, b) => a - b);
+    for (let i = 0; i < windows.length; i++) {
+      const w = windows[i]!;
+      const inWindow = times.filter((t) => t > now - w.windowMs && t <= now + longest);
+      if (inWindow.length >= w.max) {
+        this.slots.set(key, kept);
+        return { ok: false, window: i, retryAt: inWindow[inWindow.length - w.max]! + w.windowMs };
+      }
+    }
+    kept.set(slotId, now);
+    this.slots.set(key, kept);
+    return { ok: true };
+  }
+
+  async releaseSlot(key: string, slotId: string): Promise<void> {
+    this.check();
+    this.slots.get(key)?.delete(slotId);
   }
 
   // ---- between nodes (one node here) --------------------------------------------------

@@ -12,12 +12,9 @@
  *   webhook receiver can answer 503 and the Service delivers again.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import type { AcceptResult, CallRecord, DeadLetter, ReplayResult, Store, StreamEntry } from './store.ts';
+import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLetter, type RationWindow, type ReplayResult, type SlotResult, type Store, type StreamEntry } from './store.ts';
 
-/** The store cannot take the request right now (Redis down or reconnecting). */
-export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
-}
+export { StoreUnavailableError } from './store.ts';
 
 export interface RedisStoreOptions {
   /** `redis://host:port/db` */
@@ -152,6 +149,28 @@ while i <= #ARGV do
 end
 return out`;
 
+// Sliding-window ration on a sorted set (member = slot id, score = epoch ms). ARGV: now,
+// slot id, longest window, then (windowMs, max) pairs. Returns {1} when the slot was taken,
+// else {0, index of the full window (0-based), epoch ms when it frees up}.
+const RESERVE_SLOT = `
+local now = tonumber(ARGV[1])
+local longest = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)
+local w = 0
+for i = 4, #ARGV, 2 do
+  local win = tonumber(ARGV[i])
+  local max = tonumber(ARGV[i + 1])
+  local inWindow = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - win), now + longest, 'WITHSCORES')
+  local n = #inWindow / 2
+  if n >= max then
+    return {0, w, tonumber(inWindow[(n - max) * 2 + 2]) + win}
+  end
+  w = w + 1
+end
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], longest)
+return {1}`;
+
 /** Dead letters replayed per script call (each is atomic on its own; this bounds one call's size). */
 const REPLAY_CHUNK = 100;
 
@@ -164,6 +183,7 @@ interface Scripts {
   sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
+  sbReserveSlot(key: string, ...args: Array<string | number>): Promise<number[]>;
 }
 type ScriptedRedis = Redis & Scripts;
 
@@ -174,6 +194,7 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
+  r.defineCommand('sbReserveSlot', { numberOfKeys: 1, lua: RESERVE_SLOT });
   return r as ScriptedRedis;
 }
 
@@ -575,6 +596,23 @@ export class RedisStore implements Store {
 
   async del(key: string): Promise<void> {
     await this.up().del(this.kvKey(key));
+  }
+
+  // ---- rations ---------------------------------------------------------------------------
+
+  private slotKey(key: string): string {
+    return `${this.prefix}slot:${key}`;
+  }
+
+  async reserveSlot(key: string, slotId: string, now: number, windows: readonly RationWindow[]): Promise<SlotResult> {
+    const longest = Math.max(1, ...windows.map((w) => w.windowMs));
+    const args = windows.flatMap((w) => [w.windowMs, w.max]);
+    const r = await this.up().sbReserveSlot(this.slotKey(key), now, slotId, longest, ...args);
+    return r[0] === 1 ? { ok: true } : { ok: false, window: Number(r[1]), retryAt: Number(r[2]) };
+  }
+
+  async releaseSlot(key: string, slotId: string): Promise<void> {
+    await this.up().zrem(this.slotKey(key), slotId);
   }
 
   // ---- between nodes ------------------------------------------------------------------

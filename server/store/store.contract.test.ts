@@ -374,6 +374,55 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     });
   });
 
+  describe('rations (reserveSlot)', () => {
+    const H = 3600_000;
+    const DAY = 24 * H;
+    const T0 = 1_700_000_000_000;
+    // The call-permission ration (server/permissions/model.ts RATION): 1 per 24 h, 2 per 7 days.
+    const RATION = [
+      { windowMs: DAY, max: 1 },
+      { windowMs: 7 * DAY, max: 2 },
+    ];
+
+    it('1 per 24 h and 2 per 7 days: a refusal names the full window and when it frees up', async () => {
+      const s = fresh();
+      expect(await s.reserveSlot('u1', 'a', T0, RATION)).toEqual({ ok: true });
+      expect(await s.reserveSlot('u1', 'b', T0 + H, RATION)).toEqual({ ok: false, window: 0, retryAt: T0 + DAY });
+      expect(await s.reserveSlot('u1', 'c', T0 + DAY, RATION)).toEqual({ ok: true });
+      expect(await s.reserveSlot('u1', 'd', T0 + 3 * DAY, RATION)).toEqual({ ok: false, window: 1, retryAt: T0 + 7 * DAY });
+      expect(await s.reserveSlot('u1', 'e', T0 + 7 * DAY, RATION)).toEqual({ ok: true });
+      // Another key has its own ration.
+      expect(await s.reserveSlot('u2', 'a', T0 + H, RATION)).toEqual({ ok: true });
+    });
+
+    it('20 concurrent reservations of one key: exactly one succeeds', async () => {
+      const s = fresh();
+      const all = await Promise.all(Array.from({ length: 20 }, (_, i) => s.reserveSlot('race', `slot-${i}`, T0, RATION)));
+      expect(all.filter((r) => r.ok)).toHaveLength(1);
+      for (const r of all.filter((x) => !x.ok)) expect(r).toEqual({ ok: false, window: 0, retryAt: T0 + DAY });
+    });
+
+    it('a released slot frees its place; releasing an unknown slot changes nothing', async () => {
+      const s = fresh();
+      expect(await s.reserveSlot('u', 'a', T0, RATION)).toEqual({ ok: true });
+      await s.releaseSlot('u', 'nope');
+      expect((await s.reserveSlot('u', 'b', T0 + 1, RATION)).ok).toBe(false);
+      await s.releaseSlot('u', 'a');
+      expect(await s.reserveSlot('u', 'b', T0 + 2, RATION)).toEqual({ ok: true });
+    });
+
+    if (name.startsWith('RedisStore')) {
+      it('store instances (nodes) sharing a prefix share the ration: 10 racing on two nodes, one wins', async () => {
+        const prefix = uniquePrefix();
+        const n1 = new RedisStore({ url: redis.url, prefix });
+        const n2 = new RedisStore({ url: redis.url, prefix });
+        open.push(n1, n2);
+        const all = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? n1 : n2).reserveSlot('shared', `s${i}`, T0, RATION)));
+        expect(all.filter((r) => r.ok)).toHaveLength(1);
+      });
+    }
+  });
+
   describe('pub/sub', () => {
     it('a published message reaches every subscriber until it unsubscribes', async () => {
       const s = fresh();
@@ -429,11 +478,12 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       await s.deadLetter('g', e!, 'x');
       await s.createCall(call('w1', 'p1'), 60_000);
       await s.setNX('lock:w1', '1', 60_000);
+      await s.reserveSlot('perm:a', 's1', Date.now(), [{ windowMs: 60_000, max: 1 }]);
       const probe = new Redis(redis.url);
       try {
         const keys = (await probe.keys(`${prefix}*`)).sort();
         expect(keys).toEqual(
-          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`].sort(),
+          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`, `${prefix}slot:perm:a`].sort(),
         );
       } finally {
         probe.disconnect();

@@ -86,6 +86,12 @@ export interface Switchboard {
   close(): Promise<void>;
 }
 
+/** The Service's phone id of one business number (E.164), from its phone number list. */
+async function phoneIdOf(numbers: PermissionNumbers, phoneNumber: string): Promise<string | undefined> {
+  for await (const n of numbers.iterate()) if (n.phoneNumber === phoneNumber && typeof n.id === 'string') return n.id;
+  return undefined;
+}
+
 export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchboard> {
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
@@ -106,6 +112,8 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     now,
     ...(config.redisUrl ? { shared: store } : {}),
     permissions,
+    // Rarely needed (a dialed call the store could not take): looked up when it is.
+    ...(o.phoneNumbers ? { phoneIdOf: (n: string) => phoneIdOf(o.phoneNumbers!, n) } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
   });

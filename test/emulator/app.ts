@@ -163,7 +163,7 @@ function validateFaults(b: Record<string, unknown>): string | undefined {
     if (!b.endpoints || typeof b.endpoints !== 'object') return 'endpoints: an object of "METHOD /path" → fault';
     for (const [k, f] of Object.entries(b.endpoints as Record<string, unknown>)) {
       const kind = (f as { kind?: unknown } | null)?.kind;
-      if (kind !== '429' && kind !== '5xx' && kind !== 'hang' && kind !== 'slow') return `endpoints["${k}"].kind: one of 429, 5xx, hang, slow`;
+      if (kind !== '429' && kind !== '5xx' && kind !== 'hang' && kind !== 'slow' && kind !== 'echoKey') return `endpoints["${k}"].kind: one of 429, 5xx, hang, slow, echoKey`;
     }
   }
   return undefined;

@@ -121,8 +121,13 @@ export interface Faults {
 }
 
 export interface EndpointFault {
-  kind: '429' | '5xx' | 'hang' | 'slow';
-  /** For 5xx: the status (default 503). For 429: Retry-After seconds (default 1). For slow: delay ms. */
+  kind: '429' | '5xx' | 'hang' | 'slow' | 'echoKey';
+  /**
+   * For 5xx: the status (default 503). For 429: Retry-After seconds (default 1). For slow:
+   * delay ms. For echoKey: the status (default 400) of a refusal whose `message` and
+   * `chatApiError.message` repeat the request's `X-API-Key` (a careless provider echoing
+   * the request: the client must scrub it).
+   */
   value?: number;
   times?: number;
   /**
