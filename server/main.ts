@@ -59,6 +59,17 @@ async function startDemoService(config: Config, log: Logger): Promise<DemoServic
   }
   const secret = config.webhookSecrets[0]!;
   const emu = await mod.startEmulator({ apiKeys: [config.serviceApiKey], webhookSecret: secret });
+  // Recording and transcription on for the demo numbers, through the Service API as a
+  // business would: the emulator produces both after each call, so the archive fills.
+  for (const n of emu.ctx.phoneNumbers.values()) {
+    const r = await fetch(`${emu.baseUrl}/chat/phoneNumbers/${n.wabaId}/${encodeURIComponent(n.phoneNumber)}/settings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': config.serviceApiKey },
+      body: JSON.stringify({ capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'demo recording and transcription', announcementLanguage: 'en' } }),
+    });
+    if (!r.ok) log.warn({ status: r.status, phoneNumber: n.phoneNumber }, 'demo: capture could not be turned on');
+    await r.body?.cancel();
+  }
   return {
     baseUrl: emu.baseUrl,
     controlUrl: emu.controlUrl,
@@ -219,6 +230,13 @@ async function main(): Promise<void> {
   if (config.demo) {
     lines.push(running.config.serviceBaseUrl ? `Demo mode: built-in Service emulator at ${running.config.serviceBaseUrl}` : 'Demo mode without a Service (emulator not available)');
     if (!config.usersFile) lines.push('Demo users (password = name): agent1, agent2 (agent), supervisor (supervisor, agent), ops (ops)');
+    if (running.config.serviceBaseUrl) {
+      // The CLI (`npx switchboard ...`) reaches the demo's emulator with these two; a key
+      // demo mode made up is a throw-away for this run, a key that was set is not printed.
+      lines.push('Command line against this demo (npx switchboard balance):');
+      lines.push(`  export SERVICE_BASE_URL=${running.config.serviceBaseUrl}`);
+      lines.push(config.serviceApiKeyGenerated ? `  export SERVICE_API_KEY=${config.serviceApiKey}` : '  export SERVICE_API_KEY=<the SERVICE_API_KEY you set>');
+    }
     // Demo users have guessable passwords: say plainly whether the network can reach them.
     const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
     lines.push(

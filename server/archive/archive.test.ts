@@ -2,12 +2,13 @@
  * The archive handlers against a real local HTTP server through the real Service client.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceClient, fullJitterBackoff } from '../service/index.ts';
 import { json, serviceError, startServer, type TestServer } from '../../test/service/server.ts';
-import { createArchive } from './index.ts';
+import { ArchiveConflictError, createArchive, INDEX_DIR } from './index.ts';
+import { listArchive } from './routes.ts';
 
 let srv: TestServer;
 let dir: string;
@@ -93,7 +94,38 @@ describe('call media archive', () => {
 
   it('ids cannot escape the archive directory', async () => {
     await archive().archive(rec('../../escape', 'cma_rec'));
-    expect(await readdir(dir)).toEqual(['..%2F..%2Fescape']);
+    // Beside the call's folder only the archive's own asset index.
+    expect((await readdir(dir)).sort()).toEqual([INDEX_DIR, '..%2F..%2Fescape'].sort());
     await expect(archive().archive(rec('..', 'cma_rec'))).rejects.toThrow(/wacid/);
+  });
+});
+
+describe('one asset, one call', () => {
+  it('the same mediaAssetId announced for another call is refused: nothing is written for it, the first call keeps its file', async () => {
+    const a = archive();
+    await a.archive(rec('wacid.B1', 'cma_rec'));
+    const err = await a.archive(rec('wacid.B2', 'cma_rec')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ArchiveConflictError);
+    expect((err as Error).message).toBe('mediaAssetId cma_rec: already archived as the recording of call wacid.B1; not archived as the recording of call wacid.B2');
+    expect(srv.seen).toHaveLength(1); // not downloaded for B2
+    expect(await readdir(join(dir, 'wacid.B2'))).toEqual([]);
+    expect((await readFile(join(dir, 'wacid.B1', 'cma_rec.ogg'))).equals(OGG)).toBe(true);
+    expect((await listArchive(dir)).map((i) => [i.wacid, i.kind])).toEqual([['wacid.B1', 'recording']]);
+  });
+
+  it('the same id as another kind is refused too', async () => {
+    const a = archive();
+    await a.archive(rec('wacid.B3', 'cma_rec'));
+    await expect(a.archive(event('chat.call.transcription.updated', { wacid: 'wacid.B3', result: 'AVAILABLE', mediaAssetId: 'cma_rec' }))).rejects.toThrow(/already archived as the recording of call wacid\.B3/);
+  });
+
+  it('a file the index does not name for its folder is neither listed nor treated as archived', async () => {
+    await archive().archive(rec('wacid.B4', 'cma_rec'));
+    // Copied under another call's folder, or left by an older layout without an index entry.
+    await mkdir(join(dir, 'wacid.B5'));
+    await copyFile(join(dir, 'wacid.B4', 'cma_rec.ogg'), join(dir, 'wacid.B5', 'cma_rec.ogg'));
+    await mkdir(join(dir, 'wacid.B6'));
+    await writeFile(join(dir, 'wacid.B6', 'cma_old.ogg'), OGG);
+    expect((await listArchive(dir)).map((i) => i.wacid)).toEqual(['wacid.B4']);
   });
 });

@@ -12,6 +12,7 @@
  */
 import { Presence, type CallView, type ClientMsg, type ServerMsg, type User } from '../../shared/protocol.ts';
 import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { clip, LIMITS } from '../../shared/limits.ts';
 import { parseEvent, type CallingConnect, type CallingStatus, type CallingTerminate, type ParsedEvent } from '../../shared/events.ts';
 import type { Logger } from '../log/logger.ts';
 import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
@@ -259,16 +260,7 @@ export class CallEngine {
         await this.route(call.wacid, true, stored);
         return;
       case 'offer':
-        this.hub.toUser(e.agent, {
-          type: 'call.offered',
-          wacid: call.wacid,
-          phoneId: call.phoneId,
-          from: call.from,
-          to: call.to,
-          direction: call.direction,
-          sdp: call.offerSdp!,
-          deadline: call.deadline!,
-        });
+        this.hub.toUser(e.agent, offered(call));
         return;
       case 'revoke':
         this.boardOp({ op: 'release', agent: e.agent, wacid: call.wacid });
@@ -642,6 +634,20 @@ function toRecord(call: Call, version: number): CallRecord {
   return { ...(JSON.parse(JSON.stringify(call)) as Call), version } as unknown as CallRecord;
 }
 
+/** The offer frame to the agent a call rings for. */
+export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }> {
+  return {
+    type: 'call.offered',
+    wacid: call.wacid,
+    phoneId: call.phoneId,
+    from: call.from,
+    to: call.to,
+    direction: call.direction,
+    sdp: call.offerSdp!,
+    deadline: call.deadline!,
+  };
+}
+
 /** What clients see of a call (never the SDP, except in the ringing agent's offer). */
 export function view(call: Call): CallView {
   const v: CallView = {
@@ -662,13 +668,16 @@ export function view(call: Call): CallView {
   return v;
 }
 
-/** The Service's reason for a refusal, in words for the agent (never secrets: the client scrubs). */
+/**
+ * The Service's reason for a refusal, in words for the agent (never secrets: the client
+ * scrubs). It ends up in frames, so it is clipped to the frames' limits.
+ */
 function refusal(err: unknown): { code: string; reason: string } {
   if (err instanceof ServiceError) {
     const provider = providerMessage(err.details);
-    return { code: err.code, reason: provider ? `${err.message} (${provider})` : err.message };
+    return { code: clip(err.code, LIMITS.word), reason: clip(provider ? `${err.message} (${provider})` : err.message, LIMITS.reason) };
   }
-  return { code: 'INTERNAL', reason: (err as Error)?.message ?? 'unknown error' };
+  return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
 }
 
 function providerMessage(details: unknown): string | undefined {
@@ -711,9 +720,9 @@ export function parseCallEvent(entry: { type: string; body: string; receivedAt: 
       };
     }
     case 'chat.call.terminate': {
-      const p = parsed.payload as CallingTerminate & { reason?: unknown; errors?: unknown };
+      const p = parsed.payload as CallingTerminate;
       // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
-      const first = Array.isArray(p.errors) && p.errors[0] && typeof p.errors[0] === 'object' ? (p.errors[0] as Record<string, unknown>) : undefined;
+      const first = p.errors?.[0];
       const errorCode = str(p.errorCode) ?? str(first?.code);
       const reason = p.errorMessage ?? str(first?.message) ?? str(p.reason);
       return {

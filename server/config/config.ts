@@ -27,6 +27,11 @@ export interface Config {
   readonly serviceBaseUrl: string | undefined;
   /** Sent as `X-API-Key`. Secret: never log it. */
   readonly serviceApiKey: string;
+  /**
+   * Demo mode made the key up (SERVICE_API_KEY unset): it opens only the in-process
+   * emulator of this run, so the start may print it for the CLI. A key that was set is never printed.
+   */
+  readonly serviceApiKeyGenerated: boolean;
   /** Any one may verify a webhook signature (rotation). Secret: never log them. */
   readonly webhookSecrets: readonly string[];
   /** Undefined: in-memory store (single process, not durable). */
@@ -196,6 +201,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     demo,
     serviceBaseUrl,
     serviceApiKey: demo ? (apiKey ?? `demo_${rnd(18).toString('base64url')}`) : required(apiKey, 'SERVICE_API_KEY', outside),
+    serviceApiKeyGenerated: demo && apiKey === undefined,
     webhookSecrets: Object.freeze(
       demo ? (secrets ?? [`whsec_${rnd(24).toString('base64url')}`]) : required(secrets, 'SERVICE_WEBHOOK_SECRETS', outside),
     ),

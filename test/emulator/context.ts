@@ -19,6 +19,13 @@ export interface EmulatorOptions {
   /** Seed for every random choice (fault knobs, ids, jitter). Default 1. */
   seed?: number;
   /**
+   * Mixed into every id (wacids, media ids, event ids...). Default: random per start, so two
+   * starts never share an id: a bridge that keeps state across restarts (dedupe keys in
+   * Redis, the media archive on disk) must never take a new call for an old one. Give a
+   * fixed value to get the very same ids again (reproducing a run).
+   */
+  idSalt?: string;
+  /**
    * Webhook retry delays are multiplied by this (1 = the real 10 s, 30 s, 5 min...).
    * Tests use e.g. 0.001.
    */
@@ -260,6 +267,7 @@ export function seededRng(seed: number): Rng {
 
 export function createContext(options: EmulatorOptions = {}): EmulatorContext {
   const seed = options.seed ?? 1;
+  const idSalt = options.idSalt ?? randomBytes(8).toString('hex');
   const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [`emu_${randomBytes(18).toString('base64url')}`];
   const webhookSecret = options.webhookSecret ?? `whsec_${randomBytes(24).toString('base64url')}`;
   const firstKey = apiKeys[0]!;
@@ -306,11 +314,12 @@ export function createContext(options: EmulatorOptions = {}): EmulatorContext {
     rng: seededRng(seed),
     faults: { ...DEFAULT_FAULTS, endpoints: {}, ...options.faults },
     newId(prefix) {
-      // Ids are a hash of (seed, prefix, counter): unique, opaque-looking, and identical
-      // across runs with the same seed and the same sequence of creations.
+      // Ids are a hash of (seed, idSalt, prefix, counter): unique, opaque-looking, unique
+      // across starts (random salt), and identical across runs with the same seed, salt and
+      // sequence of creations.
       const n = (counters.get(prefix) ?? 0) + 1;
       counters.set(prefix, n);
-      return prefix + createHash('sha256').update(`${seed}:${prefix}:${n}`).digest('hex').slice(0, 24);
+      return prefix + createHash('sha256').update(`${seed}:${idSalt}:${prefix}:${n}`).digest('hex').slice(0, 24);
     },
     emit(type, payloadName, payload, owner = firstKey) {
       if (closed) return;

@@ -138,4 +138,40 @@ describe('the server process', () => {
     expect(all).toMatch(/SERVICE_WEBHOOK_SECRETS: is required outside demo mode/);
     expect(all).not.toContain('key_should_not_be_printed_123');
   }, 60_000);
+
+  it('demo mode prints SERVICE_BASE_URL and SERVICE_API_KEY for the CLI, and `npx switchboard balance` works with them; a key that was set is not printed', async () => {
+    const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const { out } = await waitForUrl(p);
+      const base = /^ {2}export SERVICE_BASE_URL=(\S+)$/m.exec(out())?.[1];
+      const key = /^ {2}export SERVICE_API_KEY=(\S+)$/m.exec(out())?.[1];
+      expect(base, out()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2$/);
+      expect(key, out()).toMatch(/^demo_/);
+      const cli = spawn('npx', ['--no-install', 'switchboard', 'balance', '--json'], {
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_BASE_URL: base, SERVICE_API_KEY: key },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let cliOut = '';
+      cli.stdout?.on('data', (d) => (cliOut += String(d)));
+      cli.stderr?.on('data', (d) => (cliOut += String(d)));
+      const { code } = await exited(cli);
+      expect(code, cliOut).toBe(0);
+      expect(JSON.parse(cliOut.slice(cliOut.indexOf('{')))).toMatchObject({ amount: expect.any(Number), currency: expect.any(String) });
+    } finally {
+      p.kill('SIGTERM');
+      await exited(p);
+    }
+
+    const set = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env: cleanEnv({ SERVICE_API_KEY: 'key_set_by_hand_not_printed_1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const { out } = await waitForUrl(set);
+      expect(out()).toMatch(/^ {2}export SERVICE_BASE_URL=/m);
+      expect(out()).toContain('export SERVICE_API_KEY=<the SERVICE_API_KEY you set>');
+      expect(out()).not.toContain('key_set_by_hand_not_printed_1');
+    } finally {
+      set.kill('SIGTERM');
+      await exited(set);
+    }
+  }, 120_000);
 });
