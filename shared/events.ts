@@ -12,7 +12,7 @@
  * The names used by our emulator for those are in `PAYLOAD_NAMES`.
  */
 import { z } from 'zod';
-import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
+import { LIMITS, clipped, nonEmptyUpTo, upTo } from './limits.ts';
 
 const str = z.string();
 const optStr = str.optional();
@@ -29,7 +29,8 @@ const wacid = nonEmptyUpTo(LIMITS.wacid);
 const phoneId = nonEmptyUpTo(LIMITS.phoneId);
 const phoneNumber = upTo(LIMITS.phoneNumber).optional();
 const word = upTo(LIMITS.word);
-const reasonText = upTo(LIMITS.reason);
+/** Reasons are clipped, never refused: the event they come with (a terminate) must not be lost. */
+const reasonText = clipped(LIMITS.reason);
 /** Error codes and reasons come as strings or numbers; a number always fits. */
 const codeOrNumber = z.union([word, z.number()]).optional();
 const reasonOrNumber = z.union([reasonText, z.number()]).optional();
@@ -181,7 +182,7 @@ export type CallingStatus = z.infer<typeof CallingStatus>;
 /**
  * Field names beyond wacid are not shown in the interface: kept optional and loose. The
  * reason the pages show is `errorMessage`, else `errors[0].message`, else `reason`; each
- * is limited.
+ * is clipped to the reason limit.
  */
 export const CallingTerminate = z.looseObject({
   wacid,

@@ -157,4 +157,15 @@ describe('one set of limits from intake to frames', () => {
     expect(connect({ wacid: 'w'.repeat(LIMITS.wacid + 1) })).toBe('chat.call.connect: callingConnect.wacid: must be at most 256 characters');
     expect(connect({ sdp: 'a'.repeat(70 * 1024) })).toBe('chat.call.connect: callingConnect.sdp: must be at most 60000 characters');
   });
+
+  it('a terminate whose error message is over the reason limit is accepted with the message clipped (its call must still end)', () => {
+    const long = 'x'.repeat(LIMITS.reason * 5);
+    const body = envelope('chat.call.terminate', 'callingTerminate', { wacid: 'wacid.1', status: 'FAILED', errorMessage: long, errors: [{ code: 1, message: long }], reason: long }, 1);
+    expect(intake(body)).toBeUndefined();
+    const ev = parseCallEvent({ type: 'chat.call.terminate', body, receivedAt: 1 });
+    expect(ev?.type).toBe('terminate');
+    const reason = (ev as { reason?: string }).reason ?? '';
+    expect(reason.length).toBeLessThanOrEqual(LIMITS.reason);
+    expect(reason.length).toBeGreaterThan(0);
+  });
 });

@@ -45,6 +45,12 @@ export const upTo = (max: number) => z.string().max(max, most(max));
 /** A non-empty string of at most `max` characters. */
 export const nonEmptyUpTo = (max: number) => z.string().min(1, 'must not be empty').max(max, most(max));
 
+/**
+ * A human-readable text (a reason, an error message) shortened to `max` instead of refused:
+ * refusing a terminate event for a long message would leave its call open until a timer.
+ */
+export const clipped = (max: number) => z.string().transform((s) => clip(s, max));
+
 /** Shorten a text of our own making (e.g. a Service error's message) to fit a frame field. */
 export function clip(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
