@@ -7,6 +7,7 @@ const prod = {
   SERVICE_WEBHOOK_SECRETS: 'whsec_aaaaaaaaaaaaaaaa, whsec_bbbbbbbbbbbbbbbb',
   SESSION_SECRET: 'session-secret-0123456789',
   USERS_FILE: './users.json',
+  PUBLIC_URL: 'https://switchboard.example',
 };
 
 function failure(env: Record<string, string>): string {

@@ -152,6 +152,20 @@ while i <= #ARGV do
 end
 return out`;
 
+/**
+ * Fixed-window counter: KEYS[1] counter; ARGV delta, window ms. INCRBY and the first
+ * PEXPIRE in one step, so no counter is ever left without an expiry; a give-back (negative
+ * delta) never creates one.
+ */
+const COUNT_WINDOW = `
+local d = tonumber(ARGV[1])
+if d <= 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+local n = redis.call('INCRBY', KEYS[1], d)
+if n <= 0 then redis.call('DEL', KEYS[1]) return {0, 0} end
+local t = redis.call('PTTL', KEYS[1])
+if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) t = tonumber(ARGV[2]) end
+return {n, t}`;
+
 /** Dead letters replayed per script call (each is atomic on its own; this bounds one call's size). */
 const REPLAY_CHUNK = 100;
 
@@ -164,6 +178,7 @@ interface Scripts {
   sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
+  sbCountWindow(key: string, delta: number, windowMs: number): Promise<[number, number]>;
 }
 type ScriptedRedis = Redis & Scripts;
 
@@ -174,6 +189,7 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
+  r.defineCommand('sbCountWindow', { numberOfKeys: 1, lua: COUNT_WINDOW });
   return r as ScriptedRedis;
 }
 
@@ -575,6 +591,11 @@ export class RedisStore implements Store {
 
   async del(key: string): Promise<void> {
     await this.up().del(this.kvKey(key));
+  }
+
+  async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    const [count, resetInMs] = await this.up().sbCountWindow(`${this.prefix}count:${key}`, Math.trunc(delta), Math.max(1, Math.ceil(windowMs)));
+    return { count, resetInMs };
   }
 
   // ---- between nodes ------------------------------------------------------------------

@@ -19,6 +19,7 @@ export function testConfig(over: Record<string, string> = {}): Config {
     SERVICE_WEBHOOK_SECRETS: `${SECRET_A},${SECRET_B}`,
     SESSION_SECRET: 'session_secret_for_tests_0000',
     USERS_FILE: './users.json',
+    PUBLIC_URL: 'http://127.0.0.1:8080',
     LOG_LEVEL: 'debug',
     ...over,
   });
