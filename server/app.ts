@@ -16,6 +16,7 @@
  * `GET /metrics`. Other parts add theirs through `deps.mount` (see `AppPart`).
  */
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
@@ -24,7 +25,7 @@ import { HttpError, errorBody, NotFoundError } from './ops/errors.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
 import type { Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
-import { WEBHOOK_PATH, readBodyLimited, webhookHandler } from './webhooks/receiver.ts';
+import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
 
 export * from './ops/errors.ts';
@@ -129,7 +130,15 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
   // Routes then read the buffered copy.
   app.use('*', async (c, next) => {
     const raw = c.req.raw;
-    if (raw.body === null) return next();
+    if (raw.body === null) {
+      // GET and HEAD: the adapter hands no body on, but one may still be sent; hold it to
+      // the same limit (and drop it) so no route answers differently.
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+      if (incoming && (incoming.headers['transfer-encoding'] !== undefined || Number(incoming.headers['content-length'] ?? 0) > 0) && !incoming.readableEnded) {
+        await readIncomingLimited(incoming, API_BODY_LIMIT);
+      }
+      return next();
+    }
     const body = await readBodyLimited(raw, API_BODY_LIMIT);
     c.req.raw = new Request(raw.url, { method: raw.method, headers: raw.headers, body: body as Uint8Array<ArrayBuffer>, signal: raw.signal });
     return next();
