@@ -49,8 +49,6 @@ export class Users {
   private readonly byName: Map<string, UserEntry>;
   /** Verified against when the name is unknown, so both failures cost the same time. */
   private readonly decoy: string;
-  /** Password checks (scrypt runs) made so far: what the login limit bounds (tests, ops). */
-  checks = 0;
 
   constructor(entries: readonly UserEntry[], decoy: string) {
     this.byName = new Map(entries.map((u) => [u.name, u]));
@@ -69,7 +67,6 @@ export class Users {
   /** The user when the password is right; undefined otherwise (same answer for an unknown name). */
   async check(name: string, password: string): Promise<User | undefined> {
     const u = this.byName.get(name);
-    this.checks++;
     const ok = await verifyPassword(password, u?.passwordHash ?? this.decoy);
     return ok && u ? this.get(name) : undefined;
   }

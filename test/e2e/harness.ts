@@ -37,6 +37,8 @@ export interface Bridge {
   emu: Emulator;
   sb: Switchboard;
   store: Store;
+  /** Password checks (scrypt runs) this node has made: counted around `Users.check`. */
+  passwordChecks(): number;
   close(): Promise<void>;
 }
 
@@ -95,6 +97,12 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...supervisors.map((name) => ({ name, roles: ['supervisor' as const, 'agent' as const], passwordHash: hash })),
     { name: 'ops', roles: ['ops' as const], passwordHash: hash },
   ]);
+  let passwordChecks = 0;
+  const check = users.check.bind(users);
+  users.check = (name, password) => {
+    passwordChecks++;
+    return check(name, password);
+  };
   const service = createServiceClient({ baseUrl: emu.baseUrl, apiKey: emu.apiKey });
   const sb = await createSwitchboard({
     config: o.demo ? { ...config, demo: true } : config,
@@ -130,6 +138,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     emu,
     sb,
     store,
+    passwordChecks: () => passwordChecks,
     async close() {
       if (closed) return;
       closed = true;
