@@ -70,6 +70,7 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined): Prom
       SERVICE_WEBHOOK_SECRETS: secret,
       SESSION_SECRET: randomBytes(24).toString('base64url'),
       USERS_FILE: join(dir, 'users.json'),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       WRAP_UP_MS: '0',
       ACCEPT_WINDOW_MS: '60000',
       LOG_LEVEL: 'warn',

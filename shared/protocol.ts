@@ -21,6 +21,8 @@
  *   agent`, `answered on another tab`, `caller hung up`, `window closing`, `agent unreachable`.
  * - After a ring timeout the server sets the agent away and pushes `{type:"presence"}`.
  * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
+ * - Close code 4001: the login session ended (logout, on any node, or expiry); reconnecting
+ *   with the same cookie is refused (401).
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';

@@ -7,6 +7,7 @@ const prod = {
   SERVICE_WEBHOOK_SECRETS: 'whsec_aaaaaaaaaaaaaaaa, whsec_bbbbbbbbbbbbbbbb',
   SESSION_SECRET: 'session-secret-0123456789',
   USERS_FILE: './users.json',
+  PUBLIC_URL: 'https://switchboard.example',
 };
 
 function failure(env: Record<string, string>): string {
@@ -125,12 +126,36 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(d)).toBe(true);
   });
 
+  it('WEBHOOK_DEDUPE_TTL_MS below the 300 s signature tolerance is refused at start', () => {
+    expect(failure({ ...prod, WEBHOOK_DEDUPE_TTL_MS: '299999' })).toMatch(/^WEBHOOK_DEDUPE_TTL_MS: must be at least 300000 \(the 300 s signature tolerance/);
+    expect(failure({ WEBHOOK_DEDUPE_TTL_MS: '1000' })).toMatch(/^WEBHOOK_DEDUPE_TTL_MS: must be at least 300000/);
+    expect(loadConfig({ ...prod, WEBHOOK_DEDUPE_TTL_MS: '300000' }).webhookDedupeTtlMs).toBe(300_000);
+  });
+
+  it('PUBLIC_URL: required outside demo mode, an origin without a path, kept as the origin; unset in demo mode', () => {
+    const { PUBLIC_URL: _, ...noPublic } = prod;
+    expect(failure(noPublic)).toBe('PUBLIC_URL: is required outside demo mode (SERVICE_BASE_URL is set)');
+    expect(failure({ ...prod, PUBLIC_URL: 'https://sb.example/app' })).toMatch(/^PUBLIC_URL: must be the origin browsers use/);
+    expect(failure({ ...prod, PUBLIC_URL: 'ftp://sb.example' })).toMatch(/^PUBLIC_URL: must be the origin browsers use/);
+    expect(loadConfig({ ...prod, PUBLIC_URL: 'https://SB.example:8443/' }).publicUrl).toBe('https://sb.example:8443');
+    expect(loadConfig({}).publicUrl).toBeUndefined();
+    expect(loadConfig({ PUBLIC_URL: 'http://localhost:9000' }).publicUrl).toBe('http://localhost:9000');
+  });
+
+  it('METRICS_TOKEN is a secret: never echoed, redacted by describeConfig', () => {
+    const msg = failure({ ...prod, METRICS_TOKEN: 'short-token' });
+    expect(msg).toMatch(/^METRICS_TOKEN: must be at least 16 characters$/);
+    const c = loadConfig({ ...prod, METRICS_TOKEN: 'metrics-token-0123456789' });
+    expect(c.metricsToken).toBe('metrics-token-0123456789');
+    expect(JSON.stringify(describeConfig(c))).not.toContain('metrics-token-0123456789');
+  });
+
   it('VARIABLES lists every variable of the design plus the team additions', () => {
     expect([...VARIABLES].sort()).toEqual(
       [
         'PORT', 'HOST', 'SERVICE_BASE_URL', 'SERVICE_API_KEY', 'SERVICE_WEBHOOK_SECRETS', 'REDIS_URL', 'ARCHIVE_DIR',
         'ACCEPT_WINDOW_MS', 'SESSION_SECRET', 'USERS_FILE', 'LOG_LEVEL', 'RING_TIMEOUT_MS', 'WRAP_UP_MS', 'QUEUES_FILE',
-        'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS',
+        'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS', 'PUBLIC_URL', 'METRICS_TOKEN',
       ].sort(),
     );
   });

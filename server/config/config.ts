@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { SIGNATURE_TOLERANCE_S } from '../webhooks/signature.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -53,6 +54,14 @@ export interface Config {
   readonly webhookDedupeTtlMs: number;
   /** Handler attempts before an event is dead-lettered. */
   readonly webhookMaxAttempts: number;
+  /**
+   * The origin browsers use (`https://host[:port]`, no path): the Host and Origin of
+   * state-changing requests and of the WebSocket upgrade must match it. Undefined only in
+   * demo mode, where a loopback name or the bind address (any port) is accepted.
+   */
+  readonly publicUrl: string | undefined;
+  /** When set, `GET /metrics` needs `Authorization: Bearer <token>`. Secret: never log it. */
+  readonly metricsToken: string | undefined;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -84,6 +93,8 @@ export const VARIABLES = [
   'QUEUES_FILE',
   'WEBHOOK_DEDUPE_TTL_MS',
   'WEBHOOK_MAX_ATTEMPTS',
+  'PUBLIC_URL',
+  'METRICS_TOKEN',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -92,6 +103,7 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'SERVICE_API_KEY',
   'SERVICE_WEBHOOK_SECRETS',
   'SESSION_SECRET',
+  'METRICS_TOKEN',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -121,6 +133,18 @@ const redisUrl = z.string().refine((s) => {
     return false;
   }
 }, 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
+
+const publicUrl = z
+  .string()
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.pathname === '/' && !u.search && !u.hash;
+    } catch {
+      return false;
+    }
+  }, 'must be the origin browsers use: http(s)://host[:port] without a path, e.g. https://switchboard.example.com')
+  .transform((s) => new URL(s).origin);
 
 const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
 
@@ -153,8 +177,20 @@ const schemas = {
   RING_TIMEOUT_MS: intIn(1000, 600_000),
   WRAP_UP_MS: intIn(0, 3_600_000),
   QUEUES_FILE: nonEmpty('a path to the queues JSON file'),
-  WEBHOOK_DEDUPE_TTL_MS: intIn(1000, 30 * 24 * 3600 * 1000),
+  // A delivery stays valid for the signature tolerance: its id must be remembered at least that long.
+  WEBHOOK_DEDUPE_TTL_MS: z
+    .string()
+    .regex(/^\d+$/, 'must be an integer (ms)')
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(SIGNATURE_TOLERANCE_S * 1000, `must be at least ${SIGNATURE_TOLERANCE_S * 1000} (the ${SIGNATURE_TOLERANCE_S} s signature tolerance: a redelivery that still verifies must still be known)`)
+        .max(30 * 24 * 3600 * 1000, 'must be at most 2592000000 (30 days)'),
+    ),
   WEBHOOK_MAX_ATTEMPTS: intIn(1, 100),
+  PUBLIC_URL: publicUrl,
+  METRICS_TOKEN: secret,
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -216,6 +252,8 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     queuesFile: read(env, 'QUEUES_FILE'),
     webhookDedupeTtlMs: read(env, 'WEBHOOK_DEDUPE_TTL_MS') ?? 48 * 3600 * 1000,
     webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,
+    publicUrl: demo ? read(env, 'PUBLIC_URL') : required(read(env, 'PUBLIC_URL'), 'PUBLIC_URL', outside),
+    metricsToken: read(env, 'METRICS_TOKEN'),
   };
   return Object.freeze(config);
 }
@@ -256,11 +294,14 @@ export function describeConfig(config: Config): Record<string, unknown> {
     webhookSecrets: config.webhookSecrets.map(() => '[redacted]'),
     sessionSecret: '[redacted]',
     redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
+    metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
   };
 }
 
-/** Every secret value of the configuration (for log scrubbing): the Redis password too. */
-export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined }): string[] {
+/** Every secret value of the configuration (for log scrubbing): the Redis password and the metrics token too. */
+export function secretsOf(
+  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken'>>,
+): string[] {
   const redis = redisPassword(config.redisUrl);
-  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets, ...(redis ? [redis] : [])];
+  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets, ...(redis ? [redis] : []), ...(config.metricsToken ? [config.metricsToken] : [])];
 }

@@ -60,6 +60,8 @@ export class MemoryStore implements Store {
   private readonly kv = new Map<string, { value: string; expiresAt: number }>();
   /** Ration slots per key: slot id → epoch ms. */
   private readonly slots = new Map<string, Map<string, number>>();
+  private readonly counters = new Map<string, { count: number; expiresAt: number }>();
+  private counterOps = 0;
   private readonly subs = new Map<string, Set<(m: string) => void>>();
 
   constructor(opts: MemoryStoreOptions = {}) {
@@ -359,6 +361,35 @@ export class MemoryStore implements Store {
   async releaseSlot(key: string, slotId: string): Promise<void> {
     this.check();
     this.slots.get(key)?.delete(slotId);
+  }
+
+  async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    this.check();
+    const t = this.now();
+    // Counters are keyed by what callers send (e.g. a login name): sweep expired ones now
+    // and then so that the map stays bounded by the live windows.
+    if (++this.counterOps % 1024 === 0) for (const [k, c] of this.counters) if (c.expiresAt <= t) this.counters.delete(k);
+    let c = this.counters.get(key);
+    if (c && c.expiresAt <= t) {
+      this.counters.delete(key);
+      c = undefined;
+    }
+    if (!c) {
+      if (delta <= 0) return { count: 0, resetInMs: 0 };
+      c = { count: 0, expiresAt: t + windowMs };
+      this.counters.set(key, c);
+    }
+    c.count += delta;
+    if (c.count <= 0) {
+      this.counters.delete(key);
+      return { count: 0, resetInMs: 0 };
+    }
+    return { count: c.count, resetInMs: c.expiresAt - t };
+  }
+
+  /** Window counters held, expired ones not yet swept included (tests). */
+  get counterKeys(): number {
+    return this.counters.size;
   }
 
   // ---- between nodes (one node here) --------------------------------------------------

@@ -171,6 +171,20 @@ redis.call('ZADD', KEYS[1], now, ARGV[2])
 redis.call('PEXPIRE', KEYS[1], longest)
 return {1}`;
 
+/**
+ * Fixed-window counter: KEYS[1] counter; ARGV delta, window ms. INCRBY and the first
+ * PEXPIRE in one step, so no counter is ever left without an expiry; a give-back (negative
+ * delta) never creates one.
+ */
+const COUNT_WINDOW = `
+local d = tonumber(ARGV[1])
+if d <= 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+local n = redis.call('INCRBY', KEYS[1], d)
+if n <= 0 then redis.call('DEL', KEYS[1]) return {0, 0} end
+local t = redis.call('PTTL', KEYS[1])
+if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) t = tonumber(ARGV[2]) end
+return {n, t}`;
+
 /** Dead letters replayed per script call (each is atomic on its own; this bounds one call's size). */
 const REPLAY_CHUNK = 100;
 
@@ -184,6 +198,7 @@ interface Scripts {
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
   sbReserveSlot(key: string, ...args: Array<string | number>): Promise<number[]>;
+  sbCountWindow(key: string, delta: number, windowMs: number): Promise<[number, number]>;
 }
 type ScriptedRedis = Redis & Scripts;
 
@@ -195,6 +210,7 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
   r.defineCommand('sbReserveSlot', { numberOfKeys: 1, lua: RESERVE_SLOT });
+  r.defineCommand('sbCountWindow', { numberOfKeys: 1, lua: COUNT_WINDOW });
   return r as ScriptedRedis;
 }
 
@@ -613,6 +629,11 @@ export class RedisStore implements Store {
 
   async releaseSlot(key: string, slotId: string): Promise<void> {
     await this.up().zrem(this.slotKey(key), slotId);
+  }
+
+  async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    const [count, resetInMs] = await this.up().sbCountWindow(`${this.prefix}count:${key}`, Math.trunc(delta), Math.max(1, Math.ceil(windowMs)));
+    return { count, resetInMs };
   }
 
   // ---- between nodes ------------------------------------------------------------------

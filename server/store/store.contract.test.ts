@@ -423,6 +423,51 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     }
   });
 
+  describe('window counters (rate limits)', () => {
+    it('countInWindow counts up within the window, tells the time left, and is gone after it', async () => {
+      const s = fresh();
+      const a = await s.countInWindow('login:n', 1, 300);
+      expect(a.count).toBe(1);
+      expect(a.resetInMs).toBeGreaterThan(0);
+      expect(a.resetInMs).toBeLessThanOrEqual(300);
+      expect((await s.countInWindow('login:n', 1, 300)).count).toBe(2);
+      // The window is fixed at the first increment: later ones do not extend it.
+      const c = await s.countInWindow('login:n', 1, 10_000);
+      expect(c.count).toBe(3);
+      expect(c.resetInMs).toBeLessThanOrEqual(300);
+      expect((await s.countInWindow('other', 1, 300)).count).toBe(1);
+      await sleep(400);
+      expect((await s.countInWindow('login:n', 1, 300)).count).toBe(1);
+    });
+
+    it('a give-back (negative delta) lowers the count, never creates a counter, and removes one at 0', async () => {
+      const s = fresh();
+      expect(await s.countInWindow('g', -1, 1000)).toEqual({ count: 0, resetInMs: 0 });
+      expect((await s.countInWindow('g', 1, 1000)).count).toBe(1);
+      expect((await s.countInWindow('g', 1, 1000)).count).toBe(2);
+      expect((await s.countInWindow('g', -1, 1000)).count).toBe(1);
+      expect((await s.countInWindow('g', -1, 1000)).count).toBe(0);
+      expect(await s.countInWindow('g', -1, 1000)).toEqual({ count: 0, resetInMs: 0 });
+      expect((await s.countInWindow('g', 1, 1000)).count).toBe(1);
+    });
+
+    it('200 concurrent increments: each sees a different count, 1..200 (atomic)', async () => {
+      const s = fresh();
+      const got = await Promise.all(Array.from({ length: 200 }, () => s.countInWindow('race', 1, 60_000)));
+      expect(got.map((g) => g.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    });
+
+    if (name === 'MemoryStore') {
+      it('expired counters are swept, so many distinct keys do not pile up', async () => {
+        const s = fresh() as MemoryStore;
+        for (let i = 0; i < 2000; i++) await s.countInWindow(`k${i}`, 1, 20);
+        await sleep(50);
+        for (let i = 0; i < 2048; i++) await s.countInWindow('live', 1, 60_000);
+        expect(s.counterKeys).toBeLessThan(100);
+      });
+    }
+  });
+
   describe('pub/sub', () => {
     it('a published message reaches every subscriber until it unsubscribes', async () => {
       const s = fresh();
@@ -479,11 +524,12 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       await s.createCall(call('w1', 'p1'), 60_000);
       await s.setNX('lock:w1', '1', 60_000);
       await s.reserveSlot('perm:a', 's1', Date.now(), [{ windowMs: 60_000, max: 1 }]);
+      await s.countInWindow('login:x', 1, 60_000);
       const probe = new Redis(redis.url);
       try {
         const keys = (await probe.keys(`${prefix}*`)).sort();
         expect(keys).toEqual(
-          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`, `${prefix}slot:perm:a`].sort(),
+          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`, `${prefix}slot:perm:a`, `${prefix}count:login:x`].sort(),
         );
       } finally {
         probe.disconnect();

@@ -180,6 +180,15 @@ export interface Store {
   /** Give a slot back: the action it was taken for surely did not happen. */
   releaseSlot(key: string, slotId: string): Promise<void>;
 
+  /**
+   * A fixed-window counter (rate limits): add `delta` to the counter `key` in ONE atomic
+   * step and answer its new value and the ms until the window ends. The window starts at
+   * the first increment and lasts `windowMs`; then the counter is gone (bounded memory).
+   * A negative `delta` (giving back a reservation) never creates a counter, and a counter
+   * that falls to 0 is removed. Of N concurrent increments each sees a different value.
+   */
+  countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }>;
+
   // ---- between nodes ------------------------------------------------------------------
 
   /** Publish to every subscriber of `channel`, on every node. */

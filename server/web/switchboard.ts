@@ -16,7 +16,8 @@ import { secretsOf, type Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { StreamEntry } from '../store/store.ts';
-import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type Users } from '../auth/index.ts';
+import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type LoginLimits, type Users } from '../auth/index.ts';
+import { SESSION_TTL_MS } from '../auth/session.ts';
 import { CallEngine, type ServiceCalls } from '../calls/engine.ts';
 import type { Policy } from '../calls/lifecycle.ts';
 import { loadQueues } from '../calls/routing.ts';
@@ -34,7 +35,8 @@ export interface SwitchboardOptions {
   config: Pick<
     Config,
     'archiveDir' | 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl' | 'serviceApiKey' | 'webhookSecrets'
-  >;
+  > &
+    Partial<Pick<Config, 'publicUrl' | 'host'>>;
   store: Store;
   log: Logger;
   calls: ServiceCalls;
@@ -65,6 +67,10 @@ export interface SwitchboardOptions {
   reconnectGraceMs?: number;
   /** Period of the engine's sweep over stored calls (default 2 s). */
   sweepMs?: number;
+  /** Login session lifetime (default 12 h; tests shorten it). */
+  sessionTtlMs?: number;
+  /** Login limits (default `LOGIN_LIMITS`). */
+  loginLimits?: Partial<LoginLimits>;
   now?: () => number;
 }
 
@@ -97,7 +103,15 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
   const now = o.now ?? Date.now;
-  const auth = createAuth({ users, sessions: new Sessions(store, config.sessionSecret), log: log.child({ part: 'auth' }), demo: config.demo, now });
+  const auth = createAuth({
+    users,
+    sessions: new Sessions(store, config.sessionSecret, o.sessionTtlMs ?? SESSION_TTL_MS, now),
+    store,
+    origin: { publicUrl: config.publicUrl, bindHost: config.host },
+    ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
+    log: log.child({ part: 'auth' }),
+    demo: config.demo,
+  });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
   const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: o.messages, phoneNumbers: o.phoneNumbers, now });
@@ -182,6 +196,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     },
     async start() {
       await hub.start();
+      await gateway.start();
       engine.start();
     },
     async close() {

@@ -18,7 +18,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { EventPayloadError, parseEvent, type Envelope } from '../../shared/events.ts';
-import type { FoundationMetrics } from '../ops/metrics.ts';
+import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 
 /** The consumer group of the bridge's workers. */
@@ -122,8 +122,8 @@ export function createWorkers(opts: WorkersOptions): Workers {
   async function deadLetter(entry: StreamEntry, error: string, attempts: number): Promise<void> {
     await store.deadLetter(group, entry, error, attempts);
     markFinished(entry.streamId);
-    m.deadLettered.inc({ type: entry.type });
-    m.webhookEvents.inc({ type: entry.type, outcome: 'dead_lettered' });
+    m.deadLettered.inc({ type: eventTypeLabel(entry.type) });
+    m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'dead_lettered' });
     const replayOf = entry.replayOf !== undefined ? { replayOf: entry.replayOf } : {};
     log.error({ eventId: entry.eventId, type: entry.type, streamId: entry.streamId, attempts, error, ...replayOf }, 'webhook event dead-lettered');
   }
@@ -150,7 +150,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
       if (!handler) {
         await store.ack(group, [entry.streamId]);
         markFinished(entry.streamId);
-        m.webhookEvents.inc({ type: entry.type, outcome: 'ignored' });
+        m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'ignored' });
         if (!known) log.info({ eventId: entry.eventId, type: entry.type }, 'unknown webhook event type: stored and ignored');
         return;
       }
@@ -158,7 +158,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
         await handler(event, entry);
       } catch (err) {
         const message = (err as Error)?.message ?? String(err);
-        m.webhookEvents.inc({ type: entry.type, outcome: 'failed' });
+        m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'failed' });
         if (attempt >= opts.maxAttempts) {
           await deadLetter(entry, message, attempt);
         } else {
@@ -171,7 +171,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
       }
       await store.ack(group, [entry.streamId]);
       markFinished(entry.streamId);
-      m.webhookEvents.inc({ type: entry.type, outcome: 'processed' });
+      m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'processed' });
     } finally {
       inFlight--;
       if (!retrying) held.delete(entry.streamId);

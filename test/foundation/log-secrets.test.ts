@@ -21,7 +21,7 @@ import { MemoryStore } from '../../server/store/memory.ts';
 import { createWorkers } from '../../server/webhooks/workers.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
 import { PASSWORD, ProtocolClient, agentClient, fakeConnect, login, postEvent } from '../e2e/harness.ts';
-import { startRedis } from '../support/redis.ts';
+import { freePort, startRedis } from '../support/redis.ts';
 import { API_KEY, SECRET_A, SECRET_B, event, listen, signed, testConfig, until } from './helpers.ts';
 
 let emu: Emulator;
@@ -98,12 +98,14 @@ describe('secrets in logs', () => {
     const usersFile = join(dir, 'users.json');
     const hash = await hashPassword(PASSWORD);
     writeFileSync(usersFile, JSON.stringify({ users: [{ name: 'boss', roles: ['supervisor', 'agent'], passwordHash: hash }, { name: 'agent1', roles: ['agent'], passwordHash: hash }] }));
+    const port = await freePort();
     const config = testConfig({
       SERVICE_BASE_URL: emu.baseUrl,
       SERVICE_WEBHOOK_SECRETS: SECRET_A,
       REDIS_URL: redis.url,
       USERS_FILE: usersFile,
-      PORT: '0',
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       ARCHIVE_DIR: join(dir, 'archive'),
       LOG_LEVEL: 'trace',
     });
