@@ -1,7 +1,8 @@
 /**
  * The process: read the config once, wire the real dependencies, serve, and shut down
- * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work, close
- * connections, exit 0).
+ * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work within bounded
+ * times — HTTP `drainMs`, webhook handlers the workers' `stopTimeoutMs` — close
+ * connections, exit 0; a second Ctrl-C a second or more later exits at once).
  *
  * Demo mode (SERVICE_BASE_URL unset): the Service emulator from `test/emulator/` is
  * imported lazily (production never loads it) and started in-process; its webhooks are
@@ -194,6 +195,10 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       // they do, so the drain ends with the last in-flight request.
       s.closeIdleConnections?.();
       const idleSweep = setInterval(() => s.closeIdleConnections?.(), 50);
+      // The workers stop alongside the HTTP drain, bounded on their own (`stopTimeoutMs`):
+      // handlers still running then are aborted and their events stay pending for another
+      // node, so a hung download never holds the shutdown.
+      const workersStopped = workers.stop().catch((err: unknown) => log.error({ err }, 'workers stop failed'));
       // WebSockets would keep the server open: the gateway closes them.
       await switchboard?.close().catch((err: unknown) => log.error({ err }, 'switchboard close failed'));
       const forced = setTimeout(() => {
@@ -203,7 +208,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       await closed;
       clearTimeout(forced);
       clearInterval(idleSweep);
-      await workers.stop();
+      await workersStopped;
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
       await store.close();
       log.info('stopped');
@@ -211,6 +216,9 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
 
   return { url, config, store, close };
 }
+
+/** A signal this soon after the first is the same Ctrl-C delivered twice, not a second press. */
+const DUPLICATE_SIGNAL_MS = 1000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -247,12 +255,21 @@ async function main(): Promise<void> {
   }
   process.stdout.write(lines.join('\n') + '\n');
 
-  let signals = 0;
+  // Ctrl-C on `npm start` reaches this process twice within milliseconds: from the
+  // terminal (the whole process group) and forwarded by npm / tsx. A signal that soon after
+  // the first is that same press; a second press later (the drain is taking too long)
+  // exits at once.
+  let firstSignalAt: number | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (++signals > 1) {
+    if (firstSignalAt !== undefined) {
+      if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) {
+        log.debug({ sig }, 'same signal delivered again (process group and parent): ignored');
+        return;
+      }
       log.warn({ sig }, 'second signal: exiting now');
       process.exit(1);
     }
+    firstSignalAt = Date.now();
     log.info({ sig }, 'signal received');
     running.close().then(
       () => process.exit(0),

@@ -11,6 +11,8 @@ import { ArchiveConflictError, createArchive, INDEX_DIR } from './index.ts';
 import { listArchive } from './routes.ts';
 
 let srv: TestServer;
+const stalled: Array<{ destroy(): void }> = [];
+let closedStalls = 0;
 let dir: string;
 const OGG = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(50_000, 9)]);
 const TRANSCRIPT = Buffer.from('{"segments":[{"speaker":"user","text":"hello"}]}');
@@ -34,11 +36,22 @@ beforeEach(async () => {
       setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
+    if (req.path === '/chat/calls/media/cma_stall') {
+      // Headers and the first bytes, then nothing: a download hung mid-body.
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(OGG.length) });
+      res.write(OGG.subarray(0, 1000));
+      stalled.push(res);
+      res.once('close', () => closedStalls++);
+      return;
+    }
     if (req.path === '/chat/calls/media/cma_down') return serviceError(res, 503, 'UNAVAILABLE', 'try later');
     serviceError(res, 404, 'NOT_FOUND', 'media not found');
   });
 });
-afterEach(() => srv.close());
+afterEach(async () => {
+  for (const r of stalled.splice(0)) r.destroy();
+  await srv.close();
+});
 
 const archive = () =>
   createArchive({ dir, calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive', retry: fullJitterBackoff({ maxAttempts: 2, baseMs: 10 }) }).calls });
@@ -83,6 +96,25 @@ describe('call media archive', () => {
   it('a download cut midway throws and leaves neither the file nor a temp file', async () => {
     await expect(archive().archive(rec('wacid.A5', 'cma_cut'))).rejects.toThrow();
     expect(await readdir(join(dir, 'wacid.A5'))).toEqual([]);
+  });
+
+  it('a download hung mid-body is given up when the handler signal aborts (the worker deadline): socket closed, no file, no temp file', async () => {
+    const ctl = new AbortController();
+    const closedBefore = closedStalls;
+    const run = archive().handlers['chat.call.recording.updated'](rec('wacid.A9', 'cma_stall'), undefined, { signal: ctl.signal });
+    const settled = run.then(
+      () => 'resolved',
+      (err: Error) => err.message,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await Promise.race([settled, 'pending'])).toBe('pending');
+    ctl.abort(new Error('handler deadline exceeded (test)'));
+    const t0 = Date.now();
+    expect(await settled).toMatch(/handler deadline exceeded \(test\)|download broke/);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(await readdir(join(dir, 'wacid.A9'))).toEqual([]);
+    for (let i = 0; i < 50 && closedStalls === closedBefore; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(closedStalls).toBe(closedBefore + 1);
   });
 
   it('a FAILED result is recorded without any request', async () => {

@@ -9,6 +9,8 @@
  * - 404 (missing, expired, not ours) is final: recorded as `<mediaAssetId>.missing.json`
  *   and the handler resolves; retrying cannot help. A FAILED result is recorded as
  *   `<kind>.failed.json`. Other errors (5xx, connection) throw, so the worker retries.
+ * - Bounded: the worker's media lane gives each attempt a deadline; its abort signal is
+ *   passed to the download (a hung download fails, is retried, then dead-lettered).
  * - Ids come from outside: each is one encoded path segment, never `.`/`..`, so an id
  *   cannot escape the archive directory.
  * - One asset, one call: before anything is written, the asset id is claimed for its call
@@ -147,8 +149,12 @@ async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
 export function createArchive(o: ArchiveOptions) {
   const now = o.now ?? Date.now;
 
-  /** Archive one media event (the raw envelope as received). */
-  async function archive(event: unknown): Promise<ArchiveOutcome | undefined> {
+  /**
+   * Archive one media event (the raw envelope as received). `signal` (the worker's handler
+   * deadline) aborts the download: the socket is closed and the temp file removed, so a
+   * download that hangs at the Service holds neither for ever.
+   */
+  async function archive(event: unknown, opts: { signal?: AbortSignal } = {}): Promise<ArchiveOutcome | undefined> {
     const parsed = parseEvent(event);
     const kind = TYPE_KIND[parsed.type];
     if (!parsed.known || kind === undefined) return undefined;
@@ -168,7 +174,7 @@ export function createArchive(o: ArchiveOptions) {
     await claimAsset(o.dir, { mediaAssetId: assetId, wacid: media.wacid, kind });
     if (await exists(path)) return { kind, status: 'already-archived', path };
     try {
-      const r = await o.calls.downloadMedia(assetId, { out: path });
+      const r = await o.calls.downloadMedia(assetId, { out: path, ...(opts.signal ? { signal: opts.signal } : {}) });
       o.log?.info?.({ wacid: media.wacid, kind, mediaAssetId: assetId, bytes: r.bytes }, 'call media archived');
       return { kind, status: 'saved', path, bytes: r.bytes };
     } catch (err) {
@@ -188,8 +194,8 @@ export function createArchive(o: ArchiveOptions) {
     }
   }
 
-  const handler = async (event: unknown): Promise<void> => {
-    await archive(event);
+  const handler = async (event: unknown, _entry?: unknown, ctx?: { signal: AbortSignal }): Promise<void> => {
+    await archive(event, ctx ? { signal: ctx.signal } : {});
   };
   return {
     archive,

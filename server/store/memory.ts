@@ -199,6 +199,20 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  async touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]> {
+    this.check();
+    const g = this.group(group);
+    const now = this.now();
+    const out: string[] = [];
+    for (const id of streamIds) {
+      const p = g.pending.get(id);
+      if (p?.consumer !== consumer) continue;
+      p.deliveredAt = now;
+      out.push(id);
+    }
+    return out;
+  }
+
   async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {
     this.check();
     this.group(group).pending.delete(entry.streamId);

@@ -124,6 +124,20 @@ for _ = 1, 20 do
 end
 return out`;
 
+// Refresh a consumer's own pending entries (idle back to 0; JUSTID keeps the delivery
+// count). An entry pending for another consumer is not taken back.
+// KEYS: stream. ARGV: group, consumer, ids... Returns the ids refreshed.
+const TOUCH = `
+local out = {}
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    table.insert(out, ARGV[i])
+  end
+end
+return out`;
+
 // Replay dead letters: per dead letter, remove it from the dead list and, iff it was
 // still there, append it to the stream, in one step (no crash in between can lose or
 // double it; of two concurrent replays only the one whose LREM removed it appends).
@@ -196,6 +210,7 @@ interface Scripts {
   sbCreateCall(call: string, phone: string, all: string, json: string, phoneId: string, ttl: number, wacid: string): Promise<number>;
   sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
+  sbTouch(stream: string, group: string, consumer: string, ...ids: string[]): Promise<string[]>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
   sbReserveSlot(key: string, ...args: Array<string | number>): Promise<number[]>;
   sbCountWindow(key: string, delta: number, windowMs: number): Promise<[number, number]>;
@@ -208,6 +223,7 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbCreateCall', { numberOfKeys: 3, lua: CREATE_CALL });
   r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
+  r.defineCommand('sbTouch', { numberOfKeys: 1, lua: TOUCH });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
   r.defineCommand('sbReserveSlot', { numberOfKeys: 1, lua: RESERVE_SLOT });
   r.defineCommand('sbCountWindow', { numberOfKeys: 1, lua: COUNT_WINDOW });
@@ -437,6 +453,11 @@ export class RedisStore implements Store {
   async claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]> {
     const rows = await this.up().sbClaim(this.k.stream, group, consumer, minIdleMs, count);
     return rows.map(([id, fields, n]) => toEntry(id, fields, Number(n)));
+  }
+
+  async touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]> {
+    if (streamIds.length === 0) return [];
+    return this.up().sbTouch(this.k.stream, group, consumer, ...streamIds);
   }
 
   async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {

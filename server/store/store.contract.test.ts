@@ -188,6 +188,27 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       expect(await s.claimStale('g', 'fourth', 200, 10)).toEqual([]);
     });
 
+    it('touchPending keeps a live consumer\'s entries from being claimed, never takes back another\'s, and keeps the delivery count', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      await s.acceptEvent(ev('held'), 60_000);
+      await s.acceptEvent(ev('other'), 60_000);
+      const [held, other] = await s.readGroup('g', 'live', 10, 0);
+      await sleep(150);
+      expect(await s.touchPending('g', 'live', [held!.streamId])).toEqual([held!.streamId]);
+      await sleep(100);
+      // 250 ms since the read, 100 ms since the touch: only the untouched one is stale.
+      const claimed = await s.claimStale('g', 'rescuer', 200, 10);
+      expect(claimed.map((e) => e.eventId)).toEqual(['other']);
+      expect(claimed[0]!.deliveries).toBe(2);
+      // `other` is the rescuer's now: the old consumer's touch does not take it back.
+      expect(await s.touchPending('g', 'live', [other!.streamId, held!.streamId])).toEqual([held!.streamId]);
+      await s.ack('g', [held!.streamId]);
+      expect(await s.touchPending('g', 'live', [held!.streamId])).toEqual([]);
+      await sleep(250);
+      expect((await s.claimStale('g', 'third', 200, 10)).map((e) => [e.eventId, e.deliveries])).toEqual([['other', 3]]);
+    });
+
     it('a dead-lettered entry is acked and listed, newest first', async () => {
       const s = fresh();
       await s.ensureGroup('g');

@@ -114,6 +114,14 @@ export interface Store {
   claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]>;
 
   /**
+   * Keep entries that `consumer` still holds fresh (their idle time back to 0, deliveries
+   * unchanged), so `claimStale` hands over only a dead consumer's entries, however long a
+   * live one works on them. An entry now pending for another consumer (or acked) is left
+   * alone. Resolves the ids that were refreshed.
+   */
+  touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]>;
+
+  /**
    * Move an entry to the dead-letter list and ack it in `group`, atomically. `attempts`
    * (handler attempts made) is kept with it when given.
    */

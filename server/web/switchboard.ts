@@ -159,8 +159,9 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     ...(o.metrics ? { metrics: o.metrics } : {}),
   });
   /** Archive one media event, then tell who may see the call: its agent, supervisors, ops. */
-  const onMediaEvent = async (event: unknown): Promise<void> => {
-    const out = await archive!.archive(event);
+  const onMediaEvent = async (event: unknown, _entry: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
+    // The worker's deadline signal: a download that hangs at the Service is abandoned.
+    const out = await archive!.archive(event, ctx ? { signal: ctx.signal } : {});
     if (!out || (out.status !== 'saved' && out.status !== 'already-archived')) return;
     const callDir = basename(dirname(out.path));
     const wacid = decodeURIComponent(callDir);

@@ -125,6 +125,14 @@ export interface Faults {
   recordingResult: 'AVAILABLE' | 'FAILED';
   /** Result of the transcription after a captured call. Default AVAILABLE. */
   transcriptionResult: 'AVAILABLE' | 'FAILED';
+  /**
+   * Media downloads (`GET /chat/calls/media/{id}`) hang: `headers` — no answer at all (the
+   * Service is stuck before it looks the asset up); `body` — a found asset is answered 200
+   * with its headers and the first half of its bytes, then nothing more. Either way the
+   * request is held until the client gives up (closes the connection) or the emulator
+   * closes. Default `none`.
+   */
+  mediaDownloadHang: 'none' | 'headers' | 'body';
 }
 
 export interface EndpointFault {
@@ -241,6 +249,7 @@ export const DEFAULT_FAULTS: Faults = Object.freeze({
   endpoints: {},
   recordingResult: 'AVAILABLE',
   transcriptionResult: 'AVAILABLE',
+  mediaDownloadHang: 'none',
 }) as Faults;
 
 export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
