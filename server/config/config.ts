@@ -48,6 +48,15 @@ export interface Config {
   readonly webhookDedupeTtlMs: number;
   /** Handler attempts before an event is dead-lettered. */
   readonly webhookMaxAttempts: number;
+  // ---- history (issue 14) ----
+  /** PostgreSQL for history; undefined: embedded PGlite under `dataDir`. Secret (may hold a password): never log it. */
+  readonly databaseUrl: string | undefined;
+  /** Embedded history database (`<dataDir>/history`) and the default archive's parent. */
+  readonly dataDir: string;
+  /** Calls (with timeline, wrap-up, media rows) older than this are deleted. */
+  readonly historyRetentionDays: number;
+  /** Media files and their rows older than this are deleted. */
+  readonly archiveRetentionDays: number;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -79,6 +88,11 @@ export const VARIABLES = [
   'QUEUES_FILE',
   'WEBHOOK_DEDUPE_TTL_MS',
   'WEBHOOK_MAX_ATTEMPTS',
+  // history (issue 14)
+  'DATABASE_URL',
+  'DATA_DIR',
+  'HISTORY_RETENTION_DAYS',
+  'ARCHIVE_RETENTION_DAYS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -87,6 +101,7 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'SERVICE_API_KEY',
   'SERVICE_WEBHOOK_SECRETS',
   'SESSION_SECRET',
+  'DATABASE_URL',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -116,6 +131,15 @@ const redisUrl = z.string().refine((s) => {
     return false;
   }
 }, 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
+
+const databaseUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '' && u.pathname.length > 1;
+  } catch {
+    return false;
+  }
+}, 'must be a postgres:// URL with host and database, e.g. postgres://user:password@host:5432/switchboard');
 
 const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
 
@@ -150,6 +174,10 @@ const schemas = {
   QUEUES_FILE: nonEmpty('a path to the queues JSON file'),
   WEBHOOK_DEDUPE_TTL_MS: intIn(1000, 30 * 24 * 3600 * 1000),
   WEBHOOK_MAX_ATTEMPTS: intIn(1, 100),
+  DATABASE_URL: databaseUrl,
+  DATA_DIR: nonEmpty('a directory path'),
+  HISTORY_RETENTION_DAYS: intIn(1, 36_500),
+  ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -200,7 +228,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
       demo ? (secrets ?? [`whsec_${rnd(24).toString('base64url')}`]) : required(secrets, 'SERVICE_WEBHOOK_SECRETS', outside),
     ),
     redisUrl: read(env, 'REDIS_URL'),
-    archiveDir: read(env, 'ARCHIVE_DIR') ?? './data/archive',
+    archiveDir: read(env, 'ARCHIVE_DIR') ?? `${(read(env, 'DATA_DIR') ?? './data').replace(/\/+$/, '')}/archive`,
     acceptWindowMs: read(env, 'ACCEPT_WINDOW_MS') ?? 30_000,
     sessionSecret: demo ? (sessionSecret ?? rnd(32).toString('base64url')) : required(sessionSecret, 'SESSION_SECRET', outside),
     usersFile: demo ? usersFile : required(usersFile, 'USERS_FILE', outside),
@@ -210,6 +238,10 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     queuesFile: read(env, 'QUEUES_FILE'),
     webhookDedupeTtlMs: read(env, 'WEBHOOK_DEDUPE_TTL_MS') ?? 48 * 3600 * 1000,
     webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,
+    databaseUrl: read(env, 'DATABASE_URL'),
+    dataDir: read(env, 'DATA_DIR') ?? './data',
+    historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
+    archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
   };
   return Object.freeze(config);
 }
@@ -226,10 +258,24 @@ export function describeConfig(config: Config): Record<string, unknown> {
     serviceApiKey: '[redacted]',
     webhookSecrets: config.webhookSecrets.map(() => '[redacted]'),
     sessionSecret: '[redacted]',
+    databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
   };
 }
 
 /** Every secret value of the configuration (for log scrubbing). */
-export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'>): string[] {
-  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets];
+export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & Partial<Pick<Config, 'databaseUrl'>>): string[] {
+  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets, ...databaseSecrets(config.databaseUrl)];
+}
+
+/** The database URL and its password (alone and URL-decoded), so neither ever reaches a log line. */
+function databaseSecrets(url: string | undefined): string[] {
+  if (!url) return [];
+  const out = [url];
+  try {
+    const pw = new URL(url).password;
+    if (pw) out.push(pw, decodeURIComponent(pw));
+  } catch {
+    // validated at load; nothing more to add
+  }
+  return out;
 }
