@@ -62,6 +62,10 @@ export function openPostgres(o: PostgresOptions): Db {
     async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: unknown;
+      // A checked-out client has no error listener of the pool's: a connection cut between
+      // two statements would otherwise be an uncaught 'error' event (the process exits).
+      const onError = (err: Error) => (broken = err);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const out = await fn(wrap(client));
@@ -71,7 +75,8 @@ export function openPostgres(o: PostgresOptions): Db {
         await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
         throw err;
       } finally {
-        // A connection whose ROLLBACK failed is dropped, not handed to the next caller.
+        // A connection that failed is dropped, not handed to the next caller.
+        client.off('error', onError);
         client.release(broken instanceof Error ? broken : undefined);
       }
     },

@@ -257,9 +257,13 @@ export class RedisHistoryQueue implements HistoryQueue {
   }
 
   async lag(): Promise<QueueLag> {
+    // The outbox is read before the stream: a fact moving between the two meanwhile is
+    // counted twice (briefly), never missed.
+    const outbox = this.outbox.length;
+    const outboxOldest = this.outbox[0]?.at ?? Infinity;
     const [len, first] = await Promise.all([this.cmd.xlen(this.stream), this.cmd.xrange(this.stream, '-', '+', 'COUNT', 1)]);
-    const oldest = Math.min(first[0] ? Number(first[0][0].split('-')[0]) : Infinity, this.outbox[0]?.at ?? Infinity);
-    return { pending: len + this.outbox.length, oldestAgeMs: oldest === Infinity ? 0 : Math.max(0, Date.now() - oldest) };
+    const oldest = Math.min(first[0] ? Number(first[0][0].split('-')[0]) : Infinity, outboxOldest);
+    return { pending: len + outbox, oldestAgeMs: oldest === Infinity ? 0 : Math.max(0, Date.now() - oldest) };
   }
 
   async close(): Promise<void> {
