@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/postgres.ts';
 import { openPglite, openPostgres, type Db } from './db.ts';
 import { MIGRATIONS, migrate } from './migrations.ts';
-import type { CallFact, HistoryFact } from './schema.ts';
+import { HistoryFact, type CallFact } from './schema.ts';
 import { HistoryQueryError, HistoryStore } from './store.ts';
 
 interface Engine {
@@ -177,7 +177,8 @@ describe.each([
       ];
       for (const f of facts) await store.record(f);
       const first = await store.getCall(w);
-      await store.apply(facts.map((f) => f) as never);
+      // All in one batch (one transaction, several facts of the same call in it), then one by one in reverse.
+      await store.apply(facts.map((f) => HistoryFact.parse(f)));
       for (const f of [...facts].reverse()) await store.record(f);
       expect(await store.getCall(w)).toEqual(first);
       expect(first?.timeline).toEqual([

@@ -59,10 +59,15 @@ const pick = (col: string) =>
 const TRANSCRIPT_OF = (param: string) =>
   `(SELECT string_agg(text, E'\\n' ORDER BY media_asset_id) FROM history_media WHERE wacid = ${param} AND text IS NOT NULL)`;
 
-const UPSERT_CALL = `
+// Many facts per statement: rows come from unnest() of one array per column.
+const UPSERT_CALLS = `
 INSERT INTO history_calls AS c (wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent,
   outcome, outcome_rank, received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, transcript)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, ${TRANSCRIPT_OF('$1')})
+SELECT u.*, ${TRANSCRIPT_OF('u.wacid')}
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
+  $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::text[], $17::int[])
+  AS u(wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent, outcome, outcome_rank,
+  received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version)
 ON CONFLICT (wacid) DO UPDATE SET
   phone_id = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.phone_id ELSE c.phone_id END,
   direction = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.direction ELSE c.direction END,
@@ -79,13 +84,45 @@ const mediaPick = (col: string) =>
 
 const UPSERT_MEDIA = `
 INSERT INTO history_media AS m (media_asset_id, wacid, kind, status, status_rank, bytes, sha256, path, text, first_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10)
+SELECT u.*, u.first_at
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
+  AS u(media_asset_id, wacid, kind, status, status_rank, bytes, sha256, path, text, first_at)
 ON CONFLICT (media_asset_id) DO UPDATE SET
   status = CASE WHEN EXCLUDED.status_rank > m.status_rank THEN EXCLUDED.status ELSE m.status END,
   status_rank = GREATEST(m.status_rank, EXCLUDED.status_rank),
   ${['bytes', 'sha256', 'path', 'text'].map(mediaPick).join(',\n  ')},
   first_at = LEAST(m.first_at, EXCLUDED.first_at),
   updated_at = GREATEST(m.updated_at, EXCLUDED.updated_at)`;
+
+const INSERT_TIMELINE = `
+INSERT INTO history_timeline (wacid, key, at, event, detail)
+SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::jsonb[])
+ON CONFLICT DO NOTHING`;
+
+const UPSERT_DISPOSITIONS = `
+INSERT INTO history_dispositions AS d (wacid, disposition, notes, at)
+SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
+ON CONFLICT (wacid) DO UPDATE SET disposition = EXCLUDED.disposition, notes = EXCLUDED.notes, at = EXCLUDED.at
+WHERE EXCLUDED.at > d.at`;
+
+/**
+ * Split facts into rounds in which no key repeats: one INSERT … ON CONFLICT DO UPDATE may
+ * not touch a row twice. The merge rules are commutative, so the rounds' order is free.
+ */
+function rounds<T>(facts: readonly T[], key: (f: T) => string): T[][] {
+  const out: Array<{ keys: Set<string>; facts: T[] }> = [];
+  for (const f of facts) {
+    const k = key(f);
+    let r = out.find((x) => !x.keys.has(k));
+    if (!r) out.push((r = { keys: new Set(), facts: [] }));
+    r.keys.add(k);
+    r.facts.push(f);
+  }
+  return out.map((r) => r.facts);
+}
+
+/** Column arrays for unnest(): `cols(rows, [f => a, f => b])` → `[[a…], [b…]]`. */
+const cols = <T>(rows: readonly T[], getters: Array<(f: T) => unknown>) => getters.map((g) => rows.map((r) => g(r) ?? null));
 
 const CALL_COLUMNS = `c.wacid, c.phone_id, c.business_number, c.customer_phone, c.customer_user_id, c.direction, c.agent,
   c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, d.disposition, d.notes`;
@@ -177,11 +214,25 @@ export class HistoryStore {
 
   // ---- writing ----------------------------------------------------------------------
 
-  /** Write facts (already parsed with `HistoryFact`) in ONE transaction: all or none. */
+  /**
+   * Write facts (already parsed with `HistoryFact`) in ONE transaction: all or none. A few
+   * statements per batch, not one per fact: rows travel as arrays (unnest).
+   */
   async apply(facts: readonly ParsedFact[]): Promise<void> {
     if (facts.length === 0) return;
+    const of = <K extends ParsedFact['type']>(t: K) => facts.filter((f): f is Extract<ParsedFact, { type: K }> => f.type === t);
+    const calls = of('call');
+    const timeline = of('timeline');
+    const media = of('media');
+    const dispositions = of('disposition');
     await this.db.tx(async (sql) => {
-      for (const f of facts) await this.write(sql, f);
+      // Media first: a call row created in this batch then picks up its transcript.
+      for (const r of rounds(media, (f) => f.mediaAssetId)) await this.writeMedia(sql, r);
+      const texts = [...new Set(media.filter((f) => f.text !== undefined).map((f) => f.wacid))];
+      if (texts.length > 0) await sql.query(`UPDATE history_calls c SET transcript = ${TRANSCRIPT_OF('c.wacid')} WHERE c.wacid = ANY($1)`, [texts]);
+      for (const r of rounds(calls, (f) => f.wacid)) await this.writeCalls(sql, r);
+      if (timeline.length > 0) await this.writeTimeline(sql, timeline);
+      for (const r of rounds(dispositions, (f) => f.wacid)) await this.writeDispositions(sql, r);
     });
   }
 
@@ -190,75 +241,58 @@ export class HistoryStore {
     await this.apply([HistoryFact.parse(fact)]);
   }
 
-  private async write(sql: Sql, f: ParsedFact): Promise<void> {
-    switch (f.type) {
-      case 'call':
-        return this.writeCall(sql, f);
-      case 'timeline':
-        return this.writeTimeline(sql, f);
-      case 'media':
-        return this.writeMedia(sql, f);
-      case 'disposition':
-        return this.writeDisposition(sql, f);
-    }
-  }
-
-  private async writeCall(sql: Sql, f: CallFactP): Promise<void> {
-    await sql.query(UPSERT_CALL, [
-      f.wacid,
-      f.phoneId,
-      f.businessNumber ?? null,
-      f.customer.phoneNumber ?? null,
-      f.customer.userId ?? null,
-      f.direction,
-      f.agent ?? null,
-      f.outcome,
-      f.outcome === 'in-progress' ? 0 : 1,
-      f.receivedAt,
-      f.answeredAt ?? null,
-      f.endedAt ?? null,
-      f.waitMs ?? null,
-      f.talkMs ?? null,
-      f.holdMs ?? null,
-      f.endReason ?? null,
-      f.version,
-    ]);
-  }
-
-  private async writeTimeline(sql: Sql, f: TimelineFactP): Promise<void> {
-    await sql.query('INSERT INTO history_timeline (wacid, key, at, event, detail) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING', [
-      f.wacid,
-      f.key,
-      f.at,
-      f.event,
-      f.detail === undefined ? null : JSON.stringify(f.detail),
-    ]);
-  }
-
-  private async writeMedia(sql: Sql, f: MediaFactP): Promise<void> {
-    await sql.query(UPSERT_MEDIA, [
-      f.mediaAssetId,
-      f.wacid,
-      f.kind,
-      f.status,
-      statusRank(f.status),
-      f.bytes ?? null,
-      f.sha256 ?? null,
-      f.path ?? null,
-      f.text ?? null,
-      f.at,
-    ]);
-    // The call's searchable text follows its transcriptions (also when the call row comes later: see UPSERT_CALL).
-    if (f.text !== undefined) await sql.query(`UPDATE history_calls SET transcript = ${TRANSCRIPT_OF('$1')} WHERE wacid = $1`, [f.wacid]);
-  }
-
-  private async writeDisposition(sql: Sql, f: DispositionFactP): Promise<void> {
+  private async writeCalls(sql: Sql, rows: CallFactP[]): Promise<void> {
     await sql.query(
-      `INSERT INTO history_dispositions AS d (wacid, disposition, notes, at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (wacid) DO UPDATE SET disposition = EXCLUDED.disposition, notes = EXCLUDED.notes, at = EXCLUDED.at
-       WHERE EXCLUDED.at > d.at`,
-      [f.wacid, f.disposition, f.notes ?? null, f.at],
+      UPSERT_CALLS,
+      cols(rows, [
+        (f) => f.wacid,
+        (f) => f.phoneId,
+        (f) => f.businessNumber,
+        (f) => f.customer.phoneNumber,
+        (f) => f.customer.userId,
+        (f) => f.direction,
+        (f) => f.agent,
+        (f) => f.outcome,
+        (f) => (f.outcome === 'in-progress' ? 0 : 1),
+        (f) => f.receivedAt,
+        (f) => f.answeredAt,
+        (f) => f.endedAt,
+        (f) => f.waitMs,
+        (f) => f.talkMs,
+        (f) => f.holdMs,
+        (f) => f.endReason,
+        (f) => f.version,
+      ]),
     );
+  }
+
+  private async writeTimeline(sql: Sql, rows: TimelineFactP[]): Promise<void> {
+    await sql.query(
+      INSERT_TIMELINE,
+      cols(rows, [(f) => f.wacid, (f) => f.key, (f) => f.at, (f) => f.event, (f) => (f.detail === undefined ? null : JSON.stringify(f.detail))]),
+    );
+  }
+
+  private async writeMedia(sql: Sql, rows: MediaFactP[]): Promise<void> {
+    await sql.query(
+      UPSERT_MEDIA,
+      cols(rows, [
+        (f) => f.mediaAssetId,
+        (f) => f.wacid,
+        (f) => f.kind,
+        (f) => f.status,
+        (f) => statusRank(f.status),
+        (f) => f.bytes,
+        (f) => f.sha256,
+        (f) => f.path,
+        (f) => f.text,
+        (f) => f.at,
+      ]),
+    );
+  }
+
+  private async writeDispositions(sql: Sql, rows: DispositionFactP[]): Promise<void> {
+    await sql.query(UPSERT_DISPOSITIONS, cols(rows, [(f) => f.wacid, (f) => f.disposition, (f) => f.notes, (f) => f.at]));
   }
 
   // ---- reading ----------------------------------------------------------------------
