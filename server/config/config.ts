@@ -62,6 +62,15 @@ export interface Config {
   readonly publicUrl: string | undefined;
   /** When set, `GET /metrics` needs `Authorization: Bearer <token>`. Secret: never log it. */
   readonly metricsToken: string | undefined;
+  // ---- history (issue 14) ----
+  /** PostgreSQL for history; undefined: embedded PGlite under `dataDir`. Secret (may hold a password): never log it. */
+  readonly databaseUrl: string | undefined;
+  /** Embedded history database (`<dataDir>/history`) and the default archive's parent. */
+  readonly dataDir: string;
+  /** Calls (with timeline, wrap-up, media rows) older than this are deleted. */
+  readonly historyRetentionDays: number;
+  /** Media files and their rows older than this are deleted. */
+  readonly archiveRetentionDays: number;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -95,6 +104,11 @@ export const VARIABLES = [
   'WEBHOOK_MAX_ATTEMPTS',
   'PUBLIC_URL',
   'METRICS_TOKEN',
+  // history (issue 14)
+  'DATABASE_URL',
+  'DATA_DIR',
+  'HISTORY_RETENTION_DAYS',
+  'ARCHIVE_RETENTION_DAYS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -104,6 +118,7 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'SERVICE_WEBHOOK_SECRETS',
   'SESSION_SECRET',
   'METRICS_TOKEN',
+  'DATABASE_URL',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -145,6 +160,15 @@ const publicUrl = z
     }
   }, 'must be the origin browsers use: http(s)://host[:port] without a path, e.g. https://switchboard.example.com')
   .transform((s) => new URL(s).origin);
+
+const databaseUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '' && u.pathname.length > 1;
+  } catch {
+    return false;
+  }
+}, 'must be a postgres:// URL with host and database, e.g. postgres://user:password@host:5432/switchboard');
 
 const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
 
@@ -191,6 +215,10 @@ const schemas = {
   WEBHOOK_MAX_ATTEMPTS: intIn(1, 100),
   PUBLIC_URL: publicUrl,
   METRICS_TOKEN: secret,
+  DATABASE_URL: databaseUrl,
+  DATA_DIR: nonEmpty('a directory path'),
+  HISTORY_RETENTION_DAYS: intIn(1, 36_500),
+  ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -242,7 +270,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
       demo ? (secrets ?? [`whsec_${rnd(24).toString('base64url')}`]) : required(secrets, 'SERVICE_WEBHOOK_SECRETS', outside),
     ),
     redisUrl: read(env, 'REDIS_URL'),
-    archiveDir: read(env, 'ARCHIVE_DIR') ?? './data/archive',
+    archiveDir: read(env, 'ARCHIVE_DIR') ?? `${(read(env, 'DATA_DIR') ?? './data').replace(/\/+$/, '')}/archive`,
     acceptWindowMs: read(env, 'ACCEPT_WINDOW_MS') ?? 30_000,
     sessionSecret: demo ? (sessionSecret ?? rnd(32).toString('base64url')) : required(sessionSecret, 'SESSION_SECRET', outside),
     usersFile: demo ? usersFile : required(usersFile, 'USERS_FILE', outside),
@@ -254,6 +282,10 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,
     publicUrl: demo ? read(env, 'PUBLIC_URL') : required(read(env, 'PUBLIC_URL'), 'PUBLIC_URL', outside),
     metricsToken: read(env, 'METRICS_TOKEN'),
+    databaseUrl: read(env, 'DATABASE_URL'),
+    dataDir: read(env, 'DATA_DIR') ?? './data',
+    historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
+    archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
   };
   return Object.freeze(config);
 }
@@ -295,13 +327,34 @@ export function describeConfig(config: Config): Record<string, unknown> {
     sessionSecret: '[redacted]',
     redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
     metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
+    databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
   };
 }
 
-/** Every secret value of the configuration (for log scrubbing): the Redis password and the metrics token too. */
+/** Every secret value of the configuration (for log scrubbing): the Redis password, the metrics token and the database URL too. */
 export function secretsOf(
-  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken'>>,
+  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl'>>,
 ): string[] {
   const redis = redisPassword(config.redisUrl);
-  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets, ...(redis ? [redis] : []), ...(config.metricsToken ? [config.metricsToken] : [])];
+  return [
+    config.serviceApiKey,
+    config.sessionSecret,
+    ...config.webhookSecrets,
+    ...(redis ? [redis] : []),
+    ...(config.metricsToken ? [config.metricsToken] : []),
+    ...databaseSecrets(config.databaseUrl),
+  ];
+}
+
+/** The database URL and its password (alone and URL-decoded), so neither ever reaches a log line. */
+function databaseSecrets(url: string | undefined): string[] {
+  if (!url) return [];
+  const out = [url];
+  try {
+    const pw = new URL(url).password;
+    if (pw) out.push(pw, decodeURIComponent(pw));
+  } catch {
+    // validated at load; nothing more to add
+  }
+  return out;
 }
