@@ -19,10 +19,11 @@ export interface EmulatorOptions {
   /** Seed for every random choice (fault knobs, ids, jitter). Default 1. */
   seed?: number;
   /**
-   * Mixed into every id (wacids, media ids, event ids...). Default: random per start, so two
-   * starts never share an id: a bridge that keeps state across restarts (dedupe keys in
-   * Redis, the media archive on disk) must never take a new call for an old one. Give a
-   * fixed value to get the very same ids again (reproducing a run).
+   * Mixed into every id (wacids, media ids, event ids...). Default without an explicit
+   * `seed`: random per start, so two starts (demo mode) never share an id: a bridge that
+   * keeps state across restarts (dedupe keys in Redis, the media archive on disk) must never
+   * take a new call for an old one. With an explicit `seed` the default is fixed, so the
+   * seed alone reproduces a run, ids included; give a value to tell such runs apart.
    */
   idSalt?: string;
   /**
@@ -276,7 +277,7 @@ export function seededRng(seed: number): Rng {
 
 export function createContext(options: EmulatorOptions = {}): EmulatorContext {
   const seed = options.seed ?? 1;
-  const idSalt = options.idSalt ?? randomBytes(8).toString('hex');
+  const idSalt = options.idSalt ?? (options.seed !== undefined ? 'seeded' : randomBytes(8).toString('hex'));
   const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [`emu_${randomBytes(18).toString('base64url')}`];
   const webhookSecret = options.webhookSecret ?? `whsec_${randomBytes(24).toString('base64url')}`;
   const firstKey = apiKeys[0]!;
