@@ -59,6 +59,7 @@ if (kind === 'bare') {
     SERVICE_WEBHOOK_SECRETS: BENCH_SECRET,
     SESSION_SECRET: 'bench_session_secret_000000',
     USERS_FILE: './users.json',
+    PUBLIC_URL: 'http://127.0.0.1:8080',
     LOG_LEVEL: 'warn',
   });
   fetch = createApp({ config, store, log: silentLogger() }).fetch;

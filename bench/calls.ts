@@ -12,7 +12,13 @@
  *    Chromium peer per call: from sending `call.answer` to both the ack (accept returned
  *    200) and ICE+DTLS connected in the browser. Goal p50 ≤ 300 ms.
  *
- *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20]
+ * 3. the same webhook → `call.offered` with `--hung` (default 50) recording downloads hanging
+ *    at the Service (emulator `mediaDownloadHang`) for the whole run: call events have a
+ *    lane of their own, so the figures should match (1). The media lane holds 8 downloads
+ *    at the Service at a time; the rest wait their turn in it.
+ *
+ *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20] [--hung 50]
+ *   npx tsx bench/calls.ts --only hung     # (1) and (3) on the Redis store only
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -34,6 +40,7 @@ const { values: args } = parseArgs({
     rate: { type: 'string', default: '100' },
     agents: { type: 'string', default: '50' },
     answers: { type: 'string', default: '20' },
+    hung: { type: 'string', default: '50' },
     only: { type: 'string' },
   },
 });
@@ -41,6 +48,7 @@ const SECONDS = Number(args.seconds);
 const RATE = Number(args.rate);
 const AGENTS = Number(args.agents);
 const ANSWERS = Number(args.answers);
+const HUNG = Number(args.hung);
 
 const pct = (xs: number[], p: number) => {
   if (xs.length === 0) return NaN;
@@ -70,6 +78,7 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined): Prom
       SERVICE_WEBHOOK_SECRETS: secret,
       SESSION_SECRET: randomBytes(24).toString('base64url'),
       USERS_FILE: join(dir, 'users.json'),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       WRAP_UP_MS: '0',
       ACCEPT_WINDOW_MS: '60000',
       LOG_LEVEL: 'warn',
@@ -121,7 +130,7 @@ async function rawAgent(url: string, name: string, onOffer: (wacid: string, t: n
   return ws;
 }
 
-async function offeredLatency(label: string, redisUrl?: string): Promise<{ p50: number; p99: number; lost: number; n: number }> {
+async function offeredLatency(label: string, redisUrl?: string, hung = 0): Promise<{ p50: number; p99: number; lost: number; n: number; hanging: number }> {
   const names = Array.from({ length: AGENTS }, (_, i) => `bench${String(i).padStart(2, '0')}`);
   const b = await spawnBridge(names, redisUrl);
   const sockets: WebSocket[] = [];
@@ -145,6 +154,15 @@ async function offeredLatency(label: string, redisUrl?: string): Promise<{ p50: 
     await sleep(1_000);
     latency.clear();
     sentAt.clear();
+    if (hung > 0) {
+      // Recording downloads that hang at the Service for the whole run.
+      b.emu.ctx.faults.mediaDownloadHang = 'headers';
+      for (let i = 0; i < hung; i++) {
+        await postEvent(b, 'chat.call.recording.updated', 'callingMedia', { wacid: `hung-${label}-${i}`, phoneId: 'phone-1', type: 'recording', result: 'AVAILABLE', status: 'AVAILABLE', mediaAssetId: `cma_hung_${i}` });
+      }
+      const until = Date.now() + 10_000;
+      while (b.emu.capture.hangingDownloads() < Math.min(hung, 8) && Date.now() < until) await sleep(20);
+    }
 
     const total = Math.round(SECONDS * RATE);
     const start = performance.now();
@@ -162,7 +180,7 @@ async function offeredLatency(label: string, redisUrl?: string): Promise<{ p50: 
     const xs = [...sentAt.keys()].map((w) => latency.get(w)).filter((x): x is number => x !== undefined);
     const non2xx = statuses.filter((s) => s < 200 || s > 299).length;
     if (non2xx) console.log(`  (${non2xx} webhook posts failed or were not answered 2xx: the Service would deliver them again)`);
-    return { p50: pct(xs, 50), p99: pct(xs, 99), lost: total - xs.length, n: total };
+    return { p50: pct(xs, 50), p99: pct(xs, 99), lost: total - xs.length, n: total, hanging: b.emu.capture.hangingDownloads() };
   } finally {
     for (const s of sockets) s.close();
     await b.close();
@@ -259,6 +277,20 @@ async function answerToAudio(): Promise<{ p50: number; p50ack: number; p50ice: n
 
 async function main(): Promise<void> {
   console.log(`webhook → call.offered: ${RATE} calls/s for ${SECONDS} s, ${AGENTS} agents (goals p50 ≤ 3 ms, p99 ≤ 15 ms, 0 lost)`);
+  if (args.only === 'hung') {
+    if (!redisServerAvailable()) throw new Error('--only hung needs redis-server');
+    const redis = await startRedis();
+    try {
+      const r = await offeredLatency('redis', redis.url);
+      console.log(`  redis store:  p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}`);
+      const h = await offeredLatency('redis-hung', redis.url, HUNG);
+      console.log(`  redis store, ${HUNG} media downloads hung at the Service (${h.hanging} held there at the end): p50 ${f(h.p50)}  p99 ${f(h.p99)}  lost ${h.lost}/${h.n}`);
+    } finally {
+      await redis.close();
+    }
+    console.log(`machine load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs (other test runs share this machine)`);
+    return;
+  }
   if (args.only !== 'redis' && args.only !== 'answer') {
     const mem = await offeredLatency('memory');
     console.log(`  memory store: p50 ${f(mem.p50)}  p99 ${f(mem.p99)}  lost ${mem.lost}/${mem.n}`);
@@ -270,6 +302,10 @@ async function main(): Promise<void> {
     try {
       const r = await offeredLatency('redis', redis.url);
       console.log(`  redis store:  p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}`);
+      if (HUNG > 0) {
+        const h = await offeredLatency('redis-hung', redis.url, HUNG);
+        console.log(`  redis store, ${HUNG} media downloads hung at the Service (${h.hanging} held there at the end): p50 ${f(h.p50)}  p99 ${f(h.p99)}  lost ${h.lost}/${h.n}`);
+      }
     } finally {
       await redis.close();
     }

@@ -7,20 +7,25 @@
  * - one error mapping (`app.onError`): `HttpError`s (server/ops/errors.ts) become the
  *   Service's error shape `{ error: { status, code, message, requestId } }`, anything
  *   else is logged and becomes a 500 without internals;
- * - request counting for `/metrics`.
+ * - request counting for `/metrics` (bounded labels: known methods, matched route patterns);
+ * - a body limit of `API_BODY_LIMIT` (64 KiB), counted while reading: 413 before any
+ *   route reads more (the webhook route has its own, larger one);
+ * - `X-Content-Type-Options: nosniff` on every answer (JSON, downloads, errors).
  *
  * Routes of the foundation: `POST /webhooks/service`, `GET /healthz`, `GET /readyz`,
  * `GET /metrics`. Other parts add theirs through `deps.mount` (see `AppPart`).
  */
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import { Hono, type Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { HttpError, errorBody, NotFoundError } from './ops/errors.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
-import type { Store } from './store/store.ts';
+import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
-import { WEBHOOK_PATH, webhookHandler } from './webhooks/receiver.ts';
+import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
 
 export * from './ops/errors.ts';
@@ -28,6 +33,12 @@ export * from './ops/errors.ts';
 /** Hono environment of every route: `c.get('requestId')`, `c.get('log')`. */
 export type AppEnv = { Variables: { requestId: string; log: Logger } };
 export type App = Hono<AppEnv>;
+
+/** Largest request body any route but the webhook receiver reads (login, API writes). */
+export const API_BODY_LIMIT = 64 * 1024;
+
+/** Method label values: anything else is counted as `OTHER` (labels stay bounded). */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** A readiness check for `/readyz`: resolves when fine, rejects with the reason. */
 export interface ReadinessCheck {
@@ -104,8 +115,9 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     const t0 = performance.now();
     await next();
     c.res.headers.set('X-Request-ID', requestId);
+    c.res.headers.set('X-Content-Type-Options', 'nosniff');
     const status = c.res.status;
-    m.httpRequests.inc({ method: c.req.method, route: c.req.routePath || 'unmatched', status: String(status) });
+    m.httpRequests.inc({ method: METHODS.has(c.req.method) ? c.req.method : 'OTHER', route: c.req.routePath || 'unmatched', status: String(status) });
     const log = c.get('log');
     if (log.isLevelEnabled('debug') || (status >= 500 && log.isLevelEnabled('warn'))) {
       // Path only: query strings are never logged.
@@ -113,10 +125,34 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     }
   });
 
+  // Every body is read here first, counted while it arrives (a missing or false
+  // Content-Length changes nothing), so no route can be made to buffer more than the limit.
+  // Routes then read the buffered copy.
+  app.use('*', async (c, next) => {
+    const raw = c.req.raw;
+    if (raw.body === null) {
+      // GET and HEAD: the adapter hands no body on, but one may still be sent; hold it to
+      // the same limit (and drop it) so no route answers differently.
+      const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+      if (incoming && (incoming.headers['transfer-encoding'] !== undefined || Number(incoming.headers['content-length'] ?? 0) > 0) && !incoming.readableEnded) {
+        await readIncomingLimited(incoming, API_BODY_LIMIT);
+      }
+      return next();
+    }
+    const body = await readBodyLimited(raw, API_BODY_LIMIT);
+    c.req.raw = new Request(raw.url, { method: raw.method, headers: raw.headers, body: body as Uint8Array<ArrayBuffer>, signal: raw.signal });
+    return next();
+  });
+
   app.onError((err, c) => {
     if (err instanceof HttpError) {
       if (err.status >= 500) c.get('log')?.error({ err, cause: err.cause }, err.message);
       return errorResponse(c, err.status, err.code, err.message);
+    }
+    // The store is down (e.g. a login cannot keep its session): the client may retry.
+    if (err instanceof StoreUnavailableError) {
+      (c.get('log') ?? deps.log).warn({ err: err.message, path: c.req.path }, 'store unavailable');
+      return errorResponse(c, 503, 'UNAVAILABLE', 'the server cannot reach its store; try again shortly');
     }
     // Hono's own HTTP exceptions (e.g. from middleware of other parts).
     const status = (err as { status?: number }).status;
@@ -157,7 +193,15 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     return c.json(ready ? { status: 'ready', checks } : { status: 'not ready', reason, checks }, ready ? 200 : 503);
   });
 
+  // Counts only (no names, numbers or secrets); with METRICS_TOKEN set, only for its bearer.
+  const metricsToken = deps.config.metricsToken ? Buffer.from(`Bearer ${deps.config.metricsToken}`) : undefined;
   app.get('/metrics', async (c) => {
+    if (metricsToken) {
+      const given = Buffer.from(c.req.header('authorization') ?? '');
+      if (given.length !== metricsToken.length || !timingSafeEqual(given, metricsToken)) {
+        return errorResponse(c, 401, 'UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+      }
+    }
     return c.body(await metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });
   });
 

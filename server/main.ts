@@ -1,7 +1,8 @@
 /**
  * The process: read the config once, wire the real dependencies, serve, and shut down
- * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work, close
- * connections, exit 0).
+ * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work within bounded
+ * times — HTTP `drainMs`, webhook handlers the workers' `stopTimeoutMs` — close
+ * connections, exit 0; a second Ctrl-C a second or more later exits at once).
  *
  * Demo mode (SERVICE_BASE_URL unset): the Service emulator from `test/emulator/` is
  * imported lazily (production never loads it) and started in-process; its webhooks are
@@ -59,6 +60,17 @@ async function startDemoService(config: Config, log: Logger): Promise<DemoServic
   }
   const secret = config.webhookSecrets[0]!;
   const emu = await mod.startEmulator({ apiKeys: [config.serviceApiKey], webhookSecret: secret });
+  // Recording and transcription on for the demo numbers, through the Service API as a
+  // business would: the emulator produces both after each call, so the archive fills.
+  for (const n of emu.ctx.phoneNumbers.values()) {
+    const r = await fetch(`${emu.baseUrl}/chat/phoneNumbers/${n.wabaId}/${encodeURIComponent(n.phoneNumber)}/settings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': config.serviceApiKey },
+      body: JSON.stringify({ capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'demo recording and transcription', announcementLanguage: 'en' } }),
+    });
+    if (!r.ok) log.warn({ status: r.status, phoneNumber: n.phoneNumber }, 'demo: capture could not be turned on');
+    await r.body?.cancel();
+  }
   return {
     baseUrl: emu.baseUrl,
     controlUrl: emu.controlUrl,
@@ -183,6 +195,10 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       // they do, so the drain ends with the last in-flight request.
       s.closeIdleConnections?.();
       const idleSweep = setInterval(() => s.closeIdleConnections?.(), 50);
+      // The workers stop alongside the HTTP drain, bounded on their own (`stopTimeoutMs`):
+      // handlers still running then are aborted and their events stay pending for another
+      // node, so a hung download never holds the shutdown.
+      const workersStopped = workers.stop().catch((err: unknown) => log.error({ err }, 'workers stop failed'));
       // WebSockets would keep the server open: the gateway closes them.
       await switchboard?.close().catch((err: unknown) => log.error({ err }, 'switchboard close failed'));
       const forced = setTimeout(() => {
@@ -192,7 +208,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       await closed;
       clearTimeout(forced);
       clearInterval(idleSweep);
-      await workers.stop();
+      await workersStopped;
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
       await store.close();
       log.info('stopped');
@@ -200,6 +216,9 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
 
   return { url, config, store, close };
 }
+
+/** A signal this soon after the first is the same Ctrl-C delivered twice, not a second press. */
+const DUPLICATE_SIGNAL_MS = 1000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -219,6 +238,13 @@ async function main(): Promise<void> {
   if (config.demo) {
     lines.push(running.config.serviceBaseUrl ? `Demo mode: built-in Service emulator at ${running.config.serviceBaseUrl}` : 'Demo mode without a Service (emulator not available)');
     if (!config.usersFile) lines.push('Demo users (password = name): agent1, agent2 (agent), supervisor (supervisor, agent), ops (ops)');
+    if (running.config.serviceBaseUrl) {
+      // The CLI (`npx switchboard ...`) reaches the demo's emulator with these two; a key
+      // demo mode made up is a throw-away for this run, a key that was set is not printed.
+      lines.push('Command line against this demo (npx switchboard balance):');
+      lines.push(`  export SERVICE_BASE_URL=${running.config.serviceBaseUrl}`);
+      lines.push(config.serviceApiKeyGenerated ? `  export SERVICE_API_KEY=${config.serviceApiKey}` : '  export SERVICE_API_KEY=<the SERVICE_API_KEY you set>');
+    }
     // Demo users have guessable passwords: say plainly whether the network can reach them.
     const loopback = /^(127\.|::1$|localhost$)/.test(config.host);
     lines.push(
@@ -229,12 +255,21 @@ async function main(): Promise<void> {
   }
   process.stdout.write(lines.join('\n') + '\n');
 
-  let signals = 0;
+  // Ctrl-C on `npm start` reaches this process twice within milliseconds: from the
+  // terminal (the whole process group) and forwarded by npm / tsx. A signal that soon after
+  // the first is that same press; a second press later (the drain is taking too long)
+  // exits at once.
+  let firstSignalAt: number | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (++signals > 1) {
+    if (firstSignalAt !== undefined) {
+      if (Date.now() - firstSignalAt < DUPLICATE_SIGNAL_MS) {
+        log.debug({ sig }, 'same signal delivered again (process group and parent): ignored');
+        return;
+      }
       log.warn({ sig }, 'second signal: exiting now');
       process.exit(1);
     }
+    firstSignalAt = Date.now();
     log.info({ sig }, 'signal received');
     running.close().then(
       () => process.exit(0),

@@ -12,6 +12,7 @@
  * The names used by our emulator for those are in `PAYLOAD_NAMES`.
  */
 import { z } from 'zod';
+import { LIMITS, clipped, nonEmptyUpTo, upTo } from './limits.ts';
 
 const str = z.string();
 const optStr = str.optional();
@@ -20,7 +21,19 @@ const optBool = z.boolean().optional();
 /** Epoch ms or an ISO string: the interface mixes both in a few places. */
 const timeish = z.union([z.string(), z.number()]).optional();
 /** BSUID or parent BSUID (`CC.<up to 128 alphanumerics>`, parent contains `.ENT.`), kept whole. */
-export const Bsuid = z.string().min(1).max(300);
+export const Bsuid = nonEmptyUpTo(LIMITS.bsuid);
+
+// Fields that reach a WebSocket frame carry the limits of shared/limits.ts, the same ones
+// shared/protocol.ts applies: an event over one is refused here, not by the pages.
+const wacid = nonEmptyUpTo(LIMITS.wacid);
+const phoneId = nonEmptyUpTo(LIMITS.phoneId);
+const phoneNumber = upTo(LIMITS.phoneNumber).optional();
+const word = upTo(LIMITS.word);
+/** Reasons are clipped, never refused: the event they come with (a terminate) must not be lost. */
+const reasonText = clipped(LIMITS.reason);
+/** Error codes and reasons come as strings or numbers; a number always fits. */
+const codeOrNumber = z.union([word, z.number()]).optional();
+const reasonOrNumber = z.union([reasonText, z.number()]).optional();
 
 // ---- envelope ------------------------------------------------------------------------
 
@@ -107,9 +120,9 @@ export const ChatInboundMessage = z.looseObject({
   wamid: optStr,
   wabaId: optStr,
   /** The user's number; absent when the user is known by BSUID only. */
-  from: optStr,
+  from: phoneNumber,
   /** The business number. */
-  to: optStr,
+  to: phoneNumber,
   fromUserId: Bsuid.optional(),
   userId: Bsuid.optional(),
   parentUserId: Bsuid.optional(),
@@ -146,43 +159,49 @@ export const ChatProviderBusinessAgent = z.looseObject({
 export const CallDirection = z.enum(['USER_INITIATED', 'BUSINESS_INITIATED']);
 
 export const CallingConnect = z.looseObject({
-  wacid: z.string().min(1),
-  phoneId: z.string().min(1),
-  from: optStr,
-  to: optStr,
+  wacid,
+  phoneId,
+  from: phoneNumber,
+  to: phoneNumber,
   recipient: Bsuid.optional(),
   direction: CallDirection,
   dialTime: optNum,
   sdpType: z.enum(['offer', 'answer']),
-  sdp: z.string().min(1),
+  sdp: nonEmptyUpTo(LIMITS.sdp),
 });
 export type CallingConnect = z.infer<typeof CallingConnect>;
 
 export const CallingStatus = z.looseObject({
-  wacid: z.string().min(1),
-  phoneId: optStr,
-  status: z.enum(['RINGING', 'ACCEPTED', 'REJECTED']).or(str),
+  wacid,
+  phoneId: phoneId.optional(),
+  status: z.enum(['RINGING', 'ACCEPTED', 'REJECTED']).or(word),
   timestamp: timeish,
 });
 export type CallingStatus = z.infer<typeof CallingStatus>;
 
-/** Field names beyond wacid are not shown in the interface: kept optional and loose. */
+/**
+ * Field names beyond wacid are not shown in the interface: kept optional and loose. The
+ * reason the pages show is `errorMessage`, else `errors[0].message`, else `reason`; each
+ * is clipped to the reason limit.
+ */
 export const CallingTerminate = z.looseObject({
-  wacid: z.string().min(1),
-  phoneId: optStr,
-  status: z.enum(['COMPLETED', 'FAILED']).or(str).optional(),
+  wacid,
+  phoneId: phoneId.optional(),
+  status: z.enum(['COMPLETED', 'FAILED']).or(word).optional(),
   duration: optNum,
-  errorCode: z.union([str, z.number()]).optional(),
-  errorMessage: optStr,
+  errorCode: codeOrNumber,
+  errorMessage: reasonText.optional(),
+  errors: z.array(z.looseObject({ code: codeOrNumber, message: reasonOrNumber })).optional(),
+  reason: reasonOrNumber,
 });
 export type CallingTerminate = z.infer<typeof CallingTerminate>;
 
 export const CallingMedia = z
   .looseObject({
-    wacid: z.string().min(1),
-    phoneId: optStr,
+    wacid,
+    phoneId: phoneId.optional(),
     result: z.enum(['AVAILABLE', 'FAILED']),
-    mediaAssetId: optStr,
+    mediaAssetId: upTo(LIMITS.mediaAssetId).optional(),
   })
   .refine((m) => m.result !== 'AVAILABLE' || !!m.mediaAssetId, { message: 'mediaAssetId is required when result is AVAILABLE', path: ['mediaAssetId'] });
 export type CallingMedia = z.infer<typeof CallingMedia>;

@@ -23,14 +23,25 @@
  *   `{type:"agent.state", status:"away", reason:"not answered"}`.
  * - After a call that was answered: `{type:"agent.state", status:"after-call-work", until}`.
  * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
+ * - Close code 4001: the login session ended (logout, on any node, or expiry); reconnecting
+ *   with the same cookie is refused (401).
  */
 import { z } from 'zod';
+import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
 
 export const PROTOCOL_VERSION = 1;
 export const MAX_FRAME_BYTES = 64 * 1024;
 
-const wacid = z.string().min(1).max(256);
-const sdp = z.string().min(1).max(60_000);
+// Every field that can carry a value from a webhook uses the limits of shared/limits.ts,
+// which shared/events.ts applies at intake: an accepted event never yields a frame refused here.
+const wacid = nonEmptyUpTo(LIMITS.wacid);
+const sdp = nonEmptyUpTo(LIMITS.sdp);
+const phoneId = upTo(LIMITS.phoneId);
+/** A call's or permission's party: phone number or BSUID. */
+const party = upTo(LIMITS.party);
+const word = upTo(LIMITS.word);
+const reason = upTo(LIMITS.reason);
+const userName = upTo(LIMITS.userName);
 const reqId = z.string().min(1).max(64);
 
 export const Presence = z.enum(['available', 'away']);
@@ -75,13 +86,13 @@ export function callSeconds(view: Pick<CallView, 'startedAt' | 'endedAt'>, now: 
 /** What a client is shown of one call. */
 export const CallView = z.object({
   wacid,
-  phoneId: z.string(),
-  from: z.string(),
-  to: z.string(),
+  phoneId,
+  from: party,
+  to: party,
   direction: Direction,
   state: CallStateName,
   /** Agent who holds (or held) the call, when any. */
-  agent: z.string().optional(),
+  agent: userName.optional(),
   /** Epoch ms by which the call must be accepted (ringing calls). */
   deadline: z.number().optional(),
   /** Epoch ms (server clock) when audio started (accept returned 200, or the user picked up). */
@@ -89,13 +100,13 @@ export const CallView = z.object({
   /** Epoch ms (server clock) when the call ended; set exactly when `state` is `ended`. */
   endedAt: z.number().optional(),
   /** Final result of an ended call: COMPLETED, FAILED, REJECTED, MISSED... */
-  result: z.string().optional(),
+  result: word.optional(),
   /** Seconds, from the terminate event when it carries one. */
   duration: z.number().optional(),
   /** Human-readable reason for an ending or a refusal (the Service's own when it gave one). */
-  reason: z.string().optional(),
+  reason: reason.optional(),
   /** Present while this call is offered to the receiving agent: the offer to answer. */
-  sdp: z.string().optional(),
+  sdp: sdp.optional(),
 });
 export type CallView = z.infer<typeof CallView>;
 
@@ -111,9 +122,9 @@ export const Welcome = z.object({
 export const CallOffered = z.object({
   type: z.literal('call.offered'),
   wacid,
-  phoneId: z.string(),
-  from: z.string(),
-  to: z.string(),
+  phoneId,
+  from: party,
+  to: party,
   direction: Direction,
   sdp,
   deadline: z.number(),
@@ -121,7 +132,7 @@ export const CallOffered = z.object({
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
   wacid,
-  reason: z.string(),
+  reason,
 });
 export const CallRemoteAnswer = z.object({ type: z.literal('call.remoteAnswer'), wacid, sdp });
 export const CallState = CallView.extend({ type: z.literal('call.state') });
@@ -159,9 +170,9 @@ export const PermissionState = z.enum(['unknown', 'requested', 'granted', 'rejec
 export type PermissionState = z.infer<typeof PermissionState>;
 export const Permission = z.object({
   /** The business number (E.164) the calls would come from. */
-  from: z.string(),
+  from: party,
   /** The user: E.164 number or BSUID, exactly as given to the request or the dial. */
-  user: z.string(),
+  user: party,
   state: PermissionState,
   /** From the reply: the permission does not expire. */
   permanent: z.boolean().optional(),
@@ -170,7 +181,7 @@ export const Permission = z.object({
   /** Epoch ms of the last change. */
   updatedAt: z.number(),
   /** Who sent the latest request (a Switchboard user name). */
-  requestedBy: z.string().optional(),
+  requestedBy: userName.optional(),
 });
 export type Permission = z.infer<typeof Permission>;
 /** A permission changed (request sent, reply received, expired): to supervisors and the requester. */
@@ -210,9 +221,9 @@ export const CallDial = z
   .object({
     type: z.literal('call.dial'),
     id: reqId,
-    from: z.string(),
-    to: z.string().optional(),
-    recipient: z.string().optional(),
+    from: party,
+    to: party.optional(),
+    recipient: party.optional(),
     sdp,
   })
   .refine((m) => m.to !== undefined || m.recipient !== undefined, {
@@ -234,6 +245,7 @@ export const WsErrorCode = z.enum([
   'SERVICE_ERROR', // the Service refused; message carries its reason
   'OUTCOME_UNKNOWN', // the Service did not answer in time; wait for events
   'NO_PERMISSION', // call.dial to a user whose calling permission is known rejected or expired (nothing sent)
+  'UNAVAILABLE', // the server's store is down: try again shortly (a dial that could not be tracked was ended at the Service)
   'INTERNAL',
 ]);
 export type WsErrorCode = z.infer<typeof WsErrorCode>;

@@ -2,14 +2,17 @@
  * The archive handlers against a real local HTTP server through the real Service client.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceClient, fullJitterBackoff } from '../service/index.ts';
 import { json, serviceError, startServer, type TestServer } from '../../test/service/server.ts';
-import { createArchive } from './index.ts';
+import { ArchiveConflictError, createArchive, INDEX_DIR } from './index.ts';
+import { listArchive } from './routes.ts';
 
 let srv: TestServer;
+const stalled: Array<{ destroy(): void }> = [];
+let closedStalls = 0;
 let dir: string;
 const OGG = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(50_000, 9)]);
 const TRANSCRIPT = Buffer.from('{"segments":[{"speaker":"user","text":"hello"}]}');
@@ -33,11 +36,22 @@ beforeEach(async () => {
       setTimeout(() => res.socket?.destroy(), 20);
       return;
     }
+    if (req.path === '/chat/calls/media/cma_stall') {
+      // Headers and the first bytes, then nothing: a download hung mid-body.
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(OGG.length) });
+      res.write(OGG.subarray(0, 1000));
+      stalled.push(res);
+      res.once('close', () => closedStalls++);
+      return;
+    }
     if (req.path === '/chat/calls/media/cma_down') return serviceError(res, 503, 'UNAVAILABLE', 'try later');
     serviceError(res, 404, 'NOT_FOUND', 'media not found');
   });
 });
-afterEach(() => srv.close());
+afterEach(async () => {
+  for (const r of stalled.splice(0)) r.destroy();
+  await srv.close();
+});
 
 const archive = () =>
   createArchive({ dir, calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive', retry: fullJitterBackoff({ maxAttempts: 2, baseMs: 10 }) }).calls });
@@ -84,6 +98,25 @@ describe('call media archive', () => {
     expect(await readdir(join(dir, 'wacid.A5'))).toEqual([]);
   });
 
+  it('a download hung mid-body is given up when the handler signal aborts (the worker deadline): socket closed, no file, no temp file', async () => {
+    const ctl = new AbortController();
+    const closedBefore = closedStalls;
+    const run = archive().handlers['chat.call.recording.updated'](rec('wacid.A9', 'cma_stall'), undefined, { signal: ctl.signal });
+    const settled = run.then(
+      () => 'resolved',
+      (err: Error) => err.message,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await Promise.race([settled, 'pending'])).toBe('pending');
+    ctl.abort(new Error('handler deadline exceeded (test)'));
+    const t0 = Date.now();
+    expect(await settled).toMatch(/handler deadline exceeded \(test\)|download broke/);
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect(await readdir(join(dir, 'wacid.A9'))).toEqual([]);
+    for (let i = 0; i < 50 && closedStalls === closedBefore; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(closedStalls).toBe(closedBefore + 1);
+  });
+
   it('a FAILED result is recorded without any request', async () => {
     const r = await archive().archive(event('chat.call.recording.updated', { wacid: 'wacid.A6', result: 'FAILED' }));
     expect(r).toMatchObject({ status: 'failed' });
@@ -93,7 +126,38 @@ describe('call media archive', () => {
 
   it('ids cannot escape the archive directory', async () => {
     await archive().archive(rec('../../escape', 'cma_rec'));
-    expect(await readdir(dir)).toEqual(['..%2F..%2Fescape']);
+    // Beside the call's folder only the archive's own asset index.
+    expect((await readdir(dir)).sort()).toEqual([INDEX_DIR, '..%2F..%2Fescape'].sort());
     await expect(archive().archive(rec('..', 'cma_rec'))).rejects.toThrow(/wacid/);
+  });
+});
+
+describe('one asset, one call', () => {
+  it('the same mediaAssetId announced for another call is refused: nothing is written for it, the first call keeps its file', async () => {
+    const a = archive();
+    await a.archive(rec('wacid.B1', 'cma_rec'));
+    const err = await a.archive(rec('wacid.B2', 'cma_rec')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ArchiveConflictError);
+    expect((err as Error).message).toBe('mediaAssetId cma_rec: already archived as the recording of call wacid.B1; not archived as the recording of call wacid.B2');
+    expect(srv.seen).toHaveLength(1); // not downloaded for B2
+    expect(await readdir(join(dir, 'wacid.B2'))).toEqual([]);
+    expect((await readFile(join(dir, 'wacid.B1', 'cma_rec.ogg'))).equals(OGG)).toBe(true);
+    expect((await listArchive(dir)).map((i) => [i.wacid, i.kind])).toEqual([['wacid.B1', 'recording']]);
+  });
+
+  it('the same id as another kind is refused too', async () => {
+    const a = archive();
+    await a.archive(rec('wacid.B3', 'cma_rec'));
+    await expect(a.archive(event('chat.call.transcription.updated', { wacid: 'wacid.B3', result: 'AVAILABLE', mediaAssetId: 'cma_rec' }))).rejects.toThrow(/already archived as the recording of call wacid\.B3/);
+  });
+
+  it('a file the index does not name for its folder is neither listed nor treated as archived', async () => {
+    await archive().archive(rec('wacid.B4', 'cma_rec'));
+    // Copied under another call's folder, or left by an older layout without an index entry.
+    await mkdir(join(dir, 'wacid.B5'));
+    await copyFile(join(dir, 'wacid.B4', 'cma_rec.ogg'), join(dir, 'wacid.B5', 'cma_rec.ogg'));
+    await mkdir(join(dir, 'wacid.B6'));
+    await writeFile(join(dir, 'wacid.B6', 'cma_old.ogg'), OGG);
+    expect((await listArchive(dir)).map((i) => i.wacid)).toEqual(['wacid.B4']);
   });
 });

@@ -9,12 +9,22 @@
  * - 404 (missing, expired, not ours) is final: recorded as `<mediaAssetId>.missing.json`
  *   and the handler resolves; retrying cannot help. A FAILED result is recorded as
  *   `<kind>.failed.json`. Other errors (5xx, connection) throw, so the worker retries.
+ * - Bounded: the worker's media lane gives each attempt a deadline; its abort signal is
+ *   passed to the download (a hung download fails, is retried, then dead-lettered).
  * - Ids come from outside: each is one encoded path segment, never `.`/`..`, so an id
  *   cannot escape the archive directory.
+ * - One asset, one call: before anything is written, the asset id is claimed for its call
+ *   and kind in an index (`<dir>/%assets/<mediaAssetId>.json`, created exclusively). The
+ *   same id announced for another call (or kind) is refused (`ArchiveConflictError`: the
+ *   worker dead-letters it), so the first call's file is never overwritten nor shown as
+ *   the second's; and a file is listed or served only when the index names its folder's
+ *   call and its kind (`isArchived`). A restarted emulator that reused ids served an old
+ *   call's recording to a new call; this rule refuses that whenever the ids differ in
+ *   anything (the emulator now salts its ids per start).
  *
  * Wiring (main.ts): `handlers: { ...sb.handlers, ...createArchiveHandlers({ dir: config.archiveDir, calls: client.calls, log }) }`.
  */
-import { mkdir, rename, stat, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseEvent } from '../../shared/events.ts';
@@ -48,6 +58,73 @@ const TYPE_KIND: Record<string, MediaKind> = {
   'chat.call.transcription.updated': 'transcription',
 };
 
+/**
+ * The asset index folder. Its name cannot be a call's folder: `encodeURIComponent` writes
+ * `%` only before two hex digits, and `as` is not hex.
+ */
+export const INDEX_DIR = '%assets';
+
+/** Who an archived asset belongs to, as claimed when it was first archived. */
+export interface AssetIdentity {
+  mediaAssetId: string;
+  wacid: string;
+  kind: MediaKind;
+}
+
+/** Another call (or kind) already holds this media asset id: nothing was written. */
+export class ArchiveConflictError extends Error {
+  override readonly name = 'ArchiveConflictError';
+}
+
+/** The identity recorded for an asset (by its file-name segment), or undefined. */
+export async function readIdentity(dir: string, assetSegment: string): Promise<AssetIdentity | undefined> {
+  try {
+    const v = JSON.parse(await readFile(join(dir, INDEX_DIR, `${assetSegment}.json`), 'utf8')) as Partial<AssetIdentity>;
+    return typeof v.mediaAssetId === 'string' && typeof v.wacid === 'string' && (v.kind === 'recording' || v.kind === 'transcription') ? (v as AssetIdentity) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `<callDir>/<file>` is what the index says: the asset of that call, of that kind.
+ * The one rule for listing and serving.
+ */
+export async function isArchived(dir: string, callDir: string, file: string, kind: MediaKind): Promise<boolean> {
+  const ext = EXTENSION[kind];
+  if (!file.endsWith(ext)) return false;
+  const assetSegment = file.slice(0, -ext.length);
+  const id = await readIdentity(dir, assetSegment);
+  return id !== undefined && id.kind === kind && encodeURIComponent(id.wacid) === callDir && encodeURIComponent(id.mediaAssetId) === assetSegment;
+}
+
+/**
+ * Claim a media asset id for a call and kind: exclusively (a hard link of a complete temp
+ * file, so a reader never sees half a claim and two claimants cannot both win). A claim
+ * already held by the same call and kind is ours (events repeat); any other is a conflict.
+ */
+async function claimAsset(dir: string, want: AssetIdentity): Promise<void> {
+  const assetSegment = segment('mediaAssetId', want.mediaAssetId);
+  const index = join(dir, INDEX_DIR);
+  await mkdir(index, { recursive: true });
+  const path = join(index, `${assetSegment}.json`);
+  const tmp = `${path}.${randomBytes(6).toString('hex')}.part`;
+  await writeFile(tmp, `${JSON.stringify(want)}\n`);
+  try {
+    await link(tmp, path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  } finally {
+    await unlink(tmp).catch(() => undefined);
+  }
+  const held = await readIdentity(dir, assetSegment);
+  if (!held || held.wacid !== want.wacid || held.kind !== want.kind || held.mediaAssetId !== want.mediaAssetId) {
+    throw new ArchiveConflictError(
+      `mediaAssetId ${want.mediaAssetId}: already archived as the ${held?.kind ?? 'unknown'} of call ${held?.wacid ?? '(unreadable index entry)'}; not archived as the ${want.kind} of call ${want.wacid}`,
+    );
+  }
+}
+
 /** One safe path segment from an id given by the Service. */
 export function segment(field: string, id: string): string {
   const s = encodeURIComponent(id);
@@ -72,8 +149,12 @@ async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
 export function createArchive(o: ArchiveOptions) {
   const now = o.now ?? Date.now;
 
-  /** Archive one media event (the raw envelope as received). */
-  async function archive(event: unknown): Promise<ArchiveOutcome | undefined> {
+  /**
+   * Archive one media event (the raw envelope as received). `signal` (the worker's handler
+   * deadline) aborts the download: the socket is closed and the temp file removed, so a
+   * download that hangs at the Service holds neither for ever.
+   */
+  async function archive(event: unknown, opts: { signal?: AbortSignal } = {}): Promise<ArchiveOutcome | undefined> {
     const parsed = parseEvent(event);
     const kind = TYPE_KIND[parsed.type];
     if (!parsed.known || kind === undefined) return undefined;
@@ -90,9 +171,10 @@ export function createArchive(o: ArchiveOptions) {
 
     const assetId = media.mediaAssetId!;
     const path = join(callDir, `${segment('mediaAssetId', assetId)}${EXTENSION[kind]}`);
+    await claimAsset(o.dir, { mediaAssetId: assetId, wacid: media.wacid, kind });
     if (await exists(path)) return { kind, status: 'already-archived', path };
     try {
-      const r = await o.calls.downloadMedia(assetId, { out: path });
+      const r = await o.calls.downloadMedia(assetId, { out: path, ...(opts.signal ? { signal: opts.signal } : {}) });
       o.log?.info?.({ wacid: media.wacid, kind, mediaAssetId: assetId, bytes: r.bytes }, 'call media archived');
       return { kind, status: 'saved', path, bytes: r.bytes };
     } catch (err) {
@@ -112,8 +194,8 @@ export function createArchive(o: ArchiveOptions) {
     }
   }
 
-  const handler = async (event: unknown): Promise<void> => {
-    await archive(event);
+  const handler = async (event: unknown, _entry?: unknown, ctx?: { signal: AbortSignal }): Promise<void> => {
+    await archive(event, ctx ? { signal: ctx.signal } : {});
   };
   return {
     archive,

@@ -4,7 +4,9 @@
  * - `GET /api/archive/:call/:file` → the file as an attachment (`audio/ogg` or JSON).
  *
  * Only what the archive handlers wrote is listed or served: names are checked against the
- * directory listing itself, so no path built from the URL ever leaves `dir`. Records of
+ * directory listing itself, so no path built from the URL ever leaves `dir`, and a file
+ * must be the asset the archive's index names for that call and kind (`isArchived`), so
+ * one call's media is never served as another's. Records of
  * missing or failed media (`*.missing.json`, `*.failed.json`) and partial downloads
  * (`*.part`) are not media and are not served.
  */
@@ -14,7 +16,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
-import type { MediaKind } from './index.ts';
+import { INDEX_DIR, isArchived, type MediaKind } from './index.ts';
 
 export interface ArchiveItem {
   wacid: string;
@@ -43,9 +45,10 @@ const readdirOrEmpty = (p: string): Promise<string[]> => readdir(p).catch((err: 
 export async function listArchive(dir: string): Promise<ArchiveItem[]> {
   const items: ArchiveItem[] = [];
   for (const callDir of await readdirOrEmpty(dir)) {
+    if (callDir === INDEX_DIR) continue;
     for (const file of await readdirOrEmpty(join(dir, callDir))) {
       const kind = mediaKind(file);
-      if (!kind) continue;
+      if (!kind || !(await isArchived(dir, callDir, file, kind))) continue;
       const st = await stat(join(dir, callDir, file)).catch(() => undefined);
       if (!st?.isFile()) continue;
       items.push({ wacid: decodeURIComponent(callDir), kind, url: archiveUrl(callDir, file), bytes: st.size, createdAt: st.mtimeMs });
@@ -65,7 +68,12 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEn
     const file = c.req.param('file');
     const kind = mediaKind(file);
     // Served only if both names are entries the archive itself holds.
-    const known = kind !== undefined && (await readdirOrEmpty(o.dir)).includes(callDir) && (await readdirOrEmpty(join(o.dir, callDir))).includes(file);
+    const known =
+      kind !== undefined &&
+      callDir !== INDEX_DIR &&
+      (await readdirOrEmpty(o.dir)).includes(callDir) &&
+      (await readdirOrEmpty(join(o.dir, callDir))).includes(file) &&
+      (await isArchived(o.dir, callDir, file, kind));
     if (!known) return apiError(c, 404, 'NOT_FOUND', 'no such archived file');
     const path = join(o.dir, callDir, file);
     const st = await stat(path);

@@ -4,23 +4,28 @@
  *
  * - `POST /api/login {name, password}` → 200 `{name, roles, demo}` + session cookie (HttpOnly,
  *   SameSite=Strict), or 401 UNAUTHORIZED (same answer for an unknown name and a wrong
- *   password). Repeated failures for one name are slowed down (429).
- * - `POST /api/logout` → 204; the session is deleted from the store.
+ *   password). Failed logins are limited per name and per client address (429 with
+ *   Retry-After): see `LOGIN_LIMITS`.
+ * - `POST /api/logout` → 204; the session is deleted from the store and its WebSockets are
+ *   closed on every node (server/gateway).
  * - `GET /api/me` → `{name, roles, demo}` or 401.
  * - `requireUser(...roles)`: 401 without a session, 403 without one of the roles.
- * - State-changing requests (anything but GET/HEAD/OPTIONS) must come from our own Origin.
+ * - State-changing requests (anything but GET/HEAD/OPTIONS) must come from our own origin:
+ *   PUBLIC_URL, see `sameOrigin` in session.ts.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import { SESSION_COOKIE, Sessions, clearedCookie, readCookie, sameOrigin, sessionCookie } from './session.ts';
+import type { Store } from '../store/store.ts';
+import { SESSION_COOKIE, Sessions, clearedCookie, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
 
-export { Sessions, sameOrigin, readCookie, SESSION_COOKIE } from './session.ts';
+export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
 export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
 
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
@@ -33,9 +38,37 @@ export function apiError(c: Context, status: ContentfulStatusCode, code: string,
 
 const LoginBody = z.object({ name: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
 
-/** Failures per name in a sliding minute before login answers 429. */
-const MAX_FAILURES = 5;
-const FAILURE_WINDOW_MS = 60_000;
+/**
+ * Login attempts per fixed window, counted in the store (so every node shares them) BEFORE
+ * the password is checked: an attempt first takes a slot of its name's and of its
+ * address's counter, in one atomic step each; over either limit it gives both back and
+ * gets 429 without a check; a right password gives them back too, a wrong one keeps them.
+ * So within one window at most `perName` wrong passwords are ever checked for a name, and
+ * `perAddress` from one address, however many arrive at once and on however many nodes.
+ * The counters expire with the window (bounded memory).
+ */
+export interface LoginLimits {
+  perName: number;
+  perAddress: number;
+  windowMs: number;
+}
+export const LOGIN_LIMITS: LoginLimits = { perName: 5, perAddress: 20, windowMs: 60_000 };
+
+/**
+ * The client's address for the per-address limit: the TCP peer (X-Forwarded-For is not
+ * trusted: anybody can send it). IPv6 addresses count per /64, the block one host gets.
+ */
+export function clientAddress(c: Context): string {
+  const raw = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming?.socket?.remoteAddress;
+  if (!raw) return 'unknown';
+  const a = raw.startsWith('::ffff:') && raw.includes('.') ? raw.slice(7) : raw;
+  if (!a.includes(':')) return a;
+  const [head, tail = ''] = a.split('::') as [string, string?];
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const full = a.includes('::') ? [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t] : h;
+  return `${full.slice(0, 4).map((x) => x.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
 
 export interface Auth {
   /** `/api/login`, `/api/logout`, `/api/me` (mount at the root). */
@@ -46,6 +79,10 @@ export interface Auth {
   sameOriginWrites: MiddlewareHandler;
   /** The logged-in user of a raw request (for the WebSocket upgrade), or undefined. */
   userOf(req: Request): Promise<User | undefined>;
+  /** The user and the session of a raw request (the gateway ties sockets to the session). */
+  sessionOf(req: Request): Promise<{ user: User; session: Session } | undefined>;
+  /** The same-origin check with this server's origin policy (PUBLIC_URL). */
+  sameOrigin(req: Request, required: boolean): boolean;
   sessions: Sessions;
   users: Users;
 }
@@ -53,28 +90,38 @@ export interface Auth {
 export interface AuthOptions {
   users: Users;
   sessions: Sessions;
+  /** Where the login counters live (shared by every node). */
+  store: Pick<Store, 'countInWindow'>;
+  /** PUBLIC_URL, or (demo mode) the bind address: see `sameOrigin`. */
+  origin?: OriginPolicy;
+  loginLimits?: Partial<LoginLimits>;
   log: Logger;
   /** Demo mode: `/api/me` says so (the page then offers "simulate an incoming call"). */
   demo?: boolean;
-  now?: () => number;
 }
 
 export function createAuth(deps: AuthOptions): Auth {
-  const { users, sessions, log } = deps;
+  const { users, sessions, log, store } = deps;
   const demo = deps.demo ?? false;
-  const now = deps.now ?? Date.now;
-  const failures = new Map<string, number[]>();
+  /** A name that is no user's may be a password typed into the wrong field: never logged. */
+  const loggedName = (name: string) => (users.get(name) ? name : 'unknown user');
+  const origin = deps.origin ?? {};
+  const limits: LoginLimits = { ...LOGIN_LIMITS, ...deps.loginLimits };
 
-  async function userOf(req: Request): Promise<User | undefined> {
-    const name = await sessions.resolve(readCookie(req.headers.get('cookie'), SESSION_COOKIE));
-    return name ? users.get(name) : undefined;
+  async function sessionOf(req: Request): Promise<{ user: User; session: Session } | undefined> {
+    const session = await sessions.lookup(readCookie(req.headers.get('cookie'), SESSION_COOKIE));
+    const user = session ? users.get(session.user) : undefined;
+    return user && session ? { user, session } : undefined;
   }
+  const userOf = async (req: Request) => (await sessionOf(req))?.user;
+  const isSameOrigin = (req: Request, required: boolean) => sameOrigin(req, required, origin);
 
-  const secure = (c: Context) => (c.req.header('x-forwarded-proto') ?? new URL(c.req.url).protocol.replace(':', '')).startsWith('https');
+  const secure = (c: Context) =>
+    origin.publicUrl?.startsWith('https:') || (c.req.header('x-forwarded-proto') ?? new URL(c.req.url).protocol.replace(':', '')).startsWith('https');
 
   const sameOriginWrites: MiddlewareHandler = async (c, next) => {
     const m = c.req.method;
-    if (m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && !sameOrigin(c.req.raw, false)) {
+    if (m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && !isSameOrigin(c.req.raw, false)) {
       return apiError(c, 403, 'FORBIDDEN', 'cross-origin request refused');
     }
     await next();
@@ -102,19 +149,32 @@ export function createAuth(deps: AuthOptions): Auth {
     } catch {
       return apiError(c, 400, 'BAD_REQUEST', 'body must be {"name": string, "password": string}');
     }
-    const t = now();
-    const recent = (failures.get(body.name) ?? []).filter((x) => t - x < FAILURE_WINDOW_MS);
-    if (recent.length >= MAX_FAILURES) {
-      c.header('Retry-After', String(Math.ceil((recent[0]! + FAILURE_WINDOW_MS - t) / 1000)));
-      return apiError(c, 429, 'RATE_LIMITED', 'too many failed logins for this name; wait a minute');
+    // Take a slot of both counters first (see LoginLimits), then check the password.
+    const address = clientAddress(c);
+    const keys = [`login:name:${body.name}`, `login:addr:${address}`] as const;
+    const [byName, byAddress] = await Promise.all(keys.map((k) => store.countInWindow(k, 1, limits.windowMs)));
+    const giveBack = () => Promise.all(keys.map((k) => store.countInWindow(k, -1, limits.windowMs)));
+    const nameOver = byName!.count > limits.perName;
+    const addressOver = byAddress!.count > limits.perAddress;
+    if (nameOver || addressOver) {
+      await giveBack();
+      const waitMs = Math.max(nameOver ? byName!.resetInMs : 0, addressOver ? byAddress!.resetInMs : 0);
+      c.header('Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000))));
+      log.warn({ user: loggedName(body.name), address, limit: nameOver ? 'name' : 'address' }, 'login refused: too many failed attempts');
+      return apiError(c, 429, 'RATE_LIMITED', `too many failed logins for this ${nameOver ? 'name' : 'address'}; try again after Retry-After seconds`);
     }
-    const user = await users.check(body.name, body.password);
+    let user: User | undefined;
+    try {
+      user = await users.check(body.name, body.password);
+    } catch (err) {
+      await giveBack();
+      throw err;
+    }
     if (!user) {
-      failures.set(body.name, [...recent, t]);
-      log.warn({ user: body.name }, 'login failed');
+      log.warn({ user: loggedName(body.name), address }, 'login failed');
       return apiError(c, 401, 'UNAUTHORIZED', 'wrong name or password');
     }
-    failures.delete(body.name);
+    await giveBack();
     const cookie = await sessions.create(user.name);
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
@@ -130,5 +190,5 @@ export function createAuth(deps: AuthOptions): Auth {
   // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
   routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
 
-  return { routes, requireUser, sameOriginWrites, userOf, sessions, users };
+  return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, sessions, users };
 }

@@ -1,20 +1,33 @@
 /**
  * Login sessions. The cookie carries a random session id and an HMAC of it under
  * SESSION_SECRET (`<sid>.<mac>`): a forged or edited cookie fails the MAC before the store
- * is asked. The store keeps `session:<sid>` → user name with a TTL, so logout (and expiry)
- * really end the session on every node.
+ * is asked. The store keeps `session:<sid>` → `{u: user name, exp: epoch ms}` with a TTL, so
+ * logout (and expiry) really end the session on every node: the cookie stops working at
+ * once. Logout also publishes the session id on `session-ended` (store pub/sub), so every
+ * node closes the session's WebSockets; expiry is checked by each node's gateway against
+ * `exp`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Store } from '../store/store.ts';
 
 export const SESSION_COOKIE = 'sb_session';
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
+/** Store pub/sub channel: the id of every session ended by logout. */
+export const SESSION_ENDED_CHANNEL = 'session-ended';
+
+/** A live session: its id (never shown to anyone), its user and when it expires. */
+export interface Session {
+  sid: string;
+  user: string;
+  expiresAt: number;
+}
 
 export class Sessions {
   constructor(
     private readonly store: Store,
     private readonly secret: string,
     readonly ttlMs: number = SESSION_TTL_MS,
+    private readonly now: () => number = Date.now,
   ) {}
 
   private mac(sid: string): string {
@@ -24,20 +37,41 @@ export class Sessions {
   /** Start a session; returns the cookie value. */
   async create(user: string): Promise<string> {
     const sid = randomBytes(24).toString('base64url');
-    await this.store.set(`session:${sid}`, user, this.ttlMs);
+    await this.store.set(`session:${sid}`, JSON.stringify({ u: user, exp: this.now() + this.ttlMs }), this.ttlMs);
     return `${sid}.${this.mac(sid)}`;
   }
 
   /** The user name of a valid cookie value, else undefined. */
   async resolve(cookie: string | undefined): Promise<string | undefined> {
-    const sid = this.verify(cookie);
-    if (!sid) return undefined;
-    return (await this.store.get(`session:${sid}`)) ?? undefined;
+    return (await this.lookup(cookie))?.user;
   }
 
+  /** The live session of a valid cookie value, else undefined. */
+  async lookup(cookie: string | undefined): Promise<Session | undefined> {
+    const sid = this.verify(cookie);
+    if (!sid) return undefined;
+    const raw = await this.store.get(`session:${sid}`);
+    if (raw === null) return undefined;
+    try {
+      const v = JSON.parse(raw) as { u?: unknown; exp?: unknown };
+      if (typeof v.u === 'string' && typeof v.exp === 'number') return v.exp > this.now() ? { sid, user: v.u, expiresAt: v.exp } : undefined;
+    } catch {
+      // a value written before sessions carried their expiry: the bare user name
+    }
+    return { sid, user: raw, expiresAt: this.now() + this.ttlMs };
+  }
+
+  /** End the session: its cookie stops working, and every node closes its sockets. */
   async destroy(cookie: string | undefined): Promise<void> {
     const sid = this.verify(cookie);
-    if (sid) await this.store.del(`session:${sid}`);
+    if (!sid) return;
+    await this.store.del(`session:${sid}`);
+    await this.store.publish(SESSION_ENDED_CHANNEL, sid);
+  }
+
+  /** Called with the id of every session ended by logout, on any node. Returns the unsubscribe. */
+  onEnded(fn: (sid: string) => void): Promise<() => Promise<void>> {
+    return this.store.subscribe(SESSION_ENDED_CHANNEL, fn);
   }
 
   private verify(cookie: string | undefined): string | undefined {
@@ -71,20 +105,55 @@ export function clearedCookie(secure: boolean): string {
 }
 
 /**
- * Same-origin check: the Origin header must name this very server (scheme + the Host the
- * browser used). `required`: a missing Origin fails too (the WebSocket upgrade, where every
- * browser sends one); for plain POSTs a missing Origin means a non-browser client, which no
- * cookie-riding cross-site page can be.
+ * Which origin the server answers as. `publicUrl` (PUBLIC_URL): the one origin browsers use
+ * (scheme, host and port). Without it (demo mode only): any port on a loopback name or on
+ * the bind address `bindHost` (unless that is a wildcard).
  */
-export function sameOrigin(req: Request, required: boolean): boolean {
+export interface OriginPolicy {
+  publicUrl?: string | undefined;
+  bindHost?: string | undefined;
+}
+
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
+
+/**
+ * The Host header must name this server: with `publicUrl` exactly its host (and port),
+ * else a loopback name or the bind address. Otherwise a page on another name that
+ * resolves to us (DNS rebinding) would pass a same-origin check, its Origin matching its
+ * own Host.
+ */
+export function hostAllowed(host: string | null, policy: OriginPolicy): boolean {
+  if (!host) return false;
+  let u: URL;
+  try {
+    u = new URL(`http://${host}`);
+  } catch {
+    return false;
+  }
+  if (u.host !== host.toLowerCase() || u.pathname !== '/' || u.username || u.password) return false;
+  if (policy.publicUrl) return u.host === new URL(policy.publicUrl).host;
+  const bind = policy.bindHost?.includes(':') && !policy.bindHost.startsWith('[') ? `[${policy.bindHost}]` : policy.bindHost?.toLowerCase();
+  return LOOPBACK_NAMES.has(u.hostname) || (bind !== undefined && !WILDCARDS.has(bind) && u.hostname === bind);
+}
+
+/**
+ * Same-origin check: the Host header must name this server (`hostAllowed`), and the Origin
+ * header must be that very origin (with `publicUrl`: exactly it; without: scheme + the Host
+ * the browser used). `required`: a missing Origin fails too (the WebSocket upgrade, where
+ * every browser sends one); for plain POSTs a missing Origin means a non-browser client,
+ * which no cookie-riding cross-site page can be.
+ */
+export function sameOrigin(req: Request, required: boolean, policy: OriginPolicy = {}): boolean {
+  const host = req.headers.get('host');
+  if (!hostAllowed(host, policy)) return false;
   const origin = req.headers.get('origin');
   if (origin === null) return !required && req.headers.get('sec-fetch-site') !== 'cross-site';
-  const host = req.headers.get('host');
-  if (!host) return false;
   try {
     const o = new URL(origin);
+    if (policy.publicUrl) return o.origin === new URL(policy.publicUrl).origin;
     const proto = req.headers.get('x-forwarded-proto') ?? new URL(req.url).protocol.replace(':', '');
-    return o.host === host && o.protocol === `${proto.split(',')[0]!.trim()}:`;
+    return o.host === host!.toLowerCase() && o.protocol === `${proto.split(',')[0]!.trim()}:`;
   } catch {
     return false;
   }

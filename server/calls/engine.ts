@@ -12,11 +12,12 @@
  */
 import { Presence, type CallView, type ClientMsg, type ServerMsg, type User } from '../../shared/protocol.ts';
 import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
+import { clip, LIMITS } from '../../shared/limits.ts';
 import { parseEvent, type CallingConnect, type CallingStatus, type CallingTerminate, type ParsedEvent } from '../../shared/events.ts';
 import type { Logger } from '../log/logger.ts';
 import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
-import type { CallRecord, Store } from '../store/store.ts';
+import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
 import type { Conn, Hub } from '../gateway/hub.ts';
 import { AgentBoard } from './agents.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
@@ -45,6 +46,11 @@ export interface EngineOptions {
    * permission is known rejected or expired is refused with `NO_PERMISSION` (nothing sent).
    */
   permissions?: { dialRefusal(from: string, user: string): Promise<string | undefined> };
+  /**
+   * The Service's phone id of a business number (E.164), to terminate a dialed call that
+   * could not be tracked (the store down) before its connect event brought the id.
+   */
+  phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
 }
 
 const ROUTE_CHANNEL = 'calls-route';
@@ -65,6 +71,9 @@ const TOMBSTONE_TTL_MS = 8 * 3600 * 1000;
 /** Every this many sweeps, scan all stored calls (other nodes' calls, timers of dead nodes). */
 const FULL_SWEEP_EVERY = 15;
 const MAX_CAS_ATTEMPTS = 20;
+/** A dialed call's first write: tried this often, this far apart, before the call is ended at the Service. */
+const DIAL_TRACK_ATTEMPTS = 3;
+const DIAL_TRACK_RETRY_MS = 300;
 
 export class CallEngine {
   readonly board: AgentBoard;
@@ -88,6 +97,7 @@ export class CallEngine {
   private readonly live = new Set<string>();
   private readonly shared: Store | undefined;
   private readonly permissions: EngineOptions['permissions'];
+  private readonly phoneIdOf: EngineOptions['phoneIdOf'];
   private unsubscribe: (() => Promise<void>) | undefined;
   private closed = false;
   private routing = false;
@@ -107,6 +117,7 @@ export class CallEngine {
     this.sweepMs = o.sweepMs ?? 2_000;
     this.shared = o.shared;
     this.permissions = o.permissions;
+    this.phoneIdOf = o.phoneIdOf;
   }
 
   /**
@@ -252,16 +263,7 @@ export class CallEngine {
         await this.route(call.wacid, true, stored);
         return;
       case 'offer':
-        this.hub.toUser(e.agent, {
-          type: 'call.offered',
-          wacid: call.wacid,
-          phoneId: call.phoneId,
-          from: call.from,
-          to: call.to,
-          direction: call.direction,
-          sdp: call.offerSdp!,
-          deadline: call.deadline!,
-        });
+        this.hub.toUser(e.agent, offered(call));
         return;
       case 'revoke':
         this.boardOp({ op: 'release', agent: e.agent, wacid: call.wacid });
@@ -360,6 +362,19 @@ export class CallEngine {
     } catch (err) {
       if (err instanceof OutcomeUnknownError) await outcome({ type: 'acceptUnknown' });
       else await outcome({ type: 'acceptRefused', ...refusal(err) });
+    }
+  }
+
+  /** End at the Service a dialed call the store could not take (its phone id looked up by number). */
+  private async terminateUntracked(wacid: string, from: string): Promise<boolean> {
+    try {
+      const phoneId = (await this.phoneIdOf?.(from)) ?? from;
+      await this.calls.terminate({ phoneId, wacid });
+      this.log.warn({ wacid }, 'untracked dialed call terminated at the Service');
+      return true;
+    } catch (err) {
+      this.log.error({ wacid, err: (err as Error).message, code: (err as ServiceError).code }, 'untracked dialed call could not be terminated: the user may be ringing');
+      return false;
     }
   }
 
@@ -580,7 +595,7 @@ export class CallEngine {
           const r = refusal(err);
           return fail(err instanceof OutcomeUnknownError ? 'OUTCOME_UNKNOWN' : 'SERVICE_ERROR', r.reason);
         }
-        await this.apply({
+        const dialed: CallEvent = {
           type: 'dialed',
           wacid,
           at: this.now(),
@@ -592,8 +607,25 @@ export class CallEngine {
           from: msg.from,
           to: msg.to ?? msg.recipient ?? '',
           sdp: msg.sdp,
-        });
-        return;
+        };
+        // The Service is ringing the user now: the call must be tracked, or ended there.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await this.apply({ ...dialed, at: this.now() });
+            return;
+          } catch (err) {
+            if (attempt < DIAL_TRACK_ATTEMPTS) {
+              await new Promise((r) => setTimeout(r, DIAL_TRACK_RETRY_MS));
+              continue;
+            }
+            this.log.error({ wacid, err: (err as Error).message }, 'dialed call could not be tracked; ending it at the Service');
+            const ended = await this.terminateUntracked(wacid, msg.from);
+            return fail(
+              err instanceof StoreUnavailableError ? 'UNAVAILABLE' : 'INTERNAL',
+              `the call could not be tracked (${err instanceof StoreUnavailableError ? 'the store is unavailable' : 'internal error'}); ${ended ? 'it was ended at the Service' : 'ending it at the Service failed'}`,
+            );
+          }
+        }
       }
     }
   }
@@ -609,6 +641,20 @@ function fromRecord(rec: CallRecord): Call {
 function toRecord(call: Call, version: number): CallRecord {
   // JSON drops undefined fields, so cleared fields really disappear from the store.
   return { ...(JSON.parse(JSON.stringify(call)) as Call), version } as unknown as CallRecord;
+}
+
+/** The offer frame to the agent a call rings for. */
+export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }> {
+  return {
+    type: 'call.offered',
+    wacid: call.wacid,
+    phoneId: call.phoneId,
+    from: call.from,
+    to: call.to,
+    direction: call.direction,
+    sdp: call.offerSdp!,
+    deadline: call.deadline!,
+  };
 }
 
 /** What clients see of a call (never the SDP, except in the ringing agent's offer). */
@@ -631,13 +677,16 @@ export function view(call: Call): CallView {
   return v;
 }
 
-/** The Service's reason for a refusal, in words for the agent (never secrets: the client scrubs). */
+/**
+ * The Service's reason for a refusal, in words for the agent (never secrets: the client
+ * scrubs). It ends up in frames, so it is clipped to the frames' limits.
+ */
 function refusal(err: unknown): { code: string; reason: string } {
   if (err instanceof ServiceError) {
     const provider = providerMessage(err.details);
-    return { code: err.code, reason: provider ? `${err.message} (${provider})` : err.message };
+    return { code: clip(err.code, LIMITS.word), reason: clip(provider ? `${err.message} (${provider})` : err.message, LIMITS.reason) };
   }
-  return { code: 'INTERNAL', reason: (err as Error)?.message ?? 'unknown error' };
+  return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
 }
 
 function providerMessage(details: unknown): string | undefined {
@@ -680,9 +729,9 @@ export function parseCallEvent(entry: { type: string; body: string; receivedAt: 
       };
     }
     case 'chat.call.terminate': {
-      const p = parsed.payload as CallingTerminate & { reason?: unknown; errors?: unknown };
+      const p = parsed.payload as CallingTerminate;
       // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
-      const first = Array.isArray(p.errors) && p.errors[0] && typeof p.errors[0] === 'object' ? (p.errors[0] as Record<string, unknown>) : undefined;
+      const first = p.errors?.[0];
       const errorCode = str(p.errorCode) ?? str(first?.code);
       const reason = p.errorMessage ?? str(first?.message) ?? str(p.reason);
       return {

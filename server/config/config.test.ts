@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, VARIABLES, describeConfig, loadConfig, withServiceBaseUrl } from './config.ts';
+import { ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
 
 const prod = {
   SERVICE_BASE_URL: 'https://service.example/v2/',
@@ -7,6 +7,7 @@ const prod = {
   SERVICE_WEBHOOK_SECRETS: 'whsec_aaaaaaaaaaaaaaaa, whsec_bbbbbbbbbbbbbbbb',
   SESSION_SECRET: 'session-secret-0123456789',
   USERS_FILE: './users.json',
+  PUBLIC_URL: 'https://switchboard.example',
 };
 
 function failure(env: Record<string, string>): string {
@@ -92,6 +93,8 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL: must be one of fatal, error/],
     ['WEBHOOK_MAX_ATTEMPTS', '0', /^WEBHOOK_MAX_ATTEMPTS: must be an integer from 1 to 100/],
     ['RING_TIMEOUT_MS', '-5', /^RING_TIMEOUT_MS: must be an integer/],
+    ['HISTORY_RETENTION_DAYS', '0', /^HISTORY_RETENTION_DAYS: must be an integer from 1 to 36500/],
+    ['ARCHIVE_RETENTION_DAYS', '9x', /^ARCHIVE_RETENTION_DAYS: must be an integer from 1 to 36500/],
   ])('an invalid %s=%s stops the start with one line naming the variable and the rule', (name, value, re) => {
     expect(failure({ ...prod, [name]: value })).toMatch(re);
   });
@@ -116,6 +119,36 @@ describe('loadConfig', () => {
     expect(c.demo).toBe(true);
   });
 
+  it('history: PGlite under DATA_DIR by default (archive beside it), retention 365 / 90 days', () => {
+    const c = loadConfig({});
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.dataDir).toBe('./data');
+    expect(c.historyRetentionDays).toBe(365);
+    expect(c.archiveRetentionDays).toBe(90);
+    const d = loadConfig({ DATA_DIR: '/var/lib/sb/', HISTORY_RETENTION_DAYS: '30', ARCHIVE_RETENTION_DAYS: '7' });
+    expect(d.archiveDir).toBe('/var/lib/sb/archive');
+    expect([d.historyRetentionDays, d.archiveRetentionDays]).toEqual([30, 7]);
+    expect(loadConfig({ DATA_DIR: '/x', ARCHIVE_DIR: '/y' }).archiveDir).toBe('/y');
+  });
+
+  it('DATABASE_URL: a postgres URL; an invalid one is refused without echoing it (it may hold a password)', () => {
+    const url = 'postgres://sb:p%40ss-w0rd-secret@db.example:5432/switchboard';
+    expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    const msg = failure({ DATABASE_URL: 'mysql://sb:hunter2-secret@db/x' });
+    expect(msg).toMatch(/^DATABASE_URL: must be a postgres:\/\/ URL/);
+    expect(msg).not.toContain('hunter2');
+    expect(failure({ DATABASE_URL: 'postgres://db.example' })).toMatch(/^DATABASE_URL: must be a postgres/);
+  });
+
+  it('describeConfig and secretsOf cover DATABASE_URL and its password (raw and decoded)', () => {
+    const url = 'postgres://sb:p%40ss-w0rd-secret@db.example:5432/switchboard';
+    const c = loadConfig({ ...prod, DATABASE_URL: url });
+    const text = JSON.stringify(describeConfig(c));
+    expect(text).not.toContain('ss-w0rd-secret');
+    expect(secretsOf(c)).toEqual(expect.arrayContaining([url, 'p%40ss-w0rd-secret', 'p@ss-w0rd-secret']));
+    expect(secretsOf(loadConfig(prod))).not.toContain(undefined);
+  });
+
   it('describeConfig hides every secret and withServiceBaseUrl fills the demo root', () => {
     const c = loadConfig(prod);
     const text = JSON.stringify(describeConfig(c));
@@ -125,12 +158,37 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(d)).toBe(true);
   });
 
+  it('WEBHOOK_DEDUPE_TTL_MS below the 300 s signature tolerance is refused at start', () => {
+    expect(failure({ ...prod, WEBHOOK_DEDUPE_TTL_MS: '299999' })).toMatch(/^WEBHOOK_DEDUPE_TTL_MS: must be at least 300000 \(the 300 s signature tolerance/);
+    expect(failure({ WEBHOOK_DEDUPE_TTL_MS: '1000' })).toMatch(/^WEBHOOK_DEDUPE_TTL_MS: must be at least 300000/);
+    expect(loadConfig({ ...prod, WEBHOOK_DEDUPE_TTL_MS: '300000' }).webhookDedupeTtlMs).toBe(300_000);
+  });
+
+  it('PUBLIC_URL: required outside demo mode, an origin without a path, kept as the origin; unset in demo mode', () => {
+    const { PUBLIC_URL: _, ...noPublic } = prod;
+    expect(failure(noPublic)).toBe('PUBLIC_URL: is required outside demo mode (SERVICE_BASE_URL is set)');
+    expect(failure({ ...prod, PUBLIC_URL: 'https://sb.example/app' })).toMatch(/^PUBLIC_URL: must be the origin browsers use/);
+    expect(failure({ ...prod, PUBLIC_URL: 'ftp://sb.example' })).toMatch(/^PUBLIC_URL: must be the origin browsers use/);
+    expect(loadConfig({ ...prod, PUBLIC_URL: 'https://SB.example:8443/' }).publicUrl).toBe('https://sb.example:8443');
+    expect(loadConfig({}).publicUrl).toBeUndefined();
+    expect(loadConfig({ PUBLIC_URL: 'http://localhost:9000' }).publicUrl).toBe('http://localhost:9000');
+  });
+
+  it('METRICS_TOKEN is a secret: never echoed, redacted by describeConfig', () => {
+    const msg = failure({ ...prod, METRICS_TOKEN: 'short-token' });
+    expect(msg).toMatch(/^METRICS_TOKEN: must be at least 16 characters$/);
+    const c = loadConfig({ ...prod, METRICS_TOKEN: 'metrics-token-0123456789' });
+    expect(c.metricsToken).toBe('metrics-token-0123456789');
+    expect(JSON.stringify(describeConfig(c))).not.toContain('metrics-token-0123456789');
+  });
+
   it('VARIABLES lists every variable of the design plus the team additions', () => {
     expect([...VARIABLES].sort()).toEqual(
       [
         'PORT', 'HOST', 'SERVICE_BASE_URL', 'SERVICE_API_KEY', 'SERVICE_WEBHOOK_SECRETS', 'REDIS_URL', 'ARCHIVE_DIR',
         'ACCEPT_WINDOW_MS', 'SESSION_SECRET', 'USERS_FILE', 'LOG_LEVEL', 'RING_TIMEOUT_MS', 'WRAP_UP_MS', 'QUEUES_FILE',
-        'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS',
+        'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS', 'PUBLIC_URL', 'METRICS_TOKEN',
+        'DATABASE_URL', 'DATA_DIR', 'HISTORY_RETENTION_DAYS', 'ARCHIVE_RETENTION_DAYS',
       ].sort(),
     );
   });

@@ -10,6 +10,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { SIGNATURE_TOLERANCE_S } from '../webhooks/signature.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -27,6 +28,11 @@ export interface Config {
   readonly serviceBaseUrl: string | undefined;
   /** Sent as `X-API-Key`. Secret: never log it. */
   readonly serviceApiKey: string;
+  /**
+   * Demo mode made the key up (SERVICE_API_KEY unset): it opens only the in-process
+   * emulator of this run, so the start may print it for the CLI. A key that was set is never printed.
+   */
+  readonly serviceApiKeyGenerated: boolean;
   /** Any one may verify a webhook signature (rotation). Secret: never log them. */
   readonly webhookSecrets: readonly string[];
   /** Undefined: in-memory store (single process, not durable). */
@@ -48,6 +54,23 @@ export interface Config {
   readonly webhookDedupeTtlMs: number;
   /** Handler attempts before an event is dead-lettered. */
   readonly webhookMaxAttempts: number;
+  /**
+   * The origin browsers use (`https://host[:port]`, no path): the Host and Origin of
+   * state-changing requests and of the WebSocket upgrade must match it. Undefined only in
+   * demo mode, where a loopback name or the bind address (any port) is accepted.
+   */
+  readonly publicUrl: string | undefined;
+  /** When set, `GET /metrics` needs `Authorization: Bearer <token>`. Secret: never log it. */
+  readonly metricsToken: string | undefined;
+  // ---- history (issue 14) ----
+  /** PostgreSQL for history; undefined: embedded PGlite under `dataDir`. Secret (may hold a password): never log it. */
+  readonly databaseUrl: string | undefined;
+  /** Embedded history database (`<dataDir>/history`) and the default archive's parent. */
+  readonly dataDir: string;
+  /** Calls (with timeline, wrap-up, media rows) older than this are deleted. */
+  readonly historyRetentionDays: number;
+  /** Media files and their rows older than this are deleted. */
+  readonly archiveRetentionDays: number;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -79,6 +102,13 @@ export const VARIABLES = [
   'QUEUES_FILE',
   'WEBHOOK_DEDUPE_TTL_MS',
   'WEBHOOK_MAX_ATTEMPTS',
+  'PUBLIC_URL',
+  'METRICS_TOKEN',
+  // history (issue 14)
+  'DATABASE_URL',
+  'DATA_DIR',
+  'HISTORY_RETENTION_DAYS',
+  'ARCHIVE_RETENTION_DAYS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -87,6 +117,8 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'SERVICE_API_KEY',
   'SERVICE_WEBHOOK_SECRETS',
   'SESSION_SECRET',
+  'METRICS_TOKEN',
+  'DATABASE_URL',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -116,6 +148,27 @@ const redisUrl = z.string().refine((s) => {
     return false;
   }
 }, 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
+
+const publicUrl = z
+  .string()
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return (u.protocol === 'http:' || u.protocol === 'https:') && !u.username && !u.password && u.pathname === '/' && !u.search && !u.hash;
+    } catch {
+      return false;
+    }
+  }, 'must be the origin browsers use: http(s)://host[:port] without a path, e.g. https://switchboard.example.com')
+  .transform((s) => new URL(s).origin);
+
+const databaseUrl = z.string().refine((s) => {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '' && u.pathname.length > 1;
+  } catch {
+    return false;
+  }
+}, 'must be a postgres:// URL with host and database, e.g. postgres://user:password@host:5432/switchboard');
 
 const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
 
@@ -148,8 +201,24 @@ const schemas = {
   RING_TIMEOUT_MS: intIn(1000, 600_000),
   WRAP_UP_MS: intIn(0, 3_600_000),
   QUEUES_FILE: nonEmpty('a path to the queues JSON file'),
-  WEBHOOK_DEDUPE_TTL_MS: intIn(1000, 30 * 24 * 3600 * 1000),
+  // A delivery stays valid for the signature tolerance: its id must be remembered at least that long.
+  WEBHOOK_DEDUPE_TTL_MS: z
+    .string()
+    .regex(/^\d+$/, 'must be an integer (ms)')
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .min(SIGNATURE_TOLERANCE_S * 1000, `must be at least ${SIGNATURE_TOLERANCE_S * 1000} (the ${SIGNATURE_TOLERANCE_S} s signature tolerance: a redelivery that still verifies must still be known)`)
+        .max(30 * 24 * 3600 * 1000, 'must be at most 2592000000 (30 days)'),
+    ),
   WEBHOOK_MAX_ATTEMPTS: intIn(1, 100),
+  PUBLIC_URL: publicUrl,
+  METRICS_TOKEN: secret,
+  DATABASE_URL: databaseUrl,
+  DATA_DIR: nonEmpty('a directory path'),
+  HISTORY_RETENTION_DAYS: intIn(1, 36_500),
+  ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -196,11 +265,12 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     demo,
     serviceBaseUrl,
     serviceApiKey: demo ? (apiKey ?? `demo_${rnd(18).toString('base64url')}`) : required(apiKey, 'SERVICE_API_KEY', outside),
+    serviceApiKeyGenerated: demo && apiKey === undefined,
     webhookSecrets: Object.freeze(
       demo ? (secrets ?? [`whsec_${rnd(24).toString('base64url')}`]) : required(secrets, 'SERVICE_WEBHOOK_SECRETS', outside),
     ),
     redisUrl: read(env, 'REDIS_URL'),
-    archiveDir: read(env, 'ARCHIVE_DIR') ?? './data/archive',
+    archiveDir: read(env, 'ARCHIVE_DIR') ?? `${(read(env, 'DATA_DIR') ?? './data').replace(/\/+$/, '')}/archive`,
     acceptWindowMs: read(env, 'ACCEPT_WINDOW_MS') ?? 30_000,
     sessionSecret: demo ? (sessionSecret ?? rnd(32).toString('base64url')) : required(sessionSecret, 'SESSION_SECRET', outside),
     usersFile: demo ? usersFile : required(usersFile, 'USERS_FILE', outside),
@@ -210,6 +280,12 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     queuesFile: read(env, 'QUEUES_FILE'),
     webhookDedupeTtlMs: read(env, 'WEBHOOK_DEDUPE_TTL_MS') ?? 48 * 3600 * 1000,
     webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,
+    publicUrl: demo ? read(env, 'PUBLIC_URL') : required(read(env, 'PUBLIC_URL'), 'PUBLIC_URL', outside),
+    metricsToken: read(env, 'METRICS_TOKEN'),
+    databaseUrl: read(env, 'DATABASE_URL'),
+    dataDir: read(env, 'DATA_DIR') ?? './data',
+    historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
+    archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
   };
   return Object.freeze(config);
 }
@@ -219,6 +295,29 @@ export function withServiceBaseUrl(config: Config, baseUrl: string): Config {
   return Object.freeze({ ...config, serviceBaseUrl: baseUrl.replace(/\/+$/, '') });
 }
 
+/** The password of a `redis://user:password@host` URL (decoded), or undefined. */
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const p = new URL(url).password;
+    return p ? decodeURIComponent(p) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `REDIS_URL` with its password (if any) replaced by `[redacted]`: safe to log. */
+export function maskedRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.password) return url;
+    u.password = 'redacted';
+    return u.href.replace(':redacted@', ':[redacted]@');
+  } catch {
+    return '[redacted]';
+  }
+}
+
 /** The configuration with every secret replaced by `[redacted]`: safe to print or log. */
 export function describeConfig(config: Config): Record<string, unknown> {
   return {
@@ -226,10 +325,36 @@ export function describeConfig(config: Config): Record<string, unknown> {
     serviceApiKey: '[redacted]',
     webhookSecrets: config.webhookSecrets.map(() => '[redacted]'),
     sessionSecret: '[redacted]',
+    redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
+    metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
+    databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
   };
 }
 
-/** Every secret value of the configuration (for log scrubbing). */
-export function secretsOf(config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'>): string[] {
-  return [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets];
+/** Every secret value of the configuration (for log scrubbing): the Redis password, the metrics token and the database URL too. */
+export function secretsOf(
+  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl'>>,
+): string[] {
+  const redis = redisPassword(config.redisUrl);
+  return [
+    config.serviceApiKey,
+    config.sessionSecret,
+    ...config.webhookSecrets,
+    ...(redis ? [redis] : []),
+    ...(config.metricsToken ? [config.metricsToken] : []),
+    ...databaseSecrets(config.databaseUrl),
+  ];
+}
+
+/** The database URL and its password (alone and URL-decoded), so neither ever reaches a log line. */
+function databaseSecrets(url: string | undefined): string[] {
+  if (!url) return [];
+  const out = [url];
+  try {
+    const pw = new URL(url).password;
+    if (pw) out.push(pw, decodeURIComponent(pw));
+  } catch {
+    // validated at load; nothing more to add
+  }
+  return out;
 }

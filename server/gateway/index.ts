@@ -8,7 +8,10 @@
  *   order per connection (a tab's answer cannot overtake its own earlier decline);
  * - a heartbeat pings every `heartbeatMs`; a connection silent for `deadAfterMs` (no pong,
  *   no frame) is cut, so a half-open socket is noticed within 10 s and its agent's ringing
- *   call moves on after the engine's reconnect grace.
+ *   call moves on after the engine's reconnect grace;
+ * - each socket belongs to the login session it was opened with: when that session ends
+ *   (logout on any node, announced through the store's pub/sub; or expiry, seen by the
+ *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped.
  */
 import { randomUUID } from 'node:crypto';
 import { upgradeWebSocket } from '@hono/node-server';
@@ -16,9 +19,9 @@ import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { MAX_FRAME_BYTES, parseClientMsg, type ServerMsg, type User } from '../../shared/protocol.ts';
 import type { Auth } from '../auth/index.ts';
-import { sameOrigin } from '../auth/session.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
+import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from './hub.ts';
 
 export { Hub, type Conn } from './hub.ts';
@@ -32,7 +35,7 @@ export function createWsServer(): WebSocketServer {
 }
 
 export interface GatewayOptions {
-  auth: Pick<Auth, 'userOf'>;
+  auth: Pick<Auth, 'sessionOf' | 'sameOrigin' | 'sessions'>;
   engine: CallEngine;
   hub: Hub;
   log: Logger;
@@ -41,8 +44,13 @@ export interface GatewayOptions {
   now?: () => number;
 }
 
+/** Close code of a socket whose login session ended (logout or expiry). */
+export const SESSION_ENDED_CLOSE = 4001;
+
 export interface Gateway {
   routes: Hono;
+  /** Listen for sessions ended on any node (their sockets are closed). */
+  start(): Promise<void>;
   /** Stop the heartbeat and close every socket. */
   close(): void;
 }
@@ -52,6 +60,22 @@ interface Live {
   raw: WebSocket;
   lastSeen: number;
   queue: Promise<void>;
+  /** The login session the socket was opened with, and when it expires. */
+  sid: string;
+  expiresAt: number;
+  /** Set once the session ended: frames arriving after that are dropped. */
+  ended: boolean;
+}
+
+/** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
+function errorFrame(id: string | undefined, err: unknown): ServerMsg {
+  const down = err instanceof StoreUnavailableError;
+  return {
+    type: 'error',
+    ...(id ? { id } : {}),
+    code: down ? 'UNAVAILABLE' : 'INTERNAL',
+    message: down ? 'the server cannot reach its store; try again shortly' : 'internal error',
+  };
 }
 
 export function createGateway(o: GatewayOptions): Gateway {
@@ -62,9 +86,26 @@ export function createGateway(o: GatewayOptions): Gateway {
   const deadAfterMs = o.deadAfterMs ?? 7_000;
   const live = new Map<string, Live>();
 
+  let unsubscribe: (() => Promise<void>) | undefined;
+
+  /** The socket's session ended: no frame of it is handled any more; close it. */
+  function endSession(l: Live, why: string): void {
+    if (l.ended) return;
+    l.ended = true;
+    log.info({ user: l.conn.user.name, conn: l.conn.id }, `${why}; closing socket`);
+    l.raw.close(SESSION_ENDED_CLOSE, 'session ended');
+    // A client that never completes the closing handshake is cut.
+    setTimeout(() => l.raw.terminate(), 2_000).unref();
+  }
+
   const beat = setInterval(() => {
     const t = now();
     for (const l of live.values()) {
+      if (l.ended) continue;
+      if (l.expiresAt <= t) {
+        endSession(l, 'session expired');
+        continue;
+      }
       if (t - l.lastSeen > deadAfterMs) {
         log.info({ user: l.conn.user.name, conn: l.conn.id }, 'heartbeat missed; closing socket');
         l.raw.terminate();
@@ -79,14 +120,14 @@ export function createGateway(o: GatewayOptions): Gateway {
 
   const routes = new Hono();
   routes.get('/ws', async (c, next) => {
-    if (!sameOrigin(c.req.raw, true)) return c.json({ error: { status: 403, code: 'FORBIDDEN', message: 'cross-origin WebSocket refused', requestId: randomUUID() } }, 403);
-    const user = await o.auth.userOf(c.req.raw);
-    if (!user) return c.json({ error: { status: 401, code: 'UNAUTHORIZED', message: 'log in first', requestId: randomUUID() } }, 401);
-    const handler = upgradeWebSocket(() => handlers(user));
+    if (!o.auth.sameOrigin(c.req.raw, true)) return c.json({ error: { status: 403, code: 'FORBIDDEN', message: 'cross-origin WebSocket refused', requestId: randomUUID() } }, 403);
+    const s = await o.auth.sessionOf(c.req.raw);
+    if (!s) return c.json({ error: { status: 401, code: 'UNAUTHORIZED', message: 'log in first', requestId: randomUUID() } }, 401);
+    const handler = upgradeWebSocket(() => handlers(s.user, s.session));
     return handler(c, next);
   });
 
-  function handlers(user: User) {
+  function handlers(user: User, session: { sid: string; expiresAt: number }) {
     let l: Live | undefined;
     return {
       onOpen(_e: Event, ws: { raw?: unknown; send(s: string): void; close(code?: number, reason?: string): void }) {
@@ -100,19 +141,24 @@ export function createGateway(o: GatewayOptions): Gateway {
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),
         };
-        l = { conn, raw, lastSeen: now(), queue: Promise.resolve() };
+        l = { conn, raw, lastSeen: now(), queue: Promise.resolve(), sid: session.sid, expiresAt: session.expiresAt, ended: false };
         const me = l;
         live.set(conn.id, me);
         raw.on('pong', () => (me.lastSeen = now()));
         hub.add(conn);
         engine.agentConnected(conn);
         // welcome first: queue it so no reply can overtake it.
-        me.queue = me.queue.then(async () => conn.send(JSON.stringify(await engine.welcome(user))));
+        me.queue = me.queue.then(async () => conn.send(JSON.stringify(await engine.welcome(user)))).catch((err: Error) => {
+          // No state to show (the store is down): say so and close, so the client reconnects later.
+          log.warn({ conn: conn.id, err: err.message }, 'welcome failed; closing socket');
+          conn.send(JSON.stringify(errorFrame(undefined, err)));
+          conn.close(1011, 'state unavailable');
+        });
         log.info({ user: user.name, conn: conn.id }, 'socket open');
       },
       onMessage(e: MessageEvent) {
         const me = l;
-        if (!me) return;
+        if (!me || me.ended) return;
         me.lastSeen = now();
         const data = e.data;
         const size = typeof data === 'string' ? Buffer.byteLength(data) : (data as ArrayBuffer).byteLength;
@@ -124,7 +170,7 @@ export function createGateway(o: GatewayOptions): Gateway {
           me.conn.send(JSON.stringify({ type: 'error', code: 'TOO_LARGE', message: `frame over ${MAX_FRAME_BYTES} bytes` } satisfies ServerMsg));
           return;
         }
-        me.queue = me.queue.then(() => handle(me.conn, data)).catch((err: Error) => {
+        me.queue = me.queue.then(() => (me.ended ? undefined : handle(me.conn, data))).catch((err: Error) => {
           log.error({ conn: me.conn.id, err: err.message }, 'frame handling failed');
         });
       },
@@ -146,21 +192,34 @@ export function createGateway(o: GatewayOptions): Gateway {
       return;
     }
     const msg = r.msg;
-    switch (msg.type) {
-      case 'pong':
-        return;
-      case 'presence.set':
-        engine.setPresence(conn.user, msg.status, conn, msg.id);
-        return;
-      default:
-        await engine.request(conn, msg);
+    try {
+      switch (msg.type) {
+        case 'pong':
+          return;
+        case 'presence.set':
+          engine.setPresence(conn.user, msg.status, conn, msg.id);
+          return;
+        default:
+          await engine.request(conn, msg);
+      }
+    } catch (err) {
+      // Every request gets an answer, also when the store is down.
+      log.error({ conn: conn.id, type: msg.type, err: (err as Error).message }, 'request failed');
+      conn.send(JSON.stringify(errorFrame('id' in msg ? msg.id : undefined, err)));
     }
   }
 
   return {
     routes,
+    async start() {
+      unsubscribe ??= await o.auth.sessions.onEnded((sid) => {
+        for (const l of live.values()) if (l.sid === sid) endSession(l, 'session ended (logout)');
+      });
+    },
     close() {
       clearInterval(beat);
+      void unsubscribe?.().catch(() => undefined);
+      unsubscribe = undefined;
       for (const l of live.values()) l.raw.terminate();
       live.clear();
     },

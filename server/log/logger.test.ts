@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { describeConfig, loadConfig, secretsOf } from '../config/config.ts';
 import { createLogger, memoryDestination } from './logger.ts';
 
 describe('logger', () => {
@@ -26,6 +27,20 @@ describe('logger', () => {
     log.child({ requestId: 'r1' }).warn({ detail: { nested: secret } }, 'x');
     expect(dest.text()).not.toContain(secret);
     expect(dest.text()).toContain('[redacted]');
+  });
+
+  it('the Redis password: masked in the logged configuration and scrubbed from any line (secretsOf)', () => {
+    const password = 'redis-pa$$word-0001';
+    const config = loadConfig({ REDIS_URL: `redis://app:${encodeURIComponent(password)}@10.0.0.5:6379/0` });
+    expect(secretsOf(config)).toContain(password);
+    const dest = memoryDestination();
+    const log = createLogger({ destination: dest, secrets: secretsOf(config) });
+    log.info({ config: describeConfig(config) }, 'switchboard started');
+    log.error({ err: new Error(`WRONGPASS for ${password}`) }, 'redis connection error');
+    const text = dest.text();
+    expect(text).toContain('redis://app:[redacted]@10.0.0.5:6379/0');
+    expect(text).not.toContain(password);
+    expect(text).not.toContain(encodeURIComponent(password));
   });
 
   it('child loggers carry the request id on every line', () => {

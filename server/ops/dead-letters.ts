@@ -18,7 +18,7 @@
 import { Hono, type Context } from 'hono';
 import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
-import type { Metrics } from './metrics.ts';
+import { eventTypeLabel, type Metrics } from './metrics.ts';
 import type { DeadLetter, Store } from '../store/store.ts';
 
 export const DEAD_LETTERS_PATH = '/api/ops/dead-letters';
@@ -135,7 +135,7 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
     const which = parseReplayBody(raw);
     if (typeof which === 'object' && 'error' in which) return apiError(c, 400, 'BAD_REQUEST', which.error);
     const res = await o.store.replayDeadLetters(which);
-    for (const r of res.replayed) replayed?.inc({ type: r.type });
+    for (const r of res.replayed) replayed?.inc({ type: eventTypeLabel(r.type) });
     const log = o.log.child({ requestId: c.get('requestId') });
     log.info(
       { user: c.get('user').name, all: which === 'all', replayed: res.replayed, notFound: res.notFound },

@@ -5,7 +5,17 @@
  * Other parts add their own: `metrics.counter('switchboard_calls_total', 'help', ['result'])`.
  */
 
+import { isKnownEventType } from '../../shared/events.ts';
+
 type Labels = Record<string, string>;
+
+/**
+ * The `type` label of a webhook event: the type when the interface knows it, else
+ * `unknown`, so that a sender making up types cannot grow the registry without bound.
+ */
+export function eventTypeLabel(type: string): string {
+  return isKnownEventType(type) ? type : 'unknown';
+}
 
 const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
 const fmtLabels = (l: Labels) => {

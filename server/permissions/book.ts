@@ -2,19 +2,22 @@
  * The permission book: calling permissions in the store's kv space, one JSON record per
  * (business number, user) under `perm:<from>|<user>` (`server/store/README.md`), written
  * under a short per-pair lock (`perm-lock:<from>|<user>`) so a request and a reply
- * handled at the same moment (two nodes, two workers) do not overwrite each other.
+ * handled at the same moment (two nodes, two workers) do not overwrite each other. The
+ * request ration is a store slot key per pair (`slot:perm:<from>|<user>`), checked and
+ * taken in one atomic step before a request is sent.
  */
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
-import { toView, ttlFor, type StoredPermission } from './model.ts';
+import { RATION, toView, ttlFor, type StoredPermission } from './model.ts';
 
 const LOCK_TTL_MS = 5_000;
 const LOCK_POLL_MS = 15;
 
 export const permissionKey = (from: string, user: string) => `perm:${from}|${user}`;
 const lockKey = (from: string, user: string) => `perm-lock:${from}|${user}`;
+const rationKey = (from: string, user: string) => `perm:${from}|${user}`;
 
 export class PermissionBook {
   constructor(
@@ -55,6 +58,21 @@ export class PermissionBook {
     } finally {
       await release();
     }
+  }
+
+  /**
+   * Take one request slot of the ration (1 per 24 h, 2 per 7 days) for this business number
+   * and user, in one atomic store step shared by every node: of parallel requests only as
+   * many as the ration allows get `ok`. Refused: the rule and when the next may be sent.
+   */
+  async reserveRequest(from: string, user: string, slotId: string, now: number): Promise<{ ok: true } | { ok: false; rule: string; nextAt: number }> {
+    const r = await this.store.reserveSlot(rationKey(from, user), slotId, now, RATION);
+    return r.ok ? r : { ok: false, rule: RATION[r.window]?.rule ?? 'the request ration', nextAt: r.retryAt };
+  }
+
+  /** Give a slot back: the request it was taken for surely did not reach the user. */
+  async releaseRequest(from: string, user: string, slotId: string): Promise<void> {
+    await this.store.releaseSlot(rationKey(from, user), slotId);
   }
 
   private async lock(from: string, user: string): Promise<() => Promise<void>> {

@@ -9,7 +9,6 @@ import {
   applyRequest,
   dialRefusal,
   expirationMs,
-  rationCheck,
   rejectionHold,
   replyOf,
   toView,
@@ -70,14 +69,17 @@ describe('permission model', () => {
     expect(applyReply(again, USER, reply(), T0 + 2 * DAY)).toBeUndefined();
   });
 
-  it('ration: 1 request per 24 h and 2 per 7 days', () => {
-    let rec: StoredPermission | undefined = applyRequest(undefined, { from: BIZ, user: USER, by: 'boss', at: T0 });
-    expect(rationCheck(rec, T0 + H)).toEqual({ rule: '1 per 24 hours', nextAt: T0 + DAY });
-    expect(rationCheck(rec, T0 + DAY)).toBeUndefined();
-    rec = applyRequest(rec, { from: BIZ, user: USER, by: 'boss', at: T0 + DAY });
-    expect(rationCheck(rec, T0 + 3 * DAY)).toEqual({ rule: '2 per 7 days', nextAt: T0 + 7 * DAY });
-    expect(rationCheck(rec, T0 + 7 * DAY)).toBeUndefined();
-    expect(rationCheck(undefined, T0)).toBeUndefined();
+  it('ration: 1 request per 24 h and 2 per 7 days (the book reserves a slot in the store, atomically)', async () => {
+    const book = new PermissionBook(new MemoryStore(), createLogger({ level: 'silent' }));
+    expect(await book.reserveRequest(BIZ, USER, 'r1', T0)).toEqual({ ok: true });
+    expect(await book.reserveRequest(BIZ, USER, 'r2', T0 + H)).toEqual({ ok: false, rule: '1 per 24 hours', nextAt: T0 + DAY });
+    expect(await book.reserveRequest(BIZ, USER, 'r3', T0 + DAY)).toEqual({ ok: true });
+    expect(await book.reserveRequest(BIZ, USER, 'r4', T0 + 3 * DAY)).toEqual({ ok: false, rule: '2 per 7 days', nextAt: T0 + 7 * DAY });
+    expect(await book.reserveRequest(BIZ, USER, 'r5', T0 + 7 * DAY)).toEqual({ ok: true });
+    expect(await book.reserveRequest(BIZ, BSUID, 'r6', T0)).toEqual({ ok: true });
+    // A request the Service surely did not send gives its slot back.
+    await book.releaseRequest(BIZ, BSUID, 'r6');
+    expect(await book.reserveRequest(BIZ, BSUID, 'r7', T0 + 1)).toEqual({ ok: true });
   });
 
   it('a rejection holds re-asking for 24 h', () => {

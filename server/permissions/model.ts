@@ -1,7 +1,7 @@
 /**
  * Calling permission, the pure part: what is stored per (business number, user), how a
  * request and a reply change it, what a reader is shown (`expired` is computed on read),
- * how long the record lives, the request ration, and the reading of a reply event.
+ * how long the record lives, the request ration's windows, and the reading of a reply event.
  * No I/O, no clock: every function takes `now`.
  */
 import { ChatInboundMessage } from '../../shared/events.ts';
@@ -20,7 +20,8 @@ export const PERMANENT_KEEP_MS = 365 * DAY;
 
 /**
  * Request ration per business number + user (calling-facts.md; the emulator enforces the
- * same): at most 1 request in 24 hours and 2 in 7 days.
+ * same): at most 1 request in 24 hours and 2 in 7 days. Kept by the store's `reserveSlot`
+ * (one atomic check-and-take across nodes; `PermissionBook.reserveRequest`).
  */
 export const RATION = [
   { windowMs: DAY, max: 1, rule: '1 per 24 hours' },
@@ -31,7 +32,7 @@ export const RATION = [
 export interface StoredPermission extends Omit<Permission, 'state'> {
   /** Never `unknown` or `expired`: those are what a reader is shown. */
   state: 'requested' | 'granted' | 'rejected';
-  /** Epoch ms of the requests we sent in the last 7 days (the ration). */
+  /** Epoch ms of the requests we sent in the last 7 days (history; the ration itself is the store's slot key). */
   requests?: number[];
   /** Epoch ms of the latest reply applied (the Service's time of the inbound message). */
   replyAt?: number;
@@ -67,16 +68,6 @@ export function toView(rec: StoredPermission | undefined | null, from: string, u
 }
 
 const recent = (times: number[] | undefined, now: number) => (times ?? []).filter((t) => t > now - 7 * DAY && t <= now + DAY);
-
-/** Whether another request may be sent now: undefined when yes, else the rule and when. */
-export function rationCheck(rec: StoredPermission | undefined | null, now: number): { rule: string; nextAt: number } | undefined {
-  const times = recent(rec?.requests, now).sort((a, b) => a - b);
-  for (const r of RATION) {
-    const inWindow = times.filter((t) => t > now - r.windowMs);
-    if (inWindow.length >= r.max) return { rule: r.rule, nextAt: inWindow[inWindow.length - r.max]! + r.windowMs };
-  }
-  return undefined;
-}
 
 /** Why a request must not be sent now because of the user's recent rejection, or undefined. */
 export function rejectionHold(rec: StoredPermission | undefined | null, now: number): { until: number } | undefined {

@@ -17,6 +17,7 @@
  * - `GET /api/numbers` → `{numbers:[{phoneNumber, phoneId?, name?}]}`: the business numbers
  *   of the API key (the Service's phone numbers, cached 60 s); 502 when the Service fails.
  */
+import { randomUUID } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import type { Permission } from '../../shared/protocol.ts';
 import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
@@ -26,7 +27,7 @@ import type { MessagesResource } from '../service/resources/messages.ts';
 import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
 import type { PermissionBook } from './book.ts';
-import { applyRequest, rationCheck, rejectionHold, toView } from './model.ts';
+import { applyRequest, rejectionHold, toView } from './model.ts';
 
 export const DEFAULT_BODY = 'May we call you? One of our team would like to call you back here on a voice call.';
 /** Our limit on the request text (the interface states none; the provider's interactive body allows 1,024). */
@@ -118,6 +119,13 @@ export function parseRequestBody(raw: unknown): RequestInput {
   return out;
 }
 
+/** True when the request surely never reached the user: invalid before sending, or refused by the Service with a 4xx. */
+export function surelyNotSent(err: unknown): boolean {
+  if (err instanceof ValidationError) return true;
+  if (err instanceof OutcomeUnknownError || !(err instanceof ServiceError)) return false;
+  return err.status !== undefined && err.status >= 400 && err.status < 500;
+}
+
 /** A Service refusal, in the error shape with the Service's reason. */
 function serviceFailure(c: Context, err: unknown, log: Logger): Response {
   if (err instanceof ValidationError) return apiError(c, 400, 'BAD_REQUEST', err.message);
@@ -176,8 +184,11 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
         `${user} rejected the call permission request from ${from} at ${new Date(cur!.updatedAt).toISOString()}; the user is not asked again before ${new Date(hold.until).toISOString()}`,
       );
     }
-    const limited = rationCheck(cur, now);
-    if (limited) {
+    // Check and take the ration in one atomic step (parallel requests, other nodes): only
+    // a request holding a slot goes to the Service.
+    const slot = randomUUID();
+    const limited = await book.reserveRequest(from, user, slot, now);
+    if (!limited.ok) {
       c.header('Retry-After', String(Math.max(1, Math.ceil((limited.nextAt - now) / 1000))));
       return apiError(
         c,
@@ -193,6 +204,13 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
         : await o.messages.requestCallPermission({ from, ...input.address, body: input.body ?? DEFAULT_BODY });
       messageId = sent.id;
     } catch (err) {
+      // The slot goes back only when the request surely did not reach the user: refused
+      // before sending, or a 4xx refusal from the Service. A 5xx, a timeout or any other
+      // failure may have come after the Service sent it: the slot stays taken (the user
+      // must not get a second request inside the ration).
+      if (surelyNotSent(err)) {
+        await book.releaseRequest(from, user, slot).catch((e: Error) => o.log.warn({ err: e.message, from, user }, 'call permission ration slot not given back'));
+      }
       return serviceFailure(c, err, o.log);
     }
     // The request is out: a store failure now must not turn into an error the supervisor

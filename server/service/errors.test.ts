@@ -44,6 +44,11 @@ describe('errorFromResponse: one factory from status and the part 7 shape', () =
     const e = errorFromResponse({ status: 401, body: { error: { code: 'UNAUTHORIZED', message: 'bad key abc123' } }, secrets: ['abc123'] });
     expect(e.message).toBe('bad key [redacted]');
   });
+  it('scrubs secrets from every string of chatApiError too (an echoed request), keeping its shape', () => {
+    const chatApiError = { code: 131008, message: 'Invalid parameter: key abc123', error_data: { details: ['x-api-key: abc123'] } };
+    const e = errorFromResponse({ status: 400, body: body(400, 'BAD_REQUEST', { chatApiError }), secrets: ['abc123'] });
+    expect(e.details).toEqual({ code: 131008, message: 'Invalid parameter: key [redacted]', error_data: { details: ['x-api-key: [redacted]'] } });
+  });
   it('ValidationError names the field and the rule', () => {
     const e = new ValidationError('capture.purpose', 'must be at most 250 characters');
     expect(e).toMatchObject({ field: 'capture.purpose', rule: 'must be at most 250 characters', code: 'VALIDATION_ERROR', message: 'capture.purpose: must be at most 250 characters' });

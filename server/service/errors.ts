@@ -4,8 +4,9 @@
  * `requestId` (body `error.requestId`, else the `Service-Request-ID` header), the provider
  * details (`error.chatApiError`) and, where there is one, the underlying `cause`.
  *
- * Messages never contain the API key: the key is not part of any URL we build, and text
- * that comes from the server is scrubbed of it before it becomes a message (see `scrub`).
+ * Messages and details never contain the API key: the key is not part of any URL we build,
+ * and text that comes from the server (`error.message` and every string of
+ * `error.chatApiError`) is scrubbed of it here, at the client's edge (see `scrub`).
  */
 
 export interface ServiceErrorInit {
@@ -151,7 +152,8 @@ export function errorFromResponse(r: ErrorResponse): ServiceError {
     code,
     message: scrub(rawMessage, r.secrets ?? []),
     requestId: typeof err?.requestId === 'string' ? err.requestId : r.headerRequestId,
-    details: err?.chatApiError,
+    // Provider details are server text too (an echoed request may carry the key).
+    details: scrubDeep(err?.chatApiError, r.secrets ?? []),
     request: r.request,
   };
   if (r.status === 429) return new RateLimitedError({ ...init, retryAfterMs: r.retryAfterMs });
@@ -165,6 +167,14 @@ export function scrub(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) if (s.length > 0) out = out.split(s).join('[redacted]');
   return out;
+}
+
+/** `scrub` applied to every string (keys included) of a JSON value. */
+export function scrubDeep(v: unknown, secrets: readonly string[]): unknown {
+  if (typeof v === 'string') return scrub(v, secrets);
+  if (Array.isArray(v)) return v.map((x) => scrubDeep(x, secrets));
+  if (isRecord(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [scrub(k, secrets), scrubDeep(x, secrets)]));
+  return v;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

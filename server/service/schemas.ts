@@ -5,12 +5,13 @@
  * optional.
  */
 import { z } from 'zod';
+import { LIMITS, nonEmptyUpTo } from '../../shared/limits.ts';
 
 const opt = <T extends z.ZodType>(t: T) => t.optional();
 const s = () => z.string().optional();
 
-/** Signaling response of all five call endpoints. */
-export const CallSignalResponse = z.looseObject({ wacid: z.string(), success: z.boolean() });
+/** Signaling response of all five call endpoints (the wacid of a dial reaches frames: the frames' limit). */
+export const CallSignalResponse = z.looseObject({ wacid: nonEmptyUpTo(LIMITS.wacid), success: z.boolean() });
 export type CallSignalResponse = z.infer<typeof CallSignalResponse>;
 
 export const Balance = z.looseObject({ amount: z.number(), currency: z.string() });

@@ -4,7 +4,7 @@
  * against both). Values are copied in and out as JSON, so callers never share objects
  * with the store.
  */
-import type { AcceptResult, CallRecord, DeadLetter, ReplayResult, Store, StreamEntry } from './store.ts';
+import type { AcceptResult, CallRecord, DeadLetter, RationWindow, ReplayResult, SlotResult, Store, StreamEntry } from './store.ts';
 
 export class StoreClosedError extends Error {
   override readonly name = 'StoreClosedError';
@@ -58,6 +58,10 @@ export class MemoryStore implements Store {
   private readonly calls = new Map<string, { json: string; expiresAt: number }>();
   private readonly phoneIndex = new Map<string, Set<string>>();
   private readonly kv = new Map<string, { value: string; expiresAt: number }>();
+  /** Ration slots per key: slot id → epoch ms. */
+  private readonly slots = new Map<string, Map<string, number>>();
+  private readonly counters = new Map<string, { count: number; expiresAt: number }>();
+  private counterOps = 0;
   private readonly subs = new Map<string, Set<(m: string) => void>>();
 
   constructor(opts: MemoryStoreOptions = {}) {
@@ -191,6 +195,20 @@ export class MemoryStore implements Store {
       p.deliveredAt = now;
       p.deliveries++;
       out.push({ ...raw, deliveries: p.deliveries });
+    }
+    return out;
+  }
+
+  async touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]> {
+    this.check();
+    const g = this.group(group);
+    const now = this.now();
+    const out: string[] = [];
+    for (const id of streamIds) {
+      const p = g.pending.get(id);
+      if (p?.consumer !== consumer) continue;
+      p.deliveredAt = now;
+      out.push(id);
     }
     return out;
   }
@@ -330,6 +348,62 @@ export class MemoryStore implements Store {
   async del(key: string): Promise<void> {
     this.check();
     this.kv.delete(key);
+  }
+
+  // ---- rations -------------------------------------------------------------------------
+
+  async reserveSlot(key: string, slotId: string, now: number, windows: readonly RationWindow[]): Promise<SlotResult> {
+    this.check();
+    const longest = Math.max(1, ...windows.map((w) => w.windowMs));
+    // The same rule as the Redis script: forget slots at or before now - longest window.
+    const slots = (this.slots.get(key) ?? new Map<string, number>()).entries();
+    const kept = new Map([...slots].filter(([, at]) => at > now - longest));
+    const times = [...kept.values()].sort((a, b) => a - b);
+    for (let i = 0; i < windows.length; i++) {
+      const w = windows[i]!;
+      const inWindow = times.filter((t) => t > now - w.windowMs && t <= now + longest);
+      if (inWindow.length >= w.max) {
+        this.slots.set(key, kept);
+        return { ok: false, window: i, retryAt: inWindow[inWindow.length - w.max]! + w.windowMs };
+      }
+    }
+    kept.set(slotId, now);
+    this.slots.set(key, kept);
+    return { ok: true };
+  }
+
+  async releaseSlot(key: string, slotId: string): Promise<void> {
+    this.check();
+    this.slots.get(key)?.delete(slotId);
+  }
+
+  async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    this.check();
+    const t = this.now();
+    // Counters are keyed by what callers send (e.g. a login name): sweep expired ones now
+    // and then so that the map stays bounded by the live windows.
+    if (++this.counterOps % 1024 === 0) for (const [k, c] of this.counters) if (c.expiresAt <= t) this.counters.delete(k);
+    let c = this.counters.get(key);
+    if (c && c.expiresAt <= t) {
+      this.counters.delete(key);
+      c = undefined;
+    }
+    if (!c) {
+      if (delta <= 0) return { count: 0, resetInMs: 0 };
+      c = { count: 0, expiresAt: t + windowMs };
+      this.counters.set(key, c);
+    }
+    c.count += delta;
+    if (c.count <= 0) {
+      this.counters.delete(key);
+      return { count: 0, resetInMs: 0 };
+    }
+    return { count: c.count, resetInMs: c.expiresAt - t };
+  }
+
+  /** Window counters held, expired ones not yet swept included (tests). */
+  get counterKeys(): number {
+    return this.counters.size;
   }
 
   // ---- between nodes (one node here) --------------------------------------------------

@@ -12,12 +12,9 @@
  *   webhook receiver can answer 503 and the Service delivers again.
  */
 import { Redis, type RedisOptions } from 'ioredis';
-import type { AcceptResult, CallRecord, DeadLetter, ReplayResult, Store, StreamEntry } from './store.ts';
+import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLetter, type RationWindow, type ReplayResult, type SlotResult, type Store, type StreamEntry } from './store.ts';
 
-/** The store cannot take the request right now (Redis down or reconnecting). */
-export class StoreUnavailableError extends Error {
-  override readonly name = 'StoreUnavailableError';
-}
+export { StoreUnavailableError } from './store.ts';
 
 export interface RedisStoreOptions {
   /** `redis://host:port/db` */
@@ -127,6 +124,20 @@ for _ = 1, 20 do
 end
 return out`;
 
+// Refresh a consumer's own pending entries (idle back to 0; JUSTID keeps the delivery
+// count). An entry pending for another consumer is not taken back.
+// KEYS: stream. ARGV: group, consumer, ids... Returns the ids refreshed.
+const TOUCH = `
+local out = {}
+for i = 3, #ARGV do
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[i], ARGV[i], 1)
+  if p[1] and p[1][2] == ARGV[2] then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, ARGV[i], 'JUSTID')
+    table.insert(out, ARGV[i])
+  end
+end
+return out`;
+
 // Replay dead letters: per dead letter, remove it from the dead list and, iff it was
 // still there, append it to the stream, in one step (no crash in between can lose or
 // double it; of two concurrent replays only the one whose LREM removed it appends).
@@ -152,6 +163,42 @@ while i <= #ARGV do
 end
 return out`;
 
+// Sliding-window ration on a sorted set (member = slot id, score = epoch ms). ARGV: now,
+// slot id, longest window, then (windowMs, max) pairs. Returns {1} when the slot was taken,
+// else {0, index of the full window (0-based), epoch ms when it frees up}.
+const RESERVE_SLOT = `
+local now = tonumber(ARGV[1])
+local longest = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - longest)
+local w = 0
+for i = 4, #ARGV, 2 do
+  local win = tonumber(ARGV[i])
+  local max = tonumber(ARGV[i + 1])
+  local inWindow = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. (now - win), now + longest, 'WITHSCORES')
+  local n = #inWindow / 2
+  if n >= max then
+    return {0, w, tonumber(inWindow[(n - max) * 2 + 2]) + win}
+  end
+  w = w + 1
+end
+redis.call('ZADD', KEYS[1], now, ARGV[2])
+redis.call('PEXPIRE', KEYS[1], longest)
+return {1}`;
+
+/**
+ * Fixed-window counter: KEYS[1] counter; ARGV delta, window ms. INCRBY and the first
+ * PEXPIRE in one step, so no counter is ever left without an expiry; a give-back (negative
+ * delta) never creates one.
+ */
+const COUNT_WINDOW = `
+local d = tonumber(ARGV[1])
+if d <= 0 and redis.call('EXISTS', KEYS[1]) == 0 then return {0, 0} end
+local n = redis.call('INCRBY', KEYS[1], d)
+if n <= 0 then redis.call('DEL', KEYS[1]) return {0, 0} end
+local t = redis.call('PTTL', KEYS[1])
+if t < 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) t = tonumber(ARGV[2]) end
+return {n, t}`;
+
 /** Dead letters replayed per script call (each is atomic on its own; this bounds one call's size). */
 const REPLAY_CHUNK = 100;
 
@@ -163,7 +210,10 @@ interface Scripts {
   sbCreateCall(call: string, phone: string, all: string, json: string, phoneId: string, ttl: number, wacid: string): Promise<number>;
   sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
+  sbTouch(stream: string, group: string, consumer: string, ...ids: string[]): Promise<string[]>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
+  sbReserveSlot(key: string, ...args: Array<string | number>): Promise<number[]>;
+  sbCountWindow(key: string, delta: number, windowMs: number): Promise<[number, number]>;
 }
 type ScriptedRedis = Redis & Scripts;
 
@@ -173,7 +223,10 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbCreateCall', { numberOfKeys: 3, lua: CREATE_CALL });
   r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
+  r.defineCommand('sbTouch', { numberOfKeys: 1, lua: TOUCH });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
+  r.defineCommand('sbReserveSlot', { numberOfKeys: 1, lua: RESERVE_SLOT });
+  r.defineCommand('sbCountWindow', { numberOfKeys: 1, lua: COUNT_WINDOW });
   return r as ScriptedRedis;
 }
 
@@ -402,6 +455,11 @@ export class RedisStore implements Store {
     return rows.map(([id, fields, n]) => toEntry(id, fields, Number(n)));
   }
 
+  async touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]> {
+    if (streamIds.length === 0) return [];
+    return this.up().sbTouch(this.k.stream, group, consumer, ...streamIds);
+  }
+
   async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {
     const dl: DeadLetter = { entry, error, at: Date.now(), ...(attempts !== undefined ? { attempts } : {}) };
     await this.up()
@@ -575,6 +633,28 @@ export class RedisStore implements Store {
 
   async del(key: string): Promise<void> {
     await this.up().del(this.kvKey(key));
+  }
+
+  // ---- rations ---------------------------------------------------------------------------
+
+  private slotKey(key: string): string {
+    return `${this.prefix}slot:${key}`;
+  }
+
+  async reserveSlot(key: string, slotId: string, now: number, windows: readonly RationWindow[]): Promise<SlotResult> {
+    const longest = Math.max(1, ...windows.map((w) => w.windowMs));
+    const args = windows.flatMap((w) => [w.windowMs, w.max]);
+    const r = await this.up().sbReserveSlot(this.slotKey(key), now, slotId, longest, ...args);
+    return r[0] === 1 ? { ok: true } : { ok: false, window: Number(r[1]), retryAt: Number(r[2]) };
+  }
+
+  async releaseSlot(key: string, slotId: string): Promise<void> {
+    await this.up().zrem(this.slotKey(key), slotId);
+  }
+
+  async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {
+    const [count, resetInMs] = await this.up().sbCountWindow(`${this.prefix}count:${key}`, Math.trunc(delta), Math.max(1, Math.ceil(windowMs)));
+    return { count, resetInMs };
   }
 
   // ---- between nodes ------------------------------------------------------------------

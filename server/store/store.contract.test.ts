@@ -188,6 +188,27 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       expect(await s.claimStale('g', 'fourth', 200, 10)).toEqual([]);
     });
 
+    it('touchPending keeps a live consumer\'s entries from being claimed, never takes back another\'s, and keeps the delivery count', async () => {
+      const s = fresh();
+      await s.ensureGroup('g');
+      await s.acceptEvent(ev('held'), 60_000);
+      await s.acceptEvent(ev('other'), 60_000);
+      const [held, other] = await s.readGroup('g', 'live', 10, 0);
+      await sleep(150);
+      expect(await s.touchPending('g', 'live', [held!.streamId])).toEqual([held!.streamId]);
+      await sleep(100);
+      // 250 ms since the read, 100 ms since the touch: only the untouched one is stale.
+      const claimed = await s.claimStale('g', 'rescuer', 200, 10);
+      expect(claimed.map((e) => e.eventId)).toEqual(['other']);
+      expect(claimed[0]!.deliveries).toBe(2);
+      // `other` is the rescuer's now: the old consumer's touch does not take it back.
+      expect(await s.touchPending('g', 'live', [other!.streamId, held!.streamId])).toEqual([held!.streamId]);
+      await s.ack('g', [held!.streamId]);
+      expect(await s.touchPending('g', 'live', [held!.streamId])).toEqual([]);
+      await sleep(250);
+      expect((await s.claimStale('g', 'third', 200, 10)).map((e) => [e.eventId, e.deliveries])).toEqual([['other', 3]]);
+    });
+
     it('a dead-lettered entry is acked and listed, newest first', async () => {
       const s = fresh();
       await s.ensureGroup('g');
@@ -374,6 +395,100 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     });
   });
 
+  describe('rations (reserveSlot)', () => {
+    const H = 3600_000;
+    const DAY = 24 * H;
+    const T0 = 1_700_000_000_000;
+    // The call-permission ration (server/permissions/model.ts RATION): 1 per 24 h, 2 per 7 days.
+    const RATION = [
+      { windowMs: DAY, max: 1 },
+      { windowMs: 7 * DAY, max: 2 },
+    ];
+
+    it('1 per 24 h and 2 per 7 days: a refusal names the full window and when it frees up', async () => {
+      const s = fresh();
+      expect(await s.reserveSlot('u1', 'a', T0, RATION)).toEqual({ ok: true });
+      expect(await s.reserveSlot('u1', 'b', T0 + H, RATION)).toEqual({ ok: false, window: 0, retryAt: T0 + DAY });
+      expect(await s.reserveSlot('u1', 'c', T0 + DAY, RATION)).toEqual({ ok: true });
+      expect(await s.reserveSlot('u1', 'd', T0 + 3 * DAY, RATION)).toEqual({ ok: false, window: 1, retryAt: T0 + 7 * DAY });
+      expect(await s.reserveSlot('u1', 'e', T0 + 7 * DAY, RATION)).toEqual({ ok: true });
+      // Another key has its own ration.
+      expect(await s.reserveSlot('u2', 'a', T0 + H, RATION)).toEqual({ ok: true });
+    });
+
+    it('20 concurrent reservations of one key: exactly one succeeds', async () => {
+      const s = fresh();
+      const all = await Promise.all(Array.from({ length: 20 }, (_, i) => s.reserveSlot('race', `slot-${i}`, T0, RATION)));
+      expect(all.filter((r) => r.ok)).toHaveLength(1);
+      for (const r of all.filter((x) => !x.ok)) expect(r).toEqual({ ok: false, window: 0, retryAt: T0 + DAY });
+    });
+
+    it('a released slot frees its place; releasing an unknown slot changes nothing', async () => {
+      const s = fresh();
+      expect(await s.reserveSlot('u', 'a', T0, RATION)).toEqual({ ok: true });
+      await s.releaseSlot('u', 'nope');
+      expect((await s.reserveSlot('u', 'b', T0 + 1, RATION)).ok).toBe(false);
+      await s.releaseSlot('u', 'a');
+      expect(await s.reserveSlot('u', 'b', T0 + 2, RATION)).toEqual({ ok: true });
+    });
+
+    if (name.startsWith('RedisStore')) {
+      it('store instances (nodes) sharing a prefix share the ration: 10 racing on two nodes, one wins', async () => {
+        const prefix = uniquePrefix();
+        const n1 = new RedisStore({ url: redis.url, prefix });
+        const n2 = new RedisStore({ url: redis.url, prefix });
+        open.push(n1, n2);
+        const all = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? n1 : n2).reserveSlot('shared', `s${i}`, T0, RATION)));
+        expect(all.filter((r) => r.ok)).toHaveLength(1);
+      });
+    }
+  });
+
+  describe('window counters (rate limits)', () => {
+    it('countInWindow counts up within the window, tells the time left, and is gone after it', async () => {
+      const s = fresh();
+      const a = await s.countInWindow('login:n', 1, 300);
+      expect(a.count).toBe(1);
+      expect(a.resetInMs).toBeGreaterThan(0);
+      expect(a.resetInMs).toBeLessThanOrEqual(300);
+      expect((await s.countInWindow('login:n', 1, 300)).count).toBe(2);
+      // The window is fixed at the first increment: later ones do not extend it.
+      const c = await s.countInWindow('login:n', 1, 10_000);
+      expect(c.count).toBe(3);
+      expect(c.resetInMs).toBeLessThanOrEqual(300);
+      expect((await s.countInWindow('other', 1, 300)).count).toBe(1);
+      await sleep(400);
+      expect((await s.countInWindow('login:n', 1, 300)).count).toBe(1);
+    });
+
+    it('a give-back (negative delta) lowers the count, never creates a counter, and removes one at 0', async () => {
+      const s = fresh();
+      expect(await s.countInWindow('g', -1, 1000)).toEqual({ count: 0, resetInMs: 0 });
+      expect((await s.countInWindow('g', 1, 1000)).count).toBe(1);
+      expect((await s.countInWindow('g', 1, 1000)).count).toBe(2);
+      expect((await s.countInWindow('g', -1, 1000)).count).toBe(1);
+      expect((await s.countInWindow('g', -1, 1000)).count).toBe(0);
+      expect(await s.countInWindow('g', -1, 1000)).toEqual({ count: 0, resetInMs: 0 });
+      expect((await s.countInWindow('g', 1, 1000)).count).toBe(1);
+    });
+
+    it('200 concurrent increments: each sees a different count, 1..200 (atomic)', async () => {
+      const s = fresh();
+      const got = await Promise.all(Array.from({ length: 200 }, () => s.countInWindow('race', 1, 60_000)));
+      expect(got.map((g) => g.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    });
+
+    if (name === 'MemoryStore') {
+      it('expired counters are swept, so many distinct keys do not pile up', async () => {
+        const s = fresh() as MemoryStore;
+        for (let i = 0; i < 2000; i++) await s.countInWindow(`k${i}`, 1, 20);
+        await sleep(50);
+        for (let i = 0; i < 2048; i++) await s.countInWindow('live', 1, 60_000);
+        expect(s.counterKeys).toBeLessThan(100);
+      });
+    }
+  });
+
   describe('pub/sub', () => {
     it('a published message reaches every subscriber until it unsubscribes', async () => {
       const s = fresh();
@@ -429,11 +544,13 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       await s.deadLetter('g', e!, 'x');
       await s.createCall(call('w1', 'p1'), 60_000);
       await s.setNX('lock:w1', '1', 60_000);
+      await s.reserveSlot('perm:a', 's1', Date.now(), [{ windowMs: 60_000, max: 1 }]);
+      await s.countInWindow('login:x', 1, 60_000);
       const probe = new Redis(redis.url);
       try {
         const keys = (await probe.keys(`${prefix}*`)).sort();
         expect(keys).toEqual(
-          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`].sort(),
+          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}phone:p1`, `${prefix}calls`, `${prefix}kv:lock:w1`, `${prefix}slot:perm:a`, `${prefix}count:login:x`].sort(),
         );
       } finally {
         probe.disconnect();

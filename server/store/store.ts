@@ -62,6 +62,23 @@ export interface CallRecord {
 
 export type AcceptResult = 'accepted' | 'duplicate';
 
+/** One window of a sliding-window ration: at most `max` slots within any `windowMs`. */
+export interface RationWindow {
+  windowMs: number;
+  max: number;
+}
+
+/**
+ * Outcome of `reserveSlot`: reserved, or refused because window `window` (its index in the
+ * list) is full until `retryAt` (epoch ms: when its oldest counted slot leaves it).
+ */
+export type SlotResult = { ok: true } | { ok: false; window: number; retryAt: number };
+
+/** The store cannot take the request right now (Redis down or reconnecting). */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+}
+
 export interface Store {
   /** Key prefix of this store instance (e.g. `sb:`). */
   readonly prefix: string;
@@ -95,6 +112,14 @@ export interface Store {
    * for `consumer`; their `deliveries` count goes up by one.
    */
   claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]>;
+
+  /**
+   * Keep entries that `consumer` still holds fresh (their idle time back to 0, deliveries
+   * unchanged), so `claimStale` hands over only a dead consumer's entries, however long a
+   * live one works on them. An entry now pending for another consumer (or acked) is left
+   * alone. Resolves the ids that were refreshed.
+   */
+  touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]>;
 
   /**
    * Move an entry to the dead-letter list and ack it in `group`, atomically. `attempts`
@@ -147,6 +172,30 @@ export interface Store {
   set(key: string, value: string, ttlMs?: number): Promise<void>;
   get(key: string): Promise<string | null>;
   del(key: string): Promise<void>;
+
+  // ---- rations (sliding windows, across nodes) ----------------------------------------
+
+  /**
+   * Check a ration and take a slot of it in ONE atomic step: iff, for every window, fewer
+   * than `max` slots of `key` fall within `(now - windowMs, now]`, record slot `slotId` at
+   * `now` and answer `{ok: true}`; otherwise record nothing and answer the first full
+   * window and when it frees up. Of concurrent calls that would overfill a window, only as
+   * many as fit succeed (also from different nodes). Slots older than the longest window
+   * are forgotten.
+   */
+  reserveSlot(key: string, slotId: string, now: number, windows: readonly RationWindow[]): Promise<SlotResult>;
+
+  /** Give a slot back: the action it was taken for surely did not happen. */
+  releaseSlot(key: string, slotId: string): Promise<void>;
+
+  /**
+   * A fixed-window counter (rate limits): add `delta` to the counter `key` in ONE atomic
+   * step and answer its new value and the ms until the window ends. The window starts at
+   * the first increment and lasts `windowMs`; then the counter is gone (bounded memory).
+   * A negative `delta` (giving back a reservation) never creates a counter, and a counter
+   * that falls to 0 is removed. Of N concurrent increments each sees a different value.
+   */
+  countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }>;
 
   // ---- between nodes ------------------------------------------------------------------
 

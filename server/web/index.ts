@@ -111,7 +111,7 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
         ...(a.contentType.startsWith('text/html')
           ? {
               'content-security-policy':
-                "default-src 'self'; connect-src 'self'; media-src 'self' blob: data:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
+                "default-src 'self'; connect-src 'self'; media-src 'self' blob: data:; img-src 'self' data:; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
               'referrer-policy': 'same-origin',
             }
           : {}),

@@ -16,7 +16,8 @@ import { secretsOf, type Config } from '../config/config.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 import type { StreamEntry } from '../store/store.ts';
-import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type Users } from '../auth/index.ts';
+import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type LoginLimits, type Users } from '../auth/index.ts';
+import { SESSION_TTL_MS } from '../auth/session.ts';
 import { CallEngine, type ServiceCalls } from '../calls/engine.ts';
 import type { Policy } from '../calls/lifecycle.ts';
 import { loadQueues } from '../calls/routing.ts';
@@ -34,7 +35,8 @@ export interface SwitchboardOptions {
   config: Pick<
     Config,
     'archiveDir' | 'demo' | 'sessionSecret' | 'usersFile' | 'acceptWindowMs' | 'ringTimeoutMs' | 'wrapUpMs' | 'queuesFile' | 'redisUrl' | 'serviceApiKey' | 'webhookSecrets'
-  >;
+  > &
+    Partial<Pick<Config, 'publicUrl' | 'host'>>;
   store: Store;
   log: Logger;
   calls: ServiceCalls;
@@ -65,6 +67,10 @@ export interface SwitchboardOptions {
   reconnectGraceMs?: number;
   /** Period of the engine's sweep over stored calls (default 2 s). */
   sweepMs?: number;
+  /** Login session lifetime (default 12 h; tests shorten it). */
+  sessionTtlMs?: number;
+  /** Login limits (default `LOGIN_LIMITS`). */
+  loginLimits?: Partial<LoginLimits>;
   now?: () => number;
 }
 
@@ -86,12 +92,26 @@ export interface Switchboard {
   close(): Promise<void>;
 }
 
+/** The Service's phone id of one business number (E.164), from its phone number list. */
+async function phoneIdOf(numbers: PermissionNumbers, phoneNumber: string): Promise<string | undefined> {
+  for await (const n of numbers.iterate()) if (n.phoneNumber === phoneNumber && typeof n.id === 'string') return n.id;
+  return undefined;
+}
+
 export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchboard> {
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
   const now = o.now ?? Date.now;
-  const auth = createAuth({ users, sessions: new Sessions(store, config.sessionSecret), log: log.child({ part: 'auth' }), demo: config.demo, now });
+  const auth = createAuth({
+    users,
+    sessions: new Sessions(store, config.sessionSecret, o.sessionTtlMs ?? SESSION_TTL_MS, now),
+    store,
+    origin: { publicUrl: config.publicUrl, bindHost: config.host },
+    ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
+    log: log.child({ part: 'auth' }),
+    demo: config.demo,
+  });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
   const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: o.messages, phoneNumbers: o.phoneNumbers, now });
@@ -106,6 +126,8 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     now,
     ...(config.redisUrl ? { shared: store } : {}),
     permissions,
+    // Rarely needed (a dialed call the store could not take): looked up when it is.
+    ...(o.phoneNumbers ? { phoneIdOf: (n: string) => phoneIdOf(o.phoneNumbers!, n) } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
   });
@@ -137,8 +159,9 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     ...(o.metrics ? { metrics: o.metrics } : {}),
   });
   /** Archive one media event, then tell who may see the call: its agent, supervisors, ops. */
-  const onMediaEvent = async (event: unknown): Promise<void> => {
-    const out = await archive!.archive(event);
+  const onMediaEvent = async (event: unknown, _entry: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
+    // The worker's deadline signal: a download that hangs at the Service is abandoned.
+    const out = await archive!.archive(event, ctx ? { signal: ctx.signal } : {});
     if (!out || (out.status !== 'saved' && out.status !== 'already-archived')) return;
     const callDir = basename(dirname(out.path));
     const wacid = decodeURIComponent(callDir);
@@ -174,6 +197,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     },
     async start() {
       await hub.start();
+      await gateway.start();
       engine.start();
     },
     async close() {

@@ -12,7 +12,7 @@ import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Envelope } from '../../shared/events.ts';
 import { BadRequestError, HttpError, PayloadTooLargeError, UnauthorizedError, UnavailableError } from '../ops/errors.ts';
-import type { FoundationMetrics } from '../ops/metrics.ts';
+import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import { requestHeader, requestIdOf } from '../ops/request.ts';
 import type { Store } from '../store/store.ts';
 import { verify } from './signature.ts';
@@ -243,7 +243,7 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: str
     throw new UnavailableError('event store unavailable, deliver again later', { cause: err });
   }
   m.webhookRequests.inc({ outcome: result });
-  m.webhookEvents.inc({ type, outcome: result });
+  m.webhookEvents.inc({ type: eventTypeLabel(type), outcome: result });
   if (deps.log.isLevelEnabled('debug')) log().debug({ eventId: id, type, result }, 'webhook event received');
   return result;
 }

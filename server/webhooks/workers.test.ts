@@ -51,3 +51,118 @@ describe('workers: a failed ack', () => {
     }
   });
 });
+
+const media = (id: string) =>
+  JSON.stringify({ id, type: 'chat.call.recording.updated', apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: { wacid: 'wacid.m', phoneId: 'p1', result: 'AVAILABLE', mediaAssetId: `cma_${id}` } });
+const connect = (id: string) =>
+  JSON.stringify({
+    id,
+    type: 'chat.call.connect',
+    apiVersion: 'v2',
+    createTime: new Date().toISOString(),
+    callingConnect: { wacid: `wacid.${id}`, phoneId: 'p1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(), sdpType: 'offer', sdp: 'v=0\r\n' },
+  });
+const accept = (store: MemoryStore, type: string, id: string, body: string) => store.acceptEvent({ eventId: id, type, body, receivedAt: Date.now() }, 60_000);
+
+describe('workers: lanes and deadlines', () => {
+  it('20 media handlers that never finish do not delay a call event: it is handled at once in its own lane', async () => {
+    const store = new MemoryStore();
+    let hung = 0;
+    let connectedAt = 0;
+    const w = createWorkers({
+      store,
+      handlers: {
+        'chat.call.recording.updated': () => {
+          hung++;
+          return new Promise<void>(() => undefined);
+        },
+        'chat.call.connect': async () => void (connectedAt = Date.now()),
+      },
+      log: silentLogger(),
+      metrics: foundationMetrics(new Metrics()),
+      maxAttempts: 3,
+      blockMs: 50,
+      stopTimeoutMs: 100,
+    });
+    await w.start();
+    try {
+      for (let i = 0; i < 20; i++) await accept(store, 'chat.call.recording.updated', `evt_m${i}`, media(`evt_m${i}`));
+      await until(() => hung >= 8, 3000, 'the media lane full');
+      const t0 = Date.now();
+      await accept(store, 'chat.call.connect', 'evt_c', connect('evt_c'));
+      await until(() => connectedAt > 0, 3000, 'the connect handled');
+      expect(connectedAt - t0).toBeLessThan(200);
+      expect(hung).toBe(8); // the media lane's default limit: the rest wait their turn
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('a handler past its deadline: its signal is aborted, the attempt fails (retry, then dead letter) and its lane slot is freed', async () => {
+    const store = new MemoryStore();
+    const signals: AbortSignal[] = [];
+    const quick: string[] = [];
+    const w = createWorkers({
+      store,
+      handlers: {
+        'chat.call.recording.updated': async (e, _entry, ctx) => {
+          if (e.id === 'evt_quick') return void quick.push(e.id);
+          signals.push(ctx.signal);
+          await new Promise<void>(() => undefined); // ignores its signal: the worker moves on anyway
+        },
+      },
+      log: silentLogger(),
+      metrics: foundationMetrics(new Metrics()),
+      maxAttempts: 2,
+      blockMs: 20,
+      retryDelayMs: 10,
+      lanes: { media: { limit: 1, deadlineMs: 150 } },
+      stopTimeoutMs: 100,
+    });
+    await w.start();
+    try {
+      await accept(store, 'chat.call.recording.updated', 'evt_hung', media('evt_hung'));
+      await until(() => signals.length === 1, 3000, 'the first attempt');
+      await accept(store, 'chat.call.recording.updated', 'evt_quick', media('evt_quick'));
+      // The only slot of the lane is taken by the hung attempt until its deadline frees it.
+      await until(() => quick.length === 1, 3000, 'the quick event handled after the deadline freed the slot');
+      await until(async () => (await store.listDeadLetters(10)).length === 1, 3000, 'the dead letter');
+      const [dl] = await store.listDeadLetters(10);
+      expect(dl).toMatchObject({ entry: { eventId: 'evt_hung' }, attempts: 2 });
+      expect(dl!.error).toMatch(/deadline exceeded \(media lane, 150 ms\)/);
+      expect(signals).toHaveLength(2);
+      expect(signals.every((s) => s.aborted)).toBe(true);
+      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 3000, 'lag 0');
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('stop() is bounded: a handler that never finishes is aborted after stopTimeoutMs and its event stays pending', async () => {
+    const store = new MemoryStore();
+    let signal: AbortSignal | undefined;
+    const w = createWorkers({
+      store,
+      handlers: {
+        'chat.call.recording.updated': async (_e, _entry, ctx) => {
+          signal = ctx.signal;
+          await new Promise<void>(() => undefined);
+        },
+      },
+      log: silentLogger(),
+      metrics: foundationMetrics(new Metrics()),
+      maxAttempts: 3,
+      blockMs: 20,
+      stopTimeoutMs: 300,
+    });
+    await w.start();
+    await accept(store, 'chat.call.recording.updated', 'evt_stuck', media('evt_stuck'));
+    await until(() => signal !== undefined, 3000, 'the handler');
+    const t0 = Date.now();
+    await w.stop();
+    expect(Date.now() - t0).toBeLessThan(1500);
+    expect(signal!.aborted).toBe(true);
+    expect(await store.streamLag(WORKER_GROUP)).toBe(1); // not acked, not dead-lettered: claimed later
+    expect(await store.listDeadLetters(10)).toEqual([]);
+  });
+});

@@ -4,10 +4,11 @@
  * and `.json` into ARCHIVE_DIR, announce them with `media.available`, list them on
  * `GET /api/archive` and serve them to ops (not to agents, not outside the archive).
  */
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { INDEX_DIR } from '../../server/archive/index.ts';
 import { agentClient, emulatorRequest, login, sleep } from './harness.ts';
 import { programSuite } from './suite.ts';
 
@@ -59,7 +60,15 @@ describe('call media archive', () => {
 
     const list = (await (await fetch(`${b.url}/api/archive`, { headers: { cookie: ops } })).json()) as { items: Array<{ wacid: string; kind: string; url: string }> };
     expect(list.items.filter((i) => i.wacid === wacid).map((i) => i.kind).sort()).toEqual(['recording', 'transcription']);
-    expect((await readdir(dir)).length).toBe(1);
+    expect((await readdir(dir)).filter((d) => d !== INDEX_DIR).length).toBe(1);
+
+    // A copy of this call's recording under another call's folder is not that call's media.
+    const [callDir, file] = recording.url.split('/').slice(-2).map(decodeURIComponent) as [string, string];
+    await mkdir(join(dir, 'wacid.other'));
+    await copyFile(join(dir, callDir, file), join(dir, 'wacid.other', file));
+    expect((await fetch(`${b.url}/api/archive/wacid.other/${encodeURIComponent(file)}`, { headers: { cookie: ops } })).status).toBe(404);
+    const again = (await (await fetch(`${b.url}/api/archive`, { headers: { cookie: ops } })).json()) as { items: Array<{ wacid: string }> };
+    expect(again.items.map((i) => i.wacid)).not.toContain('wacid.other');
 
     // Agents do not browse the archive; nothing outside it is served.
     const agentCookie = await login(b.url, 'agent1');

@@ -10,6 +10,7 @@ import WebSocket from 'ws';
 import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import { createApp } from '../../server/app.ts';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
+import type { LoginLimits } from '../../server/auth/index.ts';
 import { loadConfig } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log/logger.ts';
 import { foundationMetrics, Metrics } from '../../server/ops/metrics.ts';
@@ -36,6 +37,8 @@ export interface Bridge {
   emu: Emulator;
   sb: Switchboard;
   store: Store;
+  /** Password checks (scrypt runs) this node has made: counted around `Users.check`. */
+  passwordChecks(): number;
   close(): Promise<void>;
 }
 
@@ -56,6 +59,9 @@ export interface BridgeOptions {
   reconnectGraceMs?: number;
   sweepMs?: number;
   demo?: boolean;
+  /** Login session lifetime (default 12 h). */
+  sessionTtlMs?: number;
+  loginLimits?: Partial<LoginLimits>;
 }
 
 export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
@@ -76,6 +82,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     SERVICE_WEBHOOK_SECRETS: secret,
     SESSION_SECRET: randomBytes(24).toString('base64url'),
     USERS_FILE: '/nonexistent/users.json', // users are handed in below
+    PUBLIC_URL: url,
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
     ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
     ...o.env,
@@ -90,6 +97,12 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...supervisors.map((name) => ({ name, roles: ['supervisor' as const, 'agent' as const], passwordHash: hash })),
     { name: 'ops', roles: ['ops' as const], passwordHash: hash },
   ]);
+  let passwordChecks = 0;
+  const check = users.check.bind(users);
+  users.check = (name, password) => {
+    passwordChecks++;
+    return check(name, password);
+  };
   const service = createServiceClient({ baseUrl: emu.baseUrl, apiKey: emu.apiKey });
   const sb = await createSwitchboard({
     config: o.demo ? { ...config, demo: true } : config,
@@ -106,6 +119,8 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
+    ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
+    ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
   });
   const metrics = new Metrics();
   const app = createApp({ config, store, log, metrics, mount: [sb.mount] });
@@ -123,6 +138,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     emu,
     sb,
     store,
+    passwordChecks: () => passwordChecks,
     async close() {
       if (closed) return;
       closed = true;

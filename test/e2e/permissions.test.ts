@@ -59,14 +59,35 @@ const permissionOf = async (b: Bridge, cookie: string, user: string): Promise<Pe
 const updates = (c: ProtocolClient, user: string) =>
   c.received.filter((m): m is Extract<ServerMsg, { type: 'permission.updated' }> => m.type === 'permission.updated' && m.permission.user === user).map((m) => m.permission);
 
-/** Count the bridge's `POST /chat/calls/connect` requests: an endpoint fault that only counts down. */
-async function countConnects(b: Bridge): Promise<() => Promise<number>> {
+/** Count the bridge's requests to one endpoint of the emulator: an endpoint fault that only counts down. */
+async function countRequests(b: Bridge, endpoint: string): Promise<() => Promise<number>> {
   const start = 1_000_000;
-  await emulatorRequest(b.emu, 'PATCH', '/faults', { endpoints: { 'POST /chat/calls/connect': { kind: 'slow', value: 1, times: start } } });
+  await emulatorRequest(b.emu, 'PATCH', '/faults', { endpoints: { [endpoint]: { kind: 'slow', value: 1, times: start } } });
   return async () => {
     const f = (await emulatorRequest(b.emu, 'GET', '/faults')) as { endpoints: Record<string, { times: number }> };
-    return start - f.endpoints['POST /chat/calls/connect']!.times;
+    return start - f.endpoints[endpoint]!.times;
   };
+}
+
+/** Count the bridge's `POST /chat/calls/connect` requests. */
+const countConnects = (b: Bridge) => countRequests(b, 'POST /chat/calls/connect');
+
+/** Every message send (`POST /chat/messages` and `/chat/messages/sendDirectly`). */
+const MESSAGE_SENDS = 'POST /chat/messages*';
+
+/** Ten permission requests for one user at once, spread over the given nodes. */
+async function tenAtOnce(nodes: Array<{ b: Bridge; cookie: string }>, user: string): Promise<Answer[]> {
+  return Promise.all(Array.from({ length: 10 }, (_, i) => api(nodes[i % nodes.length]!.b, nodes[i % nodes.length]!.cookie, 'POST', '/api/permissions/request', { from: BUSINESS, to: user })));
+}
+
+function expectOneThrough(answers: Answer[]): void {
+  const statuses = answers.map((r) => r.status).sort();
+  expect(statuses, JSON.stringify(answers.map((r) => r.json))).toEqual([202, ...Array<number>(9).fill(429)]);
+  for (const r of answers.filter((x) => x.status === 429)) {
+    expect(r.json.error).toMatchObject({ status: 429, code: 'TOO_MANY_REQUESTS' });
+    expect(r.json.error.message).toMatch(/1 per 24 hours/);
+    expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(23 * 3600);
+  }
 }
 
 describe('call permission (REST + webhook + WebSocket + dial check)', () => {
@@ -293,6 +314,44 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
     } finally {
       await own.close();
     }
+  }, 60_000);
+
+  it('10 parallel requests for one user: exactly one 202 and one message at the Service; the other 9 are 429 with Retry-After', async () => {
+    const b = await bridge();
+    const sends = await countRequests(b, MESSAGE_SENDS);
+    expectOneThrough(await tenAtOnce([{ b, cookie: await login(b.url, 'boss') }], '+15550123601'));
+    expect(await sends()).toBe(1);
+  }, 60_000);
+
+  it('10 parallel requests for one user over two nodes on one Redis: exactly one 202 and one message at the Service', async () => {
+    const prefix = uniquePrefix('ration');
+    const env = { SESSION_SECRET: randomBytes(24).toString('base64url') };
+    const b = await bridge({ storePrefix: prefix, env });
+    const a = await bridge({ storePrefix: prefix, env, sharedEmulator: { emu: b.emu, secret: b.secret } });
+    const sends = await countRequests(b, MESSAGE_SENDS);
+    expectOneThrough(await tenAtOnce([{ b: a, cookie: await login(a.url, 'boss') }, { b, cookie: await login(b.url, 'agent1') }], '+15550123602'));
+    expect(await sends()).toBe(1);
+  }, 60_000);
+
+  it('a request the Service refused (4xx) gives its ration slot back; one that failed with a 5xx (maybe sent) keeps it', async () => {
+    const b = await bridge();
+    const boss = await login(b.url, 'boss');
+    // 4xx: an unknown template is refused, so nothing reached the user: the next request may go.
+    const user = '+15550123603';
+    const refused = await api(b, boss, 'POST', '/api/permissions/request', { from: BUSINESS, to: user, template: { name: 'no_such_template', language: 'en_US' } });
+    expect(refused.status).toBe(400);
+    expect((await api(b, boss, 'POST', '/api/permissions/request', { from: BUSINESS, to: user })).status).toBe(202);
+
+    // 5xx: the Service may have sent it before failing: the slot stays taken, no second request.
+    const other = '+15550123604';
+    await emulatorRequest(b.emu, 'PATCH', '/faults', { endpoints: { [MESSAGE_SENDS]: { kind: '5xx', value: 500, times: 1 } } });
+    const failed = await api(b, boss, 'POST', '/api/permissions/request', { from: BUSINESS, to: other });
+    expect(failed.status).toBe(502);
+    const sends = await countRequests(b, MESSAGE_SENDS);
+    const again = await api(b, boss, 'POST', '/api/permissions/request', { from: BUSINESS, to: other });
+    expect(again.status, JSON.stringify(again.json)).toBe(429);
+    expect(Number(again.headers.get('retry-after'))).toBeGreaterThan(23 * 3600);
+    expect(await sends()).toBe(0);
   }, 60_000);
 
   it('GET /api/numbers answers 502 in the error shape when the Service fails', async () => {

@@ -64,7 +64,7 @@ function coreControl(ctx: EmulatorContext, webhooks: Webhooks): Hono<Env> {
     if (!b) return badRequest(c, 'body: must be a JSON object');
     const err = validateFaults(b);
     if (err) return badRequest(c, err);
-    ctx.faults = { duplicateRate: 0, reorderWindowMs: 0, reorderEvents: 3, deliveryDelayMs: 0, dropFirstAttempt: false, endpoints: {}, recordingResult: 'AVAILABLE', transcriptionResult: 'AVAILABLE', ...(b as Partial<Faults>) };
+    ctx.faults = { duplicateRate: 0, reorderWindowMs: 0, reorderEvents: 3, deliveryDelayMs: 0, dropFirstAttempt: false, endpoints: {}, recordingResult: 'AVAILABLE', transcriptionResult: 'AVAILABLE', mediaDownloadHang: 'none', ...(b as Partial<Faults>) };
     return c.json(ctx.faults);
   });
 
@@ -159,11 +159,13 @@ function validateFaults(b: Record<string, unknown>): string | undefined {
   if (b.dropFirstAttempt !== undefined && typeof b.dropFirstAttempt !== 'boolean') return 'dropFirstAttempt: a boolean';
   for (const k of ['recordingResult', 'transcriptionResult'])
     if (b[k] !== undefined && b[k] !== 'AVAILABLE' && b[k] !== 'FAILED') return `${k}: 'AVAILABLE' or 'FAILED'`;
+  if (b.mediaDownloadHang !== undefined && b.mediaDownloadHang !== 'none' && b.mediaDownloadHang !== 'headers' && b.mediaDownloadHang !== 'body')
+    return "mediaDownloadHang: 'none', 'headers' or 'body'";
   if (b.endpoints !== undefined) {
     if (!b.endpoints || typeof b.endpoints !== 'object') return 'endpoints: an object of "METHOD /path" → fault';
     for (const [k, f] of Object.entries(b.endpoints as Record<string, unknown>)) {
       const kind = (f as { kind?: unknown } | null)?.kind;
-      if (kind !== '429' && kind !== '5xx' && kind !== 'hang' && kind !== 'slow') return `endpoints["${k}"].kind: one of 429, 5xx, hang, slow`;
+      if (kind !== '429' && kind !== '5xx' && kind !== 'hang' && kind !== 'slow' && kind !== 'echoKey') return `endpoints["${k}"].kind: one of 429, 5xx, hang, slow, echoKey`;
     }
   }
   return undefined;

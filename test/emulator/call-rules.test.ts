@@ -305,6 +305,82 @@ describe('business-initiated calls', () => {
     expect(fifth.json.error.chatApiError.code).toBe(138006);
   });
 
+  /** Connects a business-initiated call and waits until it ends (answered calls are hung up by the business once ACCEPTED). */
+  async function callOnce(h: Harness, user: string, sdp: string) {
+    const r = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    const wacid = r.json.wacid as string;
+    const ended = await until(`call ${wacid} answered or ended`, async () => {
+      const v = (await h.api('GET', `/_emulator/calls/${wacid}`)).json;
+      return v.state === 'active' || v.state === 'ended' ? v : undefined;
+    });
+    if (ended.state === 'active') await h.api('POST', '/chat/calls/terminate', { phoneId: PHONE_ID, wacid });
+    return (await h.event('chat.call.terminate', wacid)).callingTerminate as { reason: string };
+  }
+  const limitsOf = async (h: Harness, user: string) => (await h.api('GET', `/_emulator/callLimits?business=${encodeURIComponent(BUSINESS)}&user=${encodeURIComponent(user)}`)).json;
+
+  it('at most 5 connected calls per 24 h to one user: the sixth connect is refused 400 with 138012 and nextAllowedTime; 24 h later it goes', async () => {
+    const h = await harness({ callee: { action: 'answer', answerAfterMs: 20, ringTimeoutMs: 5000 } });
+    const user = '+15550208040';
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, isPermanent: true });
+    const { sdp } = await offer();
+    const firstAt = (await h.api('GET', '/_emulator/clock')).json.now as number;
+    for (let i = 0; i < 5; i++) expect((await callOnce(h, user, sdp)).reason, `call ${i + 1}`).toBe('BUSINESS_HANGUP');
+    const sixth = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+    expect(sixth.status).toBe(400);
+    expect(sixth.json.error).toMatchObject({ code: 'BAD_REQUEST', chatApiError: { code: 138012 } });
+    expect(sixth.json.error.message).toMatch(/^to: business-initiated call limit reached .*5 connected calls per 24 hours/);
+    const next = Date.parse(sixth.json.error.chatApiError.nextAllowedTime);
+    expect(next - firstAt).toBeGreaterThan(24 * 3600_000 - 60_000);
+    expect(next - firstAt).toBeLessThan(24 * 3600_000 + 60_000);
+    expect(await limitsOf(h, user)).toMatchObject({ connectedLast24h: 5, maxConnectedPerDay: 5 });
+    // Another user of the same number is not affected.
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user: '+15550208041', isPermanent: true });
+    expect((await callOnce(h, '+15550208041', sdp)).reason).toBe('BUSINESS_HANGUP');
+    await h.api('POST', '/_emulator/clock/advance', { ms: 24 * 3600_000 });
+    expect((await callOnce(h, user, sdp)).reason).toBe('BUSINESS_HANGUP');
+  });
+
+  it('unanswered calls in a row: 2 prompt the user to review the permission, an answered call resets the run, 4 revoke it (138006 says why)', async () => {
+    const h = await harness({ callee: { action: 'noAnswer', ringTimeoutMs: 100 } });
+    const user = '+15550208050';
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, isPermanent: true });
+    const { sdp } = await offer();
+    expect((await callOnce(h, user, sdp)).reason).toBe('NOT_ANSWERED');
+    expect(await limitsOf(h, user)).toMatchObject({ unansweredInARow: 1, reviewPrompted: false, revoked: false });
+    expect((await callOnce(h, user, sdp)).reason).toBe('NOT_ANSWERED');
+    expect(await limitsOf(h, user)).toMatchObject({ unansweredInARow: 2, reviewPrompted: true, revoked: false });
+    await h.api('PATCH', '/_emulator/callee', { user, action: 'answer', answerAfterMs: 20 });
+    expect((await callOnce(h, user, sdp)).reason).toBe('BUSINESS_HANGUP');
+    expect(await limitsOf(h, user)).toMatchObject({ unansweredInARow: 0, reviewPrompted: false, connectedLast24h: 1 });
+    await h.api('PATCH', '/_emulator/callee', { user, action: 'noAnswer' });
+    for (let i = 0; i < 3; i++) expect((await callOnce(h, user, sdp)).reason).toBe('NOT_ANSWERED');
+    expect(await limitsOf(h, user)).toMatchObject({ unansweredInARow: 3, reviewPrompted: true, revoked: false });
+    expect((await callOnce(h, user, sdp)).reason).toBe('NOT_ANSWERED');
+    expect(await limitsOf(h, user)).toMatchObject({ revoked: true });
+    const refused = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.chatApiError.code).toBe(138006);
+    expect(refused.json.error.message).toBe('to: the permission was revoked after 4 unanswered calls in a row');
+    // The user allows calls again: the run starts afresh.
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, isPermanent: true });
+    expect(await limitsOf(h, user)).toMatchObject({ revoked: false, unansweredInARow: 0 });
+    expect((await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp })).status).toBe(200);
+  });
+
+  it('the connected-calls limit is adjustable through the control API (the published figure has varied)', async () => {
+    const h = await harness({ callee: { action: 'answer', answerAfterMs: 20, ringTimeoutMs: 5000 } });
+    const user = '+15550208060';
+    expect((await h.api('PATCH', '/_emulator/callLimits', { maxConnectedPerDay: 0 })).json.error.message).toBe('maxConnectedPerDay: an integer >= 1');
+    expect((await h.api('PATCH', '/_emulator/callLimits', { maxConnectedPerDay: 1 })).status).toBe(200);
+    await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, isPermanent: true });
+    const { sdp } = await offer();
+    expect((await callOnce(h, user, sdp)).reason).toBe('BUSINESS_HANGUP');
+    const second = await h.api('POST', '/chat/calls/connect', { from: BUSINESS, to: user, sdpType: 'offer', sdp });
+    expect(second.json.error).toMatchObject({ chatApiError: { code: 138012 } });
+    expect(second.json.error.message).toMatch(/1 connected calls per 24 hours/);
+  });
+
   it('beyond maxConcurrentCalls on the business number, connect is refused with provider code 138002', async () => {
     const h = await harness({ maxConcurrentCalls: 1, callee: { action: 'noAnswer' } });
     for (const user of ['+15550208031', '+15550208032']) await h.api('POST', '/_emulator/callPermissions', { business: BUSINESS, user, isPermanent: true });

@@ -19,6 +19,14 @@ export interface EmulatorOptions {
   /** Seed for every random choice (fault knobs, ids, jitter). Default 1. */
   seed?: number;
   /**
+   * Mixed into every id (wacids, media ids, event ids...). Default without an explicit
+   * `seed`: random per start, so two starts (demo mode) never share an id: a bridge that
+   * keeps state across restarts (dedupe keys in Redis, the media archive on disk) must never
+   * take a new call for an old one. With an explicit `seed` the default is fixed, so the
+   * seed alone reproduces a run, ids included; give a value to tell such runs apart.
+   */
+  idSalt?: string;
+  /**
    * Webhook retry delays are multiplied by this (1 = the real 10 s, 30 s, 5 min...).
    * Tests use e.g. 0.001.
    */
@@ -118,11 +126,24 @@ export interface Faults {
   recordingResult: 'AVAILABLE' | 'FAILED';
   /** Result of the transcription after a captured call. Default AVAILABLE. */
   transcriptionResult: 'AVAILABLE' | 'FAILED';
+  /**
+   * Media downloads (`GET /chat/calls/media/{id}`) hang: `headers` — no answer at all (the
+   * Service is stuck before it looks the asset up); `body` — a found asset is answered 200
+   * with its headers and the first half of its bytes, then nothing more. Either way the
+   * request is held until the client gives up (closes the connection) or the emulator
+   * closes. Default `none`.
+   */
+  mediaDownloadHang: 'none' | 'headers' | 'body';
 }
 
 export interface EndpointFault {
-  kind: '429' | '5xx' | 'hang' | 'slow';
-  /** For 5xx: the status (default 503). For 429: Retry-After seconds (default 1). For slow: delay ms. */
+  kind: '429' | '5xx' | 'hang' | 'slow' | 'echoKey';
+  /**
+   * For 5xx: the status (default 503). For 429: Retry-After seconds (default 1). For slow:
+   * delay ms. For echoKey: the status (default 400) of a refusal whose `message` and
+   * `chatApiError.message` repeat the request's `X-API-Key` (a careless provider echoing
+   * the request: the client must scrub it).
+   */
   value?: number;
   times?: number;
   /**
@@ -229,6 +250,7 @@ export const DEFAULT_FAULTS: Faults = Object.freeze({
   endpoints: {},
   recordingResult: 'AVAILABLE',
   transcriptionResult: 'AVAILABLE',
+  mediaDownloadHang: 'none',
 }) as Faults;
 
 export const DEFAULT_RATE_LIMITS: RateLimits = Object.freeze({
@@ -255,6 +277,7 @@ export function seededRng(seed: number): Rng {
 
 export function createContext(options: EmulatorOptions = {}): EmulatorContext {
   const seed = options.seed ?? 1;
+  const idSalt = options.idSalt ?? (options.seed !== undefined ? 'seeded' : randomBytes(8).toString('hex'));
   const apiKeys = options.apiKeys?.length ? [...options.apiKeys] : [`emu_${randomBytes(18).toString('base64url')}`];
   const webhookSecret = options.webhookSecret ?? `whsec_${randomBytes(24).toString('base64url')}`;
   const firstKey = apiKeys[0]!;
@@ -301,11 +324,12 @@ export function createContext(options: EmulatorOptions = {}): EmulatorContext {
     rng: seededRng(seed),
     faults: { ...DEFAULT_FAULTS, endpoints: {}, ...options.faults },
     newId(prefix) {
-      // Ids are a hash of (seed, prefix, counter): unique, opaque-looking, and identical
-      // across runs with the same seed and the same sequence of creations.
+      // Ids are a hash of (seed, idSalt, prefix, counter): unique, opaque-looking, unique
+      // across starts (random salt), and identical across runs with the same seed, salt and
+      // sequence of creations.
       const n = (counters.get(prefix) ?? 0) + 1;
       counters.set(prefix, n);
-      return prefix + createHash('sha256').update(`${seed}:${prefix}:${n}`).digest('hex').slice(0, 24);
+      return prefix + createHash('sha256').update(`${seed}:${idSalt}:${prefix}:${n}`).digest('hex').slice(0, 24);
     },
     emit(type, payloadName, payload, owner = firstKey) {
       if (closed) return;

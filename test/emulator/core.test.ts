@@ -12,6 +12,13 @@ async function emulator(opts: Parameters<typeof startEmulator>[0] = {}): Promise
   cleanups.push(() => e.close());
   return e;
 }
+async function waitFor(cond: () => Promise<boolean>, ms = 3000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 async function receiver(): Promise<TestReceiver> {
   const r = await startReceiver();
   cleanups.push(() => r.close());
@@ -158,6 +165,44 @@ describe('endpoint fault knobs over HTTP', () => {
     // the endpoint was created although no answer came: reconcile before retrying
     const list = (await (await fetch(`${emu.baseUrl}/webhookEndpoints`, { headers: { 'X-API-Key': emu.apiKey } })).json()) as { items: Array<{ url: string }> };
     expect(list.items.map((e) => e.url)).toContain(rx.url);
+  });
+
+  it('mediaDownloadHang: headers → no answer; body → 200, half the bytes, then nothing; each held until the client gives up', async () => {
+    const emu = await emulator();
+    const bytes = Buffer.alloc(4000, 7);
+    emu.capture.media.set('cma_hang', { id: 'cma_hang', wacid: 'wacid.h', phoneId: '100000000000001', kind: 'recording', owner: emu.apiKey, createdAt: emu.ctx.clock.now(), contentType: 'audio/ogg', fileName: 'cma_hang.ogg', bytes });
+    const hanging = async () => ((await (await fetch(`${emu.controlUrl}/media/hanging`, { headers: { 'X-API-Key': emu.apiKey } })).json()) as { hanging: number }).hanging;
+    const patch = (body: unknown) => fetch(`${emu.controlUrl}/faults`, { method: 'PATCH', headers: { 'X-API-Key': emu.apiKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+    expect((await patch({ mediaDownloadHang: 'sometimes' })).status).toBe(400);
+    expect((await patch({ mediaDownloadHang: 'headers' })).status).toBe(200);
+
+    const ctl = new AbortController();
+    const req = fetch(`${emu.baseUrl}/chat/calls/media/cma_hang`, { headers: { 'X-API-Key': emu.apiKey }, signal: ctl.signal });
+    await waitFor(async () => (await hanging()) === 1);
+    ctl.abort();
+    await expect(req).rejects.toThrow();
+    await waitFor(async () => (await hanging()) === 0);
+
+    expect((await patch({ mediaDownloadHang: 'body' })).status).toBe(200);
+    const ctl2 = new AbortController();
+    const res = await fetch(`${emu.baseUrl}/chat/calls/media/cma_hang`, { headers: { 'X-API-Key': emu.apiKey }, signal: ctl2.signal });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-length')).toBe('4000');
+    const reader = res.body!.getReader();
+    let got = 0;
+    while (got < 2000) got += (await reader.read()).value?.length ?? 0;
+    expect(got).toBe(2000);
+    const more = reader.read();
+    const nothing = await Promise.race([more.then(() => 'more'), new Promise((r) => setTimeout(() => r('stalled'), 300))]);
+    expect(nothing).toBe('stalled');
+    expect(await hanging()).toBe(1);
+    ctl2.abort();
+    await more.catch(() => undefined);
+    await waitFor(async () => (await hanging()) === 0);
+
+    expect((await patch({ mediaDownloadHang: 'none' })).status).toBe(200);
+    const whole = await fetch(`${emu.baseUrl}/chat/calls/media/cma_hang`, { headers: { 'X-API-Key': emu.apiKey } });
+    expect(Buffer.from(await whole.arrayBuffer()).equals(bytes)).toBe(true);
   });
 
   it('a slow endpoint answers after the configured delay', async () => {

@@ -141,6 +141,15 @@ export function endpointFaults(ctx: EmulatorContext, basePath = '/v2'): Middlewa
         c.res = serviceError(c, status, status === 503 ? 'SERVICE_UNAVAILABLE' : 'INTERNAL_ERROR', 'the service failed to answer (injected)');
         return c.res;
       }
+      case 'echoKey': {
+        const key = c.req.header('x-api-key') ?? '';
+        const status = fault.value ?? 400;
+        return serviceError(c, status, status === 400 ? 'BAD_REQUEST' : 'INTERNAL_ERROR', `request refused (injected); request headers: X-API-Key=${key}`, {
+          code: 131008,
+          message: `Invalid parameter: echoed key ${key}`,
+          error_data: { details: `x-api-key: ${key}` },
+        });
+      }
       case 'hang':
         if (fault.afterProcessing) await next();
         await hang();

@@ -15,6 +15,8 @@ async function run(seed: number): Promise<{ received: string[]; emitted: string[
   const rx = await startReceiver();
   const emu = await startEmulator({
     seed,
+    // The same ids too (by default each start salts its ids at random).
+    idSalt: 'repro',
     timeScale: 0.001,
     // The hold-back is counted in later events; the window only caps quiet periods.
     faults: { duplicateRate: 0.3, reorderWindowMs: 10_000, reorderEvents: 4 },

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ConflictError } from '../../server/app.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
-import { event, signed, testApp } from './helpers.ts';
+import { event, signed, testApp, testConfig } from './helpers.ts';
 
 describe('createApp', () => {
   it('every response carries a request id, also errors and webhook answers; the error body repeats it', async () => {
@@ -124,5 +124,32 @@ describe('createApp', () => {
     expect(text).toContain('# TYPE switchboard_webhook_dead_lettered_total counter');
     expect(text).toContain('# TYPE switchboard_webhook_stream_lag gauge');
     expect(text).toMatch(/^switchboard_webhook_stream_lag 1$/m);
+  });
+
+  it('/metrics labels stay bounded: every unknown event type counts under type="unknown", an unknown method under OTHER', async () => {
+    const { app } = testApp(new MemoryStore());
+    for (let i = 0; i < 20; i++) {
+      const body = JSON.stringify(event(`made.up.type${i}`));
+      expect((await app.request('/webhooks/service', { method: 'POST', body, headers: signed(body) })).status).toBe(200);
+    }
+    await app.request('/healthz', { method: 'PROPFIND' });
+    const text = await (await app.request('/metrics')).text();
+    expect(text).not.toContain('made.up.type');
+    expect(text).toContain('switchboard_webhook_events_total{type="unknown",outcome="accepted"} 20');
+    expect(text).toMatch(/switchboard_http_requests_total\{method="OTHER",/);
+    expect(text).not.toContain('PROPFIND');
+  });
+
+  it('with METRICS_TOKEN set, /metrics needs its bearer (401 in the error shape otherwise); API answers carry nosniff', async () => {
+    const token = 'metrics-token-for-tests-0000';
+    const { app } = testApp(new MemoryStore(), { config: testConfig({ METRICS_TOKEN: token }) });
+    const none = await app.request('/metrics');
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { error: { code: string } }).error.code).toBe('UNAUTHORIZED');
+    expect(none.headers.get('x-content-type-options')).toBe('nosniff');
+    expect((await app.request('/metrics', { headers: { authorization: `Bearer ${token}x` } })).status).toBe(401);
+    const ok = await app.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('switchboard_up 1');
   });
 });

@@ -14,7 +14,7 @@ import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import { WORKER_GROUP, createWorkers, type HandlerRegistry } from '../../server/webhooks/workers.ts';
 import { createSwitchboard } from '../../server/web/switchboard.ts';
-import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
+import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { API_KEY, SECRET_A, event, listen, signed, sleep, testConfig, until } from './helpers.ts';
 
 let redis: TestRedis;
@@ -35,7 +35,9 @@ afterEach(async () => {
 
 /** The whole server on a real port (switchboard routes mounted like main.ts) and workers with `handlers`. */
 async function setup(handlers: HandlerRegistry) {
-  const config = testConfig();
+  // PUBLIC_URL must name the port the browser (here: fetch) uses.
+  const port = await freePort();
+  const config = testConfig({ PUBLIC_URL: `http://127.0.0.1:${port}` });
   const store = new RedisStore({ url: redis.url, prefix: uniquePrefix() });
   const logs = memoryDestination();
   const log = createLogger({ level: 'debug', destination: logs, secrets: [config.serviceApiKey, config.sessionSecret, ...config.webhookSecrets] });
@@ -60,7 +62,7 @@ async function setup(handlers: HandlerRegistry) {
     claimEveryMs: 100,
   });
   await workers.start();
-  const server = await listen(app.fetch);
+  const server = await listen(app.fetch, port);
   cleanups.push(async () => {
     await server.close();
     await workers.stop();

@@ -19,6 +19,7 @@ export function testConfig(over: Record<string, string> = {}): Config {
     SERVICE_WEBHOOK_SECRETS: `${SECRET_A},${SECRET_B}`,
     SESSION_SECRET: 'session_secret_for_tests_0000',
     USERS_FILE: './users.json',
+    PUBLIC_URL: 'http://127.0.0.1:8080',
     LOG_LEVEL: 'debug',
     ...over,
   });
@@ -58,9 +59,10 @@ export function signed(body: string, secret = SECRET_A, t = Math.floor(Date.now(
   return { 'Content-Type': 'application/json', 'Service-Signature': sign(secret, t, body) };
 }
 
-export async function listen(fetch: (req: Request) => Response | Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
+/** Serve `fetch` on 127.0.0.1, on `atPort` (default: any free one). */
+export async function listen(fetch: (req: Request) => Response | Promise<Response>, atPort = 0): Promise<{ url: string; close(): Promise<void> }> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    const s = serve({ fetch, port: atPort, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const port = (server.address() as AddressInfo).port;
   return {

@@ -7,14 +7,21 @@
  * The logger here has NO secret-scrubbing list: this proves the code and the path
  * redaction keep secrets out on their own (the scrubber in production is a second layer).
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../server/app.ts';
+import { hashPassword } from '../../server/auth/users.ts';
+import { startSwitchboard } from '../../server/main.ts';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
 import { createServiceClient } from '../../server/service/index.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
 import { createWorkers } from '../../server/webhooks/workers.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
+import { PASSWORD, ProtocolClient, agentClient, fakeConnect, login, postEvent } from '../e2e/harness.ts';
+import { freePort, startRedis } from '../support/redis.ts';
 import { API_KEY, SECRET_A, SECRET_B, event, listen, signed, testConfig, until } from './helpers.ts';
 
 let emu: Emulator;
@@ -82,4 +89,93 @@ describe('secrets in logs', () => {
       await store.close();
     }
   }, 40_000);
+
+  it('the whole server: a Redis password, a password typed as a name and a Service error echoing the API key reach no log, frame, stored reason or API answer', async () => {
+    const redisPassword = 'redis-pw-Very-Secret-42';
+    const typedPassword = 'hunter2-Typed-As-Name!';
+    const redis = await startRedis({ password: redisPassword });
+    const dir = mkdtempSync(join(tmpdir(), 'sb-secrets-'));
+    const usersFile = join(dir, 'users.json');
+    const hash = await hashPassword(PASSWORD);
+    writeFileSync(usersFile, JSON.stringify({ users: [{ name: 'boss', roles: ['supervisor', 'agent'], passwordHash: hash }, { name: 'agent1', roles: ['agent'], passwordHash: hash }] }));
+    const port = await freePort();
+    const config = testConfig({
+      SERVICE_BASE_URL: emu.baseUrl,
+      SERVICE_WEBHOOK_SECRETS: SECRET_A,
+      REDIS_URL: redis.url,
+      USERS_FILE: usersFile,
+      PORT: String(port),
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ARCHIVE_DIR: join(dir, 'archive'),
+      LOG_LEVEL: 'trace',
+    });
+    expect(config.redisUrl).toContain(redisPassword);
+    const logs = memoryDestination();
+    // No scrubbing list: the code itself must keep the secrets out.
+    const log = createLogger({ level: 'trace', destination: logs, secrets: [] });
+    const running = await startSwitchboard(config, { log, drainMs: 1000 });
+    const clients: ProtocolClient[] = [];
+    try {
+      emu.webhooks.addEndpoint({ url: `${running.url}/webhooks/service`, secret: SECRET_A });
+      // A password typed into the name field.
+      const failed = await fetch(`${running.url}/api/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: running.url },
+        body: JSON.stringify({ name: typedPassword, password: 'whatever' }),
+      });
+      expect(failed.status).toBe(401);
+      // A known user's failure still names them.
+      expect((await fetch(`${running.url}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: running.url }, body: JSON.stringify({ name: 'agent1', password: 'wrong' }) })).status).toBe(401);
+
+      const boss = new ProtocolClient(running.url, await login(running.url, 'boss'));
+      clients.push(boss);
+      await boss.opened;
+      await boss.next('welcome');
+      // The Service refuses a dial and echoes the key in its message and chatApiError.
+      await fetch(`${emu.controlUrl}/faults`, {
+        method: 'PATCH',
+        headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+        body: JSON.stringify({ endpoints: { 'POST /chat/calls/connect': { kind: 'echoKey', times: 1 }, 'POST /chat/calls/preAccept': { kind: 'echoKey', times: 1 } } }),
+      });
+      const dialed = await boss.request({ type: 'call.dial', from: '+15550100001', to: '+15550123777', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n' });
+      expect(dialed).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
+      expect((dialed as { message: string }).message).toMatch(/echoed key \[redacted\]/);
+
+      // An incoming call whose preAccept is refused the same way: the reason is stored and listed.
+      const agent = await agentClient(running.url, 'agent1');
+      clients.push(agent);
+      const wacid = `wacid.secrets${Date.now()}`;
+      expect(await postEvent({ url: running.url, secret: SECRET_A }, 'chat.call.connect', 'callingConnect', fakeConnect(wacid))).toBe(200);
+      const offered = await agent.next('call.offered', (m) => m.wacid === wacid, 15_000);
+      const answered = await agent.request({ type: 'call.answer', wacid: offered.wacid, sdp: 'v=0\r\no=- 2 2 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n' });
+      expect(answered).toMatchObject({ type: 'error', code: 'SERVICE_ERROR' });
+      const stored = await running.store.getCall(wacid);
+      expect(String(stored?.reason)).toMatch(/echoed key \[redacted\]/);
+      const listed = await fetch(`${running.url}/api/calls`, { headers: { cookie: await login(running.url, 'boss') } });
+      const listedText = await listed.text();
+      expect(listed.status).toBe(200);
+      expect(listedText).toContain(wacid);
+
+      const frames = JSON.stringify([...boss.received, ...agent.received]);
+      const text = logs.text();
+      // It all happened and was logged...
+      expect(text).toContain('switchboard started');
+      expect(text).toContain('login failed');
+      expect(text).toContain('"user":"unknown user"');
+      expect(text).toContain('"user":"agent1"');
+      expect(text).toContain(':[redacted]@127.0.0.1');
+      // ...and no secret is anywhere.
+      for (const secret of [API_KEY, SECRET_A, config.sessionSecret, redisPassword, encodeURIComponent(redisPassword), typedPassword]) {
+        expect(text).not.toContain(secret);
+        expect(frames).not.toContain(secret);
+        expect(listedText).not.toContain(secret);
+        expect(JSON.stringify(stored)).not.toContain(secret);
+      }
+    } finally {
+      for (const c of clients) c.close();
+      await running.close();
+      await redis.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

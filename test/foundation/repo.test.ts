@@ -29,6 +29,22 @@ describe('docker-compose.yml', () => {
     expect(compose.volumes).toHaveProperty(volName);
   });
 
+  it('has a postgres service on a volume that the server uses through DATABASE_URL and waits for', () => {
+    const pg = compose.services.postgres!;
+    expect(pg.image).toMatch(/^postgres:/);
+    const pgEnv = pg.environment as Record<string, string>;
+    expect(pg.volumes?.some((v) => v.endsWith(':/var/lib/postgresql/data'))).toBe(true);
+    const volName = pg.volumes!.find((v) => v.endsWith(':/var/lib/postgresql/data'))!.split(':')[0]!;
+    expect(compose.volumes).toHaveProperty(volName);
+    const env = compose.services.server!.environment as Record<string, string>;
+    const url = new URL(env.DATABASE_URL!.replace(/\$\{POSTGRES_PASSWORD:-([^}]*)\}/g, '$1'));
+    expect(url.protocol).toBe('postgres:');
+    expect(url.hostname).toBe('postgres');
+    expect(url.username).toBe(pgEnv.POSTGRES_USER);
+    expect(url.pathname).toBe(`/${pgEnv.POSTGRES_DB}`);
+    expect(JSON.stringify(compose.services.server!.depends_on)).toContain('postgres');
+  });
+
   it('has a server service that runs the app on 0.0.0.0 against that redis, with every variable', () => {
     const server = compose.services.server!;
     expect(server.image ?? server.build).toBeTruthy();
@@ -74,6 +90,11 @@ describe('.ci/run and package.json', () => {
     expect(ci).toMatch(/apt-get install[^\n]*"\$@"/);
     expect(ci).toMatch(/-x \/usr\/bin\/chromium/);
     expect(ci).toMatch(/command -v redis-server/);
+    // PostgreSQL answers before the tests: started (installed when missing) when pg_isready fails.
+    expect(ci).toMatch(/pg_isready -q -h 127\.0\.0\.1/);
+    expect(ci).toMatch(/apt_install postgresql/);
+    expect(ci).toMatch(/pg_ctlcluster "\$pg_ver" main start/);
+    expect(ci.indexOf('pg_isready')).toBeLessThan(ci.indexOf('exec npm test'));
     const lines = ci.trim().split('\n');
     expect(lines[lines.length - 1]).toBe('exec npm test');
   });
@@ -86,5 +107,13 @@ describe('.ci/run and package.json', () => {
     expect(pkg.scripts.typecheck).toBeTruthy();
     expect(pkg.scripts.bench).toBe('tsx bench/run.ts');
     expect(JSON.parse(read('package-lock.json')).lockfileVersion).toBeGreaterThanOrEqual(2);
+  });
+
+  it('package-lock.json records the root package exactly as package.json declares it, so a fresh npm install leaves the tree clean', () => {
+    const pkg = JSON.parse(read('package.json')) as Record<string, unknown>;
+    const root = (JSON.parse(read('package-lock.json')) as { packages: Record<string, Record<string, unknown>> }).packages[''];
+    for (const field of ['name', 'version', 'engines', 'dependencies', 'devDependencies', 'bin'] as const) {
+      expect(root?.[field], field).toEqual(pkg[field]);
+    }
   });
 });

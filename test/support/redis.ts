@@ -37,6 +37,8 @@ export interface StartRedisOptions {
   durable?: boolean;
   /** Extra `redis-server` arguments, e.g. `['--maxmemory', '10mb']`. */
   args?: string[];
+  /** `requirepass`: the server asks for it, and `url` carries it (`redis://:<password>@…`). */
+  password?: string;
 }
 
 const live = new Set<ChildProcess>();
@@ -65,17 +67,22 @@ export function uniquePrefix(tag = 'sbtest'): string {
   return `${tag}:${randomBytes(6).toString('hex')}:`;
 }
 
-function ping(port: number): Promise<boolean> {
+function ping(port: number, password?: string): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = createConnection({ port, host: '127.0.0.1' });
+    let got = '';
     const done = (ok: boolean) => {
       sock.destroy();
       resolve(ok);
     };
     sock.setTimeout(500, () => done(false));
     sock.once('error', () => done(false));
-    sock.once('connect', () => sock.write('PING\r\n'));
-    sock.once('data', (d) => done(d.toString().startsWith('+PONG')));
+    sock.once('connect', () => sock.write(`${password !== undefined ? `AUTH ${password}\r\n` : ''}PING\r\n`));
+    sock.on('data', (d) => {
+      got += d.toString();
+      if (got.includes('+PONG')) done(true);
+      else if (got.startsWith('-') || got.includes('\r\n-')) done(false);
+    });
   });
 }
 
@@ -98,6 +105,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
     '--logfile', '',
     '--loglevel', 'warning',
     ...(opts.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+    ...(opts.password !== undefined ? ['--requirepass', opts.password] : []),
     ...(opts.args ?? []),
   ];
 
@@ -116,7 +124,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
       if (proc === p) proc = undefined;
     });
     const deadline = Date.now() + 10_000;
-    while (!(await ping(port))) {
+    while (!(await ping(port, opts.password))) {
       if (exited) throw new Error(`redis-server on port ${port} exited at start: ${stderr.trim()}`);
       if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within 10 s`);
       await new Promise((r) => setTimeout(r, 20));
@@ -140,7 +148,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
 
   await start();
   return {
-    url: `redis://127.0.0.1:${port}/0`,
+    url: `redis://${opts.password !== undefined ? `:${encodeURIComponent(opts.password)}@` : ''}127.0.0.1:${port}/0`,
     port,
     dir,
     start,

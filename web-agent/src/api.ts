@@ -142,8 +142,20 @@ export function homeFor(roles: readonly string[]): string {
   return '/';
 }
 
-/** Only same-site paths are followed after login (no `//evil.example`, no `https:`). */
-export function safeNext(next: string | null): string | undefined {
-  if (!next || !next.startsWith('/') || next.startsWith('//') || next.startsWith('/\\')) return undefined;
-  return next;
+/**
+ * Only paths of this very origin are followed after login. The browser's own URL parser
+ * decides (it drops tabs and newlines and reads `/\` as `//`, so `/%09/evil.example` is
+ * another host): resolve against our origin and keep the result only when the origin is
+ * still ours.
+ */
+export function safeNext(next: string | null, origin: string = location.origin): string | undefined {
+  if (!next || !next.startsWith('/')) return undefined;
+  let u: URL;
+  try {
+    u = new URL(next, origin);
+  } catch {
+    return undefined;
+  }
+  if (u.origin !== new URL(origin).origin) return undefined;
+  return u.pathname + u.search + u.hash;
 }

@@ -15,6 +15,7 @@ import { badRequest, notFound, serviceError, type Env } from '../http.ts';
 import { readJson } from '../webhooks.ts';
 import type { Capture, CaptureSettings } from './capture.ts';
 import { AudioPeer, type AudioSource, type MediaStats } from './peer.ts';
+import { createUserLimits } from './user-limits.ts';
 
 export type Direction = 'USER_INITIATED' | 'BUSINESS_INITIATED';
 export type CallState = 'dialing' | 'ringing' | 'preAccepted' | 'active' | 'ended';
@@ -140,8 +141,8 @@ const BSUID = /^[A-Z]{2}\.[A-Za-z0-9.]{1,140}$/;
 export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
   const calls = new Map<string, Call>();
   const endWaiters = new Map<string, Array<() => void>>();
-  /** Unanswered business-initiated calls in a row, per business|user (4 revoke the permission). */
-  const unanswered = new Map<string, number>();
+  /** Per business|user: connected calls per 24 h, unanswered calls in a row (user-limits.ts). */
+  const limits = createUserLimits(ctx);
   let userCounter = 0;
 
   ctx.onClose(async () => {
@@ -436,13 +437,15 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     if (atCallLimit(number.id)) return serviceError(c, 409, 'CONFLICT', `from: concurrent call limit reached`, { code: 138002, message: 'Concurrent call limit reached for this business number' });
     const grant = ctx.permissions.get(`${number.phoneNumber}|${user}`);
     const why = !grant
-      ? 'no call permission from this user'
+      ? (limits.revokedWhy(number.phoneNumber, user) ?? 'no call permission from this user')
       : grant.response !== 'accept'
         ? 'the user rejected the call permission request'
         : !grant.isPermanent && (grant.expirationTimestamp ?? 0) * 1000 <= ctx.clock.now()
           ? 'the call permission has expired'
           : undefined;
     if (why) return serviceError(c, 403, 'FORBIDDEN', `to: ${why}`, { code: 138006, message: `No approved call permission from the recipient: ${why}` });
+    const limit = limits.refusal(number.phoneNumber, user);
+    if (limit) return serviceError(c, limit.status, limit.code, limit.message, limit.chatApiError);
 
     const call: Call = {
       wacid: ctx.newId('wacid.'),
@@ -479,12 +482,9 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     call.state = 'ringing';
     ctx.emit('chat.call.connect', 'callingConnect', { ...basis(call), direction: call.direction, dialTime: call.dialTime, sdpType: 'answer', sdp: answer }, call.owner);
     status(call, 'RINGING');
-    const pair = `${call.business}|${call.user}`;
     const ringTimeout = () => {
-      const n = (unanswered.get(pair) ?? 0) + 1;
-      unanswered.set(pair, n);
-      // calling-facts: 4 unanswered business calls in a row revoke the permission.
-      if (n >= 4) ctx.permissions.delete(pair);
+      // calling-facts: 2 unanswered business calls in a row prompt a review, 4 revoke the permission.
+      limits.unanswered(call.business, call.user);
       end(call, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `the user did not answer within ${behaviour.ringTimeoutMs} ms` }]);
     };
     call.cancelNoAnswer = ctx.setTimer(ringTimeout, behaviour.ringTimeoutMs);
@@ -498,7 +498,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
           status(call, 'REJECTED');
           return end(call, 'FAILED', 'USER_REJECTED');
         }
-        unanswered.delete(pair);
+        limits.answered(call.business, call.user);
         if (behaviour.hangupAfterMs > 0) call.hangupAfterMs = behaviour.hangupAfterMs;
         // Media first, then ACCEPTED: the status may arrive after audio is already up.
         goActive(call);
@@ -515,6 +515,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
 
   // ---------------------------------------------------------------- control API
   const control = new Hono<Env>();
+  control.route('/', limits.control);
   control.post('/calls', async (c) => {
     const b = (await readJson(c.req.raw)) ?? {};
     const audio = b.audio;

@@ -41,11 +41,15 @@ export interface MediaAsset {
 
 export interface Capture {
   routes: Hono<Env>;
+  /** `GET /_emulator/media/hanging` → `{hanging}`. */
+  control: Hono<Env>;
   calling(phoneId: string): CallingSettings;
   capture(phoneId: string): CaptureSettings;
   media: Map<string, MediaAsset>;
   /** Builds the recording / transcription of an ended call and emits their events. */
   produce(call: CapturedCall): Promise<void>;
+  /** Media downloads held by the `mediaDownloadHang` fault right now. */
+  hangingDownloads(): number;
 }
 
 /** What the capture step needs to know about a finished call. */
@@ -115,12 +119,64 @@ export function createCapture(ctx: EmulatorContext): Capture {
     return c.json(saved);
   });
 
-  routes.get('/chat/calls/media/:id', (c) => {
+  /**
+   * Downloads held by the `mediaDownloadHang` fault, until the client goes away or the
+   * emulator closes. `hangingDownloads()` counts them: a test sees a client give up.
+   */
+  const hanging = new Set<() => void>();
+  ctx.onClose(() => {
+    for (const release of [...hanging]) release();
+  });
+  function hold(signal: AbortSignal, onRelease: () => void = () => undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const release = () => {
+        hanging.delete(release);
+        signal.removeEventListener('abort', release);
+        onRelease();
+        resolve();
+      };
+      hanging.add(release);
+      if (signal.aborted) release();
+      else signal.addEventListener('abort', release, { once: true });
+    });
+  }
+
+  routes.get('/chat/calls/media/:id', async (c) => {
     // No partial content: the Service serves the whole file only.
     if (c.req.header('Range') !== undefined) return serviceError(c, 416, 'RANGE_NOT_SATISFIABLE', 'Range: byte ranges are not supported; request the whole file');
+    if (ctx.faults.mediaDownloadHang === 'headers') {
+      await hold(c.req.raw.signal);
+      return serviceError(c, 503, 'SERVICE_UNAVAILABLE', 'emulator closing');
+    }
     const a = media.get(c.req.param('id'));
     // Unknown, expired and someone else's all look the same: 404.
     if (!a || a.owner !== c.get('apiKey') || ctx.clock.now() >= a.createdAt + MEDIA_TTL_MS) return notFound(c, 'call media');
+    const headers = {
+      'Content-Type': a.contentType,
+      'Content-Length': String(a.bytes.length),
+      'Content-Disposition': `attachment; filename="${a.fileName}"`,
+      'Accept-Ranges': 'none',
+      'Service-Request-ID': c.get('requestId'),
+    };
+    if (ctx.faults.mediaDownloadHang === 'body') {
+      const half = new Uint8Array(a.bytes.subarray(0, Math.floor(a.bytes.length / 2)));
+      const signal = c.req.raw.signal;
+      const body = new ReadableStream<Uint8Array>({
+        start(ctl) {
+          ctl.enqueue(half);
+          // Never more. Released (client gone, emulator closing): the body ends short of
+          // its Content-Length, which a client sees as a cut body.
+          void hold(signal, () => {
+            try {
+              ctl.close();
+            } catch {
+              /* already cancelled by the client */
+            }
+          });
+        },
+      });
+      return new Response(body, { status: 200, headers });
+    }
     return new Response(new Uint8Array(a.bytes), {
       status: 200,
       headers: {
@@ -166,7 +222,10 @@ export function createCapture(ctx: EmulatorContext): Capture {
     }
   }
 
-  return { routes, calling, capture, media, produce };
+  const control = new Hono<Env>();
+  control.get('/media/hanging', (c) => c.json({ hanging: hanging.size }));
+
+  return { routes, control, calling, capture, media, produce, hangingDownloads: () => hanging.size };
 }
 
 function validateCalling(v: unknown): Partial<CallingSettings> | string {

@@ -25,5 +25,8 @@ export function createCalls(ctx: EmulatorContext): CallsModule {
   const routes = new Hono<Env>();
   routes.route('/', capture.routes);
   routes.route('/', calls.routes);
-  return { routes, control: calls.control, calls, capture };
+  const control = new Hono<Env>();
+  control.route('/', capture.control);
+  control.route('/', calls.control);
+  return { routes, control, calls, capture };
 }

@@ -1,0 +1,145 @@
+/**
+ * History figures (issue 14): prints, doesn't assert.
+ *   npx tsx bench/history.ts [--rows 1000000]
+ * On the local PostgreSQL (test/support/postgres.ts: a database of its own, dropped after):
+ * - search p95 over N call rows (generated in SQL with generate_series): customer + date
+ *   range + outcome (goal ≤ 50 ms), transcript full text (goal ≤ 150 ms);
+ * - throughput of the history writer (facts/s), through the memory queue and the Redis
+ *   stream queue (a private redis-server).
+ */
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase } from '../test/support/postgres.ts';
+import { startRedis } from '../test/support/redis.ts';
+import { openPostgres, type Db } from '../server/history/db.ts';
+import { migrate } from '../server/history/migrations.ts';
+import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue } from '../server/history/queue.ts';
+import type { CallSearch, HistoryFact } from '../server/history/schema.ts';
+import { HistoryStore } from '../server/history/store.ts';
+import { HistoryWriter } from '../server/history/writer.ts';
+
+const arg = (name: string, dflt: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+};
+const ROWS = arg('rows', 1_000_000);
+const CUSTOMERS = Math.max(1, Math.floor(ROWS / 10));
+const RUNS = arg('runs', 200);
+
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)]!;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const rnd = (n: number) => Math.floor(Math.random() * n);
+
+/** N calls over the last year: 10 per customer, 50 agents, 5 numbers, ~1/3 answered, a transcript of ~12 words each. */
+async function generate(db: Db): Promise<void> {
+  // Bulk load without the secondary indexes, then build them (as a restore would).
+  const defs = await db.query<{ indexname: string; indexdef: string }>(
+    "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'history_calls' AND indexname <> 'history_calls_pkey'",
+  );
+  for (const d of defs) await db.exec(`DROP INDEX ${d.indexname}`);
+  await db.query(
+    `INSERT INTO history_calls (wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent, outcome, outcome_rank,
+       received_at, answered_at, ended_at, wait_ms, talk_ms, version, transcript)
+     SELECT 'wacid.' || i, 'ph' || (i % 5), '+1555010000' || (i % 5),
+       '+1556' || lpad((i % $2)::text, 7, '0'),
+       CASE WHEN i % 4 = 0 THEN 'US.bsuid' || (i % $2) END,
+       CASE WHEN i % 6 = 0 THEN 'outbound' ELSE 'inbound' END,
+       'agent' || (i % 50),
+       (ARRAY['answered','answered','missed','abandoned','rejected','failed','no-answer'])[1 + i % 7], 1,
+       now() - make_interval(secs => i * (365.0 * 86400 / $1)),
+       now() - make_interval(secs => i * (365.0 * 86400 / $1)) + interval '5 s',
+       now() - make_interval(secs => i * (365.0 * 86400 / $1)) + interval '5 min',
+       5000, 295000, 4,
+       'hello thank you for calling about your order kw' || (i % 997) || ' and the invoice kx' || (i % 1999) || ' have a good day'
+     FROM generate_series(1, $1::int) AS i`,
+    [ROWS, CUSTOMERS],
+  );
+  for (const d of defs) await db.exec(d.indexdef);
+  await db.exec('ANALYZE history_calls');
+}
+
+async function timeSearches(store: HistoryStore, make: () => CallSearch): Promise<{ p95: number; median: number; avgItems: number }> {
+  for (let i = 0; i < 10; i++) await store.searchCalls(make()); // warm
+  const ms: number[] = [];
+  let items = 0;
+  for (let i = 0; i < RUNS; i++) {
+    const t = performance.now();
+    items += (await store.searchCalls(make())).items.length;
+    ms.push(performance.now() - t);
+  }
+  return { p95: p95(ms), median: median(ms), avgItems: items / RUNS };
+}
+
+async function writerThroughput(db: Db, queue: HistoryQueue, calls: number): Promise<number> {
+  const writer = new HistoryWriter({ queue, store: new HistoryStore(db), blockMs: 50 });
+  const tag = randomBytes(3).toString('hex');
+  const t0 = Date.now() - 3600_000;
+  const at = (i: number, s: number) => new Date(t0 + i * 100 + s * 1000).toISOString();
+  const facts: HistoryFact[] = [];
+  for (let i = 0; i < calls; i++) {
+    const wacid = `bench-${tag}-${i}`;
+    const base = { type: 'call', wacid, phoneId: 'ph1', businessNumber: '+15550100001', customer: { phoneNumber: '+15550123456' }, direction: 'inbound', receivedAt: at(i, 0) } as const;
+    facts.push(
+      { ...base, outcome: 'in-progress', version: 1 },
+      { type: 'timeline', wacid, key: 'connect', at: at(i, 0), event: 'chat.call.connect' },
+      { type: 'timeline', wacid, key: 'state:3', at: at(i, 3), event: 'active', detail: { agent: 'agent1' } },
+      { ...base, outcome: 'answered', agent: 'agent1', answeredAt: at(i, 3), endedAt: at(i, 60), version: 5 },
+    );
+  }
+  const start = performance.now();
+  for (const f of facts) queue.enqueue(f);
+  writer.start();
+  while ((await queue.lag()).pending > 0) await new Promise((r) => setTimeout(r, 20));
+  const secs = (performance.now() - start) / 1000;
+  await writer.stop();
+  await queue.close();
+  return facts.length / secs;
+}
+
+async function main() {
+  const pg = await createTestDatabase('sb_bench');
+  const db = openPostgres({ url: pg.url, max: 4, statementTimeoutMs: 600_000 });
+  const redis = await startRedis();
+  try {
+    await migrate(db);
+    const store = new HistoryStore(db);
+    let t = performance.now();
+    await generate(db);
+    console.log(`generated ${ROWS.toLocaleString('en')} call rows with indexes in ${((performance.now() - t) / 1000).toFixed(1)} s (database ${pg.name}, dropped after)`);
+
+    const yearAgo = Date.now() - 365 * 86400_000;
+    const filtered = await timeSearches(store, () => {
+      const from = yearAgo + rnd(180) * 86400_000;
+      return {
+        customer: `+1556${String(rnd(CUSTOMERS)).padStart(7, '0')}`,
+        from: new Date(from).toISOString(),
+        to: new Date(from + 180 * 86400_000).toISOString(),
+        outcome: 'answered',
+      };
+    });
+    console.log(`filtered search (customer + 180-day range + outcome): p95 ${filtered.p95.toFixed(2)} ms, median ${filtered.median.toFixed(2)} ms, ${filtered.avgItems.toFixed(1)} items/page  (goal p95 <= 50 ms)`);
+
+    const text = await timeSearches(store, () => ({ q: `kw${rnd(997)}` }));
+    console.log(`transcript search (one word in ~1/1000 of calls, first page of 25): p95 ${text.p95.toFixed(2)} ms, median ${text.median.toFixed(2)} ms, ${text.avgItems.toFixed(1)} items/page  (goal p95 <= 150 ms)`);
+    const text2 = await timeSearches(store, () => ({ q: `kw${rnd(997)} kx${rnd(1999)}` }));
+    console.log(`transcript search (two words, rarely together): p95 ${text2.p95.toFixed(2)} ms, median ${text2.median.toFixed(2)} ms`);
+    const common = await timeSearches(store, () => ({ q: 'invoice', outcome: 'missed' }));
+    console.log(`transcript search (a word in every call) + outcome: p95 ${common.p95.toFixed(2)} ms, median ${common.median.toFixed(2)} ms`);
+    const page = await timeSearches(store, () => ({ agent: `agent${rnd(50)}`, limit: 100 }));
+    console.log(`agent's calls, newest 100: p95 ${page.p95.toFixed(2)} ms`);
+
+    t = performance.now();
+    const mem = await writerThroughput(db, new MemoryHistoryQueue(), 5000);
+    console.log(`history writer, memory queue: ${Math.round(mem).toLocaleString('en')} facts/s (20,000 facts: 5,000 calls x 2 call facts + 2 timeline entries; batches of 200, one transaction each)`);
+    const rq = await writerThroughput(db, new RedisHistoryQueue({ url: redis.url, prefix: `bench:${randomBytes(3).toString('hex')}:` }), 5000);
+    console.log(`history writer, Redis stream queue: ${Math.round(rq).toLocaleString('en')} facts/s (same facts; enqueue, stream, claim-free read, ack + delete)`);
+  } finally {
+    await db.close();
+    await pg.drop();
+    await redis.close();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

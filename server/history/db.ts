@@ -1,0 +1,118 @@
+/**
+ * One small SQL interface over the two engines history runs on: PostgreSQL through `pg`
+ * (`DATABASE_URL`) and embedded PostgreSQL (PGlite, persisted under `DATA_DIR`). Same
+ * dialect, same migrations, same queries; only connecting and transactions differ.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import pg from 'pg';
+
+export interface Sql {
+  /** One statement with `$n` parameters. */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** Several statements, no parameters (migrations). */
+  exec(text: string): Promise<void>;
+}
+
+export interface Db extends Sql {
+  readonly engine: 'postgres' | 'pglite';
+  /** `fn` runs in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
+  tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface PostgresOptions {
+  url: string;
+  /** Pool size (default 4: the writer uses one, searches the rest). */
+  max?: number;
+  /** Connect timeout (default 3000 ms), so an outage fails fast instead of hanging the writer. */
+  connectTimeoutMs?: number;
+  /** Per-statement timeout (default 15000 ms). */
+  statementTimeoutMs?: number;
+  /** Pool errors of idle connections (the server is restarted, say). Never contain the URL. */
+  onError?: (err: Error) => void;
+}
+
+// int8 (counts, bytes) as numbers: every value history keeps fits in 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export function openPostgres(o: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: o.url,
+    max: o.max ?? 4,
+    connectionTimeoutMillis: o.connectTimeoutMs ?? 3000,
+    statement_timeout: o.statementTimeoutMs ?? 15_000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'switchboard',
+  });
+  // An idle client's error (server restarted) must not crash the process; the next query reconnects.
+  pool.on('error', (err) => o.onError?.(safeError(err)));
+  const wrap = (q: { query: pg.Pool['query'] }): Sql => ({
+    async query<T>(text: string, params?: unknown[]) {
+      return (await q.query(text, params as unknown[])).rows as T[];
+    },
+    async exec(text: string) {
+      await q.query(text);
+    },
+  });
+  const base = wrap(pool);
+  return {
+    engine: 'postgres',
+    ...base,
+    async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: unknown;
+      // A checked-out client has no error listener of the pool's: a connection cut between
+      // two statements would otherwise be an uncaught 'error' event (the process exits).
+      const onError = (err: Error) => (broken = err);
+      client.on('error', onError);
+      try {
+        await client.query('BEGIN');
+        const out = await fn(wrap(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: unknown) => (broken = e));
+        throw err;
+      } finally {
+        // A connection that failed is dropped, not handed to the next caller.
+        client.off('error', onError);
+        client.release(broken instanceof Error ? broken : undefined);
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** Embedded PostgreSQL in `dir` (created if absent). Loaded lazily: it is large. */
+export async function openPglite(dir: string): Promise<Db> {
+  mkdirSync(dir, { recursive: true });
+  const { PGlite } = await import('@electric-sql/pglite');
+  const db = await PGlite.create(join(dir));
+  const wrap = (q: { query: (typeof db)['query']; exec: (typeof db)['exec'] }): Sql => ({
+    async query<T>(text: string, params?: unknown[]) {
+      return (await q.query<T>(text, params)).rows;
+    },
+    async exec(text: string) {
+      await q.exec(text);
+    },
+  });
+  return {
+    engine: 'pglite',
+    ...wrap(db),
+    tx: (fn) => db.transaction((t) => fn(wrap(t))),
+    async close() {
+      if (!db.closed) await db.close();
+    },
+  };
+}
+
+/** An error safe to log: message and code only (pg errors may carry connection details). */
+export function safeError(err: unknown): Error & { code?: string } {
+  const e = err as { message?: unknown; code?: unknown };
+  const out = new Error(String(e?.message ?? err)) as Error & { code?: string };
+  if (typeof e?.code === 'string') out.code = e.code;
+  return out;
+}

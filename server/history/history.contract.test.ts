@@ -1,0 +1,318 @@
+/**
+ * One contract, two engines: every test here runs against PostgreSQL (a database of its
+ * own, `sb_test_<random>`, dropped afterwards) and against embedded PGlite (a temporary
+ * directory). PostgreSQL not answering is a failure, not a skip.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../../test/support/postgres.ts';
+import { openPglite, openPostgres, type Db } from './db.ts';
+import { MIGRATIONS, migrate } from './migrations.ts';
+import { HistoryFact, type CallFact } from './schema.ts';
+import { HistoryQueryError, HistoryStore } from './store.ts';
+
+interface Engine {
+  open(): Promise<Db>;
+  cleanup(): Promise<void>;
+}
+
+function postgresEngine(): Engine {
+  let db: TestDatabase | undefined;
+  const open: Db[] = [];
+  return {
+    async open() {
+      db ??= await createTestDatabase();
+      const d = openPostgres({ url: db.url });
+      open.push(d);
+      return d;
+    },
+    async cleanup() {
+      await Promise.all(open.map((d) => d.close()));
+      await db?.drop();
+    },
+  };
+}
+
+function pgliteEngine(): Engine {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-pglite-'));
+  let db: Db | undefined;
+  return {
+    async open() {
+      // One PGlite per directory (it is single-process by design).
+      db ??= await openPglite(dir);
+      return db;
+    },
+    async cleanup() {
+      await db?.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const uid = () => randomBytes(5).toString('hex');
+const T0 = Date.parse('2026-03-01T10:00:00.000Z');
+const at = (s: number) => new Date(T0 + s * 1000).toISOString();
+
+function callFact(wacid: string, extra: Partial<CallFact> = {}): HistoryFact {
+  return {
+    type: 'call',
+    wacid,
+    phoneId: 'ph1',
+    businessNumber: '+15550100001',
+    customer: { phoneNumber: '+15550123456' },
+    direction: 'inbound',
+    outcome: 'in-progress',
+    receivedAt: at(0),
+    version: 0,
+    ...extra,
+  } as HistoryFact;
+}
+
+describe.each([
+  ['PostgreSQL', postgresEngine],
+  ['PGlite', pgliteEngine],
+])('History store contract: %s', (engineName, makeEngine) => {
+  let engine: Engine;
+  let store: HistoryStore;
+  beforeAll(async () => {
+    engine = makeEngine();
+    const db = await engine.open();
+    await migrate(db);
+    store = new HistoryStore(db);
+  });
+  afterAll(async () => {
+    await engine?.cleanup();
+  });
+
+  describe('migrations', () => {
+    it('are applied once: a second run applies nothing and the version table lists each once', async () => {
+      const db = store.db;
+      expect(await migrate(db)).toEqual([]);
+      const rows = await db.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM history_migrations GROUP BY version');
+      expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
+    });
+
+    it('two nodes starting together on a fresh database: each migration runs exactly once', async () => {
+      const e = makeEngine();
+      try {
+        const [a, b] = engineName === 'PostgreSQL' ? [await e.open(), await e.open()] : [await e.open(), await e.open()];
+        const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
+        expect([...ra, ...rb].sort()).toEqual(MIGRATIONS.map((m) => m.version));
+        const rows = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM history_migrations');
+        expect(rows[0]!.n).toBe(MIGRATIONS.length);
+      } finally {
+        await e.cleanup();
+      }
+    });
+  });
+
+  describe('recording calls', () => {
+    it('records a call in both directions and reads it back in the CallRecord shape', async () => {
+      const w1 = `in-${uid()}`;
+      const w2 = `out-${uid()}`;
+      await store.record(callFact(w1, { outcome: 'answered', agent: 'agent1', answeredAt: at(5), endedAt: at(65), waitMs: 5000, talkMs: 60000, endReason: 'hangup', version: 4 }));
+      await store.record(callFact(w2, { direction: 'outbound', customer: { userId: 'US.abc123' }, outcome: 'no-answer', agent: 'supervisor', endedAt: at(30), version: 2 }));
+      expect(await store.getCall(w1)).toEqual({
+        wacid: w1,
+        phoneId: 'ph1',
+        businessNumber: '+15550100001',
+        customer: { phoneNumber: '+15550123456' },
+        direction: 'inbound',
+        agent: 'agent1',
+        outcome: 'answered',
+        receivedAt: at(0),
+        answeredAt: at(5),
+        endedAt: at(65),
+        waitMs: 5000,
+        talkMs: 60000,
+        endReason: 'hangup',
+        media: [],
+        timeline: [],
+      });
+      const out = await store.getCall(w2);
+      expect(out).toMatchObject({ direction: 'outbound', customer: { userId: 'US.abc123' }, outcome: 'no-answer' });
+      expect(out?.customer.phoneNumber).toBeUndefined();
+      expect(await store.getCall('nope')).toBeNull();
+    });
+
+    it('every outcome is accepted; an unknown one is refused naming the field', async () => {
+      for (const outcome of ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress'] as const) {
+        const w = `o-${uid()}`;
+        await store.record(callFact(w, { outcome }));
+        expect((await store.getCall(w))?.outcome).toBe(outcome);
+      }
+      await expect(store.record(callFact('x', { outcome: 'lost' as never }))).rejects.toThrow(/outcome/);
+    });
+
+    it('out of order: a terminal outcome never reverts to in-progress; the earliest receivedAt wins; known fields stay', async () => {
+      const w = `ooo-${uid()}`;
+      const ended = callFact(w, { outcome: 'answered', agent: 'agent2', answeredAt: at(4), endedAt: at(40), talkMs: 36000, receivedAt: at(1), version: 5 });
+      const early = callFact(w, { outcome: 'in-progress', receivedAt: at(0), version: 1 });
+      const ringing = callFact(w, { outcome: 'in-progress', agent: 'agent1', receivedAt: at(2), version: 2 });
+      await store.record(ended);
+      await store.record(ringing);
+      await store.record(early);
+      const got = await store.getCall(w);
+      expect(got).toMatchObject({ outcome: 'answered', agent: 'agent2', receivedAt: at(0), answeredAt: at(4), endedAt: at(40), talkMs: 36000 });
+
+      // The same facts in the natural order give the same row.
+      const w2 = `ord-${uid()}`;
+      for (const f of [early, ringing, ended]) await store.record({ ...f, wacid: w2 } as HistoryFact);
+      expect({ ...(await store.getCall(w2)), wacid: w }).toEqual(got);
+    });
+
+    it('a replay of every fact changes nothing (no duplicate timeline entries, same media)', async () => {
+      const w = `rep-${uid()}`;
+      const facts: HistoryFact[] = [
+        callFact(w, { version: 1 }),
+        { type: 'timeline', wacid: w, key: 'evt_1', at: at(0), event: 'chat.call.connect', detail: { from: '+15550123456' } },
+        { type: 'timeline', wacid: w, key: 'state:2', at: at(1), event: 'ringing', detail: { agent: 'agent1' } },
+        callFact(w, { outcome: 'missed', endedAt: at(15), version: 3 }),
+        { type: 'timeline', wacid: w, key: 'evt_2', at: at(15), event: 'chat.call.terminate' },
+        { type: 'media', wacid: w, mediaAssetId: `m-${w}`, kind: 'recording', status: 'available', bytes: 1234, sha256: 'a'.repeat(64), path: `/a/${w}/m.ogg`, at: at(20) },
+        { type: 'disposition', wacid: w, disposition: 'Resolved', notes: 'ok', at: at(30) },
+      ];
+      for (const f of facts) await store.record(f);
+      const first = await store.getCall(w);
+      // All in one batch (one transaction, several facts of the same call in it), then one by one in reverse.
+      await store.apply(facts.map((f) => HistoryFact.parse(f)));
+      for (const f of [...facts].reverse()) await store.record(f);
+      expect(await store.getCall(w)).toEqual(first);
+      expect(first?.timeline).toEqual([
+        { at: at(0), event: 'chat.call.connect', detail: { from: '+15550123456' } },
+        { at: at(1), event: 'ringing', detail: { agent: 'agent1' } },
+        { at: at(15), event: 'chat.call.terminate' },
+      ]);
+      const n = await store.db.query<{ n: number }>('SELECT count(*)::int AS n FROM history_timeline WHERE wacid = $1', [w]);
+      expect(n[0]!.n).toBe(3);
+    });
+
+    it('media status only moves forward; a transcript makes the call findable, even when it arrives before the call', async () => {
+      const w = `med-${uid()}`;
+      const word = `zebra${uid()}`;
+      await store.record({ type: 'media', wacid: w, mediaAssetId: `t-${w}`, kind: 'transcription', status: 'available', bytes: 99, path: `/a/${w}/t.json`, text: `hello ${word} world`, at: at(30) });
+      await store.record({ type: 'media', wacid: w, mediaAssetId: `r-${w}`, kind: 'recording', status: 'available', bytes: 500, at: at(31) });
+      await store.record({ type: 'media', wacid: w, mediaAssetId: `r-${w}`, kind: 'recording', status: 'announced', at: at(29) });
+      await store.record(callFact(w, { outcome: 'answered', version: 3 }));
+      const got = await store.getCall(w);
+      expect(got?.media).toEqual([
+        { kind: 'recording', mediaAssetId: `r-${w}`, status: 'available', bytes: 500 },
+        { kind: 'transcription', mediaAssetId: `t-${w}`, status: 'available', bytes: 99, path: `/a/${w}/t.json` },
+      ]);
+      const page = await store.searchCalls({ q: word });
+      expect(page.items.map((c) => c.wacid)).toEqual([w]);
+      expect(page.items[0]!.media).toHaveLength(2);
+    });
+
+    it('the latest disposition wins, whatever the order', async () => {
+      const w = `dis-${uid()}`;
+      await store.record({ type: 'disposition', wacid: w, disposition: 'Escalated', notes: 'second', at: at(50) });
+      await store.record(callFact(w, { outcome: 'answered' }));
+      await store.record({ type: 'disposition', wacid: w, disposition: 'Resolved', at: at(40) });
+      expect(await store.getCall(w)).toMatchObject({ disposition: 'Escalated', notes: 'second' });
+    });
+  });
+
+  describe('search', () => {
+    it('filters by customer (E.164 or BSUID), agent, business number, direction, outcome and date range; newest first', async () => {
+      const tag = uid();
+      const cust = `+1555${parseInt(tag.slice(0, 6), 16) % 10_000_000}`;
+      const bsuid = `US.${tag}`;
+      const biz = `+1999${parseInt(tag.slice(4), 16) % 10_000_000}`;
+      const mk = (i: number, extra: Partial<CallFact>) => callFact(`s-${tag}-${i}`, { businessNumber: biz, receivedAt: at(i * 60), ...extra });
+      await store.record(mk(0, { customer: { phoneNumber: cust }, outcome: 'answered', agent: 'a1' }));
+      await store.record(mk(1, { customer: { phoneNumber: cust, userId: bsuid }, outcome: 'missed' }));
+      await store.record(mk(2, { customer: { userId: bsuid }, outcome: 'answered', agent: 'a2', direction: 'outbound' }));
+      await store.record(mk(3, { customer: { phoneNumber: cust }, outcome: 'answered', agent: 'a1' }));
+      const ids = async (q: Record<string, unknown>) => (await store.searchCalls({ businessNumber: biz, ...q })).items.map((c) => c.wacid.split('-')[2]);
+      expect(await ids({})).toEqual(['3', '2', '1', '0']);
+      expect(await ids({ customer: cust })).toEqual(['3', '1', '0']);
+      expect(await ids({ customer: bsuid })).toEqual(['2', '1']);
+      expect(await ids({ agent: 'a1' })).toEqual(['3', '0']);
+      expect(await ids({ direction: 'outbound' })).toEqual(['2']);
+      expect(await ids({ outcome: 'answered', customer: cust })).toEqual(['3', '0']);
+      expect(await ids({ from: at(60), to: at(180) })).toEqual(['2', '1']);
+      expect(await ids({ customer: cust, from: at(0), to: at(181), outcome: 'answered' })).toEqual(['3', '0']);
+    });
+
+    it('pages with an opaque cursor, newest first, without gaps or repeats (also for equal times)', async () => {
+      const biz = `+1888${parseInt(uid(), 16) % 10_000_000}`;
+      const all: string[] = [];
+      for (let i = 0; i < 23; i++) {
+        const w = `p-${uid()}`;
+        all.push(w);
+        await store.record(callFact(w, { businessNumber: biz, receivedAt: at(Math.floor(i / 3)) }));
+      }
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await store.searchCalls({ businessNumber: biz, limit: 5, ...(cursor ? { cursor } : {}) });
+        seen.push(...page.items.map((c) => c.wacid));
+        cursor = page.cursor;
+        pages++;
+      } while (cursor);
+      expect(pages).toBe(5);
+      expect(seen).toHaveLength(23);
+      expect(new Set(seen).size).toBe(23);
+      const expected = await store.db.query<{ wacid: string }>('SELECT wacid FROM history_calls WHERE business_number = $1 ORDER BY received_at DESC, wacid DESC', [biz]);
+      expect(seen).toEqual(expected.map((r) => r.wacid));
+      expect((await store.searchCalls({ businessNumber: biz })).items).toHaveLength(23); // default 25
+    });
+
+    it('bad input names the field and the rule', async () => {
+      const bad = async (q: Record<string, unknown>, field: string) => {
+        const err = await store.searchCalls(q).catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(HistoryQueryError);
+        expect((err as HistoryQueryError).field).toBe(field);
+      };
+      await bad({ limit: 0 }, 'limit');
+      await bad({ limit: 101 }, 'limit');
+      await bad({ limit: 'ten' }, 'limit');
+      await bad({ from: 'yesterday' }, 'from');
+      await bad({ outcome: 'lost' }, 'outcome');
+      await bad({ direction: 'sideways' }, 'direction');
+      await bad({ cursor: 'garbage' }, 'cursor');
+    });
+  });
+
+  describe('retention', () => {
+    it('deletes calls past HISTORY_RETENTION_DAYS with their timeline, wrap-up and media, and media past ARCHIVE_RETENTION_DAYS; returns the files', async () => {
+      const day = 24 * 3600 * 1000;
+      const now = new Date(T0 + 1000 * day);
+      const ago = (d: number) => new Date(now.getTime() - d * day).toISOString();
+      const old = `old-${uid()}`; // 400 days: everything goes
+      const mid = `mid-${uid()}`; // 100 days: the call stays, its media goes
+      const fresh = `new-${uid()}`; // 10 days: everything stays
+      const word = `retain${uid()}`;
+      for (const [w, d] of [[old, 400], [mid, 100], [fresh, 10]] as const) {
+        await store.record(callFact(w, { receivedAt: ago(d), outcome: 'answered' }));
+        await store.record({ type: 'timeline', wacid: w, key: 'e1', at: ago(d), event: 'chat.call.connect' });
+        await store.record({ type: 'disposition', wacid: w, disposition: 'Resolved', at: ago(d) });
+        await store.record({ type: 'media', wacid: w, mediaAssetId: `r-${w}`, kind: 'recording', status: 'available', path: `/arch/${w}/r.ogg`, at: ago(d) });
+        await store.record({ type: 'media', wacid: w, mediaAssetId: `t-${w}`, kind: 'transcription', status: 'available', path: `/arch/${w}/t.json`, text: word, at: ago(d) });
+      }
+      const r = await store.purge({ now, historyDays: 365, archiveDays: 90 });
+      expect(r.calls).toBeGreaterThanOrEqual(1);
+      expect(r.paths).toEqual(expect.arrayContaining([`/arch/${old}/r.ogg`, `/arch/${old}/t.json`, `/arch/${mid}/r.ogg`, `/arch/${mid}/t.json`]));
+      expect(r.paths.some((p) => p.includes(fresh))).toBe(false);
+      expect(await store.getCall(old)).toBeNull();
+      const left = await store.db.query<{ n: number }>(
+        'SELECT (SELECT count(*) FROM history_timeline WHERE wacid = $1) + (SELECT count(*) FROM history_media WHERE wacid = $1) + (SELECT count(*) FROM history_dispositions WHERE wacid = $1) AS n',
+        [old],
+      );
+      expect(Number(left[0]!.n)).toBe(0);
+      const m = await store.getCall(mid);
+      expect(m).toMatchObject({ media: [], disposition: 'Resolved' });
+      expect(m?.timeline).toHaveLength(1);
+      expect((await store.getCall(fresh))?.media).toHaveLength(2);
+      // The deleted transcript is no longer searchable; the kept one is.
+      expect((await store.searchCalls({ q: word })).items.map((c) => c.wacid)).toEqual([fresh]);
+      // A second run finds nothing more.
+      expect(await store.purge({ now, historyDays: 365, archiveDays: 90 })).toEqual({ calls: 0, media: 0, paths: [] });
+    });
+  });
+});

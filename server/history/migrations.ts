@@ -1,0 +1,117 @@
+/**
+ * The one set of versioned migrations of the history database (PostgreSQL and PGlite
+ * alike). Append only: a released migration never changes; a change is a new version.
+ *
+ * `migrate(db)` applies the pending ones in ONE transaction holding a transaction-level
+ * advisory lock, so nodes starting together queue on the lock and the second finds
+ * everything applied: each migration runs once.
+ */
+import type { Db } from './db.ts';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'calls, timeline, media',
+    sql: `
+CREATE TABLE history_calls (
+  wacid            text PRIMARY KEY,
+  phone_id         text NOT NULL,
+  business_number  text,
+  customer_phone   text,
+  customer_user_id text,
+  direction        text NOT NULL,
+  agent            text,
+  outcome          text NOT NULL,
+  -- 0 in progress, 1 terminal: a terminal outcome never reverts (see store.ts)
+  outcome_rank     smallint NOT NULL,
+  received_at      timestamptz NOT NULL,
+  answered_at      timestamptz,
+  ended_at         timestamptz,
+  wait_ms          integer,
+  talk_ms          integer,
+  hold_ms          integer,
+  end_reason       text,
+  -- the call's version of the last fact merged (the live record's CAS version)
+  version          integer NOT NULL DEFAULT 0,
+  -- every transcription's text of the call, for full-text search
+  transcript       text,
+  transcript_tsv   tsvector GENERATED ALWAYS AS (to_tsvector('simple', coalesce(transcript, ''))) STORED
+);
+-- Newest first, keyset pagination on (received_at, wacid); each filter has its own
+-- index leading with the filter column, so "customer + dates + outcome" reads only that
+-- customer's calls.
+CREATE INDEX history_calls_received ON history_calls (received_at DESC, wacid DESC);
+CREATE INDEX history_calls_customer_phone ON history_calls (customer_phone, received_at DESC) WHERE customer_phone IS NOT NULL;
+CREATE INDEX history_calls_customer_user ON history_calls (customer_user_id, received_at DESC) WHERE customer_user_id IS NOT NULL;
+CREATE INDEX history_calls_agent ON history_calls (agent, received_at DESC) WHERE agent IS NOT NULL;
+CREATE INDEX history_calls_business ON history_calls (business_number, received_at DESC) WHERE business_number IS NOT NULL;
+CREATE INDEX history_calls_outcome ON history_calls (outcome, received_at DESC);
+CREATE INDEX history_calls_transcript ON history_calls USING gin (transcript_tsv);
+
+CREATE TABLE history_timeline (
+  wacid  text NOT NULL,
+  -- the happening's identity (Service event id, or state:<version>): stored once
+  key    text NOT NULL,
+  at     timestamptz NOT NULL,
+  event  text NOT NULL,
+  detail jsonb,
+  PRIMARY KEY (wacid, key)
+);
+CREATE INDEX history_timeline_at ON history_timeline (at);
+
+CREATE TABLE history_media (
+  media_asset_id text PRIMARY KEY,
+  wacid          text NOT NULL,
+  kind           text NOT NULL,
+  status         text NOT NULL,
+  status_rank    smallint NOT NULL,
+  bytes          bigint,
+  sha256         text,
+  path           text,
+  text           text,
+  first_at       timestamptz NOT NULL,
+  updated_at     timestamptz NOT NULL
+);
+CREATE INDEX history_media_wacid ON history_media (wacid);
+CREATE INDEX history_media_first_at ON history_media (first_at);
+
+-- Wrap-up apart from the call row: it may be recorded before the call's own fact arrives.
+CREATE TABLE history_dispositions (
+  wacid       text PRIMARY KEY,
+  disposition text NOT NULL,
+  notes       text,
+  at          timestamptz NOT NULL
+);
+CREATE INDEX history_dispositions_at ON history_dispositions (at);
+`,
+  },
+];
+
+/** Any constant: the advisory lock key of the migrations. */
+const LOCK_KEY = 7_142_003_001;
+
+/** Apply the pending migrations; returns the versions applied by this call. */
+export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  return db.tx(async (sql) => {
+    await sql.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY]);
+    await sql.exec(`CREATE TABLE IF NOT EXISTS history_migrations (
+      version    integer PRIMARY KEY,
+      name       text NOT NULL,
+      applied_at timestamptz NOT NULL DEFAULT now())`);
+    const done = new Set((await sql.query<{ version: number }>('SELECT version FROM history_migrations')).map((r) => r.version));
+    const applied: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (done.has(m.version)) continue;
+      await sql.exec(m.sql);
+      await sql.query('INSERT INTO history_migrations (version, name) VALUES ($1, $2)', [m.version, m.name]);
+      applied.push(m.version);
+    }
+    return applied;
+  });
+}

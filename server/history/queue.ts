@@ -1,0 +1,289 @@
+/**
+ * The durable queue between the call path and the history database.
+ *
+ * `enqueue(fact)` never waits and never throws: call handling hands a fact over and moves
+ * on. The writer (`writer.ts`) reads batches, writes them in one transaction and acks
+ * after the commit, so a fact leaves the queue only once it is in the database.
+ *
+ * - `RedisHistoryQueue` (with `REDIS_URL`): a Redis stream of its own (`<prefix>history`)
+ *   read through a consumer group, so any node's writer may write any node's facts, and
+ *   the facts of a writer that died are claimed by another after `claimIdleMs`. Acked
+ *   entries are deleted, so the stream's length is the backlog. While Redis itself is
+ *   unreachable, facts wait in a bounded in-process outbox and go out on reconnect.
+ * - `MemoryHistoryQueue` (memory store / demo, one process, not durable across restarts,
+ *   like the memory store itself).
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { HistoryFact } from './schema.ts';
+
+export interface QueuedFact {
+  /** Queue entry id (ack with it). */
+  id: string;
+  /** The fact as enqueued: JSON text (validated by the writer). */
+  body: string;
+}
+
+export interface QueueLag {
+  /** Facts not yet written (in the queue, read or not, plus any outbox). */
+  pending: number;
+  /** Age of the oldest of them in ms (0 when none). */
+  oldestAgeMs: number;
+}
+
+export interface HistoryQueue {
+  /** Append one fact. Never waits, never throws. */
+  enqueue(fact: HistoryFact): void;
+  /** Up to `count` facts to write, waiting up to `blockMs` when there are none. */
+  read(count: number, blockMs: number): Promise<QueuedFact[]>;
+  /** The facts are in the database: remove them from the queue. */
+  ack(ids: readonly string[]): Promise<void>;
+  lag(): Promise<QueueLag>;
+  /** Resolves once every fact enqueued so far is in the queue proper (not only in an outbox). */
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---- memory -------------------------------------------------------------------------
+
+export class MemoryHistoryQueue implements HistoryQueue {
+  private seq = 0;
+  /** Insertion order = age order. */
+  private readonly entries = new Map<string, { body: string; at: number; delivered: boolean }>();
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  enqueue(fact: HistoryFact): void {
+    if (this.closed) return;
+    this.entries.set(String(++this.seq), { body: JSON.stringify(fact), at: this.now(), delivered: false });
+    this.wake?.();
+  }
+
+  async read(count: number, blockMs: number): Promise<QueuedFact[]> {
+    const take = () => {
+      const out: QueuedFact[] = [];
+      for (const [id, e] of this.entries) {
+        if (out.length >= count) break;
+        if (e.delivered) continue;
+        e.delivered = true;
+        out.push({ id, body: e.body });
+      }
+      return out;
+    };
+    let got = take();
+    if (got.length === 0 && blockMs > 0 && !this.closed) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(done, blockMs);
+        function done() {
+          clearTimeout(t);
+          resolve();
+        }
+        this.wake = done;
+      });
+      this.wake = undefined;
+      got = take();
+    }
+    return got;
+  }
+
+  async ack(ids: readonly string[]): Promise<void> {
+    for (const id of ids) this.entries.delete(id);
+  }
+
+  async lag(): Promise<QueueLag> {
+    const first = this.entries.values().next();
+    return { pending: this.entries.size, oldestAgeMs: first.done ? 0 : Math.max(0, this.now() - first.value.at) };
+  }
+
+  async flush(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.wake?.();
+  }
+}
+
+// ---- Redis --------------------------------------------------------------------------
+
+export interface RedisHistoryQueueOptions {
+  url: string;
+  /** Key prefix, as the store's (default `sb:`): the stream is `<prefix>history`. */
+  prefix?: string;
+  /** This node's consumer name (default: host, pid and a random tag). */
+  consumer?: string;
+  /** Entries read by a writer that has not acked them for this long are claimed by another (default 60 s). */
+  claimIdleMs?: number;
+  /** Most facts held in the outbox while Redis is unreachable (default 100000; beyond, the oldest are dropped and reported). */
+  outboxMax?: number;
+  /** Connection errors (one per state change) and dropped facts. Never contain secrets. */
+  onError?: (err: Error) => void;
+  redis?: RedisOptions;
+}
+
+const GROUP = 'history';
+
+export class RedisHistoryQueue implements HistoryQueue {
+  readonly stream: string;
+  readonly consumer: string;
+  private readonly cmd: Redis;
+  private readonly blocking: Redis;
+  private readonly claimIdleMs: number;
+  private readonly outboxMax: number;
+  private outbox: Array<{ body: string; at: number }> = [];
+  private flushing: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = 0;
+  private groupReady = false;
+  private lastClaim = 0;
+  private closed = false;
+  private lastErrorCode: string | undefined;
+  /** Facts dropped because the outbox overflowed during a long Redis outage. */
+  dropped = 0;
+
+  constructor(private readonly opts: RedisHistoryQueueOptions) {
+    this.stream = `${opts.prefix ?? 'sb:'}history`;
+    this.consumer = opts.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.claimIdleMs = opts.claimIdleMs ?? 60_000;
+    this.outboxMax = opts.outboxMax ?? 100_000;
+    const base: RedisOptions = {
+      enableAutoPipelining: true,
+      maxRetriesPerRequest: 1,
+      commandTimeout: 5000,
+      retryStrategy: (times) => Math.min(times * 50, 1000),
+      connectionName: 'switchboard-history',
+      ...opts.redis,
+    };
+    this.cmd = new Redis(opts.url, base);
+    this.blocking = new Redis(opts.url, { ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
+    for (const r of [this.cmd, this.blocking]) {
+      r.on('error', (err: Error & { code?: string }) => {
+        const code = err.code ?? err.message;
+        if (code === this.lastErrorCode) return;
+        this.lastErrorCode = code;
+        opts.onError?.(new Error(`history queue: redis ${err.message}`));
+      });
+      r.on('ready', () => (this.lastErrorCode = undefined));
+    }
+  }
+
+  enqueue(fact: HistoryFact): void {
+    if (this.closed) return;
+    this.outbox.push({ body: JSON.stringify(fact), at: Date.now() });
+    if (this.outbox.length > this.outboxMax) {
+      const n = this.outbox.length - this.outboxMax;
+      this.outbox.splice(0, n);
+      this.dropped += n;
+      this.opts.onError?.(new Error(`history queue: outbox full while redis is unreachable, ${n} fact(s) dropped`));
+    }
+    if (!this.flushing && !this.retryTimer) this.flushing = this.drain();
+  }
+
+  /** Send the outbox in pipelined chunks; on failure keep what is left and retry with backoff. */
+  private async drain(): Promise<void> {
+    // Let the other facts of this event-loop turn join the first chunk.
+    await new Promise((r) => setImmediate(r));
+    try {
+      while (this.outbox.length > 0 && !this.closed) {
+        const chunk = this.outbox.slice(0, 500);
+        const p = this.cmd.pipeline();
+        for (const e of chunk) p.xadd(this.stream, '*', 'f', e.body, 'a', String(e.at));
+        const res = await p.exec();
+        // Pipelines run in order: the leading successes are in; retry from the first failure.
+        let ok = 0;
+        while (ok < chunk.length && res && !res[ok]![0]) ok++;
+        this.outbox.splice(0, ok);
+        if (ok < chunk.length) throw (res?.[ok]?.[0] as Error | undefined) ?? new Error('pipeline aborted');
+        this.retryMs = 0;
+      }
+    } catch {
+      if (!this.closed) {
+        this.retryMs = Math.min(Math.max(this.retryMs * 2, 100), 5000);
+        this.retryTimer = setTimeout(() => {
+          this.retryTimer = undefined;
+          if (!this.flushing) this.flushing = this.drain();
+        }, this.retryMs);
+      }
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  async flush(): Promise<void> {
+    while (this.outbox.length > 0 && !this.closed) {
+      if (this.flushing) await this.flushing;
+      else await sleep(20);
+    }
+  }
+
+  private async ensureGroup(): Promise<void> {
+    if (this.groupReady) return;
+    try {
+      await this.cmd.xgroup('CREATE', this.stream, GROUP, '0', 'MKSTREAM');
+    } catch (err) {
+      if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
+    }
+    this.groupReady = true;
+  }
+
+  async read(count: number, blockMs: number): Promise<QueuedFact[]> {
+    await this.ensureGroup();
+    // Facts a writer read and never acked (it died, or its node did) come back after claimIdleMs.
+    if (Date.now() - this.lastClaim >= Math.min(this.claimIdleMs, 5000)) {
+      this.lastClaim = Date.now();
+      const [, claimed] = (await this.cmd.xautoclaim(this.stream, GROUP, this.consumer, this.claimIdleMs, '0-0', 'COUNT', count)) as [string, Array<[string, string[] | null]>];
+      const out = toFacts(claimed);
+      if (out.length > 0) return out;
+    }
+    type Reply = Array<[string, Array<[string, string[] | null]>]> | null;
+    const res = (
+      blockMs > 0
+        ? await this.blocking.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.stream, '>')
+        : await this.cmd.xreadgroup('GROUP', GROUP, this.consumer, 'COUNT', count, 'STREAMS', this.stream, '>')
+    ) as Reply;
+    return res ? res.flatMap(([, entries]) => toFacts(entries)) : [];
+  }
+
+  async ack(ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return;
+    // One writer group: an acked entry is done, so it leaves the stream (its length = the backlog).
+    const res = await this.cmd.multi().xack(this.stream, GROUP, ...ids).xdel(this.stream, ...ids).exec();
+    const failed = res?.find(([err]) => err);
+    if (!res || failed) throw failed?.[0] ?? new Error('history queue: ack aborted');
+  }
+
+  async lag(): Promise<QueueLag> {
+    // The outbox is read before the stream: a fact moving between the two meanwhile is
+    // counted twice (briefly), never missed.
+    const outbox = this.outbox.length;
+    const outboxOldest = this.outbox[0]?.at ?? Infinity;
+    const [len, first] = await Promise.all([this.cmd.xlen(this.stream), this.cmd.xrange(this.stream, '-', '+', 'COUNT', 1)]);
+    const oldest = Math.min(first[0] ? Number(first[0][0].split('-')[0]) : Infinity, outboxOldest);
+    return { pending: len + outbox, oldestAgeMs: oldest === Infinity ? 0 : Math.max(0, Date.now() - oldest) };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    // Give the outbox a moment to reach Redis before the connections go.
+    await Promise.race([this.flush(), sleep(2000)]);
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.blocking.disconnect();
+    if (this.cmd.status === 'ready') await this.cmd.quit().catch(() => this.cmd.disconnect());
+    else this.cmd.disconnect();
+  }
+}
+
+function toFacts(entries: Array<[string, string[] | null]>): QueuedFact[] {
+  const out: QueuedFact[] = [];
+  for (const [id, fields] of entries) {
+    if (!fields) continue; // deleted meanwhile
+    const i = fields.indexOf('f');
+    out.push({ id, body: i >= 0 ? (fields[i + 1] ?? '') : '' });
+  }
+  return out;
+}

@@ -1,0 +1,178 @@
+/**
+ * The history writer: queue → database, off the call path.
+ *
+ * Reads a batch, writes it in ONE transaction, acks after the commit. While the database
+ * is down the batch stays in hand (and in the queue, unacked) and is retried with backoff
+ * (100 ms doubling to 5 s); nothing is skipped, and since every fact is idempotent a fact
+ * written twice (ack lost, or claimed by a second node) changes nothing. A fact that is
+ * not valid JSON or not a valid fact can never be written: it is logged, counted and
+ * acked so it does not hold up the rest.
+ */
+import type { Logger } from '../log/logger.ts';
+import type { Metrics } from '../ops/metrics.ts';
+import { safeError } from './db.ts';
+import type { HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
+import { HistoryFact, type ParsedFact } from './schema.ts';
+import type { HistoryStore } from './store.ts';
+
+export interface HistoryWriterOptions {
+  queue: HistoryQueue;
+  store: Pick<HistoryStore, 'apply'>;
+  log?: Pick<Logger, 'info' | 'warn' | 'error'>;
+  metrics?: Metrics;
+  /** Facts per transaction (default 200). */
+  batchSize?: number;
+  /** How long one read waits for facts (default 1000 ms). */
+  blockMs?: number;
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+}
+
+export interface WriterStatus {
+  /** False from a failed write until the next successful one. */
+  healthy: boolean;
+  /** Message of the last failure (no connection details). */
+  lastError?: string;
+  /** Epoch ms of the last successful write. */
+  lastWriteAt?: number;
+  written: number;
+  invalid: number;
+}
+
+export class HistoryWriter {
+  private running = false;
+  private loop: Promise<void> | undefined;
+  private wakeSleep: (() => void) | undefined;
+  private readonly st: WriterStatus = { healthy: true, written: 0, invalid: 0 };
+  private readonly batchSize: number;
+  private readonly blockMs: number;
+  private readonly min: number;
+  private readonly max: number;
+  private readonly counters;
+
+  constructor(private readonly o: HistoryWriterOptions) {
+    this.batchSize = o.batchSize ?? 200;
+    this.blockMs = o.blockMs ?? 1000;
+    this.min = o.backoffMinMs ?? 100;
+    this.max = o.backoffMaxMs ?? 5000;
+    const m = o.metrics;
+    this.counters = m && {
+      written: m.counter('switchboard_history_facts_written_total', 'History facts written to the database.'),
+      invalid: m.counter('switchboard_history_facts_invalid_total', 'History facts dropped because they were not valid.'),
+      failures: m.counter('switchboard_history_write_failures_total', 'Failed history write attempts (retried).'),
+    };
+    if (m) {
+      m.gauge('switchboard_history_queue_pending', 'History facts not yet written to the database.', async () => (await o.queue.lag()).pending);
+      m.gauge('switchboard_history_queue_oldest_age_seconds', 'Age of the oldest history fact not yet written.', async () => (await o.queue.lag()).oldestAgeMs / 1000);
+      m.gauge('switchboard_history_writer_healthy', '1 while history writes succeed, 0 after a failed write until the next success.', () => (this.st.healthy ? 1 : 0));
+    }
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  /** Stop after the current step (a batch in hand stays unacked in the queue for the next start or another node). */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeSleep?.();
+    await this.loop;
+  }
+
+  status(): WriterStatus {
+    return { ...this.st };
+  }
+
+  lag(): Promise<QueueLag> {
+    return this.o.queue.lag();
+  }
+
+  /**
+   * For `/readyz` and ops. A history outage must not take the node out of service (calls do
+   * not depend on it): report it, do not fail readiness on it.
+   */
+  async health(): Promise<{ ok: boolean; reason?: string; lag?: QueueLag }> {
+    const lag = await this.o.queue.lag().catch(() => undefined);
+    const base = lag ? { lag } : {};
+    return this.st.healthy ? { ok: true, ...base } : { ok: false, reason: `history writes failing: ${this.st.lastError ?? 'unknown error'}`, ...base };
+  }
+
+  private async pause(ms: number): Promise<void> {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        resolve();
+      }
+      this.wakeSleep = done;
+    });
+    this.wakeSleep = undefined;
+  }
+
+  private async run(): Promise<void> {
+    let held: { entries: QueuedFact[]; facts: ParsedFact[] } | undefined;
+    let backoff = 0;
+    while (this.running) {
+      try {
+        if (!held) {
+          const entries = await this.o.queue.read(this.batchSize, this.blockMs);
+          if (entries.length === 0) continue;
+          held = { entries, facts: this.parse(entries) };
+        }
+        await this.o.store.apply(held.facts);
+        this.recovered(held.facts.length);
+        const ids = held.entries.map((e) => e.id);
+        held = undefined;
+        backoff = 0;
+        await this.o.queue.ack(ids);
+      } catch (err) {
+        this.failed(err);
+        backoff = Math.min(Math.max(backoff * 2, this.min), this.max);
+        await this.pause(backoff);
+      }
+    }
+  }
+
+  private parse(entries: QueuedFact[]): ParsedFact[] {
+    const out: ParsedFact[] = [];
+    for (const e of entries) {
+      let r: ReturnType<typeof HistoryFact.safeParse>;
+      try {
+        r = HistoryFact.safeParse(JSON.parse(e.body));
+      } catch {
+        r = { success: false } as ReturnType<typeof HistoryFact.safeParse>;
+      }
+      if (r.success) out.push(r.data);
+      else {
+        this.st.invalid++;
+        this.counters?.invalid.inc();
+        const issue = r.error?.issues[0];
+        this.o.log?.warn({ entryId: e.id, field: issue?.path.join('.'), rule: issue?.message ?? 'not JSON' }, 'history fact dropped: invalid');
+      }
+    }
+    return out;
+  }
+
+  private recovered(n: number): void {
+    this.st.written += n;
+    this.st.lastWriteAt = Date.now();
+    this.counters?.written.inc({}, n);
+    if (!this.st.healthy) {
+      this.st.healthy = true;
+      delete this.st.lastError;
+      this.o.log?.info({}, 'history writes resumed');
+    }
+  }
+
+  private failed(err: unknown): void {
+    const e = safeError(err);
+    this.counters?.failures.inc();
+    const message = e.code ? `${e.message} (${e.code})` : e.message;
+    // One log line per change of failure, not one per retry.
+    if (this.st.healthy || this.st.lastError !== message) this.o.log?.error({ err: { message: e.message, code: e.code } }, 'history write failed; retrying');
+    this.st.healthy = false;
+    this.st.lastError = message;
+  }
+}
