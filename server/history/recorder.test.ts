@@ -25,7 +25,7 @@ function drive(wacid: string, events: Ev[]): { call: Call | null; facts: History
   const facts: HistoryFact[] = [];
   for (const { eventId, ...e } of events) {
     const event = { ...e, wacid } as CallEvent;
-    const next = transition(call, event, DEFAULT_POLICY).call;
+    const next: Call | null = transition(call, event, DEFAULT_POLICY).call;
     if (next !== call) version++;
     facts.push(...factsOfTransition(call, next, event, event.at, { version, ...(eventId ? { eventId } : {}) }));
     call = next;
