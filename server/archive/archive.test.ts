@@ -9,13 +9,21 @@ import { createServiceClient, fullJitterBackoff } from '../service/index.ts';
 import { json, serviceError, startServer, type TestServer } from '../../test/service/server.ts';
 import { ArchiveConflictError, createArchive, INDEX_DIR } from './index.ts';
 import { listArchive } from './routes.ts';
+import { createHash } from 'node:crypto';
+import { muxOggOpus } from '../../test/emulator/calls/ogg.ts';
+import { oggProblem, transcriptText } from './media.ts';
 
 let srv: TestServer;
 const stalled: Array<{ destroy(): void }> = [];
 let closedStalls = 0;
+let flaky = 0;
 let dir: string;
-const OGG = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(50_000, 9)]);
+// A real Ogg Opus file (OpusHead, OpusTags, then audio pages) of about 50 KB.
+const OGG = muxOggOpus(Array.from({ length: 500 }, (_, i) => Buffer.alloc(100, i % 251)));
 const TRANSCRIPT = Buffer.from('{"segments":[{"speaker":"user","text":"hello"}]}');
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+// Ogg but not Opus: the first page carries a Vorbis header.
+const VORBIS = Buffer.concat([Buffer.from('OggS'), Buffer.alloc(22, 0), Buffer.from([1, 30]), Buffer.from('\x01vorbis'), Buffer.alloc(2000, 7)]);
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'sb-archive-'));
@@ -44,6 +52,22 @@ beforeEach(async () => {
       res.once('close', () => closedStalls++);
       return;
     }
+    if (req.path === '/chat/calls/media/cma_notogg' || req.path === '/chat/calls/media/cma_vorbis' || req.path === '/chat/calls/media/cma_badjson') {
+      const body = req.path.endsWith('notogg') ? Buffer.from('<html>error page</html>') : req.path.endsWith('vorbis') ? VORBIS : Buffer.from('{"segments": [');
+      res.writeHead(200, { 'content-length': String(body.length) });
+      res.end(body);
+      return;
+    }
+    if (req.path === '/chat/calls/media/cma_flaky') {
+      // The first body breaks midway; the second is whole: the digest must be of the second only.
+      flaky++;
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(OGG.length) });
+      if (flaky === 1) {
+        res.write(OGG.subarray(0, 20_000));
+        setTimeout(() => res.socket?.destroy(), 20);
+      } else res.end(OGG);
+      return;
+    }
     if (req.path === '/chat/calls/media/cma_down') return serviceError(res, 503, 'UNAVAILABLE', 'try later');
     serviceError(res, 404, 'NOT_FOUND', 'media not found');
   });
@@ -67,6 +91,65 @@ describe('call media archive', () => {
     expect((await readFile(join(dir, 'wacid.A1', 'cma_rec.ogg'))).equals(OGG)).toBe(true);
     expect(await readdir(join(dir, 'wacid.A1'))).toEqual(['cma_rec.ogg']);
     expect(srv.seen[0]!.headers.range).toBeUndefined();
+  });
+
+  it('the result carries the size and SHA-256 of the bytes as they streamed', async () => {
+    const r = await archive().archive(rec('wacid.D1', 'cma_rec'));
+    expect(r).toEqual({ kind: 'recording', status: 'saved', wacid: 'wacid.D1', mediaAssetId: 'cma_rec', path: join(dir, 'wacid.D1', 'cma_rec.ogg'), bytes: OGG.length, sha256: sha(OGG) });
+  });
+
+  it('a body fetched again after breaking midway is hashed afresh (not the broken bytes plus the whole)', async () => {
+    flaky = 0;
+    const r = await archive().archive(rec('wacid.D2', 'cma_flaky'));
+    expect(flaky).toBe(2);
+    expect(r).toMatchObject({ status: 'saved', bytes: OGG.length, sha256: sha(OGG) });
+  });
+
+  it('a repeated event describes the archived file the same way (size and hash read back from disk)', async () => {
+    const a = archive();
+    const first = await a.archive(rec('wacid.D3', 'cma_rec'));
+    const again = await a.archive(rec('wacid.D3', 'cma_rec'));
+    expect(again).toMatchObject({ status: 'already-archived', bytes: first!.bytes, sha256: first!.sha256, mediaAssetId: 'cma_rec' });
+  });
+
+  it.each([
+    ['cma_notogg', /does not start with "OggS"/],
+    ['cma_vorbis', /"OpusHead"/],
+  ])('a recording that is not Ogg Opus (%s) is recorded as invalid, never archived nor listed', async (id, why) => {
+    const r = await archive().archive(rec('wacid.D4', id));
+    expect(r).toMatchObject({ status: 'invalid', mediaAssetId: id, reason: expect.stringMatching(why) });
+    expect(await readdir(join(dir, 'wacid.D4'))).toEqual([`${id}.invalid.json`]);
+    expect(JSON.parse(await readFile(join(dir, 'wacid.D4', `${id}.invalid.json`), 'utf8'))).toMatchObject({ mediaAssetId: id, sha256: r!.sha256, bytes: r!.bytes });
+    expect(await listArchive(dir)).toEqual([]);
+  });
+
+  it('a transcription is parsed: its text comes back for search; one that is not JSON is invalid', async () => {
+    const a = archive();
+    const ok = await a.archive(event('chat.call.transcription.updated', { wacid: 'wacid.D5', result: 'AVAILABLE', mediaAssetId: 'cma_tr' }));
+    expect(ok).toMatchObject({ status: 'saved', text: 'hello', bytes: TRANSCRIPT.length, sha256: sha(TRANSCRIPT) });
+    const bad = await a.archive(event('chat.call.transcription.updated', { wacid: 'wacid.D5', result: 'AVAILABLE', mediaAssetId: 'cma_badjson' }));
+    expect(bad).toMatchObject({ status: 'invalid', reason: expect.stringMatching(/^not a JSON transcription/) });
+    expect((await readdir(join(dir, 'wacid.D5'))).sort()).toEqual(['cma_badjson.invalid.json', 'cma_tr.json']);
+  });
+
+  it('the handlers tell onArchived every result', async () => {
+    const seen: unknown[] = [];
+    const h = createArchive({ dir, calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive' }).calls, onArchived: (r) => seen.push(r) }).handlers;
+    await h['chat.call.recording.updated'](rec('wacid.D6', 'cma_rec'));
+    await h['chat.call.recording.updated'](rec('wacid.D6', 'cma_gone'));
+    expect(seen).toMatchObject([
+      { status: 'saved', wacid: 'wacid.D6', mediaAssetId: 'cma_rec', sha256: sha(OGG) },
+      { status: 'missing', wacid: 'wacid.D6', mediaAssetId: 'cma_gone' },
+    ]);
+  });
+
+  it('oggProblem and transcriptText', () => {
+    expect(oggProblem(OGG.subarray(0, 300))).toBeUndefined();
+    expect(oggProblem(Buffer.from('Ogg'))).toMatch(/OggS/);
+    expect(oggProblem(OGG.subarray(0, 30))).toMatch(/OpusHead/);
+    expect(transcriptText({ text: 'whole' })).toBe('whole');
+    expect(transcriptText({ segments: [{ text: 'a' }, { speaker: 'x' }, { text: ' ' }, { text: 'b' }] })).toBe('a\nb');
+    expect(transcriptText([1, 2])).toBeUndefined();
   });
 
   it('an AVAILABLE transcription is saved as .json', async () => {

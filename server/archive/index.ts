@@ -22,14 +22,20 @@
  *   call's recording to a new call; this rule refuses that whenever the ids differ in
  *   anything (the emulator now salts its ids per start).
  *
- * Wiring (main.ts): `handlers: { ...sb.handlers, ...createArchiveHandlers({ dir: config.archiveDir, calls: client.calls, log }) }`.
+ * - Checked as it streams (`media.ts`): size and SHA-256 of the bytes; a recording must be
+ *   Ogg Opus (`OggS`, then `OpusHead`), a transcription JSON (its text is returned for
+ *   search). Anything else is recorded as `<mediaAssetId>.invalid.json`, never archived.
+ *
+ * Wiring (main.ts): `handlers: { ...sb.handlers, ...createArchiveHandlers({ dir: config.archiveDir, calls: client.calls, log,
+ *   onArchived: (r) => factsOfMedia(r, Date.now()).forEach(history.enqueue) }) }`.
  */
-import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parseEvent } from '../../shared/events.ts';
 import { NotFoundError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
+import { digestFile, MediaDigest, oggProblem, readTranscript } from './media.ts';
 
 export type MediaKind = 'recording' | 'transcription';
 
@@ -44,13 +50,37 @@ export interface ArchiveOptions {
   calls: Pick<Calls, 'downloadMedia'>;
   log?: ArchiveLogger;
   now?: () => number;
+  /**
+   * Told every result of the webhook handlers (not of direct `archive()` calls), after
+   * the file and its records are in place: the wiring turns it into history facts
+   * (`factsOfMedia`). Must not throw (history's `enqueue` never does).
+   */
+  onArchived?: (r: ArchiveOutcome) => void;
 }
 
-export type ArchiveOutcome =
-  | { kind: MediaKind; status: 'saved'; path: string; bytes: number }
-  | { kind: MediaKind; status: 'already-archived'; path: string }
-  | { kind: MediaKind; status: 'missing'; path: string }
-  | { kind: MediaKind; status: 'failed'; path: string };
+/**
+ * What one media event led to (and what history records of it: `factsOfMedia`).
+ * - `saved` / `already-archived`: the file is at `path`; `bytes` and `sha256` are the
+ *   file's; a transcription's `text` (when it has any) is for full-text search.
+ * - `missing`: the Service answered 404 (final); `path` is the record of that.
+ * - `failed`: the Service reported FAILED; `path` is the record of that.
+ * - `invalid`: the bytes were not what the kind promises (a recording that is not Ogg
+ *   Opus, a transcription that is not JSON): not put in the archive; `path` is the record
+ *   of why, with the size and hash of what came.
+ */
+export interface ArchiveOutcome {
+  kind: MediaKind;
+  status: 'saved' | 'already-archived' | 'missing' | 'failed' | 'invalid';
+  wacid: string;
+  /** Absent only for a FAILED result that named no asset. */
+  mediaAssetId?: string;
+  path: string;
+  bytes?: number;
+  sha256?: string;
+  text?: string;
+  /** Why it is missing, failed or invalid (no secrets: the Service's words or ours). */
+  reason?: string;
+}
 
 const EXTENSION: Record<MediaKind, string> = { recording: '.ogg', transcription: '.json' };
 const TYPE_KIND: Record<string, MediaKind> = {
@@ -166,17 +196,32 @@ export function createArchive(o: ArchiveOptions) {
       const path = join(callDir, `${kind}.failed.json`);
       await writeJsonAtomic(path, { wacid: media.wacid, kind, result: 'FAILED', eventId: parsed.envelope.id, payload: media, recordedAt: new Date(now()).toISOString() });
       o.log?.warn?.({ wacid: media.wacid, kind }, 'call media FAILED at the Service; recorded');
-      return { kind, status: 'failed', path };
+      return { kind, status: 'failed', wacid: media.wacid, ...(media.mediaAssetId ? { mediaAssetId: media.mediaAssetId } : {}), path, reason: 'the Service reported FAILED' };
     }
 
     const assetId = media.mediaAssetId!;
-    const path = join(callDir, `${segment('mediaAssetId', assetId)}${EXTENSION[kind]}`);
+    const file = `${segment('mediaAssetId', assetId)}${EXTENSION[kind]}`;
+    const path = join(callDir, file);
+    const base = { kind, wacid: media.wacid, mediaAssetId: assetId };
     await claimAsset(o.dir, { mediaAssetId: assetId, wacid: media.wacid, kind });
-    if (await exists(path)) return { kind, status: 'already-archived', path };
+    if (await exists(path)) {
+      // Archived before (a repeated event, or a restart after the download): the same
+      // description as then, so history gets a whole fact whichever copy it keeps.
+      const d = await digestFile(path);
+      const text = kind === 'transcription' ? (await readTranscript(path)).text : undefined;
+      return { ...base, status: 'already-archived', path, bytes: d.bytes, sha256: d.sha256(), ...(text !== undefined ? { text } : {}) };
+    }
+    // Downloaded under a name nothing lists or serves (a dot file ending in `.staged`), and
+    // checked, before it takes its place.
+    const staged = join(callDir, `.${file}.staged`);
+    const digest = new MediaDigest();
     try {
-      const r = await o.calls.downloadMedia(assetId, { out: path, ...(opts.signal ? { signal: opts.signal } : {}) });
-      o.log?.info?.({ wacid: media.wacid, kind, mediaAssetId: assetId, bytes: r.bytes }, 'call media archived');
-      return { kind, status: 'saved', path, bytes: r.bytes };
+      await o.calls.downloadMedia(assetId, {
+        out: staged,
+        onBody: () => digest.reset(),
+        onChunk: (chunk) => digest.update(chunk),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      });
     } catch (err) {
       if (!(err instanceof NotFoundError)) throw err;
       const missing = join(callDir, `${segment('mediaAssetId', assetId)}.missing.json`);
@@ -190,12 +235,29 @@ export function createArchive(o: ArchiveOptions) {
         recordedAt: new Date(now()).toISOString(),
       });
       o.log?.warn?.({ wacid: media.wacid, kind, mediaAssetId: assetId, requestId: (err as ServiceError).requestId }, 'call media missing (404); recorded');
-      return { kind, status: 'missing', path: missing };
+      return { ...base, status: 'missing', path: missing, reason: `the Service answered ${(err as ServiceError).status} ${(err as ServiceError).code}` };
     }
+    const sha256 = digest.sha256();
+    let text: string | undefined;
+    let problem: string | undefined;
+    if (kind === 'recording') problem = oggProblem(digest.head());
+    else ({ text, problem } = await readTranscript(staged));
+    if (problem !== undefined) {
+      // Fetching again gives the same bytes: recorded (with what came), not retried.
+      await rm(staged, { force: true });
+      const invalid = join(callDir, `${segment('mediaAssetId', assetId)}.invalid.json`);
+      await writeJsonAtomic(invalid, { wacid: media.wacid, kind, mediaAssetId: assetId, reason: problem, bytes: digest.bytes, sha256, recordedAt: new Date(now()).toISOString() });
+      o.log?.warn?.({ wacid: media.wacid, kind, mediaAssetId: assetId, reason: problem }, 'call media is not what its kind promises; recorded, not archived');
+      return { ...base, status: 'invalid', path: invalid, bytes: digest.bytes, sha256, reason: problem };
+    }
+    await rename(staged, path);
+    o.log?.info?.({ wacid: media.wacid, kind, mediaAssetId: assetId, bytes: digest.bytes }, 'call media archived');
+    return { ...base, status: 'saved', path, bytes: digest.bytes, sha256, ...(text !== undefined ? { text } : {}) };
   }
 
   const handler = async (event: unknown, _entry?: unknown, ctx?: { signal: AbortSignal }): Promise<void> => {
-    await archive(event, ctx ? { signal: ctx.signal } : {});
+    const r = await archive(event, ctx ? { signal: ctx.signal } : {});
+    if (r) o.onArchived?.(r);
   };
   return {
     archive,

@@ -7,8 +7,8 @@
  * directory listing itself, so no path built from the URL ever leaves `dir`, and a file
  * must be the asset the archive's index names for that call and kind (`isArchived`), so
  * one call's media is never served as another's. Records of
- * missing or failed media (`*.missing.json`, `*.failed.json`) and partial downloads
- * (`*.part`) are not media and are not served.
+ * missing, failed or invalid media (`*.missing.json`, `*.failed.json`, `*.invalid.json`) and
+ * partial or unchecked downloads (`*.part`, `*.staged`) are not media and are not served.
  */
 import { createReadStream } from 'node:fs';
 import { readdir, stat } from 'node:fs/promises';
@@ -29,7 +29,7 @@ export interface ArchiveItem {
 
 /** The kind of a file in a call's folder, or undefined when it is not downloadable media. */
 function mediaKind(file: string): MediaKind | undefined {
-  if (file.endsWith('.part') || file.endsWith('.missing.json') || file.endsWith('.failed.json')) return undefined;
+  if (file.endsWith('.part') || file.endsWith('.staged') || file.endsWith('.missing.json') || file.endsWith('.failed.json') || file.endsWith('.invalid.json')) return undefined;
   if (file.endsWith('.ogg')) return 'recording';
   if (file.endsWith('.json')) return 'transcription';
   return undefined;

@@ -10,12 +10,16 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Writable } from 'node:stream';
 import { createServiceClient, ServiceError, type ServiceClient, type ServiceClientOptions } from '../service/index.ts';
 import type { TemplateStatus } from '../service/resources/templates.ts';
+import type { CallRecord, CallSearch } from '../history/schema.ts';
+import { connectDatabase, connectServer, SwitchboardError, type HistorySource, type SwitchboardConfig } from './switchboard.ts';
 
 export interface CliConfig {
   /** SERVICE_BASE_URL */
   baseUrl?: string | undefined;
   /** SERVICE_API_KEY */
   apiKey?: string | undefined;
+  /** SWITCHBOARD_URL, SWITCHBOARD_USER, SWITCHBOARD_PASSWORD; DATABASE_URL, DATA_DIR (`--database`) */
+  switchboard?: SwitchboardConfig;
 }
 
 export interface CliIo {
@@ -26,6 +30,8 @@ export interface CliIo {
   clientOptions?: Partial<ServiceClientOptions>;
 }
 
+export type { SwitchboardConfig };
+
 export const HELP = `switchboard — the Service v2 from the command line
 
 Usage: switchboard <command> [options] [--json]
@@ -33,6 +39,10 @@ Usage: switchboard <command> [options] [--json]
 Environment:
   SERVICE_BASE_URL   the v2 root, e.g. https://api.example.com/v2
   SERVICE_API_KEY    the API key (never pass it as an argument)
+  SWITCHBOARD_URL    a running Switchboard, e.g. http://127.0.0.1:8080 (history, archive)
+  SWITCHBOARD_USER, SWITCHBOARD_PASSWORD   who logs in there (never pass them as arguments)
+  DATABASE_URL, DATA_DIR   the history database, with --database (PGlite under DATA_DIR:
+                     only while the server using that DATA_DIR is stopped)
 
 Commands:
   balance
@@ -48,6 +58,10 @@ Commands:
   emails send             --from <address> --to <a,b,...> --subject <s> (--content <text> | --content-file <path>)
                           [--content-type text/html|text/plain] [--summary <s>] [--external-id <id>]
   contacts list           [--limit <1-100>] [--page <n>] [--all]
+  history calls           [--from <ISO>] [--to <ISO>] [--customer <E.164|BSUID>] [--agent <name>]
+                          [--business-number <E.164>] [--direction inbound|outbound] [--outcome <outcome>]
+                          [--q <transcript words>] [--limit <1-100>] [--cursor <c>] [--database]
+  archive get <wacid> --out <dir> [--database]   (the call's archived recording and transcription)
 
 Options:
   --json      machine-readable output (one JSON document on stdout)
@@ -64,11 +78,30 @@ type Opts = ParseArgsConfig['options'];
 const COMMON: Opts = { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } };
 const ADDR: Opts = { from: { type: 'string' }, to: { type: 'string' }, recipient: { type: 'string' }, 'external-id': { type: 'string' } };
 
+type Values = Record<string, string | boolean | string[] | undefined>;
+type Output = { json: unknown; human: string };
+
 interface Command {
   options: Opts;
   positionals?: string[];
-  run(c: ServiceClient, v: Record<string, string | boolean | string[] | undefined>, pos: string[], io: CliIo): Promise<{ json: unknown; human: string }>;
+  /** Against the Service (SERVICE_BASE_URL, SERVICE_API_KEY). */
+  run?(c: ServiceClient, v: Values, pos: string[], io: CliIo): Promise<Output>;
+  /** Against Switchboard's history: a running server, or the database with `--database`. */
+  history?(src: HistorySource, v: Values, pos: string[], io: CliIo): Promise<Output>;
 }
+
+const OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress'];
+const fmtDuration = (ms: number | undefined) => (ms === undefined ? '-' : ms >= 60_000 ? `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s` : `${Math.round(ms / 1000)}s`);
+const callLine = (c: CallRecord) =>
+  [
+    c.receivedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z'),
+    c.direction.padEnd(8),
+    c.outcome.padEnd(11),
+    (c.customer.phoneNumber ?? c.customer.userId ?? '-').padEnd(16),
+    (c.agent ?? '-').padEnd(10),
+    fmtDuration(c.talkMs).padStart(6),
+    c.wacid,
+  ].join('  ');
 
 const s = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const intOpt = (name: string, v: unknown): number | undefined => {
@@ -212,6 +245,56 @@ const COMMANDS: Record<string, Command> = {
       return { json: r, human: `Email ${r.id} accepted${r.totalRecipients !== undefined ? ` for ${r.totalRecipients} recipient(s)` : ''}` };
     },
   },
+  'history calls': {
+    options: {
+      from: { type: 'string' },
+      to: { type: 'string' },
+      customer: { type: 'string' },
+      agent: { type: 'string' },
+      'business-number': { type: 'string' },
+      direction: { type: 'string' },
+      outcome: { type: 'string' },
+      q: { type: 'string' },
+      limit: { type: 'string' },
+      cursor: { type: 'string' },
+      database: { type: 'boolean' },
+    },
+    async history(src, v) {
+      const direction = s(v.direction);
+      if (direction !== undefined && direction !== 'inbound' && direction !== 'outbound') throw new UsageError('--direction must be inbound or outbound');
+      const outcome = s(v.outcome);
+      if (outcome !== undefined && !OUTCOMES.includes(outcome)) throw new UsageError(`--outcome must be one of ${OUTCOMES.join(', ')}`);
+      const limit = intOpt('limit', v.limit);
+      const q: CallSearch = {};
+      for (const [opt, field] of [['from', 'from'], ['to', 'to'], ['customer', 'customer'], ['agent', 'agent'], ['business-number', 'businessNumber'], ['q', 'q'], ['cursor', 'cursor']] as const) {
+        const val = s(v[opt]);
+        if (val !== undefined) q[field] = val;
+      }
+      if (direction) q.direction = direction;
+      if (outcome) q.outcome = outcome as CallSearch['outcome'];
+      if (limit !== undefined) q.limit = limit;
+      const page = await src.searchCalls(q);
+      const lines = page.items.length === 0 ? ['No calls.'] : page.items.map(callLine);
+      if (page.cursor) lines.push(`more: --cursor ${page.cursor}`);
+      return { json: page, human: lines.join('\n') };
+    },
+  },
+  'archive get': {
+    options: { out: { type: 'string' }, database: { type: 'boolean' } },
+    positionals: ['wacid'],
+    async history(src, v, pos) {
+      const out = s(v.out);
+      if (!out) throw new UsageError('--out <dir> is required');
+      const wacid = pos[0]!;
+      const call = await src.getCall(wacid);
+      if (!call) throw new SwitchboardError('NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
+      const media = call.media.filter((m) => m.status === 'available');
+      if (media.length === 0) throw new SwitchboardError('NOT_FOUND', `call ${wacid} has no archived media${call.media.length ? ` (${call.media.map((m) => `${m.kind} ${m.status}`).join(', ')})` : ''}`);
+      const saved = [];
+      for (const m of media) saved.push({ kind: m.kind, mediaAssetId: m.mediaAssetId, ...(await src.saveMedia(call, m, out)) });
+      return { json: { wacid, files: saved }, human: saved.map((f) => `Saved ${f.kind} ${fmtBytes(f.bytes)} to ${f.path} (sha256 ${f.sha256})`).join('\n') };
+    },
+  },
   'contacts list': {
     options: { limit: { type: 'string' }, page: { type: 'string' }, all: { type: 'boolean' } },
     async run(c, v) {
@@ -226,6 +309,7 @@ const COMMANDS: Record<string, Command> = {
 
 /** Format an error as the CLI prints it: `CODE: message (requestId …)`. */
 export function formatError(err: unknown): string {
+  if (err instanceof SwitchboardError) return `${err.code}: ${err.message}${err.requestId ? ` (requestId ${err.requestId})` : ''}`;
   if (err instanceof ServiceError) return `${err.code}: ${err.message}${err.requestId ? ` (requestId ${err.requestId})` : ''}`;
   return `ERROR: ${err instanceof Error ? err.message : String(err)}`;
 }
@@ -258,13 +342,25 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (parsed.positionals.length !== want.length) {
       throw new UsageError(want.length ? `${name} takes <${want.join('> <')}>` : `${name} takes no positional arguments`);
     }
-    const missing = !io.config.baseUrl ? 'SERVICE_BASE_URL' : !io.config.apiKey ? 'SERVICE_API_KEY' : undefined;
-    if (missing) {
-      write(io.stderr, `CONFIG_ERROR: ${missing} is not set`);
-      return 1;
+    const values = parsed.values as Values;
+    let result: Output;
+    if (cmd.history) {
+      const sb = io.config.switchboard ?? {};
+      const src = values.database ? await connectDatabase(sb) : await connectServer(sb);
+      try {
+        result = await cmd.history(src, values, parsed.positionals, io);
+      } finally {
+        await src.close();
+      }
+    } else {
+      const missing = !io.config.baseUrl ? 'SERVICE_BASE_URL' : !io.config.apiKey ? 'SERVICE_API_KEY' : undefined;
+      if (missing) {
+        write(io.stderr, `CONFIG_ERROR: ${missing} is not set`);
+        return 1;
+      }
+      const client = createServiceClient({ baseUrl: io.config.baseUrl!, apiKey: io.config.apiKey!, ...io.clientOptions });
+      result = await cmd.run!(client, values, parsed.positionals, io);
     }
-    const client = createServiceClient({ baseUrl: io.config.baseUrl!, apiKey: io.config.apiKey!, ...io.clientOptions });
-    const result = await cmd.run(client, parsed.values as Record<string, string | boolean | string[] | undefined>, parsed.positionals, io);
     write(io.stdout, parsed.values.json ? JSON.stringify(result.json, null, 2) : result.human);
     return 0;
   } catch (err) {
@@ -275,7 +371,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     const line = formatError(err);
     write(
       io.stderr,
-      wantsJson && err instanceof ServiceError
+      wantsJson && (err instanceof ServiceError || err instanceof SwitchboardError)
         ? JSON.stringify({ error: { code: err.code, message: err.message, status: err.status, requestId: err.requestId, ...('field' in err ? { field: (err as { field: string }).field } : {}) } })
         : line,
     );

@@ -3,13 +3,11 @@
  * own, `sb_test_<random>`, dropped afterwards) and against embedded PGlite (a temporary
  * directory). PostgreSQL not answering is a failure, not a skip.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testPglite } from '../../test/support/history.ts';
 import { createTestDatabase, type TestDatabase } from '../../test/support/postgres.ts';
-import { openPglite, openPostgres, type Db } from './db.ts';
+import { openPostgres, type Db } from './db.ts';
 import { MIGRATIONS, migrate } from './migrations.ts';
 import { HistoryFact, type CallFact } from './schema.ts';
 import { HistoryQueryError, HistoryStore } from './store.ts';
@@ -37,19 +35,8 @@ function postgresEngine(): Engine {
 }
 
 function pgliteEngine(): Engine {
-  const dir = mkdtempSync(join(tmpdir(), 'sb-pglite-'));
-  let db: Db | undefined;
-  return {
-    async open() {
-      // One PGlite per directory (it is single-process by design).
-      db ??= await openPglite(dir);
-      return db;
-    },
-    async cleanup() {
-      await db?.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  const pg = testPglite();
+  return { open: pg.open, cleanup: pg.cleanup };
 }
 
 const uid = () => randomBytes(5).toString('hex');

@@ -169,7 +169,11 @@ export class Transport {
    * GET streamed into `out` chunk by chunk (never buffered whole, never a Range header: the
    * Service refuses ranges). Retries (GET rules) happen only before the first body byte.
    */
-  async download(spec: { path: string }, out: Writable | (() => Writable), opts: CallOptions & { onProgress?: ((p: DownloadProgress) => void) | undefined } = {}): Promise<DownloadProgress> {
+  async download(
+    spec: { path: string },
+    out: Writable | (() => Writable),
+    opts: CallOptions & { onProgress?: ((p: DownloadProgress) => void) | undefined; onChunk?: ((chunk: Buffer) => void) | undefined } = {},
+  ): Promise<DownloadProgress> {
     const { res, label, requestId, finish } = await this.send({ method: 'GET', path: spec.path }, opts);
     const lenHeader = header(res.headers as Headers, 'content-length');
     const total = lenHeader !== undefined && /^\d+$/.test(lenHeader) ? Number(lenHeader) : undefined;
@@ -177,6 +181,7 @@ export class Transport {
     const counter = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         progress.bytes += chunk.length;
+        opts.onChunk?.(chunk);
         opts.onProgress?.({ ...progress });
         cb(null, chunk);
       },

@@ -50,6 +50,12 @@ export interface DownloadMediaOptions extends CallOptions {
    */
   out: string | Writable;
   onProgress?: (p: DownloadProgress) => void;
+  /**
+   * Every byte of the body as it streams (hash it, look at its header): never buffered.
+   * `onBody` comes first for each body, so a body fetched again starts a fresh count.
+   */
+  onChunk?: (chunk: Buffer) => void;
+  onBody?: () => void;
 }
 
 export class Calls {
@@ -88,13 +94,16 @@ export class Calls {
    */
   async downloadMedia(mediaAssetId: string, opts: DownloadMediaOptions): Promise<DownloadProgress & { path?: string }> {
     const p = path`/chat/calls/media/${id('mediaAssetId', mediaAssetId)}`;
-    if (typeof opts.out !== 'string') return this.t.download({ path: p }, opts.out, opts);
+    if (typeof opts.out !== 'string') {
+      const sink = opts.out;
+      return this.t.download({ path: p }, () => (opts.onBody?.(), sink), opts);
+    }
     const target = opts.out;
     // Temp file beside the target so the rename is atomic (same filesystem).
     const tmp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.part`);
     for (let attempt = 1; ; attempt++) {
       try {
-        const result = await this.t.download({ path: p }, () => createWriteStream(tmp), opts);
+        const result = await this.t.download({ path: p }, () => (opts.onBody?.(), createWriteStream(tmp)), opts);
         await rename(tmp, target);
         return { ...result, path: target };
       } catch (err) {

@@ -1,0 +1,231 @@
+/**
+ * What history records of the call engine and the archive: pure functions from what
+ * happened to history facts (`schema.ts`). No I/O, no clock: the caller passes `at`.
+ *
+ *   // engine, after a transition was committed (compare-and-set succeeded):
+ *   for (const f of factsOfTransition(before, after, event, now, { version: stored.version })) history.enqueue(f);
+ *   // archive, after a media event was handled:
+ *   for (const f of factsOfMedia(result, now)) history.enqueue(f);
+ *
+ * Every call fact carries everything known of the call (not a diff), and every timeline
+ * fact a key naming the happening, so replays and disorder add nothing (store merge rules).
+ */
+import type { Call, CallEvent } from '../calls/lifecycle.ts';
+import type { ArchiveOutcome } from '../archive/index.ts';
+import type { HistoryFact, MediaStatus, Outcome } from './schema.ts';
+
+const E164 = /^\+\d/;
+const iso = (ms: number) => new Date(ms).toISOString();
+const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
+
+/**
+ * The design's outcome of a call (design.md, "Wave 2 contracts"), from the live record
+ * alone, so every observation of one call agrees (a later refinement of an ended record
+ * gives the same answer):
+ *
+ * - not `ended` → `in-progress`;
+ * - a conversation happened (accepted: `startedAt`; or the Service's terminate says
+ *   COMPLETED with a duration, when our accept's outcome was unknown) → `answered`;
+ * - business-initiated: `failed` when the Service reported an error before the user's
+ *   phone ever rang (no connect answer, no status); otherwise `no-answer` (declined,
+ *   not picked up, or cancelled by the agent before an answer);
+ * - user-initiated:
+ *   - a terminate before we saw the call (tombstone): `failed` if the Service says FAILED
+ *     with an error, else `abandoned`;
+ *   - terminated while queued or ringing (the lifecycle writes result `MISSED`): the caller
+ *     hung up before an answer → `abandoned`;
+ *   - an agent was picking it up (accept in flight) and it ended: `failed` when accept was
+ *     refused or never completed (error code, FAILED, or our timer), else `abandoned`
+ *     (the caller hung up while accept was under way);
+ *   - we rejected it (window closing, too late, unusable offer): `missed` when it rang at
+ *     least one agent, `rejected` when nobody was ever offered it.
+ */
+export function outcomeOf(call: Call): Outcome {
+  if (call.state !== 'ended') return 'in-progress';
+  if (call.startedAt !== undefined) return 'answered';
+  if (call.result === 'COMPLETED' && (call.duration ?? 0) > 0 && call.endedBy === 'event') return 'answered';
+  if (call.direction === 'BUSINESS_INITIATED') {
+    const rang = call.remoteSdp !== undefined || call.remoteStatus !== undefined;
+    return !rang && call.errorCode !== undefined ? 'failed' : 'no-answer';
+  }
+  if (call.tombstone) return call.result === 'FAILED' && call.errorCode !== undefined ? 'failed' : 'abandoned';
+  if (call.result === 'MISSED') return 'abandoned';
+  if (call.answerSdp !== undefined) {
+    return call.errorCode !== undefined || call.result === 'FAILED' || call.endedBy === 'timeout' ? 'failed' : 'abandoned';
+  }
+  return call.offeredTo.length > 0 ? 'missed' : 'rejected';
+}
+
+/** The customer's side of the call: `from` inbound, `to` outbound; E.164 or a BSUID. */
+function customerOf(call: Call): { phoneNumber?: string; userId?: string } {
+  const who = call.direction === 'USER_INITIATED' ? call.from : call.to;
+  if (!who) return {};
+  return E164.test(who) ? { phoneNumber: who } : { userId: who };
+}
+
+function businessNumberOf(call: Call): string | undefined {
+  const n = call.direction === 'USER_INITIATED' ? call.to : call.from;
+  return n ? n : undefined;
+}
+
+/** The call fact: everything the record knows now. */
+export function callFact(call: Call, version: number): Extract<HistoryFact, { type: 'call' }> {
+  const outcome = outcomeOf(call);
+  const ended = call.state === 'ended';
+  const fact: Extract<HistoryFact, { type: 'call' }> = {
+    type: 'call',
+    wacid: call.wacid,
+    // A tombstone may not know it (the terminate event carried none).
+    phoneId: call.phoneId || 'unknown',
+    customer: customerOf(call),
+    direction: call.direction === 'USER_INITIATED' ? 'inbound' : 'outbound',
+    outcome,
+    receivedAt: iso(call.createdAt),
+    version,
+  };
+  const business = businessNumberOf(call);
+  if (business !== undefined) fact.businessNumber = clip(business, 64);
+  // The agent who held it; for a call that only rang, the last agent it rang at is not "its" agent.
+  const holder = call.state === 'queued' || call.state === 'ringing' ? undefined : call.agent;
+  if (holder !== undefined) fact.agent = holder;
+  if (call.startedAt !== undefined) {
+    fact.answeredAt = iso(call.startedAt);
+    fact.waitMs = Math.max(0, call.startedAt - call.createdAt);
+  } else if (ended && call.endedAt !== undefined) {
+    // Unanswered: the whole life was waiting.
+    fact.waitMs = Math.max(0, call.endedAt - call.createdAt);
+  }
+  if (ended && call.endedAt !== undefined) {
+    fact.endedAt = iso(call.endedAt);
+    if (call.startedAt !== undefined) fact.talkMs = Math.max(0, call.endedAt - call.startedAt);
+  }
+  if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
+  return fact;
+}
+
+/** Timeline detail of one event: what a supervisor wants to read, never an SDP. */
+function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
+  const d: Record<string, unknown> = { state: after.state };
+  switch (event.type) {
+    case 'offer':
+    case 'decline':
+    case 'agentGone':
+    case 'answer':
+    case 'hangup':
+    case 'dialed':
+      d.agent = event.agent;
+      break;
+    case 'terminate':
+      d.result = event.result;
+      if (event.duration !== undefined) d.duration = event.duration;
+      if (event.errorCode !== undefined) d.errorCode = event.errorCode;
+      if (event.reason !== undefined) d.reason = event.reason;
+      break;
+    case 'status':
+      d.status = event.value;
+      break;
+    case 'acceptRefused':
+      d.code = event.code;
+      d.reason = event.reason;
+      break;
+    case 'connect':
+      d.direction = event.direction;
+      break;
+    default:
+      break;
+  }
+  if (after.reason !== undefined && after.state !== 'ringing' && after.state !== 'queued' && d.reason === undefined) d.reason = after.reason;
+  return d;
+}
+
+/** The Service's events: recorded even when they change nothing (a repeat or a late one). */
+const SERVICE_EVENTS = new Set<CallEvent['type']>(['connect', 'terminate', 'status']);
+
+export interface TransitionOptions {
+  /** The stored record's version after the commit (compare-and-set); orders the call facts. */
+  version?: number;
+  /** The webhook envelope's id, when the event came from the Service (dedupes its repeats). */
+  eventId?: string;
+}
+
+/**
+ * The history facts of one committed transition: the call fact (when the record changed),
+ * and one timeline entry per state change and per Service event.
+ *
+ * Timeline keys: a Service event is keyed by its envelope id when known, else by its type,
+ * its time and the state it led to (a redelivered webhook keeps its receipt time: the
+ * receiver stores it); a state change is keyed by the event, its time and the new state.
+ * The same happening replayed gives the same key, so the store keeps one row.
+ */
+export function factsOfTransition(before: Call | null, after: Call | null, event: CallEvent, at: number, o: TransitionOptions = {}): HistoryFact[] {
+  if (after === null) return [];
+  const facts: HistoryFact[] = [];
+  const changed = after !== before;
+  const version = o.version ?? 0;
+  if (changed) facts.push(callFact(after, version));
+  const stateChanged = before === null || before.state !== after.state;
+  const when = iso(Number.isFinite(event.at) ? event.at : at);
+  if (SERVICE_EVENTS.has(event.type)) {
+    facts.push({
+      type: 'timeline',
+      wacid: after.wacid,
+      key: o.eventId ? `event:${o.eventId}` : `${event.type}:${event.at}:${after.state}`,
+      at: when,
+      event: event.type === 'status' ? `status ${event.value}` : event.type,
+      detail: detailOf(event, after),
+    });
+  } else if (stateChanged || event.type === 'offer') {
+    // Our own events (routing, agents, timers) matter when they move the call.
+    facts.push({
+      type: 'timeline',
+      wacid: after.wacid,
+      key: `${event.type}:${event.at}:${after.state}`,
+      at: when,
+      event: event.type === 'tick' ? `timeout → ${after.state}` : event.type,
+      detail: detailOf(event, after),
+    });
+  }
+  return facts;
+}
+
+/** What the archive's result means for the media index. */
+const MEDIA_STATUS: Record<ArchiveOutcome['status'], MediaStatus> = {
+  saved: 'available',
+  'already-archived': 'available',
+  missing: 'missing',
+  failed: 'failed',
+  invalid: 'failed',
+};
+
+/**
+ * The history facts of one archived media event: the media row (when the Service named the
+ * asset) and a timeline entry. `at` is when it was handled.
+ */
+export function factsOfMedia(r: ArchiveOutcome, at: number): HistoryFact[] {
+  const when = iso(at);
+  const status = MEDIA_STATUS[r.status];
+  const facts: HistoryFact[] = [];
+  if (r.mediaAssetId !== undefined) {
+    const m: Extract<HistoryFact, { type: 'media' }> = { type: 'media', wacid: r.wacid, mediaAssetId: r.mediaAssetId, kind: r.kind, status, at: when };
+    if (r.status === 'saved' || r.status === 'already-archived') {
+      m.path = r.path;
+      if (r.bytes !== undefined) m.bytes = r.bytes;
+      if (r.sha256 !== undefined) m.sha256 = r.sha256;
+      if (r.text !== undefined) m.text = r.text;
+    }
+    facts.push(m);
+  }
+  const detail: Record<string, unknown> = { status };
+  if (r.mediaAssetId !== undefined) detail.mediaAssetId = r.mediaAssetId;
+  if (r.reason !== undefined) detail.reason = r.reason;
+  facts.push({
+    type: 'timeline',
+    wacid: r.wacid,
+    // One entry per asset and status: a repeated event (or a re-download) adds nothing.
+    key: `media:${r.kind}:${r.mediaAssetId ?? '-'}:${status}`,
+    at: when,
+    event: `${r.kind} ${status}`,
+    detail,
+  });
+  return facts;
+}

@@ -1,0 +1,210 @@
+/**
+ * History routes in-process (`app.request`) on a real PGlite history, with real logins
+ * (scrypt-checked demo users, sessions in a private redis-server).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Hono } from 'hono';
+import { openTestHistory, type TestHistory } from '../../test/support/history.ts';
+import { startRedis, uniquePrefix, type TestRedis } from '../../test/support/redis.ts';
+import { createAuth, demoUsers, Sessions, type AuthEnv } from '../auth/index.ts';
+import { createLogger, memoryDestination } from '../log/logger.ts';
+import { RedisStore } from '../store/redis.ts';
+import type { HistoryFact } from './schema.ts';
+import { createHistoryRoutes } from './routes.ts';
+
+const T0 = Date.parse('2026-05-04T08:00:00.000Z');
+const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
+const SHA = 'c'.repeat(64);
+
+let redis: TestRedis;
+let store: RedisStore;
+let h: TestHistory;
+let app: Hono<AuthEnv>;
+let auth: ReturnType<typeof createAuth>;
+const cookies: Record<string, string> = {};
+
+const call = (wacid: string, min: number, extra: Record<string, unknown> = {}): HistoryFact =>
+  ({
+    type: 'call',
+    wacid,
+    phoneId: 'ph1',
+    businessNumber: '+15550100001',
+    customer: { phoneNumber: '+15550123456' },
+    direction: 'inbound',
+    outcome: 'answered',
+    receivedAt: at(min),
+    version: 3,
+    ...extra,
+  }) as HistoryFact;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  store = new RedisStore({ url: redis.url, prefix: uniquePrefix() });
+  h = await openTestHistory();
+  const log = createLogger({ level: 'warn', destination: memoryDestination() });
+  auth = createAuth({ users: await demoUsers(), sessions: new Sessions(store, 'history_routes_session_secret'), store, log, origin: { publicUrl: 'http://sb.test' } });
+  app = new Hono<AuthEnv>();
+  app.route('/', auth.routes);
+  app.route('/', createHistoryRoutes({ auth, history: h, log }));
+
+  const facts: HistoryFact[] = [
+    call('c-in', 60, { agent: 'agent1', answeredAt: at(60.1), endedAt: at(65), waitMs: 6000, talkMs: 294_000 }),
+    call('c-out', 120, { agent: 'agent2', direction: 'outbound', outcome: 'no-answer', customer: { userId: 'US.abc123' }, businessNumber: '+15550100002' }),
+    call('c-missed', 180, { outcome: 'missed', customer: { phoneNumber: '+15550199999' } }),
+    { type: 'timeline', wacid: 'c-in', key: 'connect:1', at: at(60), event: 'connect', detail: { state: 'queued' } },
+    { type: 'timeline', wacid: 'c-in', key: 'acceptOk:1', at: at(60.1), event: 'acceptOk', detail: { state: 'active' } },
+    { type: 'media', wacid: 'c-in', mediaAssetId: 'cma_r', kind: 'recording', status: 'available', bytes: 4096, sha256: SHA, path: '/srv/archive/c-in/cma_r.ogg', at: at(66) },
+    { type: 'media', wacid: 'c-in', mediaAssetId: 'cma_t', kind: 'transcription', status: 'available', bytes: 80, sha256: SHA, path: '/srv/archive/c-in/cma_t.json', text: 'I would like a refund please', at: at(66.5) },
+    { type: 'media', wacid: 'c-in', mediaAssetId: 'cma_gone', kind: 'recording', status: 'missing', at: at(67) },
+  ];
+  // 24 more answered calls of agent1, one a minute, for paging.
+  for (let i = 0; i < 24; i++) facts.push(call(`c-page-${String(i).padStart(2, '0')}`, 300 + i, { agent: 'agent1' }));
+  for (const f of facts) await h.store.record(f);
+
+  for (const name of ['agent1', 'agent2', 'supervisor', 'ops']) {
+    const res = await app.request('http://sb.test/api/login', { method: 'POST', headers: { 'content-type': 'application/json', host: 'sb.test', origin: 'http://sb.test' }, body: JSON.stringify({ name, password: name }) });
+    expect(res.status).toBe(200);
+    cookies[name] = res.headers.get('set-cookie')!.split(';')[0]!;
+  }
+}, 60_000);
+
+afterAll(async () => {
+  await store?.close();
+  await redis?.close();
+  await h?.close();
+});
+
+const get = (user: string | undefined, path: string) => app.request(`http://sb.test${path}`, { headers: { host: 'sb.test', ...(user ? { cookie: cookies[user]! } : {}) } });
+const list = async (user: string, qs = '') => {
+  const res = await get(user, `/api/history/calls${qs}`);
+  expect(res.status, await res.clone().text()).toBe(200);
+  return (await res.json()) as { items: Array<Record<string, unknown>>; cursor?: string };
+};
+const wacids = async (user: string, qs = '') => (await list(user, qs)).items.map((c) => c.wacid);
+
+describe('GET /api/history/calls', () => {
+  it('401 without a session', async () => {
+    const res = await get(undefined, '/api/history/calls');
+    expect(res.status).toBe(401);
+    expect(await res.json()).toMatchObject({ error: { status: 401, code: 'UNAUTHORIZED' } });
+  });
+
+  it('supervisor and ops: every call, newest first, 25 by default with a cursor', async () => {
+    const page = await list('supervisor');
+    expect(page.items).toHaveLength(25);
+    expect(page.items[0]!.wacid).toBe('c-page-23');
+    expect(page.cursor).toEqual(expect.any(String));
+    expect(await wacids('ops', '?limit=100')).toHaveLength(27);
+  });
+
+  it.each([
+    ['?customer=%2B15550199999', ['c-missed']],
+    ['?customer=US.abc123', ['c-out']],
+    ['?agent=agent2', ['c-out']],
+    ['?businessNumber=%2B15550100002', ['c-out']],
+    ['?direction=outbound', ['c-out']],
+    ['?outcome=missed', ['c-missed']],
+    ['?q=refund', ['c-in']],
+    [`?from=${encodeURIComponent(at(60))}&to=${encodeURIComponent(at(180))}`, ['c-out', 'c-in']],
+    ['?outcome=answered&direction=outbound', []],
+  ])('filter %s', async (qs, want) => {
+    expect(await wacids('supervisor', qs)).toEqual(want);
+  });
+
+  it('cursor pages walk every call once, newest first', async () => {
+    const seen: unknown[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await list('supervisor', `?limit=7${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      seen.push(...page.items.map((c) => c.wacid));
+      cursor = page.cursor;
+      pages++;
+    } while (cursor);
+    expect(pages).toBe(4);
+    expect(seen).toEqual(await wacids('supervisor', '?limit=100'));
+    expect(new Set(seen).size).toBe(27);
+  });
+
+  it('an agent sees only their own calls, also through a cursor; asking for another agent is 403', async () => {
+    expect(await wacids('agent2')).toEqual(['c-out']);
+    const a1 = await wacids('agent1', '?limit=100');
+    expect(a1).toHaveLength(25);
+    expect(a1).not.toContain('c-out');
+    expect(a1).not.toContain('c-missed');
+    const first = await list('agent1', '?limit=20');
+    const rest = await list('agent1', `?limit=20&cursor=${encodeURIComponent(first.cursor!)}`);
+    expect(rest.items.map((c) => c.wacid)).toEqual(a1.slice(20));
+    expect(await wacids('agent1', '?agent=agent1&outcome=answered&limit=1')).toEqual(['c-page-23']);
+    const res = await get('agent2', '/api/history/calls?agent=agent1');
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ error: { status: 403, code: 'FORBIDDEN', message: 'agent: agents see only their own calls' } });
+  });
+
+  it.each([
+    ['limit=0', /^limit: must be an integer from 1 to 100/],
+    ['limit=101', /^limit: must be an integer from 1 to 100/],
+    ['limit=ten', /^limit: /],
+    ['from=yesterday', /^from: must be an ISO 8601 time/],
+    [`from=${encodeURIComponent(at(10))}&to=${encodeURIComponent(at(5))}`, /^to: must be later than from/],
+    ['direction=sideways', /^direction: /],
+    ['outcome=lost', /^outcome: /],
+    ['customer=0123', /^customer: must be an E\.164 phone number .* or a BSUID/],
+    ['cursor=not-a-cursor', /^cursor: must be the cursor of a previous page/],
+    ['sort=asc', /^sort: unknown query parameter/],
+    ['agent=a&agent=b', /^agent: given more than once/],
+  ])('400 for %s, naming the field and the rule', async (qs, message) => {
+    const res = await get('supervisor', `/api/history/calls?${qs}`);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { status: number; code: string; message: string; requestId: string } };
+    expect(body.error).toMatchObject({ status: 400, code: 'BAD_REQUEST', requestId: expect.any(String) });
+    expect(body.error.message).toMatch(message);
+  });
+});
+
+describe('GET /api/history/calls/:wacid', () => {
+  it('supervisor: the record with its timeline and media; download URLs of archived files, never a server path', async () => {
+    const res = await get('supervisor', '/api/history/calls/c-in');
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as Record<string, unknown>;
+    expect(body).toMatchObject({ wacid: 'c-in', agent: 'agent1', outcome: 'answered', receivedAt: at(60), answeredAt: at(60.1), talkMs: 294_000, customer: { phoneNumber: '+15550123456' } });
+    expect(body.timeline).toEqual([
+      { at: at(60), event: 'connect', detail: { state: 'queued' } },
+      { at: at(60.1), event: 'acceptOk', detail: { state: 'active' } },
+    ]);
+    expect(body.media).toEqual([
+      { kind: 'recording', mediaAssetId: 'cma_r', status: 'available', bytes: 4096, sha256: SHA, url: '/api/archive/c-in/cma_r.ogg' },
+      { kind: 'transcription', mediaAssetId: 'cma_t', status: 'available', bytes: 80, sha256: SHA, url: '/api/archive/c-in/cma_t.json' },
+      { kind: 'recording', mediaAssetId: 'cma_gone', status: 'missing' },
+    ]);
+    expect(JSON.stringify(body)).not.toContain('/srv/archive');
+  });
+
+  it("an agent: their own call (no download URL: the archive serves ops and supervisors); another agent's is 404 like an unknown one", async () => {
+    const own = await get('agent1', '/api/history/calls/c-in');
+    expect(own.status).toBe(200);
+    const body = (await own.json()) as { media: Array<Record<string, unknown>> };
+    expect(body.media.map((m) => m.url)).toEqual([undefined, undefined, undefined]);
+    for (const [user, wacid] of [
+      ['agent2', 'c-in'],
+      ['agent1', 'c-missed'],
+      ['supervisor', 'nope'],
+    ] as const) {
+      const res = await get(user, `/api/history/calls/${wacid}`);
+      expect(res.status, `${user} ${wacid}`).toBe(404);
+      expect(await res.json()).toMatchObject({ error: { status: 404, code: 'NOT_FOUND' } });
+    }
+  });
+
+  it('503 UNAVAILABLE when the history database does not answer', async () => {
+    const down = await openTestHistory();
+    await down.db.close();
+    const app2 = createHistoryRoutes({ auth, history: down });
+    for (const path of ['/api/history/calls', '/api/history/calls/c-in']) {
+      const res = await app2.request(`http://sb.test${path}`, { headers: { host: 'sb.test', cookie: cookies.supervisor! } });
+      expect(res.status, path).toBe(503);
+      expect(await res.json()).toMatchObject({ error: { status: 503, code: 'UNAVAILABLE' } });
+    }
+    await down.close().catch(() => undefined);
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Call history over HTTP (design.md, "Wave 2 contracts"):
+ *
+ * - `GET /api/history/calls?from&to&customer&agent&businessNumber&direction&outcome&q&limit&cursor`
+ *   → `{items: CallRecord[], cursor?}`, newest first (`from` inclusive, `to` exclusive);
+ * - `GET /api/history/calls/:wacid` → one `CallRecord` with `timeline[]` and `media[]`.
+ *
+ * Roles: supervisor and ops see every call; an agent only the calls they held (the
+ * `agent` filter is forced to them: asking for another agent's calls is 403, another
+ * agent's call by wacid is 404, as an unknown one). Media carry `url` (the archive's
+ * download route) for the roles that route serves (ops, supervisor) and only when the file
+ * is in the archive; the server's file path never leaves the server.
+ *
+ * Errors in the API's shape (`apiError`): 400 BAD_REQUEST names the field and the rule
+ * (unknown or repeated parameters too); 503 UNAVAILABLE when the history database does
+ * not answer (calls go on: history is written once it is back).
+ */
+import { Hono, type Context } from 'hono';
+import type { User } from '../../shared/protocol.ts';
+import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import { archiveUrl } from '../archive/routes.ts';
+import { segment } from '../archive/index.ts';
+import type { Logger } from '../log/logger.ts';
+import { BSUID_RE, E164_RE } from '../service/validate.ts';
+import type { CallRecord, CallSearch, MediaKind, MediaRecord } from './schema.ts';
+import { HistoryQueryError, type HistoryStore } from './store.ts';
+
+export interface HistoryRoutesOptions {
+  auth: Auth;
+  history: { store: Pick<HistoryStore, 'searchCalls' | 'getCall'> };
+  log?: Pick<Logger, 'warn'>;
+}
+
+const QUERY_FIELDS = ['from', 'to', 'customer', 'agent', 'businessNumber', 'direction', 'outcome', 'q', 'limit', 'cursor'] as const;
+const FILE_EXTENSION: Record<MediaKind, string> = { recording: '.ogg', transcription: '.json' };
+
+/** Supervisors and ops see all calls; everyone else (agents) their own. */
+const seesAll = (u: User) => u.roles.includes('supervisor') || u.roles.includes('ops');
+/** The archive's download route serves these roles (server/archive/routes.ts). */
+const mayDownload = (u: User) => u.roles.includes('supervisor') || u.roles.includes('ops');
+
+/** The archive download URL of an asset (the file the archive writes for it). */
+export function mediaUrl(wacid: string, mediaAssetId: string, kind: MediaKind): string | undefined {
+  try {
+    return archiveUrl(segment('wacid', wacid), `${segment('mediaAssetId', mediaAssetId)}${FILE_EXTENSION[kind]}`);
+  } catch {
+    return undefined; // an id the archive cannot use as a file name: it has no file
+  }
+}
+
+function forClient(call: CallRecord, user: User): CallRecord {
+  const media = call.media.map((m): MediaRecord => {
+    const { path: _path, ...rest } = m;
+    const url = m.status === 'available' && mayDownload(user) ? mediaUrl(call.wacid, m.mediaAssetId, m.kind) : undefined;
+    return url !== undefined ? { ...rest, url } : rest;
+  });
+  return { ...call, media };
+}
+
+class BadQuery extends Error {}
+
+/** The query as `CallSearch` input, after the checks zod cannot name well. */
+function readQuery(c: Context<AuthEnv>): CallSearch {
+  const all = c.req.queries();
+  const out: Record<string, string> = {};
+  for (const [k, values] of Object.entries(all)) {
+    if (!(QUERY_FIELDS as readonly string[]).includes(k)) throw new BadQuery(`${k}: unknown query parameter; known: ${QUERY_FIELDS.join(', ')}`);
+    if (values.length > 1) throw new BadQuery(`${k}: given more than once`);
+    out[k] = values[0]!;
+  }
+  if (out.customer !== undefined && !E164_RE.test(out.customer) && !BSUID_RE.test(out.customer)) {
+    throw new BadQuery('customer: must be an E.164 phone number (+ and 7 to 15 digits) or a BSUID (two uppercase letters, a period, then letters or digits)');
+  }
+  if (out.from !== undefined && out.to !== undefined && Date.parse(out.from) >= Date.parse(out.to)) throw new BadQuery('to: must be later than from');
+  return out as CallSearch;
+}
+
+export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('agent', 'supervisor', 'ops');
+
+  const unavailable = (c: Context<AuthEnv>, err: unknown) => {
+    o.log?.warn({ err: { message: (err as Error).message } }, 'history read failed');
+    return apiError(c, 503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
+  };
+
+  app.get('/api/history/calls', guard, async (c) => {
+    const user = c.get('user');
+    let query: CallSearch;
+    try {
+      query = readQuery(c);
+    } catch (err) {
+      if (err instanceof BadQuery) return apiError(c, 400, 'BAD_REQUEST', err.message);
+      throw err;
+    }
+    if (!seesAll(user)) {
+      if (query.agent !== undefined && query.agent !== user.name) return apiError(c, 403, 'FORBIDDEN', 'agent: agents see only their own calls');
+      query = { ...query, agent: user.name };
+    }
+    try {
+      const page = await o.history.store.searchCalls(query);
+      return c.json({ ...page, items: page.items.map((call) => forClient(call, user)) });
+    } catch (err) {
+      if (err instanceof HistoryQueryError) return apiError(c, 400, 'BAD_REQUEST', err.message);
+      return unavailable(c, err);
+    }
+  });
+
+  app.get('/api/history/calls/:wacid', guard, async (c) => {
+    const user = c.get('user');
+    const wacid = c.req.param('wacid');
+    if (wacid.length > 300) return apiError(c, 400, 'BAD_REQUEST', 'wacid: must be at most 300 characters');
+    let call;
+    try {
+      call = await o.history.store.getCall(wacid);
+    } catch (err) {
+      return unavailable(c, err);
+    }
+    // Another agent's call answers as an unknown one: its existence is not theirs to learn.
+    if (!call || (!seesAll(user) && call.agent !== user.name)) return apiError(c, 404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
+    return c.json({ ...forClient(call, user), timeline: call.timeline });
+  });
+
+  return app;
+}
