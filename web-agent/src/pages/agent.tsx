@@ -11,7 +11,7 @@
  */
 import '../csp.ts'; // first: before any frame is parsed
 import { render as draw } from 'preact';
-import { exponentialBackoff } from '../backoff.ts';
+import { reconnectBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio } from '../audio.ts';
 import { Connection, type RequestError } from '../connection.ts';
@@ -298,7 +298,7 @@ async function boot(): Promise<void> {
 
   conn = new Connection({
     url: wsUrl(),
-    backoff: exponentialBackoff(),
+    backoff: reconnectBackoff(),
     onMessage,
     onLink: (link) => dispatch({ type: 'link', link }),
     onBadFrame: (message) => showError(message, 'BAD_FRAME'),
