@@ -149,11 +149,12 @@ async function boot(): Promise<void> {
     dispatch({ type: 'error', message: 'This page is for ops and supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
     return;
   }
-  const { filters } = filtersFromQuery(location.search);
+  // A linked search and call (`?…filters&call=<wacid>`): fill the form, open the call, then
+  // search (the newest calls when there are no filters).
+  const { filters, call } = filtersFromQuery(location.search);
   for (const [field, value] of Object.entries(filters)) if (value) act({ type: 'edit', field: field as keyof typeof filters, value }, { history: 'none' });
-  // The newest calls (or the linked search) at once.
+  if (call) act({ type: 'open', wacid: call }, { history: 'none' });
   act({ type: 'search' });
-  followUrl();
   addEventListener('popstate', followUrl);
   connectPage(me, dispatch);
 }

@@ -3,7 +3,7 @@
  * beside it (click a line to seek), what happened (summary and timeline) and the downloads.
  * Side by side on a desktop, stacked on a phone (CSS).
  */
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CallDetail, CallRecord, MediaRecord } from '../../../../shared/records.ts';
 import { describeReason, formatCaller, formatDuration } from '../../format.ts';
 import {
@@ -109,20 +109,76 @@ function Timeline({ call }: { call: CallRecord | CallDetail }) {
   );
 }
 
-export function CallDetailView({ s, call, now, onClose, onRetry }: DetailProps) {
+/**
+ * The recording's source for the player. A server that answers without byte ranges (the
+ * archive route sends the whole file) leaves an Ogg stream with no known duration
+ * (`Infinity`): no length shown, no seeking past what is buffered. Then the page fetches the
+ * file once and plays it from memory (a `blob:` URL, allowed by the CSP's media-src), where
+ * the browser knows its length; the position asked for meanwhile is kept.
+ */
+function useSeekableSource(url: string) {
+  const [src, setSrc] = useState(url);
+  const fallback = useRef<'none' | 'fetching' | string>('none');
+  const wantedSec = useRef<number | undefined>(undefined);
+  useEffect(
+    () => () => {
+      if (fallback.current.startsWith('blob:')) URL.revokeObjectURL(fallback.current);
+    },
+    [],
+  );
+  const onMetadata = (a: HTMLAudioElement) => {
+    if (wantedSec.current !== undefined && a.src.startsWith('blob:')) {
+      a.currentTime = wantedSec.current;
+      wantedSec.current = undefined;
+    }
+    if (Number.isFinite(a.duration) || fallback.current !== 'none') return;
+    fallback.current = 'fetching';
+    fetch(url, { credentials: 'same-origin' })
+      .then((r) => (r.ok ? r.blob() : Promise.reject(new Error(String(r.status)))))
+      .then((b) => {
+        fallback.current = URL.createObjectURL(b);
+        if (a.currentTime > 0) wantedSec.current = a.currentTime;
+        setSrc(fallback.current);
+      })
+      .catch(() => undefined); // the stream keeps playing as it is
+  };
+  return { src, whole: src !== url, onMetadata, wantAt: (sec: number) => (fallback.current === 'fetching' ? (wantedSec.current = sec) : undefined) };
+}
+
+/** The recording's player; `seek.current(ms)` moves it there and plays (the transcript's clicks). */
+function Player({ url, seek, onPosition }: { url: string; seek: { current: ((ms: number) => void) | undefined }; onPosition(ms: number): void }) {
   const audio = useRef<HTMLAudioElement>(null);
-  const [positionMs, setPositionMs] = useState(0);
-  const recording = playable(call.media, 'recording');
-  const recordingAsset = call.media.find((m) => m.kind === 'recording');
-  const transcriptAsset = call.media.find((m) => m.kind === 'transcription');
-  const seek = (ms: number) => {
+  const source = useSeekableSource(url);
+  seek.current = (ms: number) => {
     const a = audio.current;
     if (!a) return;
     a.currentTime = ms / 1000;
-    setPositionMs(ms);
+    source.wantAt(ms / 1000);
+    onPosition(ms);
     // A click is a user gesture: playing is allowed; a refusal leaves the position set.
     void a.play().catch(() => undefined);
   };
+  return (
+    <audio
+      ref={audio}
+      class="player-audio"
+      data-testid="detail-audio"
+      data-source={source.whole ? 'whole-file' : 'stream'}
+      controls
+      preload="metadata"
+      src={source.src}
+      onLoadedMetadata={(e) => source.onMetadata(e.currentTarget as HTMLAudioElement)}
+      onTimeUpdate={(e) => onPosition((e.currentTarget as HTMLAudioElement).currentTime * 1000)}
+    />
+  );
+}
+
+export function CallDetailView({ s, call, now, onClose, onRetry }: DetailProps) {
+  const [positionMs, setPositionMs] = useState(0);
+  const seek = useRef<((ms: number) => void) | undefined>(undefined);
+  const recording = playable(call.media, 'recording');
+  const recordingAsset = call.media.find((m) => m.kind === 'recording');
+  const transcriptAsset = call.media.find((m) => m.kind === 'transcription');
   return (
     <article class="call-detail" data-testid="call-detail" data-wacid={call.wacid} data-state={s.detail.state} aria-labelledby="detail-title">
       <div class="detail-head">
@@ -146,19 +202,10 @@ export function CallDetailView({ s, call, now, onClose, onRetry }: DetailProps) 
               Recording
             </h3>
             {recording ? (
-              <audio
-                ref={audio}
-                key={recording.url}
-                class="player-audio"
-                data-testid="detail-audio"
-                controls
-                preload="metadata"
-                src={recording.url}
-                onTimeUpdate={(e) => setPositionMs((e.currentTarget as HTMLAudioElement).currentTime * 1000)}
-              />
+              <Player key={recording.url} url={recording.url} seek={seek} onPosition={setPositionMs} />
             ) : (
               <p class="hint" data-testid="detail-no-recording">
-                {recordingAsset ? describeMediaStatus(recordingAsset) : 'This call was not recorded.'}
+                {recordingAsset ? describeMediaStatus(recordingAsset) : s.detail.state === 'loading' ? 'Loading…' : 'This call was not recorded.'}
               </p>
             )}
           </section>
@@ -170,7 +217,7 @@ export function CallDetailView({ s, call, now, onClose, onRetry }: DetailProps) 
           error={s.transcript.error}
           absent={transcriptAsset ? describeMediaStatus(transcriptAsset) : undefined}
           positionMs={positionMs}
-          onSeek={seek}
+          onSeek={(ms) => seek.current?.(ms)}
         />
       </div>
       <div class="detail-more">
