@@ -72,3 +72,83 @@ export const MessageRecord = z.object({
   updateTime: isoTime,
 });
 export type MessageRecord = z.infer<typeof MessageRecord>;
+
+// ---- calls (GET /api/history/calls, GET /api/history/calls/:wacid) -------------------------
+// The same fields and values as server/history/schema.ts (`CallRecord`, `CallDetail`,
+// `MediaRecord`, `TimelineEntry`, which are TypeScript interfaces there): the pages validate
+// what the history routes answer with these.
+
+/** `answered`, `missed` (rang, nobody answered), `abandoned` (caller hung up first), `rejected` (no agent could take it), `failed`, `no-answer` (a callback not picked up), `in-progress`. */
+export const CALL_OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress'] as const;
+export const CallOutcome = z.enum(CALL_OUTCOMES);
+export type CallOutcome = z.infer<typeof CallOutcome>;
+
+export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
+export const CallDirection = z.enum(CALL_DIRECTIONS);
+export type CallDirection = z.infer<typeof CallDirection>;
+
+export const MEDIA_KINDS = ['recording', 'transcription'] as const;
+export const MediaKind = z.enum(MEDIA_KINDS);
+export type MediaKind = z.infer<typeof MediaKind>;
+
+/** `announced` (the Service said it exists), `failed` (a download failed; may still succeed), `available` (on disk), `missing` (404 at the Service: final). */
+export const MEDIA_STATUSES = ['announced', 'failed', 'available', 'missing'] as const;
+export const MediaStatus = z.enum(MEDIA_STATUSES);
+export type MediaStatus = z.infer<typeof MediaStatus>;
+
+const id = z.string().min(1).max(300);
+const ms = z.number().int().min(0);
+
+/** One media asset of a call; `url` (the archive's download route) once it is on disk. */
+export const MediaRecord = z.object({
+  kind: MediaKind,
+  mediaAssetId: id,
+  status: MediaStatus,
+  url: z.string().max(2048).optional(),
+  bytes: z.number().int().min(0).optional(),
+  /** (added) SHA-256 of the file, hex. */
+  sha256: z.string().max(64).optional(),
+});
+export type MediaRecord = z.infer<typeof MediaRecord>;
+
+export const TimelineEntry = z.object({
+  at: isoTime,
+  event: z.string().min(1).max(200),
+  detail: z.record(z.string(), z.unknown()).optional(),
+});
+export type TimelineEntry = z.infer<typeof TimelineEntry>;
+
+export const CallRecord = z.object({
+  wacid: id,
+  phoneId: id,
+  businessNumber: z.string().max(64),
+  /** The customer: E.164 number and/or BSUID. */
+  customer: z.object({ phoneNumber: z.string().max(64).optional(), userId: id.optional() }),
+  direction: CallDirection,
+  /** The agent who took the call (or placed the callback). */
+  agent: z.string().max(200).optional(),
+  outcome: CallOutcome,
+  receivedAt: isoTime,
+  answeredAt: isoTime.optional(),
+  endedAt: isoTime.optional(),
+  waitMs: ms.optional(),
+  talkMs: ms.optional(),
+  holdMs: ms.optional(),
+  endReason: z.string().max(200).optional(),
+  disposition: z.string().max(200).optional(),
+  notes: z.string().max(10_000).optional(),
+  media: z.array(MediaRecord),
+});
+export type CallRecord = z.infer<typeof CallRecord>;
+
+/** `GET /api/history/calls/:wacid`: the record with its timeline, oldest first. */
+export const CallDetail = CallRecord.extend({ timeline: z.array(TimelineEntry) });
+export type CallDetail = z.infer<typeof CallDetail>;
+
+/** `GET /api/history/calls`: newest first; `cursor` fetches the next page. */
+export const CallPage = z.object({ items: z.array(CallRecord), cursor: z.string().max(500).optional() });
+export type CallPage = z.infer<typeof CallPage>;
+
+/** The query of `GET /api/history/calls` (all optional; `from`/`to` ISO 8601). */
+export const CALL_SEARCH_FIELDS = ['from', 'to', 'customer', 'agent', 'businessNumber', 'direction', 'outcome', 'q'] as const;
+export type CallSearchField = (typeof CALL_SEARCH_FIELDS)[number];

@@ -42,7 +42,10 @@ describe('buildWebAgent', async () => {
 
   test('the bundles leave out zod locales and JSON-Schema code (slim zod)', () => {
     const js = [...assets].filter(([p]) => p.endsWith('.js')).map(([p]) => text(p)).join('\n');
-    expect(js.length).toBeLessThan(250_000);
+    // All pages together (~253 kB with the archive's search page); zod's locales alone
+    // would add ~150 kB, so the budget still catches them, and their text is looked for too.
+    expect(js.length).toBeLessThan(275_000);
+    expect(js).not.toMatch(/Ungültige Eingabe|Entrada inválida/);
     expect(js).not.toMatch(/fromJSONSchema|JSONSchemaGenerator/);
   });
 });

@@ -3,6 +3,7 @@
  * (part 7 rule 4: never a POST whose outcome is unknown); the policy decides *when*, and
  * when to stop (rule 8: bounded by attempts and by time).
  */
+import { fullJitter } from '../../shared/backoff.ts';
 
 export interface RetryContext {
   /** Delay the Service asked for (Retry-After / RateLimit-Reset), if any. */
@@ -33,21 +34,20 @@ export interface BackoffOptions {
 }
 
 /**
- * Full-jitter exponential backoff (`random * min(cap, base * 2^(attempt-1))`). When the
- * Service named a delay, wait at least that long and add the jitter on top, so clients
- * paused by the same 429 do not all come back in the same millisecond.
+ * Full-jitter exponential backoff (`random * min(cap, base * 2^(attempt-1))`, the shared
+ * policy of shared/backoff.ts) bounded by attempts and time. When the Service named a
+ * delay, wait at least that long and add the jitter on top, so clients paused by the same
+ * 429 do not all come back in the same millisecond.
  */
 export function fullJitterBackoff(o: BackoffOptions = {}): RetryPolicy {
   const maxAttempts = o.maxAttempts ?? 4;
-  const baseMs = o.baseMs ?? 200;
-  const capMs = o.capMs ?? 8_000;
   const maxElapsedMs = o.maxElapsedMs ?? 60_000;
-  const random = o.random ?? Math.random;
+  const jitter = fullJitter({ baseMs: o.baseMs ?? 200, maxMs: o.capMs ?? 8_000, ...(o.random ? { random: o.random } : {}) });
   return {
     nextDelay(attempt, ctx) {
       if (attempt >= maxAttempts) return null;
-      const ceiling = Math.min(capMs, baseMs * 2 ** (attempt - 1));
-      const delay = Math.max(0, ctx.retryAfterMs ?? 0) + random() * ceiling;
+      // `attempt` is 1-based here (the attempt that failed); the shared policy counts retries from 0.
+      const delay = Math.max(0, ctx.retryAfterMs ?? 0) + jitter.nextDelay(attempt - 1);
       if (ctx.elapsedMs + delay > maxElapsedMs) return null;
       return Math.round(delay);
     },

@@ -27,6 +27,10 @@ export interface Client {
   received: ClientMsg[];
 }
 
+/** A canned HTTP answer: JSON, or raw bytes with their headers. */
+export type CannedAnswer = { status?: number; json?: unknown; body?: Uint8Array; headers?: Record<string, string> };
+type Route = (url: URL) => CannedAnswer | Promise<CannedAnswer>;
+
 type Reply = { ack: Record<string, unknown> } | { error: { code: string; message: string } } | 'none';
 type Handler = (msg: ClientMsg & { id: string }, client: Client) => Reply | Promise<Reply>;
 
@@ -48,6 +52,10 @@ export class StandIn {
   readonly badFrames: string[] = [];
   /** Clients that get no frames at all (a half-open socket as the page sees it). */
   readonly frozen = new Set<Client>();
+  /** Canned answers by `METHOD /path` (see `answer`). */
+  private readonly routes = new Map<string, Route>();
+  /** Every request to a canned route, in order (`/path?query`). */
+  readonly requests: string[] = [];
 
   private constructor(
     private readonly http: Server,
@@ -90,6 +98,14 @@ export class StandIn {
   /** Replace how a request type is answered (default: a plain ack). */
   handle(type: ClientMsg['type'], handler: Handler): void {
     this.handlers.set(type, handler);
+  }
+
+  /**
+   * Answer `METHOD /path` (any query) with a canned answer, behind the same session check
+   * as the rest of `/api`: the page tests for API routes the real server has its own tests for.
+   */
+  answer(method: string, path: string, answer: Route): void {
+    this.routes.set(`${method} ${path}`, answer);
   }
 
   /** Send a validated frame to every (or one) client. */
@@ -219,6 +235,17 @@ export class StandIn {
     if (req.method === 'POST' && path === '/api/logout') return json(200, {}, { 'set-cookie': 'sid=; Max-Age=0; Path=/' });
     if (path.startsWith('/api/') && !hasSession(req)) {
       return json(401, { error: { status: 401, code: 'UNAUTHORIZED', message: 'log in first', requestId: 'r2' } });
+    }
+    const canned = this.routes.get(`${req.method} ${path}`);
+    if (canned) {
+      this.requests.push(req.url ?? path);
+      this.notify();
+      const a = await canned(new URL(req.url ?? path, this.url));
+      if (a.body) {
+        res.writeHead(a.status ?? 200, { 'content-length': String(a.body.length), ...a.headers });
+        return void res.end(a.body);
+      }
+      return json(a.status ?? 200, a.json ?? {}, a.headers);
     }
     if (req.method === 'GET' && path === '/api/me') return json(200, { ...this.user, ...(this.opts.demo ? { demo: true } : {}) });
     if (req.method === 'POST' && path === '/api/demo/call') {

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { Permission } from '../../shared/protocol.ts';
+import { CallDetail, CallPage } from '../../shared/records.ts';
 
 /**
  * `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README).
@@ -85,23 +86,19 @@ export async function simulateCall(): Promise<unknown> {
   return call('POST', '/api/demo/call', {});
 }
 
-/** Optional archive listing (`GET /api/archive`); `undefined` when the server has none (404). */
-export const ArchiveItem = z.object({
-  wacid: z.string(),
-  kind: z.enum(['recording', 'transcription']),
-  url: z.string(),
-  createdAt: z.union([z.number(), z.string()]).optional(),
-});
-export async function listArchive(): Promise<Array<z.infer<typeof ArchiveItem>> | undefined> {
-  try {
-    const body = await call('GET', '/api/archive');
-    const items = z.union([z.array(ArchiveItem), z.object({ items: z.array(ArchiveItem) })]).safeParse(body);
-    if (!items.success) return undefined;
-    return Array.isArray(items.data) ? items.data : items.data.items;
-  } catch (e) {
-    if (e instanceof ApiError && (e.status === 404 || e.status === 405)) return undefined;
-    throw e;
-  }
+/** `GET /api/history/calls?…` (the query from search.ts `apiQuery`): newest first, `cursor` for more. */
+export async function searchCalls(query: string): Promise<CallPage> {
+  return expectShape(CallPage, await call('GET', `/api/history/calls?${query}`), 'the call search');
+}
+
+/** `GET /api/history/calls/:wacid`: one call with its timeline and media. */
+export async function getCall(wacid: string): Promise<CallDetail> {
+  return expectShape(CallDetail, await call('GET', `/api/history/calls/${encodeURIComponent(wacid)}`), 'the call');
+}
+
+/** A same-origin JSON file (a transcription from the archive), unchecked: the caller reads it. */
+export async function getJson(url: string): Promise<unknown> {
+  return call('GET', url);
 }
 
 /** `GET /api/numbers`: the business numbers a callback may come from. */

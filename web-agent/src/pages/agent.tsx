@@ -11,16 +11,17 @@
  */
 import '../csp.ts'; // first: before any frame is parsed
 import { render as draw } from 'preact';
-import { exponentialBackoff } from '../backoff.ts';
+import { reconnectBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio } from '../audio.ts';
 import { Connection, type RequestError } from '../connection.ts';
 import { el, wsUrl } from '../dom.ts';
-import { canChooseSpeaker, isGone, listDevices, MIC_KEY, onDeviceChange, remember, remembered, setSpeaker, SPEAKER_KEY } from '../devices.ts';
+import { canChooseSpeaker, MIC_KEY, onDeviceChange, remembered, SPEAKER_KEY } from '../devices.ts';
 import { callsElsewhere, initialState, reduce, ringingCalls, tabCall, type CallEntry, type UiEvent, type UiState } from '../reducer.ts';
 import { renderShell } from '../ui/shell.tsx';
 import { announce, closeNotes } from './agent/announce.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
+import { agentDevices } from './agent/devices.ts';
 import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
@@ -32,7 +33,6 @@ let me: Me | undefined;
 let conn: Connection;
 let sound: SoundStatus = 'unchecked';
 let busy = false;
-let devices: MediaDeviceInfo[] = [];
 /** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
 let call: TabCall | undefined;
 
@@ -40,7 +40,16 @@ const audio = new PageAudio();
 const audioEl = el<HTMLAudioElement>('remote-audio');
 const now = () => Date.now();
 const showError = (message: string, code?: string) => dispatch({ type: 'error', message, ...(code ? { code } : {}), now: now() });
-const mic = new Microphone({ audio, changed: () => render(), showError, ended: () => void onMicEnded() });
+const mic = new Microphone({ audio, changed: () => render(), showError, ended: () => void devices.micEnded() });
+const devices = agentDevices({
+  mic,
+  audioEl,
+  call: () => call,
+  available: () => state.presence === 'available',
+  goAway: () => void setPresence('away'),
+  showError,
+  render: () => render(),
+});
 /** Tabs of this browser tell each other about declines at once (the server also revokes). */
 const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('switchboard-agent') : undefined;
 const { answer, sendAnswer, decline, hangup } = callActions({
@@ -102,54 +111,11 @@ async function startAudio(): Promise<void> {
   const track = await mic.track();
   if (!track || !call) return showError('The call is connected but your microphone is not available: the caller cannot hear you.', 'MIC');
   await call.session.media.start(track, audioEl);
-  await applySpeaker();
+  await devices.applySpeaker();
   // After a reload the ready-check did not run in this tab: fill the lists now the microphone is open.
-  await refreshDevices();
+  await devices.refresh();
   call?.session.startStats();
   render();
-}
-
-// ---- microphone and devices ----------------------------------------------------------------
-
-/** The device was unplugged or revoked: fall back to the default one, or say what broke. */
-async function onMicEnded(): Promise<void> {
-  const stream = await mic.open(undefined);
-  if (stream && call?.session.media.isStarted) await call.session.switchMic(stream.getAudioTracks()[0]!);
-  if (stream) showError(`Your microphone stopped; now using "${mic.detail}".`, 'MIC_SWITCHED');
-  else if (state.presence === 'available') void setPresence('away');
-  await refreshDevices();
-}
-
-async function refreshDevices(): Promise<void> {
-  devices = await listDevices();
-  render();
-}
-
-async function chooseMic(deviceId: string): Promise<void> {
-  remember(MIC_KEY, deviceId);
-  const stream = await mic.open(deviceId);
-  if (stream && call?.session.media.isStarted) {
-    try {
-      await call.session.switchMic(stream.getAudioTracks()[0]!);
-    } catch (e) {
-      showError(`Could not switch the microphone during the call: ${(e as Error).message}`, 'MIC_SWITCH');
-    }
-  }
-  await refreshDevices();
-}
-
-async function applySpeaker(): Promise<void> {
-  try {
-    await setSpeaker(audioEl, remembered(SPEAKER_KEY));
-  } catch (e) {
-    showError(`Could not use that speaker: ${(e as Error).message}`, 'SPEAKER');
-  }
-}
-
-/** A microphone came or went: refresh the lists; if ours vanished, switch it. */
-async function devicesChanged(): Promise<void> {
-  await refreshDevices();
-  if (mic.stream && isGone(devices, 'audioinput', mic.deviceId)) await onMicEnded();
 }
 
 // ---- actions -------------------------------------------------------------------------------
@@ -163,7 +129,7 @@ async function readyCheck(): Promise<void> {
   const stream = await mic.open(remembered(MIC_KEY));
   sound = (await soundP) ? 'ok' : 'blocked';
   if (sound === 'blocked') showError('The browser blocked sound for this page, so calls would not ring. Click the check again.', 'SOUND_BLOCKED');
-  if (stream) await refreshDevices();
+  if (stream) await devices.refresh();
   // The "cannot ring yet" banner is answered now.
   if (isReady() && state.error?.code === 'NOT_READY') dispatch({ type: 'dismissError' });
   reconcile();
@@ -211,12 +177,8 @@ const actions: PhoneActions = {
   },
   toggleMute: () => call?.session.toggleMute(),
   dismissEnded: () => dispatch({ type: 'dismissEnded' }),
-  chooseMic: (deviceId) => void chooseMic(deviceId),
-  chooseSpeaker: (deviceId) => {
-    remember(SPEAKER_KEY, deviceId);
-    void applySpeaker();
-    render();
-  },
+  chooseMic: (deviceId) => void devices.chooseMic(deviceId),
+  chooseSpeaker: devices.chooseSpeaker,
 };
 
 // ---- server frames and drawing -------------------------------------------------------------
@@ -255,7 +217,7 @@ function render(): void {
       ready={isReady()}
       busyPresence={busy}
       audioUnlocked={audio.unlocked}
-      devices={devices}
+      devices={devices.list()}
       speakerId={remembered(SPEAKER_KEY)}
       canChooseSpeaker={canChooseSpeaker()}
       session={session}
@@ -282,7 +244,7 @@ async function boot(): Promise<void> {
   if (!me) return goToLogin();
   render();
   if (!me.roles.includes('agent')) return showError('This page is for agents. Use the links above.', 'FORBIDDEN');
-  onDeviceChange(() => void devicesChanged());
+  onDeviceChange(() => void devices.changed());
   // After a reload the page's audio is locked until a click (autoplay policy), so a call
   // ringing already would stay silent: the first click or key anywhere unlocks it, quietly.
   const unlockOnGesture = () => {
@@ -298,7 +260,7 @@ async function boot(): Promise<void> {
 
   conn = new Connection({
     url: wsUrl(),
-    backoff: exponentialBackoff(),
+    backoff: reconnectBackoff(),
     onMessage,
     onLink: (link) => dispatch({ type: 'link', link }),
     onBadFrame: (message) => showError(message, 'BAD_FRAME'),

@@ -4,7 +4,7 @@
  * login page. The supervisor page also sends requests on it (callbacks).
  */
 import { getMe, goToLogin, type Me } from '../api.ts';
-import { exponentialBackoff } from '../backoff.ts';
+import { reconnectBackoff } from '../backoff.ts';
 import { Connection } from '../connection.ts';
 import { wsUrl } from '../dom.ts';
 import type { UiEvent } from '../reducer.ts';
@@ -12,7 +12,7 @@ import type { UiEvent } from '../reducer.ts';
 export function connectPage(me: Me, dispatch: (ev: UiEvent) => void): Connection {
   const conn = new Connection({
     url: wsUrl(),
-    backoff: exponentialBackoff(),
+    backoff: reconnectBackoff(),
     onMessage: (msg) => dispatch({ type: 'server', msg, now: Date.now() }),
     onLink: (link) => dispatch({ type: 'link', link }),
     onBadFrame: (message) => dispatch({ type: 'error', message, code: 'BAD_FRAME', now: Date.now() }),

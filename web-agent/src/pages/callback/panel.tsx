@@ -5,7 +5,8 @@
  * business-initiated call at a time from this tab over the page's WebSocket: one
  * `CallSession` (call-session.ts, the agent page's too) on the microphone and speaker
  * chosen here (devices.ts). A microphone chosen during a call replaces the call's track at
- * once (replaceTrack); one chosen while no call is up is opened by the next dial.
+ * once (replaceTrack); one chosen while no call is up is opened by the next dial. The offer
+ * is prepared in offer.ts, the test hook is hook.ts.
  */
 import {
   endedHere,
@@ -18,12 +19,14 @@ import {
 } from '../../callback.ts';
 import { RequestError, type Connection } from '../../connection.ts';
 import { render as draw } from 'preact';
-import { canChooseSpeaker, micFailure, onDeviceChange, openMic } from '../../devices.ts';
+import { canChooseSpeaker, onDeviceChange } from '../../devices.ts';
 import { el } from '../../dom.ts';
 import { PanelDevices } from './devices.ts';
 import { PanelPermission } from './permission.ts';
 import { CallbackView, type CallbackActions } from './view.tsx';
-import { CallMedia, CallSetupError } from '../../phone.ts';
+import type { CallMedia } from '../../phone.ts';
+import { panelHook } from './hook.ts';
+import { prepareOffer } from './offer.ts';
 import { CallSession, HANGUP_GIVE_UP_MS } from '../../call-session.ts';
 import type { UiState } from '../../reducer.ts';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
@@ -158,30 +161,17 @@ export class CallbackPanel {
     const callee = v.callee;
     this.dispatch({ type: 'dialStarted', from, callee });
     const micId = this.devices.micId;
-    let stream: MediaStream;
-    try {
-      stream = await openMic(micId);
-    } catch (e) {
-      const problem = micFailure(e, 'call again');
-      this.dispatch({ type: 'mediaFailed', code: problem.code, message: problem.message });
-      return;
-    }
-    let media: CallMedia;
     let session: CallSession<CallMedia> | undefined;
-    try {
-      media = await CallMedia.offer(stream.getAudioTracks()[0]!, {
-        onConnectionState: (st) => {
-          if (!session || this.session !== session) return;
-          session.setConnection(st);
-          if (st === 'failed') this.dispatch({ type: 'mediaFailed', code: 'ICE_FAILED', message: 'The audio connection to the user failed (no network path). Hang up and check your network.' });
-        },
-      });
-    } catch (e) {
-      this.dispatch({ type: 'mediaFailed', code: e instanceof CallSetupError ? e.code : 'OFFER_FAILED', message: (e as Error).message });
+    const prepared = await prepareOffer(micId, (st) => {
+      if (!session || this.session !== session) return;
+      session.setConnection(st);
+      if (st === 'failed') this.dispatch({ type: 'mediaFailed', code: 'ICE_FAILED', message: 'The audio connection to the user failed (no network path). Hang up and check your network.' });
+    });
+    if (!prepared.ok) {
+      this.dispatch({ type: 'mediaFailed', code: prepared.code, message: prepared.message });
       return;
-    } finally {
-      stream.getTracks().forEach((t) => t.stop()); // the call holds its own clone
     }
+    const media = prepared.media;
     if (this.phase() !== 'preparing') {
       media.close(); // cancelled while the offer was being made
       return;
@@ -299,37 +289,8 @@ export class CallbackPanel {
     );
   }
 
-  // ---- test hook --------------------------------------------------------------------------
-
   /** Read-only, for end-to-end tests (TESTIDS.md). */
   hook(): { state(): unknown; stats(): Promise<unknown> } {
-    return {
-      state: () => ({
-        ...this.s,
-        link: this.pageState().link,
-        media: this.media
-          ? {
-              wacid: this.s.call?.wacid ?? null,
-              muted: this.media.isMuted,
-              hasAnswer: this.media.hasAnswer,
-              connectionState: this.session?.connection ?? null,
-              sender: dialSender(this.media),
-              micDeviceId: this.media.micDeviceId ?? null,
-            }
-          : null,
-        quality: this.session?.quality ?? null,
-      }),
-      stats: async () => {
-        if (!this.media) return null;
-        const s = await this.media.sample();
-        return { ...s, sender: dialSender(this.media), connectionState: this.media.pc.connectionState };
-      },
-    };
+    return panelHook({ state: () => this.s, link: () => this.pageState().link, session: () => this.session });
   }
-}
-
-/** The panel's test hook reports the sender as it always has (TESTIDS.md): live, enabled, state. */
-function dialSender(media: CallMedia): { hasTrack: boolean; enabled: boolean | null; readyState: string | null } {
-  const { hasTrack, enabled, readyState } = media.senderInfo();
-  return { hasTrack, enabled, readyState };
 }

@@ -1,0 +1,57 @@
+/**
+ * The one backoff policy of the project: exponential with "full jitter" (a random delay
+ * between 0 and an exponentially growing ceiling), so that many clients failing at once
+ * (every agent's tab after a server restart, every request paused by the same 429) do not
+ * all come back in the same millisecond. Pure: the random source is injected, and
+ * `seededRandom` gives a reproducible one for tests.
+ *
+ * Used by the browser's reconnect (web-agent/src/connection.ts, via the pages) and by the
+ * Service client's retry policy (server/service/retry.ts, which adds attempts, time and
+ * Retry-After on top).
+ */
+
+export interface Backoff {
+  /** Delay in whole ms before retry number `attempt + 1` (0 = the first retry). */
+  nextDelay(attempt: number): number;
+}
+
+export interface BackoffOptions {
+  /** Ceiling of the first delay, ms. */
+  baseMs: number;
+  /** Largest ceiling, ms. */
+  maxMs: number;
+  /** Growth of the ceiling per attempt. Default 2. */
+  factor?: number;
+  /** Smallest delay, ms (e.g. never reconnect in a tight loop). Default 0. */
+  minMs?: number;
+  /** Uniform source in [0, 1). Default `Math.random`. */
+  random?: () => number;
+}
+
+/** `max(min, random() * min(maxMs, baseMs * factor^attempt))`, rounded to whole ms. */
+export function fullJitter(opts: BackoffOptions): Backoff {
+  const factor = opts.factor ?? 2;
+  const max = opts.maxMs;
+  const min = Math.min(opts.minMs ?? 0, max);
+  const random = opts.random ?? Math.random;
+  return {
+    nextDelay(attempt: number): number {
+      const n = Number.isFinite(attempt) ? Math.max(0, Math.floor(attempt)) : 0;
+      // Cap the exponent too: factor ** 1000 is Infinity, and Infinity * 0 is NaN.
+      const ceiling = Math.min(max, opts.baseMs * factor ** Math.min(n, 30));
+      return Math.round(Math.max(min, random() * ceiling));
+    },
+  };
+}
+
+/** A small deterministic PRNG (mulberry32) in [0, 1): the same seed, the same delays. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
