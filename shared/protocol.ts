@@ -28,6 +28,7 @@
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
+import { CallbackTask, MessageRecord } from './records.ts';
 
 export const PROTOCOL_VERSION = 1;
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -186,6 +187,10 @@ export const Permission = z.object({
 export type Permission = z.infer<typeof Permission>;
 /** A permission changed (request sent, reply received, expired): to supervisors and the requester. */
 export const PermissionUpdated = z.object({ type: z.literal('permission.updated'), permission: Permission });
+/** A callback task was created or changed: to agents and supervisors. */
+export const CallbackUpdated = z.object({ type: z.literal('callback.updated'), task: CallbackTask });
+/** A message's record changed (sent, status, echo): to whoever sent it and to supervisors. */
+export const MessageUpdated = z.object({ type: z.literal('message.updated'), message: MessageRecord });
 export const Ping = z.object({ type: z.literal('ping'), t: z.number() });
 export const Ack = z.object({ type: z.literal('ack'), id: reqId }).passthrough();
 export const ErrorMsg = z.object({
@@ -205,6 +210,8 @@ export const ServerMsg = z.discriminatedUnion('type', [
   PresenceChanged,
   AgentStateMsg,
   PermissionUpdated,
+  CallbackUpdated,
+  MessageUpdated,
   Ping,
   Ack,
   ErrorMsg,

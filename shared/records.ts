@@ -152,3 +152,80 @@ export type CallPage = z.infer<typeof CallPage>;
 /** The query of `GET /api/history/calls` (all optional; `from`/`to` ISO 8601). */
 export const CALL_SEARCH_FIELDS = ['from', 'to', 'customer', 'agent', 'businessNumber', 'direction', 'outcome', 'q'] as const;
 export type CallSearchField = (typeof CALL_SEARCH_FIELDS)[number];
+
+/** Why a callback task exists: an unanswered inbound call (outcome), or asked for by hand. */
+export const CALLBACK_REASONS = ['missed', 'abandoned', 'rejected', 'requested'] as const;
+export const CallbackReason = z.enum(CALLBACK_REASONS);
+export type CallbackReason = z.infer<typeof CallbackReason>;
+
+/** `open` (waiting, or waiting for its `dueAt`), `claimed` (an agent took it), `done`, `cancelled`. */
+export const CALLBACK_STATES = ['open', 'claimed', 'done', 'cancelled'] as const;
+export const CallbackState = z.enum(CALLBACK_STATES);
+export type CallbackState = z.infer<typeof CallbackState>;
+
+/** One call back we placed for the task (a dial from the customer panel), with how it ended. */
+export const CallbackAttempt = z.object({
+  at: isoTime,
+  /** The call's id once the Service gave one. */
+  wacid: z.string().max(300).optional(),
+  /** The Switchboard user who dialled. */
+  by: z.string().max(200).optional(),
+  /** `answered`, `no-answer`, `failed` (the history outcome of the call). */
+  outcome: z.string().max(64).optional(),
+});
+export type CallbackAttempt = z.infer<typeof CallbackAttempt>;
+
+/** (added) One unanswered inbound call the task gathered (the first created it, later ones add). */
+export const CallbackMiss = z.object({ wacid: z.string().max(300), at: isoTime, reason: CallbackReason });
+export type CallbackMiss = z.infer<typeof CallbackMiss>;
+
+/**
+ * The calling permission as the task list shows it, in words: what the budget allows now
+ * and from when (epoch ms; the page turns `nextAt` into local time after `nextText`).
+ */
+export const CallbackPermission = z.object({
+  state: z.enum(['unknown', 'requested', 'granted', 'rejected', 'expired']),
+  text: z.string().max(1024),
+  callAllowed: z.boolean(),
+  requestAllowed: z.boolean(),
+  nextAt: z.number().optional(),
+  nextText: z.string().max(200).optional(),
+});
+export type CallbackPermission = z.infer<typeof CallbackPermission>;
+
+/** (added) The missed-call follow-up of the task: sent once, or why not. */
+export const CallbackFollowup = z.object({
+  at: isoTime,
+  /** `sent`, or the decision's code (`OFF`, `OPTED_OUT`, `RATION`, `TEMPLATE_NOT_APPROVED`, `FAILED`, ...). */
+  code: z.string().max(64),
+  reason: z.string().max(1024).optional(),
+  messageId: z.string().max(256).optional(),
+});
+export type CallbackFollowup = z.infer<typeof CallbackFollowup>;
+
+export const CallbackTask = z.object({
+  id: z.string().min(1).max(64),
+  /** E.164 number or BSUID of the customer to call back. */
+  customer: z.string().min(1).max(300),
+  /** The business number the customer called (and the call back comes from). */
+  businessNumber: z.string().min(1).max(64),
+  reason: CallbackReason,
+  createdAt: isoTime,
+  /** Not before this time (the retry schedule after an unanswered call back). */
+  dueAt: isoTime.optional(),
+  state: CallbackState,
+  attempts: z.array(CallbackAttempt),
+  /** (added) Every unanswered inbound call of the task, oldest first. */
+  misses: z.array(CallbackMiss),
+  assignee: z.string().max(200).optional(),
+  /** Filled when listed (from the permission store); absent when it could not be read. */
+  permission: CallbackPermission.optional(),
+  lastCallWacid: z.string().max(300).optional(),
+  /** How it was closed: `called-back`, `customer-called`, `unreachable`, or a supervisor's word. */
+  outcome: z.string().max(200).optional(),
+  followup: CallbackFollowup.optional(),
+  /** (added) Last change; `version` counts the changes. */
+  updatedAt: isoTime,
+  version: z.number().int().min(0),
+});
+export type CallbackTask = z.infer<typeof CallbackTask>;

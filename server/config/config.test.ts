@@ -131,6 +131,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATA_DIR: '/x', ARCHIVE_DIR: '/y' }).archiveDir).toBe('/y');
   });
 
+  it('MISSED_CALL_FOLLOWUP: off by default; interactive or template:<name>:<language>; anything else names the grammar', () => {
+    expect(loadConfig({}).missedCallFollowup).toEqual({ kind: 'off' });
+    expect(loadConfig({ MISSED_CALL_FOLLOWUP: 'interactive' }).missedCallFollowup).toEqual({ kind: 'interactive' });
+    expect(loadConfig({ MISSED_CALL_FOLLOWUP: 'template:missed_call:en_US' }).missedCallFollowup).toEqual({ kind: 'template', name: 'missed_call', language: 'en_US' });
+    expect(() => loadConfig({ MISSED_CALL_FOLLOWUP: 'sms' })).toThrow(/^MISSED_CALL_FOLLOWUP: must be 'off', 'interactive' or 'template:<name>:<language>'.*\(got "sms"\)/);
+  });
+
   it('DATABASE_URL: a postgres URL; an invalid one is refused without echoing it (it may hold a password)', () => {
     const url = 'postgres://sb:p%40ss-w0rd-secret@db.example:5432/switchboard';
     expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
@@ -189,6 +196,7 @@ describe('loadConfig', () => {
         'ACCEPT_WINDOW_MS', 'SESSION_SECRET', 'USERS_FILE', 'LOG_LEVEL', 'RING_TIMEOUT_MS', 'WRAP_UP_MS', 'QUEUES_FILE',
         'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS', 'PUBLIC_URL', 'METRICS_TOKEN',
         'DATABASE_URL', 'DATA_DIR', 'HISTORY_RETENTION_DAYS', 'ARCHIVE_RETENTION_DAYS',
+        'MISSED_CALL_FOLLOWUP',
       ].sort(),
     );
   });

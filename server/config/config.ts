@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { SIGNATURE_TOLERANCE_S } from '../webhooks/signature.ts';
+import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from '../messaging/followup.ts';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -71,6 +72,9 @@ export interface Config {
   readonly historyRetentionDays: number;
   /** Media files and their rows older than this are deleted. */
   readonly archiveRetentionDays: number;
+  // ---- messaging (issue 16) ----
+  /** What goes to a customer after a missed call (`off`, an interactive permission request, or a template). */
+  readonly missedCallFollowup: FollowupSetting;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -109,6 +113,8 @@ export const VARIABLES = [
   'DATA_DIR',
   'HISTORY_RETENTION_DAYS',
   'ARCHIVE_RETENTION_DAYS',
+  // messaging (issue 16)
+  'MISSED_CALL_FOLLOWUP',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -219,6 +225,15 @@ const schemas = {
   DATA_DIR: nonEmpty('a directory path'),
   HISTORY_RETENTION_DAYS: intIn(1, 36_500),
   ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
+  MISSED_CALL_FOLLOWUP: z.string().transform((v, ctx): FollowupSetting => {
+    try {
+      return parseFollowupSetting(v);
+    } catch (err) {
+      if (!(err instanceof FollowupSettingError)) throw err;
+      ctx.addIssue({ code: 'custom', message: err.message });
+      return z.NEVER;
+    }
+  }),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -286,6 +301,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     dataDir: read(env, 'DATA_DIR') ?? './data',
     historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
     archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
+    missedCallFollowup: read(env, 'MISSED_CALL_FOLLOWUP') ?? { kind: 'off' },
   };
   return Object.freeze(config);
 }

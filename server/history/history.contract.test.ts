@@ -78,7 +78,7 @@ describe.each([
     it('are applied once: a second run applies nothing and the version table lists each once', async () => {
       const db = store.db;
       expect(await migrate(db)).toEqual([]);
-      const rows = await db.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM history_migrations GROUP BY version');
+      const rows = await db.query<{ version: number; n: number }>('SELECT version, count(*)::int AS n FROM history_migrations GROUP BY version ORDER BY version');
       expect(rows).toEqual(MIGRATIONS.map((m) => ({ version: m.version, n: 1 })));
     });
 

@@ -91,6 +91,78 @@ CREATE TABLE history_dispositions (
 CREATE INDEX history_dispositions_at ON history_dispositions (at);
 `,
   },
+  {
+    version: 2,
+    name: 'messages, templates, opt-outs, callback tasks',
+    sql: `
+-- One row per message (outbound, inbound, echo). The record is the MessageRecord the pure
+-- model of server/messaging/status.ts computes (its statusHistory included); the columns
+-- beside it are for lookups. Written read-modify-write under a row lock, so concurrent and
+-- repeated events merge (the model is order-free).
+CREATE TABLE history_messages (
+  id          text PRIMARY KEY,
+  direction   text NOT NULL,
+  -- the customer's E.164 number or BSUID (the customer panel's key)
+  customer    text,
+  status      text NOT NULL,
+  record      jsonb NOT NULL,
+  -- the Switchboard user who sent it (message.updated goes to them)
+  sent_by     text,
+  created_at  timestamptz NOT NULL,
+  -- server time of the last change: the reconcile loop fetches messages idle too long
+  touched_at  timestamptz NOT NULL,
+  -- no later status can come (read, or failed)
+  settled     boolean NOT NULL DEFAULT false
+);
+CREATE INDEX history_messages_customer ON history_messages (customer, created_at DESC) WHERE customer IS NOT NULL;
+CREATE INDEX history_messages_unsettled ON history_messages (touched_at) WHERE NOT settled;
+CREATE INDEX history_messages_created ON history_messages (created_at);
+
+-- The template catalog (server/messaging/templates.ts entries), shared by every node.
+CREATE TABLE history_templates (
+  key    text PRIMARY KEY,
+  entry  jsonb NOT NULL
+);
+CREATE TABLE history_catalog_state (
+  name  text PRIMARY KEY,
+  value jsonb NOT NULL
+);
+
+-- Opt-outs (server/messaging/optout.ts entries), tombstones included.
+CREATE TABLE history_optouts (
+  customer text NOT NULL,
+  channel  text NOT NULL,
+  entry    jsonb NOT NULL,
+  PRIMARY KEY (customer, channel)
+);
+
+CREATE TABLE history_callbacks (
+  id              text PRIMARY KEY,
+  customer        text NOT NULL,
+  business_number text NOT NULL,
+  reason          text NOT NULL,
+  state           text NOT NULL,
+  created_at      timestamptz NOT NULL,
+  updated_at      timestamptz NOT NULL,
+  due_at          timestamptz,
+  attempts        jsonb NOT NULL DEFAULT '[]',
+  misses          jsonb NOT NULL DEFAULT '[]',
+  assignee        text,
+  last_call_wacid text,
+  outcome         text,
+  followup        jsonb,
+  version         integer NOT NULL DEFAULT 0
+);
+-- One open (or claimed) task per customer and business number: later misses add to it.
+CREATE UNIQUE INDEX history_callbacks_active ON history_callbacks (customer, business_number) WHERE state IN ('open', 'claimed');
+CREATE INDEX history_callbacks_state ON history_callbacks (state, created_at);
+-- Which call fed which task: a repeated call-ended observation adds nothing.
+CREATE TABLE history_callback_calls (
+  wacid   text PRIMARY KEY,
+  task_id text NOT NULL
+);
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

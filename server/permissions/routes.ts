@@ -126,8 +126,8 @@ export function surelyNotSent(err: unknown): boolean {
   return err.status !== undefined && err.status >= 400 && err.status < 500;
 }
 
-/** A Service refusal, in the error shape with the Service's reason. */
-function serviceFailure(c: Context, err: unknown, log: Logger): Response {
+/** A Service refusal, in the error shape with the Service's reason (`what` names the request in the logs). */
+export function serviceFailure(c: Context, err: unknown, log: Logger, what = 'call permission request'): Response {
   if (err instanceof ValidationError) return apiError(c, 400, 'BAD_REQUEST', err.message);
   if (err instanceof OutcomeUnknownError) {
     return apiError(c, 504, 'OUTCOME_UNKNOWN', `the Service did not answer in time; the request may or may not have been sent (${err.message}): check the permission before asking again`);
@@ -142,10 +142,10 @@ function serviceFailure(c: Context, err: unknown, log: Logger): Response {
     }
     const s = err.status;
     if (s === 400 || s === 404 || s === 409 || s === 422) return apiError(c, s, err.code, reason);
-    log.warn({ code: err.code, status: s, serviceRequestId: err.requestId }, 'call permission request: Service failure');
+    log.warn({ code: err.code, status: s, serviceRequestId: err.requestId }, `${what}: Service failure`);
     return apiError(c, 502, 'SERVICE_ERROR', reason);
   }
-  log.error({ err }, 'call permission request failed');
+  log.error({ err }, `${what} failed`);
   return apiError(c, 500, 'INTERNAL', 'the request could not be sent');
 }
 

@@ -213,7 +213,9 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       // Answers to this tab's requests: the controller that sent them handles these.
       return state;
     case 'permission.updated':
-      // Shown by the callback panel (supervisor page), which keeps its own list.
+    case 'callback.updated':
+    case 'message.updated':
+      // Shown by the callback and customer panels, which keep their own lists.
       return state;
   }
 }

@@ -1,0 +1,211 @@
+/**
+ * The missed-call callback queue (issue 16, part 5).
+ *
+ * `onCallEnded(call)` is the call engine's hook, given the call as history records it (a
+ * `CallFact` of server/history/recorder.ts, or a `CallRecord`), once or many times per call
+ * (repeats change nothing):
+ * - inbound, `missed` / `abandoned` / `rejected`: the customer's open task for that business
+ *   number is created or gains the call; the first time, the follow-up of
+ *   `MISSED_CALL_FOLLOWUP` is decided and sent, once per task (across nodes);
+ * - inbound, `answered`: the customer called in and was answered: their task is done;
+ * - outbound to the customer: a call back; answered closes the task, otherwise the retry
+ *   schedule puts it back to `open` with a later `dueAt`.
+ * Every change is pushed as `callback.updated` to agents and supervisors.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Permission } from '../../shared/protocol.ts';
+import type { CallbackFollowup, CallbackPermission, CallbackState, CallbackTask } from '../../shared/records.ts';
+import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from '../history/callbacks.ts';
+import type { MessagingStore } from '../history/messages.ts';
+import type { Outcome } from '../history/schema.ts';
+import type { Logger } from '../log/logger.ts';
+import { permissionBudget } from '../messaging/budget.ts';
+import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
+import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
+import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
+import type { PermissionBook } from '../permissions/book.ts';
+import { applyRequest, toView } from '../permissions/model.ts';
+import { surelyNotSent } from '../permissions/routes.ts';
+
+/** What the hook needs of a call: the shape of a history call fact / `CallRecord`. */
+export interface EndedCall {
+  wacid: string;
+  direction: 'inbound' | 'outbound';
+  outcome: Outcome;
+  businessNumber?: string | undefined;
+  customer: { phoneNumber?: string | undefined; userId?: string | undefined };
+  endedAt?: string | undefined;
+  agent?: string | undefined;
+}
+
+export interface CallbacksOptions {
+  store: CallbackStore;
+  messages: MessagingStore;
+  messaging: Pick<Messaging, 'recordSent'>;
+  client: Pick<MessagingClient, 'messages'>;
+  /** Calling permissions (the ration is the store's atomic slot, shared with `/api/permissions/request`). */
+  book: Pick<PermissionBook, 'read' | 'reserveRequest' | 'releaseRequest' | 'update'>;
+  push: Push;
+  log: Pick<Logger, 'info' | 'warn' | 'error'>;
+  followup: FollowupSetting;
+  /** After a follow-up asked for permission (the permissions module pushes `permission.updated`). */
+  onPermissionRequested?: (p: Permission) => void;
+  schedule?: readonly number[];
+  now?: () => number;
+}
+
+export interface Callbacks {
+  onCallEnded(call: EndedCall): Promise<void>;
+  /** Tasks in one state, each with its permission in words. */
+  list(state: CallbackState): Promise<CallbackTask[]>;
+  claim(id: string, by: string): Promise<ClaimResult>;
+  done(id: string, outcome: string, by: string, supervisor: boolean): Promise<ClaimResult>;
+  /** The permission of the task's pair in words (what the budget allows now, and when). */
+  permissionOf(task: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined>;
+}
+
+const MISSED = new Set<Outcome>(['missed', 'abandoned', 'rejected']);
+
+export function createCallbacks(o: CallbacksOptions): Callbacks {
+  const now = o.now ?? Date.now;
+  const { store, log } = o;
+  const schedule = o.schedule ?? RETRY_SCHEDULE_MS;
+
+  const announce = (task: CallbackTask | null | undefined) => {
+    if (!task) return;
+    const msg = { type: 'callback.updated' as const, task };
+    o.push.toRole('agent', msg);
+    o.push.toRole('supervisor', msg);
+  };
+
+  async function permissionOf(t: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined> {
+    try {
+      const t0 = now();
+      const rec = await o.book.read(t.businessNumber, t.customer);
+      const permission = toView(rec, t.businessNumber, t.customer, t0);
+      // Connected calls and the unanswered run are not kept by this server yet: the budget
+      // then says what the ration and the permission allow (never more than the Service).
+      const b = permissionBudget({ now: t0, permission, requests: rec?.requests ?? [], connectedCalls: [], unansweredInARow: 0 });
+      const out: CallbackPermission = {
+        state: permission.state,
+        text: b.call.allowed ? b.call.text : `${b.call.text} ${b.request.text}`,
+        callAllowed: b.call.allowed,
+        requestAllowed: b.request.allowed,
+      };
+      const next = b.call.allowed ? undefined : b.call.nextAt !== undefined ? b.call : b.request.nextAt !== undefined ? b.request : undefined;
+      if (next?.nextAt !== undefined) {
+        out.nextAt = next.nextAt;
+        if (next.nextText) out.nextText = next.nextText;
+      }
+      return out;
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'permission of a callback task could not be read');
+      return undefined;
+    }
+  }
+
+  const withPermission = async (t: CallbackTask): Promise<CallbackTask> => {
+    const p = await permissionOf(t);
+    return p ? { ...t, permission: p } : t;
+  };
+
+  /** The follow-up of a new task: decided from opt-outs, catalog and budget, sent once. */
+  async function followup(task: CallbackTask): Promise<void> {
+    const at = () => new Date(now()).toISOString();
+    const finish = async (f: CallbackFollowup) => announce(await store.setFollowup(task.id, f, false));
+    if (o.followup.kind === 'off') {
+      announce(await store.setFollowup(task.id, { at: at(), code: 'OFF', reason: 'missed-call follow-up is off (MISSED_CALL_FOLLOWUP)' }, true));
+      return;
+    }
+    const { customer, businessNumber: from } = task;
+    const t0 = now();
+    const rec = await o.book.read(from, customer);
+    const decision = missedCallFollowup({
+      setting: o.followup,
+      optOut: mayMessage(await o.messages.optOutsOf([customer]), [customer], CHAT_CHANNEL),
+      budget: permissionBudget({ now: t0, permission: toView(rec, from, customer, t0), requests: rec?.requests ?? [], connectedCalls: [], unansweredInARow: 0 }),
+      catalog: await o.messages.catalog(),
+    });
+    // Take the task's one follow-up (any node): only the taker goes on.
+    const taken = await store.setFollowup(task.id, decision.send ? { at: at(), code: 'SENDING' } : { at: at(), code: decision.code, reason: decision.reason }, true);
+    if (!taken) return;
+    if (!decision.send) {
+      log.info({ task: task.id, code: decision.code }, 'missed-call follow-up not sent');
+      announce(taken);
+      return;
+    }
+    const slot = randomUUID();
+    if (decision.asksPermission) {
+      const r = await o.book.reserveRequest(from, customer, slot, t0);
+      if (!r.ok) return finish({ at: at(), code: 'RATION', reason: `call permission requests are limited to ${r.rule}; the next one may be sent at ${new Date(r.nextAt).toISOString()}` });
+    }
+    const address = customer.startsWith('+') ? { to: customer } : { recipient: customer };
+    const m = decision.message;
+    const body =
+      m.type === 'template'
+        ? { from, ...address, type: 'template', template: { name: m.name, language: { code: m.language } }, filterUnsubscribed: true }
+        : { from, ...address, type: 'interactive', interactive: { type: 'call_permission_request', action: { name: 'call_permission_request' }, body: { text: m.text } }, filterUnsubscribed: true };
+    let messageId: string;
+    try {
+      const response = await o.client.messages.send(body);
+      messageId = response.id;
+      const { filterUnsubscribed: _f, ...sent } = body;
+      await o.messaging.recordSent(response, sent);
+    } catch (err) {
+      if (decision.asksPermission && surelyNotSent(err)) await o.book.releaseRequest(from, customer, slot).catch(() => undefined);
+      log.warn({ task: task.id, err: (err as Error).message }, 'missed-call follow-up failed');
+      return finish({ at: at(), code: 'FAILED', reason: (err as Error).message.slice(0, 1000) });
+    }
+    if (decision.asksPermission) {
+      try {
+        const stored = await o.book.update(from, customer, (cur) => applyRequest(cur, { from, user: customer, by: 'switchboard', at: now() }));
+        if (stored) o.onPermissionRequested?.(toView(stored, from, customer, now()));
+      } catch (err) {
+        log.error({ err: (err as Error).message, task: task.id }, 'follow-up sent, but the permission request could not be recorded');
+      }
+    }
+    log.info({ task: task.id, messageId, type: m.type }, 'missed-call follow-up sent');
+    await finish({ at: at(), code: 'SENT', messageId });
+  }
+
+  async function onCallEnded(call: EndedCall): Promise<void> {
+    if (call.outcome === 'in-progress') return;
+    const customer = call.customer.phoneNumber ?? call.customer.userId;
+    const businessNumber = call.businessNumber;
+    if (!customer || !businessNumber) return;
+    const at = call.endedAt ?? new Date(now()).toISOString();
+    if (call.direction === 'inbound') {
+      if (MISSED.has(call.outcome)) {
+        const r = await store.noteMissedCall({ wacid: call.wacid, customer, businessNumber, reason: call.outcome as 'missed' | 'abandoned' | 'rejected', at });
+        if (r.added) announce(await withPermission(r.task));
+        // Also after a repeat: a crash between the task and its follow-up must not lose it.
+        if (!r.task.followup) await followup(r.task);
+      } else if (call.outcome === 'answered') {
+        announce(await store.closeByInboundCall(customer, businessNumber, call.wacid));
+      }
+      return;
+    }
+    const outcome = call.outcome === 'answered' ? 'answered' : call.outcome === 'failed' ? 'failed' : 'no-answer';
+    const attempt = { wacid: call.wacid, outcome, at, ...(call.agent ? { by: call.agent } : {}) };
+    const t = await store.noteCallback(customer, businessNumber, attempt, schedule);
+    if (t) announce(await withPermission(t));
+  }
+
+  return {
+    onCallEnded,
+    async list(state) {
+      return Promise.all((await store.list(state)).map(withPermission));
+    },
+    async claim(id, by) {
+      const r = await store.claim(id, by);
+      if (r.ok) announce(await withPermission(r.task));
+      return r;
+    },
+    async done(id, outcome, by, supervisor) {
+      const r = await store.done(id, outcome, by, supervisor);
+      if (r.ok) announce(r.task);
+      return r;
+    },
+    permissionOf,
+  };
+}

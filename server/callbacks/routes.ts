@@ -1,0 +1,67 @@
+/**
+ * The callback queue over HTTP (design.md, "Wave 2 contracts"), agents and supervisors:
+ *
+ * - `GET /api/callbacks?state=open|claimed|done|cancelled` (default `open`) → `{items: CallbackTask[]}`,
+ *   each with its permission in words;
+ * - `POST /api/callbacks/:id/claim` → the task; atomic across nodes: of two claims one
+ *   wins, the other gets 409 naming who holds it;
+ * - `POST /api/callbacks/:id/done` `{outcome}` → the task; by its assignee, anyone when it
+ *   is unclaimed, or a supervisor; 409 when it is already closed or someone else holds it.
+ */
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { CALLBACK_STATES, type CallbackState } from '../../shared/records.ts';
+import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { ClaimResult } from '../history/callbacks.ts';
+import type { Callbacks } from './index.ts';
+
+export interface CallbackRoutesOptions {
+  auth: Auth;
+  callbacks: Pick<Callbacks, 'list' | 'claim' | 'done'>;
+}
+
+const DoneBody = z.strictObject({ outcome: z.string({ error: 'is required (how the task ended, in words)' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
+
+export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('agent', 'supervisor');
+
+  const answer = (c: Parameters<typeof apiError>[0], id: string, r: ClaimResult, what: string) => {
+    if (r.ok) return c.json(r.task);
+    if (r.code === 'NOT_FOUND') return apiError(c, 404, 'NOT_FOUND', `no callback task ${JSON.stringify(id)}`);
+    const t = r.task;
+    const why = t.state === 'claimed' ? `it is claimed by ${t.assignee}` : `it is ${t.state}${t.outcome ? ` (${t.outcome})` : ''}`;
+    return apiError(c, 409, 'CONFLICT', `callback task ${id} cannot be ${what}: ${why}`);
+  };
+
+  app.get('/api/callbacks', guard, async (c) => {
+    const keys = Object.keys(c.req.queries());
+    const unknown = keys.find((k) => k !== 'state');
+    if (unknown) return apiError(c, 400, 'BAD_REQUEST', `${unknown}: unknown query parameter; known: state`);
+    const state = c.req.query('state') ?? 'open';
+    if (!(CALLBACK_STATES as readonly string[]).includes(state)) return apiError(c, 400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}`);
+    c.header('Cache-Control', 'private, no-store');
+    return c.json({ items: await o.callbacks.list(state as CallbackState) });
+  });
+
+  app.post('/api/callbacks/:id/claim', o.auth.sameOriginWrites, guard, async (c) => {
+    const id = c.req.param('id');
+    return answer(c, id, await o.callbacks.claim(id, c.get('user').name), 'claimed');
+  });
+
+  app.post('/api/callbacks/:id/done', o.auth.sameOriginWrites, guard, async (c) => {
+    const id = c.req.param('id');
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      return apiError(c, 400, 'BAD_REQUEST', 'body: must be JSON {outcome}');
+    }
+    const p = DoneBody.safeParse(raw);
+    if (!p.success) return apiError(c, 400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
+    const user = c.get('user');
+    return answer(c, id, await o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor')), 'closed');
+  });
+
+  return app;
+}

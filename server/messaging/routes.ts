@@ -1,0 +1,96 @@
+/**
+ * Messages over HTTP (design.md, "Wave 2 contracts"), agents and supervisors:
+ *
+ * - `POST /api/messages` `{from, to | recipient, text | template: {name, language, parameters?}}`
+ *   → 202 `MessageRecord` (status `accepted`; `message.updated` pushes what follows).
+ *   Refused before the Service: 400 naming the field and rule, 409 `OPTED_OUT` (the
+ *   customer unsubscribed), 404 `UNKNOWN_TEMPLATE` / 409 `TEMPLATE_NOT_APPROVED` (naming
+ *   the status that blocks), 429 when the sender's rate limit (part 8) has no slot soon;
+ *   a Service refusal keeps its status and reason.
+ * - `GET /api/messages/:id` → `MessageRecord`.
+ * - `GET /api/templates` → `{items}`: the APPROVED templates only (what a picker may offer).
+ */
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { MessagingStore } from '../history/messages.ts';
+import type { Logger } from '../log/logger.ts';
+import { serviceFailure } from '../permissions/routes.ts';
+import { BSUID_RE, E164_RE } from '../service/validate.ts';
+import { SendRefused, type Messaging, type SendInput } from './service.ts';
+
+export interface MessagingRoutesOptions {
+  auth: Auth;
+  messaging: Pick<Messaging, 'send' | 'offerable'>;
+  store: Pick<MessagingStore, 'getMessage'>;
+  log: Logger;
+}
+
+const SendBody = z
+  .strictObject({
+    from: z.string({ error: 'is required (the business number, E.164)' }).regex(E164_RE, 'must be an E.164 phone number (+ and 7 to 15 digits)'),
+    to: z.string().regex(E164_RE, 'must be an E.164 phone number (+ and 7 to 15 digits)').optional(),
+    recipient: z.string().regex(BSUID_RE, 'must be a BSUID (two uppercase letters, a period, then letters or digits)').optional(),
+    text: z.string().trim().min(1, 'must not be empty').max(4096, 'must be at most 4096 characters').optional(),
+    template: z
+      .strictObject({
+        name: z.string({ error: 'is required' }).min(1, 'must not be empty').max(512, 'must be at most 512 characters'),
+        language: z.string({ error: 'is required' }).regex(/^[A-Za-z]{2,3}(?:_[A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or en_US (exact, case-sensitive)'),
+        parameters: z.array(z.string().max(1024, 'must be at most 1024 characters'), { error: 'must be an array of strings' }).max(100, 'at most 100').optional(),
+      })
+      .optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.to === undefined && b.recipient === undefined) ctx.addIssue({ code: 'custom', path: ['to'], message: 'to (E.164) or recipient (BSUID) is required' });
+    if ((b.text === undefined) === (b.template === undefined)) ctx.addIssue({ code: 'custom', path: ['text'], message: 'give exactly one of text or template' });
+  });
+
+const firstIssue = (e: z.ZodError) => {
+  const i = e.issues[0]!;
+  return `${i.path.join('.') || 'body'}: ${i.message}`;
+};
+
+export function refusal(c: Context, err: SendRefused): Response {
+  if (err.retryAfterMs !== undefined) c.header('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
+  return apiError(c, err.status, err.code, err.message);
+}
+
+export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> {
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('agent', 'supervisor');
+
+  app.post('/api/messages', o.auth.sameOriginWrites, guard, async (c) => {
+    let raw: unknown;
+    try {
+      raw = await c.req.json();
+    } catch {
+      return apiError(c, 400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, text | template}');
+    }
+    const parsed = SendBody.safeParse(raw);
+    if (!parsed.success) return apiError(c, 400, 'BAD_REQUEST', firstIssue(parsed.error));
+    const input = parsed.data as SendInput;
+    try {
+      const record = await o.messaging.send(input, c.get('user').name, c.req.raw.signal);
+      c.header('Cache-Control', 'private, no-store');
+      return c.json(record, 202);
+    } catch (err) {
+      if (err instanceof SendRefused) return refusal(c, err);
+      return serviceFailure(c, err, o.log, 'message send');
+    }
+  });
+
+  app.get('/api/messages/:id', guard, async (c) => {
+    const id = c.req.param('id');
+    if (id.length > 256) return apiError(c, 400, 'BAD_REQUEST', 'id: must be at most 256 characters');
+    const m = await o.store.getMessage(id);
+    if (!m) return apiError(c, 404, 'NOT_FOUND', `no message ${JSON.stringify(id)} in the history`);
+    return c.json(m.record);
+  });
+
+  app.get('/api/templates', guard, async (c) => {
+    const items = (await o.messaging.offerable()).map((t) => ({ wabaId: t.wabaId, name: t.name, language: t.language, category: t.category, components: t.components }));
+    return c.json({ items });
+  });
+
+  return app;
+}
