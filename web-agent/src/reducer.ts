@@ -215,6 +215,12 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'permission.updated':
       // Shown by the callback panel (supervisor page), which keeps its own list.
       return state;
+    case 'monitor.started':
+    case 'monitor.mode':
+    case 'monitor.ended':
+    case 'monitor.signal':
+      // Monitoring media lives in this tab's monitor controller (src/monitor/), not in the call list.
+      return state;
   }
 }
 
