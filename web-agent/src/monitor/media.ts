@@ -9,6 +9,11 @@ import type { MonitorSignaling } from './signaling.ts';
 
 /** How long the monitor connection may stay `disconnected` before the other side counts as gone. */
 export const LOST_GRACE_MS = 5_000;
+/**
+ * After the other side closed the connection, how long to wait for its `end` (which says
+ * why) before ending as "gone". The call is safe meanwhile: the barge mix carries the mic.
+ */
+export const PEER_CLOSED_GRACE_MS = 1_000;
 
 export interface MonitorBaseOptions {
   monitorId: string;
@@ -18,6 +23,7 @@ export interface MonitorBaseOptions {
   /** Gathering timeout for the complete SDP (phone.ts's default otherwise). */
   gatherTimeoutMs?: number;
   lostGraceMs?: number;
+  peerClosedGraceMs?: number;
   /** Anything the page shows changed (phase, mode, end). */
   onChange?(): void;
 }
@@ -100,7 +106,10 @@ export abstract class MonitorBase {
         return;
       case 'arm-lost-timer':
         clearTimeout(this.lostTimer);
-        this.lostTimer = setTimeout(() => this.dispatch({ type: 'media-lost' }), this.opts.lostGraceMs ?? LOST_GRACE_MS);
+        this.lostTimer = setTimeout(
+          () => this.dispatch({ type: 'media-lost' }),
+          fx.grace === 'closed' ? (this.opts.peerClosedGraceMs ?? PEER_CLOSED_GRACE_MS) : (this.opts.lostGraceMs ?? LOST_GRACE_MS),
+        );
         return;
       case 'disarm-lost-timer':
         clearTimeout(this.lostTimer);

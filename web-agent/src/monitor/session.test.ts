@@ -6,7 +6,7 @@ function run(s: MonitorSession, ...events: MonitorEvent[]) {
   for (const e of events) {
     const r = step(s, e);
     s = r.session;
-    effects.push(...r.effects.map((f) => (f.type === 'send-end' ? `send-end:${f.reason}` : f.type)));
+    effects.push(...r.effects.map((f) => (f.type === 'send-end' ? `send-end:${f.reason}` : f.type === 'arm-lost-timer' ? `arm:${f.grace}` : f.type)));
   }
   return { s, effects };
 }
@@ -56,16 +56,20 @@ describe('monitor session', () => {
     }
   });
 
-  test('either side going away ends it, named from this side', () => {
-    expect(run(live('agent'), { type: 'media', state: 'peer-closed' }).s.endReason).toBe('supervisor-gone');
-    expect(run(live('supervisor'), { type: 'media', state: 'peer-closed' }).s.endReason).toBe('agent-gone');
+  test('either side going away ends it, named from this side, after a short wait for the reason', () => {
+    const closed = run(live('agent'), { type: 'media', state: 'peer-closed' });
+    expect(closed).toMatchObject({ s: { phase: 'live' }, effects: ['arm:closed'] });
+    expect(run(closed.s, { type: 'media-lost' }).s.endReason).toBe('supervisor-gone');
+    // The other side's end arrived in time: its reason wins.
+    expect(run(closed.s, { type: 'ended', reason: 'stopped' }).s.endReason).toBe('stopped');
+    expect(run(live('supervisor'), { type: 'media', state: 'peer-closed' }, { type: 'media-lost' }).s.endReason).toBe('agent-gone');
     expect(run(live('supervisor'), { type: 'media', state: 'failed' }).s.endReason).toBe('failed');
   });
 
   test('disconnected arms a grace timer; reconnecting disarms it; the timer firing ends it', () => {
     const d = run(live('supervisor'), { type: 'media', state: 'disconnected' });
     expect(d.s.phase).toBe('live');
-    expect(d.effects).toEqual(['arm-lost-timer']);
+    expect(d.effects).toEqual(['arm:disconnected']);
     expect(run(d.s, { type: 'media', state: 'connected' }).effects).toEqual(['disarm-lost-timer']);
     expect(run(d.s, { type: 'media-lost' })).toMatchObject({ s: { phase: 'ended', endReason: 'agent-gone' }, effects: ['send-end:agent-gone', 'disarm-lost-timer', 'teardown'] });
   });

@@ -6,8 +6,8 @@
  * twice (a remote end racing a local stop) does nothing the second time.
  *
  * A monitor ends when this tab stops it, when the other tab or the server says so, when
- * the call ends, or when its media goes away (the other tab closed: DTLS closed, or the
- * connection failed, or stayed disconnected past a grace time).
+ * the call ends, or when its media goes away (the other tab closed its DTLS transport, or
+ * the connection failed, or stayed disconnected, past a grace time).
  */
 import type { MonitorEndReason, MonitorMode } from '../../../shared/protocol.ts';
 
@@ -43,7 +43,8 @@ export type MonitorEffect =
   | { type: 'teardown' }
   /** Apply `routingFor(mode)`. */
   | { type: 'route' }
-  | { type: 'arm-lost-timer' }
+  /** `closed`: the other side closed its connection; wait briefly for the end's reason on the signaling path. */
+  | { type: 'arm-lost-timer'; grace: 'closed' | 'disconnected' }
   | { type: 'disarm-lost-timer' };
 
 export function newSession(side: MonitorSide, mode: MonitorMode): MonitorSession {
@@ -73,9 +74,10 @@ export function step(s: MonitorSession, e: MonitorEvent): { session: MonitorSess
       return { session: { ...s, mode: e.mode }, effects: s.phase === 'live' ? [{ type: 'route' }] : [] };
     case 'media':
       if (e.state === 'failed') return end('failed', true);
-      // The other tab closed its connection (tab closed, or it ended the monitor itself).
-      if (e.state === 'peer-closed') return end(peerGone(s.side), true);
-      if (e.state === 'disconnected') return { session: s, effects: [{ type: 'arm-lost-timer' }] };
+      // The other tab closed its connection: its tab closed, or it ended the monitor itself
+      // and its `end` (with the reason) is on the slower signaling path: wait briefly for it.
+      if (e.state === 'peer-closed') return { session: s, effects: [{ type: 'arm-lost-timer', grace: 'closed' }] };
+      if (e.state === 'disconnected') return { session: s, effects: [{ type: 'arm-lost-timer', grace: 'disconnected' }] };
       if (e.state === 'connected') return { session: s, effects: [{ type: 'disarm-lost-timer' }] };
       return same;
     case 'media-lost':
