@@ -63,7 +63,7 @@ const h = {
     await call!.start(micTrack, el);
   },
   async startMonitor(monitorId: string, mode: MonitorMode): Promise<string> {
-    agent = await AgentMonitor.start({ monitorId, mode, ctx, signaling, call: callAudioOf(call!.pc), audioEl: document.createElement('audio'), gatherTimeoutMs: 5000 });
+    agent = await AgentMonitor.start({ monitorId, mode, ctx, signaling, call: callAudioOf(call!.pc), audioEl: document.createElement('audio'), gatherTimeoutMs: 5000, lostGraceMs: 2000 });
     return agent.phase;
   },
   async agentMode(mode: MonitorMode): Promise<void> {
@@ -111,7 +111,7 @@ const h = {
     const track = (await mic()).getAudioTracks()[0]!;
     const audioEl = document.createElement('audio');
     document.body.append(audioEl);
-    supervisor = SupervisorMonitor.create({ monitorId, mode, ctx, signaling, micTrack: track, audioEl, gatherTimeoutMs: 5000 });
+    supervisor = SupervisorMonitor.create({ monitorId, mode, ctx, signaling, micTrack: track, audioEl, gatherTimeoutMs: 5000, lostGraceMs: 2000 });
   },
   async supervisorMode(mode: MonitorMode): Promise<void> {
     await supervisor!.setMode(mode);

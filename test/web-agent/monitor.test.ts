@@ -6,7 +6,8 @@
  * Signaling goes through this test (validated as the protocol's `monitor.signal` frames,
  * as the server will relay them). Each party's tone is told apart by its frequency
  * (Goertzel): the supervisor's meter, the agent's "heard" meter, and the caller's decoded
- * packets.
+ * packets. Without a server here, a closed tab is found from the monitor connection alone
+ * (the pages use a 2 s grace after `disconnected`; the server's socket close is the fast path).
  */
 import * as esbuild from 'esbuild';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -254,4 +255,39 @@ describe.sequential('monitoring a live call', () => {
     await sleep(500);
     expect((await agentPage.evaluate(() => window.h.callPacketsReceived())) - r1).toBeGreaterThan(15);
   });
+
+  test('the supervisor tab closing (while barging) leaves the call up with its own microphone', async () => {
+    await monitor('m2', 'barge');
+    await sleep(500);
+    expect(await agentState()).toMatchObject({ barging: true });
+    const sent = relayed.length;
+    await supPage.close();
+    // No server here: the agent's tab finds out from the monitor connection itself.
+    const t0 = Date.now();
+    await until(agentState, (s) => s.phase === 'ended', 25_000);
+    await agentPage.evaluate(() => window.h.agentSettled());
+    console.log(`supervisor tab closed → agent side ended in ${Date.now() - t0} ms`);
+    expect(await agentState()).toMatchObject({
+      phase: 'ended',
+      endReason: 'supervisor-gone',
+      barging: false,
+      call: { senderTrack: micTrackId, connection: 'connected', negotiationNeeded: 0, signalingChanges: 0 },
+    });
+    // It told the server (which ends it for both anyway when the socket closes).
+    expect(relayed.slice(sent)).toContainEqual({ from: 'agent', msg: { monitorId: 'm2', kind: 'end', reason: 'supervisor-gone' } });
+    await sleep(1000);
+    const [ag, s] = callerHears([AGENT_HZ, SUPERVISOR_HZ], 800);
+    expect(ag).toBeGreaterThan(HEARD);
+    expect(s).toBeLessThan(SILENT);
+  }, 45_000);
+
+  test('the agent tab closing ends monitoring on the supervisor side', async () => {
+    supPage = await openPage(supBrowser, 'supervisor');
+    await monitor('m3', 'listen');
+    await agentPage.close();
+    const t0 = Date.now();
+    const s = await until(supState, (v) => v.phase === 'ended', 25_000);
+    console.log(`agent tab closed → supervisor side ended in ${Date.now() - t0} ms`);
+    expect(s).toMatchObject({ phase: 'ended', endReason: 'agent-gone', micOn: false, monitorConnection: 'closed' });
+  }, 45_000);
 });
