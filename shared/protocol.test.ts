@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CALL_STATES } from '../server/calls/lifecycle.ts';
-import { CallStateName, callSeconds, isFinalState, MAX_FRAME_BYTES, parseClientMsg, parseServerMsg } from './protocol.ts';
+import { CallStateName, callSeconds, isFinalState, MAX_FRAME_BYTES, monitorShown, parseClientMsg, parseServerMsg } from './protocol.ts';
 
 describe('call states', () => {
   it('are the engine\'s states, one list; only ended is final', () => {
@@ -49,5 +49,45 @@ describe('WebSocket protocol v1', () => {
   });
   it('a frame limit of 64 KiB is exported for both ends', () => {
     expect(MAX_FRAME_BYTES).toBe(65536);
+  });
+});
+
+describe('monitoring frames', () => {
+  it('monitor.start needs a mode of listen, whisper or barge', () => {
+    expect(parseClientMsg(JSON.stringify({ type: 'monitor.start', id: '1', wacid: 'w1', mode: 'barge' })).ok).toBe(true);
+    expect(parseClientMsg(JSON.stringify({ type: 'monitor.start', id: '1', wacid: 'w1', mode: 'spy' }))).toMatchObject({ ok: false, id: '1', message: expect.stringMatching(/^mode: /) });
+  });
+  it('an offer or answer carries sdp and an end does not, both ways', () => {
+    const ok = [
+      { kind: 'offer', sdp: 'v=0\r\n' },
+      { kind: 'answer', sdp: 'v=0\r\n' },
+      { kind: 'end', reason: 'stopped' },
+      { kind: 'end' },
+    ];
+    const bad = [{ kind: 'offer' }, { kind: 'end', sdp: 'v=0\r\n' }];
+    for (const f of ok) {
+      expect(parseClientMsg(JSON.stringify({ type: 'monitor.signal', id: '1', monitorId: 'm1', ...f })).ok).toBe(true);
+      expect(parseServerMsg(JSON.stringify({ type: 'monitor.signal', monitorId: 'm1', ...f })).ok).toBe(true);
+    }
+    for (const f of bad) {
+      expect(parseClientMsg(JSON.stringify({ type: 'monitor.signal', id: '1', monitorId: 'm1', ...f }))).toMatchObject({ ok: false, message: /^sdp: offer and answer carry sdp/ });
+      expect(parseServerMsg(JSON.stringify({ type: 'monitor.signal', monitorId: 'm1', ...f })).ok).toBe(false);
+    }
+  });
+  it('a client signal is a request (id); the relayed one has none', () => {
+    expect(parseClientMsg(JSON.stringify({ type: 'monitor.signal', monitorId: 'm1', kind: 'end' })).ok).toBe(false);
+  });
+  it('monitor.started, monitor.mode and monitor.ended reach the pages', () => {
+    const started = { type: 'monitor.started', monitorId: 'm1', wacid: 'w1', mode: 'listen', side: 'agent', supervisor: 'sup', agent: 'agent1', shown: false };
+    expect(parseServerMsg(JSON.stringify(started)).ok).toBe(true);
+    expect(parseServerMsg(JSON.stringify({ type: 'monitor.mode', monitorId: 'm1', wacid: 'w1', mode: 'whisper', shown: true })).ok).toBe(true);
+    expect(parseServerMsg(JSON.stringify({ type: 'monitor.ended', monitorId: 'm1', wacid: 'w1', reason: 'agent-gone' })).ok).toBe(true);
+    expect(parseServerMsg(JSON.stringify({ type: 'monitor.ended', monitorId: 'm1', wacid: 'w1', reason: 'bored' })).ok).toBe(false);
+  });
+  it('listening is shown to the agent only when the setting says so; whisper and barge always', () => {
+    expect(monitorShown('listen', false)).toBe(false);
+    expect(monitorShown('listen', true)).toBe(true);
+    expect(monitorShown('whisper', false)).toBe(true);
+    expect(monitorShown('barge', false)).toBe(true);
   });
 });

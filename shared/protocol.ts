@@ -25,6 +25,23 @@
  * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
  * - Close code 4001: the login session ended (logout, on any node, or expiry); reconnecting
  *   with the same cookie is refused (401).
+ *
+ * Monitoring (issue 17 item 3; added: `monitor.start`, `monitor.mode`, `monitor.signal`
+ * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
+ * agent's tab mixes caller + microphone and sends it to the supervisor's tab over a second
+ * RTCPeerConnection (web-agent/src/monitor/); the server checks roles and relays:
+ * 1. supervisor → `monitor.start {id, wacid, mode}`: only a supervisor, only a live call
+ *    (`active`) held by an agent with a connected tab. Ack `{monitorId}` (server-made).
+ * 2. server → the ONE tab holding the call: `monitor.started {side:"agent", shown}`; to the
+ *    supervisor's tab: `monitor.started {side:"supervisor"}`. The agent's tab offers.
+ * 3. `monitor.signal {id, monitorId, kind:"offer"|"answer", sdp}` from one side is acked and
+ *    relayed (without `id`) to the other side's tab; the agent offers, the supervisor answers.
+ *    One offer and one answer per monitor (complete SDP, no trickle).
+ * 4. supervisor → `monitor.mode {id, monitorId, mode}`: ack, then `monitor.mode` to both tabs.
+ *    Never renegotiates anything: the supervisor's track is always sent, only routed by mode.
+ * 5. Either tab → `monitor.signal {kind:"end", reason?}`, the call ending, or either tab's
+ *    socket closing → `monitor.ended {monitorId, wacid, reason}` to both tabs (once).
+ * Timeline of the call: `monitor.started` (supervisor, mode), `monitor.mode`, `monitor.ended` (reason).
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
@@ -200,7 +217,65 @@ export const ErrorMsg = z.object({
   message: z.string(),
 });
 
+// ---- monitoring (issue 17 item 3; the flow is in the header) -----------------------------
+
+/** listen: the supervisor hears caller + agent; whisper: the agent also hears the supervisor; barge: the caller too. */
+export const MonitorMode = z.enum(['listen', 'whisper', 'barge']);
+export type MonitorMode = z.infer<typeof MonitorMode>;
+/**
+ * Why a monitor ended: `stopped` (the supervisor stopped it), `call-ended`, `agent-gone` /
+ * `supervisor-gone` (that tab closed or its socket or media went away), `failed` (the
+ * monitor's media could not be set up or broke; the call itself goes on).
+ */
+export const MonitorEndReason = z.enum(['stopped', 'call-ended', 'agent-gone', 'supervisor-gone', 'failed']);
+export type MonitorEndReason = z.infer<typeof MonitorEndReason>;
+export const MonitorSignalKind = z.enum(['offer', 'answer', 'end']);
+export type MonitorSignalKind = z.infer<typeof MonitorSignalKind>;
+const monitorId = z.string().min(1).max(64);
+
+/**
+ * Whether the agent's page shows that the call is monitored. Whisper and barge always are
+ * (the agent hears the supervisor); listening only when the server's setting says so.
+ */
+export function monitorShown(mode: MonitorMode, showListening: boolean): boolean {
+  return mode !== 'listen' || showListening;
+}
+
+const signalFields = {
+  monitorId,
+  kind: MonitorSignalKind,
+  /** The complete SDP (every candidate in it) of an offer or answer; absent on `end`. */
+  sdp: sdp.optional(),
+  /** On `end`: why this tab ends it (`stopped` from the supervisor, `failed`, `call-ended`). */
+  reason: MonitorEndReason.optional(),
+};
+const sdpMatchesKind = (m: { kind: MonitorSignalKind; sdp?: string | undefined }) => (m.kind === 'end') === (m.sdp === undefined);
+const sdpMatchesKindError = { message: 'offer and answer carry sdp, end does not', path: ['sdp'] };
+
+/** To both tabs when a monitor begins: `side` says which end this tab is. */
+export const MonitorStarted = z.object({
+  type: z.literal('monitor.started'),
+  monitorId,
+  wacid,
+  mode: MonitorMode,
+  side: z.enum(['agent', 'supervisor']),
+  supervisor: userName,
+  agent: userName,
+  /** Agent side: show the agent that the call is monitored (`monitorShown`). */
+  shown: z.boolean(),
+});
+export const MonitorModeChanged = z.object({ type: z.literal('monitor.mode'), monitorId, wacid, mode: MonitorMode, shown: z.boolean() });
+export const MonitorEnded = z.object({ type: z.literal('monitor.ended'), monitorId, wacid, reason: MonitorEndReason });
+/** The other tab's offer, answer or end, relayed as it was sent (without its request id). */
+export const MonitorSignalRelayed = z
+  .object({ type: z.literal('monitor.signal'), ...signalFields })
+  .refine(sdpMatchesKind, sdpMatchesKindError);
+
 export const ServerMsg = z.discriminatedUnion('type', [
+  MonitorStarted,
+  MonitorModeChanged,
+  MonitorEnded,
+  MonitorSignalRelayed,
   Welcome,
   CallOffered,
   CallRevoked,
@@ -238,8 +313,26 @@ export const CallDial = z
     path: ['to'],
   });
 export const Pong = z.object({ type: z.literal('pong'), t: z.number() });
+/** Supervisor: monitor a live call. Ack `{monitorId}`. */
+export const MonitorStart = z.object({ type: z.literal('monitor.start'), id: reqId, wacid, mode: MonitorMode });
+/** Supervisor: switch the mode of a running monitor (nothing is renegotiated). */
+export const MonitorModeSet = z.object({ type: z.literal('monitor.mode'), id: reqId, monitorId, mode: MonitorMode });
+/** Either tab of a monitor: an offer / answer to relay, or the end. */
+export const MonitorSignal = z
+  .object({ type: z.literal('monitor.signal'), id: reqId, ...signalFields })
+  .refine(sdpMatchesKind, sdpMatchesKindError);
 
-export const ClientMsg = z.discriminatedUnion('type', [PresenceSet, CallAnswer, CallDecline, CallHangup, CallDial, Pong]);
+export const ClientMsg = z.discriminatedUnion('type', [
+  PresenceSet,
+  CallAnswer,
+  CallDecline,
+  CallHangup,
+  CallDial,
+  Pong,
+  MonitorStart,
+  MonitorModeSet,
+  MonitorSignal,
+]);
 export type ClientMsg = z.infer<typeof ClientMsg>;
 
 /** Error codes the server puts in `{type:"error"}` frames. */

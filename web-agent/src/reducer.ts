@@ -217,6 +217,12 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'message.updated':
       // Shown by the callback and customer panels, which keep their own lists.
       return state;
+    case 'monitor.started':
+    case 'monitor.mode':
+    case 'monitor.ended':
+    case 'monitor.signal':
+      // Monitoring media lives in this tab's monitor controller (src/monitor/), not in the call list.
+      return state;
   }
 }
 

@@ -1,0 +1,88 @@
+/**
+ * The supervisor's tab of a monitor: it answers the agent tab's offer (complete SDP, no
+ * trickle), plays the mix (caller + agent) in `audioEl` and measures its energy, and sends
+ * its own microphone on the same connection, always: enabled in whisper and barge, a
+ * disabled track (silence) in listen. Switching mode only flips that; nothing is
+ * renegotiated.
+ */
+import { newPeerConnection, waitForGathering } from '../phone.ts';
+import { EnergyMeter } from './energy.ts';
+import { MonitorBase, type MonitorBaseOptions } from './media.ts';
+import { ROUTING_OFF, routingFor } from './routing.ts';
+import type { SignalMessage } from './signaling.ts';
+
+export interface SupervisorMonitorOptions extends MonitorBaseOptions {
+  /** The supervisor's microphone; a clone is sent (and stopped at the end). */
+  micTrack: MediaStreamTrack;
+  /** Plays the mix to the supervisor. */
+  audioEl: HTMLAudioElement;
+}
+
+export class SupervisorMonitor extends MonitorBase {
+  readonly pc: RTCPeerConnection;
+  private readonly mic: MediaStreamTrack;
+  /** The mix as it arrives (caller + agent), once the offer is applied. */
+  meter: EnergyMeter | undefined;
+
+  private constructor(private readonly o: SupervisorMonitorOptions) {
+    super('supervisor', o);
+    this.mic = o.micTrack.clone();
+    this.mic.enabled = false;
+    this.pc = newPeerConnection();
+    this.watch(this.pc);
+  }
+
+  /** Wait for the agent tab's offer on `signaling` and answer it. */
+  static create(opts: SupervisorMonitorOptions): SupervisorMonitor {
+    const m = new SupervisorMonitor(opts);
+    opts.signaling.onSignal((msg) => m.onSignal(msg));
+    return m;
+  }
+
+  /** Is the supervisor's microphone going out (whisper, barge)? */
+  get micOn(): boolean {
+    return this.mic.enabled;
+  }
+
+  private onSignal(msg: SignalMessage): void {
+    if (msg.monitorId !== this.monitorId) return;
+    if (msg.kind === 'end') return void this.ended(msg.reason ?? 'agent-gone');
+    if (msg.kind === 'offer' && msg.sdp && this.phase === 'idle') void this.answer(msg.sdp);
+  }
+
+  private async answer(offer: string): Promise<void> {
+    this.dispatch({ type: 'offer' });
+    try {
+      await this.pc.setRemoteDescription({ type: 'offer', sdp: offer });
+      const audio = this.pc.getTransceivers().find((t) => t.receiver.track.kind === 'audio');
+      if (!audio) throw new Error('the monitor offer has no audio');
+      await audio.sender.replaceTrack(this.mic);
+      audio.direction = 'sendrecv';
+      const mix = new MediaStream([audio.receiver.track]);
+      this.o.audioEl.srcObject = mix;
+      this.o.audioEl.muted = false;
+      void this.o.audioEl.play().catch(() => undefined);
+      this.meter = new EnergyMeter(this.o.ctx, mix);
+      await this.pc.setLocalDescription(await this.pc.createAnswer());
+      await waitForGathering(this.pc, this.o.gatherTimeoutMs);
+      if (this.phase === 'ended') return;
+      await this.o.signaling.send({ monitorId: this.monitorId, kind: 'answer', sdp: this.pc.localDescription!.sdp });
+      this.dispatch({ type: 'answer' });
+    } catch (err) {
+      console.warn('[monitor] answer failed:', (err as Error).message);
+      this.dispatch({ type: 'stop', reason: 'failed' });
+    }
+  }
+
+  protected route(): void {
+    this.mic.enabled = (this.phase === 'live' ? routingFor(this.mode) : ROUTING_OFF).supervisorMicOn;
+  }
+
+  protected teardown(): void {
+    this.mic.enabled = false;
+    this.mic.stop();
+    this.pc.close();
+    this.meter?.close();
+    this.o.audioEl.srcObject = null;
+  }
+}
