@@ -18,7 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
-import type { Conn, Hub } from '../gateway/hub.ts';
+import type { Conn, Hub } from '../push/hub.ts';
 import { AgentBoard } from './agents.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
 import { EVERY_AGENT, pickAgent, type Queues } from './routing.ts';

@@ -22,9 +22,8 @@ import type { Auth } from '../auth/index.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
 import { StoreUnavailableError } from '../store/store.ts';
-import type { Conn, Hub } from './hub.ts';
+import type { Conn, Hub } from '../push/hub.ts';
 
-export { Hub, type Conn } from './hub.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;

@@ -18,7 +18,7 @@
 import type { Hono } from 'hono';
 import type { Permission, ServerMsg } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
-import type { Hub } from '../gateway/hub.ts';
+import type { Hub } from '../push/hub.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 import { PermissionBook } from './book.ts';
