@@ -15,7 +15,8 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpNotFound } from '../ops/errors.ts';
 import { INDEX_DIR, isArchived, type MediaKind } from './index.ts';
 
 export interface ArchiveItem {
@@ -74,7 +75,7 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEn
       (await readdirOrEmpty(o.dir)).includes(callDir) &&
       (await readdirOrEmpty(join(o.dir, callDir))).includes(file) &&
       (await isArchived(o.dir, callDir, file, kind));
-    if (!known) return apiError(c, 404, 'NOT_FOUND', 'no such archived file');
+    if (!known) throw new HttpNotFound('no such archived file');
     const path = join(o.dir, callDir, file);
     const st = await stat(path);
     return new Response(Readable.toWeb(createReadStream(path)) as ReadableStream, {

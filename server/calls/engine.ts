@@ -15,7 +15,7 @@ import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { clip, LIMITS } from '../../shared/limits.ts';
 import { parseEvent, type CallingConnect, type CallingStatus, type CallingTerminate, type ParsedEvent } from '../../shared/events.ts';
 import type { Logger } from '../log/logger.ts';
-import { OutcomeUnknownError, ServiceError } from '../service/errors.ts';
+import { describeServiceError, OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
 import type { Conn, Hub } from '../push/hub.ts';
@@ -673,20 +673,8 @@ export function view(call: Call): CallView {
  * scrubs). It ends up in frames, so it is clipped to the frames' limits.
  */
 function refusal(err: unknown): { code: string; reason: string } {
-  if (err instanceof ServiceError) {
-    const provider = providerMessage(err.details);
-    return { code: clip(err.code, LIMITS.word), reason: clip(provider ? `${err.message} (${provider})` : err.message, LIMITS.reason) };
-  }
+  if (err instanceof ServiceError) return { code: clip(err.code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
   return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
-}
-
-function providerMessage(details: unknown): string | undefined {
-  if (!details || typeof details !== 'object') return undefined;
-  const d = details as Record<string, unknown>;
-  const msg = d.message ?? d.error_user_msg ?? d.title;
-  const code = d.code;
-  if (typeof msg === 'string') return code !== undefined ? `${String(code)}: ${msg}` : msg;
-  return code !== undefined ? `code ${String(code)}` : undefined;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);

@@ -11,7 +11,8 @@
  */
 import { Hono, type Context } from 'hono';
 import type { Role, User } from '../../shared/protocol.ts';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpBadGateway, HttpNotFound } from '../ops/errors.ts';
 import { view } from '../calls/engine.ts';
 import type { Call } from '../calls/lifecycle.ts';
 import type { Logger } from '../log/logger.ts';
@@ -66,14 +67,14 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
   });
 
   app.post('/api/demo/call', auth.requireUser('agent'), async (c) => {
-    if (!o.demo) return apiError(c, 404, 'NOT_FOUND', 'simulated calls exist in demo mode only');
+    if (!o.demo) throw new HttpNotFound('simulated calls exist in demo mode only');
     try {
       const r = await o.demo.call();
       log.info({ user: c.get('user').name }, 'demo call requested');
       return c.json({ ok: true, call: r });
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'demo call failed');
-      return apiError(c, 502, 'EMULATOR_ERROR', `the emulator did not start a call: ${(err as Error).message}`);
+      throw new HttpBadGateway(`the emulator did not start a call: ${(err as Error).message}`, 'EMULATOR_ERROR');
     }
   });
 
