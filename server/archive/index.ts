@@ -21,13 +21,15 @@
  *   call and its kind (`isArchived`). A restarted emulator that reused ids served an old
  *   call's recording to a new call; this rule refuses that whenever the ids differ in
  *   anything (the emulator now salts its ids per start).
- *
- * Wiring (main.ts): `handlers: { ...sb.handlers, ...createArchiveHandlers({ dir: config.archiveDir, calls: client.calls, log }) }`.
+ * - Announced: once a file is on disk (saved now or before), `media.available` goes to the
+ *   call's agent, supervisors and ops through the hub (when one is given).
  */
 import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parseEvent } from '../../shared/events.ts';
+import type { EventOf } from '../../shared/events.ts';
+import type { Hub } from '../push/hub.ts';
+import type { Store, StreamEntry } from '../store/store.ts';
 import { NotFoundError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 
@@ -44,7 +46,17 @@ export interface ArchiveOptions {
   calls: Pick<Calls, 'downloadMedia'>;
   log?: ArchiveLogger;
   now?: () => number;
+  /** With both: each archived file is announced (`media.available`) to who may see its call. */
+  announce?: { hub: Pick<Hub, 'toUser' | 'toRole'>; store: Pick<Store, 'getCall'> };
 }
+
+/** URL of one archived file (folder and file names are already URL-safe segments). */
+export function archiveUrl(callDir: string, file: string): string {
+  return `/api/archive/${encodeURIComponent(callDir)}/${encodeURIComponent(file)}`;
+}
+
+/** The media events the archive handles. */
+export type MediaEvent = EventOf<'chat.call.recording.updated' | 'chat.call.transcription.updated'>;
 
 export type ArchiveOutcome =
   | { kind: MediaKind; status: 'saved'; path: string; bytes: number }
@@ -53,7 +65,7 @@ export type ArchiveOutcome =
   | { kind: MediaKind; status: 'failed'; path: string };
 
 const EXTENSION: Record<MediaKind, string> = { recording: '.ogg', transcription: '.json' };
-const TYPE_KIND: Record<string, MediaKind> = {
+const TYPE_KIND: Record<MediaEvent['type'], MediaKind> = {
   'chat.call.recording.updated': 'recording',
   'chat.call.transcription.updated': 'transcription',
 };
@@ -150,21 +162,19 @@ export function createArchive(o: ArchiveOptions) {
   const now = o.now ?? Date.now;
 
   /**
-   * Archive one media event (the raw envelope as received). `signal` (the worker's handler
+   * Archive one media event (as the workers validated it). `signal` (the worker's handler
    * deadline) aborts the download: the socket is closed and the temp file removed, so a
    * download that hangs at the Service holds neither for ever.
    */
-  async function archive(event: unknown, opts: { signal?: AbortSignal } = {}): Promise<ArchiveOutcome | undefined> {
-    const parsed = parseEvent(event);
-    const kind = TYPE_KIND[parsed.type];
-    if (!parsed.known || kind === undefined) return undefined;
-    const media = parsed.payload as { wacid: string; result: 'AVAILABLE' | 'FAILED'; mediaAssetId?: string };
+  async function archive(event: MediaEvent, opts: { signal?: AbortSignal } = {}): Promise<ArchiveOutcome> {
+    const kind = TYPE_KIND[event.type];
+    const media = event.payload;
     const callDir = join(o.dir, segment('wacid', media.wacid));
     await mkdir(callDir, { recursive: true });
 
     if (media.result === 'FAILED') {
       const path = join(callDir, `${kind}.failed.json`);
-      await writeJsonAtomic(path, { wacid: media.wacid, kind, result: 'FAILED', eventId: parsed.envelope.id, payload: media, recordedAt: new Date(now()).toISOString() });
+      await writeJsonAtomic(path, { wacid: media.wacid, kind, result: 'FAILED', eventId: event.id, payload: media, recordedAt: new Date(now()).toISOString() });
       o.log?.warn?.({ wacid: media.wacid, kind }, 'call media FAILED at the Service; recorded');
       return { kind, status: 'failed', path };
     }
@@ -194,8 +204,22 @@ export function createArchive(o: ArchiveOptions) {
     }
   }
 
-  const handler = async (event: unknown, _entry?: unknown, ctx?: { signal: AbortSignal }): Promise<void> => {
-    await archive(event, ctx ? { signal: ctx.signal } : {});
+  /** Archive, then tell who may see the call: its agent, supervisors, ops. */
+  async function announce(out: ArchiveOutcome): Promise<void> {
+    if (!o.announce || (out.status !== 'saved' && out.status !== 'already-archived')) return;
+    const { hub, store } = o.announce;
+    const callDir = basename(dirname(out.path));
+    const wacid = decodeURIComponent(callDir);
+    const msg = { type: 'media.available', wacid, kind: out.kind, url: archiveUrl(callDir, basename(out.path)) } as const;
+    const agent = (await store.getCall(wacid))?.agent;
+    if (typeof agent === 'string') hub.toUser(agent, msg);
+    hub.toRole('supervisor', msg);
+    hub.toRole('ops', msg);
+  }
+
+  const handler = async (event: MediaEvent, _entry?: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
+    // The worker's deadline signal: a download that hangs at the Service is abandoned.
+    await announce(await archive(event, ctx ? { signal: ctx.signal } : {}));
   };
   return {
     archive,
@@ -205,9 +229,4 @@ export function createArchive(o: ArchiveOptions) {
       'chat.call.transcription.updated': handler,
     },
   };
-}
-
-/** The two webhook handlers, ready to spread into the worker registry. */
-export function createArchiveHandlers(o: ArchiveOptions) {
-  return createArchive(o).handlers;
 }

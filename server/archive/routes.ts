@@ -17,7 +17,7 @@ import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpNotFound } from '../ops/errors.ts';
-import { INDEX_DIR, isArchived, type MediaKind } from './index.ts';
+import { archiveUrl, INDEX_DIR, isArchived, type MediaKind } from './index.ts';
 
 export interface ArchiveItem {
   wacid: string;
@@ -36,10 +36,6 @@ function mediaKind(file: string): MediaKind | undefined {
   return undefined;
 }
 
-/** URL of one archived file (folder and file names are already URL-safe segments). */
-export function archiveUrl(callDir: string, file: string): string {
-  return `/api/archive/${encodeURIComponent(callDir)}/${encodeURIComponent(file)}`;
-}
 
 const readdirOrEmpty = (p: string): Promise<string[]> => readdir(p).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? ([] as string[]) : Promise.reject(err)));
 

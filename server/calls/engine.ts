@@ -13,7 +13,7 @@
 import { Presence, type CallView, type ClientMsg, type ServerMsg, type User } from '../../shared/protocol.ts';
 import { PROTOCOL_VERSION } from '../../shared/protocol.ts';
 import { clip, LIMITS } from '../../shared/limits.ts';
-import { parseEvent, type CallingConnect, type CallingStatus, type CallingTerminate, type ParsedEvent } from '../../shared/events.ts';
+import type { EventOf, KnownEvent } from '../../shared/events.ts';
 import type { Logger } from '../log/logger.ts';
 import { describeServiceError, OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
@@ -473,17 +473,13 @@ export class CallEngine {
   // ---- webhook events -------------------------------------------------------------------
 
   /**
-   * Handle one accepted webhook event (`chat.call.connect`, `chat.call.terminate`,
-   * `chat.call.status.updated`). `receivedAt` is when the receiver took it: the accept
-   * window counts from there (or from dialTime when earlier), not from processing.
+   * Handle one call signaling event (`chat.call.connect`, `chat.call.terminate`,
+   * `chat.call.status.updated`), as the workers parsed it. `receivedAt` is when the receiver
+   * took it: the accept window counts from there (or from dialTime when earlier), not from
+   * processing.
    */
-  async handleWebhook(entry: { type: string; body: string; receivedAt: number }): Promise<void> {
-    const ev = parseCallEvent(entry);
-    if (!ev) {
-      this.log.warn({ type: entry.type }, 'call event without a usable payload; ignored');
-      return;
-    }
-    await this.apply(ev);
+  async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
+    await this.apply(toCallEvent(event, receivedAt));
   }
 
   // ---- clients ---------------------------------------------------------------------------
@@ -679,22 +675,19 @@ function refusal(err: unknown): { code: string; reason: string } {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
 
-/**
- * Map a webhook event to a lifecycle event, validating its payload with the shared event
- * schemas (`shared/events.ts`); undefined for other types and unusable payloads.
- */
-export function parseCallEvent(entry: { type: string; body: string; receivedAt: number }): CallEvent | undefined {
-  let parsed: ParsedEvent;
-  try {
-    parsed = parseEvent(JSON.parse(entry.body));
-  } catch {
-    return undefined;
-  }
-  if (!parsed.known) return undefined;
-  const at = entry.receivedAt;
-  switch (parsed.type) {
+/** The webhook events that drive the call lifecycle. */
+export const CALL_SIGNAL_TYPES = ['chat.call.connect', 'chat.call.terminate', 'chat.call.status.updated'] as const;
+export type CallSignalEvent = EventOf<(typeof CALL_SIGNAL_TYPES)[number]>;
+
+export function isCallSignal(event: KnownEvent): event is CallSignalEvent {
+  return (CALL_SIGNAL_TYPES as readonly string[]).includes(event.type);
+}
+
+/** A call signaling event (validated by the workers) as a lifecycle event. */
+export function toCallEvent(event: CallSignalEvent, at: number): CallEvent {
+  switch (event.type) {
     case 'chat.call.connect': {
-      const p = parsed.payload as CallingConnect;
+      const p = event.payload;
       return {
         type: 'connect',
         wacid: p.wacid,
@@ -708,7 +701,7 @@ export function parseCallEvent(entry: { type: string; body: string; receivedAt: 
       };
     }
     case 'chat.call.terminate': {
-      const p = parsed.payload as CallingTerminate;
+      const p = event.payload;
       // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
       const first = p.errors?.[0];
       const errorCode = str(p.errorCode) ?? str(first?.code);
@@ -724,11 +717,7 @@ export function parseCallEvent(entry: { type: string; body: string; receivedAt: 
         ...(p.phoneId !== undefined ? { phoneId: p.phoneId } : {}),
       };
     }
-    case 'chat.call.status.updated': {
-      const p = parsed.payload as CallingStatus;
-      return { type: 'status', wacid: p.wacid, at, value: p.status };
-    }
-    default:
-      return undefined;
+    case 'chat.call.status.updated':
+      return { type: 'status', wacid: event.payload.wacid, at, value: event.payload.status };
   }
 }

@@ -4,7 +4,7 @@
  * how long the record lives, the request ration's windows, and the reading of a reply event.
  * No I/O, no clock: every function takes `now`.
  */
-import { ChatInboundMessage } from '../../shared/events.ts';
+import type { EventOf } from '../../shared/events.ts';
 import type { Permission } from '../../shared/protocol.ts';
 
 const DAY = 24 * 3600 * 1000;
@@ -152,21 +152,18 @@ const timeOf = (v: unknown): number | undefined => {
 };
 
 /**
- * The call-permission reply carried by a `chat.inbound_message.received` event (envelope
- * with the payload beside it), or undefined when the message is something else or cannot
- * be keyed (no business number, no user identifier). Throws nothing.
+ * The call-permission reply carried by a `chat.inbound_message.received` event (as the
+ * workers validated it), or undefined when the message is something else or cannot be keyed
+ * (no business number, no user identifier). Throws nothing.
  */
-export function replyOf(event: Record<string, unknown>, receivedAt: number): Reply | undefined {
-  const raw = event.chatInboundMessage ?? Object.values(event).find((v) => typeof v === 'object' && v !== null && 'interactive' in (v as object));
-  const parsed = ChatInboundMessage.safeParse(raw);
-  if (!parsed.success) return undefined;
-  const m = parsed.data;
+export function replyOf(event: EventOf<'chat.inbound_message.received'>, receivedAt: number): Reply | undefined {
+  const m = event.payload;
   const r = m.interactive?.call_permission_reply;
   if (!r || (r.response !== 'accept' && r.response !== 'reject')) return undefined;
   if (!m.to) return undefined;
   const users = [...new Set([m.from, m.fromUserId, m.userId].filter((u): u is string => typeof u === 'string' && u.length > 0))];
   if (users.length === 0) return undefined;
-  const at = timeOf(m.createTime) ?? timeOf(event.createTime) ?? receivedAt;
+  const at = timeOf(m.createTime) ?? timeOf(event.envelope.createTime) ?? receivedAt;
   const permanent = r.is_permanent === true;
   const reply: Reply = { from: m.to, users, response: r.response, permanent, at, id: m.id };
   if (r.response === 'accept' && !permanent) reply.expiresAt = expirationMs(r.expiration_timestamp) ?? at + DEFAULT_GRANT_MS;

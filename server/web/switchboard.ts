@@ -18,19 +18,19 @@ import type { Store } from '../store/store.ts';
 import type { StreamEntry } from '../store/store.ts';
 import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type LoginLimits, type Users } from '../auth/index.ts';
 import { SESSION_TTL_MS } from '../auth/session.ts';
-import { CallEngine, type ServiceCalls } from '../calls/engine.ts';
+import { CallEngine, type CallSignalEvent, type ServiceCalls } from '../calls/engine.ts';
+import type { HandlerRegistry } from '../webhooks/workers.ts';
 import type { Policy } from '../calls/lifecycle.ts';
 import { loadQueues } from '../calls/routing.ts';
 import { createGateway, createWsServer, type Gateway } from '../gateway/index.ts';
 import { Hub } from '../push/hub.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './index.ts';
 import { createArchive } from '../archive/index.ts';
-import { archiveUrl, createArchiveRoutes } from '../archive/routes.ts';
+import { createArchiveRoutes } from '../archive/routes.ts';
 import { createDeadLetterRoutes } from '../ops/dead-letters.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from '../permissions/index.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import type { Calls } from '../service/resources/calls.ts';
-import { basename, dirname } from 'node:path';
 
 export interface SwitchboardOptions {
   config: Pick<
@@ -88,7 +88,7 @@ export interface Switchboard {
   /** For `createApp({ mount: [sb.mount] })`. */
   mount(app: Hono<any>): void; // eslint-disable-line @typescript-eslint/no-explicit-any
   /** Webhook handlers by event type, for `createWorkers({ handlers })`. */
-  handlers: Record<string, (event: unknown, entry: StreamEntry) => Promise<void>>;
+  handlers: HandlerRegistry;
   start(): Promise<void>;
   close(): Promise<void>;
 }
@@ -150,7 +150,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     demo: o.demo,
   }) as unknown as Hono;
   const wss = createWsServer();
-  const archive = o.media ? createArchive({ dir: config.archiveDir, calls: o.media, log: log.child({ part: 'archive' }) }) : undefined;
+  const archive = o.media ? createArchive({ dir: config.archiveDir, calls: o.media, log: log.child({ part: 'archive' }), announce: { hub, store } }) : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
   const deadLetterRoutes = createDeadLetterRoutes({
     auth,
@@ -159,20 +159,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     secrets: secretsOf(config),
     ...(o.metrics ? { metrics: o.metrics } : {}),
   });
-  /** Archive one media event, then tell who may see the call: its agent, supervisors, ops. */
-  const onMediaEvent = async (event: unknown, _entry: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
-    // The worker's deadline signal: a download that hangs at the Service is abandoned.
-    const out = await archive!.archive(event, ctx ? { signal: ctx.signal } : {});
-    if (!out || (out.status !== 'saved' && out.status !== 'already-archived')) return;
-    const callDir = basename(dirname(out.path));
-    const wacid = decodeURIComponent(callDir);
-    const msg = { type: 'media.available', wacid, kind: out.kind, url: archiveUrl(callDir, basename(out.path)) } as const;
-    const agent = (await store.getCall(wacid))?.agent;
-    if (typeof agent === 'string') hub.toUser(agent, msg);
-    hub.toRole('supervisor', msg);
-    hub.toRole('ops', msg);
-  };
-  const onCallEvent = (_event: unknown, entry: StreamEntry) => engine.handleWebhook(entry);
+  const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   let closed = false;
   return {
     auth,
@@ -194,7 +181,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       'chat.call.status.updated': onCallEvent,
       // Call permission replies; other inbound messages are ignored there.
       'chat.inbound_message.received': permissions.onInboundMessage,
-      ...(archive ? { 'chat.call.recording.updated': onMediaEvent, 'chat.call.transcription.updated': onMediaEvent } : {}),
+      ...archive?.handlers,
     },
     async start() {
       await hub.start();
