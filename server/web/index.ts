@@ -13,7 +13,7 @@ import { Hono, type Context } from 'hono';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpBadGateway, HttpNotFound } from '../ops/errors.ts';
-import { view } from '../calls/engine.ts';
+import { view } from '../calls/views.ts';
 import type { Call } from '../calls/lifecycle.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
