@@ -14,7 +14,7 @@ import type { Role, User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpBadGateway, HttpNotFound } from '../ops/errors.ts';
 import { view } from '../calls/views.ts';
-import type { Call } from '../calls/lifecycle.ts';
+import { fromRecord } from '../calls/apply.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 
@@ -57,11 +57,11 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
 
   app.route('/', auth.routes);
-  app.route('/', o.ws as unknown as Hono<AuthEnv>);
+  app.route('/', o.ws);
 
   app.get('/api/calls', auth.requireUser('agent', 'supervisor'), async (c) => {
     const user = c.get('user');
-    const all = (await store.listCalls()).map((r) => r as unknown as Call);
+    const all = (await store.listCalls()).map(fromRecord);
     const visible = all.filter((call) => user.roles.includes('supervisor') || call.agent === user.name);
     return c.json({ items: visible.map(view) });
   });

@@ -73,6 +73,8 @@ async function withHungDownloads(cmd: { file: string; args: string[]; detached?:
       SESSION_SECRET: randomBytes(24).toString('base64url'),
       USERS_FILE: join(dir, 'users.json'),
       ARCHIVE_DIR: join(dir, 'archive'),
+      // Required outside demo mode since issue 11 (no browser reaches it here).
+      PUBLIC_URL: 'http://127.0.0.1',
     }),
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: cmd.detached ?? false,
