@@ -9,7 +9,7 @@ import type { Permission } from '../../shared/protocol.ts';
 
 const DAY = 24 * 3600 * 1000;
 
-/** A temporary grant without an `expiration_timestamp` lasts this long (calling-facts.md: 7 days). */
+/** A temporary grant without an `expiration_timestamp` lasts this long: 7 days, the provider's default. */
 export const DEFAULT_GRANT_MS = 7 * DAY;
 /** A rejection is respected this long before the user may be asked again (a request then answers 409). */
 export const REASK_AFTER_REJECT_MS = DAY;
@@ -19,7 +19,7 @@ export const KEEP_MS = 30 * DAY;
 export const PERMANENT_KEEP_MS = 365 * DAY;
 
 /**
- * Request ration per business number + user (calling-facts.md; the emulator enforces the
+ * Request ration per business number + user (the provider's limit; the emulator enforces the
  * same): at most 1 request in 24 hours and 2 in 7 days. Kept by the store's `reserveSlot`
  * (one atomic check-and-take across nodes; `PermissionBook.reserveRequest`).
  */

@@ -95,7 +95,7 @@ export class TimeoutError extends ServiceError {
 
 /**
  * A POST was sent and no answer came (timeout, lost connection, deadline). The Service may
- * or may not have acted on it (part 7 rule 4), so it is never retried blindly: reconcile
+ * or may not have acted on it, so it is never retried blindly: reconcile
  * first (`externalId` lookups in lists, or the events), then decide.
  */
 export class OutcomeUnknownError extends ServiceError {

@@ -1,5 +1,5 @@
 /**
- * `POST /webhooks/service`, exactly as design.md's receiver rules say:
+ * `POST /webhooks/service`, by these rules:
  * 1. raw body, at most 1 MiB, counted while reading (413 also without Content-Length);
  * 2. `Service-Signature` verified against the raw bytes (401 `UNAUTHORIZED`, nothing stored);
  * 3. JSON + envelope (400 `BAD_REQUEST`); unknown types and fields are accepted;
