@@ -25,7 +25,6 @@ import { HttpForbidden, HttpUnauthorized } from '../ops/errors.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 
-
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
 
