@@ -198,11 +198,11 @@ async function engineShare(): Promise<{ p50: number; p99: number; n: number; ing
   const started = new Map<string, number>();
   const posted = new Map<string, number>();
   const share: number[] = [];
-  const engine = b.sb.engine as unknown as { handleWebhook(e: { type: string; body: string; receivedAt: number }): Promise<void> };
-  const handle = engine.handleWebhook.bind(engine);
-  engine.handleWebhook = async (e) => {
-    if (e.type === 'chat.call.connect') started.set((JSON.parse(e.body) as { callingConnect: { wacid: string } }).callingConnect.wacid, performance.now());
-    return handle(e);
+  const engine = b.sb.engine;
+  const handle = engine.handleEvent.bind(engine);
+  engine.handleEvent = async (event, receivedAt) => {
+    if (event.type === 'chat.call.connect') started.set(event.payload.wacid, performance.now());
+    return handle(event, receivedAt);
   };
   const hub = b.sb.hub as unknown as { toUser(n: string, m: { type: string; wacid?: string }, x?: string): void };
   const toUser = hub.toUser.bind(hub);

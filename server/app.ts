@@ -4,7 +4,7 @@
  * What every route gets from here:
  * - a request id (`X-Request-ID`, taken from the request when well-formed, else new) on
  *   every response and in `c.get('log')`, a child logger whose every line carries it;
- * - one error mapping (`app.onError`): `HttpError`s (server/ops/errors.ts) become the
+ * - one error mapping (`app.onError`): `HttpError`s (server/ops/errors.ts, the one family routes throw) become the
  *   Service's error shape `{ error: { status, code, message, requestId } }`, anything
  *   else is logged and becomes a 500 without internals;
  * - request counting for `/metrics` (bounded labels: known methods, matched route patterns);
@@ -17,11 +17,10 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Hono, type Context } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { Hono, type ErrorHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
-import { HttpError, errorBody, NotFoundError } from './ops/errors.ts';
+import { HttpError, HttpNotFound, HttpUnauthorized, HttpUnavailable, renderError } from './ops/errors.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
 import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
@@ -72,12 +71,33 @@ function timeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   ]);
 }
 
-export function errorResponse(c: Context<AppEnv>, status: number, code: string, message: string): Response {
-  const requestId = c.get('requestId') ?? 'unknown';
-  return c.json(errorBody(status, code, message, requestId), status as ContentfulStatusCode, { 'X-Request-ID': requestId });
+/** The app and the foundation's metrics (tests read counters). */
+/**
+ * The one mapping of errors to answers (`app.onError`): `HttpError`s as they are, a store
+ * outage as 503, Hono's own HTTP exceptions by status, anything else 500. Exported so that
+ * tests mounting routes on a bare Hono answer exactly as the app does.
+ */
+export function errorHandler(log: Logger): ErrorHandler {
+  return (err, c) => {
+    if (err instanceof HttpError) {
+      if (err.status >= 500) c.get('log')?.error({ err, cause: err.cause }, err.message);
+      return renderError(c, err);
+    }
+    // The store is down (e.g. a login cannot keep its session): the client may retry.
+    if (err instanceof StoreUnavailableError) {
+      (c.get('log') ?? log).warn({ err: err.message, path: c.req.path }, 'store unavailable');
+      return renderError(c, new HttpUnavailable('the server cannot reach its store; try again shortly'));
+    }
+    // Hono's own HTTP exceptions (e.g. from middleware of other parts).
+    const status = (err as { status?: number }).status;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return renderError(c, new HttpError(status, status === 401 ? 'UNAUTHORIZED' : status === 403 ? 'FORBIDDEN' : 'BAD_REQUEST', err.message || 'request refused'));
+    }
+    (c.get('log') ?? log).error({ err }, 'unhandled error');
+    return renderError(c, new HttpError(500, 'INTERNAL', 'internal error'));
+  };
 }
 
-/** The app and the foundation's metrics (tests read counters). */
 export function createApp(deps: AppDeps): App {
   return createAppWithMetrics(deps).app;
 }
@@ -144,26 +164,10 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     return next();
   });
 
-  app.onError((err, c) => {
-    if (err instanceof HttpError) {
-      if (err.status >= 500) c.get('log')?.error({ err, cause: err.cause }, err.message);
-      return errorResponse(c, err.status, err.code, err.message);
-    }
-    // The store is down (e.g. a login cannot keep its session): the client may retry.
-    if (err instanceof StoreUnavailableError) {
-      (c.get('log') ?? deps.log).warn({ err: err.message, path: c.req.path }, 'store unavailable');
-      return errorResponse(c, 503, 'UNAVAILABLE', 'the server cannot reach its store; try again shortly');
-    }
-    // Hono's own HTTP exceptions (e.g. from middleware of other parts).
-    const status = (err as { status?: number }).status;
-    if (typeof status === 'number' && status >= 400 && status < 500) {
-      return errorResponse(c, status, status === 401 ? 'UNAUTHORIZED' : status === 403 ? 'FORBIDDEN' : 'BAD_REQUEST', err.message || 'request refused');
-    }
-    (c.get('log') ?? deps.log).error({ err }, 'unhandled error');
-    return errorResponse(c, 500, 'INTERNAL', 'internal error');
-  });
+  // The one place errors become answers: routes and middleware throw `HttpError`s.
+  app.onError(errorHandler(deps.log));
 
-  app.notFound((c) => errorResponse(c, 404, 'NOT_FOUND', new NotFoundError(`no route for ${c.req.method} ${c.req.path}`).message));
+  app.notFound((c) => renderError(c, new HttpNotFound(`no route for ${c.req.method} ${c.req.path}`)));
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
 
@@ -199,7 +203,7 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     if (metricsToken) {
       const given = Buffer.from(c.req.header('authorization') ?? '');
       if (given.length !== metricsToken.length || !timingSafeEqual(given, metricsToken)) {
-        return errorResponse(c, 401, 'UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+        throw new HttpUnauthorized('GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
       }
     }
     return c.body(await metrics.render(), 200, { 'Content-Type': 'text/plain; version=0.0.4; charset=utf-8' });

@@ -12,16 +12,17 @@
  * in-process; `npm start` runs this file.
  */
 import { serve } from '@hono/node-server';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { createAppWithMetrics, type ReadinessCheck } from './app.ts';
+import type { ReadinessCheck } from './app.ts';
 import { ConfigError, describeConfig, loadConfig, secretsOf, withServiceBaseUrl, type Config } from './config/config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
-import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/store.ts';
 import { WEBHOOK_PATH } from './webhooks/receiver.ts';
-import { createWorkers, type HandlerRegistry } from './webhooks/workers.ts';
+import { createSwitchboard } from './switchboard.ts';
+import { emulatorDemoCaller } from './web/demo.ts';
 
 export { createStore } from './store/index.ts';
 
@@ -105,65 +106,23 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
     cleanups.push(() => demo.close());
   }
 
-  const metrics = new Metrics();
-  const mount: Array<(app: import('./app.ts').App) => void> = [];
-  let handlers: HandlerRegistry = {};
-  let switchboard: { start(): Promise<void>; close(): Promise<void>; wss: unknown } | undefined;
-
-  // The calling half (auth, call engine, WebSocket gateway, pages): wired when present.
-  if (config.serviceBaseUrl) {
-    const { createServiceClient } = await import('./service/index.ts');
-    const { createSwitchboard } = await import('./web/switchboard.ts');
-    const { buildWebAgent } = await import('../web-agent/build.ts');
-    const client = createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) });
-    const assets = await buildWebAgent().catch((err: unknown) => {
-      log.error({ err }, 'web-agent build failed: pages are not served');
-      return new Map();
-    });
-    const sb = await createSwitchboard({
-      config,
-      store,
-      log,
-      calls: client.calls,
-      media: client.calls,
-      messages: client.messages,
-      phoneNumbers: client.phoneNumbers,
-      metrics,
-      assets,
-      ...(demo ? { demo: (await import('./web/demo.ts')).emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
-    });
-    mount.push((app) => sb.mount(app));
-    handlers = sb.handlers as HandlerRegistry;
-    switchboard = sb;
-  } else {
-    log.warn('no Service: webhook intake, health and metrics only');
-  }
-
   let shuttingDown = false;
-  const { app } = createAppWithMetrics({
+  const sb = await createSwitchboard({
     config,
     store,
     log,
-    metrics,
-    mount,
+    ...(demo ? { demo: emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
     readiness: config.serviceBaseUrl ? [serviceReachable(config.serviceBaseUrl)] : [],
     isShuttingDown: () => shuttingDown,
-  });
-  const workers = createWorkers({
-    store,
-    handlers,
-    log: log.child({ part: 'workers' }),
-    metrics: foundationMetrics(metrics),
-    maxAttempts: config.webhookMaxAttempts,
   });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve(
       {
-        fetch: app.fetch,
+        fetch: sb.app.fetch,
         port: config.port,
         hostname: config.host,
-        ...(switchboard ? { websocket: { server: switchboard.wss } } : {}),
+        ...(sb.wss ? { websocket: { server: sb.wss } } : {}),
       } as Parameters<typeof serve>[0],
       () => resolve(s),
     );
@@ -175,8 +134,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
 
   demo?.addReceiver(`${url}${WEBHOOK_PATH}`);
   await store.ping().catch((err: Error) => log.error({ err: { message: err.message } }, 'store not reachable at start (will retry)'));
-  await workers.start();
-  await switchboard?.start();
+  await sb.start();
 
   log.info({ url, demo: config.demo, store: config.redisUrl ? 'redis' : 'memory', config: describeConfig(config) }, 'switchboard started');
 
@@ -185,11 +143,8 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
     (closing ??= (async () => {
       shuttingDown = true;
       log.info('shutting down: no new connections, draining in-flight work');
-      const s = server as unknown as {
-        close(cb: (err?: Error) => void): void;
-        closeIdleConnections?: () => void;
-        closeAllConnections?: () => void;
-      };
+      // An HTTP/1 server (serve() is not given createServer options for HTTP/2).
+      const s = server as Server;
       const closed = new Promise<void>((resolve) => s.close(() => resolve()));
       // Keep-alive connections become idle once their request is answered: close them as
       // they do, so the drain ends with the last in-flight request.
@@ -197,10 +152,9 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       const idleSweep = setInterval(() => s.closeIdleConnections?.(), 50);
       // The workers stop alongside the HTTP drain, bounded on their own (`stopTimeoutMs`):
       // handlers still running then are aborted and their events stay pending for another
-      // node, so a hung download never holds the shutdown.
-      const workersStopped = workers.stop().catch((err: unknown) => log.error({ err }, 'workers stop failed'));
-      // WebSockets would keep the server open: the gateway closes them.
-      await switchboard?.close().catch((err: unknown) => log.error({ err }, 'switchboard close failed'));
+      // node, so a hung download never holds the shutdown. WebSockets would keep the server
+      // open: the gateway closes them.
+      const sbClosed = sb.close().catch((err: unknown) => log.error({ err }, 'switchboard close failed'));
       const forced = setTimeout(() => {
         log.warn({ drainMs }, 'drain timeout: closing remaining connections');
         s.closeAllConnections?.();
@@ -208,7 +162,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       await closed;
       clearTimeout(forced);
       clearInterval(idleSweep);
-      await workersStopped;
+      await sbClosed;
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
       await store.close();
       log.info('stopped');

@@ -406,16 +406,25 @@ export function payloadOf(event: Record<string, unknown>): { name: string; value
   return undefined;
 }
 
-export type ParsedEvent =
-  | { known: true; type: KnownEventType; envelope: Envelope; payloadName: string; payload: Record<string, unknown> }
-  | { known: false; type: string; envelope: Envelope };
+/**
+ * A validated event of a known type, discriminated by `type`: its envelope and its payload
+ * typed by the table above. Handlers get this (`server/webhooks/workers.ts`), never the body.
+ */
+export type EventOf<T extends KnownEventType> = T extends KnownEventType
+  ? { known: true; type: T; id: string; envelope: Envelope; payloadName: string; payload: PayloadOf<T> }
+  : never;
+export type KnownEvent = EventOf<KnownEventType>;
+/** A type this code does not know: stored, logged, ignored. */
+export type UnknownEvent = { known: false; type: string; id: string; envelope: Envelope };
+export type ParsedEvent = KnownEvent | UnknownEvent;
 
 export class EventPayloadError extends Error {
   override readonly name = 'EventPayloadError';
 }
 
 /**
- * Validate a received event: envelope, and for known types its payload.
+ * Validate a received event: envelope, and for known types its payload. The workers are
+ * the one caller (each stream entry is parsed once, there).
  * Unknown types return `{ known: false }` (stored, logged, ignored). Throws
  * `EventPayloadError` naming the field and rule when a known type's payload is invalid.
  */
@@ -426,7 +435,7 @@ export function parseEvent(json: unknown): ParsedEvent {
     throw new EventPayloadError(`envelope ${i?.path.join('.') || 'body'}: ${i?.message ?? 'invalid'}`);
   }
   const type = env.data.type;
-  if (!isKnownEventType(type)) return { known: false, type, envelope: env.data };
+  if (!isKnownEventType(type)) return { known: false, type, id: env.data.id, envelope: env.data };
   const p = payloadOf(env.data);
   if (!p) throw new EventPayloadError(`${type}: payload object ${EVENT_TYPES[type].name.replace(/\?$/, '')} is missing`);
   const r = EVENT_TYPES[type].schema.safeParse(p.value);
@@ -434,5 +443,7 @@ export function parseEvent(json: unknown): ParsedEvent {
     const i = r.error.issues[0];
     throw new EventPayloadError(`${type}: ${p.name}.${i?.path.join('.') ?? ''}: ${i?.message ?? 'invalid'}`);
   }
-  return { known: true, type, envelope: env.data, payloadName: p.name, payload: r.data as Record<string, unknown> };
+  // The table pairs `type` with the schema that just validated the payload; TypeScript cannot
+  // follow that pairing through the lookup, so the union is stated here, once.
+  return { known: true, type, id: env.data.id, envelope: env.data, payloadName: p.name, payload: r.data } as KnownEvent;
 }

@@ -5,14 +5,21 @@
  *
  * Property style: seeded random events whose fields sit around every limit (empty, at the
  * limit, one over, far over, multi-byte characters), driven through the same code the
- * engine runs: `parseCallEvent` → `transition` → the frames the effects become.
+ * engine runs: `parseEvent` (the workers) → `toCallEvent` → `transition` → the frames the
+ * effects become.
  */
 import { describe, expect, it } from 'vitest';
-import { offered, parseCallEvent, view } from '../server/calls/engine.ts';
-import { transition, type Call, type Effect } from '../server/calls/lifecycle.ts';
+import { isCallSignal, offered, toCallEvent, view } from '../server/calls/engine.ts';
+import { transition, type Call, type CallEvent, type Effect } from '../server/calls/lifecycle.ts';
 import { EventPayloadError, parseEvent } from './events.ts';
 import { LIMITS } from './limits.ts';
 import { ServerMsg } from './protocol.ts';
+
+/** The workers' parse of a stream entry, then the engine's lifecycle event. */
+function parseCallEvent(entry: { type: string; body: string; receivedAt: number }): CallEvent | undefined {
+  const event = parseEvent(JSON.parse(entry.body));
+  return event.known && isCallSignal(event) ? toCallEvent(event, entry.receivedAt) : undefined;
+}
 
 /** mulberry32, as the emulator uses: same seed, same cases. */
 function rng(seed: number) {

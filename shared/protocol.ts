@@ -6,8 +6,8 @@
  * `{type:"ack", id, ...result}` or `{type:"error", id, code, message}`.
  * Frames over `MAX_FRAME_BYTES` are refused.
  *
- * Core message names and meanings are fixed by the design (`design.md`); more may be
- * added, never renamed.
+ * Message names and meanings are fixed once published (pages and programs depend on them):
+ * more may be added, never renamed.
  *
  * Owners: the server side (server/gateway, server/calls) and the browser side (web-agent/)
  * together; changes are additive only, noted here (added: `permission.updated`,

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceClient, fullJitterBackoff } from '../service/index.ts';
 import { json, serviceError, startServer, type TestServer } from '../../test/service/server.ts';
-import { ArchiveConflictError, createArchive, INDEX_DIR } from './index.ts';
+import { ArchiveConflictError, createArchive, INDEX_DIR, type MediaEvent } from './index.ts';
+import { parseEvent } from '../../shared/events.ts';
 import { listArchive } from './routes.ts';
 import { createHash } from 'node:crypto';
 import { muxOggOpus } from '../../test/emulator/calls/ogg.ts';
@@ -81,7 +82,12 @@ const archive = () =>
   createArchive({ dir, calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive', retry: fullJitterBackoff({ maxAttempts: 2, baseMs: 10 }) }).calls });
 
 let n = 0;
-const event = (type: string, payload: Record<string, unknown>) => ({ id: `evt_${++n}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: payload });
+/** A media event as the workers hand it on: the envelope parsed and validated once. */
+const event = (type: string, payload: Record<string, unknown>): MediaEvent => {
+  const e = parseEvent({ id: `evt_${++n}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: payload });
+  if (!e.known || (e.type !== 'chat.call.recording.updated' && e.type !== 'chat.call.transcription.updated')) throw new Error(`not a media event: ${type}`);
+  return e;
+};
 const rec = (wacid: string, mediaAssetId: string) => event('chat.call.recording.updated', { wacid, phoneId: 'p1', result: 'AVAILABLE', mediaAssetId });
 
 describe('call media archive', () => {

@@ -25,14 +25,16 @@
  * - Checked as it streams (`media.ts`): size and SHA-256 of the bytes; a recording must be
  *   Ogg Opus (`OggS`, then `OpusHead`), a transcription JSON (its text is returned for
  *   search). Anything else is recorded as `<mediaAssetId>.invalid.json`, never archived.
- *
- * Wiring (main.ts): `handlers: { ...sb.handlers, ...createArchiveHandlers({ dir: config.archiveDir, calls: client.calls, log,
- *   onArchived: (r) => factsOfMedia(r, Date.now()).forEach(history.enqueue) }) }`.
+ * - Announced: once a file is on disk (saved now or before), `media.available` goes to the
+ *   call's agent, supervisors and ops through the hub (when one is given), and every
+ *   handler result goes to `onArchived` (the wiring turns it into history facts).
  */
 import { link, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { parseEvent } from '../../shared/events.ts';
+import type { EventOf } from '../../shared/events.ts';
+import type { Hub } from '../push/hub.ts';
+import type { Store, StreamEntry } from '../store/store.ts';
 import { NotFoundError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import { digestFile, MediaDigest, oggProblem, readTranscript } from './media.ts';
@@ -56,7 +58,17 @@ export interface ArchiveOptions {
    * (`factsOfMedia`). Must not throw (history's `enqueue` never does).
    */
   onArchived?: (r: ArchiveOutcome) => void;
+  /** With both: each archived file is announced (`media.available`) to who may see its call. */
+  announce?: { hub: Pick<Hub, 'toUser' | 'toRole'>; store: Pick<Store, 'getCall'> };
 }
+
+/** URL of one archived file (folder and file names are already URL-safe segments). */
+export function archiveUrl(callDir: string, file: string): string {
+  return `/api/archive/${encodeURIComponent(callDir)}/${encodeURIComponent(file)}`;
+}
+
+/** The media events the archive handles. */
+export type MediaEvent = EventOf<'chat.call.recording.updated' | 'chat.call.transcription.updated'>;
 
 /**
  * What one media event led to (and what history records of it: `factsOfMedia`).
@@ -83,7 +95,7 @@ export interface ArchiveOutcome {
 }
 
 const EXTENSION: Record<MediaKind, string> = { recording: '.ogg', transcription: '.json' };
-const TYPE_KIND: Record<string, MediaKind> = {
+const TYPE_KIND: Record<MediaEvent['type'], MediaKind> = {
   'chat.call.recording.updated': 'recording',
   'chat.call.transcription.updated': 'transcription',
 };
@@ -180,21 +192,19 @@ export function createArchive(o: ArchiveOptions) {
   const now = o.now ?? Date.now;
 
   /**
-   * Archive one media event (the raw envelope as received). `signal` (the worker's handler
+   * Archive one media event (as the workers validated it). `signal` (the worker's handler
    * deadline) aborts the download: the socket is closed and the temp file removed, so a
    * download that hangs at the Service holds neither for ever.
    */
-  async function archive(event: unknown, opts: { signal?: AbortSignal } = {}): Promise<ArchiveOutcome | undefined> {
-    const parsed = parseEvent(event);
-    const kind = TYPE_KIND[parsed.type];
-    if (!parsed.known || kind === undefined) return undefined;
-    const media = parsed.payload as { wacid: string; result: 'AVAILABLE' | 'FAILED'; mediaAssetId?: string };
+  async function archive(event: MediaEvent, opts: { signal?: AbortSignal } = {}): Promise<ArchiveOutcome> {
+    const kind = TYPE_KIND[event.type];
+    const media = event.payload;
     const callDir = join(o.dir, segment('wacid', media.wacid));
     await mkdir(callDir, { recursive: true });
 
     if (media.result === 'FAILED') {
       const path = join(callDir, `${kind}.failed.json`);
-      await writeJsonAtomic(path, { wacid: media.wacid, kind, result: 'FAILED', eventId: parsed.envelope.id, payload: media, recordedAt: new Date(now()).toISOString() });
+      await writeJsonAtomic(path, { wacid: media.wacid, kind, result: 'FAILED', eventId: event.id, payload: media, recordedAt: new Date(now()).toISOString() });
       o.log?.warn?.({ wacid: media.wacid, kind }, 'call media FAILED at the Service; recorded');
       return { kind, status: 'failed', wacid: media.wacid, ...(media.mediaAssetId ? { mediaAssetId: media.mediaAssetId } : {}), path, reason: 'the Service reported FAILED' };
     }
@@ -255,9 +265,24 @@ export function createArchive(o: ArchiveOptions) {
     return { ...base, status: 'saved', path, bytes: digest.bytes, sha256, ...(text !== undefined ? { text } : {}) };
   }
 
-  const handler = async (event: unknown, _entry?: unknown, ctx?: { signal: AbortSignal }): Promise<void> => {
-    const r = await archive(event, ctx ? { signal: ctx.signal } : {});
-    if (r) o.onArchived?.(r);
+  /** Tell who may see the call that a file is on disk: its agent, supervisors, ops. */
+  async function announce(out: ArchiveOutcome): Promise<void> {
+    if (!o.announce || (out.status !== 'saved' && out.status !== 'already-archived')) return;
+    const { hub, store } = o.announce;
+    const callDir = basename(dirname(out.path));
+    const wacid = decodeURIComponent(callDir);
+    const msg = { type: 'media.available', wacid, kind: out.kind, url: archiveUrl(callDir, basename(out.path)) } as const;
+    const agent = (await store.getCall(wacid))?.agent;
+    if (typeof agent === 'string') hub.toUser(agent, msg);
+    hub.toRole('supervisor', msg);
+    hub.toRole('ops', msg);
+  }
+
+  const handler = async (event: MediaEvent, _entry?: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
+    // The worker's deadline signal: a download that hangs at the Service is abandoned.
+    const out = await archive(event, ctx ? { signal: ctx.signal } : {});
+    o.onArchived?.(out);
+    await announce(out);
   };
   return {
     archive,
@@ -267,9 +292,4 @@ export function createArchive(o: ArchiveOptions) {
       'chat.call.transcription.updated': handler,
     },
   };
-}
-
-/** The two webhook handlers, ready to spread into the worker registry. */
-export function createArchiveHandlers(o: ArchiveOptions) {
-  return createArchive(o).handlers;
 }

@@ -15,8 +15,9 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
-import { INDEX_DIR, isArchived, type MediaKind } from './index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpNotFound } from '../ops/errors.ts';
+import { archiveUrl, INDEX_DIR, isArchived, type MediaKind } from './index.ts';
 
 export interface ArchiveItem {
   wacid: string;
@@ -35,10 +36,6 @@ function mediaKind(file: string): MediaKind | undefined {
   return undefined;
 }
 
-/** URL of one archived file (folder and file names are already URL-safe segments). */
-export function archiveUrl(callDir: string, file: string): string {
-  return `/api/archive/${encodeURIComponent(callDir)}/${encodeURIComponent(file)}`;
-}
 
 const readdirOrEmpty = (p: string): Promise<string[]> => readdir(p).catch((err: NodeJS.ErrnoException) => (err.code === "ENOENT" ? ([] as string[]) : Promise.reject(err)));
 
@@ -74,7 +71,7 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEn
       (await readdirOrEmpty(o.dir)).includes(callDir) &&
       (await readdirOrEmpty(join(o.dir, callDir))).includes(file) &&
       (await isArchived(o.dir, callDir, file, kind));
-    if (!known) return apiError(c, 404, 'NOT_FOUND', 'no such archived file');
+    if (!known) throw new HttpNotFound('no such archived file');
     const path = join(o.dir, callDir, file);
     const st = await stat(path);
     return new Response(Readable.toWeb(createReadStream(path)) as ReadableStream, {

@@ -13,14 +13,13 @@
  * - State-changing requests (anything but GET/HEAD/OPTIONS) must come from our own origin:
  *   PUBLIC_URL, see `sameOrigin` in session.ts.
  */
-import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { Hono } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
+import { HttpBadRequest, HttpForbidden, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
 import type { Store } from '../store/store.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
@@ -29,12 +28,6 @@ export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, ty
 export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
 
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
-
-/** The API's error body: the Service's error shape (design: `/api/...`). */
-export function apiError(c: Context, status: ContentfulStatusCode, code: string, message: string): Response {
-  const requestId = (c.get('requestId') as string | undefined) ?? c.req.header('x-request-id') ?? randomUUID();
-  return c.json({ error: { status, code, message, requestId } }, status);
-}
 
 const LoginBody = z.object({ name: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
 
@@ -122,7 +115,7 @@ export function createAuth(deps: AuthOptions): Auth {
   const sameOriginWrites: MiddlewareHandler = async (c, next) => {
     const m = c.req.method;
     if (m !== 'GET' && m !== 'HEAD' && m !== 'OPTIONS' && !isSameOrigin(c.req.raw, false)) {
-      return apiError(c, 403, 'FORBIDDEN', 'cross-origin request refused');
+      throw new HttpForbidden('cross-origin request refused');
     }
     await next();
   };
@@ -131,9 +124,9 @@ export function createAuth(deps: AuthOptions): Auth {
     (...roles: Role[]): MiddlewareHandler<AuthEnv> =>
     async (c, next) => {
       const user = await userOf(c.req.raw);
-      if (!user) return apiError(c, 401, 'UNAUTHORIZED', 'log in first');
+      if (!user) throw new HttpUnauthorized('log in first');
       if (roles.length > 0 && !roles.some((r) => user.roles.includes(r))) {
-        return apiError(c, 403, 'FORBIDDEN', `needs role ${roles.join(' or ')}`);
+        throw new HttpForbidden(`needs role ${roles.join(' or ')}`);
       }
       c.set('user', user);
       await next();
@@ -147,7 +140,7 @@ export function createAuth(deps: AuthOptions): Auth {
     try {
       body = LoginBody.parse(await c.req.json());
     } catch {
-      return apiError(c, 400, 'BAD_REQUEST', 'body must be {"name": string, "password": string}');
+      throw new HttpBadRequest('body must be {"name": string, "password": string}');
     }
     // Take a slot of both counters first (see LoginLimits), then check the password.
     const address = clientAddress(c);
@@ -159,9 +152,8 @@ export function createAuth(deps: AuthOptions): Auth {
     if (nameOver || addressOver) {
       await giveBack();
       const waitMs = Math.max(nameOver ? byName!.resetInMs : 0, addressOver ? byAddress!.resetInMs : 0);
-      c.header('Retry-After', String(Math.max(1, Math.ceil(waitMs / 1000))));
       log.warn({ user: loggedName(body.name), address, limit: nameOver ? 'name' : 'address' }, 'login refused: too many failed attempts');
-      return apiError(c, 429, 'RATE_LIMITED', `too many failed logins for this ${nameOver ? 'name' : 'address'}; try again after Retry-After seconds`);
+      throw new HttpTooManyRequests(`too many failed logins for this ${nameOver ? 'name' : 'address'}; try again after Retry-After seconds`, waitMs, 'RATE_LIMITED');
     }
     let user: User | undefined;
     try {
@@ -172,7 +164,7 @@ export function createAuth(deps: AuthOptions): Auth {
     }
     if (!user) {
       log.warn({ user: loggedName(body.name), address }, 'login failed');
-      return apiError(c, 401, 'UNAUTHORIZED', 'wrong name or password');
+      throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
     const cookie = await sessions.create(user.name);

@@ -8,10 +8,11 @@
  * - `POST /api/callbacks/:id/done` `{outcome}` → the task; by its assignee, anyone when it
  *   is unclaimed, or a supervisor; 409 when it is already closed or someone else holds it.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { CALLBACK_STATES, type CallbackState } from '../../shared/records.ts';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpError } from '../ops/errors.ts';
 import type { ClaimResult } from '../history/callbacks.ts';
 import type { Callbacks } from './index.ts';
 
@@ -26,20 +27,20 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('agent', 'supervisor');
 
-  const answer = (c: Parameters<typeof apiError>[0], id: string, r: ClaimResult, what: string) => {
+  const answer = (c: Context<AuthEnv>, id: string, r: ClaimResult, what: string) => {
     if (r.ok) return c.json(r.task);
-    if (r.code === 'NOT_FOUND') return apiError(c, 404, 'NOT_FOUND', `no callback task ${JSON.stringify(id)}`);
+    if (r.code === 'NOT_FOUND') throw new HttpError(404, 'NOT_FOUND', `no callback task ${JSON.stringify(id)}`);
     const t = r.task;
     const why = t.state === 'claimed' ? `it is claimed by ${t.assignee}` : `it is ${t.state}${t.outcome ? ` (${t.outcome})` : ''}`;
-    return apiError(c, 409, 'CONFLICT', `callback task ${id} cannot be ${what}: ${why}`);
+    throw new HttpError(409, 'CONFLICT', `callback task ${id} cannot be ${what}: ${why}`);
   };
 
   app.get('/api/callbacks', guard, async (c) => {
     const keys = Object.keys(c.req.queries());
     const unknown = keys.find((k) => k !== 'state');
-    if (unknown) return apiError(c, 400, 'BAD_REQUEST', `${unknown}: unknown query parameter; known: state`);
+    if (unknown) throw new HttpError(400, 'BAD_REQUEST', `${unknown}: unknown query parameter; known: state`);
     const state = c.req.query('state') ?? 'open';
-    if (!(CALLBACK_STATES as readonly string[]).includes(state)) return apiError(c, 400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}`);
+    if (!(CALLBACK_STATES as readonly string[]).includes(state)) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}`);
     c.header('Cache-Control', 'private, no-store');
     return c.json({ items: await o.callbacks.list(state as CallbackState) });
   });
@@ -55,10 +56,10 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     try {
       raw = await c.req.json();
     } catch {
-      return apiError(c, 400, 'BAD_REQUEST', 'body: must be JSON {outcome}');
+      throw new HttpError(400, 'BAD_REQUEST', 'body: must be JSON {outcome}');
     }
     const p = DoneBody.safeParse(raw);
-    if (!p.success) return apiError(c, 400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
+    if (!p.success) throw new HttpError(400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
     const user = c.get('user');
     return answer(c, id, await o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor')), 'closed');
   });

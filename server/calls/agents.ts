@@ -78,18 +78,23 @@ export class AgentBoard {
     return true;
   }
 
-  release(name: string, wacid: string): void {
+  // Agent changes, named as the lifecycle's effects name them (`lifecycle.ts` Effect).
+
+  /** The offer of `wacid` to this agent ended (declined, answered elsewhere, moved on). */
+  revoke(name: string, wacid: string): void {
     const a = this.entry(name);
     if (a.ringing === wacid) a.ringing = undefined;
   }
 
-  hold(name: string, wacid: string): void {
+  /** The agent holds `wacid` now (answered or dialed). */
+  agentBusy(name: string, wacid: string): void {
     const a = this.entry(name);
     if (a.ringing === wacid) a.ringing = undefined;
     a.holding = wacid;
   }
 
-  free(name: string, wacid: string, wrapUntil: number): void {
+  /** The agent's call `wacid` is over; in wrap-up until `wrapUntil`. */
+  agentFree(name: string, wacid: string, wrapUntil: number): void {
     const a = this.entry(name);
     if (a.ringing === wacid) a.ringing = undefined;
     if (a.holding === wacid) {
@@ -97,5 +102,10 @@ export class AgentBoard {
       a.wrapUntil = wrapUntil;
       a.idleSince = Math.max(this.now(), wrapUntil);
     }
+  }
+
+  /** The agent let a call ring out: set away, so calls stop ringing at an empty desk. */
+  agentNoAnswer(name: string): void {
+    this.setPresence(name, 'away');
   }
 }

@@ -5,7 +5,7 @@
  * pushes, routing) that the engine (`engine.ts`) runs after the store accepted the new
  * state through compare-and-set.
  *
- * Rules it enforces, from the Service's interface and calling-facts.md:
+ * Rules it enforces (from the Service's interface; README.md in this folder has the table):
  * - Events repeat, arrive late and out of order. A terminate before its connect leaves a
  *   tombstone (an `ended` record) so the late connect never rings.
  * - A state never moves backwards (see `RANK`); `ended` is final.

@@ -68,6 +68,12 @@ export function isEligible(agent: AgentView, now: number): boolean {
   return agent.connected && agent.presence === 'available' && !agent.ringing && !agent.holding && now >= agent.wrapUntil;
 }
 
+/** Whether any agent could take a call now (before looking at numbers and declines). */
+export function anyEligible(agents: Iterable<AgentView>, now: number): boolean {
+  for (const a of agents) if (isEligible(a, now)) return true;
+  return false;
+}
+
 /** The agent to ring for this call now, or undefined when nobody can take it. */
 export function pickAgent(
   call: { phoneId: string; declined: readonly string[] },

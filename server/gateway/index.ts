@@ -21,10 +21,9 @@ import { MAX_FRAME_BYTES, parseClientMsg, type ServerMsg, type User } from '../.
 import type { Auth } from '../auth/index.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
+import { HttpForbidden, HttpUnauthorized } from '../ops/errors.ts';
 import { StoreUnavailableError } from '../store/store.ts';
-import type { Conn, Hub } from './hub.ts';
-
-export { Hub, type Conn } from './hub.ts';
+import type { Conn, Hub } from '../push/hub.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
@@ -120,9 +119,10 @@ export function createGateway(o: GatewayOptions): Gateway {
 
   const routes = new Hono();
   routes.get('/ws', async (c, next) => {
-    if (!o.auth.sameOrigin(c.req.raw, true)) return c.json({ error: { status: 403, code: 'FORBIDDEN', message: 'cross-origin WebSocket refused', requestId: randomUUID() } }, 403);
+    // Refusals are thrown: `app.onError` renders them like every other, with the request id.
+    if (!o.auth.sameOrigin(c.req.raw, true)) throw new HttpForbidden('cross-origin WebSocket refused');
     const s = await o.auth.sessionOf(c.req.raw);
-    if (!s) return c.json({ error: { status: 401, code: 'UNAUTHORIZED', message: 'log in first', requestId: randomUUID() } }, 401);
+    if (!s) throw new HttpUnauthorized('log in first');
     const handler = upgradeWebSocket(() => handlers(s.user, s.session));
     return handler(c, next);
   });

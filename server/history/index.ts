@@ -1,5 +1,6 @@
 /**
- * History: the system of record of what happened (design.md, "Two stores, two jobs").
+ * History: the system of record of what happened. Two stores, two jobs: Redis holds the
+ * live state (short-lived, compare-and-set), this holds what happened (kept, searched).
  *
  *   const history = await openHistory(config, { log, metrics });
  *   history.enqueue({ type: 'call', ...fact });    // anywhere on the call path: never waits

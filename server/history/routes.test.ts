@@ -2,6 +2,7 @@
  * History routes in-process (`app.request`) on a real PGlite history, with real logins
  * (scrypt-checked demo users, sessions in a private redis-server).
  */
+import { errorHandler } from '../app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
 import { openTestHistory, type TestHistory } from '../../test/support/history.ts';
@@ -44,6 +45,7 @@ beforeAll(async () => {
   const log = createLogger({ level: 'warn', destination: memoryDestination() });
   auth = createAuth({ users: await demoUsers(), sessions: new Sessions(store, 'history_routes_session_secret'), store, log, origin: { publicUrl: 'http://sb.test' } });
   app = new Hono<AuthEnv>();
+  app.onError(errorHandler(log));
   app.route('/', auth.routes);
   app.route('/', createHistoryRoutes({ auth, history: h, log }));
 

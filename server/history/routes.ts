@@ -11,14 +11,15 @@
  * download route) for the roles that route serves (ops, supervisor) and only when the file
  * is in the archive; the server's file path never leaves the server.
  *
- * Errors in the API's shape (`apiError`): 400 BAD_REQUEST names the field and the rule
+ * Errors in the API's shape (thrown `HttpError`s, rendered by `app.onError`): 400 BAD_REQUEST names the field and the rule
  * (unknown or repeated parameters too); 503 UNAVAILABLE when the history database does
  * not answer (calls go on: history is written once it is back).
  */
 import { Hono, type Context } from 'hono';
 import type { User } from '../../shared/protocol.ts';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
-import { archiveUrl } from '../archive/routes.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpError } from '../ops/errors.ts';
+import { archiveUrl } from '../archive/index.ts';
 import { segment } from '../archive/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
@@ -79,9 +80,9 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('agent', 'supervisor', 'ops');
 
-  const unavailable = (c: Context<AuthEnv>, err: unknown) => {
+  const unavailable = (err: unknown): HttpError => {
     o.log?.warn({ err: { message: (err as Error).message } }, 'history read failed');
-    return apiError(c, 503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
+    return new HttpError(503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
   };
 
   app.get('/api/history/calls', guard, async (c) => {
@@ -90,34 +91,34 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
     try {
       query = readQuery(c);
     } catch (err) {
-      if (err instanceof BadQuery) return apiError(c, 400, 'BAD_REQUEST', err.message);
+      if (err instanceof BadQuery) throw new HttpError(400, 'BAD_REQUEST', err.message);
       throw err;
     }
     if (!seesAll(user)) {
-      if (query.agent !== undefined && query.agent !== user.name) return apiError(c, 403, 'FORBIDDEN', 'agent: agents see only their own calls');
+      if (query.agent !== undefined && query.agent !== user.name) throw new HttpError(403, 'FORBIDDEN', 'agent: agents see only their own calls');
       query = { ...query, agent: user.name };
     }
     try {
       const page = await o.history.store.searchCalls(query);
       return c.json({ ...page, items: page.items.map((call) => forClient(call, user)) });
     } catch (err) {
-      if (err instanceof HistoryQueryError) return apiError(c, 400, 'BAD_REQUEST', err.message);
-      return unavailable(c, err);
+      if (err instanceof HistoryQueryError) throw new HttpError(400, 'BAD_REQUEST', err.message);
+      throw unavailable(err);
     }
   });
 
   app.get('/api/history/calls/:wacid', guard, async (c) => {
     const user = c.get('user');
     const wacid = c.req.param('wacid');
-    if (wacid.length > 300) return apiError(c, 400, 'BAD_REQUEST', 'wacid: must be at most 300 characters');
+    if (wacid.length > 300) throw new HttpError(400, 'BAD_REQUEST', 'wacid: must be at most 300 characters');
     let call;
     try {
       call = await o.history.store.getCall(wacid);
     } catch (err) {
-      return unavailable(c, err);
+      throw unavailable(err);
     }
     // Another agent's call answers as an unknown one: its existence is not theirs to learn.
-    if (!call || (!seesAll(user) && call.agent !== user.name)) return apiError(c, 404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
+    if (!call || (!seesAll(user) && call.agent !== user.name)) throw new HttpError(404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
     return c.json({ ...forClient(call, user), timeline: call.timeline });
   });
 

@@ -1,5 +1,5 @@
 /**
- * History shapes (design.md, "Wave 2 contracts"): what the API returns (`CallRecord`,
+ * History shapes: what the API returns (`CallRecord`,
  * timeline entries, media) and the facts the rest of the server records.
  *
  * Facts, not updates: events repeat and arrive out of order, so every fact is written

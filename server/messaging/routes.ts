@@ -12,7 +12,8 @@
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpError } from '../ops/errors.ts';
 import type { MessagingStore } from '../history/messages.ts';
 import type { Logger } from '../log/logger.ts';
 import { serviceFailure } from '../permissions/routes.ts';
@@ -50,9 +51,10 @@ const firstIssue = (e: z.ZodError) => {
   return `${i.path.join('.') || 'body'}: ${i.message}`;
 };
 
-export function refusal(c: Context, err: SendRefused): Response {
-  if (err.retryAfterMs !== undefined) c.header('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
-  return apiError(c, err.status, err.code, err.message);
+/** A send refused before it reached the Service, as the error to answer with. */
+export function refusal(err: SendRefused): HttpError {
+  const headers = err.retryAfterMs !== undefined ? { 'Retry-After': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) } : undefined;
+  return new HttpError(err.status, err.code, err.message, headers ? { headers } : {});
 }
 
 export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> {
@@ -64,26 +66,26 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
     try {
       raw = await c.req.json();
     } catch {
-      return apiError(c, 400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, text | template}');
+      throw new HttpError(400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, text | template}');
     }
     const parsed = SendBody.safeParse(raw);
-    if (!parsed.success) return apiError(c, 400, 'BAD_REQUEST', firstIssue(parsed.error));
+    if (!parsed.success) throw new HttpError(400, 'BAD_REQUEST', firstIssue(parsed.error));
     const input = parsed.data as SendInput;
     try {
       const record = await o.messaging.send(input, c.get('user').name, c.req.raw.signal);
       c.header('Cache-Control', 'private, no-store');
       return c.json(record, 202);
     } catch (err) {
-      if (err instanceof SendRefused) return refusal(c, err);
-      return serviceFailure(c, err, o.log, 'message send');
+      if (err instanceof SendRefused) throw refusal(err);
+      throw serviceFailure(err, o.log, 'message send');
     }
   });
 
   app.get('/api/messages/:id', guard, async (c) => {
     const id = c.req.param('id');
-    if (id.length > 256) return apiError(c, 400, 'BAD_REQUEST', 'id: must be at most 256 characters');
+    if (id.length > 256) throw new HttpError(400, 'BAD_REQUEST', 'id: must be at most 256 characters');
     const m = await o.store.getMessage(id);
-    if (!m) return apiError(c, 404, 'NOT_FOUND', `no message ${JSON.stringify(id)} in the history`);
+    if (!m) throw new HttpError(404, 'NOT_FOUND', `no message ${JSON.stringify(id)} in the history`);
     return c.json(m.record);
   });
 

@@ -4,6 +4,7 @@
  * real logins. Events the emulator emits go through `parseEvent` to the real handlers, as
  * the webhook workers hand them.
  */
+import { errorHandler } from '../app.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Hono } from 'hono';
 import { parseEvent, type KnownEventType } from '../../shared/events.ts';
@@ -101,6 +102,7 @@ function services(followup: FollowupSetting, db: Db = h.db) {
 async function appFor(messaging: Messaging, store: MessagingStore, callbacks: Callbacks) {
   const auth = createAuth({ users: await demoUsers(), sessions: new Sessions(kv, 'messaging_routes_session_secret'), store: kv, log, origin: { publicUrl: `http://${HOST}` } });
   const app = new Hono<AuthEnv>();
+  app.onError(errorHandler(log));
   app.route('/', auth.routes);
   app.route('/', createMessagingRoutes({ auth, messaging, store, log }));
   app.route('/', createCallbackRoutes({ auth, callbacks }));

@@ -16,7 +16,8 @@
  * as a second line of defence; an item where that happened says `redacted: true`.
  */
 import { Hono, type Context } from 'hono';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpBadRequest } from './errors.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
 import { eventTypeLabel, type Metrics } from './metrics.ts';
 import type { DeadLetter, Store } from '../store/store.ts';
@@ -119,7 +120,7 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
 
   app.get(DEAD_LETTERS_PATH, guard, async (c) => {
     const limit = parseLimit(c.req.queries('limit'));
-    if (typeof limit !== 'number') return apiError(c, 400, 'BAD_REQUEST', limit.error);
+    if (typeof limit !== 'number') throw new HttpBadRequest(limit.error);
     const items = (await o.store.listDeadLetters(limit)).map(item);
     noStore(c);
     return c.json({ items });
@@ -130,10 +131,10 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
     try {
       raw = await c.req.json();
     } catch {
-      return apiError(c, 400, 'BAD_REQUEST', `${REPLAY_BODY}; the body is not JSON`);
+      throw new HttpBadRequest(`${REPLAY_BODY}; the body is not JSON`);
     }
     const which = parseReplayBody(raw);
-    if (typeof which === 'object' && 'error' in which) return apiError(c, 400, 'BAD_REQUEST', which.error);
+    if (typeof which === 'object' && 'error' in which) throw new HttpBadRequest(which.error);
     const res = await o.store.replayDeadLetters(which);
     for (const r of res.replayed) replayed?.inc({ type: eventTypeLabel(r.type) });
     const log = o.log.child({ requestId: c.get('requestId') });

@@ -1,70 +1,98 @@
 /**
- * HTTP errors, one class per meaning, mapped to responses in one place (`app.onError` in
- * `server/app.ts`) with the Service's error shape (interface part 7):
+ * The server's HTTP errors: one family, named apart from the Service client's errors
+ * (`server/service/errors.ts`, which describe the Service's answers to us). Routes,
+ * middleware and the WebSocket upgrade throw these; `app.onError` (server/app.ts) alone
+ * renders them, with `renderError`, in the Service's error shape (interface part 7):
  * `{ error: { status, code, message, requestId } }`.
  *
- * Route code throws these (`throw new UnauthorizedError('no session')`); messages are for
- * developers and never contain secrets.
+ * Messages are for developers and never contain secrets.
  */
+import type { Context } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
 
+export interface HttpErrorOptions {
+  cause?: unknown;
+  /** Headers of the answer (e.g. `Retry-After`). */
+  headers?: Record<string, string>;
+}
+
+/** A refusal with its status and code; the subclasses below name the common meanings. */
 export class HttpError extends Error {
   override readonly name: string = 'HttpError';
+  readonly headers: Record<string, string>;
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
-    options?: { cause?: unknown },
+    options: HttpErrorOptions = {},
   ) {
-    super(message, options);
+    super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
+    this.headers = options.headers ?? {};
   }
 }
 
-export class BadRequestError extends HttpError {
-  override readonly name = 'BadRequestError';
-  constructor(message: string, options?: { cause?: unknown }) {
+export class HttpBadRequest extends HttpError {
+  override readonly name = 'HttpBadRequest';
+  constructor(message: string, options?: HttpErrorOptions) {
     super(400, 'BAD_REQUEST', message, options);
   }
 }
 
-export class UnauthorizedError extends HttpError {
-  override readonly name = 'UnauthorizedError';
+export class HttpUnauthorized extends HttpError {
+  override readonly name = 'HttpUnauthorized';
   constructor(message = 'authentication required') {
     super(401, 'UNAUTHORIZED', message);
   }
 }
 
-export class ForbiddenError extends HttpError {
-  override readonly name = 'ForbiddenError';
+export class HttpForbidden extends HttpError {
+  override readonly name = 'HttpForbidden';
   constructor(message = 'not allowed') {
     super(403, 'FORBIDDEN', message);
   }
 }
 
-export class NotFoundError extends HttpError {
-  override readonly name = 'NotFoundError';
+export class HttpNotFound extends HttpError {
+  override readonly name = 'HttpNotFound';
   constructor(message = 'not found') {
     super(404, 'NOT_FOUND', message);
   }
 }
 
-export class ConflictError extends HttpError {
-  override readonly name = 'ConflictError';
+export class HttpConflict extends HttpError {
+  override readonly name = 'HttpConflict';
   constructor(message: string) {
     super(409, 'CONFLICT', message);
   }
 }
 
-export class PayloadTooLargeError extends HttpError {
-  override readonly name = 'PayloadTooLargeError';
+export class HttpPayloadTooLarge extends HttpError {
+  override readonly name = 'HttpPayloadTooLarge';
   constructor(limit: number) {
     super(413, 'PAYLOAD_TOO_LARGE', `request body exceeds ${limit} bytes`);
   }
 }
 
-export class UnavailableError extends HttpError {
-  override readonly name = 'UnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
+/** 429 with `Retry-After` in whole seconds (at least 1). */
+export class HttpTooManyRequests extends HttpError {
+  override readonly name = 'HttpTooManyRequests';
+  constructor(message: string, retryAfterMs: number | undefined, code = 'TOO_MANY_REQUESTS') {
+    super(429, code, message, retryAfterMs !== undefined ? { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } } : {});
+  }
+}
+
+export class HttpUnavailable extends HttpError {
+  override readonly name = 'HttpUnavailable';
+  constructor(message: string, options?: HttpErrorOptions) {
     super(503, 'UNAVAILABLE', message, options);
+  }
+}
+
+/** Something we depend on (the Service, the emulator) failed: 502 with its reason. */
+export class HttpBadGateway extends HttpError {
+  override readonly name = 'HttpBadGateway';
+  constructor(message: string, code = 'SERVICE_ERROR') {
+    super(502, code, message);
   }
 }
 
@@ -74,4 +102,10 @@ export interface ErrorBody {
 
 export function errorBody(status: number, code: string, message: string, requestId: string): ErrorBody {
   return { error: { status, code, message, requestId } };
+}
+
+/** The one renderer of the error shape, with the request's id (set by the app's middleware). */
+export function renderError(c: Context, err: HttpError): Response {
+  const requestId = (c.get('requestId') as string | undefined) ?? 'unknown';
+  return c.json(errorBody(err.status, err.code, err.message, requestId), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
 }

@@ -16,9 +16,10 @@
  * recorded the grant: best effort (a restart loses it; readers still see `expired`).
  */
 import type { Hono } from 'hono';
+import type { EventOf } from '../../shared/events.ts';
 import type { Permission, ServerMsg } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
-import type { Hub } from '../gateway/hub.ts';
+import type { Hub } from '../push/hub.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 import { PermissionBook } from './book.ts';
@@ -43,7 +44,7 @@ export interface Permissions {
   book: PermissionBook;
   routes: Hono<AuthEnv>;
   /** Handler for `chat.inbound_message.received` (ignores every other kind of inbound message). */
-  onInboundMessage(event: unknown, entry: StreamEntry): Promise<void>;
+  onInboundMessage(event: EventOf<'chat.inbound_message.received'>, entry: StreamEntry): Promise<void>;
   /** The `NO_PERMISSION` message when the known permission is rejected or expired; else undefined. */
   dialRefusal(from: string, user: string): Promise<string | undefined>;
   /** Push one permission to supervisors and its requester. */
@@ -91,9 +92,8 @@ export function createPermissions(o: PermissionsOptions): Permissions {
     expiryTimers.set(k, t);
   };
 
-  const onInboundMessage = async (event: unknown, entry: StreamEntry): Promise<void> => {
-    if (typeof event !== 'object' || event === null) return;
-    const reply = replyOf(event as Record<string, unknown>, entry.receivedAt);
+  const onInboundMessage = async (event: EventOf<'chat.inbound_message.received'>, entry: StreamEntry): Promise<void> => {
+    const reply = replyOf(event, entry.receivedAt);
     if (!reply) return;
     // The request was keyed by the identifier it was sent to (number or BSUID): its sender
     // is whoever any of the user's records names.

@@ -10,13 +10,21 @@ import {
   dialRefusal,
   expirationMs,
   rejectionHold,
-  replyOf,
+  replyOf as replyOfEvent,
   toView,
   ttlFor,
   type Reply,
   type StoredPermission,
 } from './model.ts';
 import { parseRequestBody } from './routes.ts';
+import { parseEvent } from '../../shared/events.ts';
+
+/** `replyOf` on a raw envelope, parsed first as the workers do. */
+function replyOf(raw: unknown, receivedAt: number): Reply | undefined {
+  const event = parseEvent(raw);
+  if (!event.known || event.type !== 'chat.inbound_message.received') throw new Error('not an inbound message event');
+  return replyOfEvent(event, receivedAt);
+}
 
 const BIZ = '+15550100001';
 const USER = '+15550123456';

@@ -4,12 +4,12 @@
  * how long the record lives, the request ration's windows, and the reading of a reply event.
  * No I/O, no clock: every function takes `now`.
  */
-import { ChatInboundMessage } from '../../shared/events.ts';
+import type { EventOf } from '../../shared/events.ts';
 import type { Permission } from '../../shared/protocol.ts';
 
 const DAY = 24 * 3600 * 1000;
 
-/** A temporary grant without an `expiration_timestamp` lasts this long (calling-facts.md: 7 days). */
+/** A temporary grant without an `expiration_timestamp` lasts this long: 7 days, the provider's default. */
 export const DEFAULT_GRANT_MS = 7 * DAY;
 /** A rejection is respected this long before the user may be asked again (a request then answers 409). */
 export const REASK_AFTER_REJECT_MS = DAY;
@@ -19,7 +19,7 @@ export const KEEP_MS = 30 * DAY;
 export const PERMANENT_KEEP_MS = 365 * DAY;
 
 /**
- * Request ration per business number + user (calling-facts.md; the emulator enforces the
+ * Request ration per business number + user (the provider's limit; the emulator enforces the
  * same): at most 1 request in 24 hours and 2 in 7 days. Kept by the store's `reserveSlot`
  * (one atomic check-and-take across nodes; `PermissionBook.reserveRequest`).
  */
@@ -152,21 +152,18 @@ const timeOf = (v: unknown): number | undefined => {
 };
 
 /**
- * The call-permission reply carried by a `chat.inbound_message.received` event (envelope
- * with the payload beside it), or undefined when the message is something else or cannot
- * be keyed (no business number, no user identifier). Throws nothing.
+ * The call-permission reply carried by a `chat.inbound_message.received` event (as the
+ * workers validated it), or undefined when the message is something else or cannot be keyed
+ * (no business number, no user identifier). Throws nothing.
  */
-export function replyOf(event: Record<string, unknown>, receivedAt: number): Reply | undefined {
-  const raw = event.chatInboundMessage ?? Object.values(event).find((v) => typeof v === 'object' && v !== null && 'interactive' in (v as object));
-  const parsed = ChatInboundMessage.safeParse(raw);
-  if (!parsed.success) return undefined;
-  const m = parsed.data;
+export function replyOf(event: EventOf<'chat.inbound_message.received'>, receivedAt: number): Reply | undefined {
+  const m = event.payload;
   const r = m.interactive?.call_permission_reply;
   if (!r || (r.response !== 'accept' && r.response !== 'reject')) return undefined;
   if (!m.to) return undefined;
   const users = [...new Set([m.from, m.fromUserId, m.userId].filter((u): u is string => typeof u === 'string' && u.length > 0))];
   if (users.length === 0) return undefined;
-  const at = timeOf(m.createTime) ?? timeOf(event.createTime) ?? receivedAt;
+  const at = timeOf(m.createTime) ?? timeOf(event.envelope.createTime) ?? receivedAt;
   const permanent = r.is_permanent === true;
   const reply: Reply = { from: m.to, users, response: r.response, permanent, at, id: m.id };
   if (r.response === 'accept' && !permanent) reply.expiresAt = expirationMs(r.expiration_timestamp) ?? at + DEFAULT_GRANT_MS;

@@ -18,11 +18,12 @@
  *   of the API key (the Service's phone numbers, cached 60 s); 502 when the Service fails.
  */
 import { randomUUID } from 'node:crypto';
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import type { Permission } from '../../shared/protocol.ts';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpBadGateway, HttpBadRequest, HttpConflict, HttpError, HttpTooManyRequests, HttpUnavailable } from '../ops/errors.ts';
 import type { Logger } from '../log/logger.ts';
-import { OutcomeUnknownError, RateLimitedError, ServiceError, ValidationError } from '../service/errors.ts';
+import { describeServiceError, OutcomeUnknownError, RateLimitedError, ServiceError, ValidationError } from '../service/errors.ts';
 import type { MessagesResource } from '../service/resources/messages.ts';
 import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
@@ -126,27 +127,22 @@ export function surelyNotSent(err: unknown): boolean {
   return err.status !== undefined && err.status >= 400 && err.status < 500;
 }
 
-/** A Service refusal, in the error shape with the Service's reason (`what` names the request in the logs). */
-export function serviceFailure(c: Context, err: unknown, log: Logger, what = 'call permission request'): Response {
-  if (err instanceof ValidationError) return apiError(c, 400, 'BAD_REQUEST', err.message);
+/** A Service refusal as the error to answer with, carrying the Service's reason (`what` names the request in the logs). */
+export function serviceFailure(err: unknown, log: Logger, what = 'call permission request'): HttpError {
+  if (err instanceof ValidationError) return new HttpBadRequest(err.message);
   if (err instanceof OutcomeUnknownError) {
-    return apiError(c, 504, 'OUTCOME_UNKNOWN', `the Service did not answer in time; the request may or may not have been sent (${err.message}): check the permission before asking again`);
+    return new HttpError(504, 'OUTCOME_UNKNOWN', `the Service did not answer in time; the request may or may not have been sent (${err.message}): check the permission before asking again`);
   }
   if (err instanceof ServiceError) {
-    const d = err.details as Record<string, unknown> | undefined;
-    const provider = d && typeof d === 'object' && (typeof d.message === 'string' || d.code !== undefined) ? ` (${d.code !== undefined ? `${String(d.code)}: ` : ''}${String(d.message ?? '')})` : '';
-    const reason = `the Service refused: ${err.message}${provider}${err.requestId ? ` [Service request ${err.requestId}]` : ''}`;
-    if (err instanceof RateLimitedError) {
-      if (err.retryAfterMs !== undefined) c.header('Retry-After', String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))));
-      return apiError(c, 429, err.code || 'TOO_MANY_REQUESTS', reason);
-    }
+    const reason = `the Service refused: ${describeServiceError(err)}${err.requestId ? ` [Service request ${err.requestId}]` : ''}`;
+    if (err instanceof RateLimitedError) return new HttpTooManyRequests(reason, err.retryAfterMs, err.code || 'TOO_MANY_REQUESTS');
     const s = err.status;
-    if (s === 400 || s === 404 || s === 409 || s === 422) return apiError(c, s, err.code, reason);
+    if (s === 400 || s === 404 || s === 409 || s === 422) return new HttpError(s, err.code, reason);
     log.warn({ code: err.code, status: s, serviceRequestId: err.requestId }, `${what}: Service failure`);
-    return apiError(c, 502, 'SERVICE_ERROR', reason);
+    return new HttpBadGateway(reason);
   }
   log.error({ err }, `${what} failed`);
-  return apiError(c, 500, 'INTERNAL', 'the request could not be sent');
+  return new HttpError(500, 'INTERNAL', 'the request could not be sent');
 }
 
 export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv> {
@@ -161,26 +157,23 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
     try {
       raw = await c.req.json();
     } catch {
-      return apiError(c, 400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, body? | template?}');
+      throw new HttpBadRequest('body: must be JSON {from, to | recipient, body? | template?}');
     }
     let input: RequestInput;
     try {
       input = parseRequestBody(raw);
     } catch (err) {
-      if (err instanceof BadInput) return apiError(c, 400, 'BAD_REQUEST', err.message);
+      if (err instanceof BadInput) throw new HttpBadRequest(err.message);
       throw err;
     }
-    if (!o.messages) return apiError(c, 503, 'UNAVAILABLE', 'no Service client: call permission requests cannot be sent');
+    if (!o.messages) throw new HttpUnavailable('no Service client: call permission requests cannot be sent');
     const { from, user } = input;
     const by = c.get('user').name;
     const now = book.now();
     const cur = await book.read(from, user);
     const hold = rejectionHold(cur, now);
     if (hold) {
-      return apiError(
-        c,
-        409,
-        'CONFLICT',
+      throw new HttpConflict(
         `${user} rejected the call permission request from ${from} at ${new Date(cur!.updatedAt).toISOString()}; the user is not asked again before ${new Date(hold.until).toISOString()}`,
       );
     }
@@ -189,12 +182,9 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
     const slot = randomUUID();
     const limited = await book.reserveRequest(from, user, slot, now);
     if (!limited.ok) {
-      c.header('Retry-After', String(Math.max(1, Math.ceil((limited.nextAt - now) / 1000))));
-      return apiError(
-        c,
-        429,
-        'TOO_MANY_REQUESTS',
+      throw new HttpTooManyRequests(
         `call permission requests to ${user} from ${from} are limited to ${limited.rule}; the next one may be sent at ${new Date(limited.nextAt).toISOString()}`,
+        limited.nextAt - now,
       );
     }
     let messageId: string;
@@ -211,7 +201,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       if (surelyNotSent(err)) {
         await book.releaseRequest(from, user, slot).catch((e: Error) => o.log.warn({ err: e.message, from, user }, 'call permission ration slot not given back'));
       }
-      return serviceFailure(c, err, o.log);
+      throw serviceFailure(err, o.log);
     }
     // The request is out: a store failure now must not turn into an error the supervisor
     // would retry (a second request to the user). Answer what was done; the reply handler
@@ -238,7 +228,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       if (user === undefined || user === '') throw new BadInput('user: is required (the user\'s E.164 phone number or BSUID)');
       if (!E164_RE.test(user) && !BSUID_RE.test(user)) throw new BadInput(`user: must be an E.164 phone number or a BSUID (got ${shown(user)})`);
     } catch (err) {
-      if (err instanceof BadInput) return apiError(c, 400, 'BAD_REQUEST', err.message);
+      if (err instanceof BadInput) throw new HttpBadRequest(err.message);
       throw err;
     }
     c.header('Cache-Control', 'private, no-store');
@@ -259,7 +249,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
   };
 
   app.get('/api/numbers', guard, async (c) => {
-    if (!o.phoneNumbers) return apiError(c, 503, 'UNAVAILABLE', 'no Service client: business numbers are not known');
+    if (!o.phoneNumbers) throw new HttpUnavailable('no Service client: business numbers are not known');
     const now = Date.now();
     if (!numbersCache || now - numbersCache.at >= NUMBERS_CACHE_MS) {
       try {
@@ -268,7 +258,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       } catch (err) {
         const why = err instanceof ServiceError ? `${err.code}: ${err.message}${err.requestId ? ` [Service request ${err.requestId}]` : ''}` : (err as Error).message;
         o.log.warn({ err: why }, 'business numbers: Service failure');
-        return apiError(c, 502, 'SERVICE_ERROR', `the Service did not list the business numbers: ${why}`);
+        throw new HttpBadGateway(`the Service did not list the business numbers: ${why}`);
       }
     }
     c.header('Cache-Control', 'private, max-age=60');

@@ -41,6 +41,25 @@ export class ServiceError extends Error {
   }
 }
 
+/**
+ * A Service refusal in words for people (agents' frames, API answers): the Service's
+ * message, then the provider's details when it passed them on (`chatApiError`: its
+ * `message` / `error_user_msg` / `title`, with its `code`). The one place they are worded.
+ */
+export function describeServiceError(err: ServiceError): string {
+  const provider = providerDetail(err.details);
+  return provider ? `${err.message} (${provider})` : err.message;
+}
+
+function providerDetail(details: unknown): string | undefined {
+  if (!details || typeof details !== 'object') return undefined;
+  const d = details as Record<string, unknown>;
+  const msg = d.message ?? d.error_user_msg ?? d.title;
+  const code = d.code;
+  if (typeof msg === 'string') return code !== undefined ? `${String(code)}: ${msg}` : msg;
+  return code !== undefined ? `code ${String(code)}` : undefined;
+}
+
 export class BadRequestError extends ServiceError { override name = 'BadRequestError'; }
 export class UnauthorizedError extends ServiceError { override name = 'UnauthorizedError'; }
 export class ForbiddenError extends ServiceError { override name = 'ForbiddenError'; }
@@ -76,7 +95,7 @@ export class TimeoutError extends ServiceError {
 
 /**
  * A POST was sent and no answer came (timeout, lost connection, deadline). The Service may
- * or may not have acted on it (part 7 rule 4), so it is never retried blindly: reconcile
+ * or may not have acted on it, so it is never retried blindly: reconcile
  * first (`externalId` lookups in lists, or the events), then decide.
  */
 export class OutcomeUnknownError extends ServiceError {

@@ -1,7 +1,7 @@
 /**
  * Retry as a policy object: the transport decides *whether* a failure may be retried
- * (part 7 rule 4: never a POST whose outcome is unknown); the policy decides *when*, and
- * when to stop (rule 8: bounded by attempts and by time).
+ * (never a POST whose outcome is unknown: the Service may have acted on it); the policy
+ * decides *when*, and when to stop (bounded by attempts and by time).
  */
 import { fullJitter } from '../../shared/backoff.ts';
 

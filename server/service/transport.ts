@@ -3,7 +3,8 @@
  * client-side rate limiter, 429/Retry-After handling, retries (by a policy object), the
  * caller's deadline, the part 7 error mapping and zod parsing of responses.
  *
- * Retry rules (part 7 rules 4 and 8):
+ * Retry rules (a request whose outcome is unknown is never repeated blindly; retries are
+ * bounded by attempts and by time):
  * - 429: any method, after pausing the scope for at least Retry-After (the Service did not act).
  * - 5xx, timeouts, broken connections: GET and DELETE only.
  * - connection refused / connect timeout: any method (nothing was sent).

@@ -56,7 +56,6 @@ export class MemoryStore implements Store {
   private waiters = new Set<() => void>();
 
   private readonly calls = new Map<string, { json: string; expiresAt: number }>();
-  private readonly phoneIndex = new Map<string, Set<string>>();
   private readonly kv = new Map<string, { value: string; expiresAt: number }>();
   /** Ration slots per key: slot id → epoch ms. */
   private readonly slots = new Map<string, Map<string, number>>();
@@ -264,12 +263,8 @@ export class MemoryStore implements Store {
     return JSON.parse(c.json) as CallRecord;
   }
 
-  private putCall(record: CallRecord, ttlMs: number, previousPhone?: string): void {
+  private putCall(record: CallRecord, ttlMs: number): void {
     this.calls.set(record.wacid, { json: JSON.stringify(record), expiresAt: this.now() + ttlMs });
-    if (previousPhone !== undefined && previousPhone !== record.phoneId) this.phoneIndex.get(previousPhone)?.delete(record.wacid);
-    let set = this.phoneIndex.get(record.phoneId);
-    if (!set) this.phoneIndex.set(record.phoneId, (set = new Set()));
-    set.add(record.wacid);
   }
 
   async createCall(record: CallRecord, ttlMs: number): Promise<boolean> {
@@ -289,21 +284,8 @@ export class MemoryStore implements Store {
     const cur = this.liveCall(wacid);
     if (!cur || cur.version !== expectedVersion) return null;
     const stored: CallRecord = { ...next, wacid, version: expectedVersion + 1 };
-    this.putCall(stored, ttlMs, cur.phoneId);
+    this.putCall(stored, ttlMs);
     return JSON.parse(JSON.stringify(stored)) as CallRecord;
-  }
-
-  async callsByPhone(phoneId: string): Promise<CallRecord[]> {
-    this.check();
-    const set = this.phoneIndex.get(phoneId);
-    if (!set) return [];
-    const out: CallRecord[] = [];
-    for (const wacid of set) {
-      const c = this.liveCall(wacid);
-      if (c && c.phoneId === phoneId) out.push(c);
-      else set.delete(wacid);
-    }
-    return out;
   }
 
   async listCalls(): Promise<CallRecord[]> {

@@ -4,7 +4,7 @@
  * - One connection for commands, with auto-pipelining: concurrent requests share round
  *   trips, which is most of webhook-ingest throughput.
  * - Lua scripts for the atomic steps: dedupe + XADD (one EVALSHA per event), call
- *   create and compare-and-set with the phoneId index, claim of stale entries with their
+ *   create and compare-and-set (with the all-calls index), claim of stale entries with their
  *   delivery counts.
  * - Blocking stream reads use one extra connection per consumer (a blocked connection
  *   would stall every pipelined command behind it); pub/sub uses its own connection.
@@ -39,15 +39,9 @@ export interface RedisStoreOptions {
 }
 
 /**
- * Default most events per accept call. Small on purpose: under load the HTTP side reads
- * many requests in one event-loop turn; with a large cap (256 before) they all went out in
- * one big call after the turn, the server then idled for its round trip while Redis
- * worked, and Redis idled while the server parsed the next crowd: a ping-pong that left a
- * quarter of the server's time idle. A cap of 16 keeps a call going out every 16 events,
- * so Redis appends while the server reads. Measured with both caps as targets of one
- * alternating run (bench/ingest.ts's method): 256 → 16 took ingest from 0.48 / 0.51 /
- * 0.53 of the bare handler's throughput to 0.59 / 0.63 / 0.62 at 64 / 128 / 256
- * connections (+19-24%). Caps of 12-24 measured about alike; 8 and 48+ were worse.
+ * Most events per accept call. Small on purpose: a call goes out every 16 events even while
+ * one is in flight, so Redis appends while the server reads instead of the two taking turns
+ * (measurements: the commit that set it, and `bench/ingest.ts`).
  */
 const ACCEPT_BATCH_MAX = 16;
 
@@ -81,27 +75,23 @@ local function extend(key, ttl)
   if t == -1 or (t >= 0 and t < ttl) then redis.call('PEXPIRE', key, ttl) end
 end`;
 
-// KEYS: call, phone index, all-calls index. ARGV: json, phoneId, ttl, wacid
+// KEYS: call, all-calls index. ARGV: json, ttl, wacid
 const CREATE_CALL = `${EXTEND}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-local ttl = tonumber(ARGV[3])
-redis.call('HSET', KEYS[1], 'v', '0', 'p', ARGV[2], 'j', ARGV[1])
+local ttl = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'v', '0', 'j', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ttl)
-redis.call('SADD', KEYS[2], ARGV[4]); extend(KEYS[2], ttl)
-redis.call('SADD', KEYS[3], ARGV[4]); extend(KEYS[3], ttl)
+redis.call('SADD', KEYS[2], ARGV[3]); extend(KEYS[2], ttl)
 return 1`;
 
-// KEYS: call, new phone index, all-calls index. ARGV: expected, json, phoneId, ttl, wacid, phone-key prefix
+// KEYS: call, all-calls index. ARGV: expected, json, ttl, wacid
 const CAS_CALL = `${EXTEND}
 local v = redis.call('HGET', KEYS[1], 'v')
 if (not v) or v ~= ARGV[1] then return 0 end
-local ttl = tonumber(ARGV[4])
-local old = redis.call('HGET', KEYS[1], 'p')
-redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'p', ARGV[3], 'j', ARGV[2])
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'j', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ttl)
-if old and old ~= ARGV[3] then redis.call('SREM', ARGV[6] .. old, ARGV[5]) end
-redis.call('SADD', KEYS[2], ARGV[5]); extend(KEYS[2], ttl)
-redis.call('SADD', KEYS[3], ARGV[5]); extend(KEYS[3], ttl)
+redis.call('SADD', KEYS[2], ARGV[4]); extend(KEYS[2], ttl)
 return 1`;
 
 // KEYS: stream. ARGV: group, consumer, minIdle, count. Returns {id, fields, deliveries}...
@@ -207,8 +197,8 @@ type Fields = string[];
 interface Scripts {
   sbAccept(dedupeKey: string, stream: string, ttl: number, eventId: string, type: string, body: string, receivedAt: number, maxLen: number): Promise<number>;
   sbAcceptMany(numKeys: number, ...args: Array<string | number>): Promise<number[]>;
-  sbCreateCall(call: string, phone: string, all: string, json: string, phoneId: string, ttl: number, wacid: string): Promise<number>;
-  sbCasCall(call: string, phone: string, all: string, expected: string, json: string, phoneId: string, ttl: number, wacid: string, phonePrefix: string): Promise<number>;
+  sbCreateCall(call: string, all: string, json: string, ttl: number, wacid: string): Promise<number>;
+  sbCasCall(call: string, all: string, expected: string, json: string, ttl: number, wacid: string): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
   sbTouch(stream: string, group: string, consumer: string, ...ids: string[]): Promise<string[]>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
@@ -220,8 +210,8 @@ type ScriptedRedis = Redis & Scripts;
 function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbAccept', { numberOfKeys: 2, lua: ACCEPT });
   r.defineCommand('sbAcceptMany', { lua: ACCEPT_MANY });
-  r.defineCommand('sbCreateCall', { numberOfKeys: 3, lua: CREATE_CALL });
-  r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
+  r.defineCommand('sbCreateCall', { numberOfKeys: 2, lua: CREATE_CALL });
+  r.defineCommand('sbCasCall', { numberOfKeys: 2, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('sbTouch', { numberOfKeys: 1, lua: TOUCH });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
@@ -547,21 +537,10 @@ export class RedisStore implements Store {
   private callKey(wacid: string): string {
     return `${this.prefix}call:${wacid}`;
   }
-  private phoneKey(phoneId: string): string {
-    return `${this.prefix}phone:${phoneId}`;
-  }
 
   async createCall(record: CallRecord, ttlMs: number): Promise<boolean> {
     const rec = { ...record, version: 0 };
-    const r = await this.up().sbCreateCall(
-      this.callKey(rec.wacid),
-      this.phoneKey(rec.phoneId),
-      this.k.calls,
-      JSON.stringify(rec),
-      rec.phoneId,
-      ttlMs,
-      rec.wacid,
-    );
+    const r = await this.up().sbCreateCall(this.callKey(rec.wacid), this.k.calls, JSON.stringify(rec), ttlMs, rec.wacid);
     return r === 1;
   }
 
@@ -573,21 +552,12 @@ export class RedisStore implements Store {
   async casCall(wacid: string, expectedVersion: number, next: CallRecord, ttlMs: number): Promise<CallRecord | null> {
     const stored: CallRecord = { ...next, wacid, version: expectedVersion + 1 };
     const json = JSON.stringify(stored);
-    const r = await this.up().sbCasCall(
-      this.callKey(wacid),
-      this.phoneKey(stored.phoneId),
-      this.k.calls,
-      String(expectedVersion),
-      json,
-      stored.phoneId,
-      ttlMs,
-      wacid,
-      `${this.prefix}phone:`,
-    );
+    const r = await this.up().sbCasCall(this.callKey(wacid), this.k.calls, String(expectedVersion), json, ttlMs, wacid);
     return r === 1 ? (JSON.parse(json) as CallRecord) : null;
   }
 
-  private async fetchCalls(indexKey: string, phoneId?: string): Promise<CallRecord[]> {
+  async listCalls(): Promise<CallRecord[]> {
+    const indexKey = this.k.calls;
     const r = this.up();
     const ids = await r.smembers(indexKey);
     if (ids.length === 0) return [];
@@ -596,21 +566,13 @@ export class RedisStore implements Store {
     const gone: string[] = [];
     rows.forEach((j, i) => {
       if (j === null) return void gone.push(ids[i]!);
-      const rec = JSON.parse(j) as CallRecord;
-      if (phoneId === undefined || rec.phoneId === phoneId) out.push(rec);
+      out.push(JSON.parse(j) as CallRecord);
     });
     // Expired records leave their ids behind in the index: drop them lazily.
     if (gone.length > 0) await r.srem(indexKey, ...gone);
     return out;
   }
 
-  callsByPhone(phoneId: string): Promise<CallRecord[]> {
-    return this.fetchCalls(this.phoneKey(phoneId), phoneId);
-  }
-
-  listCalls(): Promise<CallRecord[]> {
-    return this.fetchCalls(this.k.calls);
-  }
 
   // ---- small values with TTL ----------------------------------------------------------
 

@@ -159,13 +159,11 @@ export interface Store {
    */
   casCall(wacid: string, expectedVersion: number, next: CallRecord, ttlMs: number): Promise<CallRecord | null>;
 
-  /** Records of calls on one business phone number (`phoneId` index). */
-  callsByPhone(phoneId: string): Promise<CallRecord[]>;
 
   /** Every call record still in the store (live and recently ended, until their TTL). */
   listCalls(): Promise<CallRecord[]>;
 
-  // ---- small values with TTL (tombstones, sessions, presence, locks) -----------------
+  // ---- small values with TTL (sessions, locks, permission records) ------------------
 
   /** Set iff absent. True if set. */
   setNX(key: string, value: string, ttlMs: number): Promise<boolean>;

@@ -12,9 +12,10 @@
  */
 import { Hono, type Context } from 'hono';
 import type { Role, User } from '../../shared/protocol.ts';
-import { apiError, type Auth, type AuthEnv } from '../auth/index.ts';
-import { view } from '../calls/engine.ts';
-import type { Call } from '../calls/lifecycle.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import { HttpBadGateway, HttpNotFound } from '../ops/errors.ts';
+import { view } from '../calls/views.ts';
+import { fromRecord } from '../calls/apply.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 
@@ -77,24 +78,24 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
 
   app.route('/', auth.routes);
-  app.route('/', o.ws as unknown as Hono<AuthEnv>);
+  app.route('/', o.ws);
 
   app.get('/api/calls', auth.requireUser('agent', 'supervisor'), async (c) => {
     const user = c.get('user');
-    const all = (await store.listCalls()).map((r) => r as unknown as Call);
+    const all = (await store.listCalls()).map(fromRecord);
     const visible = all.filter((call) => user.roles.includes('supervisor') || call.agent === user.name);
     return c.json({ items: visible.map(view) });
   });
 
   app.post('/api/demo/call', auth.requireUser('agent'), async (c) => {
-    if (!o.demo) return apiError(c, 404, 'NOT_FOUND', 'simulated calls exist in demo mode only');
+    if (!o.demo) throw new HttpNotFound('simulated calls exist in demo mode only');
     try {
       const r = await o.demo.call();
       log.info({ user: c.get('user').name }, 'demo call requested');
       return c.json({ ok: true, call: r });
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'demo call failed');
-      return apiError(c, 502, 'EMULATOR_ERROR', `the emulator did not start a call: ${(err as Error).message}`);
+      throw new HttpBadGateway(`the emulator did not start a call: ${(err as Error).message}`, 'EMULATOR_ERROR');
     }
   });
 

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { PayloadTooLargeError } from '../ops/errors.ts';
+import { HttpPayloadTooLarge } from '../ops/errors.ts';
 import { envelopeProblem, readBodyLimited, readIncomingLimited } from './receiver.ts';
 
 const stream = (chunks: number[], size = 1000) =>
@@ -23,7 +23,7 @@ describe('body limit', () => {
       },
     });
     const req = new Request('http://x/', { method: 'POST', body, duplex: 'half' } as RequestInit);
-    await expect(readBodyLimited(req, 1000)).rejects.toBeInstanceOf(PayloadTooLargeError);
+    await expect(readBodyLimited(req, 1000)).rejects.toBeInstanceOf(HttpPayloadTooLarge);
     expect(pulled).toBeLessThan(10);
   });
 
@@ -35,10 +35,10 @@ describe('body limit', () => {
   it('a Node request stream over the limit is refused without Content-Length; a declared length over it at once', async () => {
     const big = Readable.from([Buffer.alloc(600), Buffer.alloc(600)]) as unknown as IncomingMessage;
     (big as { headers: Record<string, string> }).headers = {};
-    await expect(readIncomingLimited(big, 1000)).rejects.toBeInstanceOf(PayloadTooLargeError);
+    await expect(readIncomingLimited(big, 1000)).rejects.toBeInstanceOf(HttpPayloadTooLarge);
     const declared = Readable.from([]) as unknown as IncomingMessage;
     (declared as { headers: Record<string, string> }).headers = { 'content-length': '1001' };
-    await expect(readIncomingLimited(declared, 1000)).rejects.toBeInstanceOf(PayloadTooLargeError);
+    await expect(readIncomingLimited(declared, 1000)).rejects.toBeInstanceOf(HttpPayloadTooLarge);
     const ok = Readable.from([Buffer.from('ab'), Buffer.from('c')]) as unknown as IncomingMessage;
     (ok as { headers: Record<string, string> }).headers = {};
     expect(Buffer.from(await readIncomingLimited(ok, 1000)).toString()).toBe('abc');

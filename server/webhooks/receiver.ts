@@ -1,5 +1,5 @@
 /**
- * `POST /webhooks/service`, exactly as design.md's receiver rules say:
+ * `POST /webhooks/service`, by these rules:
  * 1. raw body, at most 1 MiB, counted while reading (413 also without Content-Length);
  * 2. `Service-Signature` verified against the raw bytes (401 `UNAUTHORIZED`, nothing stored);
  * 3. JSON + envelope (400 `BAD_REQUEST`); unknown types and fields are accepted;
@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Envelope } from '../../shared/events.ts';
-import { BadRequestError, HttpError, PayloadTooLargeError, UnauthorizedError, UnavailableError } from '../ops/errors.ts';
+import { HttpBadRequest, HttpError, HttpPayloadTooLarge, HttpUnauthorized, HttpUnavailable } from '../ops/errors.ts';
 import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import { requestHeader, requestIdOf } from '../ops/request.ts';
 import type { Store } from '../store/store.ts';
@@ -40,8 +40,8 @@ const EMPTY = new Uint8Array(0);
 export async function readBodyLimited(req: Request, limit: number): Promise<Uint8Array> {
   const cl = req.headers.get('content-length');
   if (cl !== null) {
-    if (!/^\d+$/.test(cl)) throw new BadRequestError('Content-Length must be a non-negative integer');
-    if (Number(cl) > limit) throw new PayloadTooLargeError(limit);
+    if (!/^\d+$/.test(cl)) throw new HttpBadRequest('Content-Length must be a non-negative integer');
+    if (Number(cl) > limit) throw new HttpPayloadTooLarge(limit);
   }
   if (!req.body) return EMPTY;
   const reader = req.body.getReader();
@@ -53,7 +53,7 @@ export async function readBodyLimited(req: Request, limit: number): Promise<Uint
     total += value.byteLength;
     if (total > limit) {
       await reader.cancel().catch(() => undefined);
-      throw new PayloadTooLargeError(limit);
+      throw new HttpPayloadTooLarge(limit);
     }
     chunks.push(value);
   }
@@ -74,8 +74,8 @@ export async function readBodyLimited(req: Request, limit: number): Promise<Uint
 export function readIncomingLimited(incoming: IncomingMessage, limit: number): Promise<Uint8Array> {
   const cl = incoming.headers['content-length'];
   if (cl !== undefined) {
-    if (!/^\d+$/.test(cl)) return Promise.reject(new BadRequestError('Content-Length must be a non-negative integer'));
-    if (Number(cl) > limit) return Promise.reject(new PayloadTooLargeError(limit));
+    if (!/^\d+$/.test(cl)) return Promise.reject(new HttpBadRequest('Content-Length must be a non-negative integer'));
+    if (Number(cl) > limit) return Promise.reject(new HttpPayloadTooLarge(limit));
   }
   return new Promise((resolve, reject) => new LimitedReader(incoming, limit, resolve, reject).start());
 }
@@ -122,7 +122,7 @@ class LimitedReader {
       this.cleanup();
       // The adapter drains or destroys the rest once the 413 is sent.
       this.incoming.pause();
-      this.reject(new PayloadTooLargeError(this.limit));
+      this.reject(new HttpPayloadTooLarge(this.limit));
       return;
     }
     this.chunks.push(chunk);
@@ -135,7 +135,7 @@ class LimitedReader {
 
   private error(err?: Error): void {
     this.cleanup();
-    this.reject(new BadRequestError('request body could not be read', { cause: err ?? new Error('aborted') }));
+    this.reject(new HttpBadRequest('request body could not be read', { cause: err ?? new Error('aborted') }));
   }
 }
 
@@ -207,7 +207,7 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: str
         ? await readIncomingLimited(incoming, limit)
         : await readBodyLimited(c.req.raw, limit);
   } catch (err) {
-    if (err instanceof PayloadTooLargeError) m.webhookRequests.inc({ outcome: 'too_large' });
+    if (err instanceof HttpPayloadTooLarge) m.webhookRequests.inc({ outcome: 'too_large' });
     throw err;
   }
 
@@ -215,7 +215,7 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: str
   if (!v.ok) {
     m.webhookRequests.inc({ outcome: 'unauthorized' });
     log().warn({ reason: v.reason }, 'webhook signature refused');
-    throw new UnauthorizedError(`invalid Service-Signature (${v.reason.replace(/_/g, ' ')})`);
+    throw new HttpUnauthorized(`invalid Service-Signature (${v.reason.replace(/_/g, ' ')})`);
   }
 
   let text: string;
@@ -225,12 +225,12 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: str
     json = JSON.parse(text);
   } catch {
     m.webhookRequests.inc({ outcome: 'bad_request' });
-    throw new BadRequestError('body must be JSON (UTF-8)');
+    throw new HttpBadRequest('body must be JSON (UTF-8)');
   }
   const problem = envelopeProblem(json);
   if (problem) {
     m.webhookRequests.inc({ outcome: 'bad_request' });
-    throw new BadRequestError(problem);
+    throw new HttpBadRequest(problem);
   }
   const { id, type } = json as Envelope;
 
@@ -240,7 +240,7 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: str
   } catch (err) {
     m.webhookRequests.inc({ outcome: 'unavailable' });
     log().error({ err, eventId: id, type }, 'webhook event not stored: store unavailable');
-    throw new UnavailableError('event store unavailable, deliver again later', { cause: err });
+    throw new HttpUnavailable('event store unavailable, deliver again later', { cause: err });
   }
   m.webhookRequests.inc({ outcome: result });
   m.webhookEvents.inc({ type: eventTypeLabel(type), outcome: result });

@@ -1,7 +1,7 @@
 /**
  * `Service-Signature: t=<unix_seconds>,s=<hex>` where `s` is the lowercase hex
- * HMAC-SHA256 of `<t>.<raw body>` under the endpoint's secret (design.md, webhook
- * receiver rule 2). Pure functions: the receiver, the tests and tools use the same code.
+ * HMAC-SHA256 of `<t>.<raw body>` under the endpoint's secret, checked against the raw
+ * bytes before anything is parsed or stored. Pure functions: the receiver, the tests and tools use the same code.
  *
  * The header is parsed strictly: exactly one `t` (digits) and one `s` (64 lowercase hex
  * characters), nothing else. Anything looser would let a malformed or tampered header

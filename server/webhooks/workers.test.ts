@@ -31,7 +31,7 @@ describe('workers: a failed ack', () => {
     let handled = 0;
     const w = createWorkers({
       store,
-      handlers: { 'test.thing': async () => void handled++ },
+      handlers: { 'chat.user.preferences': async () => void handled++ },
       log: silentLogger(),
       metrics: foundationMetrics(new Metrics()),
       maxAttempts: 3,
@@ -42,8 +42,9 @@ describe('workers: a failed ack', () => {
     });
     await w.start();
     try {
-      const body = JSON.stringify({ id: 'evt_ack', type: 'test.thing', apiVersion: 'v2', createTime: new Date().toISOString() });
-      await store.acceptEvent({ eventId: 'evt_ack', type: 'test.thing', body, receivedAt: Date.now() }, 60_000);
+      // A known type (handlers are registered per known type), with its payload object.
+      const body = JSON.stringify({ id: 'evt_ack', type: 'chat.user.preferences', apiVersion: 'v2', createTime: new Date().toISOString(), preferences: {} });
+      await store.acceptEvent({ eventId: 'evt_ack', type: 'chat.user.preferences', body, receivedAt: Date.now() }, 60_000);
       await until(() => handled === 2, 3000, 'the entry handled again after its failed ack');
       await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 3000, 'lag 0');
     } finally {

@@ -23,9 +23,10 @@
  *   behind it; after `maxAttempts` attempts the entry goes to the dead-letter list
  *   (logged, counted, listable with `store.listDeadLetters` and `GET /api/ops/dead-letters`,
  *   put back with `store.replayDeadLetters` / `POST /api/ops/dead-letters/replay`);
- * - an event whose payload does not match its type's schema is dead-lettered at once
- *   (retrying cannot fix it); unknown types and types without a handler are acked and
- *   counted as `ignored`;
+ * - each entry's body is parsed once, here (`parseEvent`), into a typed event that the
+ *   handler of its type gets; an event whose payload does not match its type's schema is
+ *   dead-lettered at once (retrying cannot fix it); unknown types and types without a
+ *   handler are acked and counted as `ignored`;
  * - `stop()` is bounded (`stopTimeoutMs`): it stops reading, drops what waits (still
  *   pending: claimed later), lets handlers in hand finish until the limit, then aborts the
  *   rest and leaves them pending for another consumer.
@@ -33,15 +34,15 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { EventPayloadError, parseEvent, type Envelope } from '../../shared/events.ts';
+import { EventPayloadError, parseEvent, type EventOf, type KnownEvent, type KnownEventType, type ParsedEvent } from '../../shared/events.ts';
 import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 
 /** The consumer group of the bridge's workers. */
 export const WORKER_GROUP = 'workers';
 
-/** A received event: the validated envelope with its payload object beside it. */
-export type WebhookEvent = Envelope & Record<string, unknown>;
+/** A received event of a known type, validated and typed (`shared/events.ts`). */
+export type WebhookEvent = KnownEvent;
 
 /** What a handler gets beside the event: `signal` aborts at its deadline or at a bounded stop. */
 export interface HandlerContext {
@@ -49,13 +50,21 @@ export interface HandlerContext {
 }
 
 /**
- * Handles one event type. Throwing means "failed, retry"; it must be safe to run twice. It
- * should pass `ctx.signal` to anything slow (Service requests, downloads): past the lane's
- * deadline the attempt counts as failed whether or not the handler has returned.
+ * Handles one event type, getting that type's event (typed payload). Throwing means
+ * "failed, retry"; it must be safe to run twice. It should pass `ctx.signal` to anything
+ * slow (Service requests, downloads): past the lane's deadline the attempt counts as
+ * failed whether or not the handler has returned.
  */
-export type EventHandler = (event: WebhookEvent, entry: StreamEntry, ctx: HandlerContext) => Promise<void>;
+export type EventHandler<T extends KnownEventType> = (event: EventOf<T>, entry: StreamEntry, ctx: HandlerContext) => Promise<void>;
 
-export type HandlerRegistry = Record<string, EventHandler>;
+/** Handlers by event type, each typed for its own type's event. */
+export type HandlerRegistry = { [T in KnownEventType]?: EventHandler<T> };
+
+/** The handler registered for `type`, bound to its event (undefined when none is). */
+function handlerFor<T extends KnownEventType>(handlers: HandlerRegistry, type: T, event: EventOf<T>, entry: StreamEntry): ((ctx: HandlerContext) => Promise<void>) | undefined {
+  const h = Object.hasOwn(handlers, type) ? handlers[type] : undefined;
+  return h ? (ctx) => h(event, entry, ctx) : undefined;
+}
 
 /** The lanes: each has its own limit of handlers in flight and its own deadline. */
 export type Lane = 'calls' | 'media' | 'other';
@@ -272,13 +281,13 @@ export function createWorkers(opts: WorkersOptions): Workers {
   }
 
   /** Run the handler against the lane's deadline (and the stop signal). */
-  async function runHandler(handler: EventHandler, event: WebhookEvent, entry: StreamEntry, name: Lane, deadlineMs: number, ctl: AbortController): Promise<void> {
+  async function runHandler(run0: (ctx: HandlerContext) => Promise<void>, name: Lane, deadlineMs: number, ctl: AbortController): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(() => ctl.abort(new HandlerDeadlineError(name, deadlineMs)), deadlineMs);
       ctl.signal.addEventListener('abort', () => reject(ctl.signal.reason), { once: true });
     });
-    const run = Promise.resolve().then(() => handler(event, entry, { signal: ctl.signal }));
+    const run = Promise.resolve().then(() => run0({ signal: ctl.signal }));
     // A handler abandoned at its deadline may still settle later: nobody listens then.
     run.catch(() => undefined);
     limit.catch(() => undefined);
@@ -293,29 +302,25 @@ export function createWorkers(opts: WorkersOptions): Workers {
     const { entry, attempt } = job;
     let retrying = false;
     try {
-      let event: WebhookEvent;
-      let known: boolean;
+      // The one place a stream entry's body is parsed and validated.
+      let event: ParsedEvent;
       try {
-        const json = JSON.parse(entry.body) as WebhookEvent;
-        const parsed = parseEvent(json);
-        known = parsed.known;
-        event = json;
-        if (parsed.known) event[parsed.payloadName] = parsed.payload;
+        event = parseEvent(JSON.parse(entry.body));
       } catch (err) {
         const why = err instanceof EventPayloadError ? err.message : `unreadable body: ${(err as Error).message}`;
         await deadLetter(entry, why, attempt);
         return;
       }
-      const handler = Object.hasOwn(opts.handlers, entry.type) ? opts.handlers[entry.type] : undefined;
+      const handler = event.known ? handlerFor(opts.handlers, event.type, event, entry) : undefined;
       if (!handler) {
         await store.ack(group, [entry.streamId]);
         markFinished(entry.streamId);
         m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'ignored' });
-        if (!known) log.info({ eventId: entry.eventId, type: entry.type }, 'unknown webhook event type: stored and ignored');
+        if (!event.known) log.info({ eventId: entry.eventId, type: entry.type }, 'unknown webhook event type: stored and ignored');
         return;
       }
       try {
-        await runHandler(handler, event, entry, name, deadlineMs, ctl);
+        await runHandler(handler, name, deadlineMs, ctl);
       } catch (err) {
         if (err instanceof StoppingError) {
           // Not a failure of the event: it stays pending and another consumer claims it.

@@ -8,19 +8,15 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import WebSocket from 'ws';
 import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
-import { createApp } from '../../server/app.ts';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
 import type { LoginLimits } from '../../server/auth/index.ts';
 import { loadConfig } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log/logger.ts';
-import { foundationMetrics, Metrics } from '../../server/ops/metrics.ts';
-import { createServiceClient } from '../../server/service/index.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import type { Store } from '../../server/store/store.ts';
-import { createWorkers } from '../../server/webhooks/workers.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
-import { createSwitchboard, type Switchboard } from '../../server/web/switchboard.ts';
+import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { signatureHeader, startEmulator, type Emulator, type EmulatorOptions } from '../emulator/index.ts';
@@ -35,7 +31,7 @@ export interface Bridge {
   /** The webhook signing secret the bridge verifies with. */
   secret: string;
   emu: Emulator;
-  sb: Switchboard;
+  sb: Switchboard & Calling;
   store: Store;
   /** Password checks (scrypt runs) this node has made: counted around `Users.check`. */
   passwordChecks(): number;
@@ -103,17 +99,14 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     passwordChecks++;
     return check(name, password);
   };
-  const service = createServiceClient({ baseUrl: emu.baseUrl, apiKey: emu.apiKey });
-  const sb = await createSwitchboard({
+  const sb = withCalling(await createSwitchboard({
     config: o.demo ? { ...config, demo: true } : config,
     store,
     log,
-    calls: service.calls,
-    media: service.calls,
-    messages: service.messages,
-    phoneNumbers: service.phoneNumbers,
     users,
-    ...(o.assets ? { assets: o.assets } : {}),
+    // Pages only when a test asks for them (building them takes a while).
+    assets: o.assets ?? new Map(),
+    workers: { blockMs: 200 },
     ...(o.policy ? { policy: o.policy } : {}),
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
@@ -121,14 +114,10 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
-  });
-  const metrics = new Metrics();
-  const app = createApp({ config, store, log, metrics, mount: [sb.mount] });
-  const workers = createWorkers({ store, handlers: sb.handlers, log, metrics: foundationMetrics(metrics), maxAttempts: config.webhookMaxAttempts, blockMs: 200 });
-  await workers.start();
+  }));
   await sb.start();
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: app.fetch, port, hostname: '127.0.0.1', websocket: { server: sb.wss } }, () => resolve(s));
+    const s = serve({ fetch: sb.app.fetch, port, hostname: '127.0.0.1', ...(sb.wss ? { websocket: { server: sb.wss } } : {}) }, () => resolve(s));
     s.once('error', reject);
   });
   let closed = false;
@@ -143,7 +132,6 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
       if (closed) return;
       closed = true;
       await sb.close();
-      await workers.stop();
       await new Promise<void>((r) => {
         const s = server as unknown as { closeAllConnections?: () => void; close(cb: () => void): void };
         s.close(() => r());

@@ -46,6 +46,18 @@ describe('sessions and roles', () => {
     expect(await upgradeStatus(b.url, { cookie: 'sb_session=forged.value' }, b.url)).toBe(401);
   });
 
+  it('a refused WebSocket upgrade answers in the error shape with the request id, like every other refusal', async () => {
+    for (const [headers, status, code] of [
+      [{ origin: b.url }, 401, 'UNAUTHORIZED'],
+      [{ origin: 'http://evil.example', cookie: await login(b.url, 'agent1') }, 403, 'FORBIDDEN'],
+    ] as const) {
+      const r = await fetch(`${b.url}/ws`, { headers: { ...headers, 'x-request-id': `lb-upgrade-${status}` } });
+      expect(r.status).toBe(status);
+      expect(r.headers.get('x-request-id')).toBe(`lb-upgrade-${status}`);
+      expect(await r.json()).toEqual({ error: { status, code, message: expect.any(String), requestId: `lb-upgrade-${status}` } });
+    }
+  });
+
   it('a wrong password and an unknown name get the same 401', async () => {
     const post = (name: string, password: string) =>
       fetch(`${b.url}/api/login`, { method: 'POST', headers: { 'content-type': 'application/json', origin: b.url }, body: JSON.stringify({ name, password }) });

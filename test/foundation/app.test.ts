@@ -2,7 +2,7 @@
  * createApp: request ids, the one error mapping, health, readiness and metrics.
  */
 import { describe, expect, it } from 'vitest';
-import { BadRequestError, ConflictError } from '../../server/app.ts';
+import { HttpBadRequest, HttpConflict } from '../../server/app.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
 import { event, signed, testApp, testConfig } from './helpers.ts';
 
@@ -42,10 +42,10 @@ describe('createApp', () => {
       mount: [
         (a) => {
           a.get('/api/bad', () => {
-            throw new BadRequestError('name: must not be empty');
+            throw new HttpBadRequest('name: must not be empty');
           });
           a.get('/api/conflict', () => {
-            throw new ConflictError('call already taken');
+            throw new HttpConflict('call already taken');
           });
           a.get('/api/boom', () => {
             throw new Error('secret internal detail');

@@ -5,15 +5,14 @@
  * processed exactly once, the list is empty, and the replay is counted and logged.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createAppWithMetrics } from '../../server/app.ts';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
 import type { ServiceCalls } from '../../server/calls/engine.ts';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import type { DeadLetterItem } from '../../server/ops/dead-letters.ts';
-import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
+import { Metrics } from '../../server/ops/metrics.ts';
 import { RedisStore } from '../../server/store/redis.ts';
-import { WORKER_GROUP, createWorkers, type HandlerRegistry } from '../../server/webhooks/workers.ts';
-import { createSwitchboard } from '../../server/web/switchboard.ts';
+import { WORKER_GROUP, type HandlerRegistry } from '../../server/webhooks/workers.ts';
+import { createSwitchboard } from '../../server/switchboard.ts';
 import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { API_KEY, SECRET_A, event, listen, signed, sleep, testConfig, until } from './helpers.ts';
 
@@ -47,22 +46,20 @@ async function setup(handlers: HandlerRegistry) {
     { name: 'agent1', roles: ['agent'], passwordHash: hash },
   ]);
   const metrics = new Metrics();
-  const sb = await createSwitchboard({ config, store, log, calls: noService, users, metrics });
-  const { app } = createAppWithMetrics({ config, store, log, metrics, mount: [sb.mount] });
-  const workers = createWorkers({
+  const sb = await createSwitchboard({
+    config,
     store,
-    handlers,
     log,
-    metrics: foundationMetrics(metrics),
-    maxAttempts: 3,
-    concurrency: 1,
-    blockMs: 100,
-    retryDelayMs: 10,
-    claimIdleMs: 300,
-    claimEveryMs: 100,
+    service: { calls: noService },
+    users,
+    metrics,
+    assets: new Map(),
+    handlers,
+    workers: { maxAttempts: 3, concurrency: 1, blockMs: 100, retryDelayMs: 10, claimIdleMs: 300, claimEveryMs: 100 },
   });
+  const workers = sb.workers;
   await workers.start();
-  const server = await listen(app.fetch, port);
+  const server = await listen(sb.app.fetch, port);
   cleanups.push(async () => {
     await server.close();
     await workers.stop();

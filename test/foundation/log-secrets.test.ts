@@ -50,12 +50,12 @@ describe('secrets in logs', () => {
       blockMs: 50,
       handlers: {
         'chat.call.connect': async (e) => {
-          const c = e.callingConnect as { wacid: string; phoneId: string };
+          const c = e.payload;
           log.info({ wacid: c.wacid }, 'rejecting the test call');
           await client.calls.reject({ phoneId: c.phoneId, wacid: c.wacid });
         },
         'chat.call.terminate': async (e) => {
-          ended.push(String((e as Record<string, unknown>).id));
+          ended.push(e.id);
         },
       },
     });

@@ -5,13 +5,15 @@
  * archived by the real archive handler from a local media server), and with `--database`
  * straight against a PGlite history directory.
  */
+import { errorHandler } from '../../server/app.ts';
+import { parseEvent } from '../../shared/events.ts';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArchive } from '../../server/archive/index.ts';
+import { createArchive, type MediaEvent } from '../../server/archive/index.ts';
 import { createArchiveRoutes } from '../../server/archive/routes.ts';
 import { createAuth, demoUsers, Sessions, type AuthEnv } from '../../server/auth/index.ts';
 import { openHistory, type History } from '../../server/history/index.ts';
@@ -72,7 +74,11 @@ beforeAll(async () => {
     res.end(body);
   });
   const archive = createArchive({ dir: archiveDir, calls: createServiceClient({ baseUrl: media.baseUrl, apiKey: 'k' }).calls });
-  const ev = (type: string, id: string) => ({ id: `e_${id}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: { wacid: 'c-one', result: 'AVAILABLE', mediaAssetId: id } });
+  const ev = (type: string, id: string): MediaEvent => {
+    const e = parseEvent({ id: `e_${id}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: { wacid: 'c-one', result: 'AVAILABLE', mediaAssetId: id } });
+    if (!e.known || (e.type !== 'chat.call.recording.updated' && e.type !== 'chat.call.transcription.updated')) throw new Error(`not a media event: ${type}`);
+    return e;
+  };
   for (const r of [await archive.archive(ev('chat.call.recording.updated', 'cma_rec')), await archive.archive(ev('chat.call.transcription.updated', 'cma_tr'))]) {
     for (const f of factsOfMedia(r!, Date.now())) await h.store.record(f);
   }
@@ -80,6 +86,7 @@ beforeAll(async () => {
   const log = createLogger({ level: 'warn', destination: memoryDestination() });
   const auth = createAuth({ users: await demoUsers(), sessions: new Sessions(store, 'history_cli_session_secret'), store, log, origin: { bindHost: '127.0.0.1' } });
   const app = new Hono<AuthEnv>();
+  app.onError(errorHandler(log));
   app.route('/', auth.routes);
   app.route('/', createHistoryRoutes({ auth, history: h, log }));
   app.route('/', createArchiveRoutes({ auth, dir: archiveDir }));

@@ -13,7 +13,7 @@ import { CallDetail, CallPage } from '../../shared/records.ts';
 export const Me = z.object({ name: z.string(), roles: z.array(z.string()), demo: z.boolean().optional() }).passthrough();
 export type Me = z.infer<typeof Me>;
 
-/** The Service's error shape, which every `/api` error uses (design.md). */
+/** The Service's error shape, which every `/api` error uses (server/ops/errors.ts). */
 const ErrorBody = z.object({
   error: z.object({ status: z.number().optional(), code: z.string(), message: z.string(), requestId: z.string().optional() }),
 });

@@ -1,0 +1,306 @@
+/**
+ * Applying events: the thin service around the pure lifecycle (`lifecycle.ts`).
+ *
+ * `apply(event)` reads the call record, runs `transition`, writes the result with
+ * compare-and-set (re-reading and re-applying when another writer won), and only then runs
+ * the effects: socket pushes through the hub, Service requests (preAccept + accept,
+ * reject, terminate), and agent changes / routing handed to the router. Nothing here
+ * decides what a call's next state is.
+ *
+ * Time is an input too: one timer per call at `nextDue`, and a sweep that also picks up
+ * calls whose timer lived on a node that died.
+ */
+import type { ServerMsg } from '../../shared/protocol.ts';
+import { clip, LIMITS } from '../../shared/limits.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Hub } from '../push/hub.ts';
+import { describeServiceError, OutcomeUnknownError, ServiceError } from '../service/errors.ts';
+import type { Calls } from '../service/resources/calls.ts';
+import type { CallRecord, Store } from '../store/store.ts';
+import { nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
+import { offered, view } from './views.ts';
+
+export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
+
+/** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
+export interface RoutingPort {
+  route(wacid: string, announce: boolean, known?: CallRecord | null): Promise<boolean>;
+  agentChange(change: AgentChange): void;
+  /** The call's place in this node's queue follows its committed state. */
+  track(call: Call): void;
+  /** A queued call the sweep found (another node's, or one this node forgot): route it. */
+  adopt(call: Call): void;
+}
+
+/**
+ * One vocabulary for agent changes, from the lifecycle's effects to the board (and to the
+ * other nodes' boards): the effect's own kind, with the call it is about.
+ */
+export type AgentChange =
+  | { kind: 'agentBusy'; agent: string; wacid: string }
+  | { kind: 'agentFree'; agent: string; wacid: string; wrapUntil: number }
+  | { kind: 'agentNoAnswer'; agent: string; wacid: string }
+  | { kind: 'revoke'; agent: string; wacid: string };
+
+/** A committed transition: the one place a recorder (history) hooks in. */
+export type Committed = (before: Call | null, after: Call, event: CallEvent) => void;
+
+export interface ApplierOptions {
+  store: Store;
+  calls: ServiceCalls;
+  hub: Hub;
+  log: Logger;
+  policy: Policy;
+  now: () => number;
+  wrapUpMs: number;
+  sweepMs: number;
+  routing: () => RoutingPort;
+  onCommitted?: Committed;
+}
+
+/** Records live this long after their last change (ended ones must outlast late connects). */
+const LIVE_TTL_MS = 4 * 3600 * 1000;
+/** An ended call's record is only history (supervisors, late duplicates): one hour. */
+const ENDED_TTL_MS = 3600 * 1000;
+/** A tombstone must outlive the Service's retries of the late connect (~6 h of schedule). */
+const TOMBSTONE_TTL_MS = 8 * 3600 * 1000;
+/** Every this many sweeps, scan all stored calls (other nodes' calls, timers of dead nodes). */
+const FULL_SWEEP_EVERY = 15;
+const MAX_CAS_ATTEMPTS = 20;
+
+export class Applier {
+  /** Calls this node has seen live (not ended); the cheap sweep and `welcome` look here. */
+  readonly live = new Set<string>();
+  private readonly timers = new Map<string, { at: number; t: NodeJS.Timeout }>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeps = 0;
+  private closed = false;
+
+  constructor(private readonly o: ApplierOptions) {}
+
+  start(): void {
+    this.sweepTimer = setInterval(() => void this.sweep().catch((err: Error) => this.o.log.warn({ err: err.message }, 'sweep failed')), this.o.sweepMs);
+    this.sweepTimer.unref();
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    for (const { t } of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /**
+   * Apply one event atomically and run its effects. Returns the call as stored after it.
+   * `known`: the record as the caller just read or wrote it (saves a store round trip; a
+   * stale one only costs a failed compare-and-set and a re-read).
+   */
+  async apply(event: CallEvent, known?: CallRecord | null): Promise<Call | null> {
+    const { store, policy } = this.o;
+    for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+      const rec = attempt === 0 && known !== undefined ? known : await store.getCall(event.wacid);
+      const before = rec ? fromRecord(rec) : null;
+      const { call, effects } = transition(before, event, policy);
+      if (call === before) {
+        await this.run(call, effects, rec);
+        return call;
+      }
+      const after = call!;
+      const ttl = after.state !== 'ended' ? LIVE_TTL_MS : after.tombstone ? TOMBSTONE_TTL_MS : ENDED_TTL_MS;
+      const next = toRecord(after, rec?.version ?? 0);
+      const stored = rec === null ? ((await store.createCall(next, ttl)) ? next : null) : await store.casCall(event.wacid, rec.version, next, ttl);
+      if (stored) {
+        this.committed(before, after, event);
+        await this.run(after, effects, stored);
+        return after;
+      }
+      // Another writer (worker, tab, node) changed the call first: re-read and re-apply.
+    }
+    this.o.log.error({ wacid: event.wacid, event: event.type }, 'call update kept conflicting; event dropped');
+    return null;
+  }
+
+  /** A transition was committed to the store (before its effects run). */
+  private committed(before: Call | null, after: Call, event: CallEvent): void {
+    if (after.state === 'ended') this.live.delete(after.wacid);
+    else this.live.add(after.wacid);
+    this.o.routing().track(after);
+    this.schedule(after);
+    this.o.onCommitted?.(before, after, event);
+  }
+
+  private schedule(call: Call): void {
+    const due = nextDue(call, this.o.policy);
+    const cur = this.timers.get(call.wacid);
+    if (cur && cur.at === due) return;
+    if (cur) clearTimeout(cur.t);
+    this.timers.delete(call.wacid);
+    if (due === undefined || this.closed) return;
+    const t = setTimeout(() => {
+      this.timers.delete(call.wacid);
+      void this.apply({ type: 'tick', wacid: call.wacid, at: this.o.now() }).catch((err: Error) =>
+        this.o.log.warn({ wacid: call.wacid, err: err.message }, 'timer failed'),
+      );
+    }, Math.max(0, due - this.o.now()) + 5);
+    t.unref();
+    this.timers.set(call.wacid, { at: due, t });
+  }
+
+  /**
+   * Fire overdue timers and route waiting calls. Usually over the calls this node knows;
+   * every FULL_SWEEP_EVERY-th time over every stored call (calls of other nodes, timers of
+   * a node that died), because that scan grows with the call history.
+   */
+  async sweep(): Promise<void> {
+    const now = this.o.now();
+    const full = this.sweeps++ % FULL_SWEEP_EVERY === 0;
+    const recs = full ? await this.o.store.listCalls() : await this.getMany([...this.live]);
+    for (const rec of recs) {
+      const call = fromRecord(rec);
+      if (call.state === 'ended') {
+        this.live.delete(call.wacid);
+        continue;
+      }
+      this.live.add(call.wacid);
+      const due = nextDue(call, this.o.policy);
+      if (due !== undefined && due + 250 <= now) await this.apply({ type: 'tick', wacid: call.wacid, at: now });
+      else if (call.state === 'queued') this.o.routing().adopt(call);
+    }
+  }
+
+  /** Records of these calls (expired ones are forgotten). */
+  async getMany(wacids: string[]): Promise<CallRecord[]> {
+    const out = await Promise.all(wacids.map((w) => this.o.store.getCall(w)));
+    wacids.forEach((w, i) => {
+      if (!out[i]) this.live.delete(w); // expired
+    });
+    return out.filter((r): r is CallRecord => r !== null);
+  }
+
+  // ---- effects --------------------------------------------------------------------------
+
+  private async run(call: Call | null, effects: Effect[], stored: CallRecord | null): Promise<void> {
+    // Routing last: it applies a newer state (ringing) and pushes it; a `notify` of this
+    // (older, queued) state sent after it would overwrite ringing on the supervisors' screens.
+    const ordered = [...effects.filter((e) => e.kind !== 'route'), ...effects.filter((e) => e.kind === 'route')];
+    for (const e of ordered) {
+      try {
+        await this.effect(call, e, stored);
+      } catch (err) {
+        this.o.log.error({ wacid: call?.wacid, effect: e.kind, err: (err as Error).message }, 'effect failed');
+      }
+    }
+  }
+
+  private async effect(call: Call | null, e: Effect, stored: CallRecord | null): Promise<void> {
+    const { hub } = this.o;
+    if (e.kind === 'reply') {
+      hub.toConn(e.conn, e.ok ? ({ type: 'ack', id: e.reqId, ...(e.result ?? {}) } as ServerMsg) : { type: 'error', id: e.reqId, code: e.code, message: e.message });
+      return;
+    }
+    if (!call) return;
+    const wacid = call.wacid;
+    switch (e.kind) {
+      case 'route':
+        await this.o.routing().route(wacid, true, stored);
+        return;
+      case 'offer':
+        hub.toUser(e.agent, offered(call));
+        return;
+      case 'revoke':
+        this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
+        hub.toUser(e.agent, { type: 'call.revoked', wacid, reason: e.reason }, e.exceptConn);
+        return;
+      case 'notify': {
+        const msg: ServerMsg = { type: 'call.state', ...view(call) };
+        if (call.agent) hub.toUser(call.agent, msg);
+        hub.toRole('supervisor', msg);
+        return;
+      }
+      case 'remoteAnswer':
+        hub.toUser(e.agent, { type: 'call.remoteAnswer', wacid, sdp: e.sdp });
+        return;
+      case 'agentBusy':
+        this.o.routing().agentChange({ kind: 'agentBusy', agent: e.agent, wacid });
+        return;
+      case 'agentFree': {
+        const at = this.o.now();
+        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? at + this.o.wrapUpMs : 0 });
+        // The page shows wrap-up with its countdown (it cannot know WRAP_UP_MS).
+        if (e.wrapUp && this.o.wrapUpMs > 0) hub.toUser(e.agent, { type: 'agent.state', status: 'after-call-work', since: at, until: at + this.o.wrapUpMs });
+        return;
+      }
+      case 'agentNoAnswer':
+        this.o.routing().agentChange({ kind: 'agentNoAnswer', agent: e.agent, wacid });
+        hub.toUser(e.agent, { type: 'presence', presence: 'away' });
+        // Say why, so the page can tell the agent (RING_TIMEOUT_MS passed with no answer).
+        hub.toUser(e.agent, { type: 'agent.state', status: 'away', reason: 'not answered', since: this.o.now() });
+        return;
+      case 'accept':
+        // Not awaited: the Service round trips must not hold up the event that claimed the call.
+        void this.accept(call, e.sdp);
+        return;
+      case 'reject':
+        void this.signal('reject', call);
+        return;
+      case 'terminate':
+        void this.signal('terminate', call);
+        return;
+    }
+  }
+
+  /** preAccept, then accept with the very same SDP; the outcome comes back as an event. */
+  private async accept(call: Call, sdp: string): Promise<void> {
+    const input = { phoneId: call.phoneId, wacid: call.wacid, sdpType: 'answer' as const, sdp };
+    const opts = call.deadline !== undefined ? { deadline: call.deadline } : {};
+    const at = () => this.o.now();
+    try {
+      await this.o.calls.preAccept(input, opts);
+    } catch (err) {
+      // preAccept is optional: if its outcome is unknown, accept with the same SDP is still right.
+      if (!(err instanceof OutcomeUnknownError)) {
+        await this.apply({ type: 'acceptRefused', wacid: call.wacid, at: at(), ...refusal(err) });
+        return;
+      }
+      this.o.log.warn({ wacid: call.wacid }, 'preAccept outcome unknown; accepting with the same SDP');
+    }
+    try {
+      await this.o.calls.accept(input, opts);
+      await this.apply({ type: 'acceptOk', wacid: call.wacid, at: at() });
+    } catch (err) {
+      if (err instanceof OutcomeUnknownError) await this.apply({ type: 'acceptUnknown', wacid: call.wacid, at: at() });
+      else await this.apply({ type: 'acceptRefused', wacid: call.wacid, at: at(), ...refusal(err) });
+    }
+  }
+
+  private async signal(kind: 'reject' | 'terminate', call: Call): Promise<void> {
+    try {
+      await this.o.calls[kind]({ phoneId: call.phoneId, wacid: call.wacid });
+      this.o.log.info({ wacid: call.wacid }, `${kind} sent`);
+    } catch (err) {
+      // The state already waits for the terminate event, with a timer; log and go on.
+      this.o.log.warn({ wacid: call.wacid, err: (err as Error).message, code: (err as ServiceError).code }, `${kind} failed`);
+    }
+  }
+}
+
+// ---- the stored record ------------------------------------------------------------------
+
+export function fromRecord(rec: CallRecord): Call {
+  const { version: _v, ...rest } = rec;
+  return rest as unknown as Call;
+}
+
+export function toRecord(call: Call, version: number): CallRecord {
+  // JSON drops undefined fields, so cleared fields really disappear from the store.
+  return { ...(JSON.parse(JSON.stringify(call)) as Call), version } as unknown as CallRecord;
+}
+
+/**
+ * The Service's reason for a refusal, in words for the agent (never secrets: the client
+ * scrubs). It ends up in frames, so it is clipped to the frames' limits.
+ */
+export function refusal(err: unknown): { code: string; reason: string } {
+  if (err instanceof ServiceError) return { code: clip(err.code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
+  return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
+}

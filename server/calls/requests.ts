@@ -1,0 +1,183 @@
+/**
+ * Client requests: role checks, then each request becomes a lifecycle event (answer,
+ * decline, hangup, dial) or a board change (presence); plus agents' connections coming and
+ * going (a disconnected agent keeps its ringing offer for a grace, then the call moves on).
+ * Refusals go back to the requesting connection as `error` frames with the request's id.
+ */
+import type { ClientMsg, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Conn, Hub } from '../push/hub.ts';
+import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
+import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
+import { refusal, type ServiceCalls } from './apply.ts';
+import type { Call, CallEvent } from './lifecycle.ts';
+import type { Router } from './router.ts';
+
+/** A dialed call's first write: tried this often, this far apart, before the call is ended at the Service. */
+const DIAL_TRACK_ATTEMPTS = 3;
+const DIAL_TRACK_RETRY_MS = 300;
+
+export type CallRequest = Exclude<ClientMsg, { type: 'presence.set' } | { type: 'pong' }>;
+
+export interface RequestsOptions {
+  store: Store;
+  calls: ServiceCalls;
+  hub: Hub;
+  log: Logger;
+  now: () => number;
+  router: Router;
+  apply: (event: CallEvent, known?: CallRecord | null) => Promise<Call | null>;
+  /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
+  graceMs: number;
+  /**
+   * Known calling permissions (`server/permissions/`): a `call.dial` to a user whose
+   * permission is known rejected or expired is refused with `NO_PERMISSION` (nothing sent).
+   */
+  permissions?: { dialRefusal(from: string, user: string): Promise<string | undefined> } | undefined;
+  /**
+   * The Service's phone id of a business number (E.164), to terminate a dialed call that
+   * could not be tracked (the store down) before its connect event brought the id.
+   */
+  phoneIdOf?: ((businessNumber: string) => Promise<string | undefined>) | undefined;
+}
+
+export class Requests {
+  private readonly graceTimers = new Map<string, NodeJS.Timeout>();
+  private closed = false;
+
+  constructor(private readonly o: RequestsOptions) {}
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.graceTimers.values()) clearTimeout(t);
+    this.graceTimers.clear();
+  }
+
+  agentConnected(conn: Conn): void {
+    if (!conn.user.roles.includes('agent')) return;
+    const g = this.graceTimers.get(conn.user.name);
+    if (g) clearTimeout(g);
+    this.graceTimers.delete(conn.user.name);
+    this.o.router.board.connect(conn.user.name);
+    this.o.router.routeQueuedSoon();
+  }
+
+  /** The last connection of an agent went: after the grace, its ringing call moves on. */
+  agentDisconnected(conn: Conn): void {
+    if (!conn.user.roles.includes('agent')) return;
+    const name = conn.user.name;
+    const board = this.o.router.board;
+    if (board.disconnect(name) > 0 || this.closed) return;
+    const t = setTimeout(() => {
+      this.graceTimers.delete(name);
+      if (!board.gone(name)) return;
+      const ringing = board.view(name).ringing;
+      if (ringing) void this.o.apply({ type: 'agentGone', wacid: ringing, at: this.o.now(), agent: name });
+    }, this.o.graceMs);
+    t.unref();
+    this.graceTimers.set(name, t);
+  }
+
+  setPresence(user: User, status: Presence, conn: Conn, reqId: string): void {
+    const { hub } = this.o;
+    if (!user.roles.includes('agent')) {
+      hub.toConn(conn.id, { type: 'error', id: reqId, code: 'FORBIDDEN', message: 'only agents have a presence' });
+      return;
+    }
+    // This node's board, and every other node's (the agent's other tabs may be there).
+    this.o.router.presence(user.name, status);
+    hub.toConn(conn.id, { type: 'ack', id: reqId, presence: status } as ServerMsg);
+    // Every tab of this agent shows the same presence.
+    hub.toUser(user.name, { type: 'presence', presence: status }, conn.id);
+  }
+
+  /** A call request from a client (answer, decline, hangup, dial). */
+  async request(conn: Conn, msg: CallRequest): Promise<void> {
+    const user = conn.user;
+    const fail = (code: string, message: string) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message });
+    const at = this.o.now();
+    switch (msg.type) {
+      case 'call.answer':
+      case 'call.decline':
+      case 'call.hangup': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        // The record read here is the one the event applies to (no second read).
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        const common = { wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id };
+        const holding = this.o.router.board.view(user.name).holding;
+        if (msg.type === 'call.answer' && holding && holding !== msg.wacid) {
+          // One conversation per agent: a late answer to an earlier offer must not take a second call.
+          return fail('CONFLICT', 'you are already on another call');
+        }
+        if (msg.type === 'call.answer') await this.o.apply({ type: 'answer', ...common, sdp: msg.sdp }, rec);
+        else await this.o.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common }, rec);
+        return;
+      }
+      case 'call.dial':
+        return this.dial(conn, msg, fail);
+    }
+  }
+
+  private async dial(conn: Conn, msg: Extract<CallRequest, { type: 'call.dial' }>, fail: (code: string, message: string) => void): Promise<void> {
+    const { user } = conn;
+    if (!user.roles.includes('supervisor') && !user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents and supervisors place calls');
+    // The interface: do not call after a rejection or an expired permission. Unknown,
+    // requested or granted → the Service decides. A failed lookup does not block the call.
+    const refused = await this.o.permissions
+      ?.dialRefusal(msg.from, msg.to ?? msg.recipient ?? '')
+      .catch((err: Error) => void this.o.log.warn({ err: err.message }, 'permission lookup failed; dialing anyway'));
+    if (refused) return fail('NO_PERMISSION', refused);
+    let wacid: string;
+    try {
+      const r = await this.o.calls.connect({ from: msg.from, ...(msg.to ? { to: msg.to } : {}), ...(msg.recipient ? { recipient: msg.recipient } : {}), sdpType: 'offer', sdp: msg.sdp });
+      wacid = r.wacid;
+    } catch (err) {
+      return fail(err instanceof OutcomeUnknownError ? 'OUTCOME_UNKNOWN' : 'SERVICE_ERROR', refusal(err).reason);
+    }
+    const dialed: CallEvent = {
+      type: 'dialed',
+      wacid,
+      at: this.o.now(),
+      agent: user.name,
+      conn: conn.id,
+      reqId: msg.id,
+      // Until the connect event brings the Service's phone id (lifecycle `onConnect`).
+      phoneId: msg.from,
+      from: msg.from,
+      to: msg.to ?? msg.recipient ?? '',
+      sdp: msg.sdp,
+    };
+    // The Service is ringing the user now: the call must be tracked, or ended there.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.o.apply({ ...dialed, at: this.o.now() });
+        return;
+      } catch (err) {
+        if (attempt < DIAL_TRACK_ATTEMPTS) {
+          await new Promise((r) => setTimeout(r, DIAL_TRACK_RETRY_MS));
+          continue;
+        }
+        this.o.log.error({ wacid, err: (err as Error).message }, 'dialed call could not be tracked; ending it at the Service');
+        const ended = await this.terminateUntracked(wacid, msg.from);
+        return fail(
+          err instanceof StoreUnavailableError ? 'UNAVAILABLE' : 'INTERNAL',
+          `the call could not be tracked (${err instanceof StoreUnavailableError ? 'the store is unavailable' : 'internal error'}); ${ended ? 'it was ended at the Service' : 'ending it at the Service failed'}`,
+        );
+      }
+    }
+  }
+
+  /** End at the Service a dialed call the store could not take (its phone id looked up by number). */
+  private async terminateUntracked(wacid: string, from: string): Promise<boolean> {
+    try {
+      const phoneId = (await this.o.phoneIdOf?.(from)) ?? from;
+      await this.o.calls.terminate({ phoneId, wacid });
+      this.o.log.warn({ wacid }, 'untracked dialed call terminated at the Service');
+      return true;
+    } catch (err) {
+      this.o.log.error({ wacid, err: (err as Error).message, code: (err as ServiceError).code }, 'untracked dialed call could not be terminated: the user may be ringing');
+      return false;
+    }
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * Routing at run time: the agent board, this node's queue of waiting calls, and the
+ * cross-node channels. Which agent rings next is the pure rule of `routing.ts`; this file
+ * keeps the state that rule reads and offers calls through the applier (`offer` event,
+ * whose transition lets exactly one offer win).
+ *
+ * With a shared store each node knows only the agents connected to it: a call this node
+ * cannot place is announced on `ROUTE_CHANNEL` and every other node tries its own agents;
+ * agent changes go to every node's board on `AGENTS_CHANNEL` (an agent's tabs may sit on
+ * several nodes).
+ */
+import { Presence } from '../../shared/protocol.ts';
+import type { Logger } from '../log/logger.ts';
+import type { CallRecord, Store } from '../store/store.ts';
+import { AgentBoard } from './agents.ts';
+import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
+import type { Call, CallEvent } from './lifecycle.ts';
+import { anyEligible, pickAgent, type Queues } from './routing.ts';
+
+const ROUTE_CHANNEL = 'calls-route';
+const AGENTS_CHANNEL = 'calls-agents';
+
+/** What goes to the other nodes' boards: an agent change, or a presence chosen in one tab. */
+type BoardMessage = AgentChange | { kind: 'presence'; agent: string; presence: Presence };
+
+export interface RouterOptions {
+  store: Store;
+  board: AgentBoard;
+  queues: Queues;
+  log: Logger;
+  now: () => number;
+  /** This node's id (the hub's): its own channel messages are skipped. */
+  node: string;
+  /** Set when other nodes share the store (Redis). */
+  shared?: Store | undefined;
+  apply: (event: CallEvent, known?: CallRecord | null) => Promise<Call | null>;
+}
+
+export class Router implements RoutingPort {
+  readonly board: AgentBoard;
+  /** Queued calls known to this node, by deadline (earliest first is routed first). */
+  private readonly queued = new Map<string, number>();
+  private unsubscribe: (() => Promise<void>) | undefined;
+  private routing = false;
+  private routeAgain = false;
+
+  constructor(private readonly o: RouterOptions) {
+    this.board = o.board;
+  }
+
+  async start(): Promise<void> {
+    const shared = this.o.shared;
+    if (!shared) return;
+    const unsubRoute = await shared.subscribe(ROUTE_CHANNEL, (msg) => {
+      const hint = parseJson(msg) as { node?: unknown; wacid?: unknown } | undefined;
+      if (!hint || hint.node === this.o.node || typeof hint.wacid !== 'string') return;
+      void this.route(hint.wacid, false).catch((err: Error) => this.o.log.warn({ err: err.message }, 'routing hint failed'));
+    });
+    const unsubAgents = await shared.subscribe(AGENTS_CHANNEL, (msg) => {
+      const m = parseJson(msg) as (BoardMessage & { node?: unknown }) | undefined;
+      if (!m || m.node === this.o.node || typeof m.agent !== 'string') return;
+      if (m.kind === 'presence') {
+        if (Presence.safeParse(m.presence).success) this.apply(m, true);
+      } else if ((m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
+        this.apply(m, true);
+      }
+    });
+    this.unsubscribe = async () => {
+      await unsubRoute();
+      await unsubAgents();
+    };
+  }
+
+  close(): void {
+    void this.unsubscribe?.().catch(() => undefined);
+  }
+
+  track(call: Call): void {
+    if (call.state === 'queued') this.queued.set(call.wacid, call.deadline ?? Infinity);
+    else this.queued.delete(call.wacid);
+  }
+
+  adopt(call: Call): void {
+    if (this.queued.has(call.wacid)) return;
+    this.queued.set(call.wacid, call.deadline ?? Infinity);
+    this.routeQueuedSoon();
+  }
+
+  /** An agent change from the lifecycle's effects: this node's board, then every other node's. */
+  agentChange(change: AgentChange): void {
+    this.apply(change);
+  }
+
+  /** The agent chose a presence in one tab: every node's board takes it. */
+  presence(agent: string, presence: Presence): void {
+    this.apply({ kind: 'presence', agent, presence });
+  }
+
+  private apply(m: BoardMessage, fromOtherNode = false): void {
+    const { board } = this;
+    switch (m.kind) {
+      case 'revoke':
+        board.revoke(m.agent, m.wacid);
+        this.routeQueuedSoon();
+        break;
+      case 'agentBusy':
+        board.agentBusy(m.agent, m.wacid);
+        break;
+      case 'agentFree': {
+        board.agentFree(m.agent, m.wacid, m.wrapUntil);
+        const wait = m.wrapUntil - this.o.now();
+        if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+        this.routeQueuedSoon();
+        break;
+      }
+      case 'agentNoAnswer':
+        board.agentNoAnswer(m.agent);
+        break;
+      case 'presence':
+        board.setPresence(m.agent, m.presence);
+        if (m.presence === 'available') this.routeQueuedSoon();
+        break;
+    }
+    if (!fromOtherNode && this.o.shared) {
+      this.o.shared.publish(AGENTS_CHANNEL, JSON.stringify({ ...m, node: this.o.node })).catch((err: Error) => {
+        this.o.log.warn({ err: err.message }, 'agent state not published to other nodes');
+      });
+    }
+  }
+
+  /** Offer one queued call to the best agent, if any can take it (else, once, ask the other nodes). */
+  async route(wacid: string, announce = true, known?: CallRecord | null): Promise<boolean> {
+    const rec = known !== undefined ? known : await this.o.store.getCall(wacid);
+    if (!rec) return false;
+    const call = fromRecord(rec);
+    if (call.state !== 'queued') return false;
+    // Known here from now on, so an agent of this node freeing up later offers it too.
+    this.queued.set(wacid, call.deadline ?? Infinity);
+    const now = this.o.now();
+    for (let tries = 0; tries < 3; tries++) {
+      const agent = pickAgent(call, this.board.views(), this.o.queues, now);
+      if (!agent) {
+        if (announce && this.o.shared) {
+          await this.o.shared.publish(ROUTE_CHANNEL, JSON.stringify({ node: this.o.node, wacid })).catch((err: Error) => {
+            this.o.log.warn({ err: err.message }, 'routing hint not published');
+          });
+        }
+        return false;
+      }
+      if (!this.board.reserve(agent, wacid)) continue;
+      const after = await this.o.apply({ type: 'offer', wacid, at: this.o.now(), agent }, rec);
+      if (after?.state === 'ringing' && after.agent === agent) return true;
+      this.board.revoke(agent, wacid);
+      return false;
+    }
+    return false;
+  }
+
+  /** An agent may have become free: offer waiting calls, longest waiting first. */
+  routeQueuedSoon(): void {
+    if (this.routing) {
+      this.routeAgain = true;
+      return;
+    }
+    this.routing = true;
+    setImmediate(() => {
+      void this.routeQueued()
+        .catch((err: Error) => this.o.log.warn({ err: err.message }, 'routing failed'))
+        .finally(() => {
+          this.routing = false;
+          if (this.routeAgain) {
+            this.routeAgain = false;
+            this.routeQueuedSoon();
+          }
+        });
+    });
+  }
+
+  private async routeQueued(): Promise<void> {
+    const order = [...this.queued.entries()].sort((a, b) => a[1] - b[1]).map(([w]) => w);
+    for (const wacid of order) {
+      if (!anyEligible(this.board.views(), this.o.now())) return;
+      await this.route(wacid);
+    }
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Views: what clients see of calls. `view` (never the SDP), `offered` (the ringing agent's
+ * offer, with the SDP) and `welcome` (everything a connection shows on every (re)connect).
+ */
+import { PROTOCOL_VERSION, type CallView, type ServerMsg, type User } from '../../shared/protocol.ts';
+import type { CallRecord, Store } from '../store/store.ts';
+import type { AgentBoard } from './agents.ts';
+import type { Call } from './lifecycle.ts';
+
+/** The offer frame to the agent a call rings for. */
+export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }> {
+  return {
+    type: 'call.offered',
+    wacid: call.wacid,
+    phoneId: call.phoneId,
+    from: call.from,
+    to: call.to,
+    direction: call.direction,
+    sdp: call.offerSdp!,
+    deadline: call.deadline!,
+  };
+}
+
+/** What clients see of a call (never the SDP, except in the ringing agent's offer). */
+export function view(call: Call): CallView {
+  const v: CallView = {
+    wacid: call.wacid,
+    phoneId: call.phoneId,
+    from: call.from,
+    to: call.to,
+    direction: call.direction,
+    state: call.state,
+  };
+  if (call.agent !== undefined) v.agent = call.agent;
+  if (call.deadline !== undefined && (call.state === 'queued' || call.state === 'ringing')) v.deadline = call.deadline;
+  if (call.startedAt !== undefined) v.startedAt = call.startedAt;
+  if (call.endedAt !== undefined) v.endedAt = call.endedAt;
+  if (call.result !== undefined) v.result = call.result;
+  if (call.duration !== undefined) v.duration = call.duration;
+  if (call.reason !== undefined) v.reason = call.reason;
+  return v;
+}
+
+export interface WelcomeSources {
+  store: Pick<Store, 'listCalls'>;
+  board: AgentBoard;
+  /** Calls this node has seen live (the applier's), fetched by id. */
+  live: () => Iterable<string>;
+  getMany: (wacids: string[]) => Promise<CallRecord[]>;
+  fromRecord: (rec: CallRecord) => Call;
+}
+
+/**
+ * Everything `welcome` shows this user now: their ringing offers (with the SDP, so a
+ * reconnected tab can still answer) and the calls they hold; for supervisors every live
+ * call. Agents' calls are found through the board (no scan of the call history).
+ */
+export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg> {
+  const calls: CallView[] = [];
+  const supervisor = user.roles.includes('supervisor');
+  let recs: CallRecord[];
+  if (supervisor) {
+    recs = await s.store.listCalls();
+  } else {
+    const v = s.board.view(user.name);
+    recs = await s.getMany([...new Set([v.ringing, v.holding, ...s.live()].filter((w): w is string => typeof w === 'string'))]);
+  }
+  for (const rec of recs) {
+    const call = s.fromRecord(rec);
+    if (call.state === 'ended') continue;
+    const mine = call.agent === user.name;
+    if (mine && call.state === 'ringing') calls.push({ ...view(call), sdp: call.offerSdp! });
+    else if (mine || supervisor) calls.push(view(call));
+  }
+  return { type: 'welcome', protocol: PROTOCOL_VERSION, user, presence: s.board.presence(user.name), calls };
+}

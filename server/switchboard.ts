@@ -1,0 +1,264 @@
+/**
+ * The one wiring function: `createSwitchboard(options)` builds every production part —
+ * Service client (from the config unless one is given), users and sessions, push hub,
+ * permissions, call engine, WebSocket gateway, archive, pages, dead-letter routes, the
+ * HTTP app with all of them mounted, and the webhook workers with every handler — all
+ * statically imported. `main.ts` serves what it returns (`app.fetch`, `wss`) and adds only
+ * the demo emulator (the one lazy import) and signal handling; end-to-end tests call it
+ * with their own users, timings and parts.
+ *
+ * Without a Service (demo mode when the emulator cannot be loaded) only the foundation is
+ * built: webhook intake, health and metrics.
+ */
+import type { Hono } from 'hono';
+import type { WebSocketServer } from 'ws';
+import { createAppWithMetrics, type App, type ReadinessCheck } from './app.ts';
+import { createArchive } from './archive/index.ts';
+import { createArchiveRoutes } from './archive/routes.ts';
+import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type LoginLimits, type Users } from './auth/index.ts';
+import { SESSION_TTL_MS } from './auth/session.ts';
+import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
+import type { Policy } from './calls/lifecycle.ts';
+import { loadQueues } from './calls/routing.ts';
+import { secretsOf, type Config } from './config/config.ts';
+import { createGateway, createWsServer, type Gateway } from './gateway/index.ts';
+import type { Logger } from './log/logger.ts';
+import { createDeadLetterRoutes } from './ops/dead-letters.ts';
+import { foundationMetrics, Metrics } from './ops/metrics.ts';
+import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
+import { Hub } from './push/hub.ts';
+import { createServiceClient } from './service/index.ts';
+import type { Calls } from './service/resources/calls.ts';
+import type { Store, StreamEntry } from './store/store.ts';
+import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
+import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
+import { buildWebAgent } from '../web-agent/build.ts';
+
+/** The Service client parts the calling half uses (tests may hand in their own). */
+export interface ServiceParts {
+  calls: ServiceCalls;
+  /** Media download: with it, recording and transcription events are archived and announced. */
+  media?: Pick<Calls, 'downloadMedia'>;
+  /** Messages: `POST /api/permissions/request` sends with it; without it that route answers 503. */
+  messages?: PermissionMessages;
+  /** Phone numbers: `GET /api/numbers`; without it 503. */
+  phoneNumbers?: PermissionNumbers;
+}
+
+export interface SwitchboardOptions {
+  config: Config;
+  store: Store;
+  log: Logger;
+  /** Default: a Service client built from the config (none without SERVICE_BASE_URL). */
+  service?: ServiceParts;
+  /** Pages and assets; default: built from web-agent/ at start (an empty map: API only). */
+  assets?: Map<string, WebAsset>;
+  /** Demo mode: starts a simulated call for the page's button. */
+  demo?: DemoCaller;
+  /** The app's metrics registry. Default: a new one. */
+  metrics?: Metrics;
+  /** More `/readyz` checks (e.g. the Service is reachable). */
+  readiness?: ReadinessCheck[];
+  /** Set once shutdown begins: `/readyz` answers 503. */
+  isShuttingDown?: () => boolean;
+  /** Pre-built users (tests); default: USERS_FILE, or the demo users in demo mode. */
+  users?: Users;
+  /** Worker settings beyond the config (tests shorten reads and claims). */
+  workers?: Partial<Omit<WorkersOptions, 'store' | 'handlers' | 'log' | 'metrics'>>;
+  /** Replace the webhook handlers (tests of the workers and dead letters). */
+  handlers?: HandlerRegistry;
+  /** Lifecycle timing beyond the config (tests shorten margins). */
+  policy?: Partial<Policy>;
+  heartbeatMs?: number;
+  deadAfterMs?: number;
+  reconnectGraceMs?: number;
+  /** Period of the engine's sweep over stored calls (default 2 s). */
+  sweepMs?: number;
+  /** Login session lifetime (default 12 h; tests shorten it). */
+  sessionTtlMs?: number;
+  /** Login limits (default `LOGIN_LIMITS`). */
+  loginLimits?: Partial<LoginLimits>;
+  now?: () => number;
+}
+
+/** The calling half: present when there is a Service. */
+export interface Calling {
+  auth: Auth;
+  engine: CallEngine;
+  hub: Hub;
+  gateway: Gateway;
+  /** Calling permissions (book, routes, reply handler, dial check). */
+  permissions: Permissions;
+  /** Mount the calling half's routes on an app (done once on `app`; tests list routes with it). */
+  mount(app: App | Hono): void;
+}
+
+export interface Switchboard extends Partial<Calling> {
+  app: App;
+  metrics: Metrics;
+  /** Pass to `serve({ websocket: { server } })` (undefined without a Service). */
+  wss: WebSocketServer | undefined;
+  workers: Workers;
+  /** Start the workers, the push channel, the gateway and the engine. */
+  start(): Promise<void>;
+  /** Stop everything but the HTTP server (that is the caller's): safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** The Service's phone id of one business number (E.164), from its phone number list. */
+async function phoneIdOf(numbers: PermissionNumbers, phoneNumber: string): Promise<string | undefined> {
+  for await (const n of numbers.iterate()) if (n.phoneNumber === phoneNumber && typeof n.id === 'string') return n.id;
+  return undefined;
+}
+
+export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchboard> {
+  const { config, store, log } = o;
+  const metrics = o.metrics ?? new Metrics();
+  const service: ServiceParts | undefined =
+    o.service ??
+    (config.serviceBaseUrl ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) })) : undefined);
+  const calling = service ? await createCalling(o, service, metrics) : undefined;
+  if (!calling) log.warn('no Service: webhook intake, health and metrics only');
+
+  const { app } = createAppWithMetrics({
+    config,
+    store,
+    log,
+    metrics,
+    mount: calling ? [calling.mount] : [],
+    ...(o.readiness ? { readiness: o.readiness } : {}),
+    ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
+  });
+  const workers = createWorkers({
+    store,
+    handlers: o.handlers ?? calling?.handlers ?? {},
+    log: log.child({ part: 'workers' }),
+    metrics: foundationMetrics(metrics),
+    maxAttempts: config.webhookMaxAttempts,
+    ...o.workers,
+  });
+  let closed = false;
+  return {
+    ...(calling ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount } : {}),
+    app,
+    metrics,
+    wss: calling?.wss,
+    workers,
+    async start() {
+      await workers.start();
+      await calling?.start();
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      // The workers stop alongside (bounded on their own: `stopTimeoutMs`).
+      const stopped = workers.stop().catch((err: unknown) => log.error({ err }, 'workers stop failed'));
+      calling?.close();
+      await calling?.hub.close();
+      await stopped;
+    },
+  };
+}
+
+/** The switchboard with its calling half, or an error saying there is none (no Service). */
+export function withCalling(sb: Switchboard): Switchboard & Calling {
+  const { auth, engine, hub, gateway, permissions, mount } = sb;
+  if (!auth || !engine || !hub || !gateway || !permissions || !mount) throw new Error('no calling half: the config names no Service (SERVICE_BASE_URL)');
+  return { ...sb, auth, engine, hub, gateway, permissions, mount };
+}
+
+function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
+  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers };
+}
+
+/** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
+async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics) {
+  const { config, store, log } = o;
+  const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
+  if (!users) throw new Error('USERS_FILE: is required outside demo mode');
+  const now = o.now ?? Date.now;
+  const assets =
+    o.assets ??
+    (await buildWebAgent().catch((err: unknown) => {
+      log.error({ err }, 'web-agent build failed: pages are not served');
+      return new Map<string, WebAsset>();
+    }));
+  const auth = createAuth({
+    users,
+    sessions: new Sessions(store, config.sessionSecret, o.sessionTtlMs ?? SESSION_TTL_MS, now),
+    store,
+    origin: { publicUrl: config.publicUrl, bindHost: config.host },
+    ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
+    log: log.child({ part: 'auth' }),
+    demo: config.demo,
+  });
+  // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
+  const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
+  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now });
+  const numbers = service.phoneNumbers;
+  const engine = new CallEngine({
+    store,
+    calls: service.calls,
+    hub,
+    log: log.child({ part: 'calls' }),
+    policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, ...o.policy },
+    wrapUpMs: config.wrapUpMs,
+    queues: loadQueues(config.queuesFile),
+    now,
+    ...(config.redisUrl ? { shared: store } : {}),
+    permissions,
+    // Rarely needed (a dialed call the store could not take): looked up when it is.
+    ...(numbers ? { phoneIdOf: (n: string) => phoneIdOf(numbers, n) } : {}),
+    ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
+    ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
+  });
+  const gateway = createGateway({
+    auth,
+    engine,
+    hub,
+    log: log.child({ part: 'gateway' }),
+    now,
+    ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
+    ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+  });
+  const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
+  const wss = createWsServer();
+  const archive = service.media ? createArchive({ dir: config.archiveDir, calls: service.media, log: log.child({ part: 'archive' }), announce: { hub, store } }) : undefined;
+  const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
+  const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });
+  const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
+  const handlers: HandlerRegistry = {
+    'chat.call.connect': onCallEvent,
+    'chat.call.terminate': onCallEvent,
+    'chat.call.status.updated': onCallEvent,
+    // Call permission replies; other inbound messages are ignored there.
+    'chat.inbound_message.received': permissions.onInboundMessage,
+    ...archive?.handlers,
+  };
+  return {
+    auth,
+    engine,
+    hub,
+    gateway,
+    permissions,
+    wss,
+    handlers,
+    mount(app: App | Hono) {
+      app.route('/', archiveRoutes);
+      app.route('/', deadLetterRoutes);
+      app.route('/', permissions.routes);
+      app.route('/', webRoutes);
+    },
+    async start() {
+      await hub.start();
+      await gateway.start();
+      engine.start();
+    },
+    close() {
+      engine.close();
+      permissions.close();
+      gateway.close();
+      wss.close();
+    },
+  };
+}
