@@ -201,7 +201,9 @@ describe('GET /api/history/calls/:wacid', () => {
   it('503 UNAVAILABLE when the history database does not answer', async () => {
     const down = await openTestHistory();
     await down.db.close();
-    const app2 = createHistoryRoutes({ auth, history: down });
+    const app2 = new Hono<AuthEnv>();
+    app2.onError(errorHandler(createLogger({ level: 'silent' })));
+    app2.route('/', createHistoryRoutes({ auth, history: down }));
     for (const path of ['/api/history/calls', '/api/history/calls/c-in']) {
       const res = await app2.request(`http://sb.test${path}`, { headers: { host: 'sb.test', cookie: cookies.supervisor! } });
       expect(res.status, path).toBe(503);
