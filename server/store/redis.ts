@@ -12,9 +12,10 @@
  *   webhook receiver can answer 503 and the Service delivers again.
  * - Behind Sentinel (`sentinels`), every connection asks the sentinels for the primary and
  *   asks again after a failover (ioredis reconnects; pub/sub resubscribes by itself).
- *   While the primary has replicas, an accept batch is answered only once at least one
- *   replica confirmed it (`WAIT 1`), so a failover loses no event the Service was told
- *   we took; when none confirms in time the batch fails and the receiver answers 503.
+ *   Behind Sentinel (and with a standalone primary while it has replicas), an accept
+ *   batch is answered only once at least one replica confirmed it (`WAIT 1`), so a
+ *   failover loses no event the Service was told we took; when none confirms in time the
+ *   batch fails and the receiver answers 503.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLetter, type RationWindow, type ReplayResult, type SlotResult, type Store, type StreamEntry } from './store.ts';
@@ -359,7 +360,10 @@ export class RedisStore implements Store {
    * (dedupe answers 2xx once it is confirmed).
    */
   private async confirmReplicated(conn: ScriptedRedis): Promise<void> {
-    if (this.replicas === 0) return;
+    // Behind Sentinel a replica is part of the deployment: one that is disconnected or
+    // lagging is exactly when an unconfirmed answer would be lost in a failover, so the
+    // WAIT is never skipped there. A standalone primary waits only while it has replicas.
+    if (this.replicas === 0 && !this.opts.sentinels) return;
     this.acceptStats.waits++;
     const n = Number(await conn.call('WAIT', 1, this.replicaWaitMs));
     if (n >= 1) return;

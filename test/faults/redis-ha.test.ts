@@ -99,6 +99,7 @@ describe('Redis high availability', () => {
     const n = size(400, 2000);
     const events = Array.from({ length: n }, (_, i) => envelope(`evt_ha_${i}_${randomBytes(4).toString('hex')}`, 'chat.fault.probe'));
     const old = await ha.primary();
+    const replica = ha.servers.find((x) => x !== old)!;
     let killedAt = -1;
     const sent = await deliverAll(b.url, b.secret, events, {
       concurrency: 16,
@@ -106,7 +107,21 @@ describe('Redis high availability', () => {
       onAccepted: (k) => {
         if (killedAt < 0 && k >= n / 3) {
           killedAt = k;
-          void old.stop({ kill: true });
+          // The worst moment: the replica is cut off (frozen, link dropped) for 400 ms while
+          // the primary takes writes, then the primary dies and that replica is promoted. Whatever
+          // was answered 2xx in between exists only on the dead primary, unless the
+          // answer waited for the replica.
+          replica.signal('SIGSTOP');
+          void (async () => {
+            // Cut the replication link too: what the primary takes from now on never
+            // leaves it (bytes already sent would wait in the frozen replica's socket).
+            const admin = new Redis({ port: old.port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+            await admin.call('CLIENT', 'KILL', 'TYPE', 'replica').catch(() => undefined);
+            admin.disconnect();
+            await new Promise((r) => setTimeout(r, 400));
+            await old.stop({ kill: true });
+            replica.signal('SIGCONT');
+          })();
         }
       },
     });
