@@ -12,10 +12,10 @@
  *   webhook receiver can answer 503 and the Service delivers again.
  * - Behind Sentinel (`sentinels`), every connection asks the sentinels for the primary and
  *   asks again after a failover (ioredis reconnects; pub/sub resubscribes by itself).
- *   Behind Sentinel (and with a standalone primary while it has replicas), an accept
- *   batch is answered only once at least one replica confirmed it (`WAIT 1`), so a
- *   failover loses no event the Service was told we took; when none confirms in time the
- *   batch fails and the receiver answers 503.
+ *   While the primary has replicas (connected ones, and behind Sentinel those the
+ *   sentinels could promote), an accept batch is answered only once at least one replica
+ *   confirmed it (`WAIT 1`), so a failover loses no event the Service was told we took;
+ *   when none confirms in time the batch fails and the receiver answers 503.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLetter, type RationWindow, type ReplayResult, type SlotResult, type Store, type StreamEntry } from './store.ts';
@@ -309,6 +309,8 @@ export class RedisStore implements Store {
   /** Replicas connected to the primary at the last look (`ROLE`); 0 = no WAIT. */
   private replicas = 0;
   private replicaTimer: NodeJS.Timeout | undefined;
+  private sentinelConn: Redis | undefined;
+  private sentinelAt = 0;
   private readonly replicaWaitMs: number;
 
   private readonly k: { stream: string; dead: string; calls: string };
@@ -340,12 +342,42 @@ export class RedisStore implements Store {
 
   private async lookReplicas(): Promise<void> {
     if (this.closed || this.redis.status !== 'ready') return;
+    let connected: number;
     try {
       const role = (await this.redis.call('ROLE')) as [string, unknown, unknown[]?];
-      this.replicas = role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0;
+      connected = role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0;
     } catch {
-      // Unreachable: accepts fail fast anyway; the next look corrects the count.
+      return; // unreachable: accepts fail fast anyway; the next look corrects the count
     }
+    // Behind Sentinel, a replica cut off from the primary for a moment is no longer in
+    // ROLE, yet the sentinels would still promote it: that is exactly when an unconfirmed
+    // answer is lost. So the replicas the sentinels hold promotable count too.
+    const promotable = this.opts.sentinels ? await this.promotableReplicas() : 0;
+    this.replicas = Math.max(connected, promotable);
+  }
+
+  /** Replicas a sentinel lists for our primary and does not flag down; 0 when none answers. */
+  private async promotableReplicas(): Promise<number> {
+    const list = this.opts.sentinels!;
+    for (let i = 0; i < list.length; i++) {
+      if (!this.sentinelConn) {
+        const at = list[this.sentinelAt % list.length]!;
+        this.sentinelConn = new Redis({ host: at.host, port: at.port, maxRetriesPerRequest: 0, commandTimeout: 1000, enableOfflineQueue: true, retryStrategy: () => null, connectionName: 'switchboard-sentinel-look' });
+        this.sentinelConn.on('error', () => undefined); // the next sentinel is tried below
+      }
+      try {
+        const rows = (await this.sentinelConn.call('SENTINEL', 'REPLICAS', this.opts.sentinelName ?? 'mymaster')) as string[][];
+        return rows.filter((r) => {
+          const flags = r[r.indexOf('flags') + 1] ?? '';
+          return !/s_down|o_down|disconnected/.test(flags);
+        }).length;
+      } catch {
+        this.sentinelConn.disconnect();
+        this.sentinelConn = undefined;
+        this.sentinelAt++;
+      }
+    }
+    return 0;
   }
 
   /** Replicas connected to the primary at the last look (tests and benches print it). */
@@ -360,10 +392,7 @@ export class RedisStore implements Store {
    * (dedupe answers 2xx once it is confirmed).
    */
   private async confirmReplicated(conn: ScriptedRedis): Promise<void> {
-    // Behind Sentinel a replica is part of the deployment: one that is disconnected or
-    // lagging is exactly when an unconfirmed answer would be lost in a failover, so the
-    // WAIT is never skipped there. A standalone primary waits only while it has replicas.
-    if (this.replicas === 0 && !this.opts.sentinels) return;
+    if (this.replicas === 0) return;
     this.acceptStats.waits++;
     const n = Number(await conn.call('WAIT', 1, this.replicaWaitMs));
     if (n >= 1) return;
@@ -800,6 +829,7 @@ export class RedisStore implements Store {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.replicaTimer);
+    this.sentinelConn?.disconnect();
     // Readers may be blocked in XREADGROUP and the subscriber holds no work: cut them.
     this.sub?.disconnect();
     for (const c of this.blocking.values()) c.disconnect();

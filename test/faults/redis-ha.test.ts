@@ -104,6 +104,7 @@ describe('Redis high availability', () => {
     const sent = await deliverAll(b.url, b.secret, events, {
       concurrency: 16,
       retryMs: 200,
+      timeoutMs: 60_000,
       onAccepted: (k) => {
         if (killedAt < 0 && k >= n / 3) {
           killedAt = k;

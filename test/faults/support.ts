@@ -74,7 +74,7 @@ export async function deliverAll(
         o.onAccepted?.(++ok);
         return;
       }
-      if (Date.now() > deadline) throw new Error(`event ${d.id} not accepted before the deadline (last status ${status})`);
+      if (Date.now() > deadline) throw new Error(`event ${d.id} not accepted before the deadline (last status ${status}; answers so far ${JSON.stringify([...out.statuses])})`);
       out.retries++;
       await new Promise((r) => setTimeout(r, o.retryMs ?? 100));
     }
