@@ -468,7 +468,7 @@ export class RedisStore implements Store {
   private async acceptOne(e: { eventId: string; type: string; body: string; receivedAt: number }, ttl: number): Promise<AcceptResult> {
     const conn = this.ingestConn();
     const r = await conn.sbAccept(`${this.prefix}dedupe:${e.eventId}`, this.k.stream, ttl, e.eventId, e.type, e.body, e.receivedAt, this.maxLen);
-    await this.confirmReplicated(conn);
+    if (this.replicas > 0 && this.batchMax <= 1) await this.confirmReplicated(conn);
     return r === 1 ? 'accepted' : 'duplicate';
   }
 
@@ -493,13 +493,15 @@ export class RedisStore implements Store {
           keys.push(`${this.prefix}dedupe:${e.eventId}`);
           args.push(ttl, e.eventId, e.type, e.body, e.receivedAt);
         }
-        call = r
-          .sbAcceptMany(keys.length, ...keys, ...args)
-          .then(async (res) => {
-            // One WAIT per batch, after its script call (none without replicas).
-            await this.confirmReplicated(r);
-            return res.map((x): AcceptResult => (x === 1 ? 'accepted' : 'duplicate'));
-          });
+        call = r.sbAcceptMany(keys.length, ...keys, ...args).then((res) => res.map((x): AcceptResult => (x === 1 ? 'accepted' : 'duplicate')));
+      }
+      // One WAIT per batch, after its script call; without replicas the path stays as it was.
+      if (this.replicas > 0) {
+        const accepted = call;
+        call = accepted.then(async (res) => {
+          await this.confirmReplicated(r);
+          return res;
+        });
       }
     } catch (err) {
       for (const it of items) it.reject(err);
