@@ -13,7 +13,7 @@
  *   RSS per idle agent        per node: (RSS with its agents connected − RSS before) / agents, after a GC
  *   CPU per call              all nodes' CPU time during the load / calls sent
  *
- *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60]
+ *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +22,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
 import { Sessions, SESSION_COOKIE } from '../server/auth/session.ts';
 import { hashPassword } from '../server/auth/users.ts';
@@ -40,6 +41,8 @@ const NODES = arg('nodes', 3);
 const AGENTS = arg('agents', 5000);
 const RATE = arg('rate', 100);
 const SECONDS = arg('seconds', 60);
+/** Seconds of the same load before the measured one (JIT, pools, first routing): not counted. */
+const WARMUP = process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : 5;
 const LOST_AFTER_MS = 10_000;
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -113,8 +116,10 @@ async function main(): Promise<void> {
   const offeredAt = new Map<string, number>();
   const sentAt = new Map<string, number>();
   const sockets: WebSocket[] = [];
+  let onWarmOffer: (wacid: string) => void = () => undefined;
   const onOffer = (wacid: string) => {
-    if (offeredAt.has(wacid) || !sentAt.has(wacid)) return;
+    if (!sentAt.has(wacid)) return onWarmOffer(wacid);
+    if (offeredAt.has(wacid)) return;
     offeredAt.set(wacid, performance.now());
     void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
   };
@@ -158,6 +163,30 @@ async function main(): Promise<void> {
 
   const total = Math.round(RATE * SECONDS);
   let non2xx = 0;
+  const connectBody = (wacid: string, i: number) => ({
+    wacid, phoneId: 'phone-1', from: `+1555${String(i % 10_000_000).padStart(7, '0')}`, to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(),
+    sdpType: 'offer', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n',
+  });
+  // Warm-up: the same load, its calls ended like the others, not counted.
+  const warm = new Set<string>();
+  onWarmOffer = (wacid) => {
+    if (!warm.delete(wacid)) return;
+    void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
+  };
+  const warmStart = performance.now();
+  for (let i = 0; i < Math.round(RATE * WARMUP); i++) {
+    const wait = warmStart + (i * 1000) / RATE - performance.now();
+    if (wait > 1) await sleep(wait);
+    const wacid = `wacid.warm.${i}.${randomBytes(3).toString('hex')}`;
+    warm.add(wacid);
+    void post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, 9_000_000 + i));
+  }
+  await sleep(1000);
+  const benchCpu0 = process.cpuUsage();
+  // This process plays the Service and every agent: when its own event loop lags, the
+  // measured latency includes that lag (printed, so it is not mistaken for the nodes').
+  const loopLag = monitorEventLoopDelay({ resolution: 10 });
+  loopLag.enable();
   const start = performance.now();
   const posts: Array<Promise<void>> = [];
   for (let i = 0; i < total; i++) {
@@ -166,21 +195,38 @@ async function main(): Promise<void> {
     if (wait > 1) await sleep(wait);
     const wacid = `wacid.fleet.${i}.${randomBytes(3).toString('hex')}`;
     sentAt.set(wacid, performance.now());
-    const body = {
-      wacid, phoneId: 'phone-1', from: `+1555${String(i).padStart(7, '0')}`, to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(),
-      sdpType: 'offer', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n',
-    };
-    posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', body).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
+    posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, i)).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
   }
   await Promise.all(posts);
   const sendSeconds = (performance.now() - start) / 1000;
   const until = Date.now() + LOST_AFTER_MS;
   while (offeredAt.size < total && Date.now() < until) await sleep(100);
   const after = await Promise.all(nodes.map((n) => n.stats()));
+  loopLag.disable();
+  const benchCpu = process.cpuUsage(benchCpu0);
 
   const lat = [...offeredAt].map(([w, t]) => t - sentAt.get(w)!).sort((a, b) => a - b);
+  // The tail over time: a p99 that grows with the run points at work that grows with the
+  // calls stored (sweeps), a flat one at steady costs (GC, scheduling).
+  const slices = new Map<number, number[]>();
+  for (const [w, t] of offeredAt) {
+    const k = Math.floor((sentAt.get(w)! - start) / 10_000);
+    (slices.get(k) ?? slices.set(k, []).get(k)!).push(t - sentAt.get(w)!);
+  }
+  process.stdout.write(
+    `offer latency per 10 s of the load (p50 / p99 / max ms): ${[...slices.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, xs]) => {
+        xs.sort((a, b) => a - b);
+        return `${percentile(xs, 50).toFixed(1)}/${percentile(xs, 99).toFixed(1)}/${xs[xs.length - 1]!.toFixed(0)}`;
+      })
+      .join('  ')}\n`,
+  );
   const lost = total - offeredAt.size;
   const cpuMs = after.reduce((s, a, i) => s + (a.cpuUs - idle[i]!.cpuUs), 0) / 1000;
+  process.stdout.write(
+    `this process (Service + agents): ${(((benchCpu.user + benchCpu.system) / 1000 / ((performance.now() - start) || 1)) * 100).toFixed(0)} % of a core, event-loop delay p99 ${(loopLag.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopLag.max / 1e6).toFixed(1)} ms\n`,
+  );
   process.stdout.write(`${total} calls sent in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(1)}/s), ${non2xx} webhooks not answered 2xx\n`);
   nodes.forEach((n, i) => {
     process.stdout.write(
