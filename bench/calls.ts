@@ -33,6 +33,7 @@ import { startEmulator, type Emulator } from '../test/emulator/index.ts';
 import { PASSWORD, agentClient, fakeConnect, login, postEvent, sleep, startBridge, type Bridge } from '../test/e2e/harness.ts';
 import { PeerHost } from '../test/e2e/program-agent.ts';
 import { freePort, redisServerAvailable, startRedis } from '../test/support/redis.ts';
+import { figure } from './figures.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -294,6 +295,9 @@ async function main(): Promise<void> {
   if (args.only !== 'redis' && args.only !== 'answer') {
     const mem = await offeredLatency('memory');
     console.log(`  memory store: p50 ${f(mem.p50)}  p99 ${f(mem.p99)}  lost ${mem.lost}/${mem.n}`);
+    figure('calls', 'offer p50, memory store', mem.p50, 'ms', { max: 3 });
+    figure('calls', 'offer p99, memory store', mem.p99, 'ms', { max: 15 });
+    figure('calls', 'lost, memory store', mem.lost, 'calls', { max: 0 });
   }
   if (args.only === 'memory' || args.only === 'answer') {
     // skipped
@@ -302,6 +306,9 @@ async function main(): Promise<void> {
     try {
       const r = await offeredLatency('redis', redis.url);
       console.log(`  redis store:  p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}`);
+      figure('calls', 'offer p50, redis store', r.p50, 'ms', { max: 3 });
+      figure('calls', 'offer p99, redis store', r.p99, 'ms', { max: 15 });
+      figure('calls', 'lost, redis store', r.lost, 'calls', { max: 0 });
       if (HUNG > 0) {
         const h = await offeredLatency('redis-hung', redis.url, HUNG);
         console.log(`  redis store, ${HUNG} media downloads hung at the Service (${h.hanging} held there at the end): p50 ${f(h.p50)}  p99 ${f(h.p99)}  lost ${h.lost}/${h.n}`);
@@ -318,6 +325,7 @@ async function main(): Promise<void> {
   console.log(`agent answer → audio flowing (accept 200 + ICE/DTLS connected), ${ANSWERS} calls (goal p50 ≤ 300 ms)`);
   const a = await answerToAudio();
   console.log(`  p50 ${f(a.p50)}  (ack p50 ${f(a.p50ack)}, ICE+DTLS connected p50 ${f(a.p50ice)})  n=${a.n} failed=${a.failed}`);
+  figure('calls', 'answer → audio p50', a.p50, 'ms', { max: 300 });
   console.log(`machine load average: ${loadavg().map((x) => x.toFixed(2)).join(' ')} on ${cpus().length} CPUs (other test runs share this machine)`);
 }
 

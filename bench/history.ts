@@ -16,6 +16,7 @@ import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue } from '../ser
 import type { CallSearch, HistoryFact } from '../server/history/schema.ts';
 import { HistoryStore } from '../server/history/store.ts';
 import { HistoryWriter } from '../server/history/writer.ts';
+import { figure } from './figures.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -117,9 +118,11 @@ async function main() {
       };
     });
     console.log(`filtered search (customer + 180-day range + outcome): p95 ${filtered.p95.toFixed(2)} ms, median ${filtered.median.toFixed(2)} ms, ${filtered.avgItems.toFixed(1)} items/page  (goal p95 <= 50 ms)`);
+    figure('history', 'filtered search p95', filtered.p95, 'ms', { max: 50 });
 
     const text = await timeSearches(store, () => ({ q: `kw${rnd(997)}` }));
     console.log(`transcript search (one word in ~1/1000 of calls, first page of 25): p95 ${text.p95.toFixed(2)} ms, median ${text.median.toFixed(2)} ms, ${text.avgItems.toFixed(1)} items/page  (goal p95 <= 150 ms)`);
+    figure('history', 'transcript search p95', text.p95, 'ms', { max: 150 });
     const text2 = await timeSearches(store, () => ({ q: `kw${rnd(997)} kx${rnd(1999)}` }));
     console.log(`transcript search (two words, rarely together): p95 ${text2.p95.toFixed(2)} ms, median ${text2.median.toFixed(2)} ms`);
     const common = await timeSearches(store, () => ({ q: 'invoice', outcome: 'missed' }));

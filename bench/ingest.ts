@@ -35,6 +35,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { startRedis } from '../test/support/redis.ts';
 import type { TargetKind } from './_ingest-target.ts';
+import { figure } from './figures.ts';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -214,6 +215,9 @@ try {
     `machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} CPUs, load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   ];
   process.stdout.write(out.join('\n') + '\n');
+  figure('ingest', 'webhook ingest throughput', pi.results[0]!.rps, 'req/s');
+  figure('ingest', 'ingest / bare handler', pi.results[0]!.rps / pb.results[1]!.rps, 'ratio', { min: 0.6 });
+  figure('ingest', 'accepted events missing from the stream', Math.max(0, okIngest - stored), 'events', { max: 0 });
   if (stored < okIngest) throw new Error(`only ${stored} of ${okIngest} accepted events are in the stream`);
 } finally {
   for (const stop of stopping) await stop().catch(() => undefined);

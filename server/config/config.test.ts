@@ -89,6 +89,9 @@ describe('loadConfig', () => {
     ['SERVICE_BASE_URL', 'ftp://x', /^SERVICE_BASE_URL: must be an http\(s\) URL/],
     ['SERVICE_BASE_URL', 'https://user:pw@host/v2', /^SERVICE_BASE_URL: must be an http\(s\) URL without credentials/],
     ['REDIS_URL', 'localhost:6379', /^REDIS_URL: must be a redis:\/\//],
+    ['REDIS_SENTINELS', '10.0.0.5', /^REDIS_SENTINELS: each sentinel must be host:port/],
+    ['REDIS_SENTINELS', 'a:1,b:99999', /^REDIS_SENTINELS: each sentinel port must be from 1 to 65535/],
+    ['REDIS_SENTINEL_NAME', 'my master', /^REDIS_SENTINEL_NAME: must be the primary name/],
     ['ACCEPT_WINDOW_MS', '90000', /^ACCEPT_WINDOW_MS: must be an integer from 1000 to 60000/],
     ['LOG_LEVEL', 'loud', /^LOG_LEVEL: must be one of fatal, error/],
     ['WEBHOOK_MAX_ATTEMPTS', '0', /^WEBHOOK_MAX_ATTEMPTS: must be an integer from 1 to 100/],
@@ -189,10 +192,20 @@ describe('loadConfig', () => {
     expect(JSON.stringify(describeConfig(c))).not.toContain('metrics-token-0123456789');
   });
 
+  it('REDIS_SENTINELS: the sentinels and the primary name (default mymaster); REDIS_URL is required with them and its password stays secret', () => {
+    const c = loadConfig({ ...prod, REDIS_URL: 'redis://:s3cret-redis-pw@mymaster/2', REDIS_SENTINELS: '10.0.0.5:26379, sentinel-b:26380' });
+    expect(c.redisSentinels).toEqual([{ host: '10.0.0.5', port: 26379 }, { host: 'sentinel-b', port: 26380 }]);
+    expect(c.redisSentinelName).toBe('mymaster');
+    expect(loadConfig({ ...prod, REDIS_URL: 'redis://x/0', REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'sb-primary' }).redisSentinelName).toBe('sb-primary');
+    expect(JSON.stringify(describeConfig(c))).not.toContain('s3cret-redis-pw');
+    expect(secretsOf(c)).toContain('s3cret-redis-pw');
+    expect(failure({ ...prod, REDIS_SENTINELS: '10.0.0.5:26379' })).toMatch(/^REDIS_URL: is required with REDIS_SENTINELS/);
+  });
+
   it('VARIABLES lists every variable of the design plus the team additions', () => {
     expect([...VARIABLES].sort()).toEqual(
       [
-        'PORT', 'HOST', 'SERVICE_BASE_URL', 'SERVICE_API_KEY', 'SERVICE_WEBHOOK_SECRETS', 'REDIS_URL', 'ARCHIVE_DIR',
+        'PORT', 'HOST', 'SERVICE_BASE_URL', 'SERVICE_API_KEY', 'SERVICE_WEBHOOK_SECRETS', 'REDIS_URL', 'REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'ARCHIVE_DIR',
         'ACCEPT_WINDOW_MS', 'SESSION_SECRET', 'USERS_FILE', 'LOG_LEVEL', 'RING_TIMEOUT_MS', 'WRAP_UP_MS', 'QUEUES_FILE',
         'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS', 'PUBLIC_URL', 'METRICS_TOKEN',
         'DATABASE_URL', 'DATA_DIR', 'HISTORY_RETENTION_DAYS', 'ARCHIVE_RETENTION_DAYS',

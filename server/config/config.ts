@@ -38,6 +38,13 @@ export interface Config {
   readonly webhookSecrets: readonly string[];
   /** Undefined: in-memory store (single process, not durable). */
   readonly redisUrl: string | undefined;
+  /**
+   * Sentinels (`host:port`) that name the Redis primary; undefined: no Sentinel. With
+   * sentinels, `redisUrl` (when set) gives only the password and database number.
+   */
+  readonly redisSentinels: ReadonlyArray<{ host: string; port: number }> | undefined;
+  /** The primary's name the sentinels monitor (`mymaster` by default). */
+  readonly redisSentinelName: string;
   readonly archiveDir: string;
   readonly acceptWindowMs: number;
   /** Signs login sessions. Secret: never log it. */
@@ -96,6 +103,8 @@ export const VARIABLES = [
   'SERVICE_API_KEY',
   'SERVICE_WEBHOOK_SECRETS',
   'REDIS_URL',
+  'REDIS_SENTINELS',
+  'REDIS_SENTINEL_NAME',
   'ARCHIVE_DIR',
   'ACCEPT_WINDOW_MS',
   'SESSION_SECRET',
@@ -155,6 +164,24 @@ const redisUrl = z.string().refine((s) => {
   }
 }, 'must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379/0');
 
+const sentinelList = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .regex(/^[^\s:,/@]+:\d{1,5}$/, 'each sentinel must be host:port, e.g. 10.0.0.5:26379')
+          .transform((hp) => {
+            const i = hp.lastIndexOf(':');
+            return { host: hp.slice(0, i), port: Number(hp.slice(i + 1)) };
+          })
+          .refine((a) => a.port >= 1 && a.port <= 65535, 'each sentinel port must be from 1 to 65535'),
+      )
+      .min(1, 'must be a comma-separated list of host:port'),
+  );
+
 const publicUrl = z
   .string()
   .refine((s) => {
@@ -199,6 +226,8 @@ const schemas = {
   SERVICE_API_KEY: nonEmpty('the Service API key').refine((s) => s === s.trim() && !/^["']|["']$/.test(s), 'must be the bare key, without spaces or quotes'),
   SERVICE_WEBHOOK_SECRETS: secretList,
   REDIS_URL: redisUrl,
+  REDIS_SENTINELS: sentinelList,
+  REDIS_SENTINEL_NAME: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be the primary name the sentinels monitor (letters, digits, . _ -), e.g. mymaster'),
   ARCHIVE_DIR: nonEmpty('a directory path'),
   ACCEPT_WINDOW_MS: intIn(1000, 60_000),
   SESSION_SECRET: secret,
@@ -274,6 +303,13 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
   const sessionSecret = read(env, 'SESSION_SECRET');
   const usersFile = read(env, 'USERS_FILE');
 
+  // Sentinel mode still needs REDIS_URL: the rest of the server decides "shared store" by
+  // it, and it carries the password and database number. Its host is not used then.
+  const redisSentinels = read(env, 'REDIS_SENTINELS');
+  if (redisSentinels && read(env, 'REDIS_URL') === undefined) {
+    throw new ConfigError('REDIS_URL', 'is required with REDIS_SENTINELS (it gives the password and database number; the host is found through the sentinels), e.g. redis://:password@mymaster/0');
+  }
+
   const config: Config = {
     port: read(env, 'PORT') ?? 8080,
     host: read(env, 'HOST') ?? '127.0.0.1',
@@ -285,6 +321,8 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
       demo ? (secrets ?? [`whsec_${rnd(24).toString('base64url')}`]) : required(secrets, 'SERVICE_WEBHOOK_SECRETS', outside),
     ),
     redisUrl: read(env, 'REDIS_URL'),
+    redisSentinels: redisSentinels ? Object.freeze(redisSentinels) : undefined,
+    redisSentinelName: read(env, 'REDIS_SENTINEL_NAME') ?? 'mymaster',
     archiveDir: read(env, 'ARCHIVE_DIR') ?? `${(read(env, 'DATA_DIR') ?? './data').replace(/\/+$/, '')}/archive`,
     acceptWindowMs: read(env, 'ACCEPT_WINDOW_MS') ?? 30_000,
     sessionSecret: demo ? (sessionSecret ?? rnd(32).toString('base64url')) : required(sessionSecret, 'SESSION_SECRET', outside),

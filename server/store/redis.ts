@@ -10,6 +10,12 @@
  *   would stall every pipelined command behind it); pub/sub uses its own connection.
  * - While Redis is unreachable, commands fail fast (no unbounded offline queue), so the
  *   webhook receiver can answer 503 and the Service delivers again.
+ * - Behind Sentinel (`sentinels`), every connection asks the sentinels for the primary and
+ *   asks again after a failover (ioredis reconnects; pub/sub resubscribes by itself).
+ *   While the primary has replicas (connected ones, and behind Sentinel those the
+ *   sentinels could promote), an accept batch is answered only once at least one replica
+ *   confirmed it (`WAIT 1`), so a failover loses no event the Service was told we took;
+ *   when none confirms in time the batch fails and the receiver answers 503.
  */
 import { Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLetter, type RationWindow, type ReplayResult, type SlotResult, type Store, type StreamEntry } from './store.ts';
@@ -17,8 +23,19 @@ import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLet
 export { StoreUnavailableError } from './store.ts';
 
 export interface RedisStoreOptions {
-  /** `redis://host:port/db` */
+  /**
+   * `redis://[:password@]host:port/db`. With `sentinels`, only its password and database
+   * number are used (the sentinels name the host).
+   */
   url: string;
+  /** Sentinels to ask for the primary (Redis high availability). */
+  sentinels?: ReadonlyArray<{ host: string; port: number }>;
+  /** The primary's name the sentinels monitor (default `mymaster`). */
+  sentinelName?: string;
+  /** How long an accept batch waits for a replica's confirmation (default 1000 ms). */
+  replicaWaitMs?: number;
+  /** How often the primary's replica count is looked up (default 1000 ms). */
+  replicaCheckMs?: number;
   /** Key prefix (default `sb:`). Every key and pub/sub channel of this store starts with it. */
   prefix?: string;
   /** Per-command timeout (default 2000 ms). */
@@ -220,6 +237,26 @@ function defineScripts(r: Redis): ScriptedRedis {
   return r as ScriptedRedis;
 }
 
+/** ioredis options for a Sentinel-managed primary; password and db from the URL. */
+function sentinelOptions(opts: RedisStoreOptions): RedisOptions {
+  const out: RedisOptions = {
+    sentinels: opts.sentinels!.map((s) => ({ host: s.host, port: s.port })),
+    name: opts.sentinelName ?? 'mymaster',
+    // Subscribe to the sentinels' +switch-master: move at once, not at the next error.
+    failoverDetector: true,
+  };
+  try {
+    const u = new URL(opts.url);
+    if (u.username) out.username = decodeURIComponent(u.username);
+    if (u.password) out.password = decodeURIComponent(u.password);
+    const db = Number(u.pathname.replace(/^\//, '') || 0);
+    if (Number.isInteger(db) && db > 0) out.db = db;
+  } catch {
+    // validated by the config; a bad URL just means no password and db 0
+  }
+  return out;
+}
+
 function toEntry(id: string, fields: Fields, deliveries: number): StreamEntry {
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
@@ -258,7 +295,13 @@ export class RedisStore implements Store {
   private flushScheduled = false;
   private acceptsInFlight = 0;
   /** Accept script calls and the events they carried (the benchmark prints the ratio). */
-  readonly acceptStats = { calls: 0, events: 0 };
+  readonly acceptStats = { calls: 0, events: 0, waits: 0, unconfirmed: 0 };
+  /** Replicas connected to the primary at the last look (`ROLE`); 0 = no WAIT. */
+  private replicas = 0;
+  private replicaTimer: NodeJS.Timeout | undefined;
+  private sentinelConn: Redis | undefined;
+  private sentinelAt = 0;
+  private readonly replicaWaitMs: number;
 
   private readonly k: { stream: string; dead: string; calls: string };
 
@@ -276,8 +319,75 @@ export class RedisStore implements Store {
       connectionName: 'switchboard',
       ...opts.redis,
     };
-    this.redis = defineScripts(new Redis(opts.url, base));
+    this.replicaWaitMs = opts.replicaWaitMs ?? 1000;
+    this.redis = defineScripts(opts.sentinels ? new Redis({ ...sentinelOptions(opts), ...base }) : new Redis(opts.url, base));
     this.watch(this.redis);
+    // The replica count decides whether accepts WAIT: looked up on every (re)connection —
+    // a failover changes it — and periodically, as replicas come and go.
+    const look = () => void this.lookReplicas();
+    this.redis.on('ready', look);
+    this.replicaTimer = setInterval(look, opts.replicaCheckMs ?? 1000);
+    this.replicaTimer.unref();
+  }
+
+  private async lookReplicas(): Promise<void> {
+    if (this.closed || this.redis.status !== 'ready') return;
+    let connected: number;
+    try {
+      const role = (await this.redis.call('ROLE')) as [string, unknown, unknown[]?];
+      connected = role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0;
+    } catch {
+      return; // unreachable: accepts fail fast anyway; the next look corrects the count
+    }
+    // Behind Sentinel, a replica cut off from the primary for a moment is no longer in
+    // ROLE, yet the sentinels would still promote it: that is exactly when an unconfirmed
+    // answer is lost. So the replicas the sentinels hold promotable count too.
+    const promotable = this.opts.sentinels ? await this.promotableReplicas() : 0;
+    this.replicas = Math.max(connected, promotable);
+  }
+
+  /** Replicas a sentinel lists for our primary and does not flag down; 0 when none answers. */
+  private async promotableReplicas(): Promise<number> {
+    const list = this.opts.sentinels!;
+    for (let i = 0; i < list.length; i++) {
+      if (!this.sentinelConn) {
+        const at = list[this.sentinelAt % list.length]!;
+        this.sentinelConn = new Redis({ host: at.host, port: at.port, maxRetriesPerRequest: 0, commandTimeout: 1000, enableOfflineQueue: true, retryStrategy: () => null, connectionName: 'switchboard-sentinel-look' });
+        this.sentinelConn.on('error', () => undefined); // the next sentinel is tried below
+      }
+      try {
+        const rows = (await this.sentinelConn.call('SENTINEL', 'REPLICAS', this.opts.sentinelName ?? 'mymaster')) as string[][];
+        return rows.filter((r) => {
+          const flags = r[r.indexOf('flags') + 1] ?? '';
+          return !/s_down|o_down|disconnected/.test(flags);
+        }).length;
+      } catch {
+        this.sentinelConn.disconnect();
+        this.sentinelConn = undefined;
+        this.sentinelAt++;
+      }
+    }
+    return 0;
+  }
+
+  /** Replicas connected to the primary at the last look (tests and benches print it). */
+  replicaCount(): number {
+    return this.replicas;
+  }
+
+  /**
+   * While the primary has replicas: resolve once one confirmed every write this
+   * connection made so far (the batch just accepted), reject otherwise. A rejected batch
+   * is on the primary but may be lost in a failover; the Service delivers it again
+   * (dedupe answers 2xx once it is confirmed).
+   */
+  private async confirmReplicated(conn: ScriptedRedis): Promise<void> {
+    if (this.replicas === 0) return;
+    this.acceptStats.waits++;
+    const n = Number(await conn.call('WAIT', 1, this.replicaWaitMs));
+    if (n >= 1) return;
+    this.acceptStats.unconfirmed++;
+    throw new StoreUnavailableError(`event not confirmed by a replica within ${this.replicaWaitMs} ms`);
   }
 
   private watch(r: Redis): void {
@@ -346,7 +456,9 @@ export class RedisStore implements Store {
   }
 
   private async acceptOne(e: { eventId: string; type: string; body: string; receivedAt: number }, ttl: number): Promise<AcceptResult> {
-    const r = await this.ingestConn().sbAccept(`${this.prefix}dedupe:${e.eventId}`, this.k.stream, ttl, e.eventId, e.type, e.body, e.receivedAt, this.maxLen);
+    const conn = this.ingestConn();
+    const r = await conn.sbAccept(`${this.prefix}dedupe:${e.eventId}`, this.k.stream, ttl, e.eventId, e.type, e.body, e.receivedAt, this.maxLen);
+    if (this.replicas > 0 && this.batchMax <= 1) await this.confirmReplicated(conn);
     return r === 1 ? 'accepted' : 'duplicate';
   }
 
@@ -371,7 +483,15 @@ export class RedisStore implements Store {
           keys.push(`${this.prefix}dedupe:${e.eventId}`);
           args.push(ttl, e.eventId, e.type, e.body, e.receivedAt);
         }
-        call = r.sbAcceptMany(keys.length, ...keys, ...args).then((res) => res.map((x) => (x === 1 ? 'accepted' : 'duplicate')));
+        call = r.sbAcceptMany(keys.length, ...keys, ...args).then((res) => res.map((x): AcceptResult => (x === 1 ? 'accepted' : 'duplicate')));
+      }
+      // One WAIT per batch, after its script call; without replicas the path stays as it was.
+      if (this.replicas > 0) {
+        const accepted = call;
+        call = accepted.then(async (res) => {
+          await this.confirmReplicated(r);
+          return res;
+        });
       }
     } catch (err) {
       for (const it of items) it.reject(err);
@@ -672,6 +792,8 @@ export class RedisStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.replicaTimer);
+    this.sentinelConn?.disconnect();
     // Readers may be blocked in XREADGROUP and the subscriber holds no work: cut them.
     this.sub?.disconnect();
     for (const c of this.blocking.values()) c.disconnect();

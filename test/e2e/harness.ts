@@ -84,7 +84,14 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...o.env,
   });
   const log = createLogger({ level: config.logLevel, secrets: [config.serviceApiKey, config.sessionSecret, secret] });
-  const store: Store = o.redisUrl ? new RedisStore({ url: o.redisUrl, prefix: o.storePrefix ?? uniquePrefix('e2e') }) : new MemoryStore();
+  const store: Store = o.redisUrl
+    ? new RedisStore({
+        url: o.redisUrl,
+        prefix: o.storePrefix ?? uniquePrefix('e2e'),
+        // env REDIS_SENTINELS: the primary is found through the sentinels, as createStore does.
+        ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
+      })
+    : new MemoryStore();
   const hash = await hashPassword(PASSWORD);
   const agents = o.agents ?? ['agent1', 'agent2'];
   const supervisors = o.supervisors ?? ['boss'];

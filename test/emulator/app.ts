@@ -101,6 +101,14 @@ function coreControl(ctx: EmulatorContext, webhooks: Webhooks): Hono<Env> {
     return c.json({ items, length: items.length });
   });
 
+  // The Service's side of a fault case: the requests of this key, optionally one path / one call.
+  r.get('/requests', (c) => {
+    const path = c.req.query('path');
+    const wacid = c.req.query('wacid');
+    const items = ctx.requests.filter((q) => q.apiKey === c.get('apiKey') && (!path || q.path === path) && (!wacid || q.wacid === wacid)).map(({ apiKey: _k, ...q }) => q);
+    return c.json({ items, length: items.length });
+  });
+
   r.get('/webhooks/deliveries', (c) => {
     const eventId = c.req.query('eventId');
     const items = webhooks.log.filter((d) => (!eventId || d.eventId === eventId) && webhooks.endpoints.get(d.endpointId)?.owner === c.get('apiKey'));

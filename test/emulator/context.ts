@@ -209,6 +209,12 @@ export interface EmulatorContext {
    * the event belongs to (default the first key).
    */
   emit(type: string, payloadName: string, payload: Record<string, unknown>, owner?: string): void;
+  /**
+   * Every `/v2` request as it arrived (method, path under `/v2`, the call's `wacid` for
+   * `POST /chat/calls/*`, the API key): fault cases count the Service's side with it
+   * (bounded retries, no repeated POST). At most 100,000 kept.
+   */
+  requests: Array<{ method: string; path: string; wacid?: string; apiKey: string; at: number }>;
   /** Call permissions by `${business}|${user}`. */
   permissions: Map<string, PermissionGrant>;
   /** Business phone numbers known to the emulator: phoneId → E.164 number, wabaId (and owner). */
@@ -323,6 +329,7 @@ export function createContext(options: EmulatorOptions = {}): EmulatorContext {
     clock,
     rng: seededRng(seed),
     faults: { ...DEFAULT_FAULTS, endpoints: {}, ...options.faults },
+    requests: [],
     newId(prefix) {
       // Ids are a hash of (seed, idSalt, prefix, counter): unique, opaque-looking, unique
       // across starts (random salt), and identical across runs with the same seed, salt and

@@ -115,6 +115,14 @@ export function endpointFaults(ctx: EmulatorContext, basePath = '/v2'): Middlewa
     });
   return async (c, next) => {
     const path = c.req.path.slice(basePath.length) || '/';
+    // Logged before any fault: a refused or hanging request still reached the Service.
+    let wacid: string | undefined;
+    if (c.req.method === 'POST' && path.startsWith('/chat/calls/')) {
+      const b = (await c.req.raw.clone().json().catch(() => undefined)) as { wacid?: unknown } | undefined;
+      if (typeof b?.wacid === 'string') wacid = b.wacid;
+    }
+    if (ctx.requests.length >= 100_000) ctx.requests.shift();
+    ctx.requests.push({ method: c.req.method, path, ...(wacid !== undefined ? { wacid } : {}), apiKey: c.req.header('x-api-key') ?? '', at: Date.now() });
     let fault: EndpointFault | undefined;
     for (const [pattern, f] of Object.entries(ctx.faults.endpoints)) {
       if (f.times !== undefined && f.times <= 0) continue;

@@ -13,7 +13,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,8 @@ export interface TestRedis {
   start(): Promise<void>;
   /** Stop and delete the directory. Safe to call twice. */
   close(): Promise<void>;
+  /** Send a signal to the running server (e.g. SIGSTOP / SIGCONT to freeze a replica). */
+  signal(sig: NodeJS.Signals): void;
 }
 
 export interface StartRedisOptions {
@@ -155,9 +157,165 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
     stop,
     async close() {
       if (closed) return;
+      proc?.kill('SIGCONT'); // a frozen server would not hear SIGTERM
       await stop();
       closed = true;
       rmSync(dir, { recursive: true, force: true });
+    },
+    signal(sig) {
+      proc?.kill(sig);
+    },
+  };
+}
+
+/**
+ * Redis high availability on loopback ports: a primary, `replicas` replicas and
+ * `sentinels` sentinels (`redis-server <conf> --sentinel`) monitoring it as `name`, with
+ * short detection times (down after `downAfterMs`, default 1000) so a failover takes a few
+ * seconds. Every process has its own port and directory.
+ *
+ *   const ha = await startSentinelGroup();
+ *   env REDIS_URL=ha.url REDIS_SENTINELS=ha.sentinelsEnv
+ *   await ha.primary().stop({ kill: true }); await ha.waitForFailover();
+ */
+export interface SentinelGroup {
+  readonly name: string;
+  /** `redis://127.0.0.1:<first primary port>/0`: what REDIS_URL says (its host is not used in sentinel mode). */
+  readonly url: string;
+  readonly sentinels: Array<{ host: string; port: number }>;
+  /** `127.0.0.1:p1,127.0.0.1:p2,...` for REDIS_SENTINELS. */
+  readonly sentinelsEnv: string;
+  /** Every data server (the first is the first primary). */
+  readonly servers: TestRedis[];
+  /** The server the sentinels call primary now. */
+  primary(): Promise<TestRedis>;
+  /** Resolves once the sentinels name a primary other than `old` (port), and it answers as master. */
+  waitForFailover(oldPort: number, timeoutMs?: number): Promise<TestRedis>;
+  close(): Promise<void>;
+}
+
+async function sendCommand(port: number, cmd: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const sock = createConnection({ port, host: '127.0.0.1' });
+    let got = '';
+    sock.setTimeout(2000, () => {
+      sock.destroy();
+      reject(new Error(`no answer from 127.0.0.1:${port}`));
+    });
+    sock.once('error', reject);
+    sock.once('connect', () => sock.write(`*${cmd.length}\r\n${cmd.map((c) => `$${Buffer.byteLength(c)}\r\n${c}\r\n`).join('')}`));
+    sock.on('data', (d) => {
+      got += d.toString();
+      // Enough for the short answers used here (ROLE's first line, get-master-addr).
+      if (/\r\n$/.test(got) && !/^\*\d+\r\n$/.test(got)) {
+        sock.destroy();
+        resolve(got);
+      }
+    });
+  });
+}
+
+export async function startSentinelGroup(o: { replicas?: number; sentinels?: number; downAfterMs?: number; durable?: boolean } = {}): Promise<SentinelGroup> {
+  const name = 'sbmaster';
+  const primary = await startRedis({ durable: o.durable ?? true });
+  const servers = [primary];
+  for (let i = 0; i < (o.replicas ?? 1); i++) {
+    servers.push(await startRedis({ durable: o.durable ?? true, args: ['--replicaof', '127.0.0.1', String(primary.port)] }));
+  }
+  // Replicas in sync before the sentinels look: they must know them to promote one.
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const info = await sendCommand(primary.port, ['INFO', 'replication']);
+    const online = (info.match(/state=online/g) ?? []).length;
+    if (online >= servers.length - 1) break;
+    if (Date.now() > deadline) throw new Error(`replicas not in sync: ${info}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const sentinelProcs: ChildProcess[] = [];
+  const sentinels: Array<{ host: string; port: number }> = [];
+  const dirs: string[] = [];
+  for (let i = 0; i < (o.sentinels ?? 3); i++) {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-sentinel-'));
+    dirs.push(dir);
+    const port = await freePort();
+    const conf = join(dir, 'sentinel.conf');
+    writeFileSync(
+      conf,
+      [
+        `port ${port}`,
+        'bind 127.0.0.1',
+        `dir ${dir}`,
+        'daemonize no',
+        'logfile ""',
+        'loglevel warning',
+        `sentinel monitor ${name} 127.0.0.1 ${primary.port} 2`,
+        `sentinel down-after-milliseconds ${name} ${o.downAfterMs ?? 1000}`,
+        `sentinel failover-timeout ${name} 10000`,
+        `sentinel parallel-syncs ${name} 1`,
+        '',
+      ].join('\n'),
+    );
+    const p = spawn('redis-server', [conf, '--sentinel'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    live.add(p);
+    p.once('exit', () => live.delete(p));
+    sentinelProcs.push(p);
+    sentinels.push({ host: '127.0.0.1', port });
+  }
+  for (const s of sentinels) {
+    const until = Date.now() + 10_000;
+    while (!(await ping(s.port))) {
+      if (Date.now() > until) throw new Error(`sentinel on port ${s.port} did not answer`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  const masterPort = async (): Promise<number | undefined> => {
+    for (const s of sentinels) {
+      try {
+        const r = await sendCommand(s.port, ['SENTINEL', 'get-master-addr-by-name', name]);
+        const m = /\$\d+\r\n[^\r]+\r\n\$\d+\r\n(\d+)\r\n/.exec(r);
+        if (m) return Number(m[1]);
+      } catch {
+        // a sentinel being down is what they are for
+      }
+    }
+    return undefined;
+  };
+  const byPort = (port: number | undefined) => servers.find((s) => s.port === port);
+  // Sentinels must have found the replicas too, or a failover has no one to promote.
+  const known = Date.now() + 15_000;
+  for (;;) {
+    const r = await sendCommand(sentinels[0]!.port, ['SENTINEL', 'replicas', name]).catch(() => '');
+    if (servers.slice(1).every((s) => r.includes(String(s.port)))) break;
+    if (Date.now() > known) throw new Error('sentinels did not discover the replicas');
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  return {
+    name,
+    url: primary.url,
+    sentinels,
+    sentinelsEnv: sentinels.map((s) => `${s.host}:${s.port}`).join(','),
+    servers,
+    async primary() {
+      const s = byPort(await masterPort());
+      if (!s) throw new Error('sentinels name no known primary');
+      return s;
+    },
+    async waitForFailover(oldPort, timeoutMs = 30_000) {
+      const until = Date.now() + timeoutMs;
+      for (;;) {
+        const s = byPort(await masterPort());
+        if (s && s.port !== oldPort) {
+          const role = await sendCommand(s.port, ['ROLE']).catch(() => '');
+          if (role.includes('master')) return s;
+        }
+        if (Date.now() > until) throw new Error(`no failover away from port ${oldPort} within ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async close() {
+      for (const p of sentinelProcs) p.kill('SIGKILL');
+      await Promise.all(servers.map((s) => s.close()));
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
     },
   };
 }

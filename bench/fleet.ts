@@ -1,0 +1,253 @@
+/**
+ * Fleet benchmark (issue 18 §3): N nodes (each its own process, the whole server through
+ * `startSwitchboard`) on one Redis, A agents spread over them (WebSocket clients speaking
+ * protocol v1, logged in through sessions minted in the shared store), and the Service's
+ * part played by this process: signed `chat.call.connect` webhooks at R calls/s for S
+ * seconds, round-robin over the nodes. A call is answered by its caller hanging up (a
+ * `chat.call.terminate` webhook) as soon as an agent was offered it, so agents come free
+ * again (WRAP_UP_MS=0).
+ *
+ * Prints, each beside its goal:
+ *   offer latency p50 / p99   webhook POST sent → `call.offered` received by an agent
+ *   lost                      calls never offered to any agent within 10 s
+ *   RSS per idle agent        per node: (RSS with its agents connected − RSS before) / agents, after a GC
+ *   CPU per call              all nodes' CPU time during the load / calls sent
+ *
+ *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import WebSocket from 'ws';
+import { Sessions, SESSION_COOKIE } from '../server/auth/session.ts';
+import { hashPassword } from '../server/auth/users.ts';
+import { RedisStore } from '../server/store/redis.ts';
+import { signatureHeader, startEmulator } from '../test/emulator/index.ts';
+import { freePort, startRedis } from '../test/support/redis.ts';
+import { figure } from './figures.ts';
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i > 0 ? Number(process.argv[i + 1]) : def;
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`--${name}: a positive number, got ${process.argv[i + 1]}`);
+  return v;
+};
+const NODES = arg('nodes', 3);
+const AGENTS = arg('agents', 5000);
+const RATE = arg('rate', 100);
+const SECONDS = arg('seconds', 60);
+/** Seconds of the same load before the measured one (JIT, pools, first routing): not counted. */
+const WARMUP = process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : 5;
+const LOST_AFTER_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+interface Node {
+  url: string;
+  proc: ChildProcess;
+  agents: number;
+  stats(): Promise<{ rss: number; cpuUs: number }>;
+}
+
+async function startNode(env: Record<string, string>): Promise<Node> {
+  const script = fileURLToPath(new URL('./_fleet-node.ts', import.meta.url));
+  const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: proc.stdout! });
+  const waiting: Array<(l: string) => void> = [];
+  lines.on('line', (l) => waiting.shift()?.(l));
+  const nextLine = () => new Promise<string>((r) => waiting.push(r));
+  const first = JSON.parse(await nextLine()) as { url: string };
+  return {
+    url: first.url,
+    proc,
+    agents: 0,
+    async stats() {
+      const p = nextLine();
+      proc.stdin!.write('stats\n');
+      return JSON.parse(await p) as { rss: number; cpuUs: number };
+    },
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+async function main(): Promise<void> {
+  const redis = await startRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'everysec'] });
+  const secret = `whsec_${randomBytes(16).toString('hex')}`;
+  const sessionSecret = randomBytes(24).toString('base64url');
+  const emu = await startEmulator({ webhookSecret: secret });
+  const dir = mkdtempSync(join(tmpdir(), 'sb-fleet-'));
+  const names = Array.from({ length: AGENTS }, (_, i) => `fa${i}`);
+  const hash = await hashPassword(randomBytes(12).toString('hex')); // never checked: sessions are minted
+  writeFileSync(join(dir, 'users.json'), JSON.stringify({ users: names.map((name) => ({ name, roles: ['agent'], passwordHash: hash })) }));
+
+  const nodes: Node[] = [];
+  for (let i = 0; i < NODES; i++) {
+    const port = await freePort();
+    nodes.push(
+      await startNode({
+        PORT: String(port),
+        PUBLIC_URL: `http://127.0.0.1:${port}`,
+        SERVICE_BASE_URL: emu.baseUrl,
+        SERVICE_API_KEY: emu.apiKey,
+        SERVICE_WEBHOOK_SECRETS: secret,
+        SESSION_SECRET: sessionSecret,
+        USERS_FILE: join(dir, 'users.json'),
+        REDIS_URL: redis.url,
+        WRAP_UP_MS: '0',
+        LOG_LEVEL: 'warn',
+        DATA_DIR: join(dir, `node${i}`),
+      }),
+    );
+  }
+  const before = await Promise.all(nodes.map((n) => n.stats()));
+
+  // Sessions minted in the shared store (a login runs scrypt and is rate-limited per address: not what is measured here).
+  const store = new RedisStore({ url: redis.url });
+  const sessions = new Sessions(store, sessionSecret);
+  const offeredAt = new Map<string, number>();
+  const sentAt = new Map<string, number>();
+  const sockets: WebSocket[] = [];
+  let onWarmOffer: (wacid: string) => void = () => undefined;
+  const onOffer = (wacid: string) => {
+    if (!sentAt.has(wacid)) return onWarmOffer(wacid);
+    if (offeredAt.has(wacid)) return;
+    offeredAt.set(wacid, performance.now());
+    void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
+  };
+  const connect = async (name: string, node: Node): Promise<void> => {
+    const cookie = `${SESSION_COOKIE}=${await sessions.create(name)}`;
+    const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/ws`, { headers: { cookie }, origin: node.url });
+    sockets.push(ws);
+    await new Promise<void>((resolve, reject) => {
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+      ws.on('message', (data) => {
+        const m = JSON.parse(String(data)) as { type: string; wacid?: string; id?: string };
+        if (m.type === 'welcome') ws.send(JSON.stringify({ type: 'presence.set', id: 'p', status: 'available' }));
+        else if (m.type === 'ack' && m.id === 'p') resolve();
+        else if (m.type === 'call.offered' && m.wacid) onOffer(m.wacid);
+        else if (m.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
+      });
+    });
+    node.agents++;
+  };
+  const t0 = Date.now();
+  for (let i = 0; i < names.length; i += 100) await Promise.all(names.slice(i, i + 100).map((n, j) => connect(n, nodes[(i + j) % nodes.length]!)));
+  process.stdout.write(`${AGENTS} agents connected and available over ${NODES} nodes in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  await sleep(2000);
+  const idle = await Promise.all(nodes.map((n) => n.stats()));
+
+  async function post(url: string, type: string, payloadName: string, payload: Record<string, unknown>): Promise<number> {
+    const body = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [payloadName]: payload });
+    try {
+      const r = await fetch(`${url}/webhooks/service`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(secret, body, Math.floor(Date.now() / 1000)) },
+        body,
+      });
+      await r.body?.cancel();
+      return r.status;
+    } catch {
+      return 0;
+    }
+  }
+
+  const total = Math.round(RATE * SECONDS);
+  let non2xx = 0;
+  const connectBody = (wacid: string, i: number) => ({
+    wacid, phoneId: 'phone-1', from: `+1555${String(i % 10_000_000).padStart(7, '0')}`, to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(),
+    sdpType: 'offer', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n',
+  });
+  // Warm-up: the same load, its calls ended like the others, not counted.
+  const warm = new Set<string>();
+  onWarmOffer = (wacid) => {
+    if (!warm.delete(wacid)) return;
+    void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
+  };
+  const warmStart = performance.now();
+  for (let i = 0; i < Math.round(RATE * WARMUP); i++) {
+    const wait = warmStart + (i * 1000) / RATE - performance.now();
+    if (wait > 1) await sleep(wait);
+    const wacid = `wacid.warm.${i}.${randomBytes(3).toString('hex')}`;
+    warm.add(wacid);
+    void post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, 9_000_000 + i));
+  }
+  await sleep(1000);
+  const benchCpu0 = process.cpuUsage();
+  // This process plays the Service and every agent: when its own event loop lags, the
+  // measured latency includes that lag (printed, so it is not mistaken for the nodes').
+  const loopLag = monitorEventLoopDelay({ resolution: 10 });
+  loopLag.enable();
+  const start = performance.now();
+  const posts: Array<Promise<void>> = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / RATE;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const wacid = `wacid.fleet.${i}.${randomBytes(3).toString('hex')}`;
+    sentAt.set(wacid, performance.now());
+    posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, i)).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
+  }
+  await Promise.all(posts);
+  const sendSeconds = (performance.now() - start) / 1000;
+  const until = Date.now() + LOST_AFTER_MS;
+  while (offeredAt.size < total && Date.now() < until) await sleep(100);
+  const after = await Promise.all(nodes.map((n) => n.stats()));
+  loopLag.disable();
+  const benchCpu = process.cpuUsage(benchCpu0);
+
+  const lat = [...offeredAt].map(([w, t]) => t - sentAt.get(w)!).sort((a, b) => a - b);
+  // The tail over time: a p99 that grows with the run points at work that grows with the
+  // calls stored (sweeps), a flat one at steady costs (GC, scheduling).
+  const slices = new Map<number, number[]>();
+  for (const [w, t] of offeredAt) {
+    const k = Math.floor((sentAt.get(w)! - start) / 10_000);
+    (slices.get(k) ?? slices.set(k, []).get(k)!).push(t - sentAt.get(w)!);
+  }
+  process.stdout.write(
+    `offer latency per 10 s of the load (p50 / p99 / max ms): ${[...slices.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, xs]) => {
+        xs.sort((a, b) => a - b);
+        return `${percentile(xs, 50).toFixed(1)}/${percentile(xs, 99).toFixed(1)}/${xs[xs.length - 1]!.toFixed(0)}`;
+      })
+      .join('  ')}\n`,
+  );
+  const lost = total - offeredAt.size;
+  const cpuMs = after.reduce((s, a, i) => s + (a.cpuUs - idle[i]!.cpuUs), 0) / 1000;
+  process.stdout.write(
+    `this process (Service + agents): ${(((benchCpu.user + benchCpu.system) / 1000 / ((performance.now() - start) || 1)) * 100).toFixed(0)} % of a core, event-loop delay p99 ${(loopLag.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopLag.max / 1e6).toFixed(1)} ms\n`,
+  );
+  process.stdout.write(`${total} calls sent in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(1)}/s), ${non2xx} webhooks not answered 2xx\n`);
+  nodes.forEach((n, i) => {
+    process.stdout.write(
+      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load\n`,
+    );
+  });
+  const perAgentKb = nodes.map((n, i) => (idle[i]!.rss - before[i]!.rss) / 1024 / Math.max(1, n.agents));
+  figure('fleet', 'offer latency p50', percentile(lat, 50), 'ms');
+  figure('fleet', 'offer latency p99', percentile(lat, 99), 'ms', { max: 20 });
+  figure('fleet', 'calls lost', lost, 'calls', { max: 0 });
+  perAgentKb.forEach((kb, i) => figure('fleet', `RSS per idle agent, node ${i}`, kb, 'KB', { max: 40 }));
+  figure('fleet', 'CPU per call (all nodes)', cpuMs / total, 'ms');
+  process.stdout.write(`(${NODES} nodes, ${AGENTS} agents, ${RATE} calls/s for ${SECONDS} s; machine: 2 CPUs shared, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
+
+  for (const s of sockets) s.terminate();
+  for (const n of nodes) n.proc.stdin!.end();
+  await Promise.all(nodes.map((n) => new Promise((r) => (n.proc.exitCode !== null ? r(null) : n.proc.once('exit', r)))));
+  await store.close();
+  await emu.close();
+  await redis.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+
+await main();

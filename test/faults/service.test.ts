@@ -1,0 +1,77 @@
+/**
+ * The Service failing on each call endpoint (issue 18 §2): 429 (twice, Retry-After 1 s),
+ * 500 (once) and never answering (once) on `preAccept`, `accept`, `terminate` and
+ * `reject`. Counts the requests the Service received for the call (the emulator's request
+ * log) — retries stay bounded, a POST whose outcome is unknown (500, no answer) is never
+ * sent again blindly — and prints what the agent saw.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { AudioPeer, type EndpointFault } from '../emulator/index.ts';
+import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from '../e2e/harness.ts';
+import { FULL, printCounts } from './support.ts';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+type Endpoint = 'preAccept' | 'accept' | 'terminate' | 'reject';
+type Kind = '429' | '500' | 'never';
+const FAULT: Record<Kind, EndpointFault> = {
+  '429': { kind: '429', value: 1, times: 2 },
+  '500': { kind: '5xx', value: 500, times: 1 },
+  never: { kind: 'hang', times: 1 },
+};
+const WINDOW_MS = 8_000;
+
+async function requestsFor(b: Bridge, endpoint: Endpoint, wacid: string): Promise<number> {
+  return Number((await emulatorRequest(b.emu, 'GET', `/requests?path=${encodeURIComponent(`/chat/calls/${endpoint}`)}&wacid=${encodeURIComponent(wacid)}`)).length);
+}
+
+async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; agentSaw: string; serviceState: string }> {
+  const b = await startBridge({
+    agents: ['agent1'],
+    emulator: { acceptWindowMs: WINDOW_MS, faults: { endpoints: { [`POST /chat/calls/${endpoint}`]: { ...FAULT[kind] } } } },
+    env: { ACCEPT_WINDOW_MS: String(WINDOW_MS), WRAP_UP_MS: '0' },
+  });
+  cleanups.push(() => b.close());
+  const agent: ProtocolClient = await agentClient(b.url, 'agent1', { available: endpoint !== 'reject' });
+  cleanups.push(() => agent.close());
+  const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', { audio: 'silence' })).wacid as string;
+  let agentSaw = 'nothing (no agent available)';
+  if (endpoint !== 'reject') {
+    const offer = await agent.next('call.offered', (m) => m.wacid === wacid);
+    const { peer, sdp } = await AudioPeer.answerer(offer.sdp);
+    cleanups.push(() => peer.close());
+    const r = await agent.request({ type: 'call.answer', wacid, sdp }, 60_000);
+    agentSaw = r.type === 'ack' ? 'answer ack' : `answer error ${r.code}`;
+    if (endpoint === 'terminate') {
+      expect(r.type).toBe('ack');
+      const h = await agent.request({ type: 'call.hangup', wacid }, 60_000);
+      agentSaw = h.type === 'ack' ? 'hangup ack' : `hangup error ${h.code}`;
+    }
+  }
+  // Whatever happened, the caller is not left ringing or talking past the window.
+  const e = await until('the call to end at the Service', async () => {
+    const c = await emulatorCall(b.emu, wacid);
+    return c.state === 'ended' || (endpoint !== 'terminate' && c.state === 'active') ? c : undefined;
+  }, 40_000, 250);
+  const ended = agent.received.find((m) => m.type === 'call.state' && m.wacid === wacid && m.state === 'ended');
+  if (ended?.type === 'call.state') agentSaw += `, then ended (${ended.result})`;
+  return { requests: await requestsFor(b, endpoint, wacid), agentSaw, serviceState: e.state };
+}
+
+// Quick: accept only (terminate's 500 / no-answer cases wait ~20 s for the Service's no-media drop).
+const endpoints: Endpoint[] = FULL ? ['preAccept', 'accept', 'terminate', 'reject'] : ['accept'];
+const cases = endpoints.flatMap((endpoint) => (['429', '500', 'never'] as const).map((kind) => [endpoint, kind] as const));
+
+describe('the Service failing on a call endpoint', () => {
+  it.each(cases)('%s answering %s: bounded retries, no repeated POST of unknown outcome, the caller never left hanging', async (endpoint, kind) => {
+    const r = await run(endpoint, kind);
+    printCounts(`service-${endpoint}-${kind}`, { requestsToEndpoint: r.requests, agentSaw: JSON.stringify(r.agentSaw), serviceState: r.serviceState });
+    // 429 means "not done, come back": retried (2 refusals + 1 success), within the 4-attempt bound.
+    if (kind === '429') expect(r.requests).toBe(3);
+    // 500 or no answer to a POST: the outcome is unknown, so it is never sent again blindly.
+    else expect(r.requests).toBe(1);
+  }, 90_000);
+});
