@@ -57,7 +57,7 @@ describe('webhook intake under faults', () => {
     await startWorker(redis.url, prefix, 'fault-b');
 
     const n = size(1500, 10_000);
-    const events: Delivery[] = Array.from({ length: n }, (_, i) => envelope(`evt_in_${i}_${randomBytes(3).toString('hex')}`, 'chat.fault.probe'));
+    const events: Delivery[] = Array.from({ length: n }, (_, i) => envelope(`evt_in_${i}_${randomBytes(3).toString('hex')}`, 'contact.unsubscribe.created'));
     const deliveries = shuffle([...events, ...Array.from({ length: Math.round(n * 0.3) }, () => events[Math.floor(Math.random() * n)]!)]);
 
     let restarted = false;

@@ -55,11 +55,11 @@ describe('Redis high availability', () => {
     const store = b.store as RedisStore;
     await until('the replica counted', () => store.replicaCount() >= 1, 15_000);
 
-    const first = envelope(`evt_${randomBytes(6).toString('hex')}`, 'chat.fault.probe');
+    const first = envelope(`evt_${randomBytes(6).toString('hex')}`, 'contact.unsubscribe.created');
     expect(await post(b, first)).toBe(200);
 
     replica.signal('SIGSTOP');
-    const held = envelope(`evt_${randomBytes(6).toString('hex')}`, 'chat.fault.probe');
+    const held = envelope(`evt_${randomBytes(6).toString('hex')}`, 'contact.unsubscribe.created');
     const t0 = Date.now();
     const frozen = await post(b, held);
     const waited = Date.now() - t0;
@@ -97,7 +97,7 @@ describe('Redis high availability', () => {
     const offer = await agent.next('call.offered', (m) => m.wacid === wacid, 10_000);
 
     const n = size(400, 2000);
-    const events = Array.from({ length: n }, (_, i) => envelope(`evt_ha_${i}_${randomBytes(4).toString('hex')}`, 'chat.fault.probe'));
+    const events = Array.from({ length: n }, (_, i) => envelope(`evt_ha_${i}_${randomBytes(4).toString('hex')}`, 'contact.unsubscribe.created'));
     const old = await ha.primary();
     const replica = ha.servers.find((x) => x !== old)!;
     let killedAt = -1;

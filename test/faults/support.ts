@@ -25,7 +25,12 @@ export interface Delivery {
   body: string;
 }
 
-export function envelope(id: string, type: string, payload: Record<string, unknown> = { probe: { n: id } }): Delivery {
+/**
+ * A signed-body delivery. The fault cases use `contact.unsubscribe.created` as their probe:
+ * a known type (the workers hand only known, parsed types to handlers) whose loose payload
+ * carries the probe's id.
+ */
+export function envelope(id: string, type: string, payload: Record<string, unknown> = { unsubscriberChanged: { source: id } }): Delivery {
   return { id, body: JSON.stringify({ id, type, apiVersion: 'v2', createTime: new Date().toISOString(), ...payload }) };
 }
 
