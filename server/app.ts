@@ -43,6 +43,11 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 export interface ReadinessCheck {
   name: string;
   check: () => Promise<void>;
+  /**
+   * Reported but never failing `/readyz` (e.g. history: a database outage delays history,
+   * and taking the node out of service for it would stop calls).
+   */
+  informational?: boolean;
 }
 
 export interface AppDeps {
@@ -180,13 +185,13 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     }
     const all: ReadinessCheck[] = [{ name: 'store', check: () => deps.store.ping() }, ...(deps.readiness ?? [])];
     await Promise.all(
-      all.map(async ({ name, check }) => {
+      all.map(async ({ name, check, informational }) => {
         try {
           await timeout(check(), 2000, name);
           checks[name] = 'ok';
         } catch (err) {
-          ready = false;
-          checks[name] = (err as Error)?.message ?? 'failed';
+          if (!informational) ready = false;
+          checks[name] = `${informational ? 'degraded: ' : ''}${(err as Error)?.message ?? 'failed'}`;
         }
       }),
     );

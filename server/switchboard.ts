@@ -23,6 +23,9 @@ import { loadQueues } from './calls/routing.ts';
 import { secretsOf, type Config } from './config/config.ts';
 import { createGateway, createWsServer, type Gateway } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
+import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
+import { openHistory, type History } from './history/index.ts';
+import { createHistoryRoutes } from './history/routes.ts';
 import { createDeadLetterRoutes } from './ops/dead-letters.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
@@ -78,6 +81,12 @@ export interface SwitchboardOptions {
   sessionTtlMs?: number;
   /** Login limits (default `LOGIN_LIMITS`). */
   loginLimits?: Partial<LoginLimits>;
+  /**
+   * Call history. Default: opened from the config (`DATABASE_URL`, else PGlite under
+   * `DATA_DIR`) when there is a Service; `null`: none (tests that do not look at history).
+   * One handed in is closed by `close()` too.
+   */
+  history?: History | null;
   now?: () => number;
 }
 
@@ -91,6 +100,8 @@ export interface Calling {
   permissions: Permissions;
   /** Mount the calling half's routes on an app (done once on `app`; tests list routes with it). */
   mount(app: App | Hono): void;
+  /** The system of record (undefined when built without one). */
+  history: History | undefined;
 }
 
 export interface Switchboard extends Partial<Calling> {
@@ -117,8 +128,13 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const service: ServiceParts | undefined =
     o.service ??
     (config.serviceBaseUrl ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) })) : undefined);
-  const calling = service ? await createCalling(o, service, metrics) : undefined;
+  const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics })));
+  const calling = service ? await createCalling(o, service, metrics, history) : undefined;
   if (!calling) log.warn('no Service: webhook intake, health and metrics only');
+  // History's health is shown, never failing readiness: its outage delays history, not calls.
+  const historyCheck: ReadinessCheck[] = history
+    ? [{ name: 'history', informational: true, check: async () => { const h = await history.health(); if (!h.ok) throw new Error(h.reason ?? 'failing'); } }]
+    : [];
 
   const { app } = createAppWithMetrics({
     config,
@@ -126,7 +142,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     log,
     metrics,
     mount: calling ? [calling.mount] : [],
-    ...(o.readiness ? { readiness: o.readiness } : {}),
+    readiness: [...(o.readiness ?? []), ...historyCheck],
     ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
   });
   const workers = createWorkers({
@@ -139,7 +155,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   });
   let closed = false;
   return {
-    ...(calling ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount } : {}),
+    ...(calling ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history } : {}),
     app,
     metrics,
     wss: calling?.wss,
@@ -156,15 +172,17 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       calling?.close();
       await calling?.hub.close();
       await stopped;
+      // After the workers: what they handed to history is in its queue (durable with Redis).
+      await history?.close().catch((err: unknown) => log.error({ err }, 'history close failed'));
     },
   };
 }
 
 /** The switchboard with its calling half, or an error saying there is none (no Service). */
 export function withCalling(sb: Switchboard): Switchboard & Calling {
-  const { auth, engine, hub, gateway, permissions, mount } = sb;
+  const { auth, engine, hub, gateway, permissions, mount, history } = sb;
   if (!auth || !engine || !hub || !gateway || !permissions || !mount) throw new Error('no calling half: the config names no Service (SERVICE_BASE_URL)');
-  return { ...sb, auth, engine, hub, gateway, permissions, mount };
+  return { ...sb, auth, engine, hub, gateway, permissions, mount, history };
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
@@ -172,7 +190,7 @@ function serviceParts(client: ReturnType<typeof createServiceClient>): ServicePa
 }
 
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
-async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics) {
+async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics, history: History | undefined) {
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
@@ -211,6 +229,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(numbers ? { phoneIdOf: (n: string) => phoneIdOf(numbers, n) } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
+    // Every stored transition becomes history facts (queued; the call never waits for them).
+    ...(history ? { onCommitted: (before, after, event, version) => factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f)) } : {}),
   });
   const gateway = createGateway({
     auth,
@@ -223,8 +243,16 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();
-  const archive = service.media ? createArchive({ dir: config.archiveDir, calls: service.media, log: log.child({ part: 'archive' }), announce: { hub, store } }) : undefined;
+  const archive = service.media
+    ? createArchive({
+        dir: config.archiveDir,
+        calls: service.media,
+        log: log.child({ part: 'archive' }), announce: { hub, store },
+        ...(history ? { onArchived: (r) => factsOfMedia(r, now()).forEach((f) => history.enqueue(f)) } : {}),
+      })
+    : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
+  const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : undefined;
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
@@ -245,6 +273,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     handlers,
     mount(app: App | Hono) {
       app.route('/', archiveRoutes);
+      if (historyRoutes) app.route('/', historyRoutes);
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
       app.route('/', webRoutes);

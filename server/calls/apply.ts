@@ -43,7 +43,8 @@ export type AgentChange =
   | { kind: 'revoke'; agent: string; wacid: string };
 
 /** A committed transition: the one place a recorder (history) hooks in. */
-export type Committed = (before: Call | null, after: Call, event: CallEvent) => void;
+/** A stored transition, with the record's version after it (history orders call facts by it). */
+export type Committed = (before: Call | null, after: Call, event: CallEvent, version: number) => void;
 
 export interface ApplierOptions {
   store: Store;
@@ -110,7 +111,7 @@ export class Applier {
       const next = toRecord(after, rec?.version ?? 0);
       const stored = rec === null ? ((await store.createCall(next, ttl)) ? next : null) : await store.casCall(event.wacid, rec.version, next, ttl);
       if (stored) {
-        this.committed(before, after, event);
+        this.committed(before, after, event, stored.version);
         await this.run(after, effects, stored);
         return after;
       }
@@ -121,12 +122,12 @@ export class Applier {
   }
 
   /** A transition was committed to the store (before its effects run). */
-  private committed(before: Call | null, after: Call, event: CallEvent): void {
+  private committed(before: Call | null, after: Call, event: CallEvent, version: number): void {
     if (after.state === 'ended') this.live.delete(after.wacid);
     else this.live.add(after.wacid);
     this.o.routing().track(after);
     this.schedule(after);
-    this.o.onCommitted?.(before, after, event);
+    this.o.onCommitted?.(before, after, event, version);
   }
 
   private schedule(call: Call): void {

@@ -14,6 +14,7 @@ import { createLogger } from '../../server/log/logger.ts';
 import { startSwitchboard, type Running } from '../../server/main.ts';
 import { ProtocolClient, login, sleep } from './harness.ts';
 import { PeerHost } from './program-agent.ts';
+import { tempDataDir } from '../support/data-dir.ts';
 
 let dir: string;
 beforeAll(async () => {
@@ -50,7 +51,8 @@ async function demoCall(running: Running, talkMs: number): Promise<{ wacid: stri
   }
 }
 
-const start = () => startSwitchboard(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ARCHIVE_DIR: dir }), { log: createLogger({ level: 'silent' }) });
+const dataDir = tempDataDir();
+const start = () => startSwitchboard(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', ARCHIVE_DIR: dir, DATA_DIR: dataDir }), { log: createLogger({ level: 'silent' }) });
 
 async function archived(running: Running): Promise<Array<{ wacid: string; kind: string; url: string }>> {
   const ops = await login(running.url, 'ops', 'ops');

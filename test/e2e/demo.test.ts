@@ -8,11 +8,12 @@ import { loadConfig } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log/logger.ts';
 import { startSwitchboard, type Running } from '../../server/main.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { tempDataDir } from '../support/data-dir.ts';
 
 let running: Running;
 let browser: Browser;
 beforeAll(async () => {
-  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: tempDataDir() });
   [running, browser] = await Promise.all([startSwitchboard(config, { log: createLogger({ level: 'silent' }) }), launchChromium()]);
 });
 afterAll(async () => {

@@ -17,6 +17,8 @@ import { RedisStore } from '../../server/store/redis.ts';
 import type { Store } from '../../server/store/store.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
 import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
+import { openHistory } from '../../server/history/index.ts';
+import { tempDataDir } from '../support/data-dir.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { signatureHeader, startEmulator, type Emulator, type EmulatorOptions } from '../emulator/index.ts';
@@ -39,6 +41,11 @@ export interface Bridge {
 }
 
 export interface BridgeOptions {
+  /**
+   * Call history on (PGlite in a fresh DATA_DIR, its queue beside the store's keys). Off
+   * by default: opening an embedded database costs a second and 300 MB per bridge.
+   */
+  history?: boolean;
   agents?: string[];
   supervisors?: string[];
   emulator?: EmulatorOptions;
@@ -80,14 +87,16 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     USERS_FILE: '/nonexistent/users.json', // users are handed in below
     PUBLIC_URL: url,
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
+    DATA_DIR: tempDataDir(),
     ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
     ...o.env,
   });
   const log = createLogger({ level: config.logLevel, secrets: [config.serviceApiKey, config.sessionSecret, secret] });
+  const prefix = o.storePrefix ?? uniquePrefix('e2e');
   const store: Store = o.redisUrl
     ? new RedisStore({
         url: o.redisUrl,
-        prefix: o.storePrefix ?? uniquePrefix('e2e'),
+        prefix,
         // env REDIS_SENTINELS: the primary is found through the sentinels, as createStore does.
         ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
       })
@@ -121,6 +130,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
+    history: o.history ? await openHistory(config, { log, prefix }) : null,
   }));
   await sb.start();
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../server/config/config.ts';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import type { Store } from '../../server/store/store.ts';
 import { sign } from '../../server/webhooks/signature.ts';
+import { tempDataDir } from '../support/data-dir.ts';
 
 export const SECRET_A = 'whsec_test_secret_aaaaaaaaaa';
 export const SECRET_B = 'whsec_test_secret_bbbbbbbbbb';
@@ -21,6 +22,7 @@ export function testConfig(over: Record<string, string> = {}): Config {
     USERS_FILE: './users.json',
     PUBLIC_URL: 'http://127.0.0.1:8080',
     LOG_LEVEL: 'debug',
+    DATA_DIR: tempDataDir(),
     ...over,
   });
 }

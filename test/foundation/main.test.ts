@@ -15,6 +15,7 @@ import { until } from '../support/wait.ts';
 import { Readable } from 'node:stream';
 import { request } from 'undici';
 import { sign } from '../../server/webhooks/signature.ts';
+import { tempDataDir } from '../support/data-dir.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -25,7 +26,7 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     if (/^(PORT|HOST|SERVICE_|REDIS_URL|ARCHIVE_DIR|ACCEPT_WINDOW_MS|SESSION_SECRET|USERS_FILE|LOG_LEVEL|RING_TIMEOUT_MS|WRAP_UP_MS|QUEUES_FILE|WEBHOOK_)/.test(k)) continue;
     env[k] = v;
   }
-  return { ...env, PORT: '0', LOG_LEVEL: 'info', ARCHIVE_DIR: `${root}/data/test-archive-${process.pid}`, ...extra };
+  return { ...env, PORT: '0', LOG_LEVEL: 'info', ARCHIVE_DIR: `${root}/data/test-archive-${process.pid}`, DATA_DIR: tempDataDir(), ...extra };
 }
 
 function waitForUrl(p: ChildProcess, timeoutMs = 60_000): Promise<{ url: string; out: () => string }> {

@@ -11,11 +11,12 @@ import { MemoryStore } from '../../server/store/memory.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import { startRedis } from '../support/redis.ts';
 import { until } from './helpers.ts';
+import { tempDataDir } from '../support/data-dir.ts';
 
 describe('startSwitchboard', () => {
   it('with REDIS_URL uses Redis; /readyz is 503 naming the store while Redis is down and 200 again after', async () => {
     const redis = await startRedis();
-    const running = await startSwitchboard(loadConfig({ PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'silent' }), { log: silentLogger(), drainMs: 2000 });
+    const running = await startSwitchboard(loadConfig({ PORT: '0', REDIS_URL: redis.url, LOG_LEVEL: 'silent', DATA_DIR: tempDataDir() }), { log: silentLogger(), drainMs: 2000 });
     try {
       expect(running.store).toBeInstanceOf(RedisStore);
       const ready = async () => {
@@ -36,7 +37,7 @@ describe('startSwitchboard', () => {
   }, 60_000);
 
   it('without REDIS_URL uses the in-memory store', async () => {
-    const running = await startSwitchboard(loadConfig({ PORT: '0', LOG_LEVEL: 'silent' }), { log: silentLogger(), drainMs: 2000 });
+    const running = await startSwitchboard(loadConfig({ PORT: '0', LOG_LEVEL: 'silent', DATA_DIR: tempDataDir() }), { log: silentLogger(), drainMs: 2000 });
     try {
       expect(running.store).toBeInstanceOf(MemoryStore);
       expect((await request(`${running.url}/healthz`)).statusCode).toBe(200);
