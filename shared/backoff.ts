@@ -10,6 +10,8 @@
  * Retry-After on top).
  */
 
+export { seededRandom } from './random.ts';
+
 export interface Backoff {
   /** Delay in whole ms before retry number `attempt + 1` (0 = the first retry). */
   nextDelay(attempt: number): number;
@@ -41,17 +43,5 @@ export function fullJitter(opts: BackoffOptions): Backoff {
       const ceiling = Math.min(max, opts.baseMs * factor ** Math.min(n, 30));
       return Math.round(Math.max(min, random() * ceiling));
     },
-  };
-}
-
-/** A small deterministic PRNG (mulberry32) in [0, 1): the same seed, the same delays. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }

@@ -14,6 +14,7 @@ import { transition, type Call, type CallEvent, type Effect } from '../server/ca
 import { EventPayloadError, parseEvent } from './events.ts';
 import { LIMITS } from './limits.ts';
 import { ServerMsg } from './protocol.ts';
+import { seededRandom as rng } from './random.ts';
 
 /** The workers' parse of a stream entry, then the engine's lifecycle event. */
 function parseCallEvent(entry: { type: string; body: string; receivedAt: number }): CallEvent | undefined {
@@ -21,17 +22,6 @@ function parseCallEvent(entry: { type: string; body: string; receivedAt: number 
   return event.known && isCallSignal(event) ? toCallEvent(event, entry.receivedAt) : undefined;
 }
 
-/** mulberry32, as the emulator uses: same seed, same cases. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const CHARS = ['a', 'Z', '0', '+', '.', ' ', '\r\n', 'é', '€', '😀'];
 

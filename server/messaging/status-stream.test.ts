@@ -13,6 +13,7 @@ import { createLogger, memoryDestination } from '../log/logger.ts';
 import type { ServiceClient } from '../service/index.ts';
 import { createMessaging, type TypedEvent } from './service.ts';
 import { applyChatMessage } from './status.ts';
+import { seededRandom as rng } from '../../shared/random.ts';
 
 let h: TestHistory;
 beforeAll(async () => {
@@ -20,15 +21,6 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-/** Deterministic PRNG (mulberry32): the same shuffle every run. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 it('10,000 status events for 1,000 messages, shuffled with 30 % duplicates, end as the ordered stream does', async () => {
   const T0 = Date.parse('2026-07-01T09:00:00.000Z');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ChatMessage } from '../../shared/events.ts';
 import { MessageRecord, type MessageStatus } from '../../shared/records.ts';
 import { applyChatMessage, applyStatus, recordFromSend, statusUpdateOf, STATUS_RANK, type StatusUpdate } from './status.ts';
+import { seededRandom as rng } from '../../shared/random.ts';
 
 const T = (s: number) => new Date(Date.UTC(2026, 10, 24, 12, 0, 0) + s * 1000).toISOString();
 
@@ -171,17 +172,6 @@ describe('chat message payloads', () => {
   });
 });
 
-/** mulberry32: a small seeded generator, so the shuffle is the same on every run. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('order does not matter', () => {
   it('10,000 status events for 1,000 messages, shuffled and 30 % duplicated, end as the ordered stream does', () => {
