@@ -91,6 +91,18 @@ export class CallbackPanel {
     chooseSpeaker: (id) => void this.devices.chooseSpeaker(id),
   };
 
+  /**
+   * The call-back queue's Call (pages/queue/panel.tsx): fill in the task's business number
+   * and customer, and dial them here (the same dial, session and checks as the Call button).
+   */
+  callTo(from: string, customer: string): void {
+    this.dispatch({ type: 'selectFrom', from });
+    this.dispatch({ type: 'input', text: customer });
+    this.permission.lookupSoon(0);
+    document.getElementById('callback')?.scrollIntoView({ block: 'nearest' });
+    void this.dial();
+  }
+
   /** Every server frame the page gets (after the page's own reducer has seen it). */
   onServer(msg: ServerMsg): void {
     switch (msg.type) {
