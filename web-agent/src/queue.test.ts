@@ -39,6 +39,8 @@ describe('call-back queue state', () => {
     expect(reduceQueue(s, { type: 'task', task: task({ version: 2 }) })).toBe(s);
     s = reduceQueue(s, { type: 'task', task: task({ version: 4, state: 'done', outcome: 'called-back' }) });
     expect(s.tasks).toEqual({});
+    // A list answer from before it closed does not bring it back.
+    expect(reduceQueue(s, { type: 'loaded', items: [task({ version: 3, state: 'claimed', assignee: 'agent2' })] }).tasks).toEqual({});
   });
 
   it('the list answer is the truth for open tasks, but a newer frame seen meanwhile is kept', () => {

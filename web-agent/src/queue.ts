@@ -19,9 +19,11 @@ export interface QueueState {
   busy: Record<string, 'claim' | 'done'>;
   /** The last refusal of an action, by task id ("claimed by agent2", ...). */
   errors: Record<string, string>;
+  /** Version at which a task left the list (a list answer older than that must not bring it back). */
+  gone: Record<string, number>;
 }
 
-export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {} };
+export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {}, gone: {} };
 
 export type QueueEvent =
   | { type: 'loaded'; items: CallbackTask[] }
@@ -46,10 +48,11 @@ function newer(cur: CallbackTask | undefined, next: CallbackTask): boolean {
 
 function putTask(s: QueueState, task: CallbackTask): QueueState {
   const cur = s.tasks[task.id];
-  if (!newer(cur, task)) return s;
+  if (!newer(cur, task) || (s.gone[task.id] ?? -1) >= task.version) return s;
   // A frame may lack the permission words (a `done` push): keep the last known ones.
   const t = !task.permission && cur?.permission && LISTED.has(task.state) ? { ...task, permission: cur.permission } : task;
-  return { ...s, tasks: LISTED.has(t.state) ? { ...s.tasks, [t.id]: t } : without(s.tasks, t.id) };
+  if (LISTED.has(t.state)) return { ...s, tasks: { ...s.tasks, [t.id]: t } };
+  return { ...s, tasks: without(s.tasks, t.id), gone: { ...s.gone, [t.id]: t.version } };
 }
 
 export function reduceQueue(s: QueueState, ev: QueueEvent): QueueState {
@@ -57,7 +60,10 @@ export function reduceQueue(s: QueueState, ev: QueueEvent): QueueState {
     case 'loaded': {
       // The list is the truth for open tasks; a newer frame seen meanwhile is kept.
       const tasks: Record<string, CallbackTask> = {};
-      for (const t of ev.items) if (LISTED.has(t.state)) tasks[t.id] = newer(s.tasks[t.id], t) ? t : s.tasks[t.id]!;
+      for (const t of ev.items) {
+        if (!LISTED.has(t.state) || (s.gone[t.id] ?? -1) >= t.version) continue;
+        tasks[t.id] = newer(s.tasks[t.id], t) ? t : s.tasks[t.id]!;
+      }
       const { loadError: _e, ...rest } = s;
       return { ...rest, tasks, loaded: true };
     }

@@ -18,6 +18,11 @@ import type { ServerMsg } from '../../../../shared/protocol.ts';
 
 /** How often unfinished follow-ups are read again (agents get no `message.updated`). */
 const FOLLOWUP_POLL_MS = 4_000;
+/**
+ * How often the list is read again: the permission words change with replies agents are
+ * not sent (`permission.updated` goes to supervisors and the requester) and with time.
+ */
+const RELOAD_MS = 15_000;
 /** The outcomes offered by Done (the server takes any short text). */
 export const DONE_OUTCOMES = ['called-back', 'customer-called', 'unreachable', 'not-needed'] as const;
 
@@ -41,6 +46,7 @@ export class CallbackQueue {
       this.readFollowups();
       this.render(); // "waiting 3 min"
     }, FOLLOWUP_POLL_MS);
+    setInterval(() => void this.load(), RELOAD_MS);
     this.render();
   }
 
@@ -49,6 +55,8 @@ export class CallbackQueue {
     if (msg.type === 'welcome') void this.load();
     else if (msg.type === 'callback.updated') this.dispatch({ type: 'task', task: msg.task });
     else if (msg.type === 'message.updated') this.dispatch({ type: 'message', message: msg.message });
+    // A task's permission changed: its words (what is allowed now and when) come with the list.
+    else if (msg.type === 'permission.updated' && Object.values(this.s.tasks).some((t) => t.businessNumber === msg.permission.from && t.customer === msg.permission.user)) void this.load();
   }
 
   private dispatch(ev: QueueEvent): void {
