@@ -99,6 +99,8 @@ describe('Call-back queue in Chromium', () => {
     const back = (await agent.getByTestId('callback-call-box').getAttribute('data-wacid'))!;
     const atCustomer = await suite.emuCall(back);
     expect(atCustomer).toMatchObject({ direction: 'BUSINESS_INITIATED', from: BUSINESS, to: customer });
+    // The phone panel does not mistake this tab's call back for a call in another tab.
+    expect(await agent.getByTestId('call-elsewhere').isHidden()).toBe(true);
     await agent.screenshot({ path: join(SHOTS, 'queue-3-agent-calling.png'), fullPage: true });
     await agent.getByTestId('callback-hangup').click();
     await agent.locator('[data-testid="callback-call-box"][data-phase="ended"]').waitFor({ timeout: 15_000 });

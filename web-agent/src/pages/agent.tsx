@@ -27,7 +27,7 @@ import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
 import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
-import { CallbackPanel } from './callback/panel.tsx';
+import { CallbackPanel, withoutPanelCall } from './callback/panel.tsx';
 import { CallbackQueue } from './queue/panel.tsx';
 
 let state: UiState = initialState;
@@ -220,7 +220,8 @@ function render(): void {
   const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
   draw(
     <Phone
-      state={state}
+      // The call back the Call back panel holds is drawn there, not as "a call in another tab".
+      state={withoutPanelCall(state, callbackPanel.heldWacid())}
       now={t}
       demo={me?.demo === true}
       mic={{ status: mic.status, detail: mic.detail, deviceId: mic.deviceId }}
