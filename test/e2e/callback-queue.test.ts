@@ -10,11 +10,16 @@
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
-import { agentClient, login, until, type Bridge } from './harness.ts';
+import { MessagingStore } from '../../server/history/messages.ts';
+import { mayMessage } from '../../server/messaging/optout.ts';
+import { agentClient, emulatorRequest, login, until, type Bridge } from './harness.ts';
 import { programSuite } from './suite.ts';
 
-/** The emulator's default business number (inbound calls go to it; callbacks come from it). */
+/** The emulator's default business number (inbound calls go to it; callbacks come from it) and its account. */
 const BUSINESS = '+15550100001';
+const WABA = '200000000000001';
+/** Rings agent1 for 2 s, then nobody takes it: rejected before its 6 s window closes. */
+const QUICK_MISS = { acceptWindowMs: 6_000, ringTimeoutMs: 2_000, rejectMarginMs: 1_500 };
 
 const suite = programSuite();
 
@@ -37,8 +42,7 @@ describe('missed-call callback queue (program agents, real emulator, real histor
       agents: ['agent1', 'agent2'],
       supervisors: ['boss'],
       env: { MISSED_CALL_FOLLOWUP: 'interactive' },
-      // Rings agent1 for 2 s, then nobody takes it: rejected before its 6 s window closes.
-      policy: { acceptWindowMs: 6_000, ringTimeoutMs: 2_000, rejectMarginMs: 1_500 },
+      policy: QUICK_MISS,
     });
     await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 400 });
     const customer = '+15550123601';
@@ -120,6 +124,48 @@ describe('missed-call callback queue (program agents, real emulator, real histor
       return r.status === 200 && r.json.outcome === 'answered' ? true : undefined;
     });
   }, 120_000);
+
+  it('an opted-out customer gets no follow-up; a PAUSED template is refused naming its status; a permission request from the page is recorded and its status pushed to its sender', async () => {
+    const b = await suite.startBridge({ history: true, agents: ['agent1'], supervisors: ['boss'], env: { MISSED_CALL_FOLLOWUP: 'interactive' }, policy: QUICK_MISS });
+    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 200, reviewDelayMs: 200 });
+    const store = new MessagingStore(b.sb.history!.store.db);
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
+    const agent1 = suite.track(await agentClient(b.url, 'agent1'));
+    const bossCookie = await login(b.url, 'boss');
+
+    // Opted out (the Service's contact.unsubscribe.created reaches the bridge), then a missed call.
+    const optedOut = '+15550123611';
+    await suite.control('POST', '/messaging/unsubscribers', { customer: optedOut });
+    await until('the opt-out in history', async () => (!mayMessage(await store.optOutsOf([optedOut]), [optedOut]).ok ? true : undefined));
+    const wacid = (await suite.control('POST', '/calls', { from: optedOut })).wacid as string;
+    await agent1.next('call.revoked', (m) => m.wacid === wacid, 10_000);
+    const decided = taskOf(await boss.next('callback.updated', (m) => m.task.customer === optedOut && m.task.followup !== undefined, 20_000));
+    expect(decided.followup).toMatchObject({ code: 'OPTED_OUT' });
+    expect(decided.followup!.messageId).toBeUndefined();
+    const sentTo = ((await suite.control('GET', '/events?type=chat.message.updated')).items as Array<{ chatMessage?: { to?: string } }>).filter((e) => e.chatMessage?.to === optedOut);
+    expect(sentTo).toEqual([]);
+
+    // A template the Service paused: refused before the Service, naming the status.
+    await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/chat/templates`, { wabaId: WABA, name: 'order_update', language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'Your order {{1}} is ready' }] });
+    const send = () => fetch(`${b.url}/api/messages`, { method: 'POST', headers: { cookie: bossCookie, origin: b.url, 'content-type': 'application/json' }, body: JSON.stringify({ from: BUSINESS, to: '+15550123612', template: { name: 'order_update', language: 'en_US', parameters: ['A1'] } }) });
+    await until('the template approved at the bridge', async () => ((await send()).status === 202 ? true : undefined));
+    await suite.control('POST', `/messaging/templates/${WABA}/order_update/en_US/status`, { status: 'PAUSED' });
+    const refused = await until('the pause seen by the bridge', async () => {
+      const r = await send();
+      return r.status === 409 ? ((await r.json()) as { error: { code: string; message: string } }) : undefined;
+    });
+    expect(refused.error.code).toBe('TEMPLATE_NOT_APPROVED');
+    expect(refused.error.message).toMatch(/PAUSED/);
+
+    // A permission request an agent sent from the Call back panel becomes a message record
+    // with its sender: its status reaches that agent (agents get only their own messages' frames).
+    const agentCookie = await login(b.url, 'agent1');
+    const r = await fetch(`${b.url}/api/permissions/request`, { method: 'POST', headers: { cookie: agentCookie, origin: b.url, 'content-type': 'application/json' }, body: JSON.stringify({ from: BUSINESS, to: '+15550123613' }) });
+    expect(r.status).toBe(202);
+    const { messageId } = (await r.json()) as { messageId: string };
+    const read = await agent1.next('message.updated', (m) => m.message.id === messageId && m.message.status === 'read', 15_000);
+    expect(read.message).toMatchObject({ direction: 'outbound', from: BUSINESS, to: '+15550123613', type: 'interactive' });
+  }, 90_000);
 
   it('without history the callback and messaging routes answer 503 saying why', async () => {
     const b = await suite.startBridge({ agents: ['agent1'] });
