@@ -91,6 +91,7 @@ describe('Call-back queue in Chromium', () => {
     await agent.locator(`[data-testid="queue-task"][data-customer="${customer}"][data-state="claimed"][data-mine="true"]`).waitFor({ timeout: 10_000 });
     await boss.locator(`[data-testid="queue-task"][data-customer="${customer}"][data-state="claimed"]`).waitFor({ timeout: 10_000 });
     await expect(taskEl(boss, customer).getByTestId('queue-assignee').textContent()).resolves.toBe('Claimed by agent2');
+    await expect(taskEl(boss, customer).getByTestId('queue-call-reason').textContent()).resolves.toBe('Claimed by agent2.');
     await boss.screenshot({ path: join(SHOTS, 'queue-2-supervisor-claimed.png'), fullPage: true });
 
     // Call: the page's Call back panel dials the task's customer from its number; the customer answers.

@@ -88,7 +88,7 @@ describe('call-back queue state', () => {
     const granted = { state: 'granted' as const, text: 'Permission granted.', callAllowed: true, requestAllowed: false };
     let s = run({ type: 'task', task: task({ state: 'claimed', assignee: 'agent1', permission: granted }) });
     expect(queueView(s, 'agent1', false, NOW, TZ)[0]).toMatchObject({ mine: true, canCall: true, canDone: true, canClaim: false, allowedText: 'Calls allowed now.' });
-    expect(queueView(s, 'agent2', false, NOW, TZ)[0]).toMatchObject({ mine: false, canCall: false, canDone: false });
+    expect(queueView(s, 'agent2', false, NOW, TZ)[0]).toMatchObject({ mine: false, canCall: false, canDone: false, callBlockedReason: 'Claimed by agent1.' });
     expect(queueView(s, 'boss', true, NOW, TZ)[0]).toMatchObject({ canDone: true });
     s = reduceQueue(s, { type: 'busy', id: 't1', action: 'done' });
     expect(queueView(s, 'agent1', false, NOW, TZ)[0]).toMatchObject({ busy: 'done', canCall: false, canDone: false });

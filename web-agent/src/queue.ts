@@ -195,7 +195,9 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
               ? 'No call now; a permission request may be sent.'
               : 'No call and no request allowed now.';
       const callBlockedReason = !mine
-        ? 'Claim the task first.'
+        ? t.state === 'claimed'
+          ? `Claimed by ${t.assignee ?? 'another agent'}.`
+          : 'Claim the task first.'
         : p && !p.callAllowed
           ? permissionText
           : notYet
