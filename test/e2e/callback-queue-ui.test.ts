@@ -85,6 +85,11 @@ describe('Call-back queue in Chromium', () => {
     expect(await taskEl(agent, customer).getByTestId('queue-call').isDisabled()).toBe(true);
     await expect(taskEl(agent, customer).getByTestId('queue-call-reason').textContent()).resolves.toBe('Claim the task first.');
     await agent.screenshot({ path: join(SHOTS, 'queue-1-agent-granted.png'), fullPage: true });
+    // At phone width the task fits: nothing scrolls sideways.
+    await agent.setViewportSize({ width: 375, height: 800 });
+    await agent.screenshot({ path: join(SHOTS, 'queue-1-agent-granted-phone.png'), fullPage: true });
+    expect(await agent.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await agent.setViewportSize({ width: 1280, height: 900 });
 
     // The agent claims; the supervisor sees who holds it.
     await taskEl(agent, customer).getByTestId('queue-claim').click();
