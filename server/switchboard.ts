@@ -34,6 +34,8 @@ import { createServiceClient } from './service/index.ts';
 import type { Calls } from './service/resources/calls.ts';
 import type { Store, StreamEntry } from './store/store.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
+import { wireMessaging } from './callbacks/wire.ts';
+import type { MessagingClient } from './messaging/service.ts';
 import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { buildWebAgent } from '../web-agent/build.ts';
 
@@ -46,6 +48,8 @@ export interface ServiceParts {
   messages?: PermissionMessages;
   /** Phone numbers: `GET /api/numbers`; without it 503. */
   phoneNumbers?: PermissionNumbers;
+  /** Messaging and the callback queue (issue 16); without it their routes answer 503. */
+  messaging?: MessagingClient;
 }
 
 export interface SwitchboardOptions {
@@ -186,7 +190,7 @@ export function withCalling(sb: Switchboard): Switchboard & Calling {
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
-  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers };
+  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client };
 }
 
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
@@ -212,7 +216,14 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
-  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now });
+  // ---- issue 16: messaging and the callback queue (server/callbacks/wire.ts) -------------
+  // Built on history; without it their routes answer 503 naming why. Parts used below:
+  // `m16.recordSent` (permissions), `queue.onCommitted` (engine), `m16.handlers`,
+  // `m16.routes`, `m16.start()` / `m16.stop()`.
+  const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now });
+  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent });
+  const queue = m16.callbacks(permissions);
+  // ---- end issue 16 ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
   const engine = new CallEngine({
     store,
@@ -230,7 +241,14 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
-    ...(history ? { onCommitted: (before, after, event, version) => factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f)) } : {}),
+    ...(history
+      ? {
+          onCommitted: (before, after, event, version) => {
+            factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
+            queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
+          },
+        }
+      : {}),
   });
   const gateway = createGateway({
     auth,
@@ -259,8 +277,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     'chat.call.connect': onCallEvent,
     'chat.call.terminate': onCallEvent,
     'chat.call.status.updated': onCallEvent,
-    // Call permission replies; other inbound messages are ignored there.
-    'chat.inbound_message.received': permissions.onInboundMessage,
+    // issue 16: messaging's events; inbound messages go to the permission replies, then to messaging's record.
+    ...m16.handlers(permissions.onInboundMessage),
     ...archive?.handlers,
   };
   return {
@@ -274,6 +292,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     mount(app: App | Hono) {
       app.route('/', archiveRoutes);
       if (historyRoutes) app.route('/', historyRoutes);
+      app.route('/', m16.routes); // issue 16: /api/messages, /api/templates, /api/callbacks
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
       app.route('/', webRoutes);
@@ -281,9 +300,11 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     async start() {
       await hub.start();
       await gateway.start();
+      await m16.start(); // issue 16: catalog, opt-outs, reconcile loop
       engine.start();
     },
     close() {
+      m16.stop(); // issue 16
       engine.close();
       permissions.close();
       gateway.close();

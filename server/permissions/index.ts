@@ -24,7 +24,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 import { PermissionBook } from './book.ts';
 import { applyReply, dialRefusal, replyOf, toView } from './model.ts';
-import { createPermissionRoutes, type PermissionMessages, type PermissionNumbers } from './routes.ts';
+import { createPermissionRoutes, type PermissionMessages, type PermissionRoutesOptions, type PermissionNumbers } from './routes.ts';
 
 export { PermissionBook, permissionKey } from './book.ts';
 export { DEFAULT_BODY } from './routes.ts';
@@ -37,6 +37,8 @@ export interface PermissionsOptions {
   log: Logger;
   messages?: PermissionMessages | undefined;
   phoneNumbers?: PermissionNumbers | undefined;
+  /** Record a sent permission request (messaging history, issue 16). */
+  onSent?: PermissionRoutesOptions['onSent'];
   now?: () => number;
 }
 
@@ -116,7 +118,7 @@ export function createPermissions(o: PermissionsOptions): Permissions {
     }
   };
 
-  const routes = createPermissionRoutes({ auth: o.auth, book, log, messages: o.messages, phoneNumbers: o.phoneNumbers, announce });
+  const routes = createPermissionRoutes({ auth: o.auth, book, log, messages: o.messages, phoneNumbers: o.phoneNumbers, announce, onSent: o.onSent });
 
   return {
     book,

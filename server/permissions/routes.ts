@@ -24,6 +24,7 @@ import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpBadGateway, HttpBadRequest, HttpConflict, HttpError, HttpTooManyRequests, HttpUnavailable } from '../ops/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import { describeServiceError, OutcomeUnknownError, RateLimitedError, ServiceError, ValidationError } from '../service/errors.ts';
+import type { ChatMessage } from '../../shared/events.ts';
 import type { MessagesResource } from '../service/resources/messages.ts';
 import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
@@ -54,6 +55,8 @@ export interface PermissionRoutesOptions {
   phoneNumbers?: PermissionNumbers | undefined;
   /** Tell supervisors and the requester. */
   announce(p: Permission): void;
+  /** After a request went out: record the sent message (messaging's history; its failure is logged, never answered). */
+  onSent?: ((response: ChatMessage, sent: Partial<ChatMessage>, by: string) => Promise<unknown>) | undefined;
 }
 
 class BadInput extends Error {}
@@ -193,6 +196,11 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
         ? await o.messages.sendTemplate({ from, ...input.address, name: input.template.name, language: input.template.language })
         : await o.messages.requestCallPermission({ from, ...input.address, body: input.body ?? DEFAULT_BODY });
       messageId = sent.id;
+      // What was sent, for the message's record (its status then climbs with the webhooks).
+      const body: Partial<ChatMessage> = input.template
+        ? { from, ...input.address, type: 'template', template: { name: input.template.name, language: { code: input.template.language } } }
+        : { from, ...input.address, type: 'interactive', interactive: { type: 'call_permission_request', action: { name: 'call_permission_request' }, body: { text: input.body ?? DEFAULT_BODY } } };
+      void o.onSent?.(sent, body, by).catch((e: Error) => o.log.warn({ err: e.message, messageId }, 'sent permission request not recorded in messaging history'));
     } catch (err) {
       // The slot goes back only when the request surely did not reach the user: refused
       // before sending, or a 4xx refusal from the Service. A 5xx, a timeout or any other

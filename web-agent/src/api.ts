@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { Permission } from '../../shared/protocol.ts';
-import { CallDetail, CallPage } from '../../shared/records.ts';
+import { CallbackTask, CallDetail, CallPage, MessageRecord } from '../../shared/records.ts';
 
 /**
  * `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README).
@@ -99,6 +99,26 @@ export async function getCall(wacid: string): Promise<CallDetail> {
 /** A same-origin JSON file (a transcription from the archive), unchecked: the caller reads it. */
 export async function getJson(url: string): Promise<unknown> {
   return call('GET', url);
+}
+
+/** `GET /api/callbacks` (open tasks, each with its permission in words). */
+export async function listCallbacks(): Promise<CallbackTask[]> {
+  return expectShape(z.object({ items: z.array(CallbackTask) }), await call('GET', '/api/callbacks'), 'the callback list').items;
+}
+
+/** `POST /api/callbacks/:id/claim`: 409 (ApiError) names who holds it. */
+export async function claimCallback(id: string): Promise<CallbackTask> {
+  return expectShape(CallbackTask, await call('POST', `/api/callbacks/${encodeURIComponent(id)}/claim`, {}), 'the claim');
+}
+
+/** `POST /api/callbacks/:id/done` with how it ended. */
+export async function finishCallback(id: string, outcome: string): Promise<CallbackTask> {
+  return expectShape(CallbackTask, await call('POST', `/api/callbacks/${encodeURIComponent(id)}/done`, { outcome }), 'the task');
+}
+
+/** `GET /api/messages/:id`: one message's record (a follow-up's status). */
+export async function getMessage(id: string): Promise<MessageRecord> {
+  return expectShape(MessageRecord, await call('GET', `/api/messages/${encodeURIComponent(id)}`), 'the message');
 }
 
 /** `GET /api/numbers`: the business numbers a callback may come from. */

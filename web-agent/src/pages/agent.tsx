@@ -27,6 +27,8 @@ import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
 import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
+import { CallbackPanel, withoutPanelCall } from './callback/panel.tsx';
+import { CallbackQueue } from './queue/panel.tsx';
 
 let state: UiState = initialState;
 let me: Me | undefined;
@@ -68,9 +70,18 @@ const { answer, sendAnswer, decline, hangup } = callActions({
   tabs,
 });
 
+// Call-back queue (issue 16): its Call dials through the Call back panel (one dial path).
+const callbackPanel = new CallbackPanel(() => conn, () => state);
+const queue = new CallbackQueue({ me: () => me, dial: (from, to) => callbackPanel.callTo(from, to) });
+
 function dispatch(ev: UiEvent): void {
   const before = state;
   state = reduce(state, ev);
+  if (ev.type === 'server') {
+    callbackPanel.onServer(ev.msg);
+    queue.onServer(ev.msg);
+  }
+  if (state.link !== before.link) callbackPanel.render();
   if (state !== before) {
     announce(before, state, now());
     reconcile();
@@ -209,7 +220,8 @@ function render(): void {
   const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
   draw(
     <Phone
-      state={state}
+      // The call back the Call back panel holds is drawn there, not as "a call in another tab".
+      state={withoutPanelCall(state, callbackPanel.heldWacid())}
       now={t}
       demo={me?.demo === true}
       mic={{ status: mic.status, detail: mic.detail, deviceId: mic.deviceId }}
@@ -270,6 +282,8 @@ async function boot(): Promise<void> {
     },
   });
   conn.start();
+  callbackPanel.start();
+  queue.start();
   // Countdown and call timer; the tab stays audible while it matters, so this keeps ticking.
   setInterval(() => {
     reconcile(); // a deadline passing stops the ring with no frame from the server

@@ -8,6 +8,7 @@ import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './shell.ts';
 import { CallbackPanel } from './callback/panel.tsx';
+import { CallbackQueue } from './queue/panel.tsx';
 import type { Connection } from '../connection.ts';
 import { getMe, goToLogin, type Me } from '../api.ts';
 import { renderShell } from '../ui/shell.tsx';
@@ -19,13 +20,17 @@ let state: UiState = initialState;
 let conn: Connection | undefined;
 let me: Me | undefined;
 const panel = new CallbackPanel(() => conn, () => state);
+const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) }); // call-back queue (issue 16)
 
 function dispatch(ev: UiEvent): void {
   const before = state;
   state = reduce(state, ev);
   draw();
   // The panel follows its own call and the pair's permission in the same frames.
-  if (ev.type === 'server') panel.onServer(ev.msg);
+  if (ev.type === 'server') {
+    panel.onServer(ev.msg);
+    queue.onServer(ev.msg);
+  }
   if (state.link !== before.link) panel.render(); // Call waits for the link
 }
 
@@ -118,6 +123,7 @@ async function boot(): Promise<void> {
     return;
   }
   panel.start();
+  queue.start();
   conn = connectPage(me, dispatch);
   setInterval(draw, 1000); // call times
   draw();

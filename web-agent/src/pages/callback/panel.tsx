@@ -91,6 +91,23 @@ export class CallbackPanel {
     chooseSpeaker: (id) => void this.devices.chooseSpeaker(id),
   };
 
+  /**
+   * The call-back queue's Call (pages/queue/panel.tsx): fill in the task's business number
+   * and customer, and dial them here (the same dial, session and checks as the Call button).
+   */
+  callTo(from: string, customer: string): void {
+    this.dispatch({ type: 'selectFrom', from });
+    this.dispatch({ type: 'input', text: customer });
+    this.permission.lookupSoon(0);
+    document.getElementById('callback')?.scrollIntoView({ block: 'nearest' });
+    void this.dial();
+  }
+
+  /** The call this panel holds (its wacid once acked), while it is in progress. */
+  heldWacid(): string | undefined {
+    return inProgress(this.s.call) ? this.s.call?.wacid : undefined;
+  }
+
   /** Every server frame the page gets (after the page's own reducer has seen it). */
   onServer(msg: ServerMsg): void {
     switch (msg.type) {
@@ -293,4 +310,14 @@ export class CallbackPanel {
   hook(): { state(): unknown; stats(): Promise<unknown> } {
     return panelHook({ state: () => this.s, link: () => this.pageState().link, session: () => this.session });
   }
+}
+
+/**
+ * The page's state without the call this panel holds: on the agent page that call is drawn
+ * by the panel, not as "a call open in another tab".
+ */
+export function withoutPanelCall(state: UiState, wacid: string | undefined): UiState {
+  if (wacid === undefined || !(wacid in state.calls)) return state;
+  const { [wacid]: _held, ...calls } = state.calls;
+  return { ...state, calls };
 }

@@ -1,0 +1,228 @@
+/**
+ * The "Call-back queue" panel (issue 16) of the agent and supervisor pages: effects around
+ * the pure state in queue.ts, drawn by `QueueView`. It loads `GET /api/callbacks` at start
+ * and after every `welcome` (a reconnect puts the list right), follows `callback.updated`
+ * and `message.updated` frames, reads follow-up messages an agent is not sent frames for
+ * (`GET /api/messages/:id`, again every few seconds until read or failed), and claims and
+ * closes tasks over the JSON API. Call dials through the page's Call back panel
+ * (callback/panel.tsx `callTo`): one dial path, one call session.
+ *
+ *   const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) });
+ *   queue.start();            // after login
+ *   queue.onServer(msg);      // every server frame
+ */
+import { render as draw } from 'preact';
+import { ApiError, claimCallback, finishCallback, getMessage, listCallbacks, type Me } from '../../api.ts';
+import { followupsToFetch, initialQueue, queueView, reduceQueue, type QueueEvent, type QueueState, type TaskRow } from '../../queue.ts';
+import type { ServerMsg } from '../../../../shared/protocol.ts';
+
+/** How often unfinished follow-ups are read again (agents get no `message.updated`). */
+const FOLLOWUP_POLL_MS = 4_000;
+/**
+ * How often the list is read again: the permission words change with replies agents are
+ * not sent (`permission.updated` goes to supervisors and the requester) and with time.
+ */
+const RELOAD_MS = 15_000;
+/** The outcomes offered by Done (the server takes any short text). */
+export const DONE_OUTCOMES = ['called-back', 'customer-called', 'unreachable', 'not-needed'] as const;
+
+export interface QueueOptions {
+  me(): Me | undefined;
+  /** Place the call back (the page's Call back panel); absent: Call is not offered. */
+  dial?: (from: string, to: string) => void;
+  /** The element drawn into (default `#callback-queue`). */
+  rootId?: string;
+}
+
+export class CallbackQueue {
+  private s: QueueState = initialQueue;
+  private fetching = new Set<string>();
+
+  constructor(private readonly o: QueueOptions) {}
+
+  start(): void {
+    void this.load();
+    setInterval(() => {
+      this.readFollowups();
+      this.render(); // "waiting 3 min"
+    }, FOLLOWUP_POLL_MS);
+    setInterval(() => void this.load(), RELOAD_MS);
+    this.render();
+  }
+
+  /** Every server frame the page gets. */
+  onServer(msg: ServerMsg): void {
+    if (msg.type === 'welcome') void this.load();
+    else if (msg.type === 'callback.updated') this.dispatch({ type: 'task', task: msg.task });
+    else if (msg.type === 'message.updated') this.dispatch({ type: 'message', message: msg.message });
+    // A task's permission changed: its words (what is allowed now and when) come with the list.
+    else if (msg.type === 'permission.updated' && Object.values(this.s.tasks).some((t) => t.businessNumber === msg.permission.from && t.customer === msg.permission.user)) void this.load();
+  }
+
+  private dispatch(ev: QueueEvent): void {
+    const before = this.s;
+    this.s = reduceQueue(this.s, ev);
+    if (this.s !== before) {
+      if (ev.type === 'task' || ev.type === 'loaded') this.readFollowups();
+      this.render();
+    }
+  }
+
+  private async load(): Promise<void> {
+    try {
+      this.dispatch({ type: 'loaded', items: await listCallbacks() });
+    } catch (e) {
+      this.dispatch({ type: 'loadFailed', message: (e as Error).message });
+    }
+  }
+
+  private readFollowups(): void {
+    for (const id of followupsToFetch(this.s)) {
+      if (this.fetching.has(id)) continue;
+      this.fetching.add(id);
+      void getMessage(id)
+        .then((message) => this.dispatch({ type: 'message', message }))
+        .catch(() => undefined) // shown as last known; read again on the next tick
+        .finally(() => this.fetching.delete(id));
+    }
+  }
+
+  private async claim(id: string): Promise<void> {
+    this.dispatch({ type: 'busy', id, action: 'claim' });
+    try {
+      this.dispatch({ type: 'task', task: await claimCallback(id) });
+      this.dispatch({ type: 'actionDone', id });
+    } catch (e) {
+      this.dispatch({ type: 'actionFailed', id, message: e instanceof ApiError ? e.message : String(e) });
+    }
+  }
+
+  private async done(id: string, outcome: string): Promise<void> {
+    this.dispatch({ type: 'busy', id, action: 'done' });
+    try {
+      this.dispatch({ type: 'task', task: await finishCallback(id, outcome) });
+      this.dispatch({ type: 'actionDone', id });
+    } catch (e) {
+      this.dispatch({ type: 'actionFailed', id, message: e instanceof ApiError ? e.message : String(e) });
+    }
+  }
+
+  render(): void {
+    const root = document.getElementById(this.o.rootId ?? 'callback-queue');
+    if (!root) return;
+    const me = this.o.me();
+    const rows = queueView(this.s, me?.name, me?.roles.includes('supervisor') ?? false, Date.now());
+    draw(
+      <QueueView
+        rows={rows}
+        loaded={this.s.loaded}
+        {...(this.s.loadError ? { loadError: this.s.loadError } : {})}
+        canDial={!!this.o.dial}
+        claim={(id) => void this.claim(id)}
+        call={(r) => this.o.dial?.(r.businessNumber, r.customer)}
+        done={(id, outcome) => void this.done(id, outcome)}
+      />,
+      root,
+    );
+  }
+}
+
+interface ViewProps {
+  rows: TaskRow[];
+  loaded: boolean;
+  loadError?: string;
+  canDial: boolean;
+  claim(id: string): void;
+  call(r: TaskRow): void;
+  done(id: string, outcome: string): void;
+}
+
+export function QueueView({ rows, loaded, loadError, canDial, claim, call, done }: ViewProps) {
+  return (
+    <>
+      <h2 id="callback-queue-title" class="card-title">
+        Call-back queue{' '}
+        <span class="count" data-testid="callback-queue-count">
+          {String(rows.length)}
+        </span>
+      </h2>
+      <p class="field-error" role="alert" data-testid="callback-queue-error" hidden={!loadError}>
+        {loadError ? `Could not load the call-back queue: ${loadError}` : ''}
+      </p>
+      <p class="empty" data-testid="callback-queue-empty" hidden={!loaded || rows.length > 0}>
+        No customers waiting for a call back.
+      </p>
+      <ol class="queue-list" data-testid="callback-queue-list">
+        {rows.map((r) => (
+          <li key={r.id} class="queue-task" data-testid="queue-task" data-id={r.id} data-state={r.state} data-customer={r.customer} data-mine={String(r.mine)}>
+            <p class="queue-head">
+              <strong data-testid="queue-customer">{r.customerText}</strong>
+              {' → '}
+              <span data-testid="queue-business">{r.businessText}</span>
+            </p>
+            <p class="field-note" data-testid="queue-reason" data-reason={r.reason}>
+              {r.reasonText}
+            </p>
+            <p class="field-note">
+              Waiting since <span data-testid="queue-waiting">{r.waitingText}</span> · <span data-testid="queue-attempts" data-count={String(r.attempts)}>{r.attemptsText}</span>
+              {r.dueText ? <span data-testid="queue-due">{` · ${r.dueText}`}</span> : null}
+            </p>
+            <p class="field-note" data-testid="queue-permission" data-state={r.permissionState}>
+              {r.permissionText} <span data-testid="queue-allowed">{r.allowedText}</span>
+            </p>
+            <p class="field-note" data-testid="queue-followup" data-status={r.followupStatus}>
+              {r.followupText}
+            </p>
+            <p class="field-note" data-testid="queue-assignee" hidden={!r.assignee}>
+              {r.assignee ? (r.mine ? 'Claimed by you' : `Claimed by ${r.assignee}`) : ''}
+            </p>
+            <div class="actions">
+              <button type="button" class="btn" data-testid="queue-claim" hidden={r.state !== 'open'} disabled={!r.canClaim} onClick={() => claim(r.id)}>
+                {r.busy === 'claim' ? 'Claiming…' : 'Claim'}
+              </button>
+              {canDial ? (
+                <button type="button" class="btn btn-go" data-testid="queue-call" disabled={!r.canCall} title={r.callBlockedReason ?? ''} onClick={() => call(r)}>
+                  Call
+                </button>
+              ) : null}
+              <DoneForm row={r} done={done} />
+            </div>
+            <p class="field-note" data-testid="queue-call-reason" hidden={!canDial || r.canCall}>
+              {r.callBlockedReason ?? ''}
+            </p>
+            <p class="field-error" role="alert" data-testid="queue-task-error" hidden={!r.error}>
+              {r.error ?? ''}
+            </p>
+          </li>
+        ))}
+      </ol>
+    </>
+  );
+}
+
+function DoneForm({ row, done }: { row: TaskRow; done(id: string, outcome: string): void }) {
+  return (
+    <form
+      class="queue-done"
+      onSubmit={(e) => {
+        e.preventDefault();
+        const sel = (e.currentTarget as HTMLFormElement).elements.namedItem('outcome') as HTMLSelectElement;
+        done(row.id, sel.value);
+      }}
+    >
+      <label>
+        <span class="sr-only">Outcome</span>
+        <select name="outcome" data-testid="queue-done-outcome" disabled={!row.canDone}>
+          {DONE_OUTCOMES.map((o) => (
+            <option key={o} value={o}>
+              {o}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" class="btn" data-testid="queue-done" disabled={!row.canDone}>
+        {row.busy === 'done' ? 'Closing…' : 'Done'}
+      </button>
+    </form>
+  );
+}

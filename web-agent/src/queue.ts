@@ -1,0 +1,236 @@
+/**
+ * The call-back queue's state (issue 16): pure, no DOM, no clock of its own. Fed by
+ * `GET /api/callbacks` (on start and after every `welcome`, so a reconnect puts the list
+ * right), by `callback.updated` frames, and by the follow-up messages' records
+ * (`message.updated` frames, or `GET /api/messages/:id` for agents, who are not sent those).
+ * `queueView` turns it into what the panel draws, in words and local time.
+ */
+import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
+import { describeMoment, formatCaller } from './format.ts';
+
+export interface QueueState {
+  /** Open and claimed tasks by id (done and cancelled ones leave the list). */
+  tasks: Record<string, CallbackTask>;
+  /** Follow-up messages by id. */
+  messages: Record<string, MessageRecord>;
+  loaded: boolean;
+  loadError?: string;
+  /** A claim or done in flight, by task id. */
+  busy: Record<string, 'claim' | 'done'>;
+  /** The last refusal of an action, by task id ("claimed by agent2", ...). */
+  errors: Record<string, string>;
+  /** Version at which a task left the list (a list answer older than that must not bring it back). */
+  gone: Record<string, number>;
+}
+
+export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {}, gone: {} };
+
+export type QueueEvent =
+  | { type: 'loaded'; items: CallbackTask[] }
+  | { type: 'loadFailed'; message: string }
+  | { type: 'task'; task: CallbackTask }
+  | { type: 'message'; message: MessageRecord }
+  | { type: 'busy'; id: string; action: 'claim' | 'done' }
+  | { type: 'actionFailed'; id: string; message: string }
+  | { type: 'actionDone'; id: string };
+
+const LISTED = new Set(['open', 'claimed']);
+const without = <T>(r: Record<string, T>, k: string): Record<string, T> => {
+  if (!(k in r)) return r;
+  const { [k]: _drop, ...rest } = r;
+  return rest;
+};
+
+/** The newer of two views of one task (frames and list answers may cross). */
+function newer(cur: CallbackTask | undefined, next: CallbackTask): boolean {
+  return !cur || next.version > cur.version || (next.version === cur.version && next.updatedAt >= cur.updatedAt);
+}
+
+function putTask(s: QueueState, task: CallbackTask): QueueState {
+  const cur = s.tasks[task.id];
+  if (!newer(cur, task) || (s.gone[task.id] ?? -1) >= task.version) return s;
+  // A frame may lack the permission words (a `done` push): keep the last known ones.
+  const t = !task.permission && cur?.permission && LISTED.has(task.state) ? { ...task, permission: cur.permission } : task;
+  if (LISTED.has(t.state)) return { ...s, tasks: { ...s.tasks, [t.id]: t } };
+  return { ...s, tasks: without(s.tasks, t.id), gone: { ...s.gone, [t.id]: t.version } };
+}
+
+export function reduceQueue(s: QueueState, ev: QueueEvent): QueueState {
+  switch (ev.type) {
+    case 'loaded': {
+      // The list is the truth for open tasks; a newer frame seen meanwhile is kept.
+      const tasks: Record<string, CallbackTask> = {};
+      for (const t of ev.items) {
+        if (!LISTED.has(t.state) || (s.gone[t.id] ?? -1) >= t.version) continue;
+        tasks[t.id] = newer(s.tasks[t.id], t) ? t : s.tasks[t.id]!;
+      }
+      const { loadError: _e, ...rest } = s;
+      return { ...rest, tasks, loaded: true };
+    }
+    case 'loadFailed':
+      return { ...s, loadError: ev.message };
+    case 'task':
+      return putTask(s, ev.task);
+    case 'message': {
+      const cur = s.messages[ev.message.id];
+      if (cur && cur.updateTime > ev.message.updateTime) return s;
+      return { ...s, messages: { ...s.messages, [ev.message.id]: ev.message } };
+    }
+    case 'busy':
+      return { ...s, busy: { ...s.busy, [ev.id]: ev.action }, errors: without(s.errors, ev.id) };
+    case 'actionFailed':
+      return { ...s, busy: without(s.busy, ev.id), errors: { ...s.errors, [ev.id]: ev.message } };
+    case 'actionDone':
+      return { ...s, busy: without(s.busy, ev.id) };
+  }
+}
+
+/** Follow-up message ids the page still has to read (no record yet, or not final). */
+export function followupsToFetch(s: QueueState): string[] {
+  const out: string[] = [];
+  for (const t of Object.values(s.tasks)) {
+    const id = t.followup?.messageId;
+    if (!id) continue;
+    const m = s.messages[id];
+    if (!m || !FINAL_STATUS.has(m.status)) out.push(id);
+  }
+  return out;
+}
+
+const FINAL_STATUS = new Set(['read', 'failed']);
+
+const REASON: Record<string, string> = {
+  missed: 'Missed: rang an agent, nobody answered',
+  abandoned: 'Abandoned: the customer hung up while waiting',
+  rejected: 'Not taken: no agent was free',
+};
+
+const STATUS_WORDS: Record<string, string> = {
+  accepted: 'accepted by the Service',
+  sent: 'sent',
+  delivered: 'delivered',
+  read: 'read',
+  failed: 'failed',
+};
+
+const FOLLOWUP_WORDS: Record<string, string> = {
+  OFF: 'No follow-up: turned off',
+  OPTED_OUT: 'No follow-up: the customer opted out of messages',
+  RATION: 'No follow-up: the permission request ration is spent',
+  TEMPLATE_NOT_APPROVED: 'No follow-up: the template is not approved',
+  FAILED: 'Follow-up failed',
+  SENDING: 'Follow-up being sent…',
+};
+
+export interface TaskRow {
+  id: string;
+  state: 'open' | 'claimed';
+  customer: string;
+  customerText: string;
+  businessNumber: string;
+  businessText: string;
+  reason: string;
+  reasonText: string;
+  /** "today at 14:05 (12 min)". */
+  waitingText: string;
+  attempts: number;
+  attemptsText: string;
+  permissionState: string;
+  permissionText: string;
+  /** "Calls allowed now." or what is allowed when, in local time. */
+  allowedText: string;
+  followupStatus: string;
+  followupText: string;
+  assignee?: string;
+  mine: boolean;
+  /** Not before (the retry schedule), in words. */
+  dueText?: string;
+  canClaim: boolean;
+  canCall: boolean;
+  callBlockedReason?: string;
+  canDone: boolean;
+  busy?: 'claim' | 'done';
+  error?: string;
+}
+
+function ago(ms: number): string {
+  const m = Math.max(0, Math.round(ms / 60_000));
+  if (m < 1) return 'just now';
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  return `${h} h ${m % 60} min`;
+}
+
+function followupOf(t: CallbackTask, messages: Record<string, MessageRecord>): { status: string; text: string } {
+  const f = t.followup;
+  if (!f) return { status: 'none', text: 'Follow-up: not decided yet' };
+  if (f.code === 'SENT' && f.messageId) {
+    const m = messages[f.messageId];
+    const status = m?.status ?? 'accepted';
+    return { status, text: `Follow-up ${STATUS_WORDS[status] ?? status}` };
+  }
+  const base = FOLLOWUP_WORDS[f.code] ?? `No follow-up (${f.code})`;
+  return { status: f.code.toLowerCase(), text: f.reason && f.code !== 'OFF' ? `${base}: ${f.reason}` : base };
+}
+
+/** The rows to draw, oldest task first. */
+export function queueView(s: QueueState, me: string | undefined, isSupervisor: boolean, now: number, timeZone?: string): TaskRow[] {
+  return Object.values(s.tasks)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+    .map((t) => {
+      const created = Date.parse(t.createdAt);
+      const p = t.permission;
+      const due = t.dueAt ? Date.parse(t.dueAt) : undefined;
+      const notYet = due !== undefined && due > now;
+      const mine = t.state === 'claimed' && t.assignee === me;
+      const fu = followupOf(t, s.messages);
+      const permissionText = p ? p.text : 'Permission could not be read.';
+      const allowedText = !p
+        ? ''
+        : p.callAllowed
+          ? 'Calls allowed now.'
+          : p.nextAt !== undefined
+            ? `${p.nextText ?? 'Allowed'} ${describeMoment(p.nextAt, now, timeZone)}.`
+            : p.requestAllowed
+              ? 'No call now; a permission request may be sent.'
+              : 'No call and no request allowed now.';
+      const callBlockedReason = !mine
+        ? t.state === 'claimed'
+          ? `Claimed by ${t.assignee ?? 'another agent'}.`
+          : 'Claim the task first.'
+        : p && !p.callAllowed
+          ? permissionText
+          : notYet
+            ? `Not before ${describeMoment(due!, now, timeZone)}.`
+            : undefined;
+      const row: TaskRow = {
+        id: t.id,
+        state: t.state as 'open' | 'claimed',
+        customer: t.customer,
+        customerText: formatCaller(t.customer),
+        businessNumber: t.businessNumber,
+        businessText: formatCaller(t.businessNumber),
+        reason: t.reason,
+        reasonText: `${REASON[t.reason] ?? t.reason}${t.misses.length > 1 ? ` (${t.misses.length} calls)` : ''}`,
+        waitingText: `${describeMoment(created, now, timeZone)} (${ago(now - created)})`,
+        attempts: t.attempts.length,
+        attemptsText: t.attempts.length === 0 ? 'No call back yet' : `${t.attempts.length} call back${t.attempts.length > 1 ? 's' : ''}, last: ${t.attempts.at(-1)!.outcome}`,
+        permissionState: p?.state ?? 'unreadable',
+        permissionText,
+        allowedText,
+        followupStatus: fu.status,
+        followupText: fu.text,
+        mine,
+        canClaim: t.state === 'open' && !s.busy[t.id],
+        canCall: callBlockedReason === undefined && !s.busy[t.id],
+        // The assignee, or a supervisor; anyone while it is unclaimed.
+        canDone: !s.busy[t.id] && (t.state === 'open' || mine || isSupervisor),
+      };
+      if (t.assignee) row.assignee = t.assignee;
+      if (notYet) row.dueText = `Call again ${describeMoment(due!, now, timeZone)}`;
+      if (callBlockedReason) row.callBlockedReason = callBlockedReason;
+      if (s.busy[t.id]) row.busy = s.busy[t.id]!;
+      if (s.errors[t.id]) row.error = s.errors[t.id]!;
+      return row;
+    });
+}
