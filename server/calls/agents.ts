@@ -80,6 +80,12 @@ export class AgentBoard {
 
   // Agent changes, named as the lifecycle's effects name them (`lifecycle.ts` Effect).
 
+  /** `wacid` was offered to this agent (by this node or another): it rings now. */
+  offered(name: string, wacid: string): void {
+    const a = this.entry(name);
+    if (!a.holding) a.ringing = wacid;
+  }
+
   /** The offer of `wacid` to this agent ended (declined, answered elsewhere, moved on). */
   revoke(name: string, wacid: string): void {
     const a = this.entry(name);

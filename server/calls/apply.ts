@@ -37,6 +37,7 @@ export interface RoutingPort {
  * other nodes' boards): the effect's own kind, with the call it is about.
  */
 export type AgentChange =
+  | { kind: 'offered'; agent: string; wacid: string }
   | { kind: 'agentBusy'; agent: string; wacid: string }
   | { kind: 'agentFree'; agent: string; wacid: string; wrapUntil: number }
   | { kind: 'agentNoAnswer'; agent: string; wacid: string }
@@ -206,6 +207,9 @@ export class Applier {
         await this.o.routing().route(wacid, true, stored);
         return;
       case 'offer':
+        // Every node's board learns the agent rings now (this node reserved it already; the
+        // others would otherwise offer the same agent a second call).
+        this.o.routing().agentChange({ kind: 'offered', agent: e.agent, wacid });
         hub.toUser(e.agent, offered(call));
         return;
       case 'revoke':

@@ -61,7 +61,7 @@ export class Router implements RoutingPort {
       if (!m || m.node === this.o.node || typeof m.agent !== 'string') return;
       if (m.kind === 'presence') {
         if (Presence.safeParse(m.presence).success) this.apply(m, true);
-      } else if ((m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
+      } else if ((m.kind === 'offered' || m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
         this.apply(m, true);
       }
     });
@@ -102,6 +102,9 @@ export class Router implements RoutingPort {
       case 'revoke':
         board.revoke(m.agent, m.wacid);
         this.routeQueuedSoon();
+        break;
+      case 'offered':
+        board.offered(m.agent, m.wacid);
         break;
       case 'agentBusy':
         board.agentBusy(m.agent, m.wacid);
