@@ -32,6 +32,8 @@ import { createPermissions, type Permissions, type PermissionMessages, type Perm
 import { Hub } from './push/hub.ts';
 import { createServiceClient } from './service/index.ts';
 import type { Calls } from './service/resources/calls.ts';
+import type { ContactsResource } from './service/resources/contacts.ts';
+import type { Wrapup } from './calls/engine.ts';
 import type { Store, StreamEntry } from './store/store.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
@@ -46,6 +48,8 @@ export interface ServiceParts {
   messages?: PermissionMessages;
   /** Phone numbers: `GET /api/numbers`; without it 503. */
   phoneNumbers?: PermissionNumbers;
+  /** Contacts (issue 15): the customer panel's contact, and wrap-ups as contact notes (CONTACT_NOTES). */
+  contacts?: Pick<ContactsResource, 'get' | 'addNote'>;
 }
 
 export interface SwitchboardOptions {
@@ -186,7 +190,22 @@ export function withCalling(sb: Switchboard): Switchboard & Calling {
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
-  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers };
+  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, contacts: client.contacts };
+}
+
+/**
+ * A wrap-up (issue 15): a `disposition` fact for history (queued: never waits), and with
+ * CONTACT_NOTES a note on the customer's contact at the Service (phone-number customers only;
+ * the contact may not exist: then nothing is written, said in the log).
+ */
+function onWrapup(w: Wrapup, o: { history: History | undefined; contacts: ServiceParts['contacts']; log: Logger }): void {
+  o.history?.enqueue({ type: 'disposition', wacid: w.wacid, disposition: w.disposition, ...(w.notes ? { notes: w.notes } : {}), at: new Date(w.at).toISOString() });
+  const customer = w.customer;
+  if (!o.contacts || !customer?.startsWith('+')) return;
+  const content = `Call ${w.wacid}: ${w.disposition}${w.notes ? `\n${w.notes}` : ''}`.slice(0, 2000);
+  o.contacts.addNote(customer, { content, username: w.agent }).catch((err: Error & { code?: unknown; status?: unknown }) => {
+    o.log.warn({ wacid: w.wacid, err: err.message, code: err.code, status: err.status }, 'contact note not written');
+  });
 }
 
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
@@ -231,6 +250,11 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
     ...(history ? { onCommitted: (before, after, event, version) => factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f)) } : {}),
+    // ---- agent desktop (issue 15): wrap-up codes, away reasons, where a wrap-up goes ----
+    dispositions: config.dispositions,
+    awayReasons: config.awayReasons,
+    onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
+    // ---- end agent desktop ----
   });
   const gateway = createGateway({
     auth,

@@ -231,15 +231,13 @@ export class Applier {
       case 'agentFree': {
         const at = this.o.now();
         this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? at + this.o.wrapUpMs : 0 });
-        // The page shows wrap-up with its countdown (it cannot know WRAP_UP_MS).
-        if (e.wrapUp && this.o.wrapUpMs > 0) hub.toUser(e.agent, { type: 'agent.state', status: 'after-call-work', since: at, until: at + this.o.wrapUpMs });
+        // The board's new state (after-call work with its countdown) is pushed by the router.
         return;
       }
       case 'agentNoAnswer':
-        this.o.routing().agentChange({ kind: 'agentNoAnswer', agent: e.agent, wacid });
         hub.toUser(e.agent, { type: 'presence', presence: 'away' });
-        // Say why, so the page can tell the agent (RING_TIMEOUT_MS passed with no answer).
-        hub.toUser(e.agent, { type: 'agent.state', status: 'away', reason: 'not answered', since: this.o.now() });
+        // The router then pushes `agent.state` away with reason `Missed a call` (why, for the page).
+        this.o.routing().agentChange({ kind: 'agentNoAnswer', agent: e.agent, wacid });
         return;
       case 'accept':
         // Not awaited: the Service round trips must not hold up the event that claimed the call.

@@ -52,6 +52,9 @@ export interface WelcomeSources {
   live: () => Iterable<string>;
   getMany: (wacids: string[]) => Promise<CallRecord[]>;
   fromRecord: (rec: CallRecord) => Call;
+  /** The configured wrap-up codes and away reasons, for the pages' pickers. */
+  dispositions: readonly string[];
+  awayReasons: readonly string[];
 }
 
 /**
@@ -76,5 +79,14 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
     if (mine && call.state === 'ringing') calls.push({ ...view(call), sdp: call.offerSdp! });
     else if (mine || supervisor) calls.push(view(call));
   }
-  return { type: 'welcome', protocol: PROTOCOL_VERSION, user, presence: s.board.presence(user.name), calls };
+  return {
+    type: 'welcome',
+    protocol: PROTOCOL_VERSION,
+    user,
+    presence: s.board.presence(user.name),
+    calls,
+    ...(user.roles.includes('agent') ? { agentState: s.board.state(user.name) } : {}),
+    dispositions: [...s.dispositions],
+    awayReasons: [...s.awayReasons],
+  };
 }
