@@ -213,7 +213,9 @@ export class Applier {
         hub.toUser(e.agent, offered(call));
         return;
       case 'revoke':
-        this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
+        // The agent's own answer revokes the offer on its other tabs: the agent goes from
+        // ringing straight to on the call (`agentBusy` follows), never "available" between.
+        if (!(call.agent === e.agent && call.state !== 'queued' && call.state !== 'ringing')) this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
         hub.toUser(e.agent, { type: 'call.revoked', wacid, reason: e.reason }, e.exceptConn);
         return;
       case 'notify': {
