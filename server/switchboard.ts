@@ -26,6 +26,9 @@ import type { Logger } from './log/logger.ts';
 import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
 import { openHistory, type History } from './history/index.ts';
 import { createHistoryRoutes } from './history/routes.ts';
+import { CallbackStore } from './history/callbacks.ts';
+import { MessagingStore } from './history/messages.ts';
+import { createCustomerRoutes } from './customers/routes.ts';
 import { createDeadLetterRoutes } from './ops/dead-letters.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
@@ -277,6 +280,16 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
   const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : undefined;
+  // ---- agent desktop (issue 15): the customer panel ----
+  const customerRoutes = createCustomerRoutes({
+    auth,
+    contacts: service.contacts,
+    history: history ? { calls: history.store, messages: new MessagingStore(history.store.db), callbacks: new CallbackStore(history.store.db) } : undefined,
+    permissions: permissions.book,
+    log: log.child({ part: 'customers' }),
+    now,
+  });
+  // ---- end agent desktop ----
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
@@ -298,6 +311,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     mount(app: App | Hono) {
       app.route('/', archiveRoutes);
       if (historyRoutes) app.route('/', historyRoutes);
+      app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
       app.route('/', webRoutes);

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerMsg } from '../../shared/protocol.ts';
-import { agentClient, emulatorRequest, sleep, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, emulatorRequest, login, sleep, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 import { PeerHost } from './program-agent.ts';
 
 const WRAP_UP_MS = 4_000;
@@ -15,6 +15,8 @@ let b: Bridge;
 let host: PeerHost;
 let agent: ProtocolClient;
 let boss: ProtocolClient;
+/** The first test call's caller and wacid (the customer panel test reads them back). */
+let customer: { from: string; wacid: string } | undefined;
 
 beforeAll(async () => {
   b = await startBridge({ history: true, agents: ['agent1'], env: { WRAP_UP_MS: String(WRAP_UP_MS), CONTACT_NOTES: 'on' } });
@@ -63,7 +65,8 @@ describe('agent desktop over the protocol', () => {
     const j = boss.received.length;
     expect(await agent.request({ type: 'presence.set', status: 'available' })).toMatchObject({ type: 'ack' });
     const { wacid, from } = await ringAndAnswer();
-    await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/contact/contacts`, { phoneNumber: from, remarkName: 'Ann' });
+    await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/contact/contacts`, { phoneNumber: from, remarkName: 'Ann', tags: ['vip'] });
+    customer = { from, wacid };
 
     const held = await agent.request({ type: 'call.hold', wacid });
     expect(held).toMatchObject({ type: 'ack', heldSince: expect.any(Number) });
@@ -119,4 +122,30 @@ describe('agent desktop over the protocol', () => {
     await until('Not set in history', async () => (await b.sb.history!.store.getCall(first.wacid))?.disposition === 'Not set', 10_000);
     expect(await agent.request({ type: 'call.decline', wacid: second })).toMatchObject({ type: 'ack' });
   }, 60_000);
+
+  it('GET /api/customers/:id: the contact, permission, past calls with disposition and notes, messages, open callbacks; a new customer has no contact', async () => {
+    const { from, wacid } = customer!;
+    const get = async (who: string, id: string) => {
+      const r = await fetch(`${b.url}/api/customers/${encodeURIComponent(id)}`, { headers: { cookie: await login(b.url, who) } });
+      return { status: r.status, body: (await r.json()) as Record<string, unknown> };
+    };
+    const panel = await get('agent1', from);
+    expect(panel.status).toBe(200);
+    expect(panel.body).toMatchObject({
+      id: from,
+      contact: { phoneNumber: from, remarkName: 'Ann', tags: ['vip'] },
+      permission: { user: from, state: 'unknown' },
+      messages: [],
+      callbacks: [],
+    });
+    const calls = panel.body.calls as Array<Record<string, unknown>>;
+    expect(calls.find((k) => k.wacid === wacid)).toMatchObject({ agent: 'agent1', outcome: 'answered', disposition: 'Escalated', notes: 'wants a manager' });
+    expect((await get('boss', from)).status).toBe(200);
+    const fresh = await get('agent1', '+447700900999');
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.contact).toBeUndefined();
+    expect(fresh.body.calls).toEqual([]);
+    expect(await get('agent1', 'nobody')).toMatchObject({ status: 400, body: { error: { code: 'BAD_REQUEST', message: expect.stringMatching(/^id: must be an E\.164/) } } });
+    expect((await get('ops', from)).status).toBe(403);
+  });
 });
