@@ -20,6 +20,7 @@ import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
 import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
+import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
 import { Requests, type CallRequest, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
@@ -233,7 +234,8 @@ export function toCallEvent(event: CallSignalEvent, at: number): CallEvent {
       // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
       const first = p.errors?.[0];
       const errorCode = str(p.errorCode) ?? str(first?.code);
-      const reason = p.errorMessage ?? str(first?.message) ?? str(p.reason);
+      // A 138xxx code is said in words, with the Service's own message after them.
+      const reason = callErrorReason(errorCode, p.errorMessage ?? str(first?.message) ?? str(p.reason));
       return {
         type: 'terminate',
         wacid: p.wacid,
