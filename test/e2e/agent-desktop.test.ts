@@ -148,4 +148,15 @@ describe('agent desktop over the protocol', () => {
     expect(await get('agent1', 'nobody')).toMatchObject({ status: 400, body: { error: { code: 'BAD_REQUEST', message: expect.stringMatching(/^id: must be an E\.164/) } } });
     expect((await get('ops', from)).status).toBe(403);
   });
+
+  it('the agent closing its last tab shows offline to supervisors after the reconnect grace; a new tab shows its state again', async () => {
+    const j = boss.received.length;
+    agent.close();
+    const off = await boss.next('agents.state', (m) => m.name === 'agent1' && m.status === 'offline', 10_000, j);
+    expect(off.since).toBeGreaterThan(0);
+    agent = await agentClient(b.url, 'agent1', { available: false });
+    const w = agent.received.find((m) => m.type === 'welcome') as Extract<ServerMsg, { type: 'welcome' }>;
+    expect(w.agentState?.status).not.toBe('offline');
+    await boss.next('agents.state', (m) => m.name === 'agent1' && m.status !== 'offline', 5_000, boss.received.indexOf(off) + 1);
+  }, 30_000);
 });
