@@ -45,9 +45,11 @@ export class AgentBoard {
 
   /** The agent's state now (`agent.state` without its type). */
   state(name: string): AgentStateView {
-    this.observe(name);
+    // Read only: a change seen here must still be pushed by the next `observe`.
     const a = this.entry(name);
-    return { ...a.last!, since: a.since };
+    const now = this.now();
+    const cur = deriveAgentState(a, now);
+    return { ...cur, since: a.last && a.last.status === cur.status ? a.since : now };
   }
 
   /**
