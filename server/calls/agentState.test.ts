@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { callErrorReason, describeCallError } from '../../shared/callErrors.ts';
 import { AgentBoard } from './agents.ts';
 import { deriveAgentState, MISSED_A_CALL, type AgentFacts } from './agentState.ts';
+import { BadRequestError } from '../service/errors.ts';
+import { refusal } from './apply.ts';
 import { toCallEvent, view } from './engine.ts';
 import { transition, type Call } from './lifecycle.ts';
 
@@ -59,5 +61,14 @@ describe('a failed call in words', () => {
     const active: Call = { wacid: 'w1', phoneId: 'p', direction: 'USER_INITIATED', from: '+1555', to: '+1666', state: 'active', createdAt: 0, offeredTo: ['a1'], declined: [], agent: 'a1', startedAt: 1_000 };
     const ended = transition(active, ev).call!;
     expect(view(ended)).toMatchObject({ state: 'ended', result: 'FAILED', errorCode: 138023, reason: 'The call was accepted but no audio ever flowed (138023: no media)' });
+  });
+
+  it('an accept the Service refused with a provider code carries that code to call.state', () => {
+    const err = new BadRequestError({ status: 400, code: 'BAD_REQUEST', message: 'sdp: differs from the preAccepted one', details: { code: 138008, message: 'SDP answer does not match' } });
+    const r = refusal(err);
+    expect(r).toEqual({ code: '138008', reason: 'sdp: differs from the preAccepted one (138008: SDP answer does not match)' });
+    const answering: Call = { wacid: 'w1', phoneId: 'p', direction: 'USER_INITIATED', from: '+1555', to: '+1666', state: 'answering', createdAt: 0, offeredTo: ['a1'], declined: [], agent: 'a1' };
+    const after = transition(answering, { type: 'acceptRefused', wacid: 'w1', at: 10, ...r }).call!;
+    expect(view(after)).toMatchObject({ errorCode: 138008, reason: r.reason });
   });
 });

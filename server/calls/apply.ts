@@ -306,6 +306,11 @@ export function toRecord(call: Call, version: number): CallRecord {
  * scrubs). It ends up in frames, so it is clipped to the frames' limits.
  */
 export function refusal(err: unknown): { code: string; reason: string } {
-  if (err instanceof ServiceError) return { code: clip(err.code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
+  if (err instanceof ServiceError) {
+    // The provider's numeric code (138xxx) when the Service passed one on: the page words it.
+    const provider = (err.details as { code?: unknown } | undefined)?.code;
+    const code = typeof provider === 'number' || (typeof provider === 'string' && /^\d{1,9}$/.test(provider)) ? String(provider) : err.code;
+    return { code: clip(code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
+  }
   return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
 }
