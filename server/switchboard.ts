@@ -26,12 +26,17 @@ import type { Logger } from './log/logger.ts';
 import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
 import { openHistory, type History } from './history/index.ts';
 import { createHistoryRoutes } from './history/routes.ts';
+import { CallbackStore } from './history/callbacks.ts';
+import { MessagingStore } from './history/messages.ts';
+import { createCustomerRoutes } from './customers/routes.ts';
 import { createDeadLetterRoutes } from './ops/dead-letters.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
 import { Hub } from './push/hub.ts';
 import { createServiceClient } from './service/index.ts';
 import type { Calls } from './service/resources/calls.ts';
+import type { ContactsResource } from './service/resources/contacts.ts';
+import type { Wrapup } from './calls/engine.ts';
 import type { Store, StreamEntry } from './store/store.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { wireMessaging } from './callbacks/wire.ts';
@@ -50,6 +55,8 @@ export interface ServiceParts {
   phoneNumbers?: PermissionNumbers;
   /** Messaging and the callback queue (issue 16); without it their routes answer 503. */
   messaging?: MessagingClient;
+  /** Contacts (issue 15): the customer panel's contact, and wrap-ups as contact notes (CONTACT_NOTES). */
+  contacts?: Pick<ContactsResource, 'get' | 'addNote'>;
 }
 
 export interface SwitchboardOptions {
@@ -190,7 +197,22 @@ export function withCalling(sb: Switchboard): Switchboard & Calling {
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
-  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client };
+  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client, contacts: client.contacts };
+}
+
+/**
+ * A wrap-up (issue 15): a `disposition` fact for history (queued: never waits), and with
+ * CONTACT_NOTES a note on the customer's contact at the Service (phone-number customers only;
+ * the contact may not exist: then nothing is written, said in the log).
+ */
+function onWrapup(w: Wrapup, o: { history: History | undefined; contacts: ServiceParts['contacts']; log: Logger }): void {
+  o.history?.enqueue({ type: 'disposition', wacid: w.wacid, disposition: w.disposition, ...(w.notes ? { notes: w.notes } : {}), at: new Date(w.at).toISOString() });
+  const customer = w.customer;
+  if (!o.contacts || !customer?.startsWith('+')) return;
+  const content = `Call ${w.wacid}: ${w.disposition}${w.notes ? `\n${w.notes}` : ''}`.slice(0, 2000);
+  o.contacts.addNote(customer, { content, username: w.agent }).catch((err: Error & { code?: unknown; status?: unknown }) => {
+    o.log.warn({ wacid: w.wacid, err: err.message, code: err.code, status: err.status }, 'contact note not written');
+  });
 }
 
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
@@ -249,6 +271,11 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
           },
         }
       : {}),
+    // ---- agent desktop (issue 15): wrap-up codes, away reasons, where a wrap-up goes ----
+    dispositions: config.dispositions,
+    awayReasons: config.awayReasons,
+    onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
+    // ---- end agent desktop ----
   });
   const gateway = createGateway({
     auth,
@@ -271,6 +298,16 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
   const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : undefined;
+  // ---- agent desktop (issue 15): the customer panel ----
+  const customerRoutes = createCustomerRoutes({
+    auth,
+    contacts: service.contacts,
+    history: history ? { calls: history.store, messages: new MessagingStore(history.store.db), callbacks: new CallbackStore(history.store.db) } : undefined,
+    permissions: permissions.book,
+    log: log.child({ part: 'customers' }),
+    now,
+  });
+  // ---- end agent desktop ----
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
@@ -293,6 +330,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', archiveRoutes);
       if (historyRoutes) app.route('/', historyRoutes);
       app.route('/', m16.routes); // issue 16: /api/messages, /api/templates, /api/callbacks
+      app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
       app.route('/', webRoutes);

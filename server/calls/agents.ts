@@ -4,11 +4,16 @@
  * only by the engine and the gateway, synchronously, so a reservation (`reserve`) can
  * never hand one agent two calls at once on this node.
  */
-import type { Presence } from '../../shared/protocol.ts';
+import type { AgentState as AgentStateView, Presence } from '../../shared/protocol.ts';
+import { deriveAgentState, MISSED_A_CALL, sameState, type AgentFacts, type DerivedState } from './agentState.ts';
 import type { AgentView } from './routing.ts';
 
-interface AgentState extends AgentView {
+interface AgentState extends AgentFacts {
   conns: number;
+  elsewhere: Set<string>;
+  /** The state last derived (and since when its status holds). */
+  last?: DerivedState;
+  since: number;
 }
 
 export class AgentBoard {
@@ -20,7 +25,7 @@ export class AgentBoard {
     let a = this.agents.get(name);
     if (!a) {
       // New agents start away: the page's ready-check (microphone, ringtone) sets available.
-      a = { name, presence: 'away', connected: false, conns: 0, idleSince: this.now(), wrapUntil: 0 };
+      a = { name, presence: 'away', connected: false, conns: 0, idleSince: this.now(), wrapUntil: 0, elsewhere: new Set(), since: this.now() };
       this.agents.set(name, a);
     }
     return a;
@@ -38,9 +43,39 @@ export class AgentBoard {
     return this.entry(name).presence;
   }
 
-  setPresence(name: string, p: Presence): boolean {
+  /** The agent's state now (`agent.state` without its type). */
+  state(name: string): AgentStateView {
+    // Read only: a change seen here must still be pushed by the next `observe`.
     const a = this.entry(name);
-    if (a.presence === p) return false;
+    const now = this.now();
+    const cur = deriveAgentState(a, now);
+    return { ...cur, since: a.last && a.last.status === cur.status ? a.since : now };
+  }
+
+  /**
+   * Derive the agent's state again; returns it when it differs from the last one derived
+   * (the caller pushes it), undefined when nothing changed.
+   */
+  observe(name: string): AgentStateView | undefined {
+    const a = this.entry(name);
+    const now = this.now();
+    const next = deriveAgentState(a, now);
+    if (a.last && sameState(a.last, next)) return undefined;
+    if (!a.last || a.last.status !== next.status) a.since = now;
+    a.last = next;
+    return { ...next, since: a.since };
+  }
+
+  facts(name: string): Readonly<AgentFacts> {
+    return this.entry(name);
+  }
+
+  setPresence(name: string, p: Presence, reason?: string): boolean {
+    const a = this.entry(name);
+    const r = p === 'away' ? reason : undefined;
+    if (a.presence === p && a.awayReason === r) return false;
+    a.awayReason = r;
+    if (a.presence === p) return true;
     a.presence = p;
     // Becoming available starts the idle clock, so a returning agent does not jump the line.
     if (p === 'available' && !a.holding) a.idleSince = this.now();
@@ -62,6 +97,13 @@ export class AgentBoard {
     return a.conns;
   }
 
+  /** Another node's connections of this agent: `connected` there or not any more. */
+  elsewhere(name: string, node: string, connected: boolean): void {
+    const a = this.entry(name);
+    if (connected) a.elsewhere.add(node);
+    else a.elsewhere.delete(node);
+  }
+
   /** The reconnect grace ran out with no connection: routing skips the agent. */
   gone(name: string): boolean {
     const a = this.entry(name);
@@ -79,6 +121,12 @@ export class AgentBoard {
   }
 
   // Agent changes, named as the lifecycle's effects name them (`lifecycle.ts` Effect).
+
+  /** `wacid` was offered to this agent (by this node or another): it rings now. */
+  offered(name: string, wacid: string): void {
+    const a = this.entry(name);
+    if (!a.holding) a.ringing = wacid;
+  }
 
   /** The offer of `wacid` to this agent ended (declined, answered elsewhere, moved on). */
   revoke(name: string, wacid: string): void {
@@ -101,11 +149,35 @@ export class AgentBoard {
       a.holding = undefined;
       a.wrapUntil = wrapUntil;
       a.idleSince = Math.max(this.now(), wrapUntil);
+      // A disposition is due for this call (after-call work), unless there is no wrap-up time.
+      a.wrapWacid = wrapUntil > this.now() ? wacid : undefined;
+      a.wrapExtended = false;
     }
+  }
+
+  /** After-call work for `wacid` ended (disposition given, or its countdown ran out). */
+  wrapEnd(name: string, wacid: string): void {
+    const a = this.entry(name);
+    if (a.wrapWacid !== wacid) return;
+    a.wrapWacid = undefined;
+    a.wrapExtended = false;
+    if (a.wrapUntil > this.now()) {
+      a.wrapUntil = this.now();
+      a.idleSince = this.now();
+    }
+  }
+
+  /** "More time": after-call work for `wacid` now ends at `until`. */
+  wrapExtend(name: string, wacid: string, until: number): void {
+    const a = this.entry(name);
+    if (a.wrapWacid !== wacid) return;
+    a.wrapUntil = until;
+    a.idleSince = until;
+    a.wrapExtended = true;
   }
 
   /** The agent let a call ring out: set away, so calls stop ringing at an empty desk. */
   agentNoAnswer(name: string): void {
-    this.setPresence(name, 'away');
+    this.setPresence(name, 'away', MISSED_A_CALL);
   }
 }

@@ -37,6 +37,7 @@ export interface RoutingPort {
  * other nodes' boards): the effect's own kind, with the call it is about.
  */
 export type AgentChange =
+  | { kind: 'offered'; agent: string; wacid: string }
   | { kind: 'agentBusy'; agent: string; wacid: string }
   | { kind: 'agentFree'; agent: string; wacid: string; wrapUntil: number }
   | { kind: 'agentNoAnswer'; agent: string; wacid: string }
@@ -206,10 +207,15 @@ export class Applier {
         await this.o.routing().route(wacid, true, stored);
         return;
       case 'offer':
+        // Every node's board learns the agent rings now (this node reserved it already; the
+        // others would otherwise offer the same agent a second call).
+        this.o.routing().agentChange({ kind: 'offered', agent: e.agent, wacid });
         hub.toUser(e.agent, offered(call));
         return;
       case 'revoke':
-        this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
+        // The agent's own answer revokes the offer on its other tabs: the agent goes from
+        // ringing straight to on the call (`agentBusy` follows), never "available" between.
+        if (!(call.agent === e.agent && call.state !== 'queued' && call.state !== 'ringing')) this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
         hub.toUser(e.agent, { type: 'call.revoked', wacid, reason: e.reason }, e.exceptConn);
         return;
       case 'notify': {
@@ -227,15 +233,13 @@ export class Applier {
       case 'agentFree': {
         const at = this.o.now();
         this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? at + this.o.wrapUpMs : 0 });
-        // The page shows wrap-up with its countdown (it cannot know WRAP_UP_MS).
-        if (e.wrapUp && this.o.wrapUpMs > 0) hub.toUser(e.agent, { type: 'agent.state', status: 'after-call-work', since: at, until: at + this.o.wrapUpMs });
+        // The board's new state (after-call work with its countdown) is pushed by the router.
         return;
       }
       case 'agentNoAnswer':
-        this.o.routing().agentChange({ kind: 'agentNoAnswer', agent: e.agent, wacid });
         hub.toUser(e.agent, { type: 'presence', presence: 'away' });
-        // Say why, so the page can tell the agent (RING_TIMEOUT_MS passed with no answer).
-        hub.toUser(e.agent, { type: 'agent.state', status: 'away', reason: 'not answered', since: this.o.now() });
+        // The router then pushes `agent.state` away with reason `Missed a call` (why, for the page).
+        this.o.routing().agentChange({ kind: 'agentNoAnswer', agent: e.agent, wacid });
         return;
       case 'accept':
         // Not awaited: the Service round trips must not hold up the event that claimed the call.
@@ -302,6 +306,11 @@ export function toRecord(call: Call, version: number): CallRecord {
  * scrubs). It ends up in frames, so it is clipped to the frames' limits.
  */
 export function refusal(err: unknown): { code: string; reason: string } {
-  if (err instanceof ServiceError) return { code: clip(err.code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
+  if (err instanceof ServiceError) {
+    // The provider's numeric code (138xxx) when the Service passed one on: the page words it.
+    const provider = (err.details as { code?: unknown } | undefined)?.code;
+    const code = typeof provider === 'number' || (typeof provider === 'string' && /^\d{1,9}$/.test(provider)) ? String(provider) : err.code;
+    return { code: clip(code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
+  }
   return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
 }

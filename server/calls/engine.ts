@@ -20,12 +20,15 @@ import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
 import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
-import { Requests, type CallRequest } from './requests.ts';
+import { callErrorReason } from '../../shared/callErrors.ts';
+import { NOT_SET } from './agentState.ts';
+import { Requests, type CallRequest, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
 import { welcome } from './views.ts';
 
 export type { ServiceCalls } from './apply.ts';
+export type { Wrapup } from './requests.ts';
 export { offered, view } from './views.ts';
 
 export interface EngineOptions {
@@ -50,7 +53,15 @@ export interface EngineOptions {
   phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
   /** Called once per transition committed to the store (history's recorder hooks in here). */
   onCommitted?: Committed;
+  /** `DISPOSITIONS` / `AWAY_REASONS` (config); defaults as the config's. */
+  dispositions?: readonly string[];
+  awayReasons?: readonly string[];
+  /** A wrap-up was given, or after-call work ran out (`Not set`): history and the contact note. */
+  onWrapup?: (w: Wrapup) => void;
 }
+
+const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
+const DEFAULT_AWAY_REASONS = ['Break', 'Lunch', 'Training', 'Meeting'];
 
 export class CallEngine {
   readonly board: AgentBoard;
@@ -60,6 +71,8 @@ export class CallEngine {
   private readonly requests: Requests;
   private readonly store: Store;
   private readonly log: Logger;
+  private readonly dispositions: readonly string[];
+  private readonly awayReasons: readonly string[];
 
   constructor(o: EngineOptions) {
     const now = o.now ?? Date.now;
@@ -67,8 +80,26 @@ export class CallEngine {
     this.log = o.log;
     this.policy = Object.freeze({ ...DEFAULT_POLICY, ...o.policy });
     this.board = o.board ?? new AgentBoard(now);
+    this.dispositions = o.dispositions ?? DEFAULT_DISPOSITIONS;
+    this.awayReasons = o.awayReasons ?? DEFAULT_AWAY_REASONS;
     const apply = (event: CallEvent, known?: CallRecord | null) => this.applier.apply(event, known);
-    this.router = new Router({ store: o.store, board: this.board, queues: o.queues ?? EVERY_AGENT, log: o.log, now, node: o.hub.node, shared: o.shared, apply });
+    const hub = o.hub;
+    this.router = new Router({
+      store: o.store,
+      board: this.board,
+      queues: o.queues ?? EVERY_AGENT,
+      log: o.log,
+      now,
+      node: o.hub.node,
+      shared: o.shared,
+      apply,
+      // Every tab of the agent, and every supervisor (with the agent's name).
+      pushState: (agent, state) => {
+        hub.toUser(agent, { type: 'agent.state', ...state });
+        hub.toRole('supervisor', { type: 'agents.state', name: agent, ...state });
+      },
+      wrapTimedOut: (agent, wacid) => void this.timedOutWrapup(agent, wacid, now(), o.onWrapup),
+    });
     this.applier = new Applier({
       store: o.store,
       calls: o.calls,
@@ -92,7 +123,21 @@ export class CallEngine {
       graceMs: o.reconnectGraceMs ?? 4_000,
       permissions: o.permissions,
       phoneIdOf: o.phoneIdOf,
+      dispositions: this.dispositions,
+      awayReasons: this.awayReasons,
+      wrapUpMs: o.wrapUpMs ?? 5_000,
+      onWrapup: o.onWrapup,
     });
+  }
+
+  /** After-call work ran out with no disposition: `Not set` is recorded (with the call's parties when still stored). */
+  private async timedOutWrapup(agent: string, wacid: string, at: number, onWrapup: ((w: Wrapup) => void) | undefined): Promise<void> {
+    if (!onWrapup) return;
+    const rec = await this.store.getCall(wacid).catch(() => null);
+    const call = rec ? fromRecord(rec) : null;
+    const customer = call ? (call.direction === 'USER_INITIATED' ? call.from : call.to) : undefined;
+    const businessNumber = call ? (call.direction === 'USER_INITIATED' ? call.to : call.from) : undefined;
+    onWrapup({ wacid, agent, disposition: NOT_SET, at, customer, businessNumber });
   }
 
   start(): void {
@@ -126,7 +171,15 @@ export class CallEngine {
   }
 
   welcome(user: User): Promise<ServerMsg> {
-    return welcome(user, { store: this.store, board: this.board, live: () => this.applier.live, getMany: (w) => this.applier.getMany(w), fromRecord });
+    return welcome(user, {
+      store: this.store,
+      board: this.board,
+      live: () => this.applier.live,
+      getMany: (w) => this.applier.getMany(w),
+      fromRecord,
+      dispositions: this.dispositions,
+      awayReasons: this.awayReasons,
+    });
   }
 
   agentConnected(conn: Conn): void {
@@ -137,8 +190,8 @@ export class CallEngine {
     this.requests.agentDisconnected(conn);
   }
 
-  setPresence(user: User, status: Presence, conn: Conn, reqId: string): void {
-    this.requests.setPresence(user, status, conn, reqId);
+  setPresence(user: User, status: Presence, conn: Conn, reqId: string, reason?: string): void {
+    this.requests.setPresence(user, status, conn, reqId, reason);
   }
 
   /** A call request from a client (answer, decline, hangup, dial). */
@@ -181,7 +234,8 @@ export function toCallEvent(event: CallSignalEvent, at: number): CallEvent {
       // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
       const first = p.errors?.[0];
       const errorCode = str(p.errorCode) ?? str(first?.code);
-      const reason = p.errorMessage ?? str(first?.message) ?? str(p.reason);
+      // A 138xxx code is said in words, with the Service's own message after them.
+      const reason = callErrorReason(errorCode, p.errorMessage ?? str(first?.message) ?? str(p.reason));
       return {
         type: 'terminate',
         wacid: p.wacid,

@@ -62,6 +62,8 @@ const EVENTS: Record<string, CallEvent> = {
   acceptRefused: { type: 'acceptRefused', wacid: W, at: SOON, code: 'BAD_REQUEST', reason: 'call already ended' },
   acceptUnknown: { type: 'acceptUnknown', wacid: W, at: SOON },
   hangup: { type: 'hangup', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r3' },
+  hold: { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r5' },
+  resume: { type: 'resume', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r6' },
   dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
@@ -87,6 +89,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptUnknown: '=',
     hangup: '=',
     dialed: 'dialing agentBusy reply notify',
+    hold: '=', resume: '=',
     tickEarly: '=',
     tickLate: '=',
   },
@@ -101,6 +104,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'rejecting reject notify',
   },
@@ -115,6 +119,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'rejecting revoke reject notify',
   },
@@ -130,6 +135,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptUnknown: 'answering reply notify',
     hangup: 'ending terminate reply reply notify',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'ending reply terminate notify',
   },
@@ -142,6 +148,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'ended notify',
   },
@@ -157,6 +164,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -170,6 +178,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -182,6 +191,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
+    hold: 'active reply notify', resume: '= reply', // resume when not held: acknowledged
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
@@ -193,6 +203,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=',
     tickLate: 'ended agentFree notify',
   },
@@ -205,6 +216,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
+    hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
     tickEarly: '=', tickLate: '=',
   },
 };
@@ -446,5 +458,27 @@ describe('transition: claims, refusals and timers', () => {
   it('a hangup while ringing never reaches the Service as terminate', () => {
     const r = transition(FIXTURES.ringing, EVENTS.hangup!, P);
     expect(r.effects.map((e) => e.kind)).not.toContain('terminate');
+  });
+});
+
+describe('hold', () => {
+  const ev = (type: 'hold' | 'resume', at: number, agent = 'a1') => ({ type, wacid: W, at, agent, conn: 'c1', reqId: `r-${type}-${at}` }) as const;
+  it('adds up every hold, and closes one still open when the call ends', () => {
+    const a = FIXTURES.active;
+    const held = transition(a, ev('hold', 1_000), P).call!;
+    expect(held.heldSince).toBe(1_000);
+    const resumed = transition(held, ev('resume', 4_000), P);
+    expect(resumed.call).toMatchObject({ holdMs: 3_000 });
+    expect(resumed.call!.heldSince).toBeUndefined();
+    expect(resumed.effects).toContainEqual(expect.objectContaining({ kind: 'reply', ok: true, result: { holdMs: 3_000 } }));
+    const again = transition(resumed.call!, ev('hold', 5_000), P).call!;
+    const over = transition(again, { type: 'terminate', wacid: W, at: 7_000, result: 'COMPLETED' }, P).call!;
+    expect(over).toMatchObject({ state: 'ended', holdMs: 5_000 });
+    expect(over.heldSince).toBeUndefined();
+  });
+  it('only the agent holding the call may hold it', () => {
+    const r = transition(FIXTURES.active, ev('hold', 1_000, 'a2'), P);
+    expect(r.call).toBe(FIXTURES.active);
+    expect(r.effects).toEqual([expect.objectContaining({ ok: false, code: 'FORBIDDEN' })]);
   });
 });

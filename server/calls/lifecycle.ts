@@ -90,6 +90,10 @@ export interface Call {
   tombstone?: boolean;
   /** How `ended` was reached: the terminate event, or our own timer when none came. */
   endedBy?: 'event' | 'timeout';
+  /** Epoch ms the agent put the (active) call on hold; absent when not held. */
+  heldSince?: number;
+  /** Milliseconds on hold, finished holds (a hold still open at the end is closed by `ended`). */
+  holdMs?: number;
 }
 
 interface At {
@@ -127,6 +131,9 @@ export type CallEvent =
   | (At & { type: 'acceptRefused'; code: string; reason: string })
   | (At & { type: 'acceptUnknown' })
   | (At & { type: 'hangup'; agent: string; conn: string; reqId: string })
+  /** The holding agent puts the active call on hold / takes it off hold (the page plays the music). */
+  | (At & { type: 'hold'; agent: string; conn: string; reqId: string })
+  | (At & { type: 'resume'; agent: string; conn: string; reqId: string })
   /** Outbound: the connect request returned this wacid. */
   | (At & {
       type: 'dialed';
@@ -154,6 +161,8 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'acceptRefused',
   'acceptUnknown',
   'hangup',
+  'hold',
+  'resume',
   'dialed',
   'tick',
 ];
@@ -269,6 +278,8 @@ function ended(call: Call, at: number, patch: Partial<Call>): Partial<Call> {
     endBy: undefined,
     reqId: undefined,
     duration: call.startedAt !== undefined ? Math.max(0, Math.round((at - call.startedAt) / 1000)) : 0,
+    // A call that ends on hold: the open hold counts up to the end.
+    ...(call.heldSince !== undefined ? { heldSince: undefined, holdMs: (call.holdMs ?? 0) + Math.max(0, at - call.heldSince) } : {}),
     ...patch,
   };
 }
@@ -367,6 +378,9 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
       );
     case 'hangup':
       return onHangup(call, e, policy);
+    case 'hold':
+    case 'resume':
+      return onHold(call, e);
     case 'dialed':
       return onDialed(call, e);
     case 'tick':
@@ -577,6 +591,18 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
     return same(call, fail(e, 'CONFLICT', 'the call is over'));
   }
   return same(call, fail(e, 'CONFLICT', 'taken by another agent'));
+}
+
+function onHold(call: Call, e: Extract<CallEvent, { type: 'hold' | 'resume' }>): Transition {
+  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be put on hold or resumed`));
+  if (e.type === 'hold') {
+    if (call.heldSince !== undefined) return same(call, ok(e, { heldSince: call.heldSince }));
+    return to(call, { heldSince: e.at }, ok(e, { heldSince: e.at }), { kind: 'notify' });
+  }
+  if (call.heldSince === undefined) return same(call, ok(e, { holdMs: call.holdMs ?? 0 }));
+  const holdMs = (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince);
+  return to(call, { heldSince: undefined, holdMs }, ok(e, { holdMs }), { kind: 'notify' });
 }
 
 function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy: Policy): Transition {

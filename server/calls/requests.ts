@@ -39,6 +39,25 @@ export interface RequestsOptions {
    * could not be tracked (the store down) before its connect event brought the id.
    */
   phoneIdOf?: ((businessNumber: string) => Promise<string | undefined>) | undefined;
+  /** `DISPOSITIONS` and `AWAY_REASONS` (config): what `call.wrapup` and `presence.set` may name. */
+  dispositions: readonly string[];
+  awayReasons: readonly string[];
+  /** `WRAP_UP_MS`: how much "More time" adds. */
+  wrapUpMs: number;
+  /** A disposition was given (or `Not set` recorded): history, and the contact note when configured. */
+  onWrapup?: ((w: Wrapup) => void) | undefined;
+}
+
+/** One wrap-up: what `call.wrapup` saves (the call's customer and number for the contact note). */
+export interface Wrapup {
+  wacid: string;
+  agent: string;
+  disposition: string;
+  notes?: string | undefined;
+  at: number;
+  /** The customer (E.164 or BSUID) and the business number, when the call record was at hand. */
+  customer?: string | undefined;
+  businessNumber?: string | undefined;
 }
 
 export class Requests {
@@ -58,7 +77,8 @@ export class Requests {
     const g = this.graceTimers.get(conn.user.name);
     if (g) clearTimeout(g);
     this.graceTimers.delete(conn.user.name);
-    this.o.router.board.connect(conn.user.name);
+    // The first connection here: the other nodes count the agent online (state pushed).
+    if (this.o.router.board.connect(conn.user.name) === 1) this.o.router.connection(conn.user.name, true);
     this.o.router.routeQueuedSoon();
   }
 
@@ -71,6 +91,7 @@ export class Requests {
     const t = setTimeout(() => {
       this.graceTimers.delete(name);
       if (!board.gone(name)) return;
+      this.o.router.connection(name, false);
       const ringing = board.view(name).ringing;
       if (ringing) void this.o.apply({ type: 'agentGone', wacid: ringing, at: this.o.now(), agent: name });
     }, this.o.graceMs);
@@ -78,14 +99,19 @@ export class Requests {
     this.graceTimers.set(name, t);
   }
 
-  setPresence(user: User, status: Presence, conn: Conn, reqId: string): void {
+  setPresence(user: User, status: Presence, conn: Conn, reqId: string, reason?: string): void {
     const { hub } = this.o;
     if (!user.roles.includes('agent')) {
       hub.toConn(conn.id, { type: 'error', id: reqId, code: 'FORBIDDEN', message: 'only agents have a presence' });
       return;
     }
+    if (reason !== undefined && (status !== 'away' || !this.o.awayReasons.includes(reason))) {
+      const message = status !== 'away' ? 'reason: only away takes a reason' : `reason: must be one of ${this.o.awayReasons.join(', ')}`;
+      hub.toConn(conn.id, { type: 'error', id: reqId, code: 'BAD_REQUEST', message });
+      return;
+    }
     // This node's board, and every other node's (the agent's other tabs may be there).
-    this.o.router.presence(user.name, status);
+    this.o.router.presence(user.name, status, reason);
     hub.toConn(conn.id, { type: 'ack', id: reqId, presence: status } as ServerMsg);
     // Every tab of this agent shows the same presence.
     hub.toUser(user.name, { type: 'presence', presence: status }, conn.id);
@@ -114,9 +140,50 @@ export class Requests {
         else await this.o.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common }, rec);
         return;
       }
+      case 'call.hold':
+      case 'call.resume': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        await this.o.apply({ type: msg.type === 'call.hold' ? 'hold' : 'resume', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id }, rec);
+        return;
+      }
+      case 'call.wrapup':
+        return this.wrapup(conn, msg, fail);
+      case 'agent.moreTime': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents do after-call work');
+        const f = this.o.router.board.facts(user.name);
+        if (!f.wrapWacid || f.wrapUntil <= at) return fail('CONFLICT', 'you are not in after-call work');
+        if (f.wrapExtended) return fail('CONFLICT', 'more time was already given once for this call');
+        const until = f.wrapUntil + this.o.wrapUpMs;
+        this.o.router.wrapExtend(user.name, f.wrapWacid, until);
+        this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, until } as ServerMsg);
+        return;
+      }
       case 'call.dial':
         return this.dial(conn, msg, fail);
     }
+  }
+
+  /** The disposition (and notes) of the agent's call: saved, and its after-call work ends. */
+  private async wrapup(conn: Conn, msg: Extract<CallRequest, { type: 'call.wrapup' }>, fail: (code: string, message: string) => void): Promise<void> {
+    const { user } = conn;
+    if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents wrap up calls');
+    if (!this.o.dispositions.includes(msg.disposition)) return fail('BAD_REQUEST', `disposition: must be one of ${this.o.dispositions.join(', ')}`);
+    const rec = await this.o.store.getCall(msg.wacid);
+    const f = this.o.router.board.facts(user.name);
+    // The call record lives an hour after the end; the board's after-call work names the call too.
+    if (!rec && f.wrapWacid !== msg.wacid) return fail('NOT_FOUND', 'no such call');
+    const call = rec as unknown as Call | null;
+    if (call) {
+      if (call.agent !== user.name || call.startedAt === undefined) return fail('FORBIDDEN', 'you did not take this call');
+      if (call.state !== 'ended') return fail('CONFLICT', 'the call is still going on: hang up first');
+    }
+    const customer = call ? (call.direction === 'USER_INITIATED' ? call.from : call.to) : undefined;
+    const businessNumber = call ? (call.direction === 'USER_INITIATED' ? call.to : call.from) : undefined;
+    this.o.onWrapup?.({ wacid: msg.wacid, agent: user.name, disposition: msg.disposition, notes: msg.notes, at: this.o.now(), customer, businessNumber });
+    this.o.router.wrapEnd(user.name, msg.wacid);
+    this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id });
   }
 
   private async dial(conn: Conn, msg: Extract<CallRequest, { type: 'call.dial' }>, fail: (code: string, message: string) => void): Promise<void> {

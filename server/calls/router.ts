@@ -9,7 +9,7 @@
  * agent changes go to every node's board on `AGENTS_CHANNEL` (an agent's tabs may sit on
  * several nodes).
  */
-import { Presence } from '../../shared/protocol.ts';
+import { Presence, type AgentState } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
@@ -20,8 +20,16 @@ import { anyEligible, pickAgent, type Queues } from './routing.ts';
 const ROUTE_CHANNEL = 'calls-route';
 const AGENTS_CHANNEL = 'calls-agents';
 
-/** What goes to the other nodes' boards: an agent change, or a presence chosen in one tab. */
-type BoardMessage = AgentChange | { kind: 'presence'; agent: string; presence: Presence };
+/**
+ * What goes to the other nodes' boards: an agent change, a presence chosen in one tab,
+ * after-call work ended or extended, or whether the agent has connections on the sender.
+ */
+type BoardMessage =
+  | AgentChange
+  | { kind: 'presence'; agent: string; presence: Presence; reason?: string | undefined }
+  | { kind: 'wrapEnd'; agent: string; wacid: string }
+  | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number }
+  | { kind: 'conn'; agent: string; connected: boolean };
 
 export interface RouterOptions {
   store: Store;
@@ -34,6 +42,10 @@ export interface RouterOptions {
   /** Set when other nodes share the store (Redis). */
   shared?: Store | undefined;
   apply: (event: CallEvent, known?: CallRecord | null) => Promise<Call | null>;
+  /** The agent's state changed through a change made on this node: push it (agent and supervisors). */
+  pushState?: (agent: string, state: AgentState) => void;
+  /** After-call work for `wacid` ran out with no disposition (history records `Not set`). */
+  wrapTimedOut?: (agent: string, wacid: string) => void;
 }
 
 export class Router implements RoutingPort {
@@ -60,8 +72,13 @@ export class Router implements RoutingPort {
       const m = parseJson(msg) as (BoardMessage & { node?: unknown }) | undefined;
       if (!m || m.node === this.o.node || typeof m.agent !== 'string') return;
       if (m.kind === 'presence') {
-        if (Presence.safeParse(m.presence).success) this.apply(m, true);
-      } else if ((m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
+        if (Presence.safeParse(m.presence).success) this.apply({ ...m, reason: typeof m.reason === 'string' ? m.reason : undefined }, true);
+      } else if (m.kind === 'conn') {
+        if (typeof m.node === 'string' && typeof m.connected === 'boolean') this.o.board.elsewhere(m.agent, m.node, m.connected);
+        this.o.board.observe(m.agent);
+      } else if (m.kind === 'wrapExtend') {
+        if (typeof m.wacid === 'string' && typeof m.wrapUntil === 'number') this.apply(m, true);
+      } else if ((m.kind === 'wrapEnd' || m.kind === 'offered' || m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
         this.apply(m, true);
       }
     });
@@ -91,9 +108,38 @@ export class Router implements RoutingPort {
     this.apply(change);
   }
 
-  /** The agent chose a presence in one tab: every node's board takes it. */
-  presence(agent: string, presence: Presence): void {
-    this.apply({ kind: 'presence', agent, presence });
+  /** The agent chose a presence (and an away reason) in one tab: every node's board takes it. */
+  presence(agent: string, presence: Presence, reason?: string): void {
+    this.apply({ kind: 'presence', agent, presence, reason });
+  }
+
+  /** After-call work for `wacid` ends now (the agent gave a disposition). */
+  wrapEnd(agent: string, wacid: string): void {
+    this.apply({ kind: 'wrapEnd', agent, wacid });
+  }
+
+  /** "More time": after-call work for `wacid` ends at `wrapUntil` instead. */
+  wrapExtend(agent: string, wacid: string, wrapUntil: number): void {
+    this.apply({ kind: 'wrapExtend', agent, wacid, wrapUntil });
+  }
+
+  /**
+   * This node's connections of the agent came (first) or went (grace over): the other nodes
+   * count the agent online (not routable from there), and the state is pushed.
+   */
+  connection(agent: string, connected: boolean): void {
+    this.apply({ kind: 'conn', agent, connected });
+  }
+
+  /** The countdown of after-call work: at its end (extended: later) `Not set` and ready again. */
+  private wrapTimer(agent: string, wacid: string, at: number): void {
+    setTimeout(() => {
+      const f = this.board.facts(agent);
+      if (f.wrapWacid !== wacid) return;
+      if (f.wrapUntil > this.o.now()) return this.wrapTimer(agent, wacid, f.wrapUntil);
+      this.o.wrapTimedOut?.(agent, wacid);
+      this.wrapEnd(agent, wacid);
+    }, Math.max(0, at - this.o.now()) + 5).unref();
   }
 
   private apply(m: BoardMessage, fromOtherNode = false): void {
@@ -103,6 +149,9 @@ export class Router implements RoutingPort {
         board.revoke(m.agent, m.wacid);
         this.routeQueuedSoon();
         break;
+      case 'offered':
+        board.offered(m.agent, m.wacid);
+        break;
       case 'agentBusy':
         board.agentBusy(m.agent, m.wacid);
         break;
@@ -110,17 +159,36 @@ export class Router implements RoutingPort {
         board.agentFree(m.agent, m.wacid, m.wrapUntil);
         const wait = m.wrapUntil - this.o.now();
         if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+        // The node that freed the agent runs the countdown (one `Not set`, one push).
+        if (!fromOtherNode && board.facts(m.agent).wrapWacid === m.wacid) this.wrapTimer(m.agent, m.wacid, m.wrapUntil);
         this.routeQueuedSoon();
         break;
       }
+      case 'wrapEnd':
+        board.wrapEnd(m.agent, m.wacid);
+        this.routeQueuedSoon();
+        break;
+      case 'wrapExtend': {
+        board.wrapExtend(m.agent, m.wacid, m.wrapUntil);
+        const wait = m.wrapUntil - this.o.now();
+        if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+        break;
+      }
+      case 'conn':
+        // This node's own connections are counted by the gateway (`connect` / `gone`).
+        break;
       case 'agentNoAnswer':
         board.agentNoAnswer(m.agent);
         break;
       case 'presence':
-        board.setPresence(m.agent, m.presence);
+        board.setPresence(m.agent, m.presence, m.reason);
         if (m.presence === 'available') this.routeQueuedSoon();
         break;
     }
+    // Every node derives the state (so its `since` and welcome are right); the node where the
+    // change was made pushes it, once.
+    const changed = board.observe(m.agent);
+    if (changed && !fromOtherNode) this.o.pushState?.(m.agent, changed);
     if (!fromOtherNode && this.o.shared) {
       this.o.shared.publish(AGENTS_CHANNEL, JSON.stringify({ ...m, node: this.o.node })).catch((err: Error) => {
         this.o.log.warn({ err: err.message }, 'agent state not published to other nodes');

@@ -38,6 +38,10 @@ export function view(call: Call): CallView {
   if (call.result !== undefined) v.result = call.result;
   if (call.duration !== undefined) v.duration = call.duration;
   if (call.reason !== undefined) v.reason = call.reason;
+  if (call.heldSince !== undefined) v.heldSince = call.heldSince;
+  if (call.holdMs !== undefined) v.holdMs = call.holdMs;
+  // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
+  if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
   return v;
 }
 
@@ -48,6 +52,9 @@ export interface WelcomeSources {
   live: () => Iterable<string>;
   getMany: (wacids: string[]) => Promise<CallRecord[]>;
   fromRecord: (rec: CallRecord) => Call;
+  /** The configured wrap-up codes and away reasons, for the pages' pickers. */
+  dispositions: readonly string[];
+  awayReasons: readonly string[];
 }
 
 /**
@@ -72,5 +79,14 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
     if (mine && call.state === 'ringing') calls.push({ ...view(call), sdp: call.offerSdp! });
     else if (mine || supervisor) calls.push(view(call));
   }
-  return { type: 'welcome', protocol: PROTOCOL_VERSION, user, presence: s.board.presence(user.name), calls };
+  return {
+    type: 'welcome',
+    protocol: PROTOCOL_VERSION,
+    user,
+    presence: s.board.presence(user.name),
+    calls,
+    ...(user.roles.includes('agent') ? { agentState: s.board.state(user.name) } : {}),
+    dispositions: [...s.dispositions],
+    awayReasons: [...s.awayReasons],
+  };
 }

@@ -202,6 +202,18 @@ describe('loadConfig', () => {
     expect(failure({ ...prod, REDIS_SENTINELS: '10.0.0.5:26379' })).toMatch(/^REDIS_URL: is required with REDIS_SENTINELS/);
   });
 
+  it('DISPOSITIONS and AWAY_REASONS: comma-separated with defaults, never the server-set words; CONTACT_NOTES on/off', () => {
+    const d = loadConfig({});
+    expect(d.dispositions).toEqual(['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other']);
+    expect(d.awayReasons).toEqual(['Break', 'Lunch', 'Training', 'Meeting']);
+    expect(d.contactNotes).toBe(false);
+    expect(loadConfig({ DISPOSITIONS: ' Sold , Not sold ', CONTACT_NOTES: 'on' })).toMatchObject({ dispositions: ['Sold', 'Not sold'], contactNotes: true });
+    expect(() => loadConfig({ DISPOSITIONS: ' , ' })).toThrow(/^DISPOSITIONS: must be a comma-separated list/);
+    expect(() => loadConfig({ DISPOSITIONS: 'Resolved,Not set' })).toThrow(/^DISPOSITIONS: must not list 'Not set'/);
+    expect(() => loadConfig({ AWAY_REASONS: 'Missed a call' })).toThrow(/^AWAY_REASONS: must not list 'Missed a call'/);
+    expect(() => loadConfig({ CONTACT_NOTES: 'yes' })).toThrow(/^CONTACT_NOTES: must be on or off/);
+  });
+
   it('VARIABLES lists every variable of the design plus the team additions', () => {
     expect([...VARIABLES].sort()).toEqual(
       [
@@ -210,6 +222,7 @@ describe('loadConfig', () => {
         'WEBHOOK_DEDUPE_TTL_MS', 'WEBHOOK_MAX_ATTEMPTS', 'PUBLIC_URL', 'METRICS_TOKEN',
         'DATABASE_URL', 'DATA_DIR', 'HISTORY_RETENTION_DAYS', 'ARCHIVE_RETENTION_DAYS',
         'MISSED_CALL_FOLLOWUP',
+        'DISPOSITIONS', 'AWAY_REASONS', 'CONTACT_NOTES',
       ].sort(),
     );
   });

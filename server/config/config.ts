@@ -82,6 +82,13 @@ export interface Config {
   // ---- messaging (issue 16) ----
   /** What goes to a customer after a missed call (`off`, an interactive permission request, or a template). */
   readonly missedCallFollowup: FollowupSetting;
+  // ---- agent desktop (issue 15) ----
+  /** The wrap-up codes an agent picks from after a call. */
+  readonly dispositions: readonly string[];
+  /** The reasons an agent may give for being away. */
+  readonly awayReasons: readonly string[];
+  /** Also write each wrap-up (disposition and notes) as a contact note at the Service. */
+  readonly contactNotes: boolean;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -124,6 +131,10 @@ export const VARIABLES = [
   'ARCHIVE_RETENTION_DAYS',
   // messaging (issue 16)
   'MISSED_CALL_FOLLOWUP',
+  // agent desktop (issue 15)
+  'DISPOSITIONS',
+  'AWAY_REASONS',
+  'CONTACT_NOTES',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -205,6 +216,17 @@ const databaseUrl = z.string().refine((s) => {
 
 const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
 
+/** A comma-separated list of short labels (shown on the pages, stored in history). */
+const labelList = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(z.string().max(60, 'each entry must be at most 60 characters'))
+      .min(1, 'must be a comma-separated list of at least one entry')
+      .refine((a) => new Set(a).size === a.length, 'must not list an entry twice'),
+  );
+
 const secret = z
   .string()
   .min(16, 'must be at least 16 characters')
@@ -254,6 +276,9 @@ const schemas = {
   DATA_DIR: nonEmpty('a directory path'),
   HISTORY_RETENTION_DAYS: intIn(1, 36_500),
   ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
+  DISPOSITIONS: labelList.refine((a) => !a.includes('Not set'), "must not list 'Not set' (recorded when none was given)"),
+  AWAY_REASONS: labelList.refine((a) => !a.includes('Missed a call'), "must not list 'Missed a call' (set by the server)"),
+  CONTACT_NOTES: z.enum(['on', 'off'], 'must be on or off').transform((v) => v === 'on'),
   MISSED_CALL_FOLLOWUP: z.string().transform((v, ctx): FollowupSetting => {
     try {
       return parseFollowupSetting(v);
@@ -340,6 +365,9 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
     archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
     missedCallFollowup: read(env, 'MISSED_CALL_FOLLOWUP') ?? { kind: 'off' },
+    dispositions: Object.freeze(read(env, 'DISPOSITIONS') ?? ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other']),
+    awayReasons: Object.freeze(read(env, 'AWAY_REASONS') ?? ['Break', 'Lunch', 'Training', 'Meeting']),
+    contactNotes: read(env, 'CONTACT_NOTES') ?? false,
   };
   return Object.freeze(config);
 }

@@ -197,7 +197,7 @@ export function createGateway(o: GatewayOptions): Gateway {
         case 'pong':
           return;
         case 'presence.set':
-          engine.setPresence(conn.user, msg.status, conn, msg.id);
+          engine.setPresence(conn.user, msg.status, conn, msg.id, msg.reason);
           return;
         default:
           await engine.request(conn, msg);

@@ -100,6 +100,7 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
     if (call.startedAt !== undefined) fact.talkMs = Math.max(0, call.endedAt - call.startedAt);
   }
   if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
+  if (call.holdMs !== undefined) fact.holdMs = call.holdMs;
   return fact;
 }
 
@@ -112,6 +113,8 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'agentGone':
     case 'answer':
     case 'hangup':
+    case 'hold':
+    case 'resume':
     case 'dialed':
       d.agent = event.agent;
       break;
@@ -174,7 +177,7 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       event: event.type === 'status' ? `status ${event.value}` : event.type,
       detail: detailOf(event, after),
     });
-  } else if (stateChanged || event.type === 'offer') {
+  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume'))) {
     // Our own events (routing, agents, timers) matter when they move the call.
     facts.push({
       type: 'timeline',

@@ -59,6 +59,7 @@ describe('two nodes, one Redis', () => {
 
   it('the agent on node A answers, the caller hanging up (processed by either node) ends the call on A, and A takes the next call', async () => {
     await agent.request({ type: 'presence.set', status: 'available' });
+    const statesFrom = agent.received.length;
     // Three rounds: each terminate is processed by A or B at random; when by B, A's routing
     // state must still learn that its agent is free, or the next round never rings.
     for (let round = 0; round < 3; round++) {
@@ -73,6 +74,11 @@ describe('two nodes, one Redis', () => {
       expect(ended.result).toBe('COMPLETED');
       await host.closePeer(wacid);
     }
+    // Whichever node made each change, the state pushed to A's tab is right: the agent is
+    // connected on A, never "offline" because B has no socket of it.
+    const states = agent.received.slice(statesFrom).flatMap((m) => (m.type === 'agent.state' ? [m.status] : []));
+    expect(states).toContain('on-call');
+    expect(states).not.toContain('offline');
   }, 60_000);
 
   it('an agent with tabs on both nodes who goes away in one tab is rung by neither node; available again, the waiting call rings', async () => {

@@ -1,4 +1,5 @@
 /** Contacts: page-number list, CRUD on collection/item paths, attribute definitions. `{id}` may be a phone number. */
+import { ValidationError } from '../errors.ts';
 import { iteratePageNumber } from '../paginate.ts';
 import { AnyObject, Contact, pageOf } from '../schemas.ts';
 import { path, type CallOptions, type Transport } from '../transport.ts';
@@ -49,6 +50,15 @@ export class ContactsResource {
 
   async delete(idOrPhone: string, opts?: CallOptions): Promise<AnyObject> {
     return this.t.request({ method: 'DELETE', path: path`/contact/contacts/${id('id', idOrPhone)}`, schema: AnyObject }, opts);
+  }
+
+  /**
+   * Add a note to a contact (the path is "not shown" in the interface: see NOT-SHOWN.md).
+   * `content` 1..2000 characters; `username`: who wrote it.
+   */
+  async addNote(idOrPhone: string, note: { content: string; username?: string }, opts?: CallOptions): Promise<AnyObject> {
+    if (note.content.length < 1 || note.content.length > 2000) throw new ValidationError('content', 'must be 1 to 2000 characters');
+    return this.t.request({ method: 'POST', path: path`/contact/contacts/${id('id', idOrPhone)}/notes`, body: note, schema: AnyObject }, opts);
   }
 
   /** Defined custom attributes. Response shape not shown: a list or a page, passed through. */

@@ -1,0 +1,119 @@
+/**
+ * The customer panel (issue 15; design.md "Wave 2 contracts"):
+ * `GET /api/customers/:id` (agent, supervisor), `:id` an E.164 number or a BSUID →
+ * `{id, contact?, permission, calls, messages, callbacks}`:
+ * - `contact`: the Service's contact for a phone number (`GET /contact/contacts/{phone}`),
+ *   cached for CONTACT_CACHE_MS; absent for a new customer (404), a BSUID, or when the Service
+ *   does not answer (then `contactUnavailable: true`: the panel still shows the rest);
+ * - `permission`: the calling permission for `?businessNumber=` (default: the number of the
+ *   customer's latest call; `unknown` with `from: ""` when there is none);
+ * - `calls`: the latest calls with this customer (date, agent, outcome, disposition, notes;
+ *   media without file locations), `messages`: the latest messages with their status,
+ *   `callbacks`: the open (and claimed) callback tasks.
+ * The call path never waits for any of this: the page asks when it shows a call.
+ */
+import { Hono } from 'hono';
+import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
+import type { Permission } from '../../shared/protocol.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { CallbackStore } from '../history/callbacks.ts';
+import type { MessagingStore } from '../history/messages.ts';
+import type { CallRecord } from '../history/schema.ts';
+import type { HistoryStore } from '../history/store.ts';
+import type { Logger } from '../log/logger.ts';
+import { HttpError } from '../ops/errors.ts';
+import type { PermissionBook } from '../permissions/index.ts';
+import type { Contact } from '../service/schemas.ts';
+import { BSUID_RE, E164_RE } from '../service/validate.ts';
+
+/** How long a contact read from the Service is reused (the panel opens for every call). */
+export const CONTACT_CACHE_MS = 30_000;
+const CALLS_SHOWN = 20;
+
+export interface CustomerRoutesOptions {
+  auth: Pick<Auth, 'requireUser'>;
+  contacts?: { get(idOrPhone: string): Promise<Contact> } | undefined;
+  history?: { calls: Pick<HistoryStore, 'searchCalls'>; messages: Pick<MessagingStore, 'messagesOf'>; callbacks: Pick<CallbackStore, 'tasksOf'> } | undefined;
+  permissions: Pick<PermissionBook, 'get'>;
+  log: Pick<Logger, 'warn'>;
+  now?: () => number;
+}
+
+export interface CustomerPanel {
+  id: string;
+  contact?: Contact;
+  contactUnavailable?: true;
+  permission: Permission;
+  calls: CallRecord[];
+  messages: MessageRecord[];
+  callbacks: CallbackTask[];
+}
+
+export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
+  const now = o.now ?? Date.now;
+  const cache = new Map<string, { at: number; contact: Contact | undefined }>();
+
+  /** The contact, or undefined for a new customer; throws when the Service did not answer. */
+  async function contactOf(phone: string): Promise<Contact | undefined> {
+    const hit = cache.get(phone);
+    if (hit && now() - hit.at < CONTACT_CACHE_MS) return hit.contact;
+    let contact: Contact | undefined;
+    try {
+      contact = await o.contacts!.get(phone);
+    } catch (err) {
+      if ((err as { status?: unknown }).status !== 404) throw err;
+    }
+    if (cache.size > 5_000) cache.clear();
+    cache.set(phone, { at: now(), contact });
+    return contact;
+  }
+
+  const app = new Hono<AuthEnv>();
+  app.get('/api/customers/:id', o.auth.requireUser('agent', 'supervisor'), async (c) => {
+    const id = c.req.param('id');
+    const phone = E164_RE.test(id);
+    if (!phone && !BSUID_RE.test(id)) {
+      throw new HttpError(400, 'BAD_REQUEST', 'id: must be an E.164 phone number (+ and 7 to 15 digits) or a BSUID (two uppercase letters, a period, then letters or digits)');
+    }
+    const businessQuery = c.req.query('businessNumber');
+    if (businessQuery !== undefined && !E164_RE.test(businessQuery)) throw new HttpError(400, 'BAD_REQUEST', 'businessNumber: must be an E.164 phone number');
+
+    const contact = phone && o.contacts
+      ? contactOf(id).then((v) => ({ ok: true as const, v }), (err: Error) => {
+          o.log.warn({ err: err.message }, 'contact lookup failed');
+          return { ok: false as const };
+        })
+      : Promise.resolve({ ok: true as const, v: undefined });
+    const h = o.history;
+    let calls: CallRecord[] = [];
+    let messages: MessageRecord[] = [];
+    let callbacks: CallbackTask[] = [];
+    if (h) {
+      try {
+        [calls, messages, callbacks] = await Promise.all([
+          h.calls.searchCalls({ customer: id, limit: CALLS_SHOWN }).then((p) => p.items),
+          h.messages.messagesOf(id, 20),
+          h.callbacks.tasksOf(id).then((ts) => ts.filter((t) => t.state === 'open' || t.state === 'claimed')),
+        ]);
+      } catch (err) {
+        o.log.warn({ err: { message: (err as Error).message } }, 'customer history read failed');
+        throw new HttpError(503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
+      }
+    }
+    const businessNumber = businessQuery ?? calls.find((k) => k.businessNumber)?.businessNumber;
+    const permission: Permission = businessNumber ? await o.permissions.get(businessNumber, id) : { from: '', user: id, state: 'unknown', updatedAt: 0 };
+    const ct = await contact;
+    const panel: CustomerPanel = {
+      id,
+      ...(ct.ok && ct.v ? { contact: ct.v } : {}),
+      ...(!ct.ok ? { contactUnavailable: true as const } : {}),
+      permission,
+      // File locations stay on the server; the history page links the media.
+      calls: calls.map((k) => ({ ...k, media: k.media.map(({ path: _p, ...m }) => m) })),
+      messages,
+      callbacks,
+    };
+    return c.json(panel);
+  });
+  return app;
+}
