@@ -81,3 +81,11 @@ describe('describeReason', () => {
     [undefined, ''],
   ])('%s reads %j', (r, text) => expect(describeReason(r)).toBe(text));
 });
+
+describe('Service error codes in words', () => {
+  test('a 138xxx code in a reason becomes words, with the code kept', () => {
+    expect(describeReason('138021')).toBe('No audio arrived from the caller (media receive timeout): check the network and firewall. (Service code 138021)');
+    expect(describeReason('Terminated with error 138006')).toContain('No calling permission from this customer.');
+    expect(describeReason('Terminated with error 138099')).toBe('The Service ended the call with an error. (Service code 138099)');
+  });
+});

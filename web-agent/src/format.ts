@@ -80,10 +80,24 @@ const REASONS: Record<string, string> = {
  * A reason as the server gave it, made readable: known Service codes get words, other
  * UPPER_SNAKE codes are spelled out; sentences (already words) are kept as they are.
  */
+/** The Service's terminate error codes (calling-facts.md), in words: what happened and what to check. */
+export const SERVICE_CODES: Record<string, string> = {
+  '138002': 'Too many calls with this customer at once (the concurrent-call limit).',
+  '138006': 'No calling permission from this customer.',
+  '138007': 'The call timed out while connecting (our answer was not applied in time).',
+  '138019': 'The call could not be set up.',
+  '138020': 'The audio relay failed.',
+  '138021': 'No audio arrived from the caller (media receive timeout): check the network and firewall.',
+  '138022': 'Our audio did not reach the caller (media transmit timeout): check the microphone and the network.',
+  '138023': 'The call was accepted but no audio flowed: check the network (TURN) and the microphone.',
+};
+
 export function describeReason(reason: string | undefined): string {
   if (!reason) return '';
   const known = REASONS[reason];
   if (known) return known;
+  const code = /\b(138\d{3})\b/.exec(reason)?.[1];
+  if (code) return `${SERVICE_CODES[code] ?? 'The Service ended the call with an error.'} (Service code ${code})`;
   if (/^[A-Z0-9_]+$/.test(reason)) {
     const words = reason.toLowerCase().replace(/_/g, ' ');
     return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
