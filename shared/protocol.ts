@@ -20,8 +20,8 @@
  * - `call.revoked.reason`: `declined`, `not answered` (ring timeout), `taken by another
  *   agent`, `answered on another tab`, `caller hung up`, `window closing`, `agent unreachable`.
  * - After a ring timeout the server sets the agent away and pushes `{type:"presence"}`, then
- *   `{type:"agent.state", status:"away", reason:"not answered"}`.
- * - After a call that was answered: `{type:"agent.state", status:"after-call-work", until}`.
+ *   `{type:"agent.state", status:"away", reason:"Missed a call"}`.
+ * - After a call that was answered: `{type:"agent.state", status:"after-call-work", wacid, until}`.
  * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
  * - Close code 4001: the login session ended (logout, on any node, or expiry); reconnecting
  *   with the same cookie is refused (401).
@@ -42,6 +42,29 @@
  * 5. Either tab → `monitor.signal {kind:"end", reason?}`, the call ending, or either tab's
  *    socket closing → `monitor.ended {monitorId, wacid, reason}` to both tabs (once).
  * Timeline of the call: `monitor.started` (supervisor, mode), `monitor.mode`, `monitor.ended` (reason).
+ *
+ * Agent desktop (issue 15; added: `presence.set.reason`, `agent.state.wacid`/`extended`,
+ * `agents.state`, `welcome.agentState`/`dispositions`/`awayReasons`, `call.hold`,
+ * `call.resume`, `call.wrapup`, `agent.moreTime`, `CallView.heldSince`/`holdMs`/`errorCode`):
+ * - The agent's state is derived on the server from presence, connections, the call it rings
+ *   for or holds, and after-call work (`server/calls/agentState.ts`). On every change it goes
+ *   as `agent.state` to every tab of the agent and as `agents.state` (same fields plus `name`)
+ *   to every supervisor; `welcome.agentState` carries the current one.
+ * - `presence.set {status:"away", reason}`: `reason` must be one of `welcome.awayReasons`
+ *   (BAD_REQUEST otherwise). A ring timeout sets away with reason `Missed a call`.
+ * - After a call that was answered: `agent.state {status:"after-call-work", wacid, until}`.
+ *   Routing rings the agent again only after `call.wrapup {wacid, disposition, notes?}`
+ *   ("Ready now": disposition one of `welcome.dispositions`; ack `{}`) or when `until`
+ *   passes (disposition `Not set` is recorded). `agent.moreTime` extends `until` by
+ *   WRAP_UP_MS once (ack `{until}`; CONFLICT when not in after-call work or already
+ *   extended; `agent.state.extended` is then true). A wrap-up is accepted for the agent's
+ *   last call even after the countdown ended (it replaces `Not set`).
+ * - `call.hold` / `call.resume {wacid}`: only the agent holding an `active` call. Ack
+ *   `{heldSince}` / `{holdMs}`. The call's view carries `heldSince` while held and `holdMs`
+ *   (total so far); `call.state` goes to supervisors; timeline `hold` / `resume`; history
+ *   `holdMs`. The caller's audio (hold music) is the page's job.
+ * - A call that failed at the Service carries its numeric code in `CallView.errorCode` and
+ *   the worded reason in `reason`.
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
@@ -125,8 +148,36 @@ export const CallView = z.object({
   reason: reason.optional(),
   /** Present while this call is offered to the receiving agent: the offer to answer. */
   sdp: sdp.optional(),
+  /** Epoch ms (server clock) since the agent put the call on hold; absent when not held. */
+  heldSince: z.number().optional(),
+  /** Milliseconds on hold so far (finished holds; add `now - heldSince` while held). */
+  holdMs: z.number().optional(),
+  /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
+  errorCode: z.number().optional(),
 });
 export type CallView = z.infer<typeof CallView>;
+
+/**
+ * The agent's own state (wave 2 contract, `design.md`; the rules are in the header).
+ * Times are epoch ms, server clock.
+ */
+export const AgentStatus = z.enum(['available', 'ringing', 'on-call', 'after-call-work', 'away', 'offline']);
+export type AgentStatus = z.infer<typeof AgentStatus>;
+const agentStateFields = {
+  status: AgentStatus,
+  /** Away: the reason (one of `AWAY_REASONS`, or `Missed a call` after a ring timeout). */
+  reason: z.string().max(LIMITS.reason).optional(),
+  /** When this state began (time in state is counted from here). */
+  since: z.number(),
+  /** After-call work: when it ends on its own (the countdown). */
+  until: z.number().optional(),
+  /** Ringing, on-call, after-call-work: the call concerned (the one `call.wrapup` names). */
+  wacid: wacid.optional(),
+  /** After-call work: "More time" was used (it can be used once). */
+  extended: z.boolean().optional(),
+};
+export const AgentState = z.object(agentStateFields);
+export type AgentState = z.infer<typeof AgentState>;
 
 // ---- server → client ------------------------------------------------------------------
 
@@ -136,6 +187,12 @@ export const Welcome = z.object({
   user: User,
   presence: Presence,
   calls: z.array(CallView),
+  /** Agents: the agent's own state (as `agent.state`, without `type`). */
+  agentState: AgentState.optional(),
+  /** The wrap-up codes (`DISPOSITIONS`) a `call.wrapup` may name. */
+  dispositions: z.array(z.string()).optional(),
+  /** The away reasons (`AWAY_REASONS`) a `presence.set` may name. */
+  awayReasons: z.array(z.string()).optional(),
 });
 export const CallOffered = z.object({
   type: z.literal('call.offered'),
@@ -161,22 +218,11 @@ export const MediaAvailable = z.object({
   url: z.string(),
 });
 export const PresenceChanged = z.object({ type: z.literal('presence'), presence: Presence });
-/**
- * The agent's own state (wave 2 contract, `design.md`). Sent today for the two changes the
- * page cannot know by itself: `after-call-work` (wrap-up; `until` = when routing rings the
- * agent again) and `away` set by the server (`reason`: `not answered` after a ring timeout).
- * Times are epoch ms, server clock.
- */
-export const AgentStatus = z.enum(['available', 'ringing', 'on-call', 'after-call-work', 'away', 'offline']);
-export type AgentStatus = z.infer<typeof AgentStatus>;
-export const AgentStateMsg = z.object({
-  type: z.literal('agent.state'),
-  status: AgentStatus,
-  reason: z.string().optional(),
-  since: z.number(),
-  until: z.number().optional(),
-});
+export const AgentStateMsg = z.object({ type: z.literal('agent.state'), ...agentStateFields });
 export type AgentStateMsg = z.infer<typeof AgentStateMsg>;
+/** An agent's state, to supervisors: the same fields as `agent.state` plus whose it is. */
+export const AgentsStateMsg = z.object({ type: z.literal('agents.state'), name: userName, ...agentStateFields });
+export type AgentsStateMsg = z.infer<typeof AgentsStateMsg>;
 
 /**
  * A user's calling permission for one business number, as this bridge knows it: from the
@@ -284,6 +330,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   MediaAvailable,
   PresenceChanged,
   AgentStateMsg,
+  AgentsStateMsg,
   PermissionUpdated,
   CallbackUpdated,
   MessageUpdated,
@@ -295,7 +342,26 @@ export type ServerMsg = z.infer<typeof ServerMsg>;
 
 // ---- client → server ------------------------------------------------------------------
 
-export const PresenceSet = z.object({ type: z.literal('presence.set'), id: reqId, status: Presence });
+export const PresenceSet = z.object({
+  type: z.literal('presence.set'),
+  id: reqId,
+  status: Presence,
+  /** Away only: one of `AWAY_REASONS` (`welcome.awayReasons`). */
+  reason: z.string().min(1).max(LIMITS.word).optional(),
+});
+/** Put the agent's active call on hold / take it off hold. Ack `{heldSince}` / `{holdMs}`. */
+export const CallHold = z.object({ type: z.literal('call.hold'), id: reqId, wacid });
+export const CallResume = z.object({ type: z.literal('call.resume'), id: reqId, wacid });
+/** End after-call work for `wacid` with a disposition (one of `DISPOSITIONS`) and optional notes. Ack `{}`. */
+export const CallWrapup = z.object({
+  type: z.literal('call.wrapup'),
+  id: reqId,
+  wacid,
+  disposition: z.string().min(1).max(200),
+  notes: z.string().max(10_000).optional(),
+});
+/** "More time": extend after-call work once by WRAP_UP_MS. Ack `{until}`. */
+export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: reqId });
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
@@ -328,6 +394,10 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallDecline,
   CallHangup,
   CallDial,
+  CallHold,
+  CallResume,
+  CallWrapup,
+  AgentMoreTime,
   Pong,
   MonitorStart,
   MonitorModeSet,

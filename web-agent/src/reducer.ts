@@ -215,7 +215,8 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'permission.updated':
     case 'callback.updated':
     case 'message.updated':
-      // Shown by the callback and customer panels, which keep their own lists.
+    case 'agents.state':
+      // Shown by the callback, customer and supervisor panels, which keep their own lists.
       return state;
     case 'monitor.started':
     case 'monitor.mode':
