@@ -135,6 +135,8 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       // it, keeping only this tab's own facts (what it is doing with a call it still lists).
       let next: UiState = { ...state, link: 'online', me: msg.user, presence: msg.presence, calls: {} };
       if (msg.presence === 'available' && next.agent?.status === 'away') next = omit(next, 'agent');
+      // The server's own state of the agent (time in state, wrap-up) when it sends one.
+      if (msg.agentState) next = { ...next, agent: msg.agentState };
       const calls: Record<string, CallEntry> = {};
       for (const view of msg.calls) {
         const prev = state.calls[view.wacid];

@@ -26,6 +26,13 @@ describe('after-call work', () => {
     expect(s.wrap!.status).toBe('not-set');
   });
 
+  test("the server's after-call work opens the form for its call (after a reload); More time shows once used", () => {
+    let s = run({ type: 'agent.state', status: 'after-call-work', wacid: 'w9', caller: '+4477' });
+    expect(s.wrap).toMatchObject({ wacid: 'w9', caller: '+4477', status: 'editing', extended: false });
+    s = reduceDesk(s, { type: 'agent.state', status: 'after-call-work', wacid: 'w9', extended: true });
+    expect(s.wrap!.extended).toBe(true);
+  });
+
   test('a failed save can be retried', () => {
     const s = run({ type: 'wrap.start', wacid: 'w1', caller: '+4477' }, { type: 'wrap.edit', disposition: 'Other' }, { type: 'wrap.saving' }, { type: 'wrap.failed', error: 'offline' });
     expect(s.wrap!.status).toBe('failed');

@@ -51,7 +51,7 @@ export type DeskEvent =
   | { type: 'wrap.failed'; error: string }
   | { type: 'wrap.extended' }
   | { type: 'wrap.close' }
-  | { type: 'agent.state'; status: AgentStateMsg['status'] }
+  | { type: 'agent.state'; status: AgentStateMsg['status']; wacid?: string | undefined; extended?: boolean | undefined; caller?: string | undefined }
   | { type: 'log.loading' }
   | { type: 'log.loaded'; items: CallRecord[] }
   | { type: 'log.failed'; error: string };
@@ -101,6 +101,11 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
     case 'wrap.close':
       return s.wrap ? omitWrap(s) : s;
     case 'agent.state':
+      // After-call work for a call this tab has no form for (a reload, another tab): open one.
+      if (ev.status === 'after-call-work' && ev.wacid && s.wrap?.wacid !== ev.wacid) {
+        return { ...s, wrap: { wacid: ev.wacid, caller: ev.caller ?? '', disposition: '', notes: '', status: 'editing', extended: ev.extended === true } };
+      }
+      if (ev.status === 'after-call-work' && ev.extended && s.wrap && !s.wrap.extended) return { ...s, wrap: { ...s.wrap, extended: true } };
       // After-call work is over without a saved form: the server recorded "Not set".
       if (s.wrap && (s.wrap.status === 'editing' || s.wrap.status === 'failed') && (ev.status === 'available' || ev.status === 'ringing' || ev.status === 'away' || ev.status === 'offline')) {
         return { ...s, wrap: { ...s.wrap, status: 'not-set' } };

@@ -22,6 +22,8 @@ import { renderShell } from '../ui/shell.tsx';
 import { announce, closeNotes } from './agent/announce.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
 import { agentDevices } from './agent/devices.ts';
+import { agentDesk } from './agent/desk.ts';
+import { callExtras, DeskCards, deskProps, runShortcut, toggleHold } from './agent/desk-mount.tsx';
 import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
@@ -68,11 +70,21 @@ const { answer, sendAnswer, decline, hangup } = callActions({
   tabs,
 });
 
+const desk = agentDesk({
+  conn: () => conn,
+  ui: () => state,
+  render: () => render(),
+  showError,
+  presenceChanged: (presence) => dispatch({ type: 'server', msg: { type: 'presence', presence }, now: now() }),
+  shortcut: (action) => runShortcut(action, state, actions, () => void toggleHold(call, desk, showError)),
+});
+
 function dispatch(ev: UiEvent): void {
   const before = state;
   state = reduce(state, ev);
   if (state !== before) {
     announce(before, state, now());
+    desk.observe(before, state, now());
     reconcile();
   }
   render();
@@ -187,6 +199,7 @@ function onMessage(msg: ServerMsg): void {
   // An error not tied to a request of ours (ids are matched in Connection).
   if (msg.type === 'error') return showError(`The server reported: ${msg.message}`, msg.code);
   dispatch({ type: 'server', msg, now: now() });
+  desk.onMessage(msg);
   if (msg.type !== 'welcome') return;
   // An answer in flight when the link dropped: if the server still shows the offer
   // ringing, it never got the answer: send the very same SDP again.
@@ -208,6 +221,7 @@ function render(): void {
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
   const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
   draw(
+    <>
     <Phone
       state={state}
       now={t}
@@ -222,12 +236,17 @@ function render(): void {
       canChooseSpeaker={canChooseSpeaker()}
       session={session}
       actions={actions}
-    />,
+      callExtras={callExtras(call, t, () => void toggleHold(call, desk, showError))}
+    />
+    <DeskCards props={deskProps(desk, state, t)} />
+    </>,
     root,
   );
   // The tab title is what an agent sees of a background tab.
   const ringing = !tabCall(state) && ringingCalls(state, t).length > 0;
-  const title = ringing ? '☎ Incoming call · Switchboard' : tabCall(state) ? 'In call · Switchboard' : 'Switchboard · Agent';
+  // A hidden tab's title flashes while a call rings (the tab strip is all the agent sees).
+  const flash = ringing && document.visibilityState === 'hidden' && Math.floor(t / 1000) % 2 === 1;
+  const title = flash ? '☎☎☎ ANSWER · Switchboard' : ringing ? '☎ Incoming call · Switchboard' : tabCall(state) ? 'In call · Switchboard' : 'Switchboard · Agent';
   if (document.title !== title) document.title = title;
 }
 
@@ -244,6 +263,7 @@ async function boot(): Promise<void> {
   if (!me) return goToLogin();
   render();
   if (!me.roles.includes('agent')) return showError('This page is for agents. Use the links above.', 'FORBIDDEN');
+  desk.start();
   onDeviceChange(() => void devices.changed());
   // After a reload the page's audio is locked until a click (autoplay policy), so a call
   // ringing already would stay silent: the first click or key anywhere unlocks it, quietly.
