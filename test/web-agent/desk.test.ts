@@ -269,7 +269,7 @@ describe('agent desk', () => {
     await goAvailable(page);
     await page.getByTestId('away-reason').selectOption('Lunch');
     const before = s.received.length;
-    await page.getByTestId('away-with-reason').click();
+    await page.getByTestId('presence-away').click();
     expect(await s.frame('presence.set', before)).toMatchObject({ status: 'away', reason: 'Lunch' });
     s.send({ type: 'agent.state', status: 'away', reason: 'Lunch', since: Date.now() - 65_000 });
     await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor();

@@ -75,7 +75,6 @@ const desk = agentDesk({
   ui: () => state,
   render: () => render(),
   showError,
-  presenceChanged: (presence) => dispatch({ type: 'server', msg: { type: 'presence', presence }, now: now() }),
   shortcut: (action) => runShortcut(action, state, actions, () => void toggleHold(call, desk, showError)),
 });
 
@@ -150,12 +149,13 @@ async function readyCheck(): Promise<void> {
 
 const isReady = () => mic.status === 'granted' && sound === 'ok';
 
-async function setPresence(status: 'available' | 'away'): Promise<void> {
+async function setPresence(status: 'available' | 'away', chosen = false): Promise<void> {
   if (status === 'available' && !isReady()) return;
   busy = true;
   render();
   try {
-    await conn.request({ type: 'presence.set', status });
+    // The agent's own "Go away" carries the reason chosen in the desk's state card (one of AWAY_REASONS).
+    await conn.request({ type: 'presence.set', status, ...(status === 'away' && chosen ? { reason: desk.state().awayReason } : {}) });
     dispatch({ type: 'server', msg: { type: 'presence', presence: status }, now: now() });
   } catch (e) {
     showError(`Could not set your status to ${status}: ${(e as Error).message}`, (e as RequestError).code);
@@ -175,7 +175,7 @@ async function simulate(): Promise<void> {
 
 const actions: PhoneActions = {
   readyCheck: () => void readyCheck(),
-  setPresence: (status) => void setPresence(status),
+  setPresence: (status) => void setPresence(status, true),
   simulate: () => void simulate(),
   answer,
   decline,

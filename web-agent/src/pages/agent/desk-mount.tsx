@@ -4,7 +4,7 @@
  * music plus `call.hold` / `call.resume` to the server), and the shortcuts' targets.
  */
 import type { ComponentChildren } from 'preact';
-import { ringingCalls, tabCall, type UiState } from '../../reducer.ts';
+import { callsElsewhere, ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { ShortcutAction } from '../../desk/state.ts';
 import type { TabCall } from './calls.ts';
 import type { agentDesk } from './desk.ts';
@@ -20,6 +20,7 @@ export function deskProps(desk: Desk, state: UiState, now: number): DeskProps {
     serverNow: now + state.skewMs,
     online: state.link === 'online',
     available: state.presence === 'available',
+    inCall: !!tabCall(state) || callsElsewhere(state).length > 0,
     actions: desk.actions,
   };
 }

@@ -13,7 +13,6 @@ export interface DeskActions {
   ready(): void;
   moreTime(): void;
   chooseAwayReason(reason: string): void;
-  goAway(): void;
   editWrap(edit: { disposition?: string; notes?: string }): void;
   saveWrap(): void;
   closeWrap(): void;
@@ -29,24 +28,27 @@ export interface DeskProps {
   serverNow: number;
   online: boolean;
   available: boolean;
+  /** A call is held (here or in another tab). */
+  inCall: boolean;
   actions: DeskActions;
 }
 
 const secs = (ms: number) => formatDuration(Math.max(0, Math.floor(ms / 1000)));
 
 export function AgentStateCard(p: DeskProps) {
-  const a = p.agent;
-  const acw = a?.status === 'after-call-work';
-  const left = acw && a?.until !== undefined ? Math.max(0, Math.ceil((a.until - p.serverNow) / 1000)) : undefined;
+  // Before the server's first agent.state: what the page knows (presence, a call here), no time.
+  const a = p.agent ?? { status: p.inCall ? 'on-call' : p.available ? 'available' : 'away', since: Number.NaN };
+  const acw = a.status === 'after-call-work';
+  const left = acw && a.until !== undefined ? Math.max(0, Math.ceil((a.until - p.serverNow) / 1000)) : undefined;
   return (
-    <section class="card desk-state" aria-labelledby="desk-state-title" data-testid="agent-state" data-status={a?.status ?? 'unknown'}>
+    <section class="card desk-state" aria-labelledby="desk-state-title" data-testid="agent-state" data-status={a.status}>
       <h2 id="desk-state-title" class="card-title">
         Your state
       </h2>
       <p>
-        <strong data-testid="agent-state-status">{a ? STATUS_WORDS[a.status] : 'Not known yet'}</strong>
-        {a?.reason ? <span data-testid="agent-state-reason">{` · ${a.reason}`}</span> : null}
-        {a ? <span class="sub" data-testid="agent-state-time" role="timer">{` · for ${secs(p.serverNow - a.since)}`}</span> : null}
+        <strong data-testid="agent-state-status">{STATUS_WORDS[a.status]}</strong>
+        {a.reason ? <span data-testid="agent-state-reason">{` · ${a.reason}`}</span> : null}
+        {Number.isFinite(a.since) ? <span class="sub" data-testid="agent-state-time" role="timer">{` · for ${secs(p.serverNow - a.since)}`}</span> : null}
       </p>
       {acw ? (
         <div class="actions">
@@ -61,21 +63,17 @@ export function AgentStateCard(p: DeskProps) {
           </button>
         </div>
       ) : null}
-      <div class="actions" hidden={!p.available || acw || a?.status === 'on-call' || a?.status === 'ringing'}>
-        <label>
-          Away reason{' '}
-          <select data-testid="away-reason" value={p.desk.awayReason} onChange={(e) => p.actions.chooseAwayReason((e.target as HTMLSelectElement).value)}>
-            {p.desk.awayReasons.map((r) => (
-              <option key={r} value={r}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
-        <button type="button" class="btn" data-testid="away-with-reason" disabled={!p.online} onClick={p.actions.goAway}>
-          Go away
-        </button>
-      </div>
+      {/* The reason goes with "Go away" in the presence panel. */}
+      <label hidden={!p.available || acw || p.inCall}>
+        Reason when you go away{' '}
+        <select data-testid="away-reason" value={p.desk.awayReason} onChange={(e) => p.actions.chooseAwayReason((e.target as HTMLSelectElement).value)}>
+          {p.desk.awayReasons.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </label>
     </section>
   );
 }

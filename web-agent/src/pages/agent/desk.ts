@@ -21,8 +21,6 @@ export interface DeskContext {
   ui(): UiState;
   render(): void;
   showError(message: string, code?: string): void;
-  /** The page's presence after a `presence.set` the desk sent. */
-  presenceChanged(status: 'available' | 'away'): void;
   shortcut(action: ShortcutAction): void;
 }
 
@@ -88,11 +86,6 @@ export function agentDesk(x: DeskContext) {
         .catch((e: Error) => x.showError(`Could not get more time: ${e.message}`));
     },
     chooseAwayReason: (reason) => dispatch({ type: 'awayReason', reason }),
-    goAway: () => {
-      send({ type: 'presence.set', status: 'away', reason: desk.awayReason })
-        .then(() => x.presenceChanged('away'))
-        .catch((e: Error) => x.showError(`Could not set your status to away: ${e.message}`));
-    },
     editWrap: (edit) => dispatch({ type: 'wrap.edit', ...edit }),
     saveWrap: () => void saveWrap(),
     closeWrap: () => dispatch({ type: 'wrap.close' }),
