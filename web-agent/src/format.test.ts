@@ -87,5 +87,8 @@ describe('Service error codes in words', () => {
     expect(describeReason('138021')).toBe('No audio arrived from the caller (media receive timeout): check the network and firewall. (Service code 138021)');
     expect(describeReason('Terminated with error 138006')).toContain('No calling permission from this customer.');
     expect(describeReason('Terminated with error 138099')).toBe('The Service ended the call with an error. (Service code 138099)');
+    // CallView.errorCode: the code's words, else the server's own words, with the code.
+    expect(describeReason('Media timeout', 138022)).toBe('Our audio did not reach the caller (media transmit timeout): check the microphone and the network. (Service code 138022)');
+    expect(describeReason('Something new went wrong.', 138077)).toBe('Something new went wrong. (Service code 138077)');
   });
 });

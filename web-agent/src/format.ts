@@ -92,7 +92,12 @@ export const SERVICE_CODES: Record<string, string> = {
   '138023': 'The call was accepted but no audio flowed: check the network (TURN) and the microphone.',
 };
 
-export function describeReason(reason: string | undefined): string {
+export function describeReason(reason: string | undefined, errorCode?: number): string {
+  // The Service's numeric code (CallView.errorCode) when the server sent one.
+  if (errorCode !== undefined) {
+    const words = SERVICE_CODES[String(errorCode)] ?? (reason ? describeReason(reason).replace(/\s*\(Service code \d+\)$/, '') : 'The Service ended the call with an error.');
+    return `${words} (Service code ${errorCode})`;
+  }
   if (!reason) return '';
   const known = REASONS[reason];
   if (known) return known;

@@ -38,6 +38,8 @@ export interface EndedCall {
   agent?: string;
   result: string;
   reason?: string;
+  /** The Service's numeric error code of a failed call (138xxx). */
+  errorCode?: number;
   /** Seconds, when known. */
   duration?: number;
   /** Local ms. */
@@ -265,6 +267,7 @@ function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number
     endedAt: now,
     ...(view.agent !== undefined ? { agent: view.agent } : {}),
     ...(view.reason !== undefined ? { reason: view.reason } : {}),
+    ...(view.errorCode !== undefined ? { errorCode: view.errorCode } : {}),
     ...(duration !== undefined ? { duration } : {}),
   };
   let next: UiState = {

@@ -236,7 +236,7 @@ function Ended({ ended: e, hidden, onDismiss }: { ended: EndedCall | undefined; 
           <span data-testid="call-ended-duration">{e ? (e.duration !== undefined ? formatDuration(e.duration) : '–') : ''}</span>
         </div>
         <div class="sub" data-testid="call-ended-reason">
-          {e ? describeReason(e.reason) : ''}
+          {e ? describeReason(e.reason, e.errorCode) : ''}
         </div>
       </div>
       <button type="button" class="btn btn-quiet" data-testid="call-ended-dismiss" onClick={onDismiss}>
@@ -262,7 +262,7 @@ function History({ history }: { history: EndedCall[] }) {
             <span class="h-duration" data-testid="history-duration">
               {e.duration !== undefined ? formatDuration(e.duration) : '–'}
             </span>
-            <span class="h-meta">{`${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`}</span>
+            <span class="h-meta">{`${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason || e.errorCode !== undefined ? ` · ${describeReason(e.reason, e.errorCode)}` : ''}`}</span>
           </li>
         ))}
       </ol>
