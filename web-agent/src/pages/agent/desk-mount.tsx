@@ -13,8 +13,10 @@ import type { PhoneActions } from './view.tsx';
 
 type Desk = ReturnType<typeof agentDesk>;
 
-export function deskProps(desk: Desk, state: UiState, now: number): DeskProps {
+/** `dial`: the page's call back dial (the Call back panel's `callTo`), when it has one. */
+export function deskProps(desk: Desk, state: UiState, now: number, dial?: DeskProps['dial']): DeskProps {
   return {
+    ...(dial ? { dial } : {}),
     desk: desk.state(),
     agent: state.agent,
     serverNow: now + state.skewMs,

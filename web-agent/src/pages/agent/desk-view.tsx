@@ -31,6 +31,8 @@ export interface DeskProps {
   /** A call is held (here or in another tab). */
   inCall: boolean;
   actions: DeskActions;
+  /** Dial a call back (`from` business number, `to` customer); absent where the page cannot dial. */
+  dial?: ((from: string, to: string) => void) | undefined;
 }
 
 const secs = (ms: number) => formatDuration(Math.max(0, Math.floor(ms / 1000)));
@@ -148,8 +150,8 @@ export function CallExtras(p: { onHold: boolean; heldSince: number | undefined; 
   );
 }
 
-/** `callBack` dials the customer (the button shows only where the page can dial). */
-export function CustomerCard(p: DeskProps & { callBack?: (id: string) => void }) {
+/** "Call back" dials the customer from the number they last reached (shown only where the page can dial). */
+export function CustomerCard(p: DeskProps) {
   const c = p.desk.customer;
   if (!c) return null;
   return (
@@ -157,9 +159,14 @@ export function CustomerCard(p: DeskProps & { callBack?: (id: string) => void })
       <h2 id="customer-title" class="card-title">
         Customer · {formatCaller(c.id)}
       </h2>
-      {c.status === 'loading' ? <p class="hint">Loading the customer…</p> : c.status === 'failed' ? <p class="hint" data-testid="customer-error">{`Could not load the customer: ${c.error}`}</p> : <CustomerBody data={c.data} callBack={p.callBack} />}
+      {c.status === 'loading' ? <p class="hint">Loading the customer…</p> : c.status === 'failed' ? <p class="hint" data-testid="customer-error">{`Could not load the customer: ${c.error}`}</p> : <CustomerBody data={c.data} callBack={callBackFor(c.data, p.dial)} />}
     </section>
   );
+}
+
+function callBackFor(data: Customer, dial: DeskProps['dial']): ((id: string) => void) | undefined {
+  const from = data.calls[0]?.businessNumber ?? data.callbacks[0]?.businessNumber;
+  return dial && from ? (id) => dial(from, id) : undefined;
 }
 
 function CustomerBody({ data, callBack }: { data: Customer; callBack?: ((id: string) => void) | undefined }) {
