@@ -274,12 +274,14 @@ describe('agent desk', () => {
     s.send({ type: 'agent.state', status: 'away', reason: 'Lunch', since: Date.now() - 65_000 });
     await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor();
     expect(await page.getByTestId('agent-state-reason').textContent()).toContain('Lunch');
+    expect(await page.getByTestId('presence-reason').textContent()).toBe('Away: Lunch.'); // chosen, not "set away"
     await expect.poll(() => page.getByTestId('agent-state-time').textContent()).toMatch(/for 1:0[5-9]/);
     await page.screenshot({ path: `${SHOTS}/desk-away-reason.png`, fullPage: true });
     await page.setViewportSize(PHONE);
     await page.screenshot({ path: `${SHOTS}/desk-away-reason-phone.png`, fullPage: true });
     s.send({ type: 'agent.state', status: 'away', reason: 'Missed a call', since: Date.now() });
     await expect.poll(() => page.getByTestId('agent-state-reason').textContent()).toContain('Missed a call');
+    expect(await page.getByTestId('presence-reason').textContent()).toMatch(/rang .*unanswered/);
   });
 
   test('the call log comes from history, stays after a reload, and a click opens the customer panel', async () => {
