@@ -8,6 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { callErrorReason } from '../../shared/callErrors.ts';
 import type { CallRecord } from '../../shared/records.ts';
 import { AudioPeer } from '../emulator/calls/peer.ts';
 import { launchChromium } from '../support/chromium.ts';
@@ -224,11 +225,11 @@ describe('agent desk', () => {
     const page = await agentPage();
     await goAvailable(page);
     await inCall(page, 'w-acw');
-    s.state(view('w-acw', { state: 'ended', result: 'COMPLETED', duration: 30, reason: 'Media receive timeout', errorCode: 138021 }) as never);
+    s.state(view('w-acw', { state: 'ended', result: 'COMPLETED', duration: 30, reason: callErrorReason(138021, 'Media receive timeout'), errorCode: 138021 }) as never);
     const now = Date.now();
     s.send({ type: 'agent.state', status: 'after-call-work', since: now, until: now + 30_000, wacid: 'w-acw' });
     await page.locator('[data-testid="wrapup"][data-state="editing"]').waitFor();
-    expect(await page.getByTestId('call-ended-reason').textContent()).toBe('No audio arrived from the caller (media receive timeout): check the network and firewall. (Service code 138021)');
+    expect(await page.getByTestId('call-ended-reason').textContent()).toBe('No audio was received from the other side (138021: Media receive timeout)');
     expect(await page.getByTestId('wrapup-save').isDisabled()).toBe(true);
     expect(await page.getByTestId('acw-ready').isDisabled()).toBe(true);
     expect(await page.locator('[data-testid="wrapup-disposition"] option').allTextContents()).toEqual(['Choose…', 'Resolved', 'Sale', 'Wrong number']);

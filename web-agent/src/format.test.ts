@@ -83,12 +83,14 @@ describe('describeReason', () => {
 });
 
 describe('Service error codes in words', () => {
-  test('a 138xxx code in a reason becomes words, with the code kept', () => {
-    expect(describeReason('138021')).toBe('No audio arrived from the caller (media receive timeout): check the network and firewall. (Service code 138021)');
-    expect(describeReason('Terminated with error 138006')).toContain('No calling permission from this customer.');
-    expect(describeReason('Terminated with error 138099')).toBe('The Service ended the call with an error. (Service code 138099)');
-    // CallView.errorCode: the code's words, else the server's own words, with the code.
-    expect(describeReason('Media timeout', 138022)).toBe('Our audio did not reach the caller (media transmit timeout): check the microphone and the network. (Service code 138022)');
-    expect(describeReason('Something new went wrong.', 138077)).toBe('Something new went wrong. (Service code 138077)');
+  test('a bare 138xxx code in a reason (history) becomes the shared words, with the code kept', () => {
+    expect(describeReason('138021')).toBe('No audio was received from the other side (138021)');
+    expect(describeReason('error 138006')).toBe('No calling permission from this customer (138006)');
+    expect(describeReason('138099')).toBe('The Service ended the call with error 138099.');
+  });
+
+  test("with CallView.errorCode the server's worded reason is shown; without a reason, the code's words", () => {
+    expect(describeReason('No audio was received from the other side (138021: Media receive timeout)', 138021)).toBe('No audio was received from the other side (138021: Media receive timeout)');
+    expect(describeReason(undefined, 138022)).toBe('Audio could not be sent to the other side (138022)');
   });
 });

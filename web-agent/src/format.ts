@@ -1,4 +1,5 @@
 /** Display formatting shared by the pages. Pure: no DOM, no clock. */
+import { callErrorReason } from '../../shared/callErrors.ts';
 
 /** Whole seconds as `m:ss` (or `h:mm:ss` from one hour). Negative and NaN show as `0:00`. */
 export function formatDuration(seconds: number): string {
@@ -80,29 +81,16 @@ const REASONS: Record<string, string> = {
  * A reason as the server gave it, made readable: known Service codes get words, other
  * UPPER_SNAKE codes are spelled out; sentences (already words) are kept as they are.
  */
-/** The Service's terminate error codes (calling-facts.md), in words: what happened and what to check. */
-export const SERVICE_CODES: Record<string, string> = {
-  '138002': 'Too many calls with this customer at once (the concurrent-call limit).',
-  '138006': 'No calling permission from this customer.',
-  '138007': 'The call timed out while connecting (our answer was not applied in time).',
-  '138019': 'The call could not be set up.',
-  '138020': 'The audio relay failed.',
-  '138021': 'No audio arrived from the caller (media receive timeout): check the network and firewall.',
-  '138022': 'Our audio did not reach the caller (media transmit timeout): check the microphone and the network.',
-  '138023': 'The call was accepted but no audio flowed: check the network (TURN) and the microphone.',
-};
-
 export function describeReason(reason: string | undefined, errorCode?: number): string {
-  // The Service's numeric code (CallView.errorCode) when the server sent one.
-  if (errorCode !== undefined) {
-    const words = SERVICE_CODES[String(errorCode)] ?? (reason ? describeReason(reason).replace(/\s*\(Service code \d+\)$/, '') : 'The Service ended the call with an error.');
-    return `${words} (Service code ${errorCode})`;
-  }
+  // A failed call's Service code (CallView.errorCode): the server already put the words
+  // (shared/callErrors.ts) and the Service's message in `reason`; without one, the code's words.
+  if (errorCode !== undefined) return reason || callErrorReason(errorCode, undefined) || `The Service ended the call with error ${errorCode}.`;
   if (!reason) return '';
   const known = REASONS[reason];
   if (known) return known;
-  const code = /\b(138\d{3})\b/.exec(reason)?.[1];
-  if (code) return `${SERVICE_CODES[code] ?? 'The Service ended the call with an error.'} (Service code ${code})`;
+  // A bare Service code in a reason from elsewhere (history's endReason): its words, code kept.
+  const code = /^\D*(138\d{3})\D*$/.exec(reason)?.[1];
+  if (code) return callErrorReason(code, undefined) ?? `The Service ended the call with error ${code}.`;
   if (/^[A-Z0-9_]+$/.test(reason)) {
     const words = reason.toLowerCase().replace(/_/g, ' ');
     return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
