@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OpusDecoder, OpusEncoder, ToneSource, rms } from './calls/audio.ts';
+import { FRAME_SAMPLES, LevelWindow, OpusDecoder, OpusEncoder, ToneSource, pitchHz, rms } from './calls/audio.ts';
 import { muxOggOpus, oggCrc } from './calls/ogg.ts';
 
 describe('Opus codecs of the simulated users', () => {
@@ -61,3 +61,33 @@ describe('Ogg muxer', () => {
     expect(pages.at(-1)!.granule).toBe(BigInt(312 + 120 * 960));
   });
 });
+
+describe('listening window (hold music vs one tone vs silence)', () => {
+  it('a tune of several notes through Opus shows several pitches, continuous; one tone shows one; silence none', () => {
+    // A fresh codec pair per sound: a decoder's tail after a tone is not silence.
+    const heard = (frames: Int16Array[]) => {
+      const enc = new OpusEncoder();
+      const dec = new OpusDecoder();
+      const w = new LevelWindow();
+      for (const f of frames) w.add(dec.decode(enc.encode(f)));
+      enc.close();
+      dec.close();
+      return w.stats();
+    };
+    const notes = [392, 494, 587, 440].map((hz) => new ToneSource(hz, 0.25));
+    const tune = Array.from({ length: 80 }, (_, i) => notes[Math.floor(i / 20)]!.next()); // 400 ms notes
+    const t = heard(tune);
+    expect(t.pitches.length).toBeGreaterThanOrEqual(4);
+    expect(t.audibleFraction).toBeGreaterThan(0.9);
+    const one = new ToneSource(1000, 0.25);
+    expect(heard(Array.from({ length: 80 }, () => one.next())).pitches).toEqual([1000]);
+    const quiet = heard(Array.from({ length: 20 }, () => new Int16Array(FRAME_SAMPLES)));
+    expect(quiet).toMatchObject({ audibleFraction: 0, pitches: [] });
+  });
+
+  it('pitchHz reads a clean tone', () => {
+    expect(Math.abs(pitchHz(new ToneSource(440, 0.3).next()) - 440)).toBeLessThanOrEqual(25);
+    expect(pitchHz(new Int16Array(FRAME_SAMPLES))).toBe(0);
+  });
+});
+

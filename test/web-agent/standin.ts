@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { buildWebAgent, type WebAsset } from '../../web-agent/build.ts';
-import { ServerMsg, parseClientMsg, type CallView, type ClientMsg, type Presence, type User } from '../../shared/protocol.ts';
+import { ServerMsg, parseClientMsg, type AgentState, type CallView, type ClientMsg, type Presence, type User } from '../../shared/protocol.ts';
 
 export interface StandInOptions {
   user?: User;
@@ -43,6 +43,8 @@ export class StandIn {
   /** What `welcome` lists (offers ringing and live calls). */
   readonly calls = new Map<string, CallView>();
   presence: Presence = 'away';
+  /** More `welcome` fields (agentState, dispositions, awayReasons); validated like every frame. */
+  welcomeExtras: { agentState?: AgentState; dispositions?: string[]; awayReasons?: string[] } = {};
   demoCalls = 0;
   readonly user: User;
   private readonly handlers = new Map<string, Handler>();
@@ -210,7 +212,7 @@ export class StandIn {
       if ('ack' in reply) this.send({ type: 'ack', id: msg.id, ...reply.ack }, client);
       else this.send({ type: 'error', id: msg.id, ...reply.error }, client);
     });
-    this.send({ type: 'welcome', protocol: 1, user: this.user, presence: this.presence, calls: [...this.calls.values()] }, client);
+    this.send({ type: 'welcome', protocol: 1, user: this.user, presence: this.presence, calls: [...this.calls.values()], ...this.welcomeExtras }, client);
     this.notify();
   }
 

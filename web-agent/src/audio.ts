@@ -7,6 +7,8 @@
  * The ready-check button's click calls `unlock()`, which resumes the context and plays a
  * short test ring, so the agent hears the ring and knows sound works before going available.
  */
+import { startHoldMusic, type HoldMusic } from './hold-music.ts';
+
 export class PageAudio {
   private ctx: AudioContext | undefined;
   private ringTimer: ReturnType<typeof setInterval> | undefined;
@@ -119,6 +121,12 @@ export class PageAudio {
   }
 
   /** A level meter on a microphone stream (needs the context; created on first use). */
+  /** Hold music for a call's sender (hold-music.ts), on the page's one AudioContext. */
+  holdMusic(): HoldMusic {
+    this.ctx ??= new AudioContext();
+    return startHoldMusic(this.ctx);
+  }
+
   meter(stream: MediaStream): LevelMeter {
     this.ctx ??= new AudioContext();
     return new LevelMeter(this.ctx, stream);

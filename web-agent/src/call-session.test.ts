@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
-import { CallSession, HANGUP_GIVE_UP_MS, STATS_EVERY_MS, type SessionMedia } from './call-session.ts';
+import { CallSession, HANGUP_GIVE_UP_MS, NO_AUDIO_WARN_MS, STATS_EVERY_MS, type SessionMedia } from './call-session.ts';
 import type { StatsSample } from './quality.ts';
 
 /** An in-process stand-in for CallMedia (unit test of the session's own logic only). */
@@ -18,9 +18,22 @@ class FakeMedia implements SessionMedia {
   async sample(): Promise<StatsSample> {
     return this.samples.shift() ?? { at: Date.now() };
   }
+  /** What the sender carries: the microphone or the hold music (like RTCRtpSender.track). */
+  sending: 'mic' | string = 'mic';
+  async hold(music: MediaStreamTrack): Promise<void> {
+    this.sending = music.id;
+  }
+  async resume(): Promise<void> {
+    this.sending = 'mic';
+  }
   close(): void {
     this.closed = true;
   }
+}
+
+function music() {
+  const m = { track: { id: 'tune' } as MediaStreamTrack, stopped: 0, stop: () => void m.stopped++ };
+  return m;
 }
 
 const track = (id: string) => ({ id }) as MediaStreamTrack;
@@ -98,5 +111,61 @@ describe('CallSession', () => {
     s.close();
     s.setConnection('failed');
     expect(s.connection).toBe('connected');
+  });
+
+  test('hold sends the music instead of the microphone and times the hold; resume restores the microphone and stops the music', async () => {
+    const media = new FakeMedia();
+    const tune = music();
+    const onChange = vi.fn();
+    const s = new CallSession(media, { onChange, holdMusic: () => tune });
+    s.setMuted(true);
+    await s.hold(1_000);
+    expect(media.sending).toBe('tune');
+    expect(s.onHold).toBe(true);
+    expect(s.heldSince).toBe(1_000);
+    await s.hold(2_000); // a second press does not restart the timer or the tune
+    expect(s.heldSince).toBe(1_000);
+    await s.resume();
+    expect(media.sending).toBe('mic');
+    expect(tune.stopped).toBe(1);
+    expect(s.onHold).toBe(false);
+    expect(s.isMuted).toBe(true); // resume keeps the mute the agent chose
+  });
+
+  test('closing a held call stops the music', async () => {
+    const tune = music();
+    const s = new CallSession(new FakeMedia(), { onChange: () => {}, holdMusic: () => tune });
+    await s.hold();
+    s.close();
+    expect(tune.stopped).toBe(1);
+    expect(s.onHold).toBe(false);
+  });
+
+  test('no inbound packets 5 s after connecting → the no-audio warning; packets clear it', async () => {
+    const media = new FakeMedia();
+    const s = new CallSession(media, { onChange: () => {} });
+    s.setConnection('connected');
+    media.samples.push({ at: 0, inbound: { packetsReceived: 0, packetsLost: 0 } });
+    await vi.advanceTimersByTimeAsync(NO_AUDIO_WARN_MS - 1);
+    expect(s.noInboundAudio).toBe(false); // not before 5 s
+    await vi.advanceTimersByTimeAsync(1);
+    expect(s.noInboundAudio).toBe(true);
+    media.samples.push({ at: 6_000, inbound: { packetsReceived: 40, packetsLost: 0 } });
+    await s.pollStats();
+    expect(s.noInboundAudio).toBe(false);
+  });
+
+  test('audio flowing at 5 s → no warning; the watchdog is off after close', async () => {
+    const media = new FakeMedia();
+    const s = new CallSession(media, { onChange: () => {} });
+    s.setConnection('connected');
+    media.samples.push({ at: 0, inbound: { packetsReceived: 250, packetsLost: 0 } });
+    await vi.advanceTimersByTimeAsync(NO_AUDIO_WARN_MS);
+    expect(s.noInboundAudio).toBe(false);
+    const t = new CallSession(new FakeMedia(), { onChange: () => {} });
+    t.setConnection('connected');
+    t.close();
+    await vi.advanceTimersByTimeAsync(NO_AUDIO_WARN_MS);
+    expect(t.noInboundAudio).toBe(false);
   });
 });

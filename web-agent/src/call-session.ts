@@ -18,19 +18,35 @@ export interface SessionMedia {
   setMuted(muted: boolean): void;
   setMic(track: MediaStreamTrack): Promise<void>;
   sample(): Promise<StatsSample>;
+  /** Send `music` instead of the microphone (which goes off); `resume` puts the microphone back. */
+  hold(music: MediaStreamTrack): Promise<void>;
+  resume(): Promise<void>;
   close(): void;
+}
+
+/** Music for the caller while on hold (hold-music.ts; a fake in the unit tests). */
+export interface HoldSource {
+  readonly track: MediaStreamTrack;
+  stop(): void;
 }
 
 /** A margin past the server's own ending timeout, so the server's `ended` normally wins. */
 export const HANGUP_MARGIN_MS = 5_000;
 export const HANGUP_GIVE_UP_MS = ENDING_TIMEOUT_MS + HANGUP_MARGIN_MS;
 export const STATS_EVERY_MS = 2_000;
+/**
+ * No inbound audio this long after the connection came up → warn the agent. Well before the
+ * Service's own drop of a call without media (20 s, calling-facts.md), so there is time to act.
+ */
+export const NO_AUDIO_WARN_MS = 5_000;
 
 export interface SessionOptions {
   /** The element that plays the other side (its source is cleared on close). */
   audioEl?: Pick<HTMLMediaElement, 'srcObject'>;
-  /** Anything the page shows changed (connection, quality, mute). */
+  /** Anything the page shows changed (connection, quality, mute, hold, no audio). */
   onChange(): void;
+  /** Starts the hold music (a WebAudio tune); needed only for `hold()`. */
+  holdMusic?: () => HoldSource;
 }
 
 export class CallSession<M extends SessionMedia = SessionMedia> {
@@ -40,6 +56,12 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
   private statsTimer: ReturnType<typeof setInterval> | undefined;
   private giveUpTimer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
+  /** Since when the call is on hold (ms), or undefined. */
+  heldSince: number | undefined;
+  private music: HoldSource | undefined;
+  /** True once the line has been up `NO_AUDIO_WARN_MS` without a single inbound packet. */
+  noInboundAudio = false;
+  private noAudioTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     readonly media: M,
@@ -50,7 +72,28 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
   setConnection(state: RTCPeerConnectionState): void {
     if (this.closed || state === this.connection) return;
     this.connection = state;
+    // The watchdog runs from each time the line comes up.
+    clearTimeout(this.noAudioTimer);
+    if (state === 'connected') this.noAudioTimer = setTimeout(() => void this.checkInboundAudio(), NO_AUDIO_WARN_MS);
     this.opts.onChange();
+  }
+
+  /** The no-inbound-audio watchdog: nothing received since connecting → warn (cleared by the next packets). */
+  async checkInboundAudio(): Promise<void> {
+    if (this.closed) return;
+    const sample = await this.media.sample();
+    if (this.closed) return;
+    this.noteInbound(sample);
+  }
+
+  private noteInbound(sample: StatsSample): void {
+    const received = sample.inbound?.packetsReceived ?? 0;
+    const silent = received === 0 || (this.lastSample !== undefined && received <= (this.lastSample.inbound?.packetsReceived ?? 0));
+    const warn = this.connection === 'connected' && silent;
+    if (warn !== this.noInboundAudio) {
+      this.noInboundAudio = warn;
+      this.opts.onChange();
+    }
   }
 
   /** Start measuring the line (once audio flows). */
@@ -64,6 +107,8 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
     if (this.closed) return;
     const sample = await this.media.sample();
     if (this.closed) return;
+    // Once warned, every sample may clear (or keep) the warning.
+    if (this.noInboundAudio) this.noteInbound(sample);
     this.quality = assessQuality(sample, this.lastSample);
     this.lastSample = sample;
     this.opts.onChange();
@@ -91,6 +136,33 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
     this.opts.onChange();
   }
 
+  get onHold(): boolean {
+    return this.heldSince !== undefined;
+  }
+
+  /** Hold: the caller hears music instead of the microphone (replaceTrack, no renegotiation). */
+  async hold(now = Date.now()): Promise<void> {
+    if (this.closed || this.music || !this.opts.holdMusic) return;
+    this.music = this.opts.holdMusic();
+    this.heldSince = now;
+    await this.media.hold(this.music.track);
+    this.opts.onChange();
+  }
+
+  /** Resume: the microphone is back (mute state as before), the music stops. */
+  async resume(): Promise<void> {
+    if (this.closed || !this.music) return;
+    await this.media.resume();
+    this.stopMusic();
+    this.opts.onChange();
+  }
+
+  private stopMusic(): void {
+    this.music?.stop();
+    this.music = undefined;
+    this.heldSince = undefined;
+  }
+
   /**
    * After `call.hangup`: if the call is still not over after the server's own ending
    * timeout (plus a margin), `giveUp` ends it on screen. Re-arming replaces the timer.
@@ -111,6 +183,8 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
     this.closed = true;
     clearInterval(this.statsTimer);
     this.statsTimer = undefined;
+    clearTimeout(this.noAudioTimer);
+    this.stopMusic();
     this.media.close();
     if (this.opts.audioEl) this.opts.audioEl.srcObject = null;
     this.quality = undefined;

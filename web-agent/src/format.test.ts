@@ -81,3 +81,16 @@ describe('describeReason', () => {
     [undefined, ''],
   ])('%s reads %j', (r, text) => expect(describeReason(r)).toBe(text));
 });
+
+describe('Service error codes in words', () => {
+  test('a bare 138xxx code in a reason (history) becomes the shared words, with the code kept', () => {
+    expect(describeReason('138021')).toBe('No audio was received from the other side (138021)');
+    expect(describeReason('error 138006')).toBe('No calling permission from this customer (138006)');
+    expect(describeReason('138099')).toBe('The Service ended the call with error 138099.');
+  });
+
+  test("with CallView.errorCode the server's worded reason is shown; without a reason, the code's words", () => {
+    expect(describeReason('No audio was received from the other side (138021: Media receive timeout)', 138021)).toBe('No audio was received from the other side (138021: Media receive timeout)');
+    expect(describeReason(undefined, 138022)).toBe('Audio could not be sent to the other side (138022)');
+  });
+});

@@ -1,4 +1,5 @@
 /** Display formatting shared by the pages. Pure: no DOM, no clock. */
+import { callErrorReason } from '../../shared/callErrors.ts';
 
 /** Whole seconds as `m:ss` (or `h:mm:ss` from one hour). Negative and NaN show as `0:00`. */
 export function formatDuration(seconds: number): string {
@@ -80,10 +81,16 @@ const REASONS: Record<string, string> = {
  * A reason as the server gave it, made readable: known Service codes get words, other
  * UPPER_SNAKE codes are spelled out; sentences (already words) are kept as they are.
  */
-export function describeReason(reason: string | undefined): string {
+export function describeReason(reason: string | undefined, errorCode?: number): string {
+  // A failed call's Service code (CallView.errorCode): the server already put the words
+  // (shared/callErrors.ts) and the Service's message in `reason`; without one, the code's words.
+  if (errorCode !== undefined) return reason || callErrorReason(errorCode, undefined) || `The Service ended the call with error ${errorCode}.`;
   if (!reason) return '';
   const known = REASONS[reason];
   if (known) return known;
+  // A bare Service code in a reason from elsewhere (history's endReason): its words, code kept.
+  const code = /^\D*(138\d{3})\D*$/.exec(reason)?.[1];
+  if (code) return callErrorReason(code, undefined) ?? `The Service ended the call with error ${code}.`;
   if (/^[A-Z0-9_]+$/.test(reason)) {
     const words = reason.toLowerCase().replace(/_/g, ' ');
     return `${words.charAt(0).toUpperCase()}${words.slice(1)}.`;

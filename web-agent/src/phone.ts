@@ -208,9 +208,10 @@ export class CallMedia {
   /** Replace the microphone mid-call (new device): `replaceTrack`, keeping the live and mute state. */
   async setMic(track: MediaStreamTrack): Promise<void> {
     const clone = track.clone();
-    clone.enabled = this.live && !this.muted;
+    clone.enabled = this.live && !this.muted && !this.holdTrack;
     const old = this.sendTrack;
-    await this.transceiver.sender.replaceTrack(clone);
+    // On hold the sender keeps the music; the new microphone waits for the resume.
+    if (!this.holdTrack) await this.transceiver.sender.replaceTrack(clone);
     this.sendTrack = clone;
     old?.stop();
   }
@@ -218,7 +219,24 @@ export class CallMedia {
   /** Muted = the track sends silence (enabled = false); the sender keeps its track. */
   setMuted(muted: boolean): void {
     this.muted = muted;
-    if (this.sendTrack) this.sendTrack.enabled = this.live && !muted;
+    if (this.sendTrack) this.sendTrack.enabled = this.live && !muted && !this.holdTrack;
+  }
+
+  private holdTrack: MediaStreamTrack | undefined;
+
+  /** Hold: the sender carries `music` instead of the microphone, which is switched off (no renegotiation). */
+  async hold(music: MediaStreamTrack): Promise<void> {
+    this.holdTrack = music;
+    if (this.sendTrack) this.sendTrack.enabled = false;
+    await this.transceiver.sender.replaceTrack(music);
+  }
+
+  /** Resume: the microphone goes back on the sender, with the mute state it had. */
+  async resume(): Promise<void> {
+    if (!this.holdTrack) return;
+    this.holdTrack = undefined;
+    if (this.sendTrack) this.sendTrack.enabled = this.live && !this.muted;
+    await this.transceiver.sender.replaceTrack(this.sendTrack ?? null);
   }
 
   get isMuted(): boolean {

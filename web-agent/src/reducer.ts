@@ -38,6 +38,8 @@ export interface EndedCall {
   agent?: string;
   result: string;
   reason?: string;
+  /** The Service's numeric error code of a failed call (138xxx). */
+  errorCode?: number;
   /** Seconds, when known. */
   duration?: number;
   /** Local ms. */
@@ -135,6 +137,8 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       // it, keeping only this tab's own facts (what it is doing with a call it still lists).
       let next: UiState = { ...state, link: 'online', me: msg.user, presence: msg.presence, calls: {} };
       if (msg.presence === 'available' && next.agent?.status === 'away') next = omit(next, 'agent');
+      // The server's own state of the agent (time in state, wrap-up) when it sends one.
+      if (msg.agentState) next = { ...next, agent: msg.agentState };
       const calls: Record<string, CallEntry> = {};
       for (const view of msg.calls) {
         const prev = state.calls[view.wacid];
@@ -263,6 +267,7 @@ function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number
     endedAt: now,
     ...(view.agent !== undefined ? { agent: view.agent } : {}),
     ...(view.reason !== undefined ? { reason: view.reason } : {}),
+    ...(view.errorCode !== undefined ? { errorCode: view.errorCode } : {}),
     ...(duration !== undefined ? { duration } : {}),
   };
   let next: UiState = {

@@ -156,3 +156,53 @@ export function mix(a: Int16Array | undefined, b: Int16Array | undefined): Int16
   for (let i = 0; i < FRAME_SAMPLES; i++) out[i] = Math.max(-32768, Math.min(32767, (a?.[i] ?? 0) + (b?.[i] ?? 0)));
   return out;
 }
+
+/**
+ * The dominant pitch of a frame from its zero crossings (Hz; 0 for silence). Rough, but
+ * enough to tell a tune (several notes) from one steady tone or a voice-band beep.
+ */
+export function pitchHz(pcm: Int16Array): number {
+  if (rms(pcm) <= 0.01) return 0;
+  let crossings = 0;
+  for (let i = 1; i < pcm.length; i++) if ((pcm[i - 1]! < 0) !== (pcm[i]! < 0)) crossings++;
+  return (crossings / 2) * (SAMPLE_RATE / pcm.length);
+}
+
+/** What a party heard over a window (since `reset`): to tell hold music from speech or silence. */
+export interface WindowStats {
+  frames: number;
+  /** Mean RMS of the window's frames, 0..1. */
+  meanLevel: number;
+  /** Share of frames above silence (music is continuous; speech pauses). */
+  audibleFraction: number;
+  /** Distinct pitches heard in audible frames, rounded to 50 Hz, ascending (a tune has several). */
+  pitches: number[];
+}
+
+export class LevelWindow {
+  private frames = 0;
+  private levelSum = 0;
+  private audible = 0;
+  private readonly pitchCounts = new Map<number, number>();
+  add(pcm: Int16Array): void {
+    const level = rms(pcm);
+    this.frames++;
+    this.levelSum += level;
+    if (level <= 0.01) return;
+    this.audible++;
+    const p = Math.round(pitchHz(pcm) / 50) * 50; // a 20 ms frame resolves ~25 Hz
+    this.pitchCounts.set(p, (this.pitchCounts.get(p) ?? 0) + 1);
+  }
+  reset(): void {
+    this.frames = 0;
+    this.levelSum = 0;
+    this.audible = 0;
+    this.pitchCounts.clear();
+  }
+  stats(): WindowStats {
+    // A pitch counts when heard in at least 3 frames (60 ms): note edges are not notes.
+    const pitches = [...this.pitchCounts].filter(([, n]) => n >= 3).map(([p]) => p).sort((a, b) => a - b);
+    return { frames: this.frames, meanLevel: this.frames ? this.levelSum / this.frames : 0, audibleFraction: this.frames ? this.audible / this.frames : 0, pitches };
+  }
+}
+

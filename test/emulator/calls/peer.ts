@@ -10,7 +10,7 @@
  * `startEmulator()` (demo mode starts the emulator lazily).
  */
 import type * as Werift from 'werift';
-import { FRAME_MS, FRAME_SAMPLES, OPUS_SILENCE, OpusDecoder, OpusEncoder, frameSource, rms, type AudioSource } from './audio.ts';
+import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, OpusEncoder, frameSource, rms, type AudioSource, type WindowStats } from './audio.ts';
 
 export type { AudioSource } from './audio.ts';
 
@@ -144,6 +144,8 @@ export class AudioPeer {
     lastReceivedAt?: number;
   };
   private decoder: OpusDecoder | undefined;
+  /** What was heard since `markWindow()` (hold music vs speech vs silence). */
+  private readonly window = new LevelWindow();
   private encoder: OpusEncoder | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -282,7 +284,9 @@ export class AudioPeer {
     if (this.keepPackets) this.received.push(p);
     try {
       this.decoder ??= new OpusDecoder();
-      const level = rms(this.decoder.decode(p.payload));
+      const pcm = this.decoder.decode(p.payload);
+      this.window.add(pcm);
+      const level = rms(pcm);
       s.decodedFrames++;
       s.levelSum += level;
       if (level > s.peakLevel) s.peakLevel = level;
@@ -291,6 +295,16 @@ export class AudioPeer {
       // undecodable payload: counted as received, not as decoded
     }
     this.onPacket?.(p);
+  }
+
+  /** Start a new listening window (e.g. when the agent presses Hold). */
+  markWindow(): void {
+    this.window.reset();
+  }
+
+  /** What was heard since `markWindow()`: level, how continuous, which pitches (a tune has several). */
+  windowStats(): WindowStats {
+    return this.window.stats();
   }
 
   mediaStats(): MediaStats {

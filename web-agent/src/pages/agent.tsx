@@ -22,6 +22,8 @@ import { renderShell } from '../ui/shell.tsx';
 import { announce, closeNotes } from './agent/announce.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
 import { agentDevices } from './agent/devices.ts';
+import { agentDesk } from './agent/desk.ts';
+import { callExtras, DeskCards, deskProps, runShortcut, toggleHold } from './agent/desk-mount.tsx';
 import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
@@ -73,6 +75,13 @@ const { answer, sendAnswer, decline, hangup } = callActions({
 // Call-back queue (issue 16): its Call dials through the Call back panel (one dial path).
 const callbackPanel = new CallbackPanel(() => conn, () => state);
 const queue = new CallbackQueue({ me: () => me, dial: (from, to) => callbackPanel.callTo(from, to) });
+const desk = agentDesk({
+  conn: () => conn,
+  ui: () => state,
+  render: () => render(),
+  showError,
+  shortcut: (action) => runShortcut(action, state, actions, () => void toggleHold(call, desk, showError)),
+});
 
 function dispatch(ev: UiEvent): void {
   const before = state;
@@ -84,6 +93,7 @@ function dispatch(ev: UiEvent): void {
   if (state.link !== before.link) callbackPanel.render();
   if (state !== before) {
     announce(before, state, now());
+    desk.observe(before, state, now());
     reconcile();
   }
   render();
@@ -149,12 +159,13 @@ async function readyCheck(): Promise<void> {
 
 const isReady = () => mic.status === 'granted' && sound === 'ok';
 
-async function setPresence(status: 'available' | 'away'): Promise<void> {
+async function setPresence(status: 'available' | 'away', chosen = false): Promise<void> {
   if (status === 'available' && !isReady()) return;
   busy = true;
   render();
   try {
-    await conn.request({ type: 'presence.set', status });
+    // The agent's own "Go away" carries the reason chosen in the desk's state card (one of AWAY_REASONS).
+    await conn.request({ type: 'presence.set', status, ...(status === 'away' && chosen ? { reason: desk.state().awayReason } : {}) });
     dispatch({ type: 'server', msg: { type: 'presence', presence: status }, now: now() });
   } catch (e) {
     showError(`Could not set your status to ${status}: ${(e as Error).message}`, (e as RequestError).code);
@@ -174,7 +185,7 @@ async function simulate(): Promise<void> {
 
 const actions: PhoneActions = {
   readyCheck: () => void readyCheck(),
-  setPresence: (status) => void setPresence(status),
+  setPresence: (status) => void setPresence(status, true),
   simulate: () => void simulate(),
   answer,
   decline,
@@ -198,6 +209,7 @@ function onMessage(msg: ServerMsg): void {
   // An error not tied to a request of ours (ids are matched in Connection).
   if (msg.type === 'error') return showError(`The server reported: ${msg.message}`, msg.code);
   dispatch({ type: 'server', msg, now: now() });
+  desk.onMessage(msg);
   if (msg.type !== 'welcome') return;
   // An answer in flight when the link dropped: if the server still shows the offer
   // ringing, it never got the answer: send the very same SDP again.
@@ -219,6 +231,7 @@ function render(): void {
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
   const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
   draw(
+    <>
     <Phone
       // The call back the Call back panel holds is drawn there, not as "a call in another tab".
       state={withoutPanelCall(state, callbackPanel.heldWacid())}
@@ -234,12 +247,17 @@ function render(): void {
       canChooseSpeaker={canChooseSpeaker()}
       session={session}
       actions={actions}
-    />,
+      callExtras={callExtras(call, t, () => void toggleHold(call, desk, showError))}
+    />
+    <DeskCards props={deskProps(desk, state, t, (from, to) => callbackPanel.callTo(from, to))} />
+    </>,
     root,
   );
   // The tab title is what an agent sees of a background tab.
   const ringing = !tabCall(state) && ringingCalls(state, t).length > 0;
-  const title = ringing ? '☎ Incoming call · Switchboard' : tabCall(state) ? 'In call · Switchboard' : 'Switchboard · Agent';
+  // A hidden tab's title flashes while a call rings (the tab strip is all the agent sees).
+  const flash = ringing && document.visibilityState === 'hidden' && Math.floor(t / 1000) % 2 === 1;
+  const title = flash ? '☎☎☎ ANSWER · Switchboard' : ringing ? '☎ Incoming call · Switchboard' : tabCall(state) ? 'In call · Switchboard' : 'Switchboard · Agent';
   if (document.title !== title) document.title = title;
 }
 
@@ -256,6 +274,7 @@ async function boot(): Promise<void> {
   if (!me) return goToLogin();
   render();
   if (!me.roles.includes('agent')) return showError('This page is for agents. Use the links above.', 'FORBIDDEN');
+  desk.start();
   onDeviceChange(() => void devices.changed());
   // After a reload the page's audio is locked until a click (autoplay policy), so a call
   // ringing already would stay silent: the first click or key anywhere unlocks it, quietly.

@@ -73,7 +73,7 @@ export function callActions(x: CallContext) {
       return;
     }
     if (x.state().calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
-    session = new CallSession(media, { audioEl: x.audioEl, onChange: () => x.render() });
+    session = new CallSession(media, { audioEl: x.audioEl, onChange: () => x.render(), holdMusic: () => x.audio.holdMusic() });
     session.setConnection(media.pc.connectionState);
     x.setCall({ wacid, session, outcomeUnknown: false });
     await sendAnswer(wacid);

@@ -11,6 +11,7 @@ const SHOWN_WORDS: Record<AgentShown['status'], string> = { 'on-call': 'on a cal
 /** Why the server set the agent away, in words. */
 const AWAY_REASONS: Record<string, string> = {
   'not answered': 'You were set away because a call rang here unanswered. Go available when you are back.',
+  'Missed a call': 'You were set away because a call rang here unanswered. Go available when you are back.',
 };
 const MIC_OK = (s: MicStatus) => (s === 'granted' ? 'true' : s === 'unchecked' || s === 'asking' ? 'false' : 'error');
 
@@ -56,7 +57,7 @@ export function Presence(p: PhoneProps & { separated: boolean }) {
         .
       </p>
       <p class="hint presence-reason" data-testid="presence-reason" hidden={!(shown.status === 'away' && shown.reason)}>
-        {shown.status === 'away' && shown.reason ? (AWAY_REASONS[shown.reason] ?? `You were set away: ${shown.reason}.`) : ''}
+        {shown.status === 'away' && shown.reason ? (AWAY_REASONS[shown.reason] ?? `Away: ${shown.reason}.`) : ''}
       </p>
       <div class="ready" data-testid="ready">
         <ul class="checklist">

@@ -5,7 +5,9 @@
  * The level meters are written at display rate by the page (`data-testid` lookups), so
  * their bars carry no style here.
  */
+import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { shortcutLabel } from '../../desk/state.ts';
 import { callsElsewhere, ringingCalls, tabCall, type CallEntry, type EndedCall, type UiState } from '../../reducer.ts';
 import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
 import type { Device } from '../../devices.ts';
@@ -45,6 +47,8 @@ export interface PhoneProps {
   /** The session of the call this tab holds, when any. */
   session?: { connection: RTCPeerConnectionState; outcomeUnknown: boolean; muted: boolean; quality: Quality | undefined } | undefined;
   actions: PhoneActions;
+  /** More controls of the call this tab holds (hold, the no-audio warning: desk-view.tsx). */
+  callExtras?: ComponentChildren;
 }
 
 export function Phone(p: PhoneProps) {
@@ -119,11 +123,11 @@ function IncomingCard({ entry, now, skewMs, actions }: { entry: CallEntry; now: 
         </span>
       </div>
       <div class="actions">
-        <button ref={answerRef} type="button" class="btn btn-go" data-testid="answer" aria-label={`Answer the call from ${caller}`} disabled={busy} onClick={() => run(() => actions.answer(v.wacid))}>
-          Answer
+        <button ref={answerRef} type="button" class="btn btn-go" data-testid="answer" aria-label={`Answer the call from ${caller}`} aria-keyshortcuts={shortcutLabel('answer')} disabled={busy} onClick={() => run(() => actions.answer(v.wacid))}>
+          Answer <kbd>{shortcutLabel('answer')}</kbd>
         </button>
-        <button type="button" class="btn btn-stop" data-testid="decline" aria-label={`Decline the call from ${caller}`} disabled={busy} onClick={() => run(() => actions.decline(v.wacid))}>
-          Decline
+        <button type="button" class="btn btn-stop" data-testid="decline" aria-label={`Decline the call from ${caller}`} aria-keyshortcuts={shortcutLabel('decline')} disabled={busy} onClick={() => run(() => actions.decline(v.wacid))}>
+          Decline <kbd>{shortcutLabel('decline')}</kbd>
         </button>
       </div>
     </div>
@@ -182,11 +186,12 @@ function ActiveCall(p: PhoneProps & { entry: CallEntry | undefined }) {
         </div>
       </div>
       <div class="actions">
-        <button type="button" class="btn" data-testid="mute" aria-pressed={muted} disabled={entry?.local !== 'held' || !p.session} onClick={p.actions.toggleMute}>
-          {muted ? 'Unmute' : 'Mute'}
+        <button type="button" class="btn" data-testid="mute" aria-pressed={muted} aria-keyshortcuts={shortcutLabel('mute')} disabled={entry?.local !== 'held' || !p.session} onClick={p.actions.toggleMute}>
+          {muted ? 'Unmute' : 'Mute'} <kbd>{shortcutLabel('mute')}</kbd>
         </button>
-        <button type="button" class="btn btn-stop" data-testid="hangup" disabled={entry?.local === 'hangingUp'} onClick={p.actions.hangup}>
-          Hang up
+        {entry ? p.callExtras : null}
+        <button type="button" class="btn btn-stop" data-testid="hangup" aria-keyshortcuts={shortcutLabel('hangup')} disabled={entry?.local === 'hangingUp'} onClick={p.actions.hangup}>
+          Hang up <kbd>{shortcutLabel('hangup')}</kbd>
         </button>
       </div>
       <div class="devices">
@@ -231,7 +236,7 @@ function Ended({ ended: e, hidden, onDismiss }: { ended: EndedCall | undefined; 
           <span data-testid="call-ended-duration">{e ? (e.duration !== undefined ? formatDuration(e.duration) : '–') : ''}</span>
         </div>
         <div class="sub" data-testid="call-ended-reason">
-          {e ? describeReason(e.reason) : ''}
+          {e ? describeReason(e.reason, e.errorCode) : ''}
         </div>
       </div>
       <button type="button" class="btn btn-quiet" data-testid="call-ended-dismiss" onClick={onDismiss}>
@@ -257,7 +262,7 @@ function History({ history }: { history: EndedCall[] }) {
             <span class="h-duration" data-testid="history-duration">
               {e.duration !== undefined ? formatDuration(e.duration) : '–'}
             </span>
-            <span class="h-meta">{`${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`}</span>
+            <span class="h-meta">{`${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason || e.errorCode !== undefined ? ` · ${describeReason(e.reason, e.errorCode)}` : ''}`}</span>
           </li>
         ))}
       </ol>

@@ -1,0 +1,362 @@
+/**
+ * The agent desk around a call (issue 15) in a real Chromium against the stand-in server
+ * (standin.ts) and a real werift caller: the customer panel on ring, keyboard shortcuts,
+ * hold with music the caller hears, the no-audio warning, after-call work with a required
+ * disposition and its countdown, away with a reason and time in state, the call log after
+ * a reload, and the notification + flashing title for a hidden tab.
+ */
+import { mkdirSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { callErrorReason } from '../../shared/callErrors.ts';
+import type { CallRecord } from '../../shared/records.ts';
+import { AudioPeer } from '../emulator/calls/peer.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { goAvailable, waitForState } from './driver.ts';
+import { StandIn } from './standin.ts';
+
+const SHOTS = 'screenshots/web-agent';
+mkdirSync(SHOTS, { recursive: true });
+const PHONE = { width: 390, height: 844 };
+const fmt = (w: { meanLevel: number; audibleFraction: number; pitches: number[] }) => `${w.meanLevel.toFixed(3)}, ${w.audibleFraction.toFixed(2)}, [${w.pitches.join(' ')}]`;
+
+let browser: Browser;
+let s: StandIn;
+let context: BrowserContext | undefined;
+const peers: AudioPeer[] = [];
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  browser = await launchChromium();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+afterEach(async () => {
+  await context?.close();
+  context = undefined;
+  for (const p of peers.splice(0)) await p.close();
+  expect(s?.badFrames ?? []).toEqual([]);
+  expect(pageErrors.splice(0)).toEqual([]);
+  await s?.close();
+});
+
+const CUSTOMER = '15551234567';
+const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
+const record = (p: Partial<CallRecord>): CallRecord => ({
+  wacid: 'w-old',
+  phoneId: 'phone-1',
+  businessNumber: '+15550001000',
+  customer: { phoneNumber: CUSTOMER },
+  direction: 'inbound',
+  agent: 'agent1',
+  outcome: 'answered',
+  receivedAt: iso(86_400_000),
+  media: [],
+  ...p,
+});
+const PAST = [
+  record({ wacid: 'w-old-1', disposition: 'Follow-up needed', notes: 'Wants the invoice resent.', talkMs: 95_000 }),
+  record({ wacid: 'w-old-2', outcome: 'missed', endReason: 'not answered', agent: 'agent2', receivedAt: iso(2 * 86_400_000) }),
+];
+
+/** The stand-in with the desk's canned API answers and lists. */
+async function standIn(opts: { log?: CallRecord[]; permission?: Record<string, unknown> } = {}): Promise<StandIn> {
+  const st = await StandIn.start();
+  st.welcomeExtras = { dispositions: ['Resolved', 'Sale', 'Wrong number'], awayReasons: ['Break', 'Lunch', 'Training'] };
+  st.answer('GET', `/api/customers/${CUSTOMER}`, () => ({
+    json: {
+      id: CUSTOMER,
+      contact: { id: 'c1', remarkName: 'Ada Lovelace', tags: ['vip', 'billing'], customAttributes: { plan: 'Gold', orders: 12 } },
+      permission: opts.permission ?? { state: 'granted', text: 'Permission granted until 29 Nov, 14:05.', callAllowed: true },
+      calls: PAST,
+      messages: [{ id: 'm1', direction: 'outbound', from: '+15550001000', to: CUSTOMER, type: 'text', text: 'Your order shipped.', status: 'read', statusHistory: [], createTime: iso(3_600_000), updateTime: iso(3_000_000) }],
+      callbacks: [{ id: 'cb1', customer: CUSTOMER, businessNumber: '+15550001000', reason: 'missed', createdAt: iso(2 * 86_400_000), state: 'open', attempts: [], misses: [], updatedAt: iso(86_400_000), version: 1 }],
+    },
+  }));
+  st.answer('GET', '/api/history/calls', () => ({ json: { items: opts.log ?? PAST } }));
+  return st;
+}
+
+async function agentPage(viewport = { width: 1280, height: 900 }): Promise<Page> {
+  context ??= await browser.newContext({ viewport });
+  await context.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
+  const page = await context.newPage();
+  page.on('pageerror', (e) => pageErrors.push(String(e)));
+  await page.goto(`${s.url}/`);
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+  return page;
+}
+
+async function ring(wacid: string): Promise<AudioPeer> {
+  const { peer, sdp } = await AudioPeer.offerer({ iceLite: true });
+  peers.push(peer);
+  s.offer({ wacid, from: CUSTOMER, sdp, deadline: Date.now() + 25_000 });
+  return peer;
+}
+
+const view = (wacid: string, extra: Record<string, unknown>) => ({ wacid, phoneId: 'phone-1', from: CUSTOMER, to: '+15550001000', direction: 'USER_INITIATED' as const, agent: 'agent1', ...extra });
+
+/** Ring, answer with Alt+A (the shortcut), caller sends `send` (or nothing), server says active. */
+async function inCall(page: Page, wacid: string, send = true): Promise<AudioPeer> {
+  const peer = await ring(wacid);
+  await page.getByTestId('answer').waitFor();
+  const before = s.received.length;
+  await page.keyboard.press('Alt+KeyA');
+  const frame = await s.frame('call.answer', before);
+  await peer.applyAnswer(frame.sdp);
+  if (send) peer.startSending({ kind: 'tone', hz: 300 });
+  s.state(view(wacid, { state: 'active', startedAt: Date.now() }) as never);
+  await waitForState(page, 's.media && s.media.started');
+  return peer;
+}
+
+describe('agent desk', () => {
+  test('ringing shows the customer panel (contact, permission, past calls, messages, callbacks); shortcuts are on the buttons', async () => {
+    s = await standIn();
+    const page = await agentPage();
+    await goAvailable(page);
+    await ring('w-ring');
+    const panel = page.locator('[data-testid="customer"][data-state="ready"]');
+    await panel.waitFor();
+    expect(await page.getByTestId('customer-name').textContent()).toBe('Ada Lovelace');
+    expect(await page.getByTestId('customer-tag').allTextContents()).toEqual(['vip', 'billing']);
+    expect(await page.getByTestId('customer-attributes').textContent()).toContain('Gold');
+    expect(await page.getByTestId('customer-permission').textContent()).toContain('Permission granted until 29 Nov');
+    const calls = await page.getByTestId('customer-call').allTextContents();
+    expect(calls).toHaveLength(2);
+    expect(calls[0]).toContain('Follow-up needed');
+    expect(calls[0]).toContain('agent1');
+    expect(calls[1]).toContain('Rung out');
+    expect(await page.getByTestId('customer-message').getAttribute('data-status')).toBe('read');
+    expect(await page.getByTestId('customer-callback').count()).toBe(1);
+    expect(await page.getByTestId('answer').getAttribute('aria-keyshortcuts')).toBe('Alt+A');
+    expect(await page.getByTestId('decline').textContent()).toContain('Alt+D');
+    await page.screenshot({ path: `${SHOTS}/desk-ringing-customer.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${SHOTS}/desk-ringing-customer-phone.png`, fullPage: true });
+    // Alt+D declines.
+    const before = s.received.length;
+    await page.keyboard.press('Alt+KeyD');
+    expect((await s.frame('call.decline', before)).wacid).toBe('w-ring');
+  });
+
+  test('a new customer (no contact) says so and the ring is never held back by the panel', async () => {
+    s = await StandIn.start();
+    s.answer('GET', `/api/customers/${CUSTOMER}`, async () => {
+      await new Promise((r) => setTimeout(r, 1500)); // a slow history must not delay the ring
+      return { json: { id: CUSTOMER, permission: { state: 'rejected' }, calls: [], messages: [], callbacks: [] } };
+    });
+    s.answer('GET', '/api/history/calls', () => ({ json: { items: [] } }));
+    const page = await agentPage();
+    await goAvailable(page);
+    await ring('w-new');
+    await page.getByTestId('answer').waitFor({ timeout: 1000 });
+    expect(await page.locator('[data-testid="customer"]').getAttribute('data-state')).toBe('loading');
+    await page.locator('[data-testid="customer"][data-state="ready"]').waitFor();
+    expect(await page.getByTestId('customer-name').textContent()).toBe('New customer');
+    expect(await page.getByTestId('customer-call-back-reason').textContent()).toContain('The customer declined calls');
+  });
+
+  test('hold: the caller hears a tune instead of the microphone, a hold timer runs; Resume brings the microphone back; Alt+M mutes, Alt+H holds', async () => {
+    s = await standIn();
+    const page = await agentPage();
+    await goAvailable(page);
+    const peer = await inCall(page, 'w-hold');
+    await expect.poll(() => peer.mediaStats().packetsReceived, { timeout: 5000 }).toBeGreaterThan(50);
+    // The microphone first: Chromium's fake microphone beeps once a second (one pitch, mostly silent).
+    peer.markWindow();
+    await page.waitForTimeout(3000);
+    const mic = peer.windowStats();
+    await page.screenshot({ path: `${SHOTS}/desk-in-call.png`, fullPage: true });
+
+    const before = s.received.length;
+    await page.getByTestId('hold').click();
+    expect((await s.frame('call.hold', before)).wacid).toBe('w-hold');
+    await page.locator('[data-testid="hold"][aria-pressed="true"]').waitFor();
+    await page.getByTestId('hold-timer').waitFor();
+    await page.waitForTimeout(500); // the track switch settles
+    peer.markWindow();
+    await page.waitForTimeout(3500);
+    const music = peer.windowStats();
+    // Hold music: continuous, several notes; the microphone was neither.
+    expect(music.audibleFraction).toBeGreaterThan(0.8);
+    expect(music.pitches.length).toBeGreaterThanOrEqual(4);
+    expect(mic.audibleFraction).toBeLessThan(0.5);
+    expect(music.meanLevel).toBeGreaterThan(mic.meanLevel);
+    expect(await page.getByTestId('hold-timer').textContent()).toMatch(/^On hold 0:0[3-5]/);
+    await page.screenshot({ path: `${SHOTS}/desk-on-hold.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${SHOTS}/desk-on-hold-phone.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    const r = s.received.length;
+    await page.keyboard.press('Alt+KeyH'); // resume by shortcut
+    expect((await s.frame('call.resume', r)).wacid).toBe('w-hold');
+    await page.locator('[data-testid="hold"][aria-pressed="false"]').waitFor();
+    await page.waitForTimeout(500);
+    peer.markWindow();
+    await page.waitForTimeout(2500);
+    const back = peer.windowStats();
+    console.log(`caller heard (mean level, audible share, pitches): mic ${fmt(mic)}; hold music ${fmt(music)}; after resume ${fmt(back)}`);
+    expect(back.audibleFraction).toBeLessThan(0.5); // no continuous tune any more: the microphone's beep
+    expect(back.pitches.length).toBeLessThan(music.pitches.length);
+    await page.keyboard.press('Alt+KeyM');
+    await page.locator('[data-testid="mute"][aria-pressed="true"]').waitFor();
+    const h = s.received.length;
+    await page.keyboard.press('Alt+KeyX');
+    expect((await s.frame('call.hangup', h)).wacid).toBe('w-hold');
+  });
+
+  test('no audio from the caller 5 s after connecting → a warning with what to check', async () => {
+    s = await standIn();
+    const page = await agentPage();
+    await goAvailable(page);
+    const t0 = Date.now();
+    await inCall(page, 'w-silent', false);
+    expect(await page.getByTestId('no-audio-warning').isHidden()).toBe(true);
+    await page.getByTestId('no-audio-warning').waitFor({ timeout: 12_000 });
+    expect(Date.now() - t0).toBeLessThan(15_000); // well before the Service's 20 s drop
+    expect(await page.getByTestId('no-audio-warning').textContent()).toContain('Check your network');
+  });
+
+  test('after-call work: a disposition is required, the countdown shows, Ready now saves it (call.wrapup), More time once; the Service code of a failure in words', async () => {
+    s = await standIn();
+    const page = await agentPage();
+    await goAvailable(page);
+    await inCall(page, 'w-acw');
+    s.state(view('w-acw', { state: 'ended', result: 'COMPLETED', duration: 30, reason: callErrorReason(138021, 'Media receive timeout'), errorCode: 138021 }) as never);
+    const now = Date.now();
+    s.send({ type: 'agent.state', status: 'after-call-work', since: now, until: now + 30_000, wacid: 'w-acw' });
+    await page.locator('[data-testid="wrapup"][data-state="editing"]').waitFor();
+    expect(await page.getByTestId('call-ended-reason').textContent()).toBe('No audio was received from the other side (138021: Media receive timeout)');
+    expect(await page.getByTestId('wrapup-save').isDisabled()).toBe(true);
+    expect(await page.getByTestId('acw-ready').isDisabled()).toBe(true);
+    expect(await page.locator('[data-testid="wrapup-disposition"] option').allTextContents()).toEqual(['Choose…', 'Resolved', 'Sale', 'Wrong number']);
+    const cd = Number(await page.getByTestId('acw-countdown').getAttribute('data-seconds'));
+    expect(cd).toBeGreaterThan(25);
+    expect(cd).toBeLessThanOrEqual(30);
+    await page.getByTestId('acw-more-time').click();
+    await s.frame('agent.moreTime');
+    await page.locator('[data-testid="acw-more-time"][disabled]').waitFor();
+    await page.getByTestId('wrapup-disposition').selectOption('Sale');
+    await page.getByTestId('wrapup-notes').fill('Upgraded to Gold.');
+    await page.screenshot({ path: `${SHOTS}/desk-after-call-work.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${SHOTS}/desk-after-call-work-phone.png`, fullPage: true });
+    const before = s.received.length;
+    await page.getByTestId('acw-ready').click();
+    const wrap = await s.frame('call.wrapup', before);
+    expect(wrap).toMatchObject({ wacid: 'w-acw', disposition: 'Sale', notes: 'Upgraded to Gold.' });
+    await page.locator('[data-testid="wrapup"][data-state="saved"]').waitFor();
+  });
+
+  test('the countdown ending first shows "Not set" was recorded', async () => {
+    s = await standIn();
+    const page = await agentPage();
+    await goAvailable(page);
+    await inCall(page, 'w-notset');
+    s.state(view('w-notset', { state: 'ended', result: 'COMPLETED', duration: 5 }) as never);
+    s.send({ type: 'agent.state', status: 'after-call-work', since: Date.now(), until: Date.now() + 2000, wacid: 'w-notset' });
+    await page.locator('[data-testid="wrapup"][data-state="editing"]').waitFor();
+    s.send({ type: 'agent.state', status: 'available', since: Date.now() });
+    await page.locator('[data-testid="wrapup"][data-state="not-set"]').waitFor();
+    expect(await page.getByTestId('wrapup-status').textContent()).toContain('"Not set" was recorded');
+  });
+
+  test('away with a reason from the list; the state and the time in it are shown (Missed a call after a ring-out)', async () => {
+    s = await standIn();
+    const page = await agentPage();
+    await goAvailable(page);
+    await page.getByTestId('away-reason').selectOption('Lunch');
+    const before = s.received.length;
+    await page.getByTestId('presence-away').click();
+    expect(await s.frame('presence.set', before)).toMatchObject({ status: 'away', reason: 'Lunch' });
+    s.send({ type: 'agent.state', status: 'away', reason: 'Lunch', since: Date.now() - 65_000 });
+    await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor();
+    expect(await page.getByTestId('agent-state-reason').textContent()).toContain('Lunch');
+    expect(await page.getByTestId('presence-reason').textContent()).toBe('Away: Lunch.'); // chosen, not "set away"
+    await expect.poll(() => page.getByTestId('agent-state-time').textContent()).toMatch(/for 1:0[5-9]/);
+    await page.screenshot({ path: `${SHOTS}/desk-away-reason.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${SHOTS}/desk-away-reason-phone.png`, fullPage: true });
+    s.send({ type: 'agent.state', status: 'away', reason: 'Missed a call', since: Date.now() });
+    await expect.poll(() => page.getByTestId('agent-state-reason').textContent()).toContain('Missed a call');
+    expect(await page.getByTestId('presence-reason').textContent()).toMatch(/rang .*unanswered/);
+  });
+
+  test('the call log comes from history, stays after a reload, and a click opens the customer panel', async () => {
+    s = await standIn({ log: [record({ wacid: 'w-log-1', disposition: 'Resolved' }), record({ wacid: 'w-log-2', outcome: 'missed', endReason: 'declined' }), record({ wacid: 'w-log-3', direction: 'outbound', outcome: 'no-answer' })] });
+    const page = await agentPage();
+    await page.locator('[data-testid="call-log"][data-state="ready"]').waitFor();
+    const rows = async () => page.getByTestId('call-log-item').allTextContents();
+    expect(await rows()).toHaveLength(3);
+    await page.reload();
+    await page.locator('[data-testid="call-log"][data-state="ready"]').waitFor();
+    const after = await rows();
+    expect(after).toHaveLength(3);
+    expect(after[0]).toContain('Resolved');
+    expect(after[1]).toContain('Declined');
+    expect(after[2]).toContain('Call back · not answered');
+    await page.getByTestId('call-log-open').first().click();
+    await page.locator('[data-testid="customer"][data-state="ready"]').waitFor();
+    expect(await page.getByTestId('customer-name').textContent()).toBe('Ada Lovelace');
+    await page.screenshot({ path: `${SHOTS}/desk-call-log.png`, fullPage: true });
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${SHOTS}/desk-call-log-phone.png`, fullPage: true });
+    expect(s.requests.filter((r) => r.startsWith('/api/history/calls')).length).toBeGreaterThanOrEqual(2);
+  });
+
+  test('a ring in a hidden tab shows a desktop notification (click focuses the tab) and a flashing title', async () => {
+    s = await standIn();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.grantPermissions(['notifications'], { origin: s.url });
+    const page = await agentPage();
+    await page.evaluate(() => {
+      // Record what the page shows (the real Notification still runs).
+      const Real = window.Notification;
+      const shown: string[] = [];
+      (window as any).__notes = shown;
+      (window as any).Notification = class extends Real {
+        constructor(title: string, opts?: NotificationOptions) {
+          super(title, opts);
+          shown.push(`${title}|${opts?.body ?? ''}`);
+          (window as any).__lastNote = this;
+        }
+      };
+      Object.defineProperty((window as any).Notification, 'permission', { get: () => Real.permission });
+    });
+    await goAvailable(page);
+    // Headless Chromium reports every tab "visible" (minimizing or covering the window
+    // changes nothing), so the page is told it is hidden the way the browser would: the
+    // property and the event. The notification itself is Chromium's own, with the
+    // permission granted to the origin as the ready-check would ask for it.
+    await page.evaluate(() => {
+      Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => 'hidden' });
+      Object.defineProperty(document, 'hidden', { configurable: true, get: () => true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    });
+    expect(await page.evaluate(() => Notification.permission)).toBe('granted');
+    await ring('w-hidden');
+    await expect.poll(() => page.evaluate(() => (window as any).__notes.length), { timeout: 5000 }).toBe(1);
+    expect(await page.evaluate(() => (window as any).__notes[0])).toMatch(/^Incoming call\|.*is calling/);
+    // Its click brings the tab forward and closes it.
+    const focused = await page.evaluate(() => {
+      let called = false;
+      const realFocus = window.focus.bind(window);
+      window.focus = () => {
+        called = true;
+        realFocus();
+      };
+      (window as any).__lastNote.onclick(new Event('click'));
+      return called;
+    });
+    expect(focused).toBe(true);
+    const titles = new Set<string>();
+    for (let i = 0; i < 12; i++) {
+      titles.add(await page.title());
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect([...titles].sort()).toEqual(['☎ Incoming call · Switchboard', '☎☎☎ ANSWER · Switchboard']);
+  });
+});

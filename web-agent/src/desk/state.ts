@@ -1,0 +1,172 @@
+/**
+ * The agent desk around a call (issue 15), as one pure reducer: the customer panel (loaded
+ * on ring, kept during the call), the after-call work form (disposition required, notes
+ * optional), the agent's call log from history, and the lists the server configures
+ * (`DISPOSITIONS`, `AWAY_REASONS`). The page (pages/agent/desk.ts) runs the effects.
+ */
+import type { AgentStateMsg } from '../../../shared/protocol.ts';
+import type { CallRecord } from '../../../shared/records.ts';
+import type { Customer } from './customer.ts';
+
+/** The design's defaults, used until the server names its own lists. */
+export const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
+export const DEFAULT_AWAY_REASONS = ['Break', 'Lunch', 'Training', 'Meeting'];
+
+export type CustomerPanel =
+  | { id: string; status: 'loading' }
+  | { id: string; status: 'ready'; data: Customer }
+  | { id: string; status: 'failed'; error: string };
+
+export interface WrapUp {
+  wacid: string;
+  caller: string;
+  disposition: string;
+  notes: string;
+  /** editing → saving → saved; `not-set`: the countdown ended first (the server recorded "Not set"). */
+  status: 'editing' | 'saving' | 'saved' | 'failed' | 'not-set';
+  error?: string;
+  /** "More time" is allowed once per wrap-up. */
+  extended: boolean;
+}
+
+export interface DeskState {
+  dispositions: string[];
+  awayReasons: string[];
+  awayReason: string;
+  customer?: CustomerPanel;
+  wrap?: WrapUp;
+  log: { status: 'idle' | 'loading' | 'ready' | 'failed'; items: CallRecord[]; error?: string };
+}
+
+export type DeskEvent =
+  | { type: 'lists'; dispositions?: readonly string[]; awayReasons?: readonly string[] }
+  | { type: 'awayReason'; reason: string }
+  | { type: 'customer.load'; id: string }
+  | { type: 'customer.loaded'; data: Customer }
+  | { type: 'customer.failed'; id: string; error: string }
+  | { type: 'wrap.start'; wacid: string; caller: string }
+  | { type: 'wrap.edit'; disposition?: string; notes?: string }
+  | { type: 'wrap.saving' }
+  | { type: 'wrap.saved' }
+  | { type: 'wrap.failed'; error: string }
+  | { type: 'wrap.extended' }
+  | { type: 'wrap.close' }
+  | { type: 'agent.state'; status: AgentStateMsg['status']; wacid?: string | undefined; extended?: boolean | undefined; caller?: string | undefined }
+  | { type: 'log.loading' }
+  | { type: 'log.loaded'; items: CallRecord[] }
+  | { type: 'log.failed'; error: string };
+
+export const initialDesk: DeskState = {
+  dispositions: DEFAULT_DISPOSITIONS,
+  awayReasons: DEFAULT_AWAY_REASONS,
+  awayReason: DEFAULT_AWAY_REASONS[0]!,
+  log: { status: 'idle', items: [] },
+};
+
+const clean = (xs: readonly string[] | undefined) => (xs ?? []).map((x) => x.trim()).filter((x) => x !== '');
+
+export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
+  switch (ev.type) {
+    case 'lists': {
+      const dispositions = clean(ev.dispositions);
+      const awayReasons = clean(ev.awayReasons);
+      const next = { ...s, ...(dispositions.length ? { dispositions } : {}), ...(awayReasons.length ? { awayReasons } : {}) };
+      return next.awayReasons.includes(next.awayReason) ? next : { ...next, awayReason: next.awayReasons[0]! };
+    }
+    case 'awayReason':
+      return s.awayReasons.includes(ev.reason) ? { ...s, awayReason: ev.reason } : s;
+    case 'customer.load':
+      // The same customer already shown (ring → call): keep what is there, no flicker.
+      if (s.customer?.id === ev.id && s.customer.status !== 'failed') return s;
+      return { ...s, customer: { id: ev.id, status: 'loading' } };
+    case 'customer.loaded':
+      // A late answer for a customer no longer shown is dropped.
+      return s.customer?.id === ev.data.id || s.customer === undefined ? { ...s, customer: { id: ev.data.id, status: 'ready', data: ev.data } } : s;
+    case 'customer.failed':
+      return s.customer?.id === ev.id ? { ...s, customer: { id: ev.id, status: 'failed', error: ev.error } } : s;
+    case 'wrap.start':
+      if (s.wrap?.wacid === ev.wacid) return s;
+      return { ...s, wrap: { wacid: ev.wacid, caller: ev.caller, disposition: '', notes: '', status: 'editing', extended: false } };
+    case 'wrap.edit':
+      if (!s.wrap || s.wrap.status === 'saving' || s.wrap.status === 'saved') return s;
+      return { ...s, wrap: { ...s.wrap, ...(ev.disposition !== undefined ? { disposition: ev.disposition } : {}), ...(ev.notes !== undefined ? { notes: ev.notes } : {}) } };
+    case 'wrap.saving':
+      return s.wrap && canSaveWrap(s.wrap) ? { ...s, wrap: { ...omitError(s.wrap), status: 'saving' } } : s;
+    case 'wrap.saved':
+      return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'saved' } } : s;
+    case 'wrap.failed':
+      return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'failed', error: ev.error } } : s;
+    case 'wrap.extended':
+      return s.wrap ? { ...s, wrap: { ...s.wrap, extended: true } } : s;
+    case 'wrap.close':
+      return s.wrap ? omitWrap(s) : s;
+    case 'agent.state':
+      // After-call work for a call this tab has no form for (a reload, another tab): open one.
+      if (ev.status === 'after-call-work' && ev.wacid && s.wrap?.wacid !== ev.wacid) {
+        return { ...s, wrap: { wacid: ev.wacid, caller: ev.caller ?? '', disposition: '', notes: '', status: 'editing', extended: ev.extended === true } };
+      }
+      if (ev.status === 'after-call-work' && ev.extended && s.wrap && !s.wrap.extended) return { ...s, wrap: { ...s.wrap, extended: true } };
+      // After-call work is over without a saved form: the server recorded "Not set".
+      if (s.wrap && (s.wrap.status === 'editing' || s.wrap.status === 'failed') && (ev.status === 'available' || ev.status === 'ringing' || ev.status === 'away' || ev.status === 'offline')) {
+        return { ...s, wrap: { ...s.wrap, status: 'not-set' } };
+      }
+      if (s.wrap?.status === 'saved' && ev.status !== 'after-call-work' && ev.status !== 'on-call') return omitWrap(s);
+      return s;
+    case 'log.loading':
+      return { ...s, log: { ...s.log, status: 'loading' } };
+    case 'log.loaded':
+      return { ...s, log: { status: 'ready', items: ev.items } };
+    case 'log.failed':
+      return { ...s, log: { ...s.log, status: 'failed', error: ev.error } };
+  }
+}
+
+function omitError(w: WrapUp): WrapUp {
+  const { error: _e, ...rest } = w;
+  return rest;
+}
+function omitWrap(s: DeskState): DeskState {
+  const { wrap: _w, ...rest } = s;
+  return rest;
+}
+
+/** A disposition from the list is required; notes are optional. */
+export function canSaveWrap(w: WrapUp): boolean {
+  return w.disposition !== '' && (w.status === 'editing' || w.status === 'failed');
+}
+
+/** Words for the agent's state (the server's `agent.state`). */
+export const STATUS_WORDS: Record<AgentStateMsg['status'], string> = {
+  available: 'Available',
+  ringing: 'Ringing',
+  'on-call': 'On a call',
+  'after-call-work': 'After-call work',
+  away: 'Away',
+  offline: 'Offline',
+};
+
+/** How a call of the log ended, in words (history outcome, with the agent's own declines and ring-outs). */
+export function logOutcome(r: CallRecord): string {
+  if (r.direction === 'outbound') return r.outcome === 'answered' ? 'Call back · answered' : `Call back · ${r.outcome === 'no-answer' ? 'not answered' : r.outcome}`;
+  const reason = (r.endReason ?? '').toLowerCase();
+  if (r.outcome === 'missed' && /declin/.test(reason)) return 'Declined';
+  if (r.outcome === 'missed') return /ring|not answered|timeout/.test(reason) ? 'Rung out' : 'Missed';
+  return r.outcome.charAt(0).toUpperCase() + r.outcome.slice(1).replace('-', ' ');
+}
+
+export function customerOf(r: CallRecord): string {
+  return r.customer.phoneNumber ?? r.customer.userId ?? '';
+}
+
+/** The keyboard shortcuts (Alt + a letter, so typing notes never triggers one). */
+export const SHORTCUTS = { answer: 'A', decline: 'D', mute: 'M', hold: 'H', hangup: 'X' } as const;
+export type ShortcutAction = keyof typeof SHORTCUTS;
+
+export function shortcutFor(e: { altKey: boolean; ctrlKey: boolean; metaKey: boolean; code: string }): ShortcutAction | undefined {
+  if (!e.altKey || e.ctrlKey || e.metaKey) return undefined;
+  for (const [action, letter] of Object.entries(SHORTCUTS)) if (e.code === `Key${letter}`) return action as ShortcutAction;
+  return undefined;
+}
+
+/** "Alt+A" for the button's label and `aria-keyshortcuts`. */
+export const shortcutLabel = (a: ShortcutAction) => `Alt+${SHORTCUTS[a]}`;

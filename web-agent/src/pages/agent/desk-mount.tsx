@@ -1,0 +1,71 @@
+/**
+ * How the agent page mounts the desk (desk.ts, desk-view.tsx): the cards around the phone,
+ * the active call's extra controls (hold, no-audio warning), hold itself (the session's
+ * music plus `call.hold` / `call.resume` to the server), and the shortcuts' targets.
+ */
+import type { ComponentChildren } from 'preact';
+import { callsElsewhere, ringingCalls, tabCall, type UiState } from '../../reducer.ts';
+import type { ShortcutAction } from '../../desk/state.ts';
+import type { TabCall } from './calls.ts';
+import type { agentDesk } from './desk.ts';
+import { AgentStateCard, CallExtras, CallLog, CustomerCard, WrapUpCard, type DeskProps } from './desk-view.tsx';
+import type { PhoneActions } from './view.tsx';
+
+type Desk = ReturnType<typeof agentDesk>;
+
+/** `dial`: the page's call back dial (the Call back panel's `callTo`), when it has one. */
+export function deskProps(desk: Desk, state: UiState, now: number, dial?: DeskProps['dial']): DeskProps {
+  return {
+    ...(dial ? { dial } : {}),
+    desk: desk.state(),
+    agent: state.agent,
+    serverNow: now + state.skewMs,
+    online: state.link === 'online',
+    available: state.presence === 'available',
+    inCall: !!tabCall(state) || callsElsewhere(state).length > 0,
+    actions: desk.actions,
+  };
+}
+
+/** The desk's cards, placed after the phone. */
+export function DeskCards({ props, children }: { props: DeskProps; children?: ComponentChildren }) {
+  return (
+    <>
+      <CustomerCard {...props} />
+      <WrapUpCard {...props} />
+      <AgentStateCard {...props} />
+      {children}
+      <CallLog {...props} />
+    </>
+  );
+}
+
+export function callExtras(call: TabCall | undefined, now: number, toggle: () => void) {
+  const s = call?.session;
+  return <CallExtras onHold={s?.onHold ?? false} heldSince={s?.heldSince} now={now} noAudio={s?.noInboundAudio ?? false} canHold={!!s && s.media.isStarted} onToggle={toggle} />;
+}
+
+/** Hold or resume the call this tab holds: music first (the caller must never hear the room), then tell the server. */
+export async function toggleHold(call: TabCall | undefined, desk: Desk, showError: (m: string, code?: string) => void): Promise<void> {
+  const s = call?.session;
+  if (!call || !s || !s.media.isStarted) return;
+  const holding = !s.onHold;
+  try {
+    if (holding) await s.hold();
+    else await s.resume();
+  } catch (e) {
+    return showError(`Could not ${holding ? 'hold' : 'resume'} the call: ${(e as Error).message}`, 'HOLD');
+  }
+  // The server records hold time; the caller's audio does not depend on its answer.
+  desk.send({ type: holding ? 'call.hold' : 'call.resume', wacid: call.wacid }).catch((e: Error) => showError(`The server did not record the ${holding ? 'hold' : 'resume'}: ${e.message}`, 'HOLD'));
+}
+
+/** What each shortcut does on the agent page. */
+export function runShortcut(action: ShortcutAction, state: UiState, actions: PhoneActions, hold: () => void): void {
+  const ring = tabCall(state) ? undefined : ringingCalls(state, Date.now())[0];
+  if (action === 'answer' && ring) void actions.answer(ring.view.wacid);
+  else if (action === 'decline' && ring) void actions.decline(ring.view.wacid);
+  else if (action === 'mute' && tabCall(state)?.local === 'held') actions.toggleMute();
+  else if (action === 'hold') hold();
+  else if (action === 'hangup' && tabCall(state)) actions.hangup();
+}
