@@ -72,7 +72,10 @@ async function oneCall(s: Setup): Promise<{ wacid: string; acked: boolean; activ
   try {
     const r = await offered.tab.request({ type: 'call.answer', wacid, sdp }, 30_000);
     const acked = r.type === 'ack';
+    if (!acked) console.error(`answer of ${wacid} refused: ${JSON.stringify(r)}`);
     const active = (await emulatorCall(s.b.emu, wacid)).state === 'active';
+    // A conversation, however short: the caller hangs up once the bridge holds the call as active.
+    if (acked) await until(`call ${wacid} active in the live store`, async () => (await s.b.store.getCall(wacid))?.state === 'active', 10_000, 20);
     await emulatorRequest(s.b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {});
     // Ended and wrapped up: the agent is available for the next call.
     await until(`call ${wacid} ended in the live store`, async () => (await s.b.store.getCall(wacid))?.state === 'ended', 30_000, 50);
@@ -110,7 +113,8 @@ describe('history database outage', () => {
   it('cut while calls go on: every call rings and is answered; every record is complete once it is back; a replay adds nothing', async () => {
     const n = size(10, 50);
     const outageMs = size(10, 30) * 1000;
-    const s = await setup({ agents: 4 });
+    // One call at a time (each rang, answered, talked, hung up): the outage spans the calls.
+    const s = await setup({ agents: 2 });
     const h = s.b.sb.history!;
     expect(h.store.db.engine).toBe('postgres');
 
@@ -124,13 +128,21 @@ describe('history database outage', () => {
     await s.pg.cutOff();
     const cutAt = Date.now();
     const back = sleep(outageMs).then(() => s.pg.reopen());
-    const calls = await runCalls(s, n, 4);
+    const calls = await runCalls(s, n, 1);
     const callsDoneAt = Date.now();
     const duringOutage = callsDoneAt - cutAt < outageMs ? n : undefined;
     const healthDuring = await h.health();
     await back;
     const wacids = calls.map((c) => c.wacid);
-    await until('every record complete after the database is back', async () => (await completeRecords(s, wacids)) === n, 60_000, 250);
+    await until('every record complete after the database is back', async () => (await completeRecords(s, wacids)) === n, 60_000, 250).catch(async (err: unknown) => {
+      // Which records, and what they say, before failing.
+      for (const w of wacids) {
+        const c = await h.store.getCall(w).catch((e: unknown) => (e as Error).message);
+        console.error(w, JSON.stringify(c && typeof c === 'object' ? { outcome: c.outcome, agent: c.agent, answeredAt: c.answeredAt, endedAt: c.endedAt, talkMs: c.talkMs } : c));
+      }
+      console.error('writer', JSON.stringify(h.writer.status()), JSON.stringify(await h.health()));
+      throw err;
+    });
     await until('queue drained', async () => (await h.queue.lag()).pending === 0, 30_000);
 
     // Replay: every fact the calls produced, handed to the queue twice more.
