@@ -8,7 +8,8 @@ import { createInterface } from 'node:readline';
 import { loadConfig } from '../server/config/config.ts';
 import { startSwitchboard } from '../server/main.ts';
 
-const running = await startSwitchboard(loadConfig(process.env));
+// --no-history: the node without call history (bench/history.ts: the offer latency with it on and off).
+const running = await startSwitchboard(loadConfig(process.env), process.argv.includes('--no-history') ? { history: null } : {});
 process.stdout.write(`${JSON.stringify({ url: running.url })}\n`);
 createInterface({ input: process.stdin }).on('line', (line) => {
   if (line.trim() !== 'stats') return;

@@ -14,6 +14,9 @@
  *   CPU per call              all nodes' CPU time during the load / calls sent
  *
  *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5]
+ *     [--history pglite|postgres|off]   call history: PGlite per node (the default, as a node
+ *     without DATABASE_URL), one PostgreSQL database (created for the run, dropped after), or
+ *     none (bench/history.ts compares on and off)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -28,6 +31,7 @@ import { Sessions, SESSION_COOKIE } from '../server/auth/session.ts';
 import { hashPassword } from '../server/auth/users.ts';
 import { RedisStore } from '../server/store/redis.ts';
 import { signatureHeader, startEmulator } from '../test/emulator/index.ts';
+import { createTestDatabase } from '../test/support/postgres.ts';
 import { freePort, startRedis } from '../test/support/redis.ts';
 import { figure } from './figures.ts';
 
@@ -44,6 +48,10 @@ const SECONDS = arg('seconds', 60);
 /** Seconds of the same load before the measured one (JIT, pools, first routing): not counted. */
 const WARMUP = process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : 5;
 const LOST_AFTER_MS = 10_000;
+const HISTORY = process.argv.includes('--history') ? process.argv[process.argv.indexOf('--history') + 1] : 'pglite';
+if (HISTORY !== 'pglite' && HISTORY !== 'postgres' && HISTORY !== 'off') throw new Error(`--history: pglite, postgres or off, got ${HISTORY}`);
+/** Figures named with the history mode unless it is the default. */
+const label = (name: string) => (HISTORY === 'pglite' ? name : `${name} (history ${HISTORY})`);
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -56,7 +64,7 @@ interface Node {
 
 async function startNode(env: Record<string, string>): Promise<Node> {
   const script = fileURLToPath(new URL('./_fleet-node.ts', import.meta.url));
-  const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout! });
   const waiting: Array<(l: string) => void> = [];
   lines.on('line', (l) => waiting.shift()?.(l));
@@ -89,6 +97,7 @@ async function main(): Promise<void> {
   const hash = await hashPassword(randomBytes(12).toString('hex')); // never checked: sessions are minted
   writeFileSync(join(dir, 'users.json'), JSON.stringify({ users: names.map((name) => ({ name, roles: ['agent'], passwordHash: hash })) }));
 
+  const pg = HISTORY === 'postgres' ? await createTestDatabase('sb_bench') : undefined;
   const nodes: Node[] = [];
   for (let i = 0; i < NODES; i++) {
     const port = await freePort();
@@ -105,6 +114,7 @@ async function main(): Promise<void> {
         WRAP_UP_MS: '0',
         LOG_LEVEL: 'warn',
         DATA_DIR: join(dir, `node${i}`),
+        ...(pg ? { DATABASE_URL: pg.url } : {}),
       }),
     );
   }
@@ -234,8 +244,8 @@ async function main(): Promise<void> {
     );
   });
   const perAgentKb = nodes.map((n, i) => (idle[i]!.rss - before[i]!.rss) / 1024 / Math.max(1, n.agents));
-  figure('fleet', 'offer latency p50', percentile(lat, 50), 'ms');
-  figure('fleet', 'offer latency p99', percentile(lat, 99), 'ms', { max: 20 });
+  figure('fleet', label('offer latency p50'), percentile(lat, 50), 'ms');
+  figure('fleet', label('offer latency p99'), percentile(lat, 99), 'ms', { max: 20 });
   figure('fleet', 'calls lost', lost, 'calls', { max: 0 });
   perAgentKb.forEach((kb, i) => figure('fleet', `RSS per idle agent, node ${i}`, kb, 'KB', { max: 40 }));
   figure('fleet', 'CPU per call (all nodes)', cpuMs / total, 'ms');
@@ -247,6 +257,7 @@ async function main(): Promise<void> {
   await store.close();
   await emu.close();
   await redis.close();
+  await pg?.drop();
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -4,10 +4,24 @@
  * On the local PostgreSQL (test/support/postgres.ts: a database of its own, dropped after):
  * - search p95 over N call rows (generated in SQL with generate_series): customer + date
  *   range + outcome (goal ≤ 50 ms), transcript full text (goal ≤ 150 ms);
- * - throughput of the history writer (facts/s), through the memory queue and the Redis
- *   stream queue (a private redis-server).
+ * - throughput of the history writer (facts/s and call records/s), through the memory queue
+ *   and the Redis stream queue (a private redis-server);
+ * - RSS growth of this process while the archive handler downloads a 50 MB recording from a
+ *   media server in another process (goal ≤ 16 MB: streamed to disk, never held);
+ * - webhook → `call.offered` p99 at 100 calls/s (bench/fleet.ts, one node, 100 agents) with
+ *   history on (PostgreSQL) and off (goal: on is not worse by more than 1 ms).
+ *   `--fleet-seconds 0` skips it.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createArchive, type MediaEvent } from '../server/archive/index.ts';
+import { createServiceClient } from '../server/service/index.ts';
+import { parseEvent } from '../shared/events.ts';
+import { muxOggOpus } from '../test/emulator/calls/ogg.ts';
 import { createTestDatabase } from '../test/support/postgres.ts';
 import { startRedis } from '../test/support/redis.ts';
 import { openPostgres, type Db } from '../server/history/db.ts';
@@ -16,7 +30,7 @@ import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue } from '../ser
 import type { CallSearch, HistoryFact } from '../server/history/schema.ts';
 import { HistoryStore } from '../server/history/store.ts';
 import { HistoryWriter } from '../server/history/writer.ts';
-import { figure } from './figures.ts';
+import { figure, parseFigures } from './figures.ts';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -25,6 +39,8 @@ const arg = (name: string, dflt: number) => {
 const ROWS = arg('rows', 1_000_000);
 const CUSTOMERS = Math.max(1, Math.floor(ROWS / 10));
 const RUNS = arg('runs', 200);
+const FLEET_SECONDS = arg('fleet-seconds', 20);
+const DOWNLOAD_MB = arg('download-mb', 50);
 
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)]!;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -96,7 +112,70 @@ async function writerThroughput(db: Db, queue: HistoryQueue, calls: number): Pro
   return facts.length / secs;
 }
 
+/** RSS growth (peak during − before) while the archive handler downloads a 50 MB recording. */
+async function downloadRss(): Promise<{ growthMb: number; retainedMb: number; seconds: number; bytes: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-bench-dl-'));
+  try {
+    // A real Ogg Opus head (the handler checks it) followed by 50 MB.
+    const file = join(dir, 'big.ogg');
+    const fd = openSync(file, 'w');
+    writeSync(fd, muxOggOpus(Array.from({ length: 50 }, (_, i) => Buffer.alloc(80, i))));
+    const chunk = randomBytes(1 << 20);
+    for (let i = 0; i < DOWNLOAD_MB; i++) writeSync(fd, chunk);
+    closeSync(fd);
+    // The media server in its own process: its buffers are not this process's RSS.
+    const server = spawn(process.execPath, ['-e', `
+      const http = require('node:http'); const fs = require('node:fs');
+      const s = http.createServer((req, res) => { res.writeHead(200, { 'content-length': fs.statSync(${JSON.stringify(file)}).size }); fs.createReadStream(${JSON.stringify(file)}).pipe(res); });
+      s.listen(0, '127.0.0.1', () => console.log(s.address().port));`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = await new Promise<number>((resolve) => server.stdout!.once('data', (d) => resolve(Number(String(d).trim()))));
+    try {
+      const archive = createArchive({ dir: join(dir, 'archive'), calls: createServiceClient({ baseUrl: `http://127.0.0.1:${port}`, apiKey: 'k' }).calls });
+      const e = parseEvent({ id: 'e_big', type: 'chat.call.recording.updated', apiVersion: 'v2', createTime: new Date().toISOString(), callingMedia: { wacid: 'wacid.big', result: 'AVAILABLE', mediaAssetId: 'cma_big' } });
+      if (!e.known || e.type !== 'chat.call.recording.updated') throw new Error('not a media event');
+      (globalThis as { gc?: () => void }).gc?.();
+      await new Promise((r) => setTimeout(r, 200));
+      const before = process.memoryUsage().rss;
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+      const t = performance.now();
+      const r = await archive.archive(e as MediaEvent);
+      const seconds = (performance.now() - t) / 1000;
+      clearInterval(sampler);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      if (r?.status !== 'saved') throw new Error(`download not archived: ${JSON.stringify(r)}`);
+      // What stays once garbage is collected: a held body would show here.
+      (globalThis as { gc?: () => void }).gc?.();
+      const retainedMb = (process.memoryUsage().rss - before) / 1048576;
+      return { growthMb: (peak - before) / 1048576, retainedMb, seconds, bytes: r.bytes ?? 0 };
+    } finally {
+      server.kill();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** bench/fleet.ts on one node with `--history <mode>`: its figures. */
+async function fleet(history: 'off' | 'postgres'): Promise<Map<string, number>> {
+  const script = fileURLToPath(new URL('./fleet.ts', import.meta.url));
+  const args = ['--import', 'tsx', script, '--nodes', '1', '--agents', '100', '--rate', '100', '--seconds', String(FLEET_SECONDS), '--warmup', '3', '--history', history];
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  const code = await new Promise<number | null>((r) => child.once('exit', r));
+  if (code !== 0) throw new Error(`bench/fleet.ts --history ${history} exited ${code}:\n${out}`);
+  return new Map(parseFigures(out).map((f) => [f.name, f.value]));
+}
+
 async function main() {
+  const dl = await downloadRss();
+  console.log(
+    `archive download of a ${(dl.bytes / 1048576).toFixed(0)} MB recording: RSS growth ${dl.growthMb.toFixed(1)} MB (peak during − before; garbage chunks waiting for V8's GC count), ${dl.retainedMb.toFixed(1)} MB after a GC, ${dl.seconds.toFixed(2)} s  (goal <= 16 MB)`,
+  );
+  figure('history', 'RSS retained after downloading a 50 MB recording (after GC)', dl.retainedMb, 'MB');
+  figure('history', 'RSS growth downloading a 50 MB recording', dl.growthMb, 'MB', { max: 16 });
+
   const pg = await createTestDatabase('sb_bench');
   const db = openPostgres({ url: pg.url, max: 4, statementTimeoutMs: 600_000 });
   const redis = await startRedis();
@@ -135,10 +214,25 @@ async function main() {
     console.log(`history writer, memory queue: ${Math.round(mem).toLocaleString('en')} facts/s (20,000 facts: 5,000 calls x 2 call facts + 2 timeline entries; batches of 200, one transaction each)`);
     const rq = await writerThroughput(db, new RedisHistoryQueue({ url: redis.url, prefix: `bench:${randomBytes(3).toString('hex')}:` }), 5000);
     console.log(`history writer, Redis stream queue: ${Math.round(rq).toLocaleString('en')} facts/s (same facts; enqueue, stream, claim-free read, ack + delete)`);
+    // 4 facts per call here; a real call gives ~8-10 (a fact per committed step + timeline).
+    figure('history', 'writer throughput (Redis queue), facts', rq, 'facts/s');
+    figure('history', 'writer throughput (Redis queue), call records of 4 facts', rq / 4, 'records/s');
   } finally {
     await db.close();
     await pg.drop();
     await redis.close();
+  }
+
+  if (FLEET_SECONDS > 0) {
+    // Off first, then on: one node, 100 agents, 100 calls/s (the Service's webhooks), the offer latency.
+    const off = await fleet('off');
+    const on = await fleet('postgres');
+    const p99 = (m: Map<string, number>, mode: string) => m.get(`offer latency p99 (history ${mode})`) ?? NaN;
+    const [a, b] = [p99(off, 'off'), p99(on, 'postgres')];
+    console.log(`webhook → call.offered p99 at 100 calls/s (1 node, 100 agents, ${FLEET_SECONDS} s): history off ${a.toFixed(2)} ms, on (PostgreSQL) ${b.toFixed(2)} ms, difference ${(b - a).toFixed(2)} ms  (goal <= 1 ms)`);
+    figure('history', 'offer p99, history off', a, 'ms');
+    figure('history', 'offer p99, history on (PostgreSQL)', b, 'ms');
+    figure('history', 'offer p99 difference, on − off', b - a, 'ms', { max: 1 });
   }
 }
 

@@ -39,6 +39,8 @@ export interface StartOptions {
   log?: Logger;
   /** Max time to wait for in-flight requests and connections at shutdown. Default 10 s. */
   drainMs?: number;
+  /** `null`: no call history (benches comparing with and without it); default: from the config. */
+  history?: null;
 }
 
 interface DemoService {
@@ -114,6 +116,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
     ...(demo ? { demo: emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
     readiness: config.serviceBaseUrl ? [serviceReachable(config.serviceBaseUrl)] : [],
     isShuttingDown: () => shuttingDown,
+    ...(opts.history === null ? { history: null } : {}),
   });
 
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

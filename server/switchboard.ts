@@ -29,6 +29,7 @@ import { createHistoryRoutes } from './history/routes.ts';
 import { CallbackStore } from './history/callbacks.ts';
 import { MessagingStore } from './history/messages.ts';
 import { createCustomerRoutes } from './customers/routes.ts';
+import { createRetention } from './history/retention.ts';
 import { createDeadLetterRoutes } from './ops/dead-letters.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
@@ -140,6 +141,8 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     o.service ??
     (config.serviceBaseUrl ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) })) : undefined);
   const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics })));
+  // Daily: rows past retention and their files together; media lost before download reported.
+  const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
   const calling = service ? await createCalling(o, service, metrics, history) : undefined;
   if (!calling) log.warn('no Service: webhook intake, health and metrics only');
   // History's health is shown, never failing readiness: its outage delays history, not calls.
@@ -174,6 +177,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     async start() {
       await workers.start();
       await calling?.start();
+      retention?.start();
     },
     async close() {
       if (closed) return;
@@ -183,6 +187,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       calling?.close();
       await calling?.hub.close();
       await stopped;
+      await retention?.stop();
       // After the workers: what they handed to history is in its queue (durable with Redis).
       await history?.close().catch((err: unknown) => log.error({ err }, 'history close failed'));
     },

@@ -1,7 +1,9 @@
 /**
  * The archive over HTTP, for ops and supervisors:
  * - `GET /api/archive` → `{ items: [{ wacid, kind, url, bytes, createdAt }] }`, newest first;
- * - `GET /api/archive/:call/:file` → the file as an attachment (`audio/ogg` or JSON).
+ * - `GET /api/archive/:call/:file` → the file as an attachment (`audio/ogg` or JSON); one
+ *   byte range (`Range: bytes=a-b`, `a-`, `-n`) answers 206 so an <audio> element streams and
+ *   seeks instead of fetching the whole file; a range outside the file answers 416.
  *
  * Only what the archive handlers wrote is listed or served: names are checked against the
  * directory listing itself, so no path built from the URL ever leaves `dir`, and a file
@@ -54,6 +56,26 @@ export async function listArchive(dir: string): Promise<ArchiveItem[]> {
   return items.sort((a, b) => b.createdAt - a.createdAt);
 }
 
+/**
+ * The one range a `Range` header asks for, inclusive, within `size`; undefined: the whole
+ * file (no header, another unit, several ranges, or a header that does not parse — RFC 9110
+ * lets a server ignore those); 'unsatisfiable': starts past the end.
+ */
+export function byteRange(header: string | undefined, size: number): [number, number] | 'unsatisfiable' | undefined {
+  const m = header ? /^bytes=(\d*)-(\d*)$/.exec(header.trim()) : null;
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  if (m[1] === '') {
+    const n = Number(m[2]); // the last n bytes
+    if (n === 0 || size === 0) return 'unsatisfiable';
+    return [Math.max(0, size - n), size - 1];
+  }
+  const start = Number(m[1]);
+  const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (start >= size) return 'unsatisfiable';
+  if (end < start) return undefined;
+  return [start, end];
+}
+
 export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('ops', 'supervisor');
@@ -74,14 +96,22 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEn
     if (!known) throw new HttpNotFound('no such archived file');
     const path = join(o.dir, callDir, file);
     const st = await stat(path);
-    return new Response(Readable.toWeb(createReadStream(path)) as ReadableStream, {
-      headers: {
-        'content-type': kind === 'recording' ? 'audio/ogg' : 'application/json',
-        'content-length': String(st.size),
-        'content-disposition': `attachment; filename="${file.replace(/[^\w.-]/g, '_')}"`,
-        'cache-control': 'private, no-store',
-      },
-    });
+    const headers: Record<string, string> = {
+      'content-type': kind === 'recording' ? 'audio/ogg' : 'application/json',
+      'accept-ranges': 'bytes',
+      'content-disposition': `attachment; filename="${file.replace(/[^\w.-]/g, '_')}"`,
+      'cache-control': 'private, no-store',
+    };
+    const range = byteRange(c.req.header('range'), st.size);
+    if (range === 'unsatisfiable') return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${st.size}` } });
+    if (range) {
+      const [start, end] = range;
+      return new Response(Readable.toWeb(createReadStream(path, { start, end })) as ReadableStream, {
+        status: 206,
+        headers: { ...headers, 'content-length': String(end - start + 1), 'content-range': `bytes ${start}-${end}/${st.size}` },
+      });
+    }
+    return new Response(Readable.toWeb(createReadStream(path)) as ReadableStream, { headers: { ...headers, 'content-length': String(st.size) } });
   });
   return app;
 }

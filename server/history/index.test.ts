@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestDatabase } from '../../test/support/postgres.ts';
+import { startRedis, startSentinelGroup } from '../../test/support/redis.ts';
 import { until } from '../../test/support/wait.ts';
 import { loadConfig } from '../config/config.ts';
 import { openHistory } from './index.ts';
@@ -54,6 +55,48 @@ describe('openHistory', () => {
       }
     } finally {
       await pg.drop();
+    }
+  });
+
+  it('the database down at start: openHistory still returns, facts stay queued in Redis, written once it can be opened', async () => {
+    const [pg, redis] = await Promise.all([createTestDatabase(), startRedis()]);
+    try {
+      await pg.cutOff();
+      const t0 = Date.now();
+      const h = await openHistory(loadConfig({ DATABASE_URL: pg.url, REDIS_URL: redis.url }), { retryMs: 200 });
+      try {
+        expect(Date.now() - t0).toBeLessThan(5000);
+        expect(await h.health()).toMatchObject({ ok: false });
+        h.enqueue(call('down-1'));
+        await until('queued', async () => (await h.queue.lag()).pending >= 1, 5000);
+        await expect(h.store.getCall('down-1')).rejects.toThrow(/not open yet/);
+        await pg.reopen();
+        await until('written after the database opened', async () => (await h.store.getCall('down-1').catch(() => null)) !== null, 20_000);
+        await until('healthy', async () => (await h.health()).ok, 10_000);
+      } finally {
+        await h.close();
+      }
+    } finally {
+      await pg.drop();
+      await redis.close();
+    }
+  });
+
+  it('Redis behind Sentinel: the queue finds the primary through the sentinels (REDIS_URL host is not a server)', async () => {
+    const ha = await startSentinelGroup({ replicas: 0, sentinels: 1, durable: false });
+    const dataDir = mkdtempSync(join(tmpdir(), 'sb-data-'));
+    dirs.push(dataDir);
+    try {
+      // A URL whose host answers nothing: only the sentinels lead to the primary.
+      const h = await openHistory(loadConfig({ DATA_DIR: dataDir, REDIS_URL: 'redis://127.0.0.1:1/0', REDIS_SENTINELS: ha.sentinelsEnv, REDIS_SENTINEL_NAME: ha.name }));
+      try {
+        h.enqueue(call('sentinel-1'));
+        await until('written through the sentinel-found primary', async () => (await h.store.getCall('sentinel-1')) !== null, 20_000);
+      } finally {
+        await h.close();
+      }
+    } finally {
+      await ha.close();
     }
   });
 });

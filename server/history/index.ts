@@ -28,7 +28,8 @@ export { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue, type QueueLag
 export { migrate, MIGRATIONS } from './migrations.ts';
 export { openPglite, openPostgres, type Db } from './db.ts';
 
-type HistoryConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'historyRetentionDays' | 'archiveRetentionDays'>;
+type HistoryConfig = Pick<Config, 'databaseUrl' | 'dataDir' | 'redisUrl' | 'historyRetentionDays' | 'archiveRetentionDays'> &
+  Partial<Pick<Config, 'redisSentinels' | 'redisSentinelName'>>;
 
 /** The database the configuration asks for, migrated. */
 export async function openHistoryDb(config: Pick<Config, 'databaseUrl' | 'dataDir'>, log?: Pick<Logger, 'error'>): Promise<Db> {
@@ -43,6 +44,72 @@ export async function openHistoryDb(config: Pick<Config, 'databaseUrl' | 'dataDi
     throw safeError(err);
   }
   return db;
+}
+
+/**
+ * A `Db` that opens in the background: the first attempt is awaited, and when it fails
+ * (the database is down at start) attempts go on every `retryMs` (doubling to 30 s) while
+ * every statement fails with "not open yet". The writer then keeps its batch and the facts
+ * stay queued, the routes answer 503, and calls never wait for any of it.
+ */
+export async function openingDb(
+  engine: Db['engine'],
+  open: () => Promise<Db>,
+  o: { log?: Pick<Logger, 'error' | 'info'>; retryMs?: number } = {},
+): Promise<Db & { readonly open: boolean }> {
+  let db: Db | undefined;
+  let lastError = 'not tried';
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let attempt: Promise<void> | undefined;
+  let delay = o.retryMs ?? 1000;
+  const tryOpen = (): Promise<void> =>
+    (attempt = open().then(
+      async (opened) => {
+        if (closed) return opened.close();
+        db = opened;
+      },
+      (err: unknown) => {
+        lastError = safeError(err).message;
+      },
+    ));
+  const retry = () => {
+    timer = setTimeout(() => {
+      void tryOpen().then(() => {
+        if (db) o.log?.info('history database open: queued facts are being written');
+        else if (!closed) {
+          delay = Math.min(delay * 2, 30_000);
+          retry();
+        }
+      });
+    }, delay);
+    timer.unref();
+  };
+  await tryOpen();
+  if (!db) {
+    o.log?.error({ err: { message: lastError } }, 'history database cannot be opened; calls go on, facts stay queued, retrying in the background');
+    retry();
+  }
+  const ready = (): Db => {
+    if (db) return db;
+    throw Object.assign(new Error(`history database not open yet: ${lastError}`), { code: 'HISTORY_NOT_OPEN' });
+  };
+  return {
+    engine,
+    get open() {
+      return db !== undefined;
+    },
+    query: async (text, params) => ready().query(text, params),
+    exec: async (text) => ready().exec(text),
+    tx: async (fn) => ready().tx(fn),
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await attempt;
+      await db?.close();
+      db = undefined;
+    },
+  };
 }
 
 export interface History {
@@ -65,16 +132,25 @@ export interface OpenHistoryOptions {
   prefix?: string;
   /** Give a queue (tests); default: Redis when `REDIS_URL` is set, memory otherwise. */
   queue?: HistoryQueue;
+  /** First wait before opening the database again when it could not be opened (default 1 s). */
+  retryMs?: number;
 }
 
 /** Open the database (migrated), the queue and the writer, and start writing. */
 export async function openHistory(config: HistoryConfig, o: OpenHistoryOptions = {}): Promise<History> {
-  const db = await openHistoryDb(config, o.log);
+  const db = await openingDb(config.databaseUrl ? 'postgres' : 'pglite', () => openHistoryDb(config, o.log), {
+    ...(o.log ? { log: o.log } : {}),
+    ...(o.retryMs !== undefined ? { retryMs: o.retryMs } : {}),
+  });
   const store = new HistoryStore(db);
   const queue =
     o.queue ??
     (config.redisUrl
-      ? new RedisHistoryQueue({ url: config.redisUrl, ...(o.prefix ? { prefix: o.prefix } : {}), onError: (err) => o.log?.error({ err: { message: err.message } }, 'history queue error') })
+      ? new RedisHistoryQueue({
+          url: config.redisUrl,
+          // Sentinel mode as the store's: the URL's host is not a server then.
+          ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName ?? 'mymaster' } : {}),
+          ...(o.prefix ? { prefix: o.prefix } : {}), onError: (err) => o.log?.error({ err: { message: err.message } }, 'history queue error') })
       : new MemoryHistoryQueue());
   const writer = new HistoryWriter({ queue, store, ...(o.log ? { log: o.log } : {}), ...(o.metrics ? { metrics: o.metrics } : {}) });
   writer.start();
@@ -83,7 +159,8 @@ export async function openHistory(config: HistoryConfig, o: OpenHistoryOptions =
     queue,
     writer,
     enqueue: (fact) => queue.enqueue(fact),
-    health: () => writer.health(),
+    // Not open yet: nothing is written, even while the queue is empty.
+    health: async () => (db.open ? writer.health() : { ok: false, reason: 'history database not open yet (retrying)', lag: await queue.lag().catch(() => undefined) }),
     purge: (now) => store.purge({ ...(now ? { now } : {}), historyDays: config.historyRetentionDays, archiveDays: config.archiveRetentionDays }),
     async close() {
       await writer.stop();

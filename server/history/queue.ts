@@ -13,6 +13,7 @@
  * - `MemoryHistoryQueue` (memory store / demo, one process, not durable across restarts,
  *   like the memory store itself).
  */
+import { sentinelOptions } from '../store/redis.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -112,6 +113,9 @@ export class MemoryHistoryQueue implements HistoryQueue {
 
 export interface RedisHistoryQueueOptions {
   url: string;
+  /** Sentinel mode, as the store's (`REDIS_SENTINELS`): the primary is found through them; the URL gives password and db. */
+  sentinels?: ReadonlyArray<{ host: string; port: number }>;
+  sentinelName?: string;
   /** Key prefix, as the store's (default `sb:`): the stream is `<prefix>history`. */
   prefix?: string;
   /** This node's consumer name (default: host, pid and a random tag). */
@@ -158,8 +162,9 @@ export class RedisHistoryQueue implements HistoryQueue {
       connectionName: 'switchboard-history',
       ...opts.redis,
     };
-    this.cmd = new Redis(opts.url, base);
-    this.blocking = new Redis(opts.url, { ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
+    const connect = (o: RedisOptions) => (opts.sentinels ? new Redis({ ...sentinelOptions(opts), ...o }) : new Redis(opts.url, o));
+    this.cmd = connect(base);
+    this.blocking = connect({ ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
     for (const r of [this.cmd, this.blocking]) {
       r.on('error', (err: Error & { code?: string }) => {
         const code = err.code ?? err.message;

@@ -91,6 +91,9 @@ describe('outcomes: every path through the lifecycle', () => {
   it('a call that only rang has no agent; the one who answered is its agent', () => {
     expect(lastCall(drive('w', [connectIn(0), offer(1)]).facts).agent).toBeUndefined();
     expect(lastCall(drive('w', [connectIn(0), offer(1), answer(2)]).facts).agent).toBe('agent1');
+    // Ended while it rang (the caller gave up, or nobody answered in time): still nobody's.
+    expect(lastCall(drive('w', [connectIn(0), offer(1), terminate(6, 'FAILED')]).facts).agent).toBeUndefined();
+    expect(lastCall(drive('w', [connectIn(0), offer(1), tick(16), tick(27), terminate(28, 'FAILED')]).facts).agent).toBeUndefined();
   });
 });
 

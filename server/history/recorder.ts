@@ -86,7 +86,9 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   const business = businessNumberOf(call);
   if (business !== undefined) fact.businessNumber = clip(business, 64);
   // The agent who held it; for a call that only rang, the last agent it rang at is not "its" agent.
-  const holder = call.state === 'queued' || call.state === 'ringing' ? undefined : call.agent;
+  // An ended inbound call keeps the last agent it rang at: it was theirs only if they answered it.
+  const answered = call.direction === 'BUSINESS_INITIATED' || call.answerSdp !== undefined || call.startedAt !== undefined;
+  const holder = call.state === 'queued' || call.state === 'ringing' || !answered ? undefined : call.agent;
   if (holder !== undefined) fact.agent = holder;
   if (call.startedAt !== undefined) {
     fact.answeredAt = iso(call.startedAt);

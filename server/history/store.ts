@@ -402,6 +402,22 @@ export class HistoryStore {
     });
   }
 
+  /**
+   * Media the Service announced but we never downloaded (announced or failed) whose
+   * `days` (the Service keeps an asset 30 days) ran out since it was first seen: now
+   * `missing`, returned once each so the caller logs and counts them.
+   */
+  async expireUndownloaded(o: { now?: Date; days?: number } = {}): Promise<Array<{ wacid: string; mediaAssetId: string; kind: string }>> {
+    const now = o.now ?? new Date();
+    const cut = new Date(now.getTime() - (o.days ?? 30) * 24 * 3600 * 1000).toISOString();
+    return this.db.query<{ wacid: string; mediaAssetId: string; kind: string }>(
+      `UPDATE history_media SET status = 'missing', status_rank = ${statusRank('missing')}, updated_at = $2
+       WHERE status_rank < ${statusRank('available')} AND first_at < $1
+       RETURNING wacid, media_asset_id AS "mediaAssetId", kind`,
+      [cut, now.toISOString()],
+    );
+  }
+
   /** For `/readyz`: resolves when the database answers. */
   async ping(): Promise<void> {
     await this.db.query('SELECT 1');

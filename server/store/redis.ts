@@ -237,8 +237,8 @@ function defineScripts(r: Redis): ScriptedRedis {
   return r as ScriptedRedis;
 }
 
-/** ioredis options for a Sentinel-managed primary; password and db from the URL. */
-function sentinelOptions(opts: RedisStoreOptions): RedisOptions {
+/** ioredis options for a Sentinel-managed primary; password and db from the URL (history's queue uses them too). */
+export function sentinelOptions(opts: Pick<RedisStoreOptions, 'url' | 'sentinels' | 'sentinelName'>): RedisOptions {
   const out: RedisOptions = {
     sentinels: opts.sentinels!.map((s) => ({ host: s.host, port: s.port })),
     name: opts.sentinelName ?? 'mymaster',

@@ -18,6 +18,7 @@ import type { Store } from '../../server/store/store.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
 import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
 import { openHistory } from '../../server/history/index.ts';
+import { Metrics } from '../../server/ops/metrics.ts';
 import { tempDataDir } from '../support/data-dir.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
@@ -115,7 +116,10 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     passwordChecks++;
     return check(name, password);
   };
+  // One registry for the app and history, so /metrics shows the history writer's lag.
+  const metrics = new Metrics();
   const sb = withCalling(await createSwitchboard({
+    metrics,
     config: o.demo ? { ...config, demo: true } : config,
     store,
     log,
@@ -130,7 +134,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
-    history: o.history ? await openHistory(config, { log, prefix }) : null,
+    history: o.history ? await openHistory(config, { log, prefix, metrics }) : null,
   }));
   await sb.start();
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {

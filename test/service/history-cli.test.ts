@@ -25,6 +25,7 @@ import { createServiceClient } from '../../server/service/index.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import { muxOggOpus } from '../emulator/calls/ogg.ts';
 import { listen } from '../foundation/helpers.ts';
+import { login } from '../e2e/harness.ts';
 import { openTestHistory, type TestHistory } from '../support/history.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { runBin } from './cli-run.ts';
@@ -168,6 +169,35 @@ describe('switchboard history / archive', { timeout: 120_000 }, () => {
 
     const unset = await run(['history', 'calls'], { SWITCHBOARD_USER: 'ops', SWITCHBOARD_PASSWORD: 'ops' });
     expect(unset).toMatchObject({ code: 1, stderr: 'CONFIG_ERROR: SWITCHBOARD_URL is not set\n' });
+  });
+
+  it('the archive download answers byte ranges (206, Accept-Ranges) so the page’s <audio> streams and seeks', async () => {
+    const cookie = await login(sb.url, 'supervisor', 'supervisor');
+    const url = `${sb.url}/api/archive/c-one/cma_rec.ogg`;
+    const get = (range?: string) => fetch(url, { headers: { cookie, ...(range ? { range } : {}) } });
+    const whole = await get();
+    expect(whole.status).toBe(200);
+    expect(whole.headers.get('accept-ranges')).toBe('bytes');
+    expect(Buffer.from(await whole.arrayBuffer()).equals(OGG)).toBe(true);
+
+    const part = await get('bytes=100-199');
+    expect(part.status).toBe(206);
+    expect(part.headers.get('content-range')).toBe(`bytes 100-199/${OGG.length}`);
+    expect(part.headers.get('content-length')).toBe('100');
+    expect(Buffer.from(await part.arrayBuffer()).equals(OGG.subarray(100, 200))).toBe(true);
+
+    const open = await get('bytes=50-');
+    expect(open.status).toBe(206);
+    expect(Buffer.from(await open.arrayBuffer()).equals(OGG.subarray(50))).toBe(true);
+    const tail = await get('bytes=-10');
+    expect(tail.headers.get('content-range')).toBe(`bytes ${OGG.length - 10}-${OGG.length - 1}/${OGG.length}`);
+    expect(Buffer.from(await tail.arrayBuffer()).equals(OGG.subarray(OGG.length - 10))).toBe(true);
+
+    const past = await get(`bytes=${OGG.length}-`);
+    expect(past.status).toBe(416);
+    expect(past.headers.get('content-range')).toBe(`bytes */${OGG.length}`);
+    // Not for other users' eyes either way.
+    expect((await fetch(url, { headers: { range: 'bytes=0-9' } })).status).toBe(401);
   });
 
   it('--database reads the history database itself (PGlite under DATA_DIR), no server needed', async () => {

@@ -21,6 +21,10 @@ export interface TestDatabase {
   readonly url: string;
   /** SQL as the admin on the maintenance database (e.g. to cut the test database off). */
   admin(text: string, params?: unknown[]): Promise<pg.QueryResult>;
+  /** A real outage of this database: no new connections (`ALLOW_CONNECTIONS false`), the open ones cut. */
+  cutOff(): Promise<void>;
+  /** End the outage. */
+  reopen(): Promise<void>;
   /** Drop the database (closing its connections first). Safe to call twice. */
   drop(): Promise<void>;
 }
@@ -54,7 +58,15 @@ export async function createTestDatabase(tag = 'sb_test'): Promise<TestDatabase>
     name,
     url: withDatabase(ADMIN_URL, name),
     admin: adminQuery,
+    async cutOff() {
+      await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+      await adminQuery('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [name]);
+    },
+    async reopen() {
+      await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    },
     async drop() {
+      await adminQuery(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`).catch(() => undefined);
       if (dropped) return;
       dropped = true;
       await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
