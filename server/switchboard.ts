@@ -35,6 +35,7 @@ import type { Calls } from './service/resources/calls.ts';
 import type { Store, StreamEntry } from './store/store.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
+import { Monitors } from './monitor/index.ts';
 import { buildWebAgent } from '../web-agent/build.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
@@ -214,6 +215,19 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
   const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now });
   const numbers = service.phoneNumbers;
+  // ---- supervisor console (issue 17): monitoring relay ----
+  const monitors = new Monitors({
+    store,
+    hub,
+    log: log.child({ part: 'monitor' }),
+    showListening: config.monitorShowListening,
+    now,
+    timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
+  });
+  const onCommittedMonitor = (before: { state: string } | null, after: { state: string; wacid: string }) => {
+    if (after.state === 'ended' && before?.state !== 'ended') monitors.callEnded(after.wacid).catch((err: Error) => log.warn({ wacid: after.wacid, err: err.message }, 'monitor end failed'));
+  };
+  // ---- end supervisor console ----
   const engine = new CallEngine({
     store,
     calls: service.calls,
@@ -230,7 +244,10 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
-    ...(history ? { onCommitted: (before, after, event, version) => factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f)) } : {}),
+    onCommitted: (before, after, event, version) => {
+      onCommittedMonitor(before, after); // issue 17
+      if (history) factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
+    },
   });
   const gateway = createGateway({
     auth,
@@ -240,6 +257,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+    monitors, // issue 17
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();

@@ -82,6 +82,11 @@ export interface Config {
   // ---- messaging (issue 16) ----
   /** What goes to a customer after a missed call (`off`, an interactive permission request, or a template). */
   readonly missedCallFollowup: FollowupSetting;
+  // ---- supervisor console (issue 17) ----
+  /** Whether the agent's page shows a supervisor who only listens (whisper and barge always show). */
+  readonly monitorShowListening: boolean;
+  /** Service level: a call answered within this many seconds of arriving counts as within SLA. */
+  readonly slaSeconds: number;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -124,6 +129,9 @@ export const VARIABLES = [
   'ARCHIVE_RETENTION_DAYS',
   // messaging (issue 16)
   'MISSED_CALL_FOLLOWUP',
+  // supervisor console (issue 17)
+  'MONITOR_SHOW_LISTENING',
+  'SLA_SECONDS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -263,6 +271,8 @@ const schemas = {
       return z.NEVER;
     }
   }),
+  MONITOR_SHOW_LISTENING: z.enum(['true', 'false'], 'must be true or false').transform((v) => v === 'true'),
+  SLA_SECONDS: intIn(1, 3600),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -340,6 +350,8 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
     archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
     missedCallFollowup: read(env, 'MISSED_CALL_FOLLOWUP') ?? { kind: 'off' },
+    monitorShowListening: read(env, 'MONITOR_SHOW_LISTENING') ?? true,
+    slaSeconds: read(env, 'SLA_SECONDS') ?? 20,
   };
   return Object.freeze(config);
 }
