@@ -64,6 +64,18 @@ export function agentMonitoring(x: AgentMonitoringContext) {
     );
   }
 
+  // For tests (and a curious developer): what the agent hears of a supervisor, by tone.
+  Object.defineProperty(window, '__monitor', {
+    value: Object.freeze({
+      entries: () => [...controller.entries.values()].map((e) => ({ monitorId: e.monitorId, shown: e.shown, mode: e.monitor?.mode, phase: e.monitor?.phase })),
+      heard: (hz: number[]) => {
+        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
+        return m instanceof AgentMonitor ? m.heard.tones(hz) : hz.map(() => 0);
+      },
+    }),
+    configurable: false,
+  });
+
   return {
     controller,
     onServer(msg: ServerMsg): void {
