@@ -36,6 +36,7 @@ import type { Store, StreamEntry } from './store/store.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
+import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { buildWebAgent } from '../web-agent/build.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
@@ -89,6 +90,8 @@ export interface SwitchboardOptions {
    */
   history?: History | null;
   now?: () => number;
+  /** Wallboard push period (default 5 s; 0: only on call changes). */
+  wallboardMs?: number;
 }
 
 /** The calling half: present when there is a Service. */
@@ -224,7 +227,10 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
   });
+  // The wallboard is built after the engine (it reads the agent board); changes before that are none.
+  let wallboard: ReturnType<typeof createWallboard> | undefined;
   const onCommittedMonitor = (before: { state: string } | null, after: { state: string; wacid: string }) => {
+    if (before?.state !== after.state) wallboard?.changed();
     if (after.state === 'ended' && before?.state !== 'ended') monitors.callEnded(after.wacid).catch((err: Error) => log.warn({ wacid: after.wacid, err: err.message }, 'monitor end failed'));
   };
   // ---- end supervisor console ----
@@ -248,6 +254,18 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       onCommittedMonitor(before, after); // issue 17
       if (history) factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
     },
+  });
+  // issue 17: the wallboard (shared sources only: history's rows of today, the store's live calls)
+  wallboard = createWallboard({
+    auth,
+    store,
+    history,
+    hub,
+    agents: boardAgents(engine.board, config.wrapUpMs),
+    slaSeconds: config.slaSeconds,
+    log: log.child({ part: 'wallboard' }),
+    now,
+    ...(o.wallboardMs !== undefined ? { periodMs: o.wallboardMs } : {}),
   });
   const gateway = createGateway({
     auth,
@@ -294,15 +312,18 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       if (historyRoutes) app.route('/', historyRoutes);
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
+      app.route('/', wallboard!.routes); // issue 17
       app.route('/', webRoutes);
     },
     async start() {
       await hub.start();
       await gateway.start();
       engine.start();
+      wallboard?.start(); // issue 17
     },
     close() {
       engine.close();
+      wallboard?.close(); // issue 17
       permissions.close();
       gateway.close();
       wss.close();

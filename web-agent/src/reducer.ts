@@ -215,6 +215,7 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'permission.updated':
     case 'callback.updated':
     case 'message.updated':
+    case 'wallboard': // the supervisor console's wallboard keeps its own figures
       // Shown by the callback and customer panels, which keep their own lists.
       return state;
     case 'monitor.started':
