@@ -16,14 +16,19 @@ import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiS
 import type { CallView } from '../../../shared/protocol.ts';
 import { liveStateText } from './supervisor/live.ts';
 import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
+import { WallboardView } from './supervisor/wallboard.tsx';
+import type { Wallboard } from '../../../shared/protocol.ts';
 
 let state: UiState = initialState;
 let conn: Connection | undefined;
 let me: Me | undefined;
+/** The last wallboard (GET /api/wallboard first, then every `wallboard` frame). */
+let board: Wallboard | undefined;
 const panel = new CallbackPanel(() => conn, () => state);
 const monitoring = new SupervisorMonitoring(() => conn, () => draw(), (message) => dispatch({ type: 'error', message, code: 'MONITOR', now: Date.now() })); // issue 17
 
 function dispatch(ev: UiEvent): void {
+  if (ev.type === 'server' && ev.msg.type === 'wallboard') board = ev.msg;
   const before = state;
   state = reduce(state, ev);
   draw();
@@ -111,6 +116,7 @@ export function RecentCalls({ ended }: { ended: EndedCall[] }) {
 function draw(): void {
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
   render(<LiveCalls live={liveCalls(state)} now={Date.now() + state.skewMs} m={monitoring} />, document.getElementById('live')!);
+  render(<WallboardView board={board} now={Date.now()} />, document.getElementById('wallboard')!);
   render(<RecentCalls ended={state.ended} />, document.getElementById('recent')!);
 }
 
@@ -124,6 +130,10 @@ async function boot(): Promise<void> {
     return;
   }
   panel.start();
+  void fetch('/api/wallboard').then(async (r) => {
+    if (r.ok && !board) board = (await r.json()) as Wallboard;
+    draw();
+  });
   conn = connectPage(me, dispatch);
   setInterval(draw, 1000); // call times
   setInterval(() => monitoring.controller.entries.size > 0 && draw(), 200); // the monitor's meter

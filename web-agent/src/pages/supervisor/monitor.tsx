@@ -134,7 +134,7 @@ export function MonitorCell({ call, m }: { call: CallView; m: SupervisorMonitori
           {LABEL[x]}
         </button>
       ))}
-      <button type="button" class="btn btn-small btn-danger" data-testid="monitor-stop" onClick={() => m.stop(entry.monitorId)}>
+      <button type="button" class="btn btn-small btn-stop" data-testid="monitor-stop" onClick={() => m.stop(entry.monitorId)}>
         Stop
       </button>
       <meter class="monitor-meter" data-testid="monitor-meter" min={0} max={1} value={level} aria-label="What you hear" />
