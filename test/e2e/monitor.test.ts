@@ -113,6 +113,8 @@ describe('monitoring through the server and the pages', () => {
     const { agent, wacid } = await agentOnCall();
     let sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    // The console's wallboard shows the agent on the call (issue 17 item 1, the page's side).
+    await sup.locator('[data-testid="wb-agent"][data-name="agent1"][data-status="on-call"]').waitFor();
 
     // listen
     await mode(sup, wacid, 'listen');
