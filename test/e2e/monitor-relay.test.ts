@@ -3,16 +3,19 @@
  * agent's tab on node A holds a real call (werift answer, emulator caller), the supervisor
  * on node B monitors it. Roles and states are checked, the offer / answer go to exactly
  * the other tab (without the request id), the mode reaches both, and each end trigger
- * (supervisor's tab closing, the call ending, the agent's tab closing) ends it once.
+ * (supervisor's tab closing, the call ending, the agent's tab closing) ends it once; the
+ * call's timeline in history (one PostgreSQL for both nodes) shows it.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerMsg } from '../../shared/protocol.ts';
+import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
-import { agentClient, emulatorRequest, sleep, startBridge, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, emulatorRequest, sleep, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 import { PeerHost } from './program-agent.ts';
 
 let redis: TestRedis;
+let pg: TestDatabase;
 let a: Bridge;
 let b: Bridge;
 let host: PeerHost;
@@ -24,14 +27,18 @@ beforeAll(async () => {
   redis = await startRedis();
   const prefix = uniquePrefix('monitor');
   const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: '0', MONITOR_SHOW_LISTENING: 'false' };
-  b = await startBridge({ agents: ['agent1'], supervisors: ['boss'], redisUrl: redis.url, storePrefix: prefix, env });
-  a = await startBridge({ agents: ['agent1'], supervisors: ['boss'], redisUrl: redis.url, storePrefix: prefix, env, sharedEmulator: { emu: b.emu, secret: b.secret } });
+  // Both nodes record history in one PostgreSQL: the monitor's timeline entries land there, whichever node acts.
+  pg = await createTestDatabase('sb_monitor');
+  const withHistory = { ...env, DATABASE_URL: pg.url };
+  b = await startBridge({ agents: ['agent1'], supervisors: ['boss'], redisUrl: redis.url, storePrefix: prefix, env: withHistory, history: true });
+  a = await startBridge({ agents: ['agent1'], supervisors: ['boss'], redisUrl: redis.url, storePrefix: prefix, env: withHistory, history: true, sharedEmulator: { emu: b.emu, secret: b.secret } });
   host = await PeerHost.start(a.url);
 }, 60_000);
 afterAll(async () => {
   await host?.close();
   await a?.close();
   await b?.close();
+  await pg?.drop();
   await redis?.close();
 });
 
@@ -96,6 +103,16 @@ describe('monitoring relay, two nodes', () => {
     await sleep(300);
     const rec = await a.store.getCall(wacid);
     expect(rec?.state).toBe('active');
+    // The call's timeline in history: started (who, mode), the mode change, the end (why).
+    const timeline = await until('monitor timeline in history', async () => {
+      const t = (await b.sb.history!.store.getCall(wacid))?.timeline.filter((e) => e.event.startsWith('monitor.'));
+      return t && t.length === 3 ? t : undefined;
+    }, 15_000);
+    expect(timeline.map((e) => [e.event, e.detail])).toEqual([
+      ['monitor.started', { supervisor: 'boss', mode: 'listen' }],
+      ['monitor.mode', { mode: 'whisper' }],
+      ['monitor.ended', { reason: 'supervisor-gone' }],
+    ]);
     // The call can be monitored again (nothing left claimed).
     const again = await other.request({ type: 'monitor.start', wacid, mode: 'listen' });
     expect(again).toMatchObject({ type: 'ack' });
