@@ -92,6 +92,8 @@ export class Monitors {
         const m = await this.load(msg.monitorId);
         if (!m) return fail('NOT_FOUND', 'no such monitor');
         if (m.supervisorConn !== conn.id) return fail('FORBIDDEN', "only this monitor's supervisor changes its mode");
+        // Ended meanwhile (on any node): do not write it back.
+        if ((await this.o.store.get(`monitor-ended:${m.monitorId}`)) !== null) return fail('NOT_FOUND', 'the monitor has ended');
         const next = { ...m, mode: msg.mode };
         await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
         ack();
