@@ -57,8 +57,8 @@ afterAll(async () => {
   expect(pageErrors).toEqual([]);
 });
 
-async function loggedIn(browser: Browser, name: string, path: '/' | '/supervisor'): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+async function loggedIn(browser: Browser, name: string, path: '/' | '/supervisor', viewport = { width: 1280, height: 800 }): Promise<Page> {
+  const ctx = await browser.newContext({ viewport });
   const page = await ctx.newPage();
   page.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
   await page.goto(`${bridge!.url}${path}`);
@@ -113,8 +113,16 @@ describe('monitoring through the server and the pages', () => {
     const { agent, wacid } = await agentOnCall();
     let sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    await expect(row(sup, wacid).textContent()).resolves.toContain('on call with agent1');
     // The console's wallboard shows the agent on the call (issue 17 item 1, the page's side).
     await sup.locator('[data-testid="wb-agent"][data-name="agent1"][data-status="on-call"]').waitFor();
+
+    // On a phone the console (wallboard, live calls with their buttons) fits the width.
+    const phone = await loggedIn(supBrowser, 'boss', '/supervisor', { width: 375, height: 800 });
+    await row(phone, wacid).getByTestId('monitor-listen').waitFor();
+    await phone.locator('[data-testid="wb-agent"][data-name="agent1"]').waitFor();
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await phone.context().close();
 
     // listen
     await mode(sup, wacid, 'listen');
