@@ -43,6 +43,8 @@ import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts'
 import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
 import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
+import { Monitors } from './monitor/index.ts';
+import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { buildWebAgent } from '../web-agent/build.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
@@ -100,6 +102,8 @@ export interface SwitchboardOptions {
    */
   history?: History | null;
   now?: () => number;
+  /** Wallboard push period (default 5 s; 0: only on call changes). */
+  wallboardMs?: number;
 }
 
 /** The calling half: present when there is a Service. */
@@ -252,6 +256,22 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const queue = m16.callbacks(permissions);
   // ---- end issue 16 ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
+  // ---- supervisor console (issue 17): monitoring relay ----
+  const monitors = new Monitors({
+    store,
+    hub,
+    log: log.child({ part: 'monitor' }),
+    showListening: config.monitorShowListening,
+    now,
+    timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
+  });
+  // The wallboard is built after the engine (it reads the agent board); changes before that are none.
+  let wallboard: ReturnType<typeof createWallboard> | undefined;
+  const onCommittedMonitor = (before: { state: string } | null, after: { state: string; wacid: string }) => {
+    if (before?.state !== after.state) wallboard?.changed();
+    if (after.state === 'ended' && before?.state !== 'ended') monitors.callEnded(after.wacid).catch((err: Error) => log.warn({ wacid: after.wacid, err: err.message }, 'monitor end failed'));
+  };
+  // ---- end supervisor console ----
   const engine = new CallEngine({
     store,
     calls: service.calls,
@@ -268,19 +288,30 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
-    ...(history
-      ? {
-          onCommitted: (before, after, event, version) => {
-            factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
-            queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
-          },
-        }
-      : {}),
+    onCommitted: (before, after, event, version) => {
+      onCommittedMonitor(before, after); // issue 17
+      if (history) {
+        factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
+        queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
+      }
+    },
     // ---- agent desktop (issue 15): wrap-up codes, away reasons, where a wrap-up goes ----
     dispositions: config.dispositions,
     awayReasons: config.awayReasons,
     onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
     // ---- end agent desktop ----
+  });
+  // issue 17: the wallboard (shared sources only: history's rows of today, the store's live calls)
+  wallboard = createWallboard({
+    auth,
+    store,
+    history,
+    hub,
+    agents: boardAgents(engine.board, config.wrapUpMs),
+    slaSeconds: config.slaSeconds,
+    log: log.child({ part: 'wallboard' }),
+    now,
+    ...(o.wallboardMs !== undefined ? { periodMs: o.wallboardMs } : {}),
   });
   const gateway = createGateway({
     auth,
@@ -290,6 +321,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+    monitors, // issue 17
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();
@@ -338,6 +370,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
+      app.route('/', wallboard!.routes); // issue 17
       app.route('/', webRoutes);
     },
     async start() {
@@ -345,10 +378,12 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       await gateway.start();
       await m16.start(); // issue 16: catalog, opt-outs, reconcile loop
       engine.start();
+      wallboard?.start(); // issue 17
     },
     close() {
       m16.stop(); // issue 16
       engine.close();
+      wallboard?.close(); // issue 17
       permissions.close();
       gateway.close();
       wss.close();

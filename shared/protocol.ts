@@ -317,7 +317,33 @@ export const MonitorSignalRelayed = z
   .object({ type: z.literal('monitor.signal'), ...signalFields })
   .refine(sdpMatchesKind, sdpMatchesKindError);
 
+// ---- wallboard (issue 17 item 1; GET /api/wallboard returns the same object) ------------
+
+/** One business number's figures: live counts now, the rest for today (the server's TZ). */
+export const WallboardNumber = z.object({
+  businessNumber: z.string(),
+  waiting: z.number().int().min(0),
+  ringing: z.number().int().min(0),
+  longestWaitMs: z.number().int().min(0),
+  offered: z.number().int().min(0),
+  answered: z.number().int().min(0),
+  abandoned: z.number().int().min(0),
+  missed: z.number().int().min(0),
+  /** 0..1: the share of offered calls answered within SLA_SECONDS. */
+  serviceLevel: z.number().min(0).max(1),
+  asaMs: z.number().int().min(0),
+  ahtMs: z.number().int().min(0),
+});
+export type WallboardNumber = z.infer<typeof WallboardNumber>;
+export const WallboardAgent = z.object({ name: userName, status: AgentStatus, reason: z.string().optional(), since: z.number(), callsToday: z.number().int().min(0) });
+export type WallboardAgent = z.infer<typeof WallboardAgent>;
+export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number() });
+export type Wallboard = z.infer<typeof Wallboard>;
+/** To supervisors, periodically and when calls change. */
+export const WallboardMsg = Wallboard.extend({ type: z.literal('wallboard') });
+
 export const ServerMsg = z.discriminatedUnion('type', [
+  WallboardMsg,
   MonitorStarted,
   MonitorModeChanged,
   MonitorEnded,

@@ -141,6 +141,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ MISSED_CALL_FOLLOWUP: 'sms' })).toThrow(/^MISSED_CALL_FOLLOWUP: must be 'off', 'interactive' or 'template:<name>:<language>'.*\(got "sms"\)/);
   });
 
+  it('MONITOR_SHOW_LISTENING: true by default, true or false only; SLA_SECONDS: 20 by default, 1..3600', () => {
+    expect(loadConfig({}).monitorShowListening).toBe(true);
+    expect(loadConfig({ MONITOR_SHOW_LISTENING: 'false' }).monitorShowListening).toBe(false);
+    expect(() => loadConfig({ MONITOR_SHOW_LISTENING: 'yes' })).toThrow(/^MONITOR_SHOW_LISTENING: must be true or false/);
+    expect(loadConfig({}).slaSeconds).toBe(20);
+    expect(loadConfig({ SLA_SECONDS: '30' }).slaSeconds).toBe(30);
+    expect(() => loadConfig({ SLA_SECONDS: '0' })).toThrow(/^SLA_SECONDS: /);
+  });
+
   it('DATABASE_URL: a postgres URL; an invalid one is refused without echoing it (it may hold a password)', () => {
     const url = 'postgres://sb:p%40ss-w0rd-secret@db.example:5432/switchboard';
     expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
@@ -223,6 +232,7 @@ describe('loadConfig', () => {
         'DATABASE_URL', 'DATA_DIR', 'HISTORY_RETENTION_DAYS', 'ARCHIVE_RETENTION_DAYS',
         'MISSED_CALL_FOLLOWUP',
         'DISPOSITIONS', 'AWAY_REASONS', 'CONTACT_NOTES',
+        'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
       ].sort(),
     );
   });

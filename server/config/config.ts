@@ -89,6 +89,11 @@ export interface Config {
   readonly awayReasons: readonly string[];
   /** Also write each wrap-up (disposition and notes) as a contact note at the Service. */
   readonly contactNotes: boolean;
+  // ---- supervisor console (issue 17) ----
+  /** Whether the agent's page shows a supervisor who only listens (whisper and barge always show). */
+  readonly monitorShowListening: boolean;
+  /** Service level: a call answered within this many seconds of arriving counts as within SLA. */
+  readonly slaSeconds: number;
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -135,6 +140,9 @@ export const VARIABLES = [
   'DISPOSITIONS',
   'AWAY_REASONS',
   'CONTACT_NOTES',
+  // supervisor console (issue 17)
+  'MONITOR_SHOW_LISTENING',
+  'SLA_SECONDS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -288,6 +296,8 @@ const schemas = {
       return z.NEVER;
     }
   }),
+  MONITOR_SHOW_LISTENING: z.enum(['true', 'false'], 'must be true or false').transform((v) => v === 'true'),
+  SLA_SECONDS: intIn(1, 3600),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -368,6 +378,8 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     dispositions: Object.freeze(read(env, 'DISPOSITIONS') ?? ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other']),
     awayReasons: Object.freeze(read(env, 'AWAY_REASONS') ?? ['Break', 'Lunch', 'Training', 'Meeting']),
     contactNotes: read(env, 'CONTACT_NOTES') ?? false,
+    monitorShowListening: read(env, 'MONITOR_SHOW_LISTENING') ?? true,
+    slaSeconds: read(env, 'SLA_SECONDS') ?? 20,
   };
   return Object.freeze(config);
 }

@@ -24,6 +24,7 @@ import type { Logger } from '../log/logger.ts';
 import { HttpForbidden, HttpUnauthorized } from '../ops/errors.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from '../push/hub.ts';
+import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
@@ -41,6 +42,8 @@ export interface GatewayOptions {
   heartbeatMs?: number;
   deadAfterMs?: number;
   now?: () => number;
+  /** Monitoring relay (issue 17): `monitor.*` requests and every socket's open and close. */
+  monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
 }
 
 /** Close code of a socket whose login session ended (logout or expiry). */
@@ -147,6 +150,7 @@ export function createGateway(o: GatewayOptions): Gateway {
         raw.on('pong', () => (me.lastSeen = now()));
         hub.add(conn);
         engine.agentConnected(conn);
+        o.monitors?.connOpened(conn).catch((err: Error) => log.warn({ conn: conn.id, err: err.message }, 'monitor: socket not recorded'));
         // welcome first: queue it so no reply can overtake it.
         me.queue = me.queue.then(async () => conn.send(JSON.stringify(await engine.welcome(user)))).catch((err: Error) => {
           // No state to show (the store is down): say so and close, so the client reconnects later.
@@ -180,6 +184,7 @@ export function createGateway(o: GatewayOptions): Gateway {
         live.delete(me.conn.id);
         hub.remove(me.conn);
         engine.agentDisconnected(me.conn);
+        o.monitors?.connClosed(me.conn).catch((err: Error) => log.warn({ conn: me.conn.id, err: err.message }, 'monitor: close not handled'));
         log.info({ user: user.name, conn: me.conn.id }, 'socket closed');
       },
     };
@@ -200,6 +205,11 @@ export function createGateway(o: GatewayOptions): Gateway {
           engine.setPresence(conn.user, msg.status, conn, msg.id, msg.reason);
           return;
         default:
+          if (isMonitorRequest(msg)) {
+            if (o.monitors) await o.monitors.handle(conn, msg);
+            else conn.send(JSON.stringify({ type: 'error', id: msg.id, code: 'UNAVAILABLE', message: 'monitoring is not enabled on this server' } satisfies ServerMsg));
+            return;
+          }
           await engine.request(conn, msg);
       }
     } catch (err) {

@@ -10,7 +10,7 @@
  * (the pages use a 2 s grace after `disconnected`; the server's socket close is the fast path).
  */
 import * as esbuild from 'esbuild';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import type { SignalMessage } from '../../web-agent/src/monitor/signaling.ts';
 import { OpusDecoder, SAMPLE_RATE } from '../emulator/calls/audio.ts';
 import { AudioPeer } from '../emulator/calls/peer.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { wav } from '../support/tones.ts';
 
 const CALLER_HZ = 440;
 const AGENT_HZ = 730;
@@ -44,29 +45,6 @@ let caller: AudioPeer;
 const pageErrors: string[] = [];
 /** Every monitor.signal the pages sent, as the server would receive them. */
 const relayed: Array<{ from: 'agent' | 'supervisor'; msg: SignalMessage }> = [];
-
-/** A mono 48 kHz 16-bit WAV of a sine: what Chromium's fake microphone plays (looped). */
-function wav(path: string, hz: number, seconds = 4, amplitude = 0.3): string {
-  const n = SAMPLE_RATE * seconds;
-  const buf = Buffer.alloc(44 + n * 2);
-  buf.write('RIFF', 0);
-  buf.writeUInt32LE(36 + n * 2, 4);
-  buf.write('WAVEfmt ', 8);
-  buf.writeUInt32LE(16, 16);
-  buf.writeUInt16LE(1, 20); // PCM
-  buf.writeUInt16LE(1, 22); // mono
-  buf.writeUInt32LE(SAMPLE_RATE, 24);
-  buf.writeUInt32LE(SAMPLE_RATE * 2, 28);
-  buf.writeUInt16LE(2, 32);
-  buf.writeUInt16LE(16, 34);
-  buf.write('data', 36);
-  buf.writeUInt32LE(n * 2, 40);
-  // A whole number of periods per file, so the loop has no click.
-  const f = Math.round(hz * seconds) / seconds;
-  for (let i = 0; i < n; i++) buf.writeInt16LE(Math.round(amplitude * 32767 * Math.sin((2 * Math.PI * f * i) / SAMPLE_RATE)), 44 + i * 2);
-  writeFileSync(path, buf);
-  return path;
-}
 
 /** Stands in for the server's relay: validates the request frame, relays the frame the other tab gets. */
 async function relay(from: 'agent' | 'supervisor', msg: SignalMessage): Promise<void> {

@@ -220,6 +220,7 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'callback.updated':
     case 'message.updated':
     case 'agents.state':
+    case 'wallboard': // the supervisor console's wallboard keeps its own figures
       // Shown by the callback, customer and supervisor panels, which keep their own lists.
       return state;
     case 'monitor.started':

@@ -550,6 +550,17 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const call = mine(c);
     return call ? c.json(view(call)) : notFound(c, 'call');
   });
+  // What the simulated user heard lately, tone by tone (tests tell voices apart by frequency).
+  control.get('/calls/:wacid/hears', (c) => {
+    const call = mine(c);
+    if (!call) return notFound(c, 'call');
+    const hz = (c.req.query('hz') ?? '').split(',').filter((x) => x !== '').map(Number);
+    const ms = Number(c.req.query('ms') ?? '1000');
+    if (hz.length === 0 || hz.length > 16 || hz.some((f) => !(f >= 20 && f <= 20000))) return badRequest(c, 'hz: 1 to 16 comma-separated frequencies from 20 to 20000');
+    if (!(ms >= 100 && ms <= 3000)) return badRequest(c, 'ms: a number from 100 to 3000');
+    if (!call.peer) return conflict(c, call, 'measure');
+    return c.json(call.peer.hears(hz, ms));
+  });
   control.post('/calls/:wacid/hangup', (c) => {
     const call = mine(c);
     if (!call) return notFound(c, 'call');

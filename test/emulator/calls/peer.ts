@@ -10,7 +10,13 @@
  * `startEmulator()` (demo mode starts the emulator lazily).
  */
 import type * as Werift from 'werift';
-import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, OpusEncoder, frameSource, rms, type AudioSource, type WindowStats } from './audio.ts';
+import { toneLevel } from '../../../web-agent/src/monitor/energy.ts';
+import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, OpusEncoder, SAMPLE_RATE, frameSource, rms, type AudioSource, type WindowStats } from './audio.ts';
+
+/** How much decoded audio a peer keeps for `hears` (what the simulated user heard lately). */
+const RECENT_MS = 3_000;
+/** Goertzel block, as the pages' meters (4096 samples at 48 kHz ≈ 85 ms). */
+const BLOCK = 4096;
 
 export type { AudioSource } from './audio.ts';
 
@@ -146,6 +152,8 @@ export class AudioPeer {
   private decoder: OpusDecoder | undefined;
   /** What was heard since `markWindow()` (hold music vs speech vs silence). */
   private readonly window = new LevelWindow();
+  /** Decoded frames of the last RECENT_MS (for `hears`). */
+  private recent: Array<{ at: number; pcm: Int16Array }> = [];
   private encoder: OpusEncoder | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private closed = false;
@@ -286,6 +294,8 @@ export class AudioPeer {
       this.decoder ??= new OpusDecoder();
       const pcm = this.decoder.decode(p.payload);
       this.window.add(pcm);
+      this.recent.push({ at: now, pcm });
+      while (this.recent.length > 0 && this.recent[0]!.at < now - RECENT_MS) this.recent.shift();
       const level = rms(pcm);
       s.decodedFrames++;
       s.levelSum += level;
@@ -305,6 +315,24 @@ export class AudioPeer {
   /** What was heard since `markWindow()`: level, how continuous, which pitches (a tune has several). */
   windowStats(): WindowStats {
     return this.window.stats();
+  }
+
+  /**
+   * What this user heard in the last `ms` (at most 3 s), tone by tone: the amplitude of each
+   * frequency (Goertzel), the median over 4096-sample blocks; `blocks` says how much audio
+   * that was (0: nothing arrived).
+   */
+  hears(hz: readonly number[], ms: number): { levels: number[]; blocks: number } {
+    const since = Date.now() - ms;
+    const pcm: number[] = [];
+    for (const f of this.recent) if (f.at >= since) for (const v of f.pcm) pcm.push(v / 32768);
+    const blocks: number[][] = [];
+    for (let i = 0; i + BLOCK <= pcm.length; i += BLOCK) {
+      const block = pcm.slice(i, i + BLOCK);
+      blocks.push(hz.map((f) => toneLevel(block, SAMPLE_RATE, f)));
+    }
+    const median = (i: number) => (blocks.length === 0 ? 0 : blocks.map((b) => b[i]!).sort((a, b) => a - b)[Math.floor(blocks.length / 2)]!);
+    return { levels: hz.map((_, i) => median(i)), blocks: blocks.length };
   }
 
   mediaStats(): MediaStats {

@@ -27,6 +27,7 @@ import { callExtras, DeskCards, deskProps, runShortcut, toggleHold } from './age
 import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
+import { agentMonitoring } from './agent/monitor.tsx';
 import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
 import { CallbackPanel, withoutPanelCall } from './callback/panel.tsx';
@@ -53,9 +54,11 @@ const devices = agentDevices({
   goAway: () => void setPresence('away'),
   showError,
   render: () => render(),
+  micSwitched: () => monitoring.micSwitched(), // issue 17
 });
 /** Tabs of this browser tell each other about declines at once (the server also revokes). */
 const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('switchboard-agent') : undefined;
+const monitoring = agentMonitoring({ conn: () => conn, call: () => call }); // issue 17: supervisor monitoring
 const { answer, sendAnswer, decline, hangup } = callActions({
   state: () => state,
   dispatch: (ev) => dispatch(ev),
@@ -123,6 +126,7 @@ function reconcile(): void {
 }
 
 function endSession(): void {
+  if (call) monitoring.callEnded(call.wacid);
   call?.session.close();
   call = undefined;
 }
@@ -210,6 +214,7 @@ function onMessage(msg: ServerMsg): void {
   if (msg.type === 'error') return showError(`The server reported: ${msg.message}`, msg.code);
   dispatch({ type: 'server', msg, now: now() });
   desk.onMessage(msg);
+  monitoring.onServer(msg);
   if (msg.type !== 'welcome') return;
   // An answer in flight when the link dropped: if the server still shows the offer
   // ringing, it never got the answer: send the very same SDP again.
@@ -253,6 +258,7 @@ function render(): void {
     </>,
     root,
   );
+  monitoring.render();
   // The tab title is what an agent sees of a background tab.
   const ringing = !tabCall(state) && ringingCalls(state, t).length > 0;
   // A hidden tab's title flashes while a call rings (the tab strip is all the agent sees).

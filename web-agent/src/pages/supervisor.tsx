@@ -15,14 +15,22 @@ import { renderShell } from '../ui/shell.tsx';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiState } from '../reducer.ts';
 import type { CallView } from '../../../shared/protocol.ts';
+import { liveStateText } from './supervisor/live.ts';
+import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
+import { WallboardView } from './supervisor/wallboard.tsx';
+import type { Wallboard } from '../../../shared/protocol.ts';
 
 let state: UiState = initialState;
 let conn: Connection | undefined;
 let me: Me | undefined;
+/** The last wallboard (GET /api/wallboard first, then every `wallboard` frame). */
+let board: Wallboard | undefined;
 const panel = new CallbackPanel(() => conn, () => state);
 const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) }); // call-back queue (issue 16)
+const monitoring = new SupervisorMonitoring(() => conn, () => draw(), (message) => dispatch({ type: 'error', message, code: 'MONITOR', now: Date.now() })); // issue 17
 
 function dispatch(ev: UiEvent): void {
+  if (ev.type === 'server' && ev.msg.type === 'wallboard') board = ev.msg;
   const before = state;
   state = reduce(state, ev);
   draw();
@@ -30,6 +38,7 @@ function dispatch(ev: UiEvent): void {
   if (ev.type === 'server') {
     panel.onServer(ev.msg);
     queue.onServer(ev.msg);
+    monitoring.onServer(ev.msg);
   }
   if (state.link !== before.link) panel.render(); // Call waits for the link
 }
@@ -44,7 +53,7 @@ function timeText(v: CallView, now: number): string {
   return v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : '';
 }
 
-export function LiveCalls({ live, now }: { live: CallView[]; now: number }) {
+export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?: SupervisorMonitoring }) {
   return (
     <>
       <h1 id="live-title" class="card-title">
@@ -65,6 +74,7 @@ export function LiveCalls({ live, now }: { live: CallView[]; now: number }) {
               <th scope="col">State</th>
               <th scope="col">Agent</th>
               <th scope="col">Time</th>
+              {m && <th scope="col">Monitor</th>}
             </tr>
           </thead>
           <tbody>
@@ -73,9 +83,10 @@ export function LiveCalls({ live, now }: { live: CallView[]; now: number }) {
               <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state}>
                 <td data-label="Customer">{formatCaller(customer(v))}</td>
                 <td data-label="Business number">{formatCaller(business(v))}</td>
-                <td data-label="State">{v.direction === 'BUSINESS_INITIATED' ? `${v.state} · callback` : v.state}</td>
+                <td data-label="State">{liveStateText(v)}</td>
                 <td data-label="Agent">{v.agent ?? '–'}</td>
                 <td data-label="Time">{timeText(v, now)}</td>
+                {m && <td data-label="Monitor">{<MonitorCell call={v} m={m} />}</td>}
               </tr>
             ))}
           </tbody>
@@ -109,12 +120,13 @@ export function RecentCalls({ ended }: { ended: EndedCall[] }) {
 
 function draw(): void {
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
-  render(<LiveCalls live={liveCalls(state)} now={Date.now() + state.skewMs} />, document.getElementById('live')!);
+  render(<LiveCalls live={liveCalls(state)} now={Date.now() + state.skewMs} m={monitoring} />, document.getElementById('live')!);
+  render(<WallboardView board={board} now={Date.now()} />, document.getElementById('wallboard')!);
   render(<RecentCalls ended={state.ended} />, document.getElementById('recent')!);
 }
 
 async function boot(): Promise<void> {
-  Object.defineProperty(window, '__switchboard', { value: Object.freeze({ callback: panel.hook() }), configurable: false });
+  Object.defineProperty(window, '__switchboard', { value: Object.freeze({ callback: panel.hook(), monitor: monitoring }), configurable: false });
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
   draw();
@@ -124,8 +136,13 @@ async function boot(): Promise<void> {
   }
   panel.start();
   queue.start();
+  void fetch('/api/wallboard').then(async (r) => {
+    if (r.ok && !board) board = (await r.json()) as Wallboard;
+    draw();
+  });
   conn = connectPage(me, dispatch);
   setInterval(draw, 1000); // call times
+  setInterval(() => monitoring.controller.entries.size > 0 && draw(), 200); // the monitor's meter
   draw();
 }
 

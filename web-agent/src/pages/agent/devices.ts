@@ -16,6 +16,8 @@ export interface DeviceContext {
   goAway(): void;
   showError(message: string, code?: string): void;
   render(): void;
+  /** The call's microphone was switched (monitoring re-reads it). */
+  micSwitched?(): void;
 }
 
 export function agentDevices(ctx: DeviceContext) {
@@ -31,7 +33,10 @@ export function agentDevices(ctx: DeviceContext) {
   async function micEnded(): Promise<void> {
     const stream = await mic.open(undefined);
     const call = ctx.call();
-    if (stream && call?.session.media.isStarted) await call.session.switchMic(stream.getAudioTracks()[0]!);
+    if (stream && call?.session.media.isStarted) {
+      await call.session.switchMic(stream.getAudioTracks()[0]!);
+      ctx.micSwitched?.();
+    }
     if (stream) showError(`Your microphone stopped; now using "${mic.detail}".`, 'MIC_SWITCHED');
     else if (ctx.available()) ctx.goAway();
     await refresh();
@@ -44,6 +49,7 @@ export function agentDevices(ctx: DeviceContext) {
     if (stream && call?.session.media.isStarted) {
       try {
         await call.session.switchMic(stream.getAudioTracks()[0]!);
+        ctx.micSwitched?.();
       } catch (e) {
         showError(`Could not switch the microphone during the call: ${(e as Error).message}`, 'MIC_SWITCH');
       }

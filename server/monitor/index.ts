@@ -1,0 +1,174 @@
+/**
+ * Monitoring relay (issue 17 item 3; the flow is in `shared/protocol.ts`). The media never
+ * touches the server: it checks roles, keeps who monitors what, and relays the offer, the
+ * answer and the end between exactly two tabs (the agent's tab holding the call and the
+ * supervisor's requesting tab).
+ *
+ * Everything is in the store, so any node can act on a monitor: the call may end on one
+ * node, the agent's socket close on a second, the supervisor's on a third; pushes reach a
+ * tab on any node through the hub's `toConn`. Keys (all with a TTL, so nothing sticks):
+ * - `monitor:<id>`        the monitor (JSON `Monitor`);
+ * - `monitor-call:<wacid>` → id: one monitor per call at a time (taken with setNX);
+ * - `monitor-conn:<conn>`  → id: one monitor per tab at a time (both tabs; setNX);
+ * - `monitor-ended:<id>`  the end is done once, whichever node sees it first (setNX);
+ * - `conn-live:<conn>`    a socket open on some node (the agent's tab must be connected).
+ */
+import { randomUUID } from 'node:crypto';
+import { monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, type ServerMsg } from '../../shared/protocol.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Conn, Hub } from '../push/hub.ts';
+import type { Store } from '../store/store.ts';
+
+type MonitorRequest = Extract<ClientMsg, { type: 'monitor.start' | 'monitor.mode' | 'monitor.signal' }>;
+
+export const MONITOR_TYPES: ReadonlySet<string> = new Set(['monitor.start', 'monitor.mode', 'monitor.signal']);
+
+export function isMonitorRequest(msg: ClientMsg): msg is MonitorRequest {
+  return MONITOR_TYPES.has(msg.type);
+}
+
+interface Monitor {
+  monitorId: string;
+  wacid: string;
+  mode: MonitorMode;
+  supervisor: string;
+  supervisorConn: string;
+  agent: string;
+  agentConn: string;
+}
+
+/** A timeline entry of the call (history's `timeline` fact). */
+export type MonitorTimeline = (entry: { wacid: string; key: string; at: string; event: string; detail: Record<string, unknown> }) => void;
+
+export interface MonitorsOptions {
+  store: Store;
+  hub: Hub;
+  log: Logger;
+  /** MONITOR_SHOW_LISTENING: the agent sees a supervisor who only listens. */
+  showListening: boolean;
+  timeline?: MonitorTimeline | undefined;
+  now?: () => number;
+}
+
+/** Monitors outlive no call: a call record lives at most 4 h. */
+const TTL_MS = 4 * 3600 * 1000;
+/** Sockets live at most as long as their login session (12 h by default). */
+const CONN_TTL_MS = 24 * 3600 * 1000;
+
+export class Monitors {
+  private readonly now: () => number;
+
+  constructor(private readonly o: MonitorsOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** A socket opened on this node. */
+  async connOpened(conn: Conn): Promise<void> {
+    await this.o.store.set(`conn-live:${conn.id}`, conn.user.name, CONN_TTL_MS);
+  }
+
+  /** A socket closed on this node: the monitor it was a side of ends. */
+  async connClosed(conn: Conn): Promise<void> {
+    await this.o.store.del(`conn-live:${conn.id}`);
+    const id = await this.o.store.get(`monitor-conn:${conn.id}`);
+    const m = id ? await this.load(id) : undefined;
+    if (m) await this.end(m, m.agentConn === conn.id ? 'agent-gone' : 'supervisor-gone', conn.id);
+  }
+
+  /** A call's record reached `ended` (on whichever node committed it). */
+  async callEnded(wacid: string): Promise<void> {
+    const id = await this.o.store.get(`monitor-call:${wacid}`);
+    const m = id ? await this.load(id) : undefined;
+    if (m) await this.end(m, 'call-ended');
+  }
+
+  async handle(conn: Conn, msg: MonitorRequest): Promise<void> {
+    const fail = (code: string, message: string) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message });
+    const ack = (extra: Record<string, unknown> = {}) => this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...extra } as ServerMsg);
+    switch (msg.type) {
+      case 'monitor.start':
+        return this.start(conn, msg, fail, ack);
+      case 'monitor.mode': {
+        const m = await this.load(msg.monitorId);
+        if (!m) return fail('NOT_FOUND', 'no such monitor');
+        if (m.supervisorConn !== conn.id) return fail('FORBIDDEN', "only this monitor's supervisor changes its mode");
+        // Ended meanwhile (on any node): do not write it back.
+        if ((await this.o.store.get(`monitor-ended:${m.monitorId}`)) !== null) return fail('NOT_FOUND', 'the monitor has ended');
+        const next = { ...m, mode: msg.mode };
+        await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
+        ack();
+        const frame = { type: 'monitor.mode' as const, monitorId: m.monitorId, wacid: m.wacid, mode: msg.mode };
+        this.o.hub.toConn(m.agentConn, { ...frame, shown: monitorShown(msg.mode, this.o.showListening) });
+        this.o.hub.toConn(m.supervisorConn, { ...frame, shown: true });
+        this.timeline(m, `monitor:${m.monitorId}:mode:${this.now()}`, 'monitor.mode', { mode: msg.mode });
+        return;
+      }
+      case 'monitor.signal': {
+        const m = await this.load(msg.monitorId);
+        if (!m) return fail('NOT_FOUND', 'no such monitor');
+        const fromAgent = m.agentConn === conn.id;
+        if (!fromAgent && m.supervisorConn !== conn.id) return fail('FORBIDDEN', 'only the two tabs of this monitor signal it');
+        if (msg.kind === 'offer' && !fromAgent) return fail('BAD_REQUEST', "kind: an offer comes from the agent's tab");
+        if (msg.kind === 'answer' && fromAgent) return fail('BAD_REQUEST', "kind: an answer comes from the supervisor's tab");
+        if (msg.kind === 'end') {
+          ack();
+          await this.end(m, msg.reason ?? (fromAgent ? 'failed' : 'stopped'));
+          return;
+        }
+        const { id: _id, ...relayed } = msg;
+        this.o.hub.toConn(fromAgent ? m.supervisorConn : m.agentConn, relayed);
+        ack();
+        return;
+      }
+    }
+  }
+
+  private async start(conn: Conn, msg: Extract<MonitorRequest, { type: 'monitor.start' }>, fail: (code: string, message: string) => void, ack: (extra?: Record<string, unknown>) => void): Promise<void> {
+    const { store } = this.o;
+    if (!conn.user.roles.includes('supervisor')) return fail('FORBIDDEN', 'only supervisors monitor calls');
+    const rec = await store.getCall(msg.wacid);
+    if (!rec) return fail('NOT_FOUND', 'no such call');
+    const agent = typeof rec.agent === 'string' ? rec.agent : undefined;
+    const agentConn = typeof rec.conn === 'string' ? rec.conn : undefined;
+    if (rec.state !== 'active' || !agent || !agentConn) return fail('CONFLICT', 'the call is not live with an agent');
+    if (agentConn === conn.id) return fail('CONFLICT', 'you hold this call yourself');
+    if ((await store.get(`conn-live:${agentConn}`)) === null) return fail('CONFLICT', "the agent's tab holding the call is not connected");
+    const m: Monitor = { monitorId: randomUUID(), wacid: msg.wacid, mode: msg.mode, supervisor: conn.user.name, supervisorConn: conn.id, agent, agentConn };
+    // Claims in order, each undone when a later one fails (nothing left stuck).
+    const claims = [`monitor-call:${m.wacid}`, `monitor-conn:${conn.id}`, `monitor-conn:${agentConn}`];
+    const why = ['the call is already monitored', 'this tab already monitors a call; stop it first', "the agent's tab is already monitored"];
+    for (let i = 0; i < claims.length; i++) {
+      if (!(await store.setNX(claims[i]!, m.monitorId, TTL_MS))) {
+        for (const k of claims.slice(0, i)) await store.del(k);
+        return fail('CONFLICT', why[i]!);
+      }
+    }
+    await store.set(`monitor:${m.monitorId}`, JSON.stringify(m), TTL_MS);
+    ack({ monitorId: m.monitorId });
+    const frame = { type: 'monitor.started' as const, monitorId: m.monitorId, wacid: m.wacid, mode: m.mode, supervisor: m.supervisor, agent: m.agent };
+    this.o.hub.toConn(m.agentConn, { ...frame, side: 'agent', shown: monitorShown(m.mode, this.o.showListening) });
+    this.o.hub.toConn(m.supervisorConn, { ...frame, side: 'supervisor', shown: true });
+    this.timeline(m, `monitor:${m.monitorId}:started`, 'monitor.started', { supervisor: m.supervisor, mode: m.mode });
+    this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, supervisor: m.supervisor, mode: m.mode }, 'monitor started');
+  }
+
+  /** End once (any node): `monitor.ended` to each tab still there (not `gone`). */
+  private async end(m: Monitor, reason: MonitorEndReason, gone?: string): Promise<void> {
+    const { store, hub } = this.o;
+    if (!(await store.setNX(`monitor-ended:${m.monitorId}`, reason, TTL_MS))) return;
+    await Promise.all([`monitor:${m.monitorId}`, `monitor-call:${m.wacid}`, `monitor-conn:${m.supervisorConn}`, `monitor-conn:${m.agentConn}`].map((k) => store.del(k)));
+    const frame: ServerMsg = { type: 'monitor.ended', monitorId: m.monitorId, wacid: m.wacid, reason };
+    for (const c of [m.agentConn, m.supervisorConn]) if (c !== gone) hub.toConn(c, frame);
+    this.timeline(m, `monitor:${m.monitorId}:ended`, 'monitor.ended', { reason });
+    this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, reason }, 'monitor ended');
+  }
+
+  private async load(id: string): Promise<Monitor | undefined> {
+    const raw = await this.o.store.get(`monitor:${id}`);
+    return raw ? (JSON.parse(raw) as Monitor) : undefined;
+  }
+
+  private timeline(m: Monitor, key: string, event: string, detail: Record<string, unknown>): void {
+    this.o.timeline?.({ wacid: m.wacid, key, at: new Date(this.now()).toISOString(), event, detail });
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * The wallboard (issue 17 item 1): `GET /api/wallboard` (supervisors) and the `wallboard`
+ * push to supervisors, every `periodMs` and soon after a call changes. The figures come
+ * from `computeWallboard` over shared sources only (history's rows of today, the store's
+ * live calls), so two nodes show the same board; no node's memory is counted, except the
+ * agents' states (the board, which every node keeps in step over pub/sub).
+ *
+ * The periodic push is made by one node per period (a short lock in the store), so
+ * supervisors get one frame per period however many nodes there are.
+ */
+import { Hono } from 'hono';
+import type { ServerMsg, Wallboard } from '../../shared/protocol.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { AgentBoard } from '../calls/agents.ts';
+import type { History } from '../history/index.ts';
+import type { Logger } from '../log/logger.ts';
+import { HttpError } from '../ops/errors.ts';
+import type { Hub } from '../push/hub.ts';
+import type { CallRecord, Store } from '../store/store.ts';
+import { computeWallboard, startOfDay, type AgentInput, type DayCall, type LiveCall } from './compute.ts';
+
+export interface WallboardOptions {
+  auth: Pick<Auth, 'requireUser'>;
+  store: Pick<Store, 'listCalls' | 'setNX'>;
+  history: Pick<History, 'store'> | undefined;
+  hub: Pick<Hub, 'toRole' | 'node'>;
+  /** Agents' states; default none. */
+  agents?: (live: readonly CallRecord[], now: number) => AgentInput[];
+  slaSeconds: number;
+  log: Logger;
+  now?: () => number;
+  /** Push period (default 5 s); 0: no periodic push. */
+  periodMs?: number;
+}
+
+/** Pages of history read per board (100 rows each): a day of up to 20 000 calls. */
+const MAX_PAGES = 200;
+
+export function createWallboard(o: WallboardOptions) {
+  const now = o.now ?? Date.now;
+  const periodMs = o.periodMs ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  let soon: NodeJS.Timeout | undefined;
+
+  async function today(t: number): Promise<DayCall[]> {
+    if (!o.history) return [];
+    const from = new Date(startOfDay(t)).toISOString();
+    const out: DayCall[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const r = await o.history.store.searchCalls({ from, limit: 100, ...(cursor ? { cursor } : {}) });
+      out.push(...r.items);
+      if (!r.cursor) break;
+      cursor = r.cursor;
+    }
+    return out;
+  }
+
+  async function current(): Promise<Wallboard> {
+    const t = now();
+    const [calls, recs] = await Promise.all([today(t), o.store.listCalls()]);
+    const live: LiveCall[] = recs
+      .filter((r) => r.state !== 'ended')
+      .map((r) => ({
+        businessNumber: String((r.direction === 'BUSINESS_INITIATED' ? r.from : r.to) ?? ''),
+        direction: r.direction === 'BUSINESS_INITIATED' ? 'BUSINESS_INITIATED' : 'USER_INITIATED',
+        state: String(r.state),
+        createdAt: typeof r.createdAt === 'number' ? r.createdAt : t,
+      }));
+    return computeWallboard({ today: calls, live, agents: o.agents?.(recs, t) ?? [], now: t, slaSeconds: o.slaSeconds });
+  }
+
+  async function push(): Promise<void> {
+    const board = await current();
+    o.hub.toRole('supervisor', { type: 'wallboard', ...board } satisfies ServerMsg);
+  }
+
+  const routes = new Hono<AuthEnv>();
+  routes.get('/api/wallboard', o.auth.requireUser('supervisor'), async (c) => {
+    try {
+      return c.json(await current());
+    } catch (err) {
+      o.log.warn({ err: { message: (err as Error).message } }, 'wallboard failed');
+      throw new HttpError(503, 'UNAVAILABLE', 'the wallboard sources (store, history) are not answering; try again shortly');
+    }
+  });
+
+  return {
+    routes,
+    current,
+    start(): void {
+      if (periodMs <= 0 || timer) return;
+      timer = setInterval(() => {
+        // One node per period pushes (the lock lapses before the next period).
+        void o.store
+          .setNX('wallboard-push', o.hub.node, Math.max(100, periodMs - 200))
+          .then((mine) => (mine ? push() : undefined))
+          .catch((err: Error) => o.log.warn({ err: err.message }, 'wallboard push failed'));
+      }, periodMs);
+      timer.unref();
+    },
+    /** A call changed: push soon (debounced per node). */
+    changed(): void {
+      if (soon) return;
+      soon = setTimeout(() => {
+        soon = undefined;
+        push().catch((err: Error) => o.log.warn({ err: err.message }, 'wallboard push failed'));
+      }, 500);
+      soon.unref();
+    },
+    close(): void {
+      if (timer) clearInterval(timer);
+      if (soon) clearTimeout(soon);
+      timer = soon = undefined;
+    },
+  };
+}
+
+/**
+ * The agents' states from the board (presence, connected, wrap-up) and the live calls
+ * (ringing, on a call: from the store, so a call held through another node counts).
+ * Richer states (away reasons, hold) replace this when the engine keeps them.
+ */
+export function boardAgents(board: Pick<AgentBoard, 'views'>, wrapUpMs: number): (live: readonly CallRecord[], now: number) => AgentInput[] {
+  return (live, now) => {
+    const byAgent = new Map<string, CallRecord>();
+    for (const r of live) if (typeof r.agent === 'string' && r.state !== 'ended' && r.state !== 'queued') byAgent.set(r.agent, r);
+    return [...board.views()].map((v): AgentInput => {
+      const call = byAgent.get(v.name);
+      if (call?.state === 'ringing') return { name: v.name, status: 'ringing', since: typeof call.createdAt === 'number' ? call.createdAt : now };
+      if (call) return { name: v.name, status: 'on-call', since: typeof call.startedAt === 'number' ? call.startedAt : now };
+      if (!v.connected) return { name: v.name, status: 'offline', since: v.idleSince };
+      if (v.wrapUntil > now) return { name: v.name, status: 'after-call-work', since: v.wrapUntil - wrapUpMs };
+      return { name: v.name, status: v.presence === 'available' ? 'available' : 'away', since: v.idleSince };
+    });
+  };
+}
