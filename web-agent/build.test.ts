@@ -42,9 +42,10 @@ describe('buildWebAgent', async () => {
 
   test('the bundles leave out zod locales and JSON-Schema code (slim zod)', () => {
     const js = [...assets].filter(([p]) => p.endsWith('.js')).map(([p]) => text(p)).join('\n');
-    // All pages together (~253 kB with the archive's search page); zod's locales alone
-    // would add ~150 kB, so the budget still catches them, and their text is looked for too.
-    expect(js.length).toBeLessThan(275_000);
+    // All pages together (~310 kB with the agent desk, the call-back queue, monitoring and the
+    // wallboard); zod's locales alone would add ~150 kB, so the budget still catches them,
+    // and their text is looked for too.
+    expect(js.length).toBeLessThan(340_000);
     expect(js).not.toMatch(/Ungültige Eingabe|Entrada inválida/);
     expect(js).not.toMatch(/fromJSONSchema|JSONSchemaGenerator/);
   });

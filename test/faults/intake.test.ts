@@ -99,7 +99,10 @@ describe('webhook intake under faults', () => {
     const lost = [...sent.accepted].filter((id) => effects[id] !== '1').length;
     const enqueuedTwice = [...inStream.values()].filter((c) => c > 1).length;
     const effectsTwice = Object.values(effects).filter((c) => Number(c) > 1).length;
-    // A second first-delivery run of one event = a second stream entry = a duplicate let through.
+    // A first delivery handled twice: a handler whose effect ran but whose reply was lost to the
+    // Redis kill is retried by its worker with the same entry. Printed, not a failure: a
+    // duplicate let into the stream shows as `enqueuedTwice` / the stream's length, and a
+    // second effect as `effectsTwice`.
     const firstRunTwice = Object.values(first).filter((c) => Number(c) > 1).length;
     const handlerRuns = Object.values(runs).reduce((s, c) => s + Number(c), 0);
 
@@ -121,7 +124,6 @@ describe('webhook intake under faults', () => {
     expect(sent.accepted.size).toBe(n);
     expect(lost).toBe(0);
     expect(enqueuedTwice).toBe(0);
-    expect(firstRunTwice).toBe(0);
     expect(effectsTwice).toBe(0);
     expect(stream.length).toBe(n);
   }, 240_000);
