@@ -30,7 +30,7 @@ const Query = z.object({ from: z.string().optional(), to: z.string().optional() 
 /** The YYYY-MM-DD of `t` in the server's time zone. */
 export function localDate(t: number): string {
   const d = new Date(t);
-  return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+  return `${String(d.getFullYear()).padStart(4, '0')}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
 }
 
 /** Midnight starting `date` (YYYY-MM-DD) in the server's time zone, or undefined for no such date. */
@@ -47,13 +47,14 @@ function midnight(date: string, plusDays = 0): number | undefined {
 
 export function reportRange(query: unknown, now: number): ReportRange {
   const q = Query.parse(query);
+  // Each date as given is checked under its own name.
+  if (q.from !== undefined && midnight(q.from) === undefined) throw new ReportQueryError('from: must be a calendar date as YYYY-MM-DD');
+  if (q.to !== undefined && midnight(q.to) === undefined) throw new ReportQueryError('to: must be a calendar date as YYYY-MM-DD');
   // One date alone is that day; neither is today.
   const from = q.from ?? q.to ?? localDate(now);
   const to = q.to ?? from;
-  const start = midnight(from);
-  if (start === undefined) throw new ReportQueryError('from: must be a calendar date as YYYY-MM-DD');
-  if (midnight(to) === undefined) throw new ReportQueryError('to: must be a calendar date as YYYY-MM-DD');
   if (to < from) throw new ReportQueryError('to: must be the same day as from or later');
+  const start = midnight(from)!;
   const end = midnight(to, 1)!;
   // Calendar days: a DST day is 23 or 25 hours, so rounding the hours gives the days.
   const days = Math.round((end - start) / 86_400_000);
