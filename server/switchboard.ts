@@ -45,6 +45,7 @@ import type { MessagingClient } from './messaging/service.ts';
 import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
+import { createReports } from './reports/index.ts';
 import { buildWebAgent } from '../web-agent/build.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
@@ -371,6 +372,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
       app.route('/', wallboard!.routes); // issue 17
+      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now })); // issue 17 item 4: /api/reports
       app.route('/', webRoutes);
     },
     async start() {

@@ -59,10 +59,34 @@ export interface WallboardInput {
 
 const SETTLED = new Set(['answered', 'abandoned', 'missed', 'rejected', 'failed']);
 
+/** A number's figures over a span of history (today on the wallboard; any range in reports). */
+export interface NumberFigures {
+  businessNumber: string;
+  offered: number;
+  answered: number;
+  abandoned: number;
+  missed: number;
+  serviceLevel: number;
+  asaMs: number;
+  ahtMs: number;
+}
+
+/**
+ * An agent's figures over a span of history. callsHandled: calls they answered (either
+ * direction; the wallboard's `callsToday`); inbound / outbound split it; ahtMs: mean talk +
+ * hold of those that ended (the numbers' AHT rule).
+ */
+export interface AgentFigures {
+  name: string;
+  callsHandled: number;
+  inbound: number;
+  outbound: number;
+  talkMs: number;
+  holdMs: number;
+  ahtMs: number;
+}
+
 interface Acc {
-  waiting: number;
-  ringing: number;
-  longestWaitMs: number;
   offered: number;
   answered: number;
   abandoned: number;
@@ -73,20 +97,35 @@ interface Acc {
   handleSum: number;
 }
 
-const empty = (): Acc => ({ waiting: 0, ringing: 0, longestWaitMs: 0, offered: 0, answered: 0, abandoned: 0, missed: 0, withinSla: 0, waitSum: 0, handled: 0, handleSum: 0 });
+const empty = (): Acc => ({ offered: 0, answered: 0, abandoned: 0, missed: 0, withinSla: 0, waitSum: 0, handled: 0, handleSum: 0 });
 
-export function computeWallboard(input: WallboardInput): Wallboard {
-  const slaMs = input.slaSeconds * 1000;
+/**
+ * The history figures (the definitions above) of a set of calls, per number and per agent,
+ * sorted by number / name. The wallboard passes today's rows; reports any range's.
+ */
+export function computeFigures(calls: readonly DayCall[], slaSeconds: number, numbers: readonly string[] = []): { numbers: NumberFigures[]; agents: AgentFigures[] } {
+  const slaMs = slaSeconds * 1000;
   const by = new Map<string, Acc>();
   const acc = (n: string) => {
     let a = by.get(n);
     if (!a) by.set(n, (a = empty()));
     return a;
   };
-  for (const n of input.numbers ?? []) acc(n);
-  const callsToday = new Map<string, number>();
-  for (const c of input.today) {
-    if (c.agent && (c.outcome === 'answered' || c.answeredAt !== undefined)) callsToday.set(c.agent, (callsToday.get(c.agent) ?? 0) + 1);
+  for (const n of numbers) acc(n);
+  const agents = new Map<string, AgentFigures & { handled: number }>();
+  for (const c of calls) {
+    if (c.agent && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
+      let g = agents.get(c.agent);
+      if (!g) agents.set(c.agent, (g = { name: c.agent, callsHandled: 0, inbound: 0, outbound: 0, talkMs: 0, holdMs: 0, ahtMs: 0, handled: 0 }));
+      g.callsHandled++;
+      if (c.direction === 'inbound') g.inbound++;
+      else g.outbound++;
+      if (c.endedAt !== undefined && c.talkMs !== undefined) {
+        g.handled++;
+        g.talkMs += c.talkMs;
+        g.holdMs += c.holdMs ?? 0;
+      }
+    }
     if (c.direction !== 'inbound' || !c.businessNumber) continue;
     // An answered call still talking counts as answered (its outcome is `in-progress`).
     const outcome = c.outcome === 'in-progress' && c.answeredAt !== undefined ? 'answered' : c.outcome;
@@ -105,31 +144,55 @@ export function computeWallboard(input: WallboardInput): Wallboard {
       a.handleSum += c.talkMs + (c.holdMs ?? 0);
     }
   }
+  return {
+    numbers: [...by.entries()]
+      .sort(([x], [y]) => x.localeCompare(y))
+      .map(([businessNumber, a]) => ({
+        businessNumber,
+        offered: a.offered,
+        answered: a.answered,
+        abandoned: a.abandoned,
+        missed: a.missed,
+        serviceLevel: a.offered === 0 ? 1 : a.withinSla / a.offered,
+        asaMs: a.answered === 0 ? 0 : Math.round(a.waitSum / a.answered),
+        ahtMs: a.handled === 0 ? 0 : Math.round(a.handleSum / a.handled),
+      })),
+    agents: [...agents.values()]
+      .sort((x, y) => x.name.localeCompare(y.name))
+      .map(({ handled, ...g }) => ({ ...g, ahtMs: handled === 0 ? 0 : Math.round((g.talkMs + g.holdMs) / handled) })),
+  };
+}
+
+interface LiveAcc {
+  waiting: number;
+  ringing: number;
+  longestWaitMs: number;
+}
+
+export function computeWallboard(input: WallboardInput): Wallboard {
+  const figures = computeFigures(input.today, input.slaSeconds, input.numbers);
+  const live = new Map<string, LiveAcc>();
   for (const l of input.live) {
     if (l.direction !== 'USER_INITIATED') continue;
     const waiting = l.state === 'queued';
     const ringing = l.state === 'ringing';
     if (!waiting && !ringing) continue;
-    const a = acc(l.businessNumber);
+    let a = live.get(l.businessNumber);
+    if (!a) live.set(l.businessNumber, (a = { waiting: 0, ringing: 0, longestWaitMs: 0 }));
     if (waiting) a.waiting++;
     else a.ringing++;
     a.longestWaitMs = Math.max(a.longestWaitMs, Math.max(0, input.now - l.createdAt));
   }
-  const numbers: WallboardNumber[] = [...by.entries()]
-    .sort(([x], [y]) => x.localeCompare(y))
-    .map(([businessNumber, a]) => ({
-      businessNumber,
-      waiting: a.waiting,
-      ringing: a.ringing,
-      longestWaitMs: a.longestWaitMs,
-      offered: a.offered,
-      answered: a.answered,
-      abandoned: a.abandoned,
-      missed: a.missed,
-      serviceLevel: a.offered === 0 ? 1 : a.withinSla / a.offered,
-      asaMs: a.answered === 0 ? 0 : Math.round(a.waitSum / a.answered),
-      ahtMs: a.handled === 0 ? 0 : Math.round(a.handleSum / a.handled),
-    }));
+  const byNumber = new Map(figures.numbers.map((n) => [n.businessNumber, n]));
+  const none = (businessNumber: string): NumberFigures => ({ businessNumber, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0 });
+  const numbers: WallboardNumber[] = [...new Set([...byNumber.keys(), ...live.keys()])]
+    .sort((x, y) => x.localeCompare(y))
+    .map((n) => {
+      const f = byNumber.get(n) ?? none(n);
+      const l = live.get(n) ?? { waiting: 0, ringing: 0, longestWaitMs: 0 };
+      return { businessNumber: n, waiting: l.waiting, ringing: l.ringing, longestWaitMs: l.longestWaitMs, offered: f.offered, answered: f.answered, abandoned: f.abandoned, missed: f.missed, serviceLevel: f.serviceLevel, asaMs: f.asaMs, ahtMs: f.ahtMs };
+    });
+  const callsToday = new Map(figures.agents.map((g) => [g.name, g.callsHandled]));
   // An agent who took calls today but whom no source knows now is shown offline.
   const known = new Set(input.agents.map((g) => g.name));
   const absent = [...callsToday.keys()].filter((n) => !known.has(n)).map((name): AgentInput => ({ name, status: 'offline', since: startOfDay(input.now) }));

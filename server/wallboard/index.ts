@@ -36,6 +36,23 @@ export interface WallboardOptions {
 /** Pages of history read per board (100 rows each): a day of up to 20 000 calls. */
 const MAX_PAGES = 200;
 
+/**
+ * The calls history received in [from, to) (`to` open: until now), read in pages of 100 up
+ * to `maxPages`; `complete` is false when more were left (the wallboard shows what it read;
+ * reports refuse the range).
+ */
+export async function readCalls(history: Pick<History, 'store'>, range: { from: string; to?: string }, maxPages: number): Promise<{ calls: DayCall[]; complete: boolean }> {
+  const out: DayCall[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < maxPages; page++) {
+    const r = await history.store.searchCalls({ ...range, limit: 100, ...(cursor ? { cursor } : {}) });
+    out.push(...r.items);
+    if (!r.cursor) return { calls: out, complete: true };
+    cursor = r.cursor;
+  }
+  return { calls: out, complete: false };
+}
+
 export function createWallboard(o: WallboardOptions) {
   const now = o.now ?? Date.now;
   const periodMs = o.periodMs ?? 5_000;
@@ -44,16 +61,7 @@ export function createWallboard(o: WallboardOptions) {
 
   async function today(t: number): Promise<DayCall[]> {
     if (!o.history) return [];
-    const from = new Date(startOfDay(t)).toISOString();
-    const out: DayCall[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const r = await o.history.store.searchCalls({ from, limit: 100, ...(cursor ? { cursor } : {}) });
-      out.push(...r.items);
-      if (!r.cursor) break;
-      cursor = r.cursor;
-    }
-    return out;
+    return (await readCalls(o.history, { from: new Date(startOfDay(t)).toISOString() }, MAX_PAGES)).calls;
   }
 
   async function current(): Promise<Wallboard> {

@@ -18,6 +18,7 @@ import type { CallView } from '../../../shared/protocol.ts';
 import { liveStateText } from './supervisor/live.ts';
 import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
 import { WallboardView } from './supervisor/wallboard.tsx';
+import { mountReports } from './supervisor/reports.tsx';
 import type { Wallboard } from '../../../shared/protocol.ts';
 
 let state: UiState = initialState;
@@ -136,6 +137,7 @@ async function boot(): Promise<void> {
   }
   panel.start();
   queue.start();
+  mountReports(document.getElementById('reports')!); // issue 17 item 4
   void fetch('/api/wallboard').then(async (r) => {
     if (r.ok && !board) board = (await r.json()) as Wallboard;
     draw();

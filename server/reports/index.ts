@@ -1,0 +1,108 @@
+/**
+ * Reports (issue 17 item 4): the wallboard's history figures (offered, answered, abandoned,
+ * missed, service level within SLA_SECONDS, ASA, AHT per number; calls handled and AHT per
+ * agent) over a chosen range of whole days, as JSON and as CSV. The figures are
+ * `computeFigures` (server/wallboard/compute.ts) over the rows `readCalls` reads: the same
+ * definitions and the same reading as the wallboard, never a second copy.
+ *
+ * - `GET /api/reports?from=YYYY-MM-DD&to=YYYY-MM-DD` (supervisors) → `{from, to, fromAt, toAt,
+ *   slaSeconds, numbers, agents}`; default today (server's time zone);
+ * - `GET /api/reports.csv?from&to&by=number|agent` → one table as `text/csv`, a download.
+ *
+ * 400 BAD_REQUEST names the field and the rule; 413 when the range holds more calls than
+ * one report reads (choose a shorter range); 503 when history does not answer.
+ */
+import { Hono, type Context } from 'hono';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { History } from '../history/index.ts';
+import type { Logger } from '../log/logger.ts';
+import { HttpError } from '../ops/errors.ts';
+import { computeFigures, type AgentFigures, type NumberFigures } from '../wallboard/compute.ts';
+import { readCalls } from '../wallboard/index.ts';
+import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
+
+export interface ReportsOptions {
+  auth: Pick<Auth, 'requireUser'>;
+  history: Pick<History, 'store'> | undefined;
+  slaSeconds: number;
+  log: Pick<Logger, 'warn'>;
+  now?: () => number;
+}
+
+export interface Report extends ReportRange {
+  slaSeconds: number;
+  numbers: NumberFigures[];
+  agents: AgentFigures[];
+}
+
+/** Pages of 100 rows one report reads at most (100 000 calls). */
+const MAX_PAGES = 1_000;
+
+const FIELDS = ['from', 'to', 'by'] as const;
+
+export const NUMBER_COLUMNS = ['businessNumber', 'offered', 'answered', 'abandoned', 'missed', 'serviceLevel', 'asaMs', 'ahtMs'] as const satisfies readonly (keyof NumberFigures)[];
+export const AGENT_COLUMNS = ['name', 'callsHandled', 'inbound', 'outbound', 'talkMs', 'holdMs', 'ahtMs'] as const satisfies readonly (keyof AgentFigures)[];
+
+/** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
+const field = (v: string | number) => {
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
+
+export function toCsv<T>(columns: readonly (keyof T & string)[], rows: readonly T[]): string {
+  return [columns.join(','), ...rows.map((r) => columns.map((k) => field(r[k] as string | number)).join(','))].map((l) => `${l}\r\n`).join('');
+}
+
+export function createReports(o: ReportsOptions): Hono<AuthEnv> {
+  const now = o.now ?? Date.now;
+  const app = new Hono<AuthEnv>();
+  const guard = o.auth.requireUser('supervisor');
+
+  /** The query's single values, refusing unknown and repeated parameters. */
+  function query(c: Context<AuthEnv>, allowed: readonly string[]): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const [k, values] of Object.entries(c.req.queries())) {
+      if (!allowed.includes(k)) throw new HttpError(400, 'BAD_REQUEST', `${k}: unknown query parameter; known: ${allowed.join(', ')}`);
+      if (values.length > 1) throw new HttpError(400, 'BAD_REQUEST', `${k}: given more than once`);
+      out[k] = values[0]!;
+    }
+    return out;
+  }
+
+  async function report(q: Record<string, string>): Promise<Report> {
+    let range: ReportRange;
+    try {
+      range = reportRange({ from: q.from, to: q.to }, now());
+    } catch (err) {
+      if (err instanceof ReportQueryError) throw new HttpError(400, 'BAD_REQUEST', err.message);
+      throw err;
+    }
+    if (!o.history) throw new HttpError(503, 'UNAVAILABLE', 'reports need call history, and this server has none');
+    let read;
+    try {
+      read = await readCalls(o.history, { from: range.fromAt, to: range.toAt }, MAX_PAGES);
+    } catch (err) {
+      o.log.warn({ err: { message: (err as Error).message } }, 'report read failed');
+      throw new HttpError(503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
+    }
+    if (!read.complete) throw new HttpError(413, 'TOO_LARGE', `from: the range holds more than ${MAX_PAGES * 100} calls; choose a shorter range`);
+    return { ...range, slaSeconds: o.slaSeconds, ...computeFigures(read.calls, o.slaSeconds) };
+  }
+
+  app.get('/api/reports', guard, async (c) => c.json(await report(query(c, ['from', 'to']))));
+
+  app.get('/api/reports.csv', guard, async (c) => {
+    const q = query(c, FIELDS);
+    const by = q.by ?? 'number';
+    if (by !== 'number' && by !== 'agent') throw new HttpError(400, 'BAD_REQUEST', 'by: must be number or agent');
+    const r = await report(q);
+    const body = by === 'number' ? toCsv(NUMBER_COLUMNS, r.numbers) : toCsv(AGENT_COLUMNS, r.agents);
+    return c.body(body, 200, {
+      'content-type': 'text/csv; charset=utf-8',
+      'content-disposition': `attachment; filename="switchboard-${by}s-${r.from}_${r.to}.csv"`,
+      'cache-control': 'no-store',
+    });
+  });
+
+  return app;
+}

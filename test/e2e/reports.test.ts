@@ -1,0 +1,66 @@
+/**
+ * Reports (issue 17 item 4) in Debian Chromium: the real server with history on (PGlite),
+ * today's scripted calls written to history as the recorder writes them; the supervisor page
+ * shows the Reports section for today by default with the known figures per number and per
+ * agent, "Download CSV" saves the server's CSV, and another range shows its own figures.
+ */
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { startOfDay } from '../../server/wallboard/compute.ts';
+import { localDate } from '../../server/reports/range.ts';
+import { login, PASSWORD, until } from './harness.ts';
+import { browserSuite } from './suite.ts';
+
+const suite = browserSuite();
+const N = '+15550001000';
+
+describe('reports on the supervisor page', () => {
+  it('today by default: the figures per number and per agent; Download CSV saves the CSV; another range', async () => {
+    const b = await suite.startBridge({ agents: ['agent1'], history: true, env: { SLA_SECONDS: '20' } });
+    const day0 = startOfDay(Date.now());
+    const at = (ms: number) => new Date(day0 + ms).toISOString();
+    const base = { type: 'call' as const, phoneId: 'phone-1', businessNumber: N, customer: { phoneNumber: '+15550300001' }, direction: 'inbound' as const, version: 3 };
+    const facts = [
+      { ...base, wacid: 'r-1', outcome: 'answered' as const, agent: 'agent1', receivedAt: at(1_000), answeredAt: at(11_000), endedAt: at(71_000), waitMs: 10_000, talkMs: 60_000 },
+      { ...base, wacid: 'r-2', outcome: 'answered' as const, agent: 'agent1', receivedAt: at(100_000), answeredAt: at(130_000), endedAt: at(250_000), waitMs: 30_000, talkMs: 120_000 },
+      { ...base, wacid: 'r-3', outcome: 'abandoned' as const, receivedAt: at(300_000), endedAt: at(305_000), waitMs: 5_000 },
+      // Yesterday's: only in a range that holds yesterday.
+      { ...base, wacid: 'r-y', outcome: 'missed' as const, receivedAt: at(-3_600_000), endedAt: at(-3_570_000), waitMs: 30_000 },
+    ];
+    for (const f of facts) await b.sb.history!.store.record(f);
+
+    const ctx = await suite.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
+    await page.goto(`${b.url}/supervisor`);
+    await page.waitForURL(/\/login/);
+    await page.getByTestId('login-name').fill('boss');
+    await page.getByTestId('login-password').fill(PASSWORD);
+    await page.getByTestId('login-submit').click();
+    await page.waitForURL(`${b.url}/supervisor`);
+
+    const today = localDate(Date.now());
+    const row = page.locator(`[data-testid="reports-number"][data-number="${N}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    expect(await page.getByTestId('reports-from').inputValue()).toBe(today);
+    expect(await page.getByTestId('reports-to').inputValue()).toBe(today);
+    // Offered 3, answered 2, abandoned 1, missed 0, 1 of 3 within 20 s, ASA 20 s, AHT 90 s.
+    expect((await row.locator('td').allInnerTexts()).slice(1)).toEqual(['3', '2', '1', '0', '33%', '0:20', '1:30']);
+    expect(await page.locator('[data-testid="reports-agent"][data-name="agent1"] td').allInnerTexts()).toEqual(['agent1', '2', '2', '0', '3:00', '0:00', '1:30']);
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('reports-csv-number').click()]);
+    expect(download.suggestedFilename()).toBe(`switchboard-numbers-${today}_${today}.csv`);
+    const saved = await readFile((await download.path())!, 'utf8');
+    expect(saved).toBe(`businessNumber,offered,answered,abandoned,missed,serviceLevel,asaMs,ahtMs\r\n${N},3,2,1,0,${1 / 3},20000,90000\r\n`);
+    const cookie = await login(b.url, 'boss');
+    expect(await (await fetch(`${b.url}/api/reports.csv?from=${today}&to=${today}&by=number`, { headers: { cookie } })).text()).toBe(saved);
+
+    // Yesterday and today: the missed call counts too.
+    const yesterday = localDate(day0 - 1);
+    await page.getByTestId('reports-from').fill(yesterday);
+    await page.getByTestId('reports-show').click();
+    await until('the two-day report', async () => (await page.getByTestId('reports-tables').getAttribute('data-from')) === yesterday, 10_000, 100);
+    expect((await row.locator('td').allInnerTexts()).slice(1, 5)).toEqual(['4', '2', '1', '1']);
+    expect(await page.getByTestId('reports-csv-agent').getAttribute('href')).toBe(`/api/reports.csv?from=${yesterday}&to=${today}&by=agent`);
+  }, 90_000);
+});
