@@ -5,39 +5,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testPglite } from '../../test/support/history.ts';
-import { createTestDatabase, type TestDatabase } from '../../test/support/postgres.ts';
-import { openPostgres, type Db } from './db.ts';
 import { MIGRATIONS, migrate } from './migrations.ts';
 import { HistoryFact, type CallFact } from './schema.ts';
 import { HistoryQueryError, HistoryStore } from './store.ts';
+import { pgliteEngine, postgresEngine, type HistoryEngine } from '../../test/support/history.ts';
 
-interface Engine {
-  open(): Promise<Db>;
-  cleanup(): Promise<void>;
-}
-
-function postgresEngine(): Engine {
-  let db: TestDatabase | undefined;
-  const open: Db[] = [];
-  return {
-    async open() {
-      db ??= await createTestDatabase();
-      const d = openPostgres({ url: db.url });
-      open.push(d);
-      return d;
-    },
-    async cleanup() {
-      await Promise.all(open.map((d) => d.close()));
-      await db?.drop();
-    },
-  };
-}
-
-function pgliteEngine(): Engine {
-  const pg = testPglite();
-  return { open: pg.open, cleanup: pg.cleanup };
-}
 
 const uid = () => randomBytes(5).toString('hex');
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -62,7 +34,7 @@ describe.each([
   ['PostgreSQL', postgresEngine],
   ['PGlite', pgliteEngine],
 ])('History store contract: %s', (engineName, makeEngine) => {
-  let engine: Engine;
+  let engine: HistoryEngine;
   let store: HistoryStore;
   beforeAll(async () => {
     engine = makeEngine();

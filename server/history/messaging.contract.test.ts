@@ -5,41 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testPglite } from '../../test/support/history.ts';
-import { createTestDatabase, type TestDatabase } from '../../test/support/postgres.ts';
 import { CallbackStore } from './callbacks.ts';
-import { openPostgres, type Db } from './db.ts';
+import type { Db } from './db.ts';
 import { MessagingStore } from './messages.ts';
 import { migrate } from './migrations.ts';
 import { mayMessage } from '../messaging/optout.ts';
 import { sendableTemplate } from '../messaging/templates.ts';
+import { pgliteEngine, postgresEngine, type HistoryEngine } from '../../test/support/history.ts';
 
-interface Engine {
-  open(): Promise<Db>;
-  cleanup(): Promise<void>;
-}
-
-function postgresEngine(): Engine {
-  let db: TestDatabase | undefined;
-  const open: Db[] = [];
-  return {
-    async open() {
-      db ??= await createTestDatabase();
-      const d = openPostgres({ url: db.url });
-      open.push(d);
-      return d;
-    },
-    async cleanup() {
-      await Promise.all(open.map((d) => d.close()));
-      await db?.drop();
-    },
-  };
-}
-
-function pgliteEngine(): Engine {
-  const pg = testPglite();
-  return { open: pg.open, cleanup: pg.cleanup };
-}
 
 const uid = () => randomBytes(5).toString('hex');
 const BIZ = '+15550100001';
@@ -50,7 +23,7 @@ describe.each([
   ['PostgreSQL', postgresEngine],
   ['PGlite', pgliteEngine],
 ])('Messaging history contract: %s', (_name, makeEngine) => {
-  let engine: Engine;
+  let engine: HistoryEngine;
   let a: Db;
   let b: Db;
   beforeAll(async () => {

@@ -10,7 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openPglite, type Db } from '../../server/history/db.ts';
+import { openPglite, openPostgres, type Db } from '../../server/history/db.ts';
+import { createTestDatabase, type TestDatabase } from './postgres.ts';
 import { migrate } from '../../server/history/migrations.ts';
 import { HistoryStore } from '../../server/history/store.ts';
 
@@ -50,4 +51,34 @@ export async function openTestHistory(): Promise<TestHistory> {
   const db = await pg.open();
   await migrate(db);
   return { store: new HistoryStore(db), db, dir: pg.dir, close: () => pg.cleanup() };
+}
+
+/** A database engine for the history contract suites: PostgreSQL or PGlite, opened as often as a test needs. */
+export interface HistoryEngine {
+  open(): Promise<Db>;
+  cleanup(): Promise<void>;
+}
+
+/** PostgreSQL: a database of its own (`sb_test_<random>`), dropped at cleanup; not answering is a failure. */
+export function postgresEngine(): HistoryEngine {
+  let db: TestDatabase | undefined;
+  const open: Db[] = [];
+  return {
+    async open() {
+      db ??= await createTestDatabase();
+      const d = openPostgres({ url: db.url });
+      open.push(d);
+      return d;
+    },
+    async cleanup() {
+      await Promise.all(open.map((d) => d.close()));
+      await db?.drop();
+    },
+  };
+}
+
+/** Embedded PGlite in a temporary directory. */
+export function pgliteEngine(): HistoryEngine {
+  const pg = testPglite();
+  return { open: pg.open, cleanup: pg.cleanup };
 }
