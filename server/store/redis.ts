@@ -758,7 +758,7 @@ export class RedisStore implements Store {
   async callOutcomes(key: string): Promise<{ connected: number[]; unanswered: number[] }> {
     const [c, u] = this.outcomeKeys(key);
     const scores = async (k: string) => {
-      const flat = await this.up().zrange(k, 0, -1, 'WITHSCORES');
+      const flat = await this.up().zrange(k, '0', '-1', 'WITHSCORES');
       return flat.filter((_, i) => i % 2 === 1).map(Number);
     };
     const [connected, unanswered] = await Promise.all([scores(c), scores(u)]);
