@@ -128,11 +128,11 @@ export function messageProblem(s: MessageState): string | undefined {
   return undefined;
 }
 
-/** The body of `POST /api/messages` (a `+` number goes as `to`, anything else as the BSUID `recipient`). */
+/** The body of `POST /api/messages` (a BSUID — `US.…` — goes as `recipient`, a number as `to`). */
 export function messageBody(s: MessageState, from: string): Record<string, unknown> | undefined {
   const f = s.form;
   if (!f || messageProblem(s) !== undefined) return undefined;
-  const who = f.customer.startsWith('+') ? { to: f.customer } : { recipient: f.customer };
+  const who = /^[A-Z]{2}\./.test(f.customer) ? { recipient: f.customer } : { to: f.customer };
   if (f.mode === 'text') return { from, ...who, text: f.text.trim() };
   const t = chosenTemplate(s)!;
   return { from, ...who, template: { name: t.name, language: t.language, ...(f.parameters.length ? { parameters: f.parameters.map((p) => p.trim()) } : {}) } };
