@@ -264,7 +264,7 @@ function MessageForm(p: DeskProps & { from: string | undefined }) {
       }}
     >
       <h3 id="message-form-title">Send a message</h3>
-      <div class="actions" role="radiogroup" aria-label="Kind of message">
+      <div class="modes" role="radiogroup" aria-label="Kind of message">
         <label>
           <input type="radio" name="message-mode" data-testid="message-mode-text" checked={f.mode === 'text'} disabled={locked} onChange={() => p.actions.editMessage({ mode: 'text' })} /> Text
         </label>
