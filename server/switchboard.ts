@@ -291,6 +291,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     // Every stored transition becomes history facts (queued; the call never waits for them).
     onCommitted: (before, after, event, version) => {
       onCommittedMonitor(before, after); // issue 17
+      permissions.onCommitted(before, after); // issue 16: connected / unanswered business calls for the permission budget
       if (history) {
         factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
         queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue

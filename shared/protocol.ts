@@ -440,7 +440,8 @@ export const WsErrorCode = z.enum([
   'CONFLICT', // another agent or tab won the call; the call is in a state that forbids this
   'SERVICE_ERROR', // the Service refused; message carries its reason
   'OUTCOME_UNKNOWN', // the Service did not answer in time; wait for events
-  'NO_PERMISSION', // call.dial to a user whose calling permission is known rejected or expired (nothing sent)
+  'NO_PERMISSION', // call.dial to a user whose calling permission is known rejected, expired, or revoked by 4 unanswered calls in a row (nothing sent)
+  'CALL_LIMIT', // call.dial to a user already called (connected) 5 times in 24 hours from this number (nothing sent; the message says when)
   'UNAVAILABLE', // the server's store is down: try again shortly (a dial that could not be tracked was ended at the Service)
   'INTERNAL',
 ]);

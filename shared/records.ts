@@ -190,6 +190,8 @@ export const CallbackPermission = z.object({
   requestAllowed: z.boolean(),
   nextAt: z.number().optional(),
   nextText: z.string().max(200).optional(),
+  /** (added) Unanswered business calls in a row reached the review prompt (2): the warning in words (also in `text`). */
+  warning: z.string().max(1024).optional(),
 });
 export type CallbackPermission = z.infer<typeof CallbackPermission>;
 

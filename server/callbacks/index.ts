@@ -44,7 +44,7 @@ export interface CallbacksOptions {
   messaging: Pick<Messaging, 'recordSent'>;
   client: Pick<MessagingClient, 'messages'>;
   /** Calling permissions (the ration is the store's atomic slot, shared with `/api/permissions/request`). */
-  book: Pick<PermissionBook, 'read' | 'reserveRequest' | 'releaseRequest' | 'update'>;
+  book: Pick<PermissionBook, 'read' | 'reserveRequest' | 'releaseRequest' | 'update' | 'callFacts'>;
   push: Push;
   log: Pick<Logger, 'info' | 'warn' | 'error'>;
   followup: FollowupSetting;
@@ -83,12 +83,14 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
       const t0 = now();
       const rec = await o.book.read(t.businessNumber, t.customer);
       const permission = toView(rec, t.businessNumber, t.customer, t0);
-      // Connected calls and the unanswered run are not kept by this server yet: the budget
-      // then says what the ration and the permission allow (never more than the Service).
-      const b = permissionBudget({ now: t0, permission, requests: rec?.requests ?? [], connectedCalls: [], unansweredInARow: 0 });
+      // The pair's connected calls and unanswered run (recorded by the engine's commit hook).
+      const facts = await o.book.callFacts(t.businessNumber, t.customer, permission);
+      const b = permissionBudget({ now: t0, permission, requests: rec?.requests ?? [], ...facts });
+      const text = b.call.allowed ? b.call.text : `${b.call.text} ${b.request.text}`;
       const out: CallbackPermission = {
         state: permission.state,
-        text: b.call.allowed ? b.call.text : `${b.call.text} ${b.request.text}`,
+        text: b.warning ? `${b.warning.text} ${text}` : text,
+        ...(b.warning ? { warning: b.warning.text } : {}),
         callAllowed: b.call.allowed,
         requestAllowed: b.request.allowed,
       };
@@ -120,10 +122,11 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     const { customer, businessNumber: from } = task;
     const t0 = now();
     const rec = await o.book.read(from, customer);
+    const permission = toView(rec, from, customer, t0);
     const decision = missedCallFollowup({
       setting: o.followup,
       optOut: mayMessage(await o.messages.optOutsOf([customer]), [customer], CHAT_CHANNEL),
-      budget: permissionBudget({ now: t0, permission: toView(rec, from, customer, t0), requests: rec?.requests ?? [], connectedCalls: [], unansweredInARow: 0 }),
+      budget: permissionBudget({ now: t0, permission, requests: rec?.requests ?? [], ...(await o.book.callFacts(from, customer, permission)) }),
       catalog: await o.messages.catalog(),
     });
     // Take the task's one follow-up (any node): only the taker goes on.

@@ -47,8 +47,8 @@ export interface EngineOptions {
   sweepMs?: number;
   /** Set when other nodes share the store (Redis): routing hints go through its pub/sub. */
   shared?: Store;
-  /** Known calling permissions: a dial to a user whose permission is known rejected or expired is refused. */
-  permissions?: { dialRefusal(from: string, user: string): Promise<string | undefined> };
+  /** Known calling permissions: a dial the permission budget refuses (code and words) is not placed. */
+  permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string } | undefined> };
   /** The Service's phone id of a business number (a dialed call the store could not take is ended with it). */
   phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
   /** Called once per transition committed to the store (history's recorder hooks in here). */

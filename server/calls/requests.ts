@@ -30,10 +30,11 @@ export interface RequestsOptions {
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   graceMs: number;
   /**
-   * Known calling permissions (`server/permissions/`): a `call.dial` to a user whose
-   * permission is known rejected or expired is refused with `NO_PERMISSION` (nothing sent).
+   * Known calling permissions (`server/permissions/`): a `call.dial` the permission budget
+   * refuses (rejected / expired / revoked permission: `NO_PERMISSION`; 5 connected calls in
+   * 24 h: `CALL_LIMIT`) is refused with that code and words (nothing sent).
    */
-  permissions?: { dialRefusal(from: string, user: string): Promise<string | undefined> } | undefined;
+  permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string } | undefined> } | undefined;
   /**
    * The Service's phone id of a business number (E.164), to terminate a dialed call that
    * could not be tracked (the store down) before its connect event brought the id.
@@ -189,12 +190,13 @@ export class Requests {
   private async dial(conn: Conn, msg: Extract<CallRequest, { type: 'call.dial' }>, fail: (code: string, message: string) => void): Promise<void> {
     const { user } = conn;
     if (!user.roles.includes('supervisor') && !user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents and supervisors place calls');
-    // The interface: do not call after a rejection or an expired permission. Unknown,
-    // requested or granted → the Service decides. A failed lookup does not block the call.
+    // The interface: do not call after a rejection, an expired or revoked permission, or past
+    // the connected-calls-per-day limit. Unknown, requested or granted → the Service decides.
+    // A failed lookup does not block the call.
     const refused = await this.o.permissions
       ?.dialRefusal(msg.from, msg.to ?? msg.recipient ?? '')
       .catch((err: Error) => void this.o.log.warn({ err: err.message }, 'permission lookup failed; dialing anyway'));
-    if (refused) return fail('NO_PERMISSION', refused);
+    if (refused) return fail(refused.code, refused.message);
     let wacid: string;
     try {
       const r = await this.o.calls.connect({ from: msg.from, ...(msg.to ? { to: msg.to } : {}), ...(msg.recipient ? { recipient: msg.recipient } : {}), sdpType: 'offer', sdp: msg.sdp });

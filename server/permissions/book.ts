@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
+import { UNANSWERED_REVOKE_AT } from '../messaging/budget.ts';
 import type { Store } from '../store/store.ts';
 import { RATION, toView, ttlFor, type StoredPermission } from './model.ts';
 
@@ -18,6 +19,9 @@ const LOCK_POLL_MS = 15;
 export const permissionKey = (from: string, user: string) => `perm:${from}|${user}`;
 const lockKey = (from: string, user: string) => `perm-lock:${from}|${user}`;
 const rationKey = (from: string, user: string) => `perm:${from}|${user}`;
+const callsKey = (from: string, user: string) => `perm-calls:${from}|${user}`;
+/** How long a pair's call outcomes are kept after the last one (the unanswered run has no published end). */
+export const CALL_OUTCOMES_TTL_MS = 30 * 24 * 3600 * 1000;
 
 export class PermissionBook {
   constructor(
@@ -73,6 +77,23 @@ export class PermissionBook {
   /** Give a slot back: the request it was taken for surely did not reach the user. */
   async releaseRequest(from: string, user: string, slotId: string): Promise<void> {
     await this.store.releaseSlot(rationKey(from, user), slotId);
+  }
+
+  /** A business-initiated call to `user` from `from` connected or rang out unanswered (repeats of one call change nothing). */
+  async recordCall(from: string, user: string, wacid: string, outcome: 'connected' | 'unanswered', at: number): Promise<void> {
+    await this.store.recordCallOutcome(callsKey(from, user), wacid, outcome, at, CALL_OUTCOMES_TTL_MS);
+  }
+
+  /**
+   * The call facts of the permission budget: connected calls, and the unanswered run. A run
+   * that revoked the permission is used up by it (as at the Service): when the user allowed
+   * calls again after it, only the unanswered calls since that grant count.
+   */
+  async callFacts(from: string, user: string, permission: Pick<Permission, 'state' | 'updatedAt'>): Promise<{ connectedCalls: number[]; unansweredInARow: number }> {
+    const { connected, unanswered } = await this.store.callOutcomes(callsKey(from, user));
+    const beforeGrant = permission.state === 'granted' ? unanswered.filter((t) => t <= permission.updatedAt).length : 0;
+    const run = beforeGrant >= UNANSWERED_REVOKE_AT ? unanswered.length - beforeGrant : unanswered.length;
+    return { connectedCalls: connected, unansweredInARow: run };
   }
 
   private async lock(from: string, user: string): Promise<() => Promise<void>> {

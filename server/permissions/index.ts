@@ -8,7 +8,11 @@
  * - `onInboundMessage` is the webhook handler for `chat.inbound_message.received`: a
  *   `call_permission_reply` is recorded under the user's number and every BSUID the event
  *   names, then announced;
- * - `dialRefusal(from, user)` is what the call engine asks before a `call.dial`.
+ * - `dialRefusal(from, user)` is what the call engine asks before a `call.dial`: the
+ *   permission budget's call allowance (rejected / expired permission, 5 connected calls in
+ *   24 h, the permission revoked by 4 unanswered calls in a row);
+ * - `onCommitted(before, after)` (the engine's commit hook) records connected and unanswered
+ *   business-initiated calls per pair in the store, for the budget on every node.
  *
  * Every change is pushed as `{type:'permission.updated', permission}` to all supervisors
  * and to the user who sent the request, through the hub (so other nodes' sockets get it).
@@ -23,12 +27,19 @@ import type { Hub } from '../push/hub.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 import { PermissionBook } from './book.ts';
-import { applyReply, dialRefusal, replyOf, toView } from './model.ts';
+import { permissionBudget } from '../messaging/budget.ts';
+import { applyReply, callOutcomeOf, replyOf, toView, type CallOutcomeView } from './model.ts';
 import { createPermissionRoutes, type PermissionMessages, type PermissionRoutesOptions, type PermissionNumbers } from './routes.ts';
 
 export { PermissionBook, permissionKey } from './book.ts';
 export { DEFAULT_BODY } from './routes.ts';
 export type { PermissionMessages, PermissionNumbers } from './routes.ts';
+
+/** A refused dial: `NO_PERMISSION` (rejected, expired, revoked by unanswered calls) or `CALL_LIMIT` (connected calls per day). */
+export interface DialRefusal {
+  code: 'NO_PERMISSION' | 'CALL_LIMIT';
+  message: string;
+}
 
 export interface PermissionsOptions {
   store: Store;
@@ -47,8 +58,12 @@ export interface Permissions {
   routes: Hono<AuthEnv>;
   /** Handler for `chat.inbound_message.received` (ignores every other kind of inbound message). */
   onInboundMessage(event: EventOf<'chat.inbound_message.received'>, entry: StreamEntry): Promise<void>;
-  /** The `NO_PERMISSION` message when the known permission is rejected or expired; else undefined. */
-  dialRefusal(from: string, user: string): Promise<string | undefined>;
+  /** Why a dial may not go (code and words) by the permission budget; undefined when it may. */
+  dialRefusal(from: string, user: string): Promise<DialRefusal | undefined>;
+  /** What the budget needs to know of this pair's calls (connected calls, the unanswered run). */
+  callFacts(from: string, user: string, permission: Pick<Permission, 'state' | 'updatedAt'>): ReturnType<PermissionBook['callFacts']>;
+  /** The engine's commit hook: a business-initiated call that connected or rang out is recorded (never awaited by the call). */
+  onCommitted(before: CallOutcomeView | null, after: CallOutcomeView | null): void;
   /** Push one permission to supervisors and its requester. */
   announce(p: Permission): void;
   /** Stop the expiry timers. */
@@ -131,7 +146,20 @@ export function createPermissions(o: PermissionsOptions): Permissions {
       expiryTimers.clear();
     },
     async dialRefusal(from, user) {
-      return dialRefusal(await book.get(from, user));
+      const t0 = now();
+      const rec = await book.read(from, user);
+      const permission = toView(rec, from, user, t0);
+      const facts = await book.callFacts(from, user, permission);
+      const call = permissionBudget({ now: t0, permission, requests: rec?.requests ?? [], ...facts }).call;
+      if (call.allowed) return undefined;
+      const when = call.nextAt !== undefined ? ` ${call.nextText ?? 'From'} ${new Date(call.nextAt).toISOString()}.` : '';
+      return { code: call.code === 'DAILY_CALL_LIMIT' ? 'CALL_LIMIT' : 'NO_PERMISSION', message: `${call.text}${when}` };
+    },
+    callFacts: (from, user, permission) => book.callFacts(from, user, permission),
+    onCommitted(before, after) {
+      const o = callOutcomeOf(before, after);
+      if (!o || !after) return;
+      book.recordCall(after.from, after.to, after.wacid, o.outcome, o.at).catch((err: Error) => log.warn({ err: err.message, wacid: after.wacid }, 'business-initiated call outcome not recorded: the permission budget misses it'));
     },
   };
 }

@@ -7,6 +7,7 @@ import {
   KEEP_MS,
   applyReply,
   applyRequest,
+  callOutcomeOf,
   dialRefusal,
   expirationMs,
   rejectionHold,
@@ -202,6 +203,38 @@ describe('permission book (memory store)', () => {
     expect(await book.get(BIZ, USER)).toMatchObject({ state: 'granted' });
     now = T0 + 2 * H;
     expect(await book.get(BIZ, USER)).toMatchObject({ state: 'expired', expiresAt: T0 + H });
+    await store.close();
+  });
+});
+
+describe('business-initiated call outcomes (the permission budget\'s call facts)', () => {
+  const call = (state: string, extra: object = {}) => ({ wacid: 'w1', direction: 'BUSINESS_INITIATED' as const, from: BIZ, to: USER, state, ...extra });
+
+  it('connected when it becomes active; unanswered when it rings out; not when we hung up, the user declined, or it was inbound', () => {
+    expect(callOutcomeOf(call('connected'), call('active', { startedAt: T0 }))).toEqual({ outcome: 'connected', at: T0 });
+    expect(callOutcomeOf(call('active', { startedAt: T0 }), call('active', { startedAt: T0 }))).toBeUndefined(); // a repeat
+    expect(callOutcomeOf(call('connected'), call('ended', { endedAt: T0 + 5 }))).toEqual({ outcome: 'unanswered', at: T0 + 5 });
+    expect(callOutcomeOf(call('ending'), call('ended', { endedAt: T0 }))).toBeUndefined(); // we hung up while it rang
+    expect(callOutcomeOf(call('connected', { remoteStatus: 'REJECTED' }), call('ended', { remoteStatus: 'REJECTED', endedAt: T0 }))).toBeUndefined();
+    expect(callOutcomeOf(call('active', { startedAt: T0 }), call('ended', { startedAt: T0, endedAt: T0 + 9 }))).toBeUndefined(); // already counted
+    expect(callOutcomeOf({ ...call('ringing'), direction: 'USER_INITIATED' }, { ...call('ended', { endedAt: T0 }), direction: 'USER_INITIATED' })).toBeUndefined();
+  });
+
+  it('the book keeps them per pair; a run that revoked the permission no longer counts once the user allowed calls again', async () => {
+    const store = new MemoryStore();
+    const book = new PermissionBook(store, createLogger({ level: 'silent' }), () => T0);
+    for (let i = 1; i <= 4; i++) await book.recordCall(BIZ, USER, `u${i}`, 'unanswered', T0 + i);
+    expect(await book.callFacts(BIZ, USER, { state: 'granted', updatedAt: T0 })).toEqual({ connectedCalls: [], unansweredInARow: 4 });
+    // Granted again after the 4th: the run starts afresh (as at the Service).
+    expect(await book.callFacts(BIZ, USER, { state: 'granted', updatedAt: T0 + 10 })).toEqual({ connectedCalls: [], unansweredInARow: 0 });
+    await book.recordCall(BIZ, USER, 'u5', 'unanswered', T0 + 20);
+    expect((await book.callFacts(BIZ, USER, { state: 'granted', updatedAt: T0 + 10 })).unansweredInARow).toBe(1);
+    // A grant after 2 unanswered (no revocation) does not reset the run.
+    await book.recordCall(BIZ, 'other', 'x1', 'unanswered', T0 + 1);
+    await book.recordCall(BIZ, 'other', 'x2', 'unanswered', T0 + 2);
+    expect((await book.callFacts(BIZ, 'other', { state: 'granted', updatedAt: T0 + 10 })).unansweredInARow).toBe(2);
+    await book.recordCall(BIZ, 'other', 'x3', 'connected', T0 + 30);
+    expect(await book.callFacts(BIZ, 'other', { state: 'granted', updatedAt: T0 + 10 })).toEqual({ connectedCalls: [T0 + 30], unansweredInARow: 0 });
     await store.close();
   });
 });

@@ -180,3 +180,32 @@ export function dialRefusal(p: Permission): string | undefined {
   }
   return undefined;
 }
+
+/** What the permission budget needs of a call record (server/calls/lifecycle.ts `Call`). */
+export interface CallOutcomeView {
+  wacid: string;
+  direction: 'USER_INITIATED' | 'BUSINESS_INITIATED';
+  state: string;
+  from: string;
+  to: string;
+  startedAt?: number | undefined;
+  endedAt?: number | undefined;
+  remoteStatus?: string | undefined;
+}
+
+/**
+ * What one committed transition tells the budget of a business-initiated call (calling-facts:
+ * connected calls per day, unanswered calls in a row), or undefined:
+ * - `connected`: the user answered (the call reached `active`);
+ * - `unanswered`: the call ended from `connected` (the user's phone rang) never answered and
+ *   not rejected by the user — it rang out. A call we hung up first passes through `ending`,
+ *   one the user declined says REJECTED: neither is "unanswered" (the Service counts neither).
+ */
+export function callOutcomeOf(before: CallOutcomeView | null, after: CallOutcomeView | null): { outcome: 'connected' | 'unanswered'; at: number } | undefined {
+  if (!after || after.direction !== 'BUSINESS_INITIATED') return undefined;
+  if (after.state === 'active' && before?.state !== 'active' && after.startedAt !== undefined) return { outcome: 'connected', at: after.startedAt };
+  if (after.state === 'ended' && before?.state === 'connected' && after.startedAt === undefined && after.remoteStatus !== 'REJECTED') {
+    return { outcome: 'unanswered', at: after.endedAt ?? Date.now() };
+  }
+  return undefined;
+}

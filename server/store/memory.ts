@@ -60,6 +60,8 @@ export class MemoryStore implements Store {
   /** Ration slots per key: slot id → epoch ms. */
   private readonly slots = new Map<string, Map<string, number>>();
   private readonly counters = new Map<string, { count: number; expiresAt: number }>();
+  /** Business-initiated call outcomes per pair: call id → epoch ms, for each list. */
+  private readonly outcomes = new Map<string, { connected: Map<string, number>; unanswered: Map<string, number>; expiresAt: number }>();
   private counterOps = 0;
   private readonly subs = new Map<string, Set<(m: string) => void>>();
 
@@ -357,6 +359,36 @@ export class MemoryStore implements Store {
   async releaseSlot(key: string, slotId: string): Promise<void> {
     this.check();
     this.slots.get(key)?.delete(slotId);
+  }
+
+  // ---- business-initiated call outcomes ----------------------------------------------
+
+  async recordCallOutcome(key: string, callId: string, outcome: 'connected' | 'unanswered', at: number, ttlMs: number): Promise<void> {
+    this.check();
+    const o = this.liveOutcomes(key) ?? { connected: new Map<string, number>(), unanswered: new Map<string, number>(), expiresAt: 0 };
+    if (outcome === 'connected') {
+      o.connected.set(callId, at);
+      for (const [id, t] of o.connected) if (t <= at - ttlMs) o.connected.delete(id);
+      o.unanswered.clear();
+    } else o.unanswered.set(callId, at);
+    o.expiresAt = this.now() + ttlMs;
+    this.outcomes.set(key, o);
+  }
+
+  async callOutcomes(key: string): Promise<{ connected: number[]; unanswered: number[] }> {
+    this.check();
+    const o = this.liveOutcomes(key);
+    const sorted = (m: Map<string, number> | undefined) => [...(m?.values() ?? [])].sort((a, b) => a - b);
+    return { connected: sorted(o?.connected), unanswered: sorted(o?.unanswered) };
+  }
+
+  private liveOutcomes(key: string) {
+    const o = this.outcomes.get(key);
+    if (o && o.expiresAt <= this.now()) {
+      this.outcomes.delete(key);
+      return undefined;
+    }
+    return o;
   }
 
   async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {

@@ -734,6 +734,37 @@ export class RedisStore implements Store {
     await this.up().zrem(this.slotKey(key), slotId);
   }
 
+  // ---- business-initiated call outcomes ----------------------------------------------
+
+  private outcomeKeys(key: string): [string, string] {
+    return [`${this.prefix}calls:c:${key}`, `${this.prefix}calls:u:${key}`];
+  }
+
+  async recordCallOutcome(key: string, callId: string, outcome: 'connected' | 'unanswered', at: number, ttlMs: number): Promise<void> {
+    const [c, u] = this.outcomeKeys(key);
+    const ttl = Math.max(1, Math.ceil(ttlMs));
+    // MULTI: the run's reset and the connected call land together (or not at all), on any node.
+    const m = this.up().multi();
+    if (outcome === 'connected') {
+      m.zadd(c, at, callId).zremrangebyscore(c, '-inf', at - ttlMs).pexpire(c, ttl).del(u);
+    } else {
+      m.zadd(u, at, callId).pexpire(u, ttl);
+    }
+    const r = await m.exec();
+    const failed = r?.find(([err]) => err);
+    if (!r || failed) throw failed?.[0] ?? new Error('call outcome not recorded (transaction aborted)');
+  }
+
+  async callOutcomes(key: string): Promise<{ connected: number[]; unanswered: number[] }> {
+    const [c, u] = this.outcomeKeys(key);
+    const scores = async (k: string) => {
+      const flat = await this.up().zrange(k, '0', '-1', 'WITHSCORES');
+      return flat.filter((_, i) => i % 2 === 1).map(Number);
+    };
+    const [connected, unanswered] = await Promise.all([scores(c), scores(u)]);
+    return { connected, unanswered };
+  }
+
   async countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }> {
     const [count, resetInMs] = await this.up().sbCountWindow(`${this.prefix}count:${key}`, Math.trunc(delta), Math.max(1, Math.ceil(windowMs)));
     return { count, resetInMs };

@@ -438,6 +438,56 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     }
   });
 
+  describe('business-initiated call outcomes (recordCallOutcome)', () => {
+    const T0 = 1_700_000_000_000;
+    const DAY = 24 * 3600_000;
+    const TTL = 7 * DAY;
+
+    it('connected calls are kept by call id, an answered call clears the unanswered run, each pair on its own', async () => {
+      const s = fresh();
+      expect(await s.callOutcomes('b|u')).toEqual({ connected: [], unanswered: [] });
+      await s.recordCallOutcome('b|u', 'w1', 'unanswered', T0, TTL);
+      await s.recordCallOutcome('b|u', 'w2', 'unanswered', T0 + 10, TTL);
+      await s.recordCallOutcome('b|u', 'w2', 'unanswered', T0 + 20, TTL); // a repeat: still one
+      expect(await s.callOutcomes('b|u')).toEqual({ connected: [], unanswered: [T0, T0 + 20] });
+      await s.recordCallOutcome('b|u', 'w3', 'connected', T0 + 30, TTL);
+      await s.recordCallOutcome('b|u', 'w3', 'connected', T0 + 30, TTL);
+      expect(await s.callOutcomes('b|u')).toEqual({ connected: [T0 + 30], unanswered: [] });
+      await s.recordCallOutcome('b|v', 'w4', 'unanswered', T0, TTL);
+      expect(await s.callOutcomes('b|v')).toEqual({ connected: [], unanswered: [T0] });
+      expect((await s.callOutcomes('b|u')).unanswered).toEqual([]);
+    });
+
+    it('connected calls older than the ttl are forgotten when a newer one is recorded', async () => {
+      const s = fresh();
+      await s.recordCallOutcome('p', 'a', 'connected', T0, DAY);
+      await s.recordCallOutcome('p', 'b', 'connected', T0 + DAY / 2, DAY);
+      await s.recordCallOutcome('p', 'c', 'connected', T0 + DAY, DAY);
+      expect((await s.callOutcomes('p')).connected).toEqual([T0 + DAY / 2, T0 + DAY]);
+    });
+
+    it('the lists expire ttl after the last record', async () => {
+      const s = fresh();
+      await s.recordCallOutcome('x', 'a', 'unanswered', T0, 150);
+      expect((await s.callOutcomes('x')).unanswered).toHaveLength(1);
+      await sleep(300);
+      expect(await s.callOutcomes('x')).toEqual({ connected: [], unanswered: [] });
+    });
+
+    if (name.startsWith('RedisStore')) {
+      it('nodes sharing a prefix share the outcomes: 8 calls recorded on two nodes, all seen on both', async () => {
+        const prefix = uniquePrefix();
+        const n1 = new RedisStore({ url: redis.url, prefix });
+        const n2 = new RedisStore({ url: redis.url, prefix });
+        open.push(n1, n2);
+        await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? n1 : n2).recordCallOutcome('shared', `w${i}`, 'unanswered', T0 + i, TTL)));
+        expect((await n1.callOutcomes('shared')).unanswered).toHaveLength(8);
+        await n2.recordCallOutcome('shared', 'ok', 'connected', T0 + 9, TTL);
+        expect(await n1.callOutcomes('shared')).toEqual({ connected: [T0 + 9], unanswered: [] });
+      });
+    }
+  });
+
   describe('window counters (rate limits)', () => {
     it('countInWindow counts up within the window, tells the time left, and is gone after it', async () => {
       const s = fresh();

@@ -195,6 +195,20 @@ export interface Store {
    */
   countInWindow(key: string, delta: number, windowMs: number): Promise<{ count: number; resetInMs: number }>;
 
+  // ---- business-initiated call outcomes (the permission budget, across nodes) ----------
+
+  /**
+   * Record the outcome of business-initiated call `callId` to one (business number, user)
+   * pair `key` in ONE atomic step. `connected`: the call is added to the pair's connected
+   * calls at `at` (those at or before `at - ttlMs` are forgotten) and the unanswered run is
+   * cleared; `unanswered`: the call joins the run. Recording one call twice changes nothing
+   * (keyed by `callId`). Both lists expire `ttlMs` after the last record (bounded memory).
+   */
+  recordCallOutcome(key: string, callId: string, outcome: 'connected' | 'unanswered', at: number, ttlMs: number): Promise<void>;
+
+  /** A pair's connected calls (epoch ms, ascending) and its unanswered run (epoch ms of each, ascending). */
+  callOutcomes(key: string): Promise<{ connected: number[]; unanswered: number[] }>;
+
   // ---- between nodes ------------------------------------------------------------------
 
   /** Publish to every subscriber of `channel`, on every node. */

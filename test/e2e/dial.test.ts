@@ -8,7 +8,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createServiceClient } from '../../server/service/index.ts';
-import { until, ProtocolClient, agentClient, sleep, type Bridge, type BridgeOptions } from './harness.ts';
+import { until, ProtocolClient, agentClient, login, sleep, type Bridge, type BridgeOptions } from './harness.ts';
+import type { CallbackTask } from '../../shared/records.ts';
 import { programSuite } from './suite.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
 
@@ -274,4 +275,101 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
     expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', phoneId: PHONE_ID, endedBy: 'event' });
     await expectNothingLive(b, 'agent1');
   }, 60_000);
+
+  // ---- the permission budget (issue 16, item 6): connected calls per day, unanswered calls in a row ----
+
+  /** A dial that rings out unanswered (the user's callee knob says noAnswer): ended FAILED. */
+  async function unansweredCall(c: ProtocolClient, user: string): Promise<void> {
+    const { key, reply } = await dial(c, user);
+    const wacid = ackedWacid(reply);
+    const ended = await c.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000);
+    expect(ended.reason).toMatch(/did not answer|NOT_ANSWERED/);
+    await suite.host.closePeer(key);
+  }
+
+  it('5 connected calls in 24 h: the 6th dial is refused by the bridge (CALL_LIMIT, with when) before it reaches the Service', async () => {
+    const b = await bridge();
+    const boss = suite.track(await agentClient(b.url, 'boss'));
+    const user = '+15550123471';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+    // The user answers at once and hangs up soon after: each call connects, then ends.
+    await suite.control('PATCH', '/callee', { user, action: 'answer', answerAfterMs: 100, hangupAfterMs: 300 });
+    for (let i = 0; i < 5; i++) {
+      const { key, reply } = await dial(boss, user);
+      const wacid = ackedWacid(reply);
+      const answer = await boss.next('call.remoteAnswer', (m) => m.wacid === wacid, 15_000);
+      await suite.host.applyAnswer(key, answer.sdp);
+      const ended = await boss.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000);
+      expect(ended.startedAt).toBeGreaterThan(0);
+      await suite.host.closePeer(key);
+    }
+    const limits = () => suite.control('GET', `/callLimits?business=${encodeURIComponent(BUSINESS)}&user=${encodeURIComponent(user)}`);
+    expect(await limits()).toMatchObject({ connectedLast24h: 5 });
+    const connectsBefore = ((await suite.control('GET', '/calls')).items as unknown[]).length;
+
+    const sixth = await dial(boss, user);
+    // Ours, not the Service's 138012 (which would come back as SERVICE_ERROR after a connect).
+    expect(sixth.reply).toMatchObject({ type: 'error', code: 'CALL_LIMIT' });
+    const message = (sixth.reply as { message: string }).message;
+    expect(message).toMatch(/already called 5 times in the last 24 hours/);
+    expect(message).toMatch(/You can call again at \d{4}-\d\d-\d\dT/);
+    expect(((await suite.control('GET', '/calls')).items as unknown[]).length).toBe(connectsBefore);
+    await suite.host.closePeer(sixth.key);
+    await expectNothingLive(b, 'boss');
+  }, 120_000);
+
+  it('unanswered calls in a row: 2 → the callback task\'s permission warns; 4 → treated as revoked (dial refused NO_PERMISSION, as the Service revoked it)', async () => {
+    const b = await suite.startBridge({ history: true, agents: ['agent1'], supervisors: ['boss'], policy: { acceptWindowMs: 4_000, ringTimeoutMs: 1_500, rejectMarginMs: 1_000 } });
+    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 20 });
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
+    const user = '+15550123481';
+    expect(await requestPermission(b, user)).toMatchObject({ response: 'accept' });
+    await until('the bridge records the grant', async () => ((await b.sb.permissions.book.get(BUSINESS, user)).state === 'granted' ? true : undefined));
+    // A missed call from the user makes a callback task (nobody is available).
+    await suite.control('POST', '/calls', { from: user });
+    const task = (await boss.next('callback.updated', (m) => m.task.customer === user, 20_000)).task;
+    const cookie = await login(b.url, 'boss');
+    // The 4th unanswered call back closes the task `unreachable` (the retry schedule): look in both lists.
+    const permissionOfTask = async () => {
+      for (const state of ['open', 'done']) {
+        const r = await fetch(`${b.url}/api/callbacks?state=${state}`, { headers: { cookie, origin: b.url } });
+        const found = ((await r.json()) as { items: CallbackTask[] }).items.find((t) => t.id === task.id);
+        if (found) return found.permission;
+      }
+      return undefined;
+    };
+    expect(await permissionOfTask()).toMatchObject({ state: 'granted', callAllowed: true });
+    expect((await permissionOfTask())?.warning).toBeUndefined();
+
+    await suite.control('PATCH', '/callee', { user, action: 'noAnswer', ringTimeoutMs: 300 });
+    await unansweredCall(boss, user);
+    await unansweredCall(boss, user);
+    const warned = await until('the warning on the task', async () => {
+      const p = await permissionOfTask();
+      return p?.warning ? p : undefined;
+    });
+    expect(warned).toMatchObject({ callAllowed: true });
+    expect(warned.warning).toMatch(/2 calls in a row went unanswered.*2 more unanswered calls revoke it/);
+    expect(warned.text).toContain(warned.warning!);
+
+    await unansweredCall(boss, user);
+    await unansweredCall(boss, user);
+    // The Service agrees: its permission is gone.
+    const limits = await suite.control('GET', `/callLimits?business=${encodeURIComponent(BUSINESS)}&user=${encodeURIComponent(user)}`);
+    expect(limits).toMatchObject({ revoked: true });
+    const revoked = await until('revoked on the task', async () => {
+      const p = await permissionOfTask();
+      return p && !p.callAllowed ? p : undefined;
+    });
+    expect(revoked.text).toMatch(/4 calls in a row went unanswered, so the user's permission is revoked/);
+    // Asking again is what is left (this test's request went straight to the Service, past the bridge's ration).
+    expect(revoked.requestAllowed).toBe(true);
+    expect(revoked.text).toMatch(/the permission was revoked: you can ask the user to allow calls again/);
+    const connectsBefore = ((await suite.control('GET', '/calls')).items as unknown[]).length;
+    const refused = await dial(boss, user);
+    expect(refused.reply).toMatchObject({ type: 'error', code: 'NO_PERMISSION' });
+    expect((refused.reply as { message: string }).message).toMatch(/permission is revoked; ask again before calling/);
+    expect(((await suite.control('GET', '/calls')).items as unknown[]).length).toBe(connectsBefore);
+    await suite.host.closePeer(refused.key);
+  }, 120_000);
 });

@@ -307,6 +307,55 @@ describe('agent desk', () => {
     expect(s.requests.filter((r) => r.startsWith('/api/history/calls')).length).toBeGreaterThanOrEqual(2);
   });
 
+  test('Send a message from the customer panel: text → status live (accepted → delivered → read); an APPROVED template with its parameters; a refusal in words', async () => {
+    s = await standIn();
+    const posted: unknown[] = [];
+    let refuse = false;
+    const sent = (id: string, status: string, extra: Record<string, unknown>) => ({ id, direction: 'outbound', from: '+15550001000', to: CUSTOMER, status, statusHistory: [], createTime: iso(0), updateTime: iso(0), ...extra });
+    s.answer('POST', '/api/messages', (_url, body) => {
+      posted.push(body);
+      if (refuse) return { status: 409, json: { error: { status: 409, code: 'OPTED_OUT', message: 'the customer unsubscribed from marketing messages', requestId: 'r9' } } };
+      return { status: 202, json: sent(`msg-${posted.length}`, 'accepted', { type: 'text', text: (body as { text?: string }).text }) };
+    });
+    s.answer('GET', '/api/templates', () => ({ json: { items: [{ name: 'order_update', language: 'en_US', category: 'UTILITY', components: [{ type: 'BODY', text: 'Hi {{1}}, order {{2}} is ready.' }] }] } }));
+    const page = await agentPage();
+    await page.locator('[data-testid="call-log"][data-state="ready"]').waitFor();
+    await page.getByTestId('call-log-open').first().click();
+    const form = page.getByTestId('message-form');
+    await form.waitFor();
+    expect(await page.getByTestId('message-send').isDisabled()).toBe(true);
+    expect(await page.getByTestId('message-hint').textContent()).toBe('Write the message first.');
+
+    // 1. Text: sent, then its status follows the server's message.updated frames.
+    await page.getByTestId('message-text').fill('Your invoice is on its way.');
+    await page.getByTestId('message-send').click();
+    await page.locator('[data-testid="message-status"][data-status="accepted"]').waitFor();
+    expect(posted[0]).toEqual({ from: '+15550001000', to: CUSTOMER, text: 'Your invoice is on its way.' });
+    s.send({ type: 'message.updated', message: sent('msg-other', 'read', { type: 'text' }) } as never); // not ours: nothing changes
+    s.send({ type: 'message.updated', message: sent('msg-1', 'delivered', { type: 'text' }) } as never);
+    await page.locator('[data-testid="message-status"][data-status="delivered"]').waitFor();
+    expect(await page.getByTestId('message-status').textContent()).toBe('Delivered');
+    s.send({ type: 'message.updated', message: sent('msg-1', 'read', { type: 'text' }) } as never);
+    await page.locator('[data-testid="message-status"][data-status="read"]').waitFor();
+    await page.screenshot({ path: `${SHOTS}/desk-message-sent.png`, fullPage: true });
+
+    // 2. A template with its two parameters; the server refuses (opted out): said in words.
+    refuse = true;
+    await page.getByTestId('message-mode-template').check();
+    await page.getByTestId('message-template').selectOption('order_update|en_US');
+    const params = page.getByTestId('message-parameter');
+    expect(await params.count()).toBe(2);
+    expect(await page.getByTestId('message-hint').textContent()).toBe('Fill in parameter {{1}} of the template.');
+    await params.nth(0).fill('Ada');
+    await params.nth(1).fill('A-17');
+    await page.getByTestId('message-send').click();
+    await page.locator('[data-testid="message-form"][data-state="failed"]').waitFor();
+    expect(posted[1]).toEqual({ from: '+15550001000', to: CUSTOMER, template: { name: 'order_update', language: 'en_US', parameters: ['Ada', 'A-17'] } });
+    expect(await page.getByTestId('message-status').textContent()).toBe('Not sent: the customer unsubscribed from messages (the customer unsubscribed from marketing messages).');
+    await page.setViewportSize(PHONE);
+    await page.screenshot({ path: `${SHOTS}/desk-message-refused-phone.png`, fullPage: true });
+  });
+
   test('a ring in a hidden tab shows a desktop notification (click focuses the tab) and a flashing title', async () => {
     s = await standIn();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });

@@ -29,7 +29,8 @@ export interface Client {
 
 /** A canned HTTP answer: JSON, or raw bytes with their headers. */
 export type CannedAnswer = { status?: number; json?: unknown; body?: Uint8Array; headers?: Record<string, string> };
-type Route = (url: URL) => CannedAnswer | Promise<CannedAnswer>;
+/** `body`: the parsed JSON body of a POST/PUT/PATCH (undefined for other methods). */
+type Route = (url: URL, body?: unknown) => CannedAnswer | Promise<CannedAnswer>;
 
 type Reply = { ack: Record<string, unknown> } | { error: { code: string; message: string } } | 'none';
 type Handler = (msg: ClientMsg & { id: string }, client: Client) => Reply | Promise<Reply>;
@@ -242,7 +243,7 @@ export class StandIn {
     if (canned) {
       this.requests.push(req.url ?? path);
       this.notify();
-      const a = await canned(new URL(req.url ?? path, this.url));
+      const a = await canned(new URL(req.url ?? path, this.url), req.method === 'GET' || req.method === 'HEAD' ? undefined : await body());
       if (a.body) {
         res.writeHead(a.status ?? 200, { 'content-length': String(a.body.length), ...a.headers });
         return void res.end(a.body);

@@ -121,6 +121,17 @@ export async function getMessage(id: string): Promise<MessageRecord> {
   return expectShape(MessageRecord, await call('GET', `/api/messages/${encodeURIComponent(id)}`), 'the message');
 }
 
+/** `POST /api/messages` (202): the message record, status `accepted`; a refusal is an ApiError with the server's code and words. */
+export async function sendMessage(body: Record<string, unknown>): Promise<MessageRecord> {
+  return expectShape(MessageRecord, await call('POST', '/api/messages', body), 'the sent message');
+}
+
+/** `GET /api/templates`: the APPROVED templates (what the form may offer). */
+export const OfferedTemplate = z.object({ name: z.string(), language: z.string(), category: z.string().optional(), components: z.unknown().optional() }).passthrough();
+export async function listTemplates(): Promise<z.infer<typeof OfferedTemplate>[]> {
+  return expectShape(z.object({ items: z.array(OfferedTemplate) }), await call('GET', '/api/templates'), 'the template list').items;
+}
+
 /** `GET /api/numbers`: the business numbers a callback may come from. */
 export const BusinessNumber = z.object({ phoneNumber: z.string(), phoneId: z.string().optional(), name: z.string().optional() }).passthrough();
 export type BusinessNumber = z.infer<typeof BusinessNumber>;

@@ -218,6 +218,8 @@ describe('panel state: one callback', () => {
     const unknown = reduceCallback(dialing, { type: 'dialFailed', code: 'OUTCOME_UNKNOWN', message: 'timed out' });
     expect(unknown.error?.message).toMatch(/may or may not ring.*check the live calls/);
     expect(panelView(svc, true, T0).canCall).toBe(true);
+    const limit = reduceCallback(dialing, { type: 'dialFailed', code: 'CALL_LIMIT', message: 'This user was already called 5 times in the last 24 hours (limit: 5 connected calls per 24 hours). You can call again at 2031-01-02T00:00:00.000Z.' });
+    expect(limit.error?.message).toBe('Not called: This user was already called 5 times in the last 24 hours (limit: 5 connected calls per 24 hours). You can call again at 2031-01-02T00:00:00.000Z.');
   });
 
   test('hang up while the dial is unacknowledged waits for the ack, then is sent (phase ending)', () => {

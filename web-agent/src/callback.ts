@@ -355,6 +355,8 @@ export function dialRefusal(code: string, message: string): string {
   switch (code) {
     case 'NO_PERMISSION':
       return `Not called: the user has not allowed calls from this number (${message}).`;
+    case 'CALL_LIMIT':
+      return `Not called: ${message}`;
     case 'SERVICE_ERROR':
       return `The Service refused the call: ${message}`;
     case 'OUTCOME_UNKNOWN':

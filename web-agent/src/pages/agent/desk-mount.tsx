@@ -18,6 +18,7 @@ export function deskProps(desk: Desk, state: UiState, now: number, dial?: DeskPr
   return {
     ...(dial ? { dial } : {}),
     desk: desk.state(),
+    messages: desk.messages(),
     agent: state.agent,
     serverNow: now + state.skewMs,
     online: state.link === 'online',

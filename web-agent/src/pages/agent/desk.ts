@@ -6,9 +6,10 @@
  * the keyboard shortcuts work anywhere on the page (Alt + a letter, never while typing).
  */
 import type { ServerMsg } from '../../../../shared/protocol.ts';
-import { searchCalls } from '../../api.ts';
+import { ApiError, listTemplates, searchCalls, sendMessage } from '../../api.ts';
 import type { Connection, Request } from '../../connection.ts';
 import { getCustomer } from '../../desk/customer.ts';
+import { initialMessages, messageBody, reduceMessages, sendRefusal, type MessageEvent, type MessageState } from '../../desk/message.ts';
 import { initialDesk, reduceDesk, shortcutFor, type DeskEvent, type DeskState, type ShortcutAction } from '../../desk/state.ts';
 import { ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { DeskActions } from './desk-view.tsx';
@@ -33,9 +34,38 @@ export function agentDesk(x: DeskContext) {
     if (desk !== before) x.render();
   };
   const send = (msg: Request) => x.conn().request(msg);
+  // "Send a message" (issue 16): its own small state beside the desk's.
+  let messages: MessageState = initialMessages;
+  const dispatchMsg = (ev: MessageEvent) => {
+    const before = messages;
+    messages = reduceMessages(messages, ev);
+    if (messages !== before) x.render();
+  };
+
+  async function loadTemplates(): Promise<void> {
+    if (messages.templates.status === 'loading' || messages.templates.status === 'ready') return;
+    dispatchMsg({ type: 'templates.loading' });
+    try {
+      dispatchMsg({ type: 'templates.loaded', items: await listTemplates() });
+    } catch (e) {
+      dispatchMsg({ type: 'templates.failed', error: (e as Error).message });
+    }
+  }
+
+  async function sendTheMessage(from: string): Promise<void> {
+    const body = messageBody(messages, from);
+    if (!body) return;
+    dispatchMsg({ type: 'msg.sending' });
+    try {
+      dispatchMsg({ type: 'msg.sent', message: await sendMessage(body) });
+    } catch (e) {
+      dispatchMsg({ type: 'msg.failed', error: e instanceof ApiError ? sendRefusal(e.code, e.message) : (e as Error).message });
+    }
+  }
 
   async function loadCustomer(id: string): Promise<void> {
     dispatch({ type: 'customer.load', id });
+    dispatchMsg({ type: 'msg.open', customer: id });
     if (desk.customer?.status === 'ready') return;
     try {
       dispatch({ type: 'customer.loaded', data: await getCustomer(id) });
@@ -92,14 +122,21 @@ export function agentDesk(x: DeskContext) {
     toggleHold: () => x.shortcut('hold'),
     openCustomer: (id) => void loadCustomer(id),
     reloadLog: () => void loadLog(),
+    editMessage: (edit) => {
+      dispatchMsg({ type: 'msg.edit', ...edit });
+      if (edit.mode === 'template') void loadTemplates();
+    },
+    sendMessage: (from) => void sendTheMessage(from),
   };
 
   return {
     state: () => desk,
+    messages: () => messages,
     actions,
     send,
-    /** Frames the desk reads itself: the server's lists in `welcome`. */
+    /** Frames the desk reads itself: the server's lists in `welcome`, the sent message's status. */
     onMessage(msg: ServerMsg): void {
+      if (msg.type === 'message.updated') dispatchMsg({ type: 'msg.updated', message: msg.message });
       if (msg.type === 'welcome') dispatch({ type: 'lists', ...(msg.dispositions ? { dispositions: msg.dispositions } : {}), ...(msg.awayReasons ? { awayReasons: msg.awayReasons } : {}) });
     },
     start(): void {
