@@ -11,6 +11,8 @@ import type { AgentView } from './routing.ts';
 interface AgentState extends AgentFacts {
   conns: number;
   elsewhere: Set<string>;
+  /** When the agent was last freed from a call (after-call work counts from then, on every node). */
+  freedAt?: number;
   /** The state last derived (and since when its status holds). */
   last?: DerivedState;
   since: number;
@@ -49,7 +51,7 @@ export class AgentBoard {
     const a = this.entry(name);
     const now = this.now();
     const cur = deriveAgentState(a, now);
-    return { ...cur, since: a.last && a.last.status === cur.status ? a.since : now };
+    return { ...cur, since: a.last && a.last.status === cur.status ? a.since : startOf(a, cur.status, now) };
   }
 
   /**
@@ -61,7 +63,7 @@ export class AgentBoard {
     const now = this.now();
     const next = deriveAgentState(a, now);
     if (a.last && sameState(a.last, next)) return undefined;
-    if (!a.last || a.last.status !== next.status) a.since = now;
+    if (!a.last || a.last.status !== next.status) a.since = startOf(a, next.status, now);
     a.last = next;
     return { ...next, since: a.since };
   }
@@ -142,11 +144,12 @@ export class AgentBoard {
   }
 
   /** The agent's call `wacid` is over; in wrap-up until `wrapUntil`. */
-  agentFree(name: string, wacid: string, wrapUntil: number): void {
+  agentFree(name: string, wacid: string, wrapUntil: number, at = this.now()): void {
     const a = this.entry(name);
     if (a.ringing === wacid) a.ringing = undefined;
     if (a.holding === wacid) {
       a.holding = undefined;
+      a.freedAt = at;
       a.wrapUntil = wrapUntil;
       a.idleSince = Math.max(this.now(), wrapUntil);
       // A disposition is due for this call (after-call work), unless there is no wrap-up time.
@@ -180,4 +183,12 @@ export class AgentBoard {
   agentNoAnswer(name: string): void {
     this.setPresence(name, 'away', MISSED_A_CALL);
   }
+}
+
+/**
+ * When a new status began: after-call work from the moment the call freed the agent (so
+ * `until - since` is exactly the wrap-up time), anything else from now.
+ */
+function startOf(a: AgentState, status: string, now: number): number {
+  return status === 'after-call-work' && a.freedAt !== undefined && a.freedAt <= now ? a.freedAt : now;
 }

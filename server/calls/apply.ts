@@ -39,7 +39,7 @@ export interface RoutingPort {
 export type AgentChange =
   | { kind: 'offered'; agent: string; wacid: string }
   | { kind: 'agentBusy'; agent: string; wacid: string }
-  | { kind: 'agentFree'; agent: string; wacid: string; wrapUntil: number }
+  | { kind: 'agentFree'; agent: string; wacid: string; wrapUntil: number; at?: number }
   | { kind: 'agentNoAnswer'; agent: string; wacid: string }
   | { kind: 'revoke'; agent: string; wacid: string };
 
@@ -232,7 +232,7 @@ export class Applier {
         return;
       case 'agentFree': {
         const at = this.o.now();
-        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? at + this.o.wrapUpMs : 0 });
+        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? at + this.o.wrapUpMs : 0, at });
         // The board's new state (after-call work with its countdown) is pushed by the router.
         return;
       }

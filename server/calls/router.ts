@@ -156,7 +156,7 @@ export class Router implements RoutingPort {
         board.agentBusy(m.agent, m.wacid);
         break;
       case 'agentFree': {
-        board.agentFree(m.agent, m.wacid, m.wrapUntil);
+        board.agentFree(m.agent, m.wacid, m.wrapUntil, typeof m.at === 'number' ? m.at : undefined);
         const wait = m.wrapUntil - this.o.now();
         if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
         // The node that freed the agent runs the countdown (one `Not set`, one push).

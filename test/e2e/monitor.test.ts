@@ -6,7 +6,7 @@
  * frequency: the supervisor page's meter, the agent page's "heard" meter, and what the
  * emulator's caller decoded (`GET /_emulator/calls/{wacid}/hears`).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -107,6 +107,13 @@ async function mode(sup: Page, wacid: string, m: 'listen' | 'whisper' | 'barge')
 
 const fmt = (v: number[]) => v.map((x) => x.toFixed(3)).join(' / ');
 
+/** Screenshots of the console and the monitored call (gitignored `screenshots/`), looked at by eye. */
+const SHOTS = join(process.cwd(), 'screenshots');
+const shot = async (page: Page, name: string) => {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+};
+
 describe('monitoring through the server and the pages', () => {
   it('listen → the supervisor hears caller and agent; whisper → the agent hears the supervisor, the caller does not; barge → the caller hears the supervisor; stop → the call goes on; the supervisor tab closing leaves the call up; the agent tab closing ends monitoring', async () => {
     bridge = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'] });
@@ -122,7 +129,14 @@ describe('monitoring through the server and the pages', () => {
     await row(phone, wacid).getByTestId('monitor-listen').waitFor();
     await phone.locator('[data-testid="wb-agent"][data-name="agent1"]').waitFor();
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await shot(phone, 'supervisor-wallboard-phone');
     await phone.context().close();
+    // A wall screen.
+    const wall = await loggedIn(supBrowser, 'boss', '/supervisor', { width: 1920, height: 1080 });
+    await wall.locator('[data-testid="wb-agent"][data-name="agent1"][data-status="on-call"]').waitFor();
+    await shot(wall, 'supervisor-wallboard-wall');
+    await wall.context().close();
+    await shot(sup, 'supervisor-wallboard-desktop');
 
     // listen
     await mode(sup, wacid, 'listen');
@@ -134,6 +148,8 @@ describe('monitoring through the server and the pages', () => {
     expect(l[2]).toBeLessThan(SILENT);
     // MONITOR_SHOW_LISTENING defaults to true: the agent sees it.
     await agent.getByTestId('monitored').waitFor();
+    await shot(sup, 'monitor-supervisor-listen');
+    await shot(agent, 'monitor-agent-listen');
     expect(lc[2]).toBeLessThan(SILENT);
 
     // whisper
@@ -149,6 +165,8 @@ describe('monitoring through the server and the pages', () => {
     await mode(sup, wacid, 'barge');
     const bc = await callerHears(wacid);
     console.log(`barge: caller hears ${fmt(bc)}`);
+    await shot(sup, 'monitor-supervisor-barge');
+    await shot(agent, 'monitor-agent-barge');
     expect(bc[2]).toBeGreaterThan(VOICE_HEARD);
     expect(bc[1]).toBeGreaterThan(VOICE_HEARD);
 
