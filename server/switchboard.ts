@@ -10,12 +10,12 @@
  * Without a Service (demo mode when the emulator cannot be loaded) only the foundation is
  * built: webhook intake, health and metrics.
  */
-import type { Hono } from 'hono';
+import { Hono } from 'hono';
 import type { WebSocketServer } from 'ws';
 import { createAppWithMetrics, type App, type ReadinessCheck } from './app.ts';
 import { createArchive } from './archive/index.ts';
 import { createArchiveRoutes } from './archive/routes.ts';
-import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type LoginLimits, type Users } from './auth/index.ts';
+import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv, type LoginLimits, type Users } from './auth/index.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { Policy } from './calls/lifecycle.ts';
@@ -31,6 +31,7 @@ import { MessagingStore } from './history/messages.ts';
 import { createCustomerRoutes } from './customers/routes.ts';
 import { createRetention } from './history/retention.ts';
 import { createDeadLetterRoutes } from './ops/dead-letters.ts';
+import { HttpUnavailable } from './ops/errors.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
 import { Hub } from './push/hub.ts';
@@ -225,6 +226,16 @@ function onWrapup(w: Wrapup, o: { history: History | undefined; contacts: Servic
   });
 }
 
+/** Without history its routes say why (503), not "no route". */
+function historyOff(auth: Auth): Hono<AuthEnv> {
+  const routes = new Hono<AuthEnv>();
+  const refuse = () => {
+    throw new HttpUnavailable('call history is off on this server (it needs DATABASE_URL or DATA_DIR)');
+  };
+  for (const path of ['/api/history/calls', '/api/history/calls/*']) routes.get(path, auth.requireUser('agent', 'supervisor', 'ops'), refuse);
+  return routes;
+}
+
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
 async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics, history: History | undefined) {
   const { config, store, log } = o;
@@ -336,7 +347,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       })
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
-  const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : undefined;
+  const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : historyOff(auth);
   // ---- agent desktop (issue 15): the customer panel ----
   const customerRoutes = createCustomerRoutes({
     auth,
@@ -367,7 +378,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     handlers,
     mount(app: App | Hono) {
       app.route('/', archiveRoutes);
-      if (historyRoutes) app.route('/', historyRoutes);
+      app.route('/', historyRoutes);
       app.route('/', m16.routes); // issue 16: /api/messages, /api/templates, /api/callbacks
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);

@@ -116,7 +116,7 @@ const shot = async (page: Page, name: string) => {
 
 describe('monitoring through the server and the pages', () => {
   it('listen → the supervisor hears caller and agent; whisper → the agent hears the supervisor, the caller does not; barge → the caller hears the supervisor; stop → the call goes on; the supervisor tab closing leaves the call up; the agent tab closing ends monitoring', async () => {
-    bridge = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'] });
+    bridge = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'], history: true });
     const { agent, wacid } = await agentOnCall();
     let sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
