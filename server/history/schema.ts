@@ -9,18 +9,15 @@
  */
 import { z } from 'zod';
 
-export const OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress'] as const;
+// The value lists are the records' (shared/records.ts): the pages validate the same ones.
+// Media status moves forward only, in that list's order: announced → failed → available | missing.
+import { CALL_DIRECTIONS, CALL_OUTCOMES, MEDIA_KINDS, MEDIA_STATUSES } from '../../shared/records.ts';
+export { MEDIA_KINDS, MEDIA_STATUSES };
+export const OUTCOMES = CALL_OUTCOMES;
 export type Outcome = (typeof OUTCOMES)[number];
-export const DIRECTIONS = ['inbound', 'outbound'] as const;
+export const DIRECTIONS = CALL_DIRECTIONS;
 export type Direction = (typeof DIRECTIONS)[number];
-export const MEDIA_KINDS = ['recording', 'transcription'] as const;
 export type MediaKind = (typeof MEDIA_KINDS)[number];
-/**
- * Media asset status, in the order it can only move forward: `announced` (the Service said
- * it exists), `failed` (a download failed; it may still succeed), `available` (on disk) or
- * `missing` (the Service answered 404: final).
- */
-export const MEDIA_STATUSES = ['announced', 'failed', 'available', 'missing'] as const;
 export type MediaStatus = (typeof MEDIA_STATUSES)[number];
 
 /** ISO 8601 time with an offset (what `Date.prototype.toISOString` gives). */
