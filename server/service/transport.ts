@@ -12,7 +12,7 @@
  */
 import { request as undiciRequest, type Dispatcher } from 'undici';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { z } from 'zod';
@@ -27,6 +27,8 @@ import {
   errorFromResponse,
   scrub,
 } from './errors.ts';
+import { nodeGet } from './node-get.ts';
+import { YoungGcPacer } from './young-gc.ts';
 import { header, parseRateLimitHeaders, parseRetryAfter, type Headers } from './headers.ts';
 import { RateLimiter, scopeOf, type RateLimitOptions } from './ratelimit.ts';
 import { fullJitterBackoff, type RetryPolicy } from './retry.ts';
@@ -77,7 +79,12 @@ export interface RequestSpec<T> {
   schema?: z.ZodType<T> | undefined;
   /** `text` returns the body as a string (web pages such as the flow preview). */
   responseType?: 'json' | 'text';
+  /** A media download: its body is streamed (see node-get.ts). */
+  streamed?: boolean;
 }
+
+/** What the transport reads of a response, from undici or from node-get.ts. */
+type ServiceResponse = Pick<Dispatcher.ResponseData, 'statusCode' | 'headers'> & { body: Readable & { text(): Promise<string> } };
 
 export interface DownloadProgress {
   bytes: number;
@@ -175,13 +182,15 @@ export class Transport {
     out: Writable | (() => Writable),
     opts: CallOptions & { onProgress?: ((p: DownloadProgress) => void) | undefined; onChunk?: ((chunk: Buffer) => void) | undefined } = {},
   ): Promise<DownloadProgress> {
-    const { res, label, requestId, finish } = await this.send({ method: 'GET', path: spec.path }, opts);
+    const { res, label, requestId, finish } = await this.send({ method: 'GET', path: spec.path, streamed: true }, opts);
     const lenHeader = header(res.headers as Headers, 'content-length');
     const total = lenHeader !== undefined && /^\d+$/.test(lenHeader) ? Number(lenHeader) : undefined;
     const progress: DownloadProgress = { bytes: 0, total };
+    const pacer = new YoungGcPacer();
     const counter = new Transform({
       transform(chunk: Buffer, _enc, cb) {
         progress.bytes += chunk.length;
+        pacer.add(chunk.length);
         opts.onChunk?.(chunk);
         opts.onProgress?.({ ...progress });
         cb(null, chunk);
@@ -225,7 +234,7 @@ export class Transport {
   private async send(
     spec: RequestSpec<unknown>,
     opts: CallOptions,
-  ): Promise<{ res: Dispatcher.ResponseData; label: string; requestId: string | undefined; finish(): void }> {
+  ): Promise<{ res: ServiceResponse; label: string; requestId: string | undefined; finish(): void }> {
     const label = `${spec.method} ${spec.path}`;
     const scope = scopeOf(spec.method, spec.path, spec.body);
     const policy = opts.retry ?? this.retry;
@@ -265,21 +274,28 @@ export class Transport {
       };
 
       const t0 = this.now();
-      let res: Dispatcher.ResponseData;
+      let res: ServiceResponse;
       try {
-        res = await undiciRequest(this.url(spec.path, spec.query), {
-          method: spec.method,
-          headers: {
-            'x-api-key': this.apiKey,
-            accept: 'application/json',
-            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          },
-          body,
-          signal: ctl.signal,
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-          ...(this.o.dispatcher ? { dispatcher: this.o.dispatcher } : {}),
-        });
+        const headers: Record<string, string> = {
+          'x-api-key': this.apiKey,
+          accept: 'application/json',
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        };
+        const url = this.url(spec.path, spec.query);
+        // Media downloads use Node's http (node-get.ts: far less RSS per streamed MB) unless
+        // the caller injected an undici dispatcher, which then carries everything.
+        res =
+          spec.streamed && !this.o.dispatcher
+            ? await nodeGet(url, { headers, signal: ctl.signal, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+            : await undiciRequest(url, {
+                method: spec.method,
+                headers,
+                body,
+                signal: ctl.signal,
+                headersTimeout: timeoutMs,
+                bodyTimeout: timeoutMs,
+                ...(this.o.dispatcher ? { dispatcher: this.o.dispatcher } : {}),
+              });
       } catch (cause) {
         finish();
         const code = errCode(cause);

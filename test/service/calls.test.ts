@@ -3,7 +3,7 @@ import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import { createServiceClient, NotFoundError, OutcomeUnknownError, RateLimitedError, ValidationError } from '../../server/service/index.ts';
+import { ConnectionError, createServiceClient, fullJitterBackoff, noRetry, NotFoundError, OutcomeUnknownError, RateLimitedError, TimeoutError, ValidationError } from '../../server/service/index.ts';
 import { json, serviceError, startServer, type TestServer } from './server.ts';
 
 const API_KEY = 'sk_test_calls_0123456789';
@@ -157,6 +157,48 @@ describe('call media download', () => {
     expect(srv.seen).toHaveLength(2);
     expect(srv.seen.every((s) => s.headers.range === undefined)).toBe(true);
     expect(await readdir(dir)).toEqual(['m1.ogg']);
+  });
+
+  it('no headers in time: the GET is retried, then a TimeoutError; no file left (Node http carries downloads)', async () => {
+    srv.setHandler(() => undefined); // never answers
+    const dir = await mkdtemp(join(tmpdir(), 'sb-media-'));
+    const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: API_KEY, timeoutMs: 200, retry: fullJitterBackoff({ maxAttempts: 2, baseMs: 10, capMs: 20 }) });
+    const err = await c.calls.downloadMedia('slow', { out: join(dir, 'x.ogg') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeoutError);
+    expect((err as TimeoutError).message).toMatch(/no answer within 200 ms/);
+    expect(srv.seen).toHaveLength(2);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a body that stops mid-way fails the download after the timeout (no byte for timeoutMs), leaving no file', async () => {
+    srv.setHandler((_req, res) => {
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': '100000' });
+      res.write(Buffer.alloc(1000, 1)); // then nothing
+    });
+    const dir = await mkdtemp(join(tmpdir(), 'sb-media-'));
+    const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: API_KEY, timeoutMs: 300, retry: noRetry });
+    const t0 = Date.now();
+    const err = await c.calls.downloadMedia('stall', { out: join(dir, 'x.ogg') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConnectionError);
+    expect((err as ConnectionError).message).toMatch(/download broke after 1000 bytes/);
+    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('503 before the body is retried (GET rule) and the second answer is streamed whole', async () => {
+    let n = 0;
+    srv.setHandler((_req, res) => {
+      if (n++ === 0) return serviceError(res, 503, 'UNAVAILABLE', 'try later');
+      res.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': '5' });
+      res.end('OggS!');
+    });
+    const c = createServiceClient({ baseUrl: srv.baseUrl, apiKey: API_KEY, retry: fullJitterBackoff({ maxAttempts: 3, baseMs: 10, capMs: 20 }) });
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (d: Buffer) => chunks.push(d));
+    expect((await c.calls.downloadMedia('m', { out: sink })).bytes).toBe(5);
+    expect(Buffer.concat(chunks).toString()).toBe('OggS!');
+    expect(srv.seen).toHaveLength(2);
   });
 
   it('404 is NotFoundError and leaves no file behind', async () => {
