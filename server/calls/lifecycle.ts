@@ -672,8 +672,10 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
         return to(
           call,
           { state: 'queued', agent: undefined, ringUntil: undefined },
-          { kind: 'revoke', agent: call.agent, reason: 'not answered' },
+          // Away first, then the ring stops: the agent goes ringing → away "Missed a call",
+          // never through a moment of "available" (supervisors saw it; routing could use it).
           { kind: 'agentNoAnswer', agent: call.agent },
+          { kind: 'revoke', agent: call.agent, reason: 'not answered' },
           { kind: 'route' },
           { kind: 'notify' },
         );

@@ -51,6 +51,12 @@ export class DeskPages {
   }
 }
 
+/** Every caller still on the line hangs up (a failed test leaves no call queued for the next one). */
+export async function hangUpAll(b: Bridge): Promise<void> {
+  const { items } = (await emulatorRequest(b.emu, 'GET', '/calls')) as { items: Array<{ wacid: string; state: string }> };
+  for (const c of items) if (c.state !== 'ended') await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(c.wacid)}/hangup`).catch(() => undefined);
+}
+
 /** A caller at the emulator (`audio`, `toneHz`, `from`...); returns its wacid. */
 export async function placeCall(b: Bridge, body: Record<string, unknown> = {}): Promise<string> {
   return (await emulatorRequest(b.emu, 'POST', '/calls', { audio: 'tone', ...body })).wacid as string;
