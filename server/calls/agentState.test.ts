@@ -71,4 +71,14 @@ describe('a failed call in words', () => {
     const after = transition(answering, { type: 'acceptRefused', wacid: 'w1', at: 10, ...r }).call!;
     expect(view(after)).toMatchObject({ errorCode: 138008, reason: r.reason });
   });
+
+  it('a refused accept with a 138xxx code we have words for: the words lead; the REJECTED terminate that follows keeps them', () => {
+    const err = new BadRequestError({ status: 400, code: 'BAD_REQUEST', message: 'accept refused', details: { code: 138019, message: 'setup failed' } });
+    const r = refusal(err);
+    expect(r).toEqual({ code: '138019', reason: 'The call could not be set up — accept refused (138019: setup failed)' });
+    const answering: Call = { wacid: 'w1', phoneId: 'p', direction: 'USER_INITIATED', from: '+1555', to: '+1666', state: 'answering', createdAt: 0, offeredTo: ['a1'], declined: [], agent: 'a1' };
+    const rejecting = transition(answering, { type: 'acceptRefused', wacid: 'w1', at: 10, ...r }).call!;
+    const ev = toCallEvent({ type: 'chat.call.terminate', payload: { wacid: 'w1', status: 'FAILED', reason: 'REJECTED' } } as unknown as Parameters<typeof toCallEvent>[0], 20);
+    expect(view(transition(rejecting, ev).call!)).toMatchObject({ state: 'ended', result: 'FAILED', errorCode: 138019, reason: r.reason });
+  });
 });

@@ -14,6 +14,7 @@ import type { ServerMsg } from '../../shared/protocol.ts';
 import { clip, LIMITS } from '../../shared/limits.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Hub } from '../push/hub.ts';
+import { describeCallError } from '../../shared/callErrors.ts';
 import { describeServiceError, OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import type { CallRecord, Store } from '../store/store.ts';
@@ -310,7 +311,10 @@ export function refusal(err: unknown): { code: string; reason: string } {
     // The provider's numeric code (138xxx) when the Service passed one on: the page words it.
     const provider = (err.details as { code?: unknown } | undefined)?.code;
     const code = typeof provider === 'number' || (typeof provider === 'string' && /^\d{1,9}$/.test(provider)) ? String(provider) : err.code;
-    return { code: clip(code, LIMITS.word), reason: clip(describeServiceError(err), LIMITS.reason) };
+    // A 138xxx code we have words for leads the reason (the Service's own text follows).
+    const words = describeCallError(code);
+    const said = describeServiceError(err);
+    return { code: clip(code, LIMITS.word), reason: clip(words ? `${words} — ${said}` : said, LIMITS.reason) };
   }
   return { code: 'INTERNAL', reason: clip((err as Error)?.message ?? 'unknown error', LIMITS.reason) };
 }

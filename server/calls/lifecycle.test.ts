@@ -441,7 +441,7 @@ describe('transition: claims, refusals and timers', () => {
   it('a ring timeout moves the call on and sets the silent agent away', () => {
     const r = transition(FIXTURES.ringing, { type: 'tick', wacid: W, at: T0 + P.ringTimeoutMs }, P);
     expect(r.call!.state).toBe('queued');
-    expect(r.effects.map((e) => e.kind)).toEqual(['revoke', 'agentNoAnswer', 'route', 'notify']);
+    expect(r.effects.map((e) => e.kind)).toEqual(['agentNoAnswer', 'revoke', 'route', 'notify']);
   });
 
   it('a declining agent is never offered the call again', () => {

@@ -503,10 +503,13 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 }
 
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
+  // Our reject after the Service refused the accept: the refusal's code and words are why the
+  // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
+  const keepRefusal = call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
-    ...(e.reason !== undefined ? { reason: e.reason } : {}),
+    ...(e.reason !== undefined && !keepRefusal ? { reason: e.reason } : {}),
     ...(e.errorCode !== undefined ? { errorCode: e.errorCode } : {}),
   };
   if (call.state === 'ended') {
@@ -672,8 +675,10 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
         return to(
           call,
           { state: 'queued', agent: undefined, ringUntil: undefined },
-          { kind: 'revoke', agent: call.agent, reason: 'not answered' },
+          // Away first, then the ring stops: the agent goes ringing → away "Missed a call",
+          // never through a moment of "available" (supervisors saw it; routing could use it).
           { kind: 'agentNoAnswer', agent: call.agent },
+          { kind: 'revoke', agent: call.agent, reason: 'not answered' },
           { kind: 'route' },
           { kind: 'notify' },
         );

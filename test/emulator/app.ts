@@ -173,7 +173,9 @@ function validateFaults(b: Record<string, unknown>): string | undefined {
     if (!b.endpoints || typeof b.endpoints !== 'object') return 'endpoints: an object of "METHOD /path" → fault';
     for (const [k, f] of Object.entries(b.endpoints as Record<string, unknown>)) {
       const kind = (f as { kind?: unknown } | null)?.kind;
-      if (kind !== '429' && kind !== '5xx' && kind !== 'hang' && kind !== 'slow' && kind !== 'echoKey') return `endpoints["${k}"].kind: one of 429, 5xx, hang, slow, echoKey`;
+      if (kind !== '429' && kind !== '5xx' && kind !== 'hang' && kind !== 'slow' && kind !== 'echoKey' && kind !== 'refuse') return `endpoints["${k}"].kind: one of 429, 5xx, hang, slow, echoKey, refuse`;
+      const code = (f as { code?: unknown }).code;
+      if (code !== undefined && (typeof code !== 'number' || !Number.isInteger(code) || code < 0)) return `endpoints["${k}"].code: a whole number`;
     }
   }
   return undefined;

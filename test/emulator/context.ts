@@ -137,14 +137,18 @@ export interface Faults {
 }
 
 export interface EndpointFault {
-  kind: '429' | '5xx' | 'hang' | 'slow' | 'echoKey';
+  kind: '429' | '5xx' | 'hang' | 'slow' | 'echoKey' | 'refuse';
   /**
    * For 5xx: the status (default 503). For 429: Retry-After seconds (default 1). For slow:
    * delay ms. For echoKey: the status (default 400) of a refusal whose `message` and
    * `chatApiError.message` repeat the request's `X-API-Key` (a careless provider echoing
-   * the request: the client must scrub it).
+   * the request: the client must scrub it). For refuse: the status (default 400) of a
+   * refusal that passes on the provider's `code` in `chatApiError` (e.g. accept refused
+   * with 138019, call setup failed).
    */
   value?: number;
+  /** For refuse: the provider's error code in `chatApiError.code` (default 138019). */
+  code?: number;
   times?: number;
   /**
    * For 5xx and hang: run the request first, then fail or never answer — the

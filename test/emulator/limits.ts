@@ -158,6 +158,15 @@ export function endpointFaults(ctx: EmulatorContext, basePath = '/v2'): Middlewa
           error_data: { details: `x-api-key: ${key}` },
         });
       }
+      case 'refuse': {
+        // The provider said no and the Service passed its code on (nothing is carried out).
+        const status = fault.value ?? 400;
+        const code = fault.code ?? 138019;
+        return serviceError(c, status, status === 400 ? 'BAD_REQUEST' : status === 409 ? 'CONFLICT' : 'INTERNAL_ERROR', `${c.req.method} ${path} refused by the provider (injected)`, {
+          code,
+          message: `provider error ${code} (injected)`,
+        });
+      }
       case 'hang':
         if (fault.afterProcessing) await next();
         await hang();

@@ -121,9 +121,10 @@ export class ToneSource {
 /**
  * What a simulated party plays. `announcementMs` puts the capture announcement (a two-note
  * chime standing in for "this call may be recorded") before the source, as the provider
- * does when recording or transcription is on.
+ * does when recording or transcription is on. `none`: no RTP at all (the user's audio is
+ * lost on the way — one-way audio); `silence` still sends the 3-byte Opus silence frames.
  */
-export type AudioSource = ({ kind: 'tone'; hz?: number; amplitude?: number } | { kind: 'silence' }) & { announcementMs?: number };
+export type AudioSource = ({ kind: 'tone'; hz?: number; amplitude?: number } | { kind: 'silence' } | { kind: 'none' }) & { announcementMs?: number };
 
 /** The next 20 ms of PCM, or undefined for silence (the 3-byte Opus silence frame is sent). */
 export type FrameGen = () => Int16Array | undefined;

@@ -519,7 +519,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
   control.post('/calls', async (c) => {
     const b = (await readJson(c.req.raw)) ?? {};
     const audio = b.audio;
-    if (audio !== undefined && audio !== 'tone' && audio !== 'silence') return badRequest(c, "audio: 'tone' or 'silence'");
+    if (audio !== undefined && audio !== 'tone' && audio !== 'silence' && audio !== 'none') return badRequest(c, "audio: 'tone', 'silence' or 'none'");
     if (b.toneHz !== undefined && (typeof b.toneHz !== 'number' || b.toneHz < 20 || b.toneHz > 20000)) return badRequest(c, 'toneHz: a number from 20 to 20000');
     if (b.hangupAfterMs !== undefined && (typeof b.hangupAfterMs !== 'number' || b.hangupAfterMs < 0)) return badRequest(c, 'hangupAfterMs: a number >= 0');
     for (const k of ['to', 'phoneId', 'from'] as const) if (b[k] !== undefined && typeof b[k] !== 'string') return badRequest(c, `${k}: must be a string`);
@@ -529,7 +529,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
         ...(typeof b.phoneId === 'string' ? { phoneId: b.phoneId } : {}),
         ...(typeof b.from === 'string' ? { from: b.from } : {}),
         ...(typeof b.hangupAfterMs === 'number' ? { hangupAfterMs: b.hangupAfterMs } : {}),
-        audio: audio === 'silence' ? { kind: 'silence' } : { kind: 'tone', hz: typeof b.toneHz === 'number' ? b.toneHz : 400 },
+        audio: audio === 'silence' || audio === 'none' ? { kind: audio } : { kind: 'tone', hz: typeof b.toneHz === 'number' ? b.toneHz : 400 },
         owner: c.get('apiKey'),
       });
       return c.json(started);
@@ -560,6 +560,21 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     if (!(ms >= 100 && ms <= 3000)) return badRequest(c, 'ms: a number from 100 to 3000');
     if (!call.peer) return conflict(c, call, 'measure');
     return c.json(call.peer.hears(hz, ms));
+  });
+  // The user's listening window: POST starts a new one, GET says what was heard since
+  // (hold music: continuous, several pitches; one tone: one pitch; silence: none).
+  control.post('/calls/:wacid/window', (c) => {
+    const call = mine(c);
+    if (!call) return notFound(c, 'call');
+    if (!call.peer) return conflict(c, call, 'measure');
+    call.peer.markWindow();
+    return c.json(call.peer.windowStats());
+  });
+  control.get('/calls/:wacid/window', (c) => {
+    const call = mine(c);
+    if (!call) return notFound(c, 'call');
+    if (!call.peer) return conflict(c, call, 'measure');
+    return c.json(call.peer.windowStats());
   });
   control.post('/calls/:wacid/hangup', (c) => {
     const call = mine(c);

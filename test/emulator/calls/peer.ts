@@ -231,6 +231,7 @@ export class AudioPeer {
   startSending(source: AudioSource = this.sendSource): void {
     if (this.closed || this.sendTimer) return;
     this.sendSource = source;
+    if (source.kind === 'none') return; // one-way audio: nothing ever leaves this side
     const next = frameSource(source);
     this.encoder = new OpusEncoder();
     const w = this.w;

@@ -63,10 +63,11 @@ export function agentDesk(x: DeskContext) {
     }
   }
 
-  async function loadCustomer(id: string): Promise<void> {
+  /** `fresh`: fetch even when this customer is shown already (a new call: its past calls changed). */
+  async function loadCustomer(id: string, fresh = false): Promise<void> {
     dispatch({ type: 'customer.load', id });
     dispatchMsg({ type: 'msg.open', customer: id });
-    if (desk.customer?.status === 'ready') return;
+    if (!fresh && desk.customer?.status === 'ready') return;
     try {
       dispatch({ type: 'customer.loaded', data: await getCustomer(id) });
     } catch (e) {
@@ -155,9 +156,10 @@ export function agentDesk(x: DeskContext) {
         const caller = a.wacid ? (after.lastEnded?.wacid === a.wacid ? after.lastEnded.from : after.history.find((h) => h.wacid === a.wacid)?.from) : undefined;
         dispatch({ type: 'agent.state', status: a.status, wacid: a.wacid, extended: a.extended, caller });
       }
-      // The customer of a call that starts ringing (or is held here after a reload).
+      // The customer of a call that starts ringing (or is held here after a reload): read
+      // again even when the same customer is shown (the last call is history now).
       const ringing = ringingCalls(after, now)[0] ?? tabCall(after);
-      if (ringing && ringing.view.from !== desk.customer?.id && ringing.view.wacid !== (ringingCalls(before, now)[0] ?? tabCall(before))?.view.wacid) void loadCustomer(ringing.view.from);
+      if (ringing && ringing.view.wacid !== (ringingCalls(before, now)[0] ?? tabCall(before))?.view.wacid) void loadCustomer(ringing.view.from, true);
       const ended = after.lastEnded;
       if (ended && ended !== before.lastEnded) {
         const wasHere = tabCall(before)?.view.wacid === ended.wacid && tabCall(before)?.local === 'held';
