@@ -180,6 +180,8 @@ function CustomerBody({ data, callBack }: { data: Customer; callBack?: ((id: str
   const name = contactName(data.contact);
   const verdict = callBackVerdict(data.permission);
   const attrs = Object.entries(data.contact?.customAttributes ?? {});
+  // Calls still going on (the one ringing now) are not "past".
+  const past = data.calls.filter((r) => r.outcome !== 'in-progress');
   return (
     <>
       <p>
@@ -212,9 +214,9 @@ function CustomerBody({ data, callBack }: { data: Customer; callBack?: ((id: str
         </span>
       </div>
       <h3>Past calls</h3>
-      {data.calls.length === 0 ? <p class="empty" data-testid="customer-calls-empty">No calls before.</p> : null}
+      {past.length === 0 ? <p class="empty" data-testid="customer-calls-empty">No calls before.</p> : null}
       <ol class="log" data-testid="customer-calls">
-        {data.calls.map((r) => (
+        {past.map((r) => (
           <li key={r.wacid} data-testid="customer-call" data-wacid={r.wacid}>
             {`${new Date(r.receivedAt).toLocaleString()} · ${r.agent ?? 'no agent'} · ${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}`}
             {r.notes ? <div class="sub">{r.notes}</div> : null}
