@@ -81,7 +81,7 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
           <tbody>
             {live.map((v) => (
               // data-label: on a phone each row is a small card and the cells carry their headings.
-              <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state}>
+              <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state} data-held={v.heldSince !== undefined ? 'true' : undefined}>
                 <td data-label="Customer">{formatCaller(customer(v))}</td>
                 <td data-label="Business number">{formatCaller(business(v))}</td>
                 <td data-label="State">{liveStateText(v)}</td>
