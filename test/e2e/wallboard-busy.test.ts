@@ -19,7 +19,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Wallboard } from '../../shared/protocol.ts';
 import { formatDuration } from '../../web-agent/src/format.ts';
-import { agentClient, fakeConnect, login, PASSWORD, postEvent, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, fakeConnect, login, PASSWORD, postEvent, sleep, until, type Bridge, type ProtocolClient } from './harness.ts';
 import { browserSuite } from './suite.ts';
 
 const suite = browserSuite();
@@ -52,9 +52,13 @@ describe('the supervisor console on a busy floor', () => {
     const presence = async (name: string, status: 'available' | 'away', reason?: string) =>
       expect(await a[name]!.request({ type: 'presence.set', status, ...(reason ? { reason } : {}) })).toMatchObject({ type: 'ack' });
     const place = async (n: typeof N1, extra: Record<string, unknown> = {}) => (await suite.control('POST', '/calls', { to: n.phoneNumber, from: customer(), audio: 'silence', ...extra })).wacid as string;
-    /** `name` (available) answers the next call to `n` for real. */
-    const answered = async (name: string, n: typeof N1, extra: Record<string, unknown> = {}) => {
+    /** `name` answers the next call to `n` for real (after it waited `waitMs` with `name` away). */
+    const answered = async (name: string, n: typeof N1, extra: Record<string, unknown> = {}, waitMs = 0) => {
       const wacid = await place(n, extra);
+      if (waitMs > 0) {
+        await sleep(waitMs); // the caller waits: the average answer time is not zero
+        await presence(name, 'available');
+      }
       const offer = await a[name]!.next('call.offered', (m) => m.wacid === wacid, 15_000);
       expect(await a[name]!.request({ type: 'call.answer', wacid, sdp: await host.answer(wacid, offer.sdp) })).toMatchObject({ type: 'ack', wacid });
       await host.unmute(wacid);
@@ -96,9 +100,8 @@ describe('the supervisor console on a busy floor', () => {
     await ended('hana', done2);
     expect(await a.hana!.request({ type: 'call.wrapup', wacid: done2, disposition: 'Follow-up needed' })).toMatchObject({ type: 'ack' });
     await presence('hana', 'away', 'Break');
-    await presence('amira', 'away', 'Break'); // dana takes the next N1 call
-    await presence('dana', 'available');
-    const done3 = await answered('dana', N1, { hangupAfterMs: 1_500 });
+    await presence('amira', 'away', 'Break'); // dana takes the next N1 call, after it waited 4 s
+    const done3 = await answered('dana', N1, { hangupAfterMs: 1_500 }, 4_000);
     await ended('dana', done3);
     for (const w of [done1, done2, done3]) await host.closePeer(w);
 
@@ -179,6 +182,8 @@ describe('the supervisor console on a busy floor', () => {
         expect(await row.locator('td[data-label="State"]').textContent()).toBe(text);
       }
       expect(await page.locator('[data-testid="live-call"][data-held="true"]').getAttribute('data-wacid')).toBe(live.ben);
+      // Only the talking calls can be monitored.
+      expect(await page.locator('[data-testid="live-call"]:has([data-testid="monitor-actions"][data-can="true"])').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-wacid')).sort())).toEqual([live.amira, live.ben, live.farah].sort());
       await page.locator('[data-testid="queue-task"]').nth(openTasks.length - 1).waitFor({ timeout: 10_000 });
       expect(await page.locator('[data-testid="queue-task"]').count()).toBe(openTasks.length);
       // Nothing sticks out sideways (a phone never scrolls horizontally).
