@@ -320,7 +320,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     store,
     history,
     hub,
-    agents: boardAgents(engine.board, config.wrapUpMs),
+    agents: boardAgents(engine.board),
     slaSeconds: config.slaSeconds,
     log: log.child({ part: 'wallboard' }),
     now,

@@ -32,6 +32,9 @@
  * RTCPeerConnection (web-agent/src/monitor/); the server checks roles and relays:
  * 1. supervisor → `monitor.start {id, wacid, mode}`: only a supervisor, only a live call
  *    (`active`) held by an agent with a connected tab. Ack `{monitorId}` (server-made).
+ *    The tab holding the call is the one that answered it; a page names its tab when it
+ *    connects (`/ws?tab=<id>`, the same id on every reconnect; added), so the tab is found
+ *    on its newest socket after a reconnect.
  * 2. server → the ONE tab holding the call: `monitor.started {side:"agent", shown}`; to the
  *    supervisor's tab: `monitor.started {side:"supervisor"}`. The agent's tab offers.
  * 3. `monitor.signal {id, monitorId, kind:"offer"|"answer", sdp}` from one side is acked and

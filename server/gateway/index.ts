@@ -9,6 +9,8 @@
  * - a heartbeat pings every `heartbeatMs`; a connection silent for `deadAfterMs` (no pong,
  *   no frame) is cut, so a half-open socket is noticed within 10 s and its agent's ringing
  *   call moves on after the engine's reconnect grace;
+ * - a page names its tab (`/ws?tab=<id>`, kept across its reconnects): monitoring reaches the
+ *   tab holding a call on whichever connection it has now;
  * - each socket belongs to the login session it was opened with: when that session ends
  *   (logout on any node, announced through the store's pub/sub; or expiry, seen by the
  *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped.
@@ -45,6 +47,9 @@ export interface GatewayOptions {
   /** Monitoring relay (issue 17): `monitor.*` requests and every socket's open and close. */
   monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
 }
+
+/** A page's tab id (`/ws?tab=`); anything else is ignored (the socket has no tab). */
+const TAB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Close code of a socket whose login session ended (logout or expiry). */
 export const SESSION_ENDED_CLOSE = 4001;
@@ -126,11 +131,12 @@ export function createGateway(o: GatewayOptions): Gateway {
     if (!o.auth.sameOrigin(c.req.raw, true)) throw new HttpForbidden('cross-origin WebSocket refused');
     const s = await o.auth.sessionOf(c.req.raw);
     if (!s) throw new HttpUnauthorized('log in first');
-    const handler = upgradeWebSocket(() => handlers(s.user, s.session));
+    const tab = c.req.query('tab');
+    const handler = upgradeWebSocket(() => handlers(s.user, s.session, tab && TAB_ID.test(tab) ? tab : undefined));
     return handler(c, next);
   });
 
-  function handlers(user: User, session: { sid: string; expiresAt: number }) {
+  function handlers(user: User, session: { sid: string; expiresAt: number }, tab: string | undefined) {
     let l: Live | undefined;
     return {
       onOpen(_e: Event, ws: { raw?: unknown; send(s: string): void; close(code?: number, reason?: string): void }) {
@@ -138,6 +144,7 @@ export function createGateway(o: GatewayOptions): Gateway {
         const conn: Conn = {
           id: randomUUID(),
           user,
+          ...(tab ? { tab } : {}),
           send: (text) => {
             if (raw.readyState === raw.OPEN) raw.send(text);
           },

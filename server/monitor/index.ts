@@ -11,7 +11,12 @@
  * - `monitor-call:<wacid>` → id: one monitor per call at a time (taken with setNX);
  * - `monitor-conn:<conn>`  → id: one monitor per tab at a time (both tabs; setNX);
  * - `monitor-ended:<id>`  the end is done once, whichever node sees it first (setNX);
- * - `conn-live:<conn>`    a socket open on some node (the agent's tab must be connected).
+ * - `conn-live:<conn>`    a socket open on some node (the agent's tab must be connected);
+ * - `conn-tab:<conn>`     → the page's tab id of that socket (kept after it closes), and
+ *   `tab-conn:<user>:<tab>` → that tab's newest socket. The call record names the socket
+ *   that answered; when the tab has reconnected since (a new socket, maybe on another
+ *   node), `monitor.start` follows the tab to its socket now. A reloaded page is a new tab
+ *   (its call's media went with the old page), so it is never taken for the holding one.
  */
 import { randomUUID } from 'node:crypto';
 import { monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, type ServerMsg } from '../../shared/protocol.ts';
@@ -64,7 +69,11 @@ export class Monitors {
 
   /** A socket opened on this node. */
   async connOpened(conn: Conn): Promise<void> {
-    await this.o.store.set(`conn-live:${conn.id}`, conn.user.name, CONN_TTL_MS);
+    const { store } = this.o;
+    await store.set(`conn-live:${conn.id}`, conn.user.name, CONN_TTL_MS);
+    if (!conn.tab) return;
+    await store.set(`conn-tab:${conn.id}`, conn.tab, CONN_TTL_MS);
+    await store.set(`tab-conn:${conn.user.name}:${conn.tab}`, conn.id, CONN_TTL_MS);
   }
 
   /** A socket closed on this node: the monitor it was a side of ends. */
@@ -129,10 +138,11 @@ export class Monitors {
     const rec = await store.getCall(msg.wacid);
     if (!rec) return fail('NOT_FOUND', 'no such call');
     const agent = typeof rec.agent === 'string' ? rec.agent : undefined;
-    const agentConn = typeof rec.conn === 'string' ? rec.conn : undefined;
-    if (rec.state !== 'active' || !agent || !agentConn) return fail('CONFLICT', 'the call is not live with an agent');
+    const answeredOn = typeof rec.conn === 'string' ? rec.conn : undefined;
+    if (rec.state !== 'active' || !agent || !answeredOn) return fail('CONFLICT', 'the call is not live with an agent');
+    const agentConn = await this.holdingConn(agent, answeredOn);
+    if (!agentConn) return fail('CONFLICT', "the agent's tab holding the call is not connected");
     if (agentConn === conn.id) return fail('CONFLICT', 'you hold this call yourself');
-    if ((await store.get(`conn-live:${agentConn}`)) === null) return fail('CONFLICT', "the agent's tab holding the call is not connected");
     const m: Monitor = { monitorId: randomUUID(), wacid: msg.wacid, mode: msg.mode, supervisor: conn.user.name, supervisorConn: conn.id, agent, agentConn };
     // Claims in order, each undone when a later one fails (nothing left stuck).
     const claims = [`monitor-call:${m.wacid}`, `monitor-conn:${conn.id}`, `monitor-conn:${agentConn}`];
@@ -150,6 +160,18 @@ export class Monitors {
     this.o.hub.toConn(m.supervisorConn, { ...frame, side: 'supervisor', shown: true });
     this.timeline(m, `monitor:${m.monitorId}:started`, 'monitor.started', { supervisor: m.supervisor, mode: m.mode });
     this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, supervisor: m.supervisor, mode: m.mode }, 'monitor started');
+  }
+
+  /**
+   * The live socket of the tab that answered on `answeredOn`: the tab's newest socket (it
+   * may have reconnected before the server noticed the old one die), else `answeredOn`
+   * while open (a client that names no tab), else none.
+   */
+  private async holdingConn(agent: string, answeredOn: string): Promise<string | undefined> {
+    const { store } = this.o;
+    const live = async (c: string | null) => (c !== null && (await store.get(`conn-live:${c}`)) !== null ? c : undefined);
+    const tab = await store.get(`conn-tab:${answeredOn}`);
+    return (tab !== null ? await live(await store.get(`tab-conn:${agent}:${tab}`)) : undefined) ?? live(answeredOn);
   }
 
   /** End once (any node): `monitor.ended` to each tab still there (not `gone`). */

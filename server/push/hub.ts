@@ -11,6 +11,11 @@ import type { Store } from '../store/store.ts';
 export interface Conn {
   readonly id: string;
   readonly user: User;
+  /**
+   * The page's tab id (`/ws?tab=`), the same on every reconnect of one tab: monitoring finds
+   * the tab holding a call on its new connection. Unset for clients that send none.
+   */
+  readonly tab?: string;
   /** Send one text frame (dropped silently when the socket is closing). */
   send(text: string): void;
   /** Close the socket (the gateway's close handling then runs). */

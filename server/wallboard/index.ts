@@ -125,11 +125,11 @@ export function createWallboard(o: WallboardOptions) {
 }
 
 /**
- * The agents' states from the board (presence, connected, wrap-up) and the live calls
- * (ringing, on a call: from the store, so a call held through another node counts).
- * Richer states (away reasons, hold) replace this when the engine keeps them.
+ * The agents' states: ringing or on a call from the live calls (the store, so a call held
+ * through another node counts); otherwise the board's own derivation (`agent.state`: offline
+ * only with no connection on any node, after-call work, away with its reason, available).
  */
-export function boardAgents(board: Pick<AgentBoard, 'views'>, wrapUpMs: number): (live: readonly CallRecord[], now: number) => AgentInput[] {
+export function boardAgents(board: Pick<AgentBoard, 'views' | 'state'>): (live: readonly CallRecord[], now: number) => AgentInput[] {
   return (live, now) => {
     const byAgent = new Map<string, CallRecord>();
     for (const r of live) if (typeof r.agent === 'string' && r.state !== 'ended' && r.state !== 'queued') byAgent.set(r.agent, r);
@@ -137,9 +137,8 @@ export function boardAgents(board: Pick<AgentBoard, 'views'>, wrapUpMs: number):
       const call = byAgent.get(v.name);
       if (call?.state === 'ringing') return { name: v.name, status: 'ringing', since: typeof call.createdAt === 'number' ? call.createdAt : now };
       if (call) return { name: v.name, status: 'on-call', since: typeof call.startedAt === 'number' ? call.startedAt : now };
-      if (!v.connected) return { name: v.name, status: 'offline', since: v.idleSince };
-      if (v.wrapUntil > now) return { name: v.name, status: 'after-call-work', since: v.wrapUntil - wrapUpMs };
-      return { name: v.name, status: v.presence === 'available' ? 'available' : 'away', since: v.idleSince };
+      const s = board.state(v.name);
+      return { name: v.name, status: s.status, ...(s.reason ? { reason: s.reason } : {}), since: s.since };
     });
   };
 }

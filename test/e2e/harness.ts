@@ -228,8 +228,10 @@ export class ProtocolClient {
   readonly opened: Promise<void>;
   readonly closed: Promise<number>;
 
-  constructor(url: string, cookie: string, opts: { origin?: string; respondToPings?: boolean } = {}) {
-    this.ws = new WebSocket(url.replace(/^http/, 'ws') + '/ws', { headers: { cookie }, origin: opts.origin ?? url, autoPong: opts.respondToPings ?? true });
+  /** `tab`: the tab id a page sends (`/ws?tab=`), the same on each of its reconnects. */
+  constructor(url: string, cookie: string, opts: { origin?: string; respondToPings?: boolean; tab?: string } = {}) {
+    const query = opts.tab ? `?tab=${encodeURIComponent(opts.tab)}` : '';
+    this.ws = new WebSocket(url.replace(/^http/, 'ws') + '/ws' + query, { headers: { cookie }, origin: opts.origin ?? url, autoPong: opts.respondToPings ?? true });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
       this.ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
@@ -288,8 +290,8 @@ export class ProtocolClient {
   }
 }
 
-export async function agentClient(url: string, name: string, opts: { available?: boolean } = {}): Promise<ProtocolClient> {
-  const c = new ProtocolClient(url, await login(url, name));
+export async function agentClient(url: string, name: string, opts: { available?: boolean; tab?: string } = {}): Promise<ProtocolClient> {
+  const c = new ProtocolClient(url, await login(url, name), opts.tab ? { tab: opts.tab } : {});
   await c.opened;
   await c.next('welcome');
   if (opts.available ?? true) {

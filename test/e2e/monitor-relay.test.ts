@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerMsg } from '../../shared/protocol.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
-import { agentClient, emulatorRequest, sleep, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, emulatorRequest, login, ProtocolClient, sleep, startBridge, until, type Bridge } from './harness.ts';
 import { PeerHost } from './program-agent.ts';
 
 let redis: TestRedis;
@@ -43,8 +43,8 @@ afterAll(async () => {
 });
 
 /** A live call held by `agent` (a fresh agent tab on node A). */
-async function liveCall(): Promise<string> {
-  agent = await agentClient(a.url, 'agent1');
+async function liveCall(tab?: string): Promise<string> {
+  agent = await agentClient(a.url, 'agent1', tab ? { tab } : {});
   const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
   const offer = await agent.next('call.offered', (m) => m.wacid === wacid, 8_000);
   const sdp = await host.answer(wacid, offer.sdp);
@@ -152,6 +152,79 @@ describe('monitoring relay, two nodes', () => {
     expect(await boss.next('monitor.ended', (m) => m.monitorId === monitorId, 8_000)).toMatchObject({ reason: 'agent-gone', wacid });
     await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {}).catch(() => undefined);
     await host.closePeer(wacid);
+    boss.close();
+  }, 60_000);
+
+  it("after the agent's socket drops and reconnects (a new connection, on the other node) during the call, monitoring reaches the tab's new connection, not a second tab", async () => {
+    const wacid = await liveCall('tab-holding');
+    const oldConn = (await a.store.getCall(wacid))?.conn as string;
+    expect(oldConn).toBeTruthy();
+    // The same agent has a second tab open (another tab id): it does not hold the call.
+    const cookie = await login(b.url, 'agent1');
+    const otherTab = new ProtocolClient(b.url, cookie, { tab: 'tab-other' });
+    await otherTab.opened;
+    await otherTab.next('welcome');
+    // The holding tab's link dies; the server sees the socket go.
+    agent.ws.terminate();
+    await until('the old socket closed on the server', async () => ((await a.store.get(`conn-live:${oldConn}`)) === null ? true : undefined), 10_000);
+    // The page reconnects (same tab id; this time through node B) within the grace: the call is still up.
+    const back = new ProtocolClient(b.url, cookie, { tab: 'tab-holding' });
+    await back.opened;
+    const welcome = await back.next('welcome');
+    expect(welcome.calls.map((c) => [c.wacid, c.state])).toEqual([[wacid, 'active']]);
+
+    const boss = await supervisor();
+    const monitorId = idOf(await boss.request({ type: 'monitor.start', wacid, mode: 'listen' }));
+    expect(await back.next('monitor.started', (m) => m.monitorId === monitorId)).toMatchObject({ side: 'agent', wacid, agent: 'agent1' });
+    // The relay runs between the new connection and the supervisor.
+    expect(await back.request({ type: 'monitor.signal', monitorId, kind: 'offer', sdp: SDP + 'a=back\r\n' })).toMatchObject({ type: 'ack' });
+    expect(await boss.next('monitor.signal', (m) => m.kind === 'offer')).toEqual({ type: 'monitor.signal', monitorId, kind: 'offer', sdp: SDP + 'a=back\r\n' });
+    // The second tab saw none of it and may not signal it.
+    expect(await otherTab.request({ type: 'monitor.signal', monitorId, kind: 'offer', sdp: SDP })).toMatchObject({ type: 'error', code: 'FORBIDDEN' });
+    expect(monitorFrames(otherTab)).toEqual([]);
+
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {});
+    expect(await back.next('monitor.ended', (m) => m.monitorId === monitorId, 8_000)).toMatchObject({ reason: 'call-ended' });
+    await host.closePeer(wacid);
+    back.close();
+    otherTab.close();
+    boss.close();
+  }, 60_000);
+
+  it('a tab that reconnects with another tab id (a reload: the call media is gone) is not taken for the holding tab', async () => {
+    const wacid = await liveCall('tab-before-reload');
+    const oldConn = (await a.store.getCall(wacid))?.conn as string;
+    agent.ws.terminate();
+    await until('the old socket closed on the server', async () => ((await a.store.get(`conn-live:${oldConn}`)) === null ? true : undefined), 10_000);
+    const reloaded = new ProtocolClient(a.url, await login(a.url, 'agent1'), { tab: 'tab-after-reload' });
+    await reloaded.opened;
+    await reloaded.next('welcome');
+    const boss = await supervisor();
+    expect(await boss.request({ type: 'monitor.start', wacid, mode: 'listen' })).toMatchObject({ type: 'error', code: 'CONFLICT' });
+    expect(monitorFrames(reloaded)).toEqual([]);
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {});
+    await reloaded.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 8_000);
+    await host.closePeer(wacid);
+    reloaded.close();
+    boss.close();
+  }, 60_000);
+
+  it('a tab whose new socket opened before the server noticed the old one die is monitored on the new socket; the old one closing later leaves the monitor up', async () => {
+    const wacid = await liveCall('tab-quick');
+    const old = agent;
+    const back = await agentClient(b.url, 'agent1', { tab: 'tab-quick', available: false });
+    const boss = await supervisor();
+    const monitorId = idOf(await boss.request({ type: 'monitor.start', wacid, mode: 'whisper' }));
+    expect(await back.next('monitor.started', (m) => m.monitorId === monitorId)).toMatchObject({ side: 'agent', wacid });
+    old.ws.terminate();
+    await until('the old socket closed on the server', async () => ((await a.store.get(`conn-live:${(await a.store.getCall(wacid))?.conn as string}`)) === null ? true : undefined), 10_000);
+    await sleep(300);
+    expect(monitorFrames(old)).toEqual([]);
+    expect(monitorFrames(boss).filter((m) => m.type === 'monitor.ended')).toEqual([]);
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {});
+    expect(await boss.next('monitor.ended', (m) => m.monitorId === monitorId, 8_000)).toMatchObject({ reason: 'call-ended' });
+    await host.closePeer(wacid);
+    back.close();
     boss.close();
   }, 60_000);
 });

@@ -4,7 +4,8 @@
  * recorder writes them), plus calls that must not count (yesterday's, outbound) or count
  * differently (one answered and still talking), plus live calls in the store. Both nodes'
  * `GET /api/wallboard` give the same, known figures; the `wallboard` push reaches a
- * supervisor's socket.
+ * supervisor's socket; an agent connected to one node shows its state (and away reason) on
+ * the other.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,5 +114,17 @@ describe('wallboard, two nodes', () => {
     const pushed = await until('a wallboard push', () => sup.next('wallboard', () => true, 8_000), 10_000);
     expect(pushed.numbers.find((n) => n.businessNumber === N1)).toMatchObject({ offered: 100, answered: 60 });
     sup.close();
+  }, 30_000);
+
+  it("an agent connected to the other node shows its state and away reason (not offline)", async () => {
+    const agent = await agentClient(a.url, 'agent1', { available: false });
+    expect(await agent.request({ type: 'presence.set', status: 'away', reason: 'Lunch' })).toMatchObject({ type: 'ack' });
+    const cookie = await login(b.url, 'boss');
+    const seen = await until('agent1 away on node B', async () => {
+      const g = (await wallboardOf(b, cookie)).agents.find((x) => x.name === 'agent1');
+      return g?.status === 'away' && g.reason === 'Lunch' ? g : undefined;
+    }, 10_000);
+    expect(seen).toMatchObject({ status: 'away', reason: 'Lunch' });
+    agent.close();
   }, 30_000);
 });

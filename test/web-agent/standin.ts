@@ -85,7 +85,8 @@ export class StandIn {
     let self: StandIn | undefined;
     const http = createServer((req, res) => void self!.route(req, res, assets));
     http.on('upgrade', (req, socket, head) => {
-      if (req.url !== '/ws' || !hasSession(req)) {
+      // The page names its tab (`/ws?tab=<id>`), as with the real server.
+      if (new URL(req.url ?? '/', 'http://x').pathname !== '/ws' || !hasSession(req)) {
         socket.end('HTTP/1.1 401 Unauthorized\r\n\r\n');
         return;
       }

@@ -59,7 +59,7 @@ export class Connection {
   private gotFrame = false;
   private pending = new Map<string, Pending>();
   private seq = 0;
-  private readonly tabId = Math.random().toString(36).slice(2, 8);
+  private readonly tabId = Math.random().toString(36).slice(2, 12);
 
   constructor(private readonly opts: ConnectionOptions) {}
 
@@ -107,7 +107,8 @@ export class Connection {
 
   private open(): void {
     if (this.stopped) return;
-    const ws = new WebSocket(this.opts.url);
+    // The tab id goes along (the same on every reconnect): monitoring finds this tab's call on its new socket.
+    const ws = new WebSocket(`${this.opts.url}${this.opts.url.includes('?') ? '&' : '?'}tab=${this.tabId}`);
     this.ws = ws;
     this.gotFrame = false;
     this.pingIntervals = [];

@@ -48,10 +48,10 @@ function dispatch(ev: UiEvent): void {
 const customer = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.to : v.from);
 const business = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.from : v.to);
 
-/** Time column: talking time once started, else the time left to answer. Server times; `now` is server time too. */
+/** Time column: talking time once started, else the time left to answer (waiting or ringing). Server times; `now` is server time too. */
 function timeText(v: CallView, now: number): string {
   if (v.startedAt !== undefined) return formatDuration((now - v.startedAt) / 1000);
-  return v.deadline !== undefined ? `rings ${formatDuration((v.deadline - now) / 1000)}` : '';
+  return v.deadline !== undefined ? `${formatDuration(Math.max(0, v.deadline - now) / 1000)} to answer` : '';
 }
 
 export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?: SupervisorMonitoring }) {
@@ -81,7 +81,7 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
           <tbody>
             {live.map((v) => (
               // data-label: on a phone each row is a small card and the cells carry their headings.
-              <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state}>
+              <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state} data-held={v.heldSince !== undefined ? 'true' : undefined}>
                 <td data-label="Customer">{formatCaller(customer(v))}</td>
                 <td data-label="Business number">{formatCaller(business(v))}</td>
                 <td data-label="State">{liveStateText(v)}</td>

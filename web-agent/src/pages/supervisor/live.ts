@@ -19,7 +19,9 @@ const TEXT: Record<string, (agent: string | undefined) => string> = {
   ending: () => 'ending',
 };
 
-export function liveStateText(v: Pick<CallView, 'state' | 'agent' | 'direction'>): string {
-  const t = TEXT[v.state]?.(v.agent) ?? v.state;
+/** An active call on hold (`heldSince` set) reads as held; its state stays `active`. */
+export function liveStateText(v: Pick<CallView, 'state' | 'agent' | 'direction' | 'heldSince'>): string {
+  const state = v.state === 'active' && v.heldSince !== undefined ? 'held' : v.state;
+  const t = TEXT[state]?.(v.agent) ?? state;
   return v.direction === 'BUSINESS_INITIATED' ? `${t} · callback` : t;
 }

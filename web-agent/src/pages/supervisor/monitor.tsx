@@ -116,7 +116,7 @@ export function MonitorCell({ call, m }: { call: CallView; m: SupervisorMonitori
     // Only a call talking with an agent can be monitored.
     const can = call.state === 'active' && call.agent !== undefined;
     return (
-      <div class="monitor-actions" data-testid="monitor-actions">
+      <div class="monitor-actions" data-testid="monitor-actions" data-can={can ? 'true' : 'false'}>
         {MODES.map((mode) => (
           <button type="button" class="btn btn-small" key={mode} data-testid={`monitor-${mode}`} title={HINT[mode]} disabled={!can || m.isStarting(call.wacid)} onClick={() => void m.start(call.wacid, mode)}>
             {LABEL[mode]}

@@ -51,7 +51,7 @@ export function WallboardView({ board, now }: { board: Wallboard | undefined; no
           <li key={g.name} data-testid="wb-agent" data-name={g.name} data-status={g.status}>
             <span class="wb-agent-name">{g.name}</span>
             <span class={`wb-status wb-${g.status}`}>{`${STATUS_TEXT[g.status] ?? g.status}${g.reason ? ` · ${g.reason}` : ''}`}</span>
-            <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${g.callsToday} calls`}</span>
+            <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${g.callsToday} ${g.callsToday === 1 ? 'call' : 'calls'}`}</span>
           </li>
         ))}
       </ul>
@@ -61,7 +61,8 @@ export function WallboardView({ board, now }: { board: Wallboard | undefined; no
 
 function Tile({ label, value, id, alert }: { label: string; value: string; id: string; alert?: boolean }) {
   return (
-    <div class={`wb-tile${alert ? ' wb-alert' : ''}`} data-testid={`wb-${id}`}>
+    // --chars: the value's length sizes its font to the tile (style.css).
+    <div class={`wb-tile${alert ? ' wb-alert' : ''}`} data-testid={`wb-${id}`} style={{ '--chars': String(Math.max(4, value.length)) }}>
       <div class="wb-value">{value}</div>
       <div class="wb-label">{label}</div>
     </div>
