@@ -163,6 +163,7 @@ export class AudioPeer {
   /** When this peer started sending (epoch ms), for the recording timeline. */
   sendStartedAt: number | undefined;
   sendSource: AudioSource = { kind: 'tone' };
+  private nextFrame: () => Int16Array | undefined = () => undefined;
 
   private constructor(
     readonly pc: Werift.RTCPeerConnection,
@@ -231,7 +232,7 @@ export class AudioPeer {
   startSending(source: AudioSource = this.sendSource): void {
     if (this.closed || this.sendTimer) return;
     this.sendSource = source;
-    const next = frameSource(source);
+    this.nextFrame = frameSource(source);
     this.encoder = new OpusEncoder();
     const w = this.w;
     const start = Date.now();
@@ -251,7 +252,7 @@ export class AudioPeer {
       while (sent < due) {
         let payload: Buffer = OPUS_SILENCE;
         try {
-          const pcm = next();
+          const pcm = this.nextFrame();
           if (pcm && this.encoder) payload = this.encoder.encode(pcm);
         } catch (err) {
           // A timer callback must never throw (it would take the process down in demo mode).
@@ -273,6 +274,15 @@ export class AudioPeer {
     tick();
     this.sendTimer = setInterval(tick, FRAME_MS);
     this.sendTimer.unref();
+  }
+
+  /**
+   * Play another source from the next frame on, on the same clock and RTP stream (hold
+   * music in place of the voice: no gap, no new sequence numbers, like `replaceTrack`).
+   */
+  switchSource(source: AudioSource): void {
+    this.sendSource = source;
+    this.nextFrame = frameSource(source);
   }
 
   stopSending(): void {
