@@ -6,16 +6,16 @@
  * Prints the failures (with the reason) and the failure rate; goal 0.
  *
  * `--par` calls run at once (one agent each). `--lag ms` delays every DTLS handshake packet
- * the caller sends (a long or loaded path to the provider: its answers come back after the
- * agent's 500 ms retransmission timer, the case werift 0.24 broke on before
- * scripts/patch-werift.mjs). The default run does it both ways: no lag, then 700 ms.
+ * the caller sends (test/support/dtls-lag.ts: a long or loaded path to the provider, its
+ * answers come back after the agent's 500 ms retransmission timer, the case werift 0.24
+ * broke on before scripts/patch-werift.mjs). The default run does both: no lag, then 700 ms.
  *
  *   npx tsx bench/werift-connect.ts [--runs 30] [--par 3] [--role server|client] [--lag 700]
  */
 import { parseArgs } from 'node:util';
-import { DtlsClient, DtlsSocket } from 'werift';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type ProtocolClient } from '../test/e2e/harness.ts';
 import { WeriftAgent } from '../test/e2e/werift-agent.ts';
+import { lagCallerDtls } from '../test/support/dtls-lag.ts';
 import { figure } from './figures.ts';
 
 const { values } = parseArgs({
@@ -30,27 +30,6 @@ const runs = Number(values.runs);
 const par = Number(values.par);
 const role = values.role === 'client' ? 'client' : 'server';
 const lags = values.lag !== undefined ? [Number(values.lag)] : [0, 700];
-
-/**
- * The caller's DTLS side is the one the agent is not: a client when the agent answers as
- * server. Every socket's transport is wrapped when it is built (setupExtensions runs in
- * DtlsSocket's constructor, after the transport is set); handshake packets of the caller's
- * sockets go out `lag` ms late, application data (after connect) on time.
- */
-let lag = 0;
-{
-  const proto = DtlsSocket.prototype as unknown as { setupExtensions(this: LaggedSocket): void };
-  type LaggedSocket = { connected: boolean; transport: { send: (buf: Buffer, addr?: unknown) => Promise<unknown> } };
-  const setup = proto.setupExtensions;
-  proto.setupExtensions = function (this: LaggedSocket) {
-    setup.call(this);
-    const callerSide = (this instanceof DtlsClient) === (role === 'server');
-    const send = this.transport.send;
-    if (callerSide)
-      this.transport.send = (buf, addr) =>
-        lag > 0 && !this.connected ? new Promise((r) => setTimeout(() => r(send(buf, addr)), lag)) : send(buf, addr);
-  };
-}
 
 const names = Array.from({ length: par }, (_, i) => `agent${i + 1}`);
 const b = await startBridge({ agents: names, supervisors: [], env: { WRAP_UP_MS: '0' } });
@@ -82,8 +61,8 @@ async function connectOnce(agent: ProtocolClient): Promise<string | undefined> {
 }
 
 let failed = 0;
-for (const l of lags) {
-  lag = l;
+for (const lag of lags) {
+  lagCallerDtls(lag, role);
   const failures: string[] = [];
   const started = Date.now();
   let next = 0;
