@@ -49,8 +49,10 @@ class OpusCodec {
     const O = Opus();
     const i = new O(SAMPLE_RATE, 1, O.Application.VOIP) as OpusInstance & PcmBlocks;
     // Each block is MAX_FRAME_SIZE × 2 bytes; a 20 ms frame uses 1920 16-bit elements of it.
-    i.inPCM = new Uint16Array(i.inPCM!.buffer, i.inPCMPointer, i.inPCMLength / 2);
-    i.outPCM = new Uint16Array(i.outPCM!.buffer, i.outPCMPointer, i.outPCMLength / 2);
+    // The heap is the one of the last view made (a later malloc may have grown it).
+    const heap = i.outPCM!.buffer;
+    i.inPCM = new Uint16Array(heap, i.inPCMPointer, i.inPCMLength / 2);
+    i.outPCM = new Uint16Array(heap, i.outPCMPointer, i.outPCMLength / 2);
     return i;
   }
   private static detached(i: OpusInstance): boolean {
