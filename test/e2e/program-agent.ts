@@ -3,10 +3,8 @@
  * and the benchmark: a bare RTCPeerConnection inside headless Chromium (no softphone UI),
  * driven from Node. Signaling goes through a `ProtocolClient` (ws) like any agent client.
  *
- * Why Chromium and not werift: answering the ice-lite caller with werift 0.24 as the DTLS
- * client fails about one handshake in five inside werift's client (Flight3 error on a
- * retransmitted hello, seen in this repo's runs); as DTLS server the werift caller fails
- * instead. Chromium is what real agents run, and its DTLS is robust.
+ * Chromium is what real agents run. A program agent with its media in Node (werift) is
+ * test/e2e/werift-agent.ts.
  */
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium.ts';

@@ -28,6 +28,36 @@ describe('Opus codecs of the simulated users', () => {
     expect(level).toBeGreaterThan(0.19);
   });
 
+  it('codecs of overlapping calls in one process never corrupt each other (opusscript writes PCM outside its blocks unless re-pointed)', () => {
+    // A call is two to four codecs; calls come and go while others run, as in a load test.
+    const live: Array<{ enc: OpusEncoder; dec: OpusDecoder; tone: ToneSource }> = [];
+    const errors: string[] = [];
+    let wrong = 0;
+    for (let call = 0; call < 120; call++) {
+      try {
+        live.push({ enc: new OpusEncoder(), dec: new OpusDecoder(), tone: new ToneSource(400 + call, 0.3) });
+        if (live.length > 6) {
+          const done = live.shift()!;
+          done.enc.close();
+          done.dec.close();
+        }
+        for (const c of live) {
+          let level = 0;
+          for (let f = 0; f < 5; f++) level = rms(c.dec.decode(c.enc.encode(c.tone.next())));
+          if (level < 0.19 || level > 0.23) wrong++;
+        }
+      } catch (err) {
+        errors.push(`call ${call}: ${(err as Error).message}`);
+      }
+    }
+    for (const c of live) {
+      c.enc.close();
+      c.dec.close();
+    }
+    expect(errors).toEqual([]);
+    expect(wrong).toBe(0);
+  });
+
   it('closing a codec whose wasm free fails does not throw (a hangup must not fail on it), and it is closed after', () => {
     const dec = new OpusDecoder();
     const inst = (dec as unknown as { inst: { delete(): void } }).inst;

@@ -24,13 +24,21 @@ function Opus(): OpusCtor {
 }
 
 type OpusInstance = InstanceType<OpusCtor> & { inPCM?: Uint16Array; outOpus?: Uint8Array; inOpus?: Uint8Array; outPCM?: Uint16Array };
+/** opusscript's own malloc'd PCM blocks (byte addresses on the wasm heap, byte lengths). */
+type PcmBlocks = { inPCMPointer: number; inPCMLength: number; outPCMPointer: number; outPCMLength: number };
 
 /**
  * One opusscript instance that repairs itself. opusscript keeps typed-array views on the
  * WebAssembly heap taken at construction; when another instance's allocation grows the
- * heap, those views are detached and the old instance can no longer encode or decode
- * (measured: after ~160 instances). A detached or failing instance is replaced by a
- * fresh one (its state is lost: one frame's glitch, as after packet loss).
+ * heap, those views are detached and the old instance can no longer encode or decode.
+ * A detached or failing instance is replaced by a fresh one (its state is lost: one
+ * frame's glitch, as after packet loss).
+ *
+ * opusscript 0.1.1 also places its two PCM views wrong: `HEAPU16.subarray(ptr, …)` takes
+ * an element index, so the view starts at byte 2 × ptr, outside the block it malloc'd, and
+ * every frame encoded or decoded overwrites whatever lives there (other instances' codec
+ * state: "memory access out of bounds" after ~20 codecs in one process, 4 per call).
+ * `make` re-points both views at their own blocks (the C side is handed `byteOffset`).
  */
 class OpusCodec {
   private inst: OpusInstance | undefined;
@@ -39,7 +47,13 @@ class OpusCodec {
   }
   private static make(): OpusInstance {
     const O = Opus();
-    return new O(SAMPLE_RATE, 1, O.Application.VOIP) as OpusInstance;
+    const i = new O(SAMPLE_RATE, 1, O.Application.VOIP) as OpusInstance & PcmBlocks;
+    // Each block is MAX_FRAME_SIZE × 2 bytes; a 20 ms frame uses 1920 16-bit elements of it.
+    // The heap is the one of the last view made (a later malloc may have grown it).
+    const heap = i.outPCM!.buffer;
+    i.inPCM = new Uint16Array(heap, i.inPCMPointer, i.inPCMLength / 2);
+    i.outPCM = new Uint16Array(heap, i.outPCMPointer, i.outPCMLength / 2);
+    return i;
   }
   private static detached(i: OpusInstance): boolean {
     return i.inPCM?.length === 0 || i.outOpus?.length === 0 || i.inOpus?.length === 0 || i.outPCM?.length === 0;
@@ -124,7 +138,12 @@ export class ToneSource {
  * does when recording or transcription is on. `none`: no RTP at all (the user's audio is
  * lost on the way — one-way audio); `silence` still sends the 3-byte Opus silence frames.
  */
-export type AudioSource = ({ kind: 'tone'; hz?: number; amplitude?: number } | { kind: 'silence' } | { kind: 'none' }) & { announcementMs?: number };
+export type AudioSource = (
+  | { kind: 'tone'; hz?: number; amplitude?: number }
+  | { kind: 'tune'; hz: readonly number[]; noteMs: number; amplitude?: number }
+  | { kind: 'silence' }
+  | { kind: 'none' }
+) & { announcementMs?: number };
 
 /** The next 20 ms of PCM, or undefined for silence (the 3-byte Opus silence frame is sent). */
 export type FrameGen = () => Int16Array | undefined;
@@ -135,10 +154,14 @@ export function frameSource(source: AudioSource): FrameGen {
   const hi = new ToneSource(880, 0.3);
   const lo = new ToneSource(660, 0.3);
   const main = source.kind === 'tone' ? new ToneSource(source.hz ?? 400, source.amplitude ?? 0.3) : undefined;
+  // A tune (hold music): its notes in turn, each `noteMs` long, looping.
+  const notes = source.kind === 'tune' ? source.hz.map((hz) => new ToneSource(hz, source.amplitude ?? 0.3)) : [];
+  const noteFrames = source.kind === 'tune' ? Math.max(1, Math.round(source.noteMs / FRAME_MS)) : 1;
   let i = 0;
   return () => {
     const n = i++;
     if (n < announcementFrames) return Math.floor(n / 12) % 2 === 0 ? hi.next() : lo.next(); // notes of 240 ms
+    if (notes.length > 0) return notes[Math.floor((n - announcementFrames) / noteFrames) % notes.length]!.next();
     return main?.next();
   };
 }

@@ -21,42 +21,12 @@ const BLOCK = 4096;
 export type { AudioSource } from './audio.ts';
 
 let weriftModule: Promise<typeof Werift> | undefined;
-export const loadWerift = () =>
-  (weriftModule ??= import('werift').then((w) => {
-    patchDtlsClient(w);
-    return w;
-  }));
-
 /**
- * werift 0.24 DTLS client bug, seen as one-way-dead calls on a loaded machine: when the
- * server answers slower than the 500 ms retransmission timer, the ClientHello goes out
- * twice and the server answers each with a HelloVerifyRequest. The second one reaches
- * flight 3, which throws, and the socket's error handler marks the whole transport
- * "failed" — although the handshake then completes. A late duplicate HelloVerifyRequest
- * carries nothing new (same cookie), so it is dropped here. Patched once, on the class
- * werift itself instantiates (the exported binding is the same class).
+ * werift, loaded once. Its DTLS client is patched in node_modules by
+ * `scripts/patch-werift.mjs` (npm's postinstall): unpatched, a retransmitted ClientHello
+ * answered twice fails the DTLS client's side of the call (on a slow or loaded path).
  */
-const patchedProtos = new WeakSet<object>();
-function patchDtlsClient(w: typeof Werift): void {
-  type Handshake = { msg_type: number };
-  type Client = { onHandleHandshakes: (a: Handshake[]) => Promise<void>; dtls: { flight: number } };
-  const proto = w.DtlsClient.prototype as unknown as { connect: (this: Client) => Promise<void> };
-  if (patchedProtos.has(proto)) return;
-  patchedProtos.add(proto);
-  const connect = proto.connect;
-  const wrapped = new WeakSet<Client>();
-  proto.connect = function (this: Client) {
-    if (!wrapped.has(this)) {
-      wrapped.add(this);
-      const inner = this.onHandleHandshakes;
-      this.onHandleHandshakes = async (assembled) => {
-        if (assembled.length > 0 && assembled.every((h) => h.msg_type === 3) && this.dtls.flight >= 3) return; // duplicate HelloVerifyRequest
-        return inner(assembled);
-      };
-    }
-    return connect.call(this);
-  };
-}
+export const loadWerift = () => (weriftModule ??= import('werift'));
 
 export interface PeerOptions {
   /** Advertise ICE lite (the provider's side of a chat call is ice-lite). Default false. */
@@ -163,6 +133,7 @@ export class AudioPeer {
   /** When this peer started sending (epoch ms), for the recording timeline. */
   sendStartedAt: number | undefined;
   sendSource: AudioSource = { kind: 'tone' };
+  private nextFrame: () => Int16Array | undefined = () => undefined;
 
   private constructor(
     readonly pc: Werift.RTCPeerConnection,
@@ -206,11 +177,9 @@ export class AudioPeer {
       await tr.sender.replaceTrack(track);
       tr.setDirection('sendrecv');
       const answer = await pc.createAnswer();
-      // Answer as the DTLS server (setup:passive) unless told otherwise. werift's DTLS
-      // *client* breaks when its ClientHello is retransmitted before the server is up (a
-      // second HelloVerifyRequest throws in flight 3 and the connection goes "failed") —
-      // exactly what happens when the offerer applies our answer only after an HTTP
-      // round trip. As the server we are listening before the offerer even has the answer.
+      // Answer as the DTLS server (setup:passive) unless told otherwise: the server is
+      // listening before the offerer even has our answer (it applies it after an HTTP round
+      // trip), so no ClientHello is lost on the way and the handshake needs no retransmission.
       const role = opts.dtlsRole ?? 'server';
       const sdp = role === 'server' ? answer.sdp.replace(/^a=setup:active(?=\r?$)/gm, 'a=setup:passive') : answer.sdp;
       await pc.setLocalDescription({ type: 'answer', sdp });
@@ -232,7 +201,7 @@ export class AudioPeer {
     if (this.closed || this.sendTimer) return;
     this.sendSource = source;
     if (source.kind === 'none') return; // one-way audio: nothing ever leaves this side
-    const next = frameSource(source);
+    this.nextFrame = frameSource(source);
     this.encoder = new OpusEncoder();
     const w = this.w;
     const start = Date.now();
@@ -252,7 +221,7 @@ export class AudioPeer {
       while (sent < due) {
         let payload: Buffer = OPUS_SILENCE;
         try {
-          const pcm = next();
+          const pcm = this.nextFrame();
           if (pcm && this.encoder) payload = this.encoder.encode(pcm);
         } catch (err) {
           // A timer callback must never throw (it would take the process down in demo mode).
@@ -274,6 +243,15 @@ export class AudioPeer {
     tick();
     this.sendTimer = setInterval(tick, FRAME_MS);
     this.sendTimer.unref();
+  }
+
+  /**
+   * Play another source from the next frame on, on the same clock and RTP stream (hold
+   * music in place of the voice: no gap, no new sequence numbers, like `replaceTrack`).
+   */
+  switchSource(source: AudioSource): void {
+    this.sendSource = source;
+    this.nextFrame = frameSource(source);
   }
 
   stopSending(): void {

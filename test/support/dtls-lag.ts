@@ -1,0 +1,35 @@
+/**
+ * A slow path to the caller, for werift DTLS tests and the connect bench: every DTLS
+ * handshake packet the caller's side sends goes out `ms` late (application data, after the
+ * handshake, on time). At 700 ms the caller's answers come back after the other side's
+ * 500 ms retransmission timer: the case unpatched werift 0.24 failed on
+ * (scripts/patch-werift.mjs).
+ *
+ * The caller's side is the DTLS role the agent is not. Installed once per process, on
+ * werift's DtlsSocket (setupExtensions runs in its constructor, after the transport is set).
+ */
+import { DtlsClient, DtlsSocket } from 'werift';
+
+type Socket = { connected: boolean; transport: { send: (buf: Buffer, addr?: unknown) => Promise<unknown> } };
+
+let lagMs = 0;
+let agentRole: 'client' | 'server' = 'server';
+let installed = false;
+
+export function lagCallerDtls(ms: number, agent: 'client' | 'server'): void {
+  lagMs = ms;
+  agentRole = agent;
+  if (installed) return;
+  installed = true;
+  const proto = DtlsSocket.prototype as unknown as { setupExtensions(this: Socket): void };
+  const setup = proto.setupExtensions;
+  proto.setupExtensions = function (this: Socket) {
+    setup.call(this);
+    const send = this.transport.send;
+    // Decided per socket when it is built: the caller's side is the role the agent is not.
+    const callerSide = (this instanceof DtlsClient) === (agentRole === 'server');
+    const lag = lagMs;
+    if (!callerSide || lag <= 0) return;
+    this.transport.send = (buf, addr) => (this.connected ? send(buf, addr) : new Promise((r) => setTimeout(() => r(send(buf, addr)), lag)));
+  };
+}
