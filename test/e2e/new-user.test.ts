@@ -230,8 +230,11 @@ describe('what a new user hits, fixed', () => {
     const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
     await row.waitFor();
     await sleep(300);
-    const cells = await row.locator('td').all();
-    expect(cells.length).toBeGreaterThanOrEqual(5);
+    // On a phone the Agent column is hidden (the state says "ringing agent1") and so are the
+    // Monitor buttons of a call that cannot be monitored yet: every cell shown is on screen.
+    const cells = await row.locator('td:visible').all();
+    expect(cells.length).toBeGreaterThanOrEqual(4);
+    expect(await row.innerText()).toContain('agent1');
     for (const cell of cells) {
       const box = await cell.boundingBox();
       expect(box).not.toBeNull();
