@@ -53,6 +53,10 @@ if (HISTORY !== 'pglite' && HISTORY !== 'postgres' && HISTORY !== 'off') throw n
 /** Figures named with the history mode unless it is the default. */
 const label = (name: string) => (HISTORY === 'pglite' ? name : `${name} (history ${HISTORY})`);
 
+/** --cpu-prof DIR: node 0 writes a V8 CPU profile there when it exits (hot spots of one node under the load). */
+const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
+
+const WANTED = new Set(['welcome', 'ack', 'call.offered', 'ping']);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface Node {
@@ -62,9 +66,9 @@ interface Node {
   stats(): Promise<{ rss: number; cpuUs: number }>;
 }
 
-async function startNode(env: Record<string, string>): Promise<Node> {
+async function startNode(env: Record<string, string>, prof = false): Promise<Node> {
   const script = fileURLToPath(new URL('./_fleet-node.ts', import.meta.url));
-  const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--expose-gc', ...(prof && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []), '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout! });
   const waiting: Array<(l: string) => void> = [];
   lines.on('line', (l) => waiting.shift()?.(l));
@@ -115,7 +119,7 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'warn',
         DATA_DIR: join(dir, `node${i}`),
         ...(pg ? { DATABASE_URL: pg.url } : {}),
-      }),
+      }, i === 0),
     );
   }
   const before = await Promise.all(nodes.map((n) => n.stats()));
@@ -125,12 +129,16 @@ async function main(): Promise<void> {
   const sessions = new Sessions(store, sessionSecret);
   const offeredAt = new Map<string, number>();
   const sentAt = new Map<string, number>();
+  const sentOn = new Map<string, number>();
   const sockets: WebSocket[] = [];
   let onWarmOffer: (wacid: string) => void = () => undefined;
-  const onOffer = (wacid: string) => {
+  /** Which node's agent got each call (the webhook went to node i % NODES): the latency split per pair. */
+  const offeredOn = new Map<string, number>();
+  const onOffer = (wacid: string, node: number) => {
     if (!sentAt.has(wacid)) return onWarmOffer(wacid);
     if (offeredAt.has(wacid)) return;
     offeredAt.set(wacid, performance.now());
+    offeredOn.set(wacid, node);
     void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
   };
   const connect = async (name: string, node: Node): Promise<void> => {
@@ -141,10 +149,15 @@ async function main(): Promise<void> {
       ws.once('error', reject);
       ws.once('unexpected-response', (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
       ws.on('message', (data) => {
-        const m = JSON.parse(String(data)) as { type: string; wacid?: string; id?: string };
+        // Frames this agent does not act on (callback.updated, agent.state …) are not parsed:
+        // this process hosts every agent, and its own lag would count as the server's.
+        const text = String(data);
+        const type = /^\{"type":"([^"]+)"/.exec(text)?.[1];
+        if (type !== undefined && !WANTED.has(type)) return;
+        const m = JSON.parse(text) as { type: string; wacid?: string; id?: string };
         if (m.type === 'welcome') ws.send(JSON.stringify({ type: 'presence.set', id: 'p', status: 'available' }));
         else if (m.type === 'ack' && m.id === 'p') resolve();
-        else if (m.type === 'call.offered' && m.wacid) onOffer(m.wacid);
+        else if (m.type === 'call.offered' && m.wacid) onOffer(m.wacid, nodes.indexOf(node));
         else if (m.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
       });
     });
@@ -205,6 +218,7 @@ async function main(): Promise<void> {
     if (wait > 1) await sleep(wait);
     const wacid = `wacid.fleet.${i}.${randomBytes(3).toString('hex')}`;
     sentAt.set(wacid, performance.now());
+    sentOn.set(wacid, i % nodes.length);
     posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, i)).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
   }
   await Promise.all(posts);
@@ -232,6 +246,13 @@ async function main(): Promise<void> {
       })
       .join('  ')}\n`,
   );
+  // Same node (webhook and agent on one node) against across nodes (routing hint + pub/sub push).
+  const split = { same: [] as number[], across: [] as number[] };
+  for (const [w, t] of offeredAt) split[offeredOn.get(w) === sentOn.get(w) ? 'same' : 'across'].push(t - sentAt.get(w)!);
+  for (const [k, xs] of Object.entries(split)) {
+    xs.sort((a, b) => a - b);
+    process.stdout.write(`offer latency, ${k === 'same' ? 'agent on the webhook\'s node' : 'agent on another node'}: ${xs.length} calls, p50 ${percentile(xs, 50).toFixed(1)} / p99 ${percentile(xs, 99).toFixed(1)} ms\n`);
+  }
   const lost = total - offeredAt.size;
   const cpuMs = after.reduce((s, a, i) => s + (a.cpuUs - idle[i]!.cpuUs), 0) / 1000;
   process.stdout.write(

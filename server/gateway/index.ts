@@ -139,7 +139,7 @@ export function createGateway(o: GatewayOptions): Gateway {
           id: randomUUID(),
           user,
           send: (text) => {
-            if (raw.readyState === raw.OPEN) raw.send(text);
+            if (raw.readyState === raw.OPEN) raw.send(text, { binary: false });
           },
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),

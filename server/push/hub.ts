@@ -11,8 +11,8 @@ import type { Store } from '../store/store.ts';
 export interface Conn {
   readonly id: string;
   readonly user: User;
-  /** Send one text frame (dropped silently when the socket is closing). */
-  send(text: string): void;
+  /** Send one text frame (dropped silently when the socket is closing); a Buffer holds UTF-8 JSON. */
+  send(text: string | Buffer): void;
   /** Close the socket (the gateway's close handling then runs). */
   close(code?: number, reason?: string): void;
   /** Drop the socket without a closing handshake (what a dead network looks like). */
@@ -33,6 +33,9 @@ export class Hub {
   readonly node = randomUUID();
   private readonly conns = new Map<string, Conn>();
   private readonly byUser = new Map<string, Set<Conn>>();
+  /** Connections per role on this node (a role push with nobody to reach costs nothing here). */
+  private readonly roleCount = new Map<Role, number>();
+  private readonly joined: Array<(role: Role) => void> = [];
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -64,10 +67,15 @@ export class Hub {
     let set = this.byUser.get(conn.user.name);
     if (!set) this.byUser.set(conn.user.name, (set = new Set()));
     set.add(conn);
+    for (const r of conn.user.roles) {
+      this.roleCount.set(r, (this.roleCount.get(r) ?? 0) + 1);
+      for (const f of this.joined) f(r);
+    }
   }
 
   remove(conn: Conn): void {
-    this.conns.delete(conn.id);
+    if (!this.conns.delete(conn.id)) return;
+    for (const r of conn.user.roles) this.roleCount.set(r, (this.roleCount.get(r) ?? 1) - 1);
     const set = this.byUser.get(conn.user.name);
     set?.delete(conn);
     if (set && set.size === 0) this.byUser.delete(conn.user.name);
@@ -76,6 +84,16 @@ export class Hub {
   /** Connections of `name` on this node. */
   connsOf(name: string): readonly Conn[] {
     return [...(this.byUser.get(name) ?? [])];
+  }
+
+  /** Whether this node holds a connection of someone with `role`. */
+  hasRole(role: Role): boolean {
+    return (this.roleCount.get(role) ?? 0) > 0;
+  }
+
+  /** Call `f` whenever a connection of someone with a role opens on this node. */
+  onJoin(f: (role: Role) => void): void {
+    this.joined.push(f);
   }
 
   get size(): number {
@@ -104,17 +122,26 @@ export class Hub {
   }
 
   private deliver(target: Target, msg: ServerMsg): void {
-    const text = JSON.stringify(msg);
     switch (target.kind) {
-      case 'conn':
-        this.conns.get(target.id)?.send(text);
+      case 'conn': {
+        const c = this.conns.get(target.id);
+        if (c) c.send(JSON.stringify(msg));
         return;
-      case 'user':
-        for (const c of this.byUser.get(target.name) ?? []) if (c.id !== target.except) c.send(text);
+      }
+      case 'user': {
+        const set = this.byUser.get(target.name);
+        if (!set) return;
+        const text = JSON.stringify(msg);
+        for (const c of set) if (c.id !== target.except) c.send(text);
         return;
-      case 'role':
-        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) c.send(text);
+      }
+      case 'role': {
+        if (!this.hasRole(target.role)) return;
+        // Serialised and encoded once: thousands of sockets get the same bytes.
+        const data = Buffer.from(JSON.stringify(msg));
+        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) c.send(data);
         return;
+      }
     }
   }
 }
