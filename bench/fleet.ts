@@ -56,6 +56,8 @@ const label = (name: string) => (HISTORY === 'pglite' ? name : `${name} (history
 /** --cpu-prof DIR: node 0 writes a V8 CPU profile there when it exits (hot spots of one node under the load). */
 const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
 
+/** Log lines of the nodes (warn and up), by message. */
+const nodeLogs = new Map<string, number>();
 const WANTED = new Set(['welcome', 'ack', 'call.offered', 'ping']);
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -71,7 +73,12 @@ async function startNode(env: Record<string, string>, prof = false): Promise<Nod
   const proc = spawn(process.execPath, ['--expose-gc', ...(prof && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []), '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout! });
   const waiting: Array<(l: string) => void> = [];
-  lines.on('line', (l) => waiting.shift()?.(l));
+  // The node's stdout carries its log lines (warn and up) too: counted by message, printed at the end.
+  lines.on('line', (l) => {
+    if (l.startsWith('{"url"') || l.startsWith('{"rss"')) return waiting.shift()?.(l);
+    const msg = /"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 80);
+    nodeLogs.set(msg, (nodeLogs.get(msg) ?? 0) + 1);
+  });
   const nextLine = () => new Promise<string>((r) => waiting.push(r));
   const first = JSON.parse(await nextLine()) as { url: string };
   return {
@@ -265,6 +272,7 @@ async function main(): Promise<void> {
     );
   });
   const perAgentKb = nodes.map((n, i) => (idle[i]!.rss - before[i]!.rss) / 1024 / Math.max(1, n.agents));
+  if (nodeLogs.size > 0) process.stdout.write(`nodes logged: ${[...nodeLogs].map(([m, n]) => `${n}× ${m}`).join('; ')}\n`);
   figure('fleet', label('offer latency p50'), percentile(lat, 50), 'ms');
   figure('fleet', label('offer latency p99'), percentile(lat, 99), 'ms', { max: 20 });
   figure('fleet', 'calls lost', lost, 'calls', { max: 0 });

@@ -14,6 +14,7 @@
  *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped.
  */
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -140,6 +141,14 @@ export function createGateway(o: GatewayOptions): Gateway {
           user,
           send: (text) => {
             if (raw.readyState === raw.OPEN) raw.send(text, { binary: false });
+          },
+          sendMany: (frames) => {
+            if (raw.readyState !== raw.OPEN) return;
+            // One write to the network for all of them (ws corks each frame's header and payload the same way).
+            const socket = (raw as unknown as { _socket?: Socket })._socket;
+            socket?.cork();
+            for (const f of frames) raw.send(f, { binary: false });
+            socket?.uncork();
           },
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),

@@ -13,6 +13,8 @@ export interface Conn {
   readonly user: User;
   /** Send one text frame (dropped silently when the socket is closing); a Buffer holds UTF-8 JSON. */
   send(text: string | Buffer): void;
+  /** Send several text frames in one write to the network, in this order. */
+  sendMany?(frames: ReadonlyArray<string | Buffer>): void;
   /** Close the socket (the gateway's close handling then runs). */
   close(code?: number, reason?: string): void;
   /** Drop the socket without a closing handshake (what a dead network looks like). */
@@ -28,6 +30,13 @@ interface Envelope {
 }
 
 const CHANNEL = 'ws-push';
+/**
+ * Role pushes (every agent, every supervisor) wait this long in each socket's outbox, so a
+ * socket gets the frames of many of them in one write: with thousands of sockets, one write
+ * per frame per socket is what costs. A push to a user or a connection goes at once, after
+ * what waits in that socket's outbox (its frames keep their order).
+ */
+const ROLE_BATCH_MS = 50;
 
 export class Hub {
   readonly node = randomUUID();
@@ -36,6 +45,8 @@ export class Hub {
   /** Connections per role on this node (a role push with nobody to reach costs nothing here). */
   private readonly roleCount = new Map<Role, number>();
   private readonly joined: Array<(role: Role) => void> = [];
+  private readonly outbox = new Map<Conn, Array<string | Buffer>>();
+  private flushTimer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -58,6 +69,7 @@ export class Hub {
   }
 
   async close(): Promise<void> {
+    this.flush();
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -75,6 +87,7 @@ export class Hub {
 
   remove(conn: Conn): void {
     if (!this.conns.delete(conn.id)) return;
+    this.outbox.delete(conn);
     for (const r of conn.user.roles) this.roleCount.set(r, (this.roleCount.get(r) ?? 1) - 1);
     const set = this.byUser.get(conn.user.name);
     set?.delete(conn);
@@ -125,23 +138,53 @@ export class Hub {
     switch (target.kind) {
       case 'conn': {
         const c = this.conns.get(target.id);
-        if (c) c.send(JSON.stringify(msg));
+        if (c) this.sendNow(c, JSON.stringify(msg));
         return;
       }
       case 'user': {
         const set = this.byUser.get(target.name);
         if (!set) return;
         const text = JSON.stringify(msg);
-        for (const c of set) if (c.id !== target.except) c.send(text);
+        for (const c of set) if (c.id !== target.except) this.sendNow(c, text);
         return;
       }
       case 'role': {
         if (!this.hasRole(target.role)) return;
         // Serialised and encoded once: thousands of sockets get the same bytes.
         const data = Buffer.from(JSON.stringify(msg));
-        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) c.send(data);
+        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) this.sendLater(c, data);
         return;
       }
     }
   }
+
+  private sendNow(c: Conn, data: string | Buffer): void {
+    const waiting = this.outbox.get(c);
+    if (!waiting) return c.send(data);
+    this.outbox.delete(c);
+    waiting.push(data);
+    writeAll(c, waiting);
+  }
+
+  private sendLater(c: Conn, data: Buffer): void {
+    const waiting = this.outbox.get(c);
+    if (waiting) waiting.push(data);
+    else this.outbox.set(c, [data]);
+    this.flushTimer ??= setTimeout(() => this.flush(), ROLE_BATCH_MS);
+  }
+
+  /** Every socket's waiting frames, one write each. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const all = [...this.outbox];
+    this.outbox.clear();
+    for (const [c, frames] of all) writeAll(c, frames);
+  }
+}
+
+function writeAll(c: Conn, frames: ReadonlyArray<string | Buffer>): void {
+  if (frames.length === 1) c.send(frames[0]!);
+  else if (c.sendMany) c.sendMany(frames);
+  else for (const f of frames) c.send(f);
 }
