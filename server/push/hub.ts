@@ -37,6 +37,8 @@ const CHANNEL = 'ws-push';
  * what waits in that socket's outbox (its frames keep their order).
  */
 const ROLE_BATCH_MS = 50;
+/** Sockets written per event-loop turn when the outboxes are flushed. */
+const FLUSH_SLICE = 200;
 
 export class Hub {
   readonly node = randomUUID();
@@ -46,7 +48,11 @@ export class Hub {
   private readonly roleCount = new Map<Role, number>();
   private readonly joined: Array<(role: Role) => void> = [];
   private readonly outbox = new Map<Conn, Array<string | Buffer>>();
+  /** The batch's timer, then (the flush under way) the next slice's turn. */
   private flushTimer: NodeJS.Timeout | undefined;
+  private nextSlice: NodeJS.Immediate | undefined;
+  /** Sockets the flush under way has still to write. */
+  private sweepLeft = 0;
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -69,7 +75,9 @@ export class Hub {
   }
 
   async close(): Promise<void> {
-    this.flush();
+    clearTimeout(this.flushTimer);
+    clearImmediate(this.nextSlice);
+    this.flush(true);
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -170,16 +178,27 @@ export class Hub {
     const waiting = this.outbox.get(c);
     if (waiting) waiting.push(data);
     else this.outbox.set(c, [data]);
-    this.flushTimer ??= setTimeout(() => this.flush(), ROLE_BATCH_MS);
+    if (!this.flushTimer && !this.nextSlice) this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
   }
 
-  /** Every socket's waiting frames, one write each. */
-  private flush(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const all = [...this.outbox];
-    this.outbox.clear();
-    for (const [c, frames] of all) writeAll(c, frames);
+  /**
+   * Every socket's waiting frames, one write each, a slice of sockets per event-loop turn:
+   * thousands of writes at once would hold up the webhooks and offers arriving meanwhile.
+   * A sweep covers the sockets waiting when it began; later ones wait for the next batch.
+   */
+  private flush(all = false): void {
+    this.flushTimer = this.nextSlice = undefined;
+    if (this.sweepLeft === 0) this.sweepLeft = this.outbox.size;
+    for (const [c, frames] of this.outbox) {
+      if (!all && this.sweepLeft === 0) break;
+      this.sweepLeft = Math.max(0, this.sweepLeft - 1);
+      this.outbox.delete(c);
+      writeAll(c, frames);
+      if (!all && this.sweepLeft % FLUSH_SLICE === 0) break;
+    }
+    if (this.outbox.size === 0) this.sweepLeft = 0;
+    else if (this.sweepLeft > 0) this.nextSlice = setImmediate(() => this.flush());
+    else this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
   }
 }
 
