@@ -29,6 +29,8 @@ import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
+/** Sockets pinged per event-loop turn. */
+const BEAT_SLICE = 200;
 
 /** The `ws` server to pass to `serve({ websocket: { server } })`. */
 export function createWsServer(): WebSocketServer {
@@ -101,24 +103,32 @@ export function createGateway(o: GatewayOptions): Gateway {
     setTimeout(() => l.raw.terminate(), 2_000).unref();
   }
 
-  const beat = setInterval(() => {
-    const t = now();
-    for (const l of live.values()) {
-      if (l.ended) continue;
-      if (l.expiresAt <= t) {
-        endSession(l, 'session expired');
-        continue;
-      }
-      if (t - l.lastSeen > deadAfterMs) {
-        log.info({ user: l.conn.user.name, conn: l.conn.id }, 'heartbeat missed; closing socket');
-        l.raw.terminate();
-        continue;
-      }
-      // Protocol-level ping: answered by the browser's network stack even in a throttled tab.
-      l.raw.ping();
-      l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
+  // Sockets are visited BEAT_SLICE per event-loop turn: thousands of pings written at once
+  // would hold up the webhooks and offers arriving meanwhile.
+  const beatOne = (l: Live, t: number) => {
+    // Closed since the beat began (the sockets are visited over several turns).
+    if (l.ended || !live.has(l.conn.id)) return;
+    if (l.expiresAt <= t) return endSession(l, 'session expired');
+    if (t - l.lastSeen > deadAfterMs) {
+      log.info({ user: l.conn.user.name, conn: l.conn.id }, 'heartbeat missed; closing socket');
+      l.raw.terminate();
+      return;
     }
-  }, heartbeatMs);
+    if (l.raw.readyState !== l.raw.OPEN) return;
+    // Protocol-level ping: answered by the browser's network stack even in a throttled tab.
+    // Both pings in one write to the network.
+    const socket = (l.raw as unknown as { _socket?: Socket })._socket;
+    socket?.cork();
+    l.raw.ping();
+    l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
+    socket?.uncork();
+  };
+  const beatSlice = (ls: Live[], from: number) => {
+    const t = now();
+    for (let i = from; i < Math.min(ls.length, from + BEAT_SLICE); i++) beatOne(ls[i]!, t);
+    if (from + BEAT_SLICE < ls.length) setImmediate(() => beatSlice(ls, from + BEAT_SLICE));
+  };
+  const beat = setInterval(() => beatSlice([...live.values()], 0), heartbeatMs);
   beat.unref();
 
   const routes = new Hono();
