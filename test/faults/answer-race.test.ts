@@ -111,6 +111,15 @@ describe('answers raced across two nodes', () => {
         if ((await emulatorCall(b.emu, wacid)).state === 'active') active++;
         if ((await b.store.getCall(wacid))?.agent === agent) heldByAgent++;
       }
+      // The round's calls end (the tab that holds each hangs up): the callers' media stops
+      // before the next round places its calls.
+      await Promise.all(
+        replies.map(async ({ wacid, agent, r }) => {
+          const i = names.indexOf(agent);
+          const holder = r[0].type === 'ack' ? tabs[i]![0] : r[1].type === 'ack' ? tabs[i]![1] : undefined;
+          if (holder) await holder.request({ type: 'call.hangup', wacid }, 60_000);
+        }),
+      );
       await Promise.all(peers.map((p) => p.close()));
     }
     printCounts('answer-race', {
