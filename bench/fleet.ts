@@ -72,7 +72,7 @@ interface Node {
   url: string;
   proc: ChildProcess;
   agents: number;
-  stats(): Promise<{ rss: number; cpuUs: number }>;
+  stats(): Promise<{ rss: number; cpuUs: number; lagMs: { p99: number; max: number } }>;
 }
 
 async function startNode(env: Record<string, string>, prof = false): Promise<Node> {
@@ -95,7 +95,7 @@ async function startNode(env: Record<string, string>, prof = false): Promise<Nod
     async stats() {
       const p = nextLine();
       proc.stdin!.write('stats\n');
-      return JSON.parse(await p) as { rss: number; cpuUs: number };
+      return JSON.parse(await p) as { rss: number; cpuUs: number; lagMs: { p99: number; max: number } };
     },
   };
 }
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
   process.stdout.write(`${total} calls sent in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(1)}/s), ${non2xx} webhooks not answered 2xx\n`);
   nodes.forEach((n, i) => {
     process.stdout.write(
-      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load\n`,
+      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load; event-loop delay during the load p99 ${after[i]!.lagMs.p99.toFixed(1)} ms, max ${after[i]!.lagMs.max.toFixed(1)} ms\n`,
     );
   });
   const perAgentKb = nodes.map((n, i) => (idle[i]!.rss - before[i]!.rss) / 1024 / Math.max(1, n.agents));
