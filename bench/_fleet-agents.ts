@@ -6,7 +6,7 @@
  *   → { ready: true }                          all connected and available
  *   → { offer: wacid, at, node }               a `call.offered` arrived (`at`: epoch ms, µs precision)
  *   ← 'start'   the measured load begins (event-loop delay and CPU counted from here)
- *   ← 'report'  → { report: { lagP99Ms, lagMaxMs, cpuMs } }   then ← 'close' ends it
+ *   ← 'report'  → { report: { lagP99Ms, lagMaxMs, cpuMs, closed: {code: sockets} } }   then ← 'close' ends it
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import WebSocket from 'ws';
@@ -22,10 +22,13 @@ const send = (m: unknown) => process.send!(m);
 const sockets: WebSocket[] = [];
 const lag = monitorEventLoopDelay({ resolution: 10 });
 let cpu0 = process.cpuUsage();
+/** Sockets the server closed (a client too slow to answer pings is cut: its agent stops taking calls). */
+const closed = new Map<number, number>();
 
 function connect(a: Job['agents'][number]): Promise<void> {
   const ws = new WebSocket(`${a.url.replace(/^http/, 'ws')}/ws`, { headers: { cookie: a.cookie }, origin: a.url });
   sockets.push(ws);
+  ws.once('close', (code) => closed.set(code, (closed.get(code) ?? 0) + 1));
   return new Promise<void>((resolve, reject) => {
     ws.once('error', reject);
     ws.once('unexpected-response', (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
@@ -59,7 +62,7 @@ process.on('message', (m: Job | 'start' | 'report' | 'close') => {
   if (m === 'report') {
     lag.disable();
     const c = process.cpuUsage(cpu0);
-    send({ report: { lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, cpuMs: (c.user + c.system) / 1000 } });
+    send({ report: { lagP99Ms: lag.percentile(99) / 1e6, lagMaxMs: lag.max / 1e6, cpuMs: (c.user + c.system) / 1000, closed: Object.fromEntries(closed) } });
     return;
   }
   void (async () => {

@@ -158,7 +158,7 @@ async function main(): Promise<void> {
   // agent's frames here would put this process's lag into the figures as the server's.
   const agentsScript = fileURLToPath(new URL('./_fleet-agents.ts', import.meta.url));
   const children = Array.from({ length: AGENT_PROCS }, () => fork(agentsScript, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const reports: Array<{ lagP99Ms: number; lagMaxMs: number; cpuMs: number }> = [];
+  const reports: Array<{ lagP99Ms: number; lagMaxMs: number; cpuMs: number; closed: Record<string, number> }> = [];
   const jobs: Array<Array<{ url: string; cookie: string; node: number }>> = children.map(() => []);
   const t0 = Date.now();
   for (let i = 0; i < names.length; i++) {
@@ -279,7 +279,7 @@ async function main(): Promise<void> {
   );
   const loadMs = performance.now() - start;
   reports.forEach((r, k) =>
-    process.stdout.write(`agents process ${k}: ${((r.cpuMs / loadMs) * 100).toFixed(0)} % of a core, event-loop delay p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms\n`),
+    process.stdout.write(`agents process ${k}: ${((r.cpuMs / loadMs) * 100).toFixed(0)} % of a core, event-loop delay p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms, sockets closed by the server ${JSON.stringify(r.closed)}\n`),
   );
   process.stdout.write(`${total} calls sent in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(1)}/s), ${non2xx} webhooks not answered 2xx\n`);
   nodes.forEach((n, i) => {
