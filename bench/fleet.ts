@@ -13,12 +13,16 @@
  *   RSS per idle agent        per node: (RSS with its agents connected − RSS before) / agents, after a GC
  *   CPU per call              all nodes' CPU time during the load / calls sent
  *
- *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5]
+ *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5] [--agent-procs 2]
+ *     [--cpu-prof DIR]   node 0 writes a V8 CPU profile into DIR when it exits
+ *   The agents live in --agent-procs child processes (bench/_fleet-agents.ts) that stamp each
+ *   `call.offered` as it is read; this process sends the webhooks. Latency is printed split by
+ *   whether the agent sat on the webhook's node, and each process's own event-loop delay.
  *     [--history pglite|postgres|off]   call history: PGlite per node (the default, as a node
  *     without DATABASE_URL), one PostgreSQL database (created for the run, dropped after), or
  *     none (bench/history.ts compares on and off)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -26,7 +30,6 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import WebSocket from 'ws';
 import { Sessions, SESSION_COOKIE } from '../server/auth/session.ts';
 import { hashPassword } from '../server/auth/users.ts';
 import { RedisStore } from '../server/store/redis.ts';
@@ -42,6 +45,8 @@ const arg = (name: string, def: number) => {
   return v;
 };
 const NODES = arg('nodes', 3);
+/** Child processes hosting the agents (bench/_fleet-agents.ts). */
+const AGENT_PROCS = arg('agent-procs', 2);
 const AGENTS = arg('agents', 5000);
 const RATE = arg('rate', 100);
 const SECONDS = arg('seconds', 60);
@@ -53,21 +58,34 @@ if (HISTORY !== 'pglite' && HISTORY !== 'postgres' && HISTORY !== 'off') throw n
 /** Figures named with the history mode unless it is the default. */
 const label = (name: string) => (HISTORY === 'pglite' ? name : `${name} (history ${HISTORY})`);
 
+/** --cpu-prof DIR: node 0 writes a V8 CPU profile there when it exits (hot spots of one node under the load). */
+const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
+
+/** Log lines of the nodes (warn and up), by message. */
+const nodeLogs = new Map<string, number>();
+const WANTED = new Set(['welcome', 'ack', 'call.offered', 'ping']);
+/** Epoch ms with sub-millisecond precision, comparable with the agent processes' timestamps. */
+const clock = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 interface Node {
   url: string;
   proc: ChildProcess;
   agents: number;
-  stats(): Promise<{ rss: number; cpuUs: number }>;
+  stats(): Promise<{ rss: number; cpuUs: number; lagMs: { p99: number; max: number } }>;
 }
 
-async function startNode(env: Record<string, string>): Promise<Node> {
+async function startNode(env: Record<string, string>, prof = false): Promise<Node> {
   const script = fileURLToPath(new URL('./_fleet-node.ts', import.meta.url));
-  const proc = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--expose-gc', ...(prof && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []), '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout! });
   const waiting: Array<(l: string) => void> = [];
-  lines.on('line', (l) => waiting.shift()?.(l));
+  // The node's stdout carries its log lines (warn and up) too: counted by message, printed at the end.
+  lines.on('line', (l) => {
+    if (l.startsWith('{"url"') || l.startsWith('{"rss"')) return waiting.shift()?.(l);
+    const msg = /"msg":"([^"]*)"/.exec(l)?.[1] ?? l.slice(0, 80);
+    nodeLogs.set(msg, (nodeLogs.get(msg) ?? 0) + 1);
+  });
   const nextLine = () => new Promise<string>((r) => waiting.push(r));
   const first = JSON.parse(await nextLine()) as { url: string };
   return {
@@ -77,7 +95,7 @@ async function startNode(env: Record<string, string>): Promise<Node> {
     async stats() {
       const p = nextLine();
       proc.stdin!.write('stats\n');
-      return JSON.parse(await p) as { rss: number; cpuUs: number };
+      return JSON.parse(await p) as { rss: number; cpuUs: number; lagMs: { p99: number; max: number } };
     },
   };
 }
@@ -115,7 +133,7 @@ async function main(): Promise<void> {
         LOG_LEVEL: 'warn',
         DATA_DIR: join(dir, `node${i}`),
         ...(pg ? { DATABASE_URL: pg.url } : {}),
-      }),
+      }, i === 0),
     );
   }
   const before = await Promise.all(nodes.map((n) => n.stats()));
@@ -125,34 +143,44 @@ async function main(): Promise<void> {
   const sessions = new Sessions(store, sessionSecret);
   const offeredAt = new Map<string, number>();
   const sentAt = new Map<string, number>();
-  const sockets: WebSocket[] = [];
+  const sentOn = new Map<string, number>();
   let onWarmOffer: (wacid: string) => void = () => undefined;
-  const onOffer = (wacid: string) => {
+  /** Which node's agent got each call (the webhook went to node i % NODES): the latency split per pair. */
+  const offeredOn = new Map<string, number>();
+  const onOffer = (wacid: string, at: number, node: number) => {
     if (!sentAt.has(wacid)) return onWarmOffer(wacid);
     if (offeredAt.has(wacid)) return;
-    offeredAt.set(wacid, performance.now());
+    offeredAt.set(wacid, at);
+    offeredOn.set(wacid, node);
     void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
   };
-  const connect = async (name: string, node: Node): Promise<void> => {
-    const cookie = `${SESSION_COOKIE}=${await sessions.create(name)}`;
-    const ws = new WebSocket(`${node.url.replace(/^http/, 'ws')}/ws`, { headers: { cookie }, origin: node.url });
-    sockets.push(ws);
-    await new Promise<void>((resolve, reject) => {
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_q, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
-      ws.on('message', (data) => {
-        const m = JSON.parse(String(data)) as { type: string; wacid?: string; id?: string };
-        if (m.type === 'welcome') ws.send(JSON.stringify({ type: 'presence.set', id: 'p', status: 'available' }));
-        else if (m.type === 'ack' && m.id === 'p') resolve();
-        else if (m.type === 'call.offered' && m.wacid) onOffer(m.wacid);
-        else if (m.type === 'ping') ws.send(JSON.stringify({ type: 'pong' }));
-      });
-    });
-    node.agents++;
-  };
+  // The agents live in AGENT_PROCS child processes (bench/_fleet-agents.ts): reading every
+  // agent's frames here would put this process's lag into the figures as the server's.
+  const agentsScript = fileURLToPath(new URL('./_fleet-agents.ts', import.meta.url));
+  const children = Array.from({ length: AGENT_PROCS }, () => fork(agentsScript, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  const reports: Array<{ lagP99Ms: number; lagMaxMs: number; cpuMs: number; closed: Record<string, number> }> = [];
+  const jobs: Array<Array<{ url: string; cookie: string; node: number }>> = children.map(() => []);
   const t0 = Date.now();
-  for (let i = 0; i < names.length; i += 100) await Promise.all(names.slice(i, i + 100).map((n, j) => connect(n, nodes[(i + j) % nodes.length]!)));
-  process.stdout.write(`${AGENTS} agents connected and available over ${NODES} nodes in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
+  for (let i = 0; i < names.length; i++) {
+    const node = i % nodes.length;
+    jobs[i % children.length]!.push({ url: nodes[node]!.url, cookie: `${SESSION_COOKIE}=${await sessions.create(names[i]!)}`, node });
+    nodes[node]!.agents++;
+  }
+  await Promise.all(
+    children.map(
+      (child, k) =>
+        new Promise<void>((resolve, reject) => {
+          child.on('message', (m: { ready?: true; offer?: string; at?: number; node?: number; report?: (typeof reports)[number] }) => {
+            if (m.ready) resolve();
+            else if (m.offer !== undefined) onOffer(m.offer, m.at!, m.node!);
+            else if (m.report) reports.push(m.report);
+          });
+          child.once('exit', (code) => reject(new Error(`agents process exited (${code})`)));
+          child.send({ agents: jobs[k] });
+        }),
+    ),
+  );
+  process.stdout.write(`${AGENTS} agents connected and available over ${NODES} nodes in ${((Date.now() - t0) / 1000).toFixed(1)} s (${AGENT_PROCS} agent processes)\n`);
   await sleep(2000);
   const idle = await Promise.all(nodes.map((n) => n.stats()));
 
@@ -193,18 +221,21 @@ async function main(): Promise<void> {
   }
   await sleep(1000);
   const benchCpu0 = process.cpuUsage();
-  // This process plays the Service and every agent: when its own event loop lags, the
-  // measured latency includes that lag (printed, so it is not mistaken for the nodes').
+  // This process plays the Service (the agents' processes take their own timestamps): when
+  // its event loop lags, webhooks leave late (printed, so it is not mistaken for the nodes').
   const loopLag = monitorEventLoopDelay({ resolution: 10 });
   loopLag.enable();
+  for (const c of children) c.send('start');
   const start = performance.now();
+  const startClock = clock();
   const posts: Array<Promise<void>> = [];
   for (let i = 0; i < total; i++) {
     const due = start + (i * 1000) / RATE;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
     const wacid = `wacid.fleet.${i}.${randomBytes(3).toString('hex')}`;
-    sentAt.set(wacid, performance.now());
+    sentAt.set(wacid, clock());
+    sentOn.set(wacid, i % nodes.length);
     posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, i)).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
   }
   await Promise.all(posts);
@@ -213,6 +244,8 @@ async function main(): Promise<void> {
   while (offeredAt.size < total && Date.now() < until) await sleep(100);
   const after = await Promise.all(nodes.map((n) => n.stats()));
   loopLag.disable();
+  for (const c of children) c.send('report');
+  while (reports.length < children.length) await sleep(20);
   const benchCpu = process.cpuUsage(benchCpu0);
 
   const lat = [...offeredAt].map(([w, t]) => t - sentAt.get(w)!).sort((a, b) => a - b);
@@ -220,7 +253,7 @@ async function main(): Promise<void> {
   // calls stored (sweeps), a flat one at steady costs (GC, scheduling).
   const slices = new Map<number, number[]>();
   for (const [w, t] of offeredAt) {
-    const k = Math.floor((sentAt.get(w)! - start) / 10_000);
+    const k = Math.floor((sentAt.get(w)! - startClock) / 10_000);
     (slices.get(k) ?? slices.set(k, []).get(k)!).push(t - sentAt.get(w)!);
   }
   process.stdout.write(
@@ -232,18 +265,30 @@ async function main(): Promise<void> {
       })
       .join('  ')}\n`,
   );
+  // Same node (webhook and agent on one node) against across nodes (routing hint + pub/sub push).
+  const split = { same: [] as number[], across: [] as number[] };
+  for (const [w, t] of offeredAt) split[offeredOn.get(w) === sentOn.get(w) ? 'same' : 'across'].push(t - sentAt.get(w)!);
+  for (const [k, xs] of Object.entries(split)) {
+    xs.sort((a, b) => a - b);
+    process.stdout.write(`offer latency, ${k === 'same' ? 'agent on the webhook\'s node' : 'agent on another node'}: ${xs.length} calls, p50 ${percentile(xs, 50).toFixed(1)} / p99 ${percentile(xs, 99).toFixed(1)} ms\n`);
+  }
   const lost = total - offeredAt.size;
   const cpuMs = after.reduce((s, a, i) => s + (a.cpuUs - idle[i]!.cpuUs), 0) / 1000;
   process.stdout.write(
-    `this process (Service + agents): ${(((benchCpu.user + benchCpu.system) / 1000 / ((performance.now() - start) || 1)) * 100).toFixed(0)} % of a core, event-loop delay p99 ${(loopLag.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopLag.max / 1e6).toFixed(1)} ms\n`,
+    `this process (the Service): ${(((benchCpu.user + benchCpu.system) / 1000 / ((performance.now() - start) || 1)) * 100).toFixed(0)} % of a core, event-loop delay p99 ${(loopLag.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopLag.max / 1e6).toFixed(1)} ms\n`,
+  );
+  const loadMs = performance.now() - start;
+  reports.forEach((r, k) =>
+    process.stdout.write(`agents process ${k}: ${((r.cpuMs / loadMs) * 100).toFixed(0)} % of a core, event-loop delay p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms, sockets closed by the server ${JSON.stringify(r.closed)}\n`),
   );
   process.stdout.write(`${total} calls sent in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(1)}/s), ${non2xx} webhooks not answered 2xx\n`);
   nodes.forEach((n, i) => {
     process.stdout.write(
-      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load\n`,
+      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load; event-loop delay during the load p99 ${after[i]!.lagMs.p99.toFixed(1)} ms, max ${after[i]!.lagMs.max.toFixed(1)} ms\n`,
     );
   });
   const perAgentKb = nodes.map((n, i) => (idle[i]!.rss - before[i]!.rss) / 1024 / Math.max(1, n.agents));
+  if (nodeLogs.size > 0) process.stdout.write(`nodes logged: ${[...nodeLogs].map(([m, n]) => `${n}× ${m}`).join('; ')}\n`);
   figure('fleet', label('offer latency p50'), percentile(lat, 50), 'ms');
   figure('fleet', label('offer latency p99'), percentile(lat, 99), 'ms', { max: 20 });
   figure('fleet', 'calls lost', lost, 'calls', { max: 0 });
@@ -251,7 +296,7 @@ async function main(): Promise<void> {
   figure('fleet', 'CPU per call (all nodes)', cpuMs / total, 'ms');
   process.stdout.write(`(${NODES} nodes, ${AGENTS} agents, ${RATE} calls/s for ${SECONDS} s; machine: 2 CPUs shared, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
 
-  for (const s of sockets) s.terminate();
+  for (const c of children) c.send('close');
   for (const n of nodes) n.proc.stdin!.end();
   await Promise.all(nodes.map((n) => new Promise((r) => (n.proc.exitCode !== null ? r(null) : n.proc.once('exit', r)))));
   await store.close();

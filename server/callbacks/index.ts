@@ -52,6 +52,8 @@ export interface CallbacksOptions {
   onPermissionRequested?: (p: Permission) => void;
   schedule?: readonly number[];
   now?: () => number;
+  /** Window in which a task's changes are pushed once (default 100 ms). */
+  announceMs?: number;
 }
 
 export interface Callbacks {
@@ -64,6 +66,9 @@ export interface Callbacks {
   permissionOf(task: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined>;
 }
 
+/** Changes of one task within this window are pushed once (its latest state). */
+const ANNOUNCE_MS = 100;
+
 const MISSED = new Set<Outcome>(['missed', 'abandoned', 'rejected']);
 
 export function createCallbacks(o: CallbacksOptions): Callbacks {
@@ -71,11 +76,26 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
   const { store, log } = o;
   const schedule = o.schedule ?? RETRY_SCHEDULE_MS;
 
+  // A task's changes within ANNOUNCE_MS go out once, as its latest state: a missed call
+  // creates its task and decides its follow-up milliseconds apart, and every frame goes to
+  // every agent's socket (thousands of them).
+  const pending = new Map<string, CallbackTask>();
+  let flushing: NodeJS.Timeout | undefined;
+  const flush = () => {
+    flushing = undefined;
+    const tasks = [...pending.values()];
+    pending.clear();
+    for (const task of tasks) {
+      const msg = { type: 'callback.updated' as const, task };
+      o.push.toRole('agent', msg);
+      o.push.toRole('supervisor', msg);
+    }
+  };
   const announce = (task: CallbackTask | null | undefined) => {
     if (!task) return;
-    const msg = { type: 'callback.updated' as const, task };
-    o.push.toRole('agent', msg);
-    o.push.toRole('supervisor', msg);
+    pending.delete(task.id); // re-inserted last: tasks go out in the order of their latest change
+    pending.set(task.id, task);
+    flushing ??= setTimeout(flush, o.announceMs ?? ANNOUNCE_MS);
   };
 
   async function permissionOf(t: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined> {

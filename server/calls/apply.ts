@@ -216,7 +216,10 @@ export class Applier {
       case 'revoke':
         // The agent's own answer revokes the offer on its other tabs: the agent goes from
         // ringing straight to on the call (`agentBusy` follows), never "available" between.
-        if (!(call.agent === e.agent && call.state !== 'queued' && call.state !== 'ringing')) this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
+        // An ended call keeps the agent it rang (the caller hung up while it rang): that agent
+        // holds nothing, so the boards must drop the ringing, or it never rings again.
+        const answeredByThem = call.agent === e.agent && call.state !== 'queued' && call.state !== 'ringing' && call.state !== 'ended';
+        if (!answeredByThem) this.o.routing().agentChange({ kind: 'revoke', agent: e.agent, wacid });
         hub.toUser(e.agent, { type: 'call.revoked', wacid, reason: e.reason }, e.exceptConn);
         return;
       case 'notify': {

@@ -6,6 +6,8 @@ import {
   RANK,
   acceptDeadline,
   nextDue,
+  TERMINATE_RETRIES,
+  terminateRetryDue,
   transition,
   type Call,
   type CallEvent,
@@ -480,5 +482,37 @@ describe('hold', () => {
     const r = transition(FIXTURES.active, ev('hold', 1_000, 'a2'), P);
     expect(r.call).toBe(FIXTURES.active);
     expect(r.effects).toEqual([expect.objectContaining({ ok: false, code: 'FORBIDDEN' })]);
+  });
+});
+
+describe('ending: a terminate with no terminate event is sent again, bounded', () => {
+  const P2 = { ...P, endingTimeoutMs: 60_000, terminateRetryMs: 5_000 };
+  const hungUp = transition(FIXTURES.active, { type: 'hangup', wacid: W, at: T0 + 1_000, agent: 'a1', conn: 'c1', reqId: 'r3' }, P2).call!;
+
+  it('sends it again terminateRetryMs after ending began, then again, then no more; ends at endBy', () => {
+    expect(hungUp.state).toBe('ending');
+    expect(nextDue(hungUp, P2)).toBe(T0 + 6_000);
+    expect(transition(hungUp, { type: 'tick', wacid: W, at: T0 + 5_999 }, P2).call).toBe(hungUp);
+    const once = transition(hungUp, { type: 'tick', wacid: W, at: T0 + 6_000 }, P2);
+    expect(once.call).toMatchObject({ state: 'ending', terminateRetries: 1 });
+    expect(once.effects.map((e) => e.kind)).toEqual(['terminate']);
+    expect(nextDue(once.call!, P2)).toBe(T0 + 11_000);
+    const twice = transition(once.call, { type: 'tick', wacid: W, at: T0 + 11_000 }, P2);
+    expect(twice.effects.map((e) => e.kind)).toEqual(['terminate']);
+    expect(twice.call!.terminateRetries).toBe(TERMINATE_RETRIES);
+    expect(nextDue(twice.call!, P2)).toBe(T0 + 61_000);
+    expect(transition(twice.call, { type: 'tick', wacid: W, at: T0 + 20_000 }, P2).call).toBe(twice.call);
+    expect(transition(twice.call, { type: 'tick', wacid: W, at: T0 + 61_000 }, P2).call).toMatchObject({ state: 'ended', endedBy: 'timeout' });
+  });
+
+  it('the terminate event ends it: no more retries', () => {
+    const done = transition(hungUp, { type: 'terminate', wacid: W, at: T0 + 2_000, result: 'COMPLETED', duration: 1 }, P2).call!;
+    expect(done.state).toBe('ended');
+    expect(nextDue(done, P2)).toBeUndefined();
+  });
+
+  it('none when the user declined (REJECTED) or the phone id is not known yet', () => {
+    expect(terminateRetryDue({ ...hungUp, remoteStatus: 'REJECTED' }, P2)).toBeUndefined();
+    expect(terminateRetryDue({ ...hungUp, phoneId: '' }, P2)).toBeUndefined();
   });
 });

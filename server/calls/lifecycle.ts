@@ -77,6 +77,8 @@ export interface Call {
   remoteStatus?: string;
   /** Epoch ms the state gives up waiting (answering, rejecting, ending, dialing, connected). */
   endBy?: number;
+  /** `ending`: terminates sent again because no terminate event came (bounded, `TERMINATE_RETRIES`). */
+  terminateRetries?: number;
   startedAt?: number;
   endedAt?: number;
   /** COMPLETED / FAILED (from the terminate event), REJECTED, MISSED, UNKNOWN. */
@@ -202,6 +204,11 @@ export interface Policy {
   answerGraceMs: number;
   /** How long `rejecting`/`ending` wait for the terminate event before ending anyway. */
   endingTimeoutMs: number;
+  /**
+   * `ending`: with no terminate event this long after the terminate was sent (its answer was
+   * an error, or none came), send it again; at most `TERMINATE_RETRIES` times.
+   */
+  terminateRetryMs: number;
   /** How long an outbound call may stay unanswered (dialing/connected). */
   dialTimeoutMs: number;
 }
@@ -212,6 +219,7 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   rejectMarginMs: 3_000,
   answerGraceMs: 10_000,
   endingTimeoutMs: ENDING_TIMEOUT_MS,
+  terminateRetryMs: 5_000,
   dialTimeoutMs: 90_000,
 });
 
@@ -235,9 +243,10 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
       return closing;
     case 'ringing':
       return min(call.ringUntil, closing);
+    case 'ending':
+      return min(call.endBy, terminateRetryDue(call, policy));
     case 'answering':
     case 'rejecting':
-    case 'ending':
     case 'dialing':
     case 'connected':
       return call.endBy;
@@ -245,6 +254,23 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'ended':
       return undefined;
   }
+}
+
+/** Terminates sent again at most this many times (the Service's rule: bounded retries). */
+export const TERMINATE_RETRIES = 2;
+
+/**
+ * When `ending` sends its terminate again: `terminateRetryMs` after it entered `ending`
+ * (`endBy` − `endingTimeoutMs`), then as long again after each retry. Sending it again is
+ * safe (the call is over for us either way; a terminate of an ended call changes nothing) and
+ * reconciles first: the terminate event a terminate that took effect would have brought is
+ * not here. None when the user's REJECTED status ended it, or the phone id is not known yet.
+ */
+export function terminateRetryDue(call: Call, policy: Policy): number | undefined {
+  const tries = call.terminateRetries ?? 0;
+  if (call.state !== 'ending' || call.endBy === undefined || tries >= TERMINATE_RETRIES) return undefined;
+  if (!call.phoneId || call.remoteStatus === 'REJECTED') return undefined;
+  return call.endBy - policy.endingTimeoutMs + (tries + 1) * policy.terminateRetryMs;
 }
 
 function min(a: number | undefined, b: number | undefined): number | undefined {
@@ -706,6 +732,10 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
       );
     case 'rejecting':
     case 'ending': {
+      const retry = terminateRetryDue(call, policy);
+      if (retry !== undefined && e.at >= retry && call.endBy !== undefined && e.at < call.endBy) {
+        return to(call, { terminateRetries: (call.terminateRetries ?? 0) + 1 }, { kind: 'terminate' });
+      }
       if (call.endBy === undefined || e.at < call.endBy) return same(call);
       const h = holder(call);
       return to(

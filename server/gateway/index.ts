@@ -16,6 +16,7 @@
  *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped.
  */
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -30,6 +31,8 @@ import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
+/** Sockets pinged per event-loop turn. */
+const BEAT_SLICE = 200;
 
 /** The `ws` server to pass to `serve({ websocket: { server } })`. */
 export function createWsServer(): WebSocketServer {
@@ -105,24 +108,32 @@ export function createGateway(o: GatewayOptions): Gateway {
     setTimeout(() => l.raw.terminate(), 2_000).unref();
   }
 
-  const beat = setInterval(() => {
-    const t = now();
-    for (const l of live.values()) {
-      if (l.ended) continue;
-      if (l.expiresAt <= t) {
-        endSession(l, 'session expired');
-        continue;
-      }
-      if (t - l.lastSeen > deadAfterMs) {
-        log.info({ user: l.conn.user.name, conn: l.conn.id }, 'heartbeat missed; closing socket');
-        l.raw.terminate();
-        continue;
-      }
-      // Protocol-level ping: answered by the browser's network stack even in a throttled tab.
-      l.raw.ping();
-      l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
+  // Sockets are visited BEAT_SLICE per event-loop turn: thousands of pings written at once
+  // would hold up the webhooks and offers arriving meanwhile.
+  const beatOne = (l: Live, t: number) => {
+    // Closed since the beat began (the sockets are visited over several turns).
+    if (l.ended || !live.has(l.conn.id)) return;
+    if (l.expiresAt <= t) return endSession(l, 'session expired');
+    if (t - l.lastSeen > deadAfterMs) {
+      log.info({ user: l.conn.user.name, conn: l.conn.id }, 'heartbeat missed; closing socket');
+      l.raw.terminate();
+      return;
     }
-  }, heartbeatMs);
+    if (l.raw.readyState !== l.raw.OPEN) return;
+    // Protocol-level ping: answered by the browser's network stack even in a throttled tab.
+    // Both pings in one write to the network.
+    const socket = (l.raw as unknown as { _socket?: Socket })._socket;
+    socket?.cork();
+    l.raw.ping();
+    l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
+    socket?.uncork();
+  };
+  const beatSlice = (ls: Live[], from: number) => {
+    const t = now();
+    for (let i = from; i < Math.min(ls.length, from + BEAT_SLICE); i++) beatOne(ls[i]!, t);
+    if (from + BEAT_SLICE < ls.length) setImmediate(() => beatSlice(ls, from + BEAT_SLICE));
+  };
+  const beat = setInterval(() => beatSlice([...live.values()], 0), heartbeatMs);
   beat.unref();
 
   const routes = new Hono();
@@ -146,7 +157,15 @@ export function createGateway(o: GatewayOptions): Gateway {
           user,
           ...(tab ? { tab } : {}),
           send: (text) => {
-            if (raw.readyState === raw.OPEN) raw.send(text);
+            if (raw.readyState === raw.OPEN) raw.send(text, { binary: false });
+          },
+          sendMany: (frames) => {
+            if (raw.readyState !== raw.OPEN) return;
+            // One write to the network for all of them (ws corks each frame's header and payload the same way).
+            const socket = (raw as unknown as { _socket?: Socket })._socket;
+            socket?.cork();
+            for (const f of frames) raw.send(f, { binary: false });
+            socket?.uncork();
           },
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),

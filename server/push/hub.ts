@@ -16,8 +16,10 @@ export interface Conn {
    * the tab holding a call on its new connection. Unset for clients that send none.
    */
   readonly tab?: string;
-  /** Send one text frame (dropped silently when the socket is closing). */
-  send(text: string): void;
+  /** Send one text frame (dropped silently when the socket is closing); a Buffer holds UTF-8 JSON. */
+  send(text: string | Buffer): void;
+  /** Send several text frames in one write to the network, in this order. */
+  sendMany?(frames: ReadonlyArray<string | Buffer>): void;
   /** Close the socket (the gateway's close handling then runs). */
   close(code?: number, reason?: string): void;
   /** Drop the socket without a closing handshake (what a dead network looks like). */
@@ -33,11 +35,29 @@ interface Envelope {
 }
 
 const CHANNEL = 'ws-push';
+/**
+ * Role pushes (every agent, every supervisor) wait this long in each socket's outbox, so a
+ * socket gets the frames of many of them in one write: with thousands of sockets, one write
+ * per frame per socket is what costs. A push to a user or a connection goes at once, after
+ * what waits in that socket's outbox (its frames keep their order).
+ */
+const ROLE_BATCH_MS = 50;
+/** Sockets written per event-loop turn when the outboxes are flushed. */
+const FLUSH_SLICE = 200;
 
 export class Hub {
   readonly node = randomUUID();
   private readonly conns = new Map<string, Conn>();
   private readonly byUser = new Map<string, Set<Conn>>();
+  /** Connections per role on this node (a role push with nobody to reach costs nothing here). */
+  private readonly roleCount = new Map<Role, number>();
+  private readonly joined: Array<(role: Role) => void> = [];
+  private readonly outbox = new Map<Conn, Array<string | Buffer>>();
+  /** The batch's timer, then (the flush under way) the next slice's turn. */
+  private flushTimer: NodeJS.Timeout | undefined;
+  private nextSlice: NodeJS.Immediate | undefined;
+  /** Sockets the flush under way has still to write. */
+  private sweepLeft = 0;
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -60,6 +80,9 @@ export class Hub {
   }
 
   async close(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    clearImmediate(this.nextSlice);
+    this.flush(true);
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -69,10 +92,16 @@ export class Hub {
     let set = this.byUser.get(conn.user.name);
     if (!set) this.byUser.set(conn.user.name, (set = new Set()));
     set.add(conn);
+    for (const r of conn.user.roles) {
+      this.roleCount.set(r, (this.roleCount.get(r) ?? 0) + 1);
+      for (const f of this.joined) f(r);
+    }
   }
 
   remove(conn: Conn): void {
-    this.conns.delete(conn.id);
+    if (!this.conns.delete(conn.id)) return;
+    this.outbox.delete(conn);
+    for (const r of conn.user.roles) this.roleCount.set(r, (this.roleCount.get(r) ?? 1) - 1);
     const set = this.byUser.get(conn.user.name);
     set?.delete(conn);
     if (set && set.size === 0) this.byUser.delete(conn.user.name);
@@ -81,6 +110,16 @@ export class Hub {
   /** Connections of `name` on this node. */
   connsOf(name: string): readonly Conn[] {
     return [...(this.byUser.get(name) ?? [])];
+  }
+
+  /** Whether this node holds a connection of someone with `role`. */
+  hasRole(role: Role): boolean {
+    return (this.roleCount.get(role) ?? 0) > 0;
+  }
+
+  /** Call `f` whenever a connection of someone with a role opens on this node. */
+  onJoin(f: (role: Role) => void): void {
+    this.joined.push(f);
   }
 
   get size(): number {
@@ -109,17 +148,67 @@ export class Hub {
   }
 
   private deliver(target: Target, msg: ServerMsg): void {
-    const text = JSON.stringify(msg);
     switch (target.kind) {
-      case 'conn':
-        this.conns.get(target.id)?.send(text);
+      case 'conn': {
+        const c = this.conns.get(target.id);
+        if (c) this.sendNow(c, JSON.stringify(msg));
         return;
-      case 'user':
-        for (const c of this.byUser.get(target.name) ?? []) if (c.id !== target.except) c.send(text);
+      }
+      case 'user': {
+        const set = this.byUser.get(target.name);
+        if (!set) return;
+        const text = JSON.stringify(msg);
+        for (const c of set) if (c.id !== target.except) this.sendNow(c, text);
         return;
-      case 'role':
-        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) c.send(text);
+      }
+      case 'role': {
+        if (!this.hasRole(target.role)) return;
+        // Serialised and encoded once: thousands of sockets get the same bytes.
+        const data = Buffer.from(JSON.stringify(msg));
+        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) this.sendLater(c, data);
         return;
+      }
     }
   }
+
+  private sendNow(c: Conn, data: string | Buffer): void {
+    const waiting = this.outbox.get(c);
+    if (!waiting) return c.send(data);
+    this.outbox.delete(c);
+    waiting.push(data);
+    writeAll(c, waiting);
+  }
+
+  private sendLater(c: Conn, data: Buffer): void {
+    const waiting = this.outbox.get(c);
+    if (waiting) waiting.push(data);
+    else this.outbox.set(c, [data]);
+    if (!this.flushTimer && !this.nextSlice) this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
+  }
+
+  /**
+   * Every socket's waiting frames, one write each, a slice of sockets per event-loop turn:
+   * thousands of writes at once would hold up the webhooks and offers arriving meanwhile.
+   * A sweep covers the sockets waiting when it began; later ones wait for the next batch.
+   */
+  private flush(all = false): void {
+    this.flushTimer = this.nextSlice = undefined;
+    if (this.sweepLeft === 0) this.sweepLeft = this.outbox.size;
+    for (const [c, frames] of this.outbox) {
+      if (!all && this.sweepLeft === 0) break;
+      this.sweepLeft = Math.max(0, this.sweepLeft - 1);
+      this.outbox.delete(c);
+      writeAll(c, frames);
+      if (!all && this.sweepLeft % FLUSH_SLICE === 0) break;
+    }
+    if (this.outbox.size === 0) this.sweepLeft = 0;
+    else if (this.sweepLeft > 0) this.nextSlice = setImmediate(() => this.flush());
+    else this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
+  }
+}
+
+function writeAll(c: Conn, frames: ReadonlyArray<string | Buffer>): void {
+  if (frames.length === 1) c.send(frames[0]!);
+  else if (c.sendMany) c.sendMany(frames);
+  else for (const f of frames) c.send(f);
 }

@@ -21,9 +21,9 @@ import { computeWallboard, startOfDay, type AgentInput, type DayCall, type LiveC
 
 export interface WallboardOptions {
   auth: Pick<Auth, 'requireUser'>;
-  store: Pick<Store, 'listCalls' | 'setNX'>;
+  store: Pick<Store, 'listCalls' | 'setNX' | 'get' | 'set'>;
   history: Pick<History, 'store'> | undefined;
-  hub: Pick<Hub, 'toRole' | 'node'>;
+  hub: Pick<Hub, 'toRole' | 'node' | 'hasRole' | 'onJoin'>;
   /** Agents' states; default none. */
   agents?: (live: readonly CallRecord[], now: number) => AgentInput[];
   slaSeconds: number;
@@ -32,6 +32,14 @@ export interface WallboardOptions {
   /** Push period (default 5 s); 0: no periodic push. */
   periodMs?: number;
 }
+
+/**
+ * Set while a supervisor is connected to some node (each such node refreshes it): with
+ * nobody watching, no node reads the day's history and every call record to build a board.
+ */
+const WATCHED_KEY = 'wallboard-watched';
+const WATCHED_TTL_MS = 15_000;
+const WATCHED_REFRESH_MS = 5_000;
 
 /** Pages of history read per board (100 rows each): a day of up to 20 000 calls. */
 const MAX_PAGES = 200;
@@ -58,6 +66,24 @@ export function createWallboard(o: WallboardOptions) {
   const periodMs = o.periodMs ?? 5_000;
   let timer: NodeJS.Timeout | undefined;
   let soon: NodeJS.Timeout | undefined;
+  let refresh: NodeJS.Timeout | undefined;
+  let markedAt = -Infinity;
+
+  /** This node holds a supervisor's socket: say so in the store (at most every few seconds). */
+  function mark(force = false): void {
+    if (!o.hub.hasRole('supervisor')) return;
+    const t = Date.now();
+    if (!force && t - markedAt < WATCHED_REFRESH_MS / 2) return;
+    markedAt = t;
+    o.store.set(WATCHED_KEY, o.hub.node, WATCHED_TTL_MS).catch((err: Error) => {
+      markedAt = -Infinity;
+      o.log.warn({ err: err.message }, 'wallboard: watchers not recorded');
+    });
+  }
+
+  async function watched(): Promise<boolean> {
+    return o.hub.hasRole('supervisor') || (await o.store.get(WATCHED_KEY)) !== null;
+  }
 
   async function today(t: number): Promise<DayCall[]> {
     if (!o.history) return [];
@@ -79,6 +105,7 @@ export function createWallboard(o: WallboardOptions) {
   }
 
   async function push(): Promise<void> {
+    if (!(await watched())) return;
     const board = await current();
     o.hub.toRole('supervisor', { type: 'wallboard', ...board } satisfies ServerMsg);
   }
@@ -97,6 +124,11 @@ export function createWallboard(o: WallboardOptions) {
     routes,
     current,
     start(): void {
+      if (!refresh) {
+        o.hub.onJoin((role) => void (role === 'supervisor' && mark(true)));
+        refresh = setInterval(() => mark(true), WATCHED_REFRESH_MS);
+        refresh.unref();
+      }
       if (periodMs <= 0 || timer) return;
       timer = setInterval(() => {
         // One node per period pushes (the lock lapses before the next period).
@@ -119,7 +151,8 @@ export function createWallboard(o: WallboardOptions) {
     close(): void {
       if (timer) clearInterval(timer);
       if (soon) clearTimeout(soon);
-      timer = soon = undefined;
+      if (refresh) clearInterval(refresh);
+      timer = soon = refresh = undefined;
     },
   };
 }

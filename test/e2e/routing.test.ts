@@ -46,6 +46,20 @@ describe('routing', () => {
     await a2.next('call.offered', (m) => m.wacid === wacid, 3000);
   });
 
+  it('a caller who hangs up while it rings frees the agent: the next call rings the same agent', async () => {
+    const b = await suite.startBridge({ agents: ['agent1'] });
+    const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const first = `w-gone-${Date.now()}`;
+    await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(first));
+    await a1.next('call.offered', (m) => m.wacid === first);
+    await postEvent(b, 'chat.call.terminate', 'callingTerminate', { wacid: first, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
+    await a1.next('call.revoked', (m) => m.wacid === first);
+    await a1.next('agent.state', (m) => m.status === 'available', 5000);
+    const second = `w-next-${Date.now()}`;
+    await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(second));
+    await a1.next('call.offered', (m) => m.wacid === second, 5000);
+  });
+
   it('with nobody available the call waits, then rings the first agent who becomes available', async () => {
     const b = await suite.startBridge({ agents: ['agent1'] });
     const a1 = suite.track(await agentClient(b.url, 'agent1', { available: false }));

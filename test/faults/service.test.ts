@@ -28,7 +28,7 @@ async function requestsFor(b: Bridge, endpoint: Endpoint, wacid: string): Promis
   return Number((await emulatorRequest(b.emu, 'GET', `/requests?path=${encodeURIComponent(`/chat/calls/${endpoint}`)}&wacid=${encodeURIComponent(wacid)}`)).length);
 }
 
-async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; agentSaw: string; serviceState: string }> {
+async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; agentSaw: string; serviceState: string; endedBy: string; agentEnded: boolean }> {
   const b = await startBridge({
     agents: ['agent1'],
     emulator: { acceptWindowMs: WINDOW_MS, faults: { endpoints: { [`POST /chat/calls/${endpoint}`]: { ...FAULT[kind] } } } },
@@ -56,21 +56,30 @@ async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; 
     const c = await emulatorCall(b.emu, wacid);
     return c.state === 'ended' || (endpoint !== 'terminate' && c.state === 'active') ? c : undefined;
   }, 40_000, 250);
-  const ended = agent.received.find((m) => m.type === 'call.state' && m.wacid === wacid && m.state === 'ended');
+  // The agent's page learns the end (from the terminate event, or our own timer).
+  const ended = e.state === 'ended' ? await agent.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000).catch(() => undefined) : undefined;
   if (ended?.type === 'call.state') agentSaw += `, then ended (${ended.result})`;
-  return { requests: await requestsFor(b, endpoint, wacid), agentSaw, serviceState: e.state };
+  // Who ended it at the Service: a terminate request (no error), or its own no-media drop (1380xx).
+  const errors = (e.terminate as { errors?: Array<{ code: number }> } | undefined)?.errors ?? [];
+  const endedBy = e.state !== 'ended' ? '-' : errors.length > 0 ? `service error ${errors.map((x) => x.code).join(',')}` : 'terminate';
+  return { requests: await requestsFor(b, endpoint, wacid), agentSaw, serviceState: e.state, endedBy, agentEnded: ended !== undefined };
 }
 
-// Quick: accept only (terminate's 500 / no-answer cases wait ~20 s for the Service's no-media drop).
-const endpoints: Endpoint[] = FULL ? ['preAccept', 'accept', 'terminate', 'reject'] : ['accept'];
+// Quick: accept and terminate (a terminate that failed is sent again within seconds).
+const endpoints: Endpoint[] = FULL ? ['preAccept', 'accept', 'terminate', 'reject'] : ['accept', 'terminate'];
 const cases = endpoints.flatMap((endpoint) => (['429', '500', 'never'] as const).map((kind) => [endpoint, kind] as const));
 
 describe('the Service failing on a call endpoint', () => {
   it.each(cases)('%s answering %s: bounded retries, no repeated POST of unknown outcome, the caller never left hanging', async (endpoint, kind) => {
     const r = await run(endpoint, kind);
-    printCounts(`service-${endpoint}-${kind}`, { requestsToEndpoint: r.requests, agentSaw: JSON.stringify(r.agentSaw), serviceState: r.serviceState });
+    printCounts(`service-${endpoint}-${kind}`, { requestsToEndpoint: r.requests, agentSaw: JSON.stringify(r.agentSaw), serviceState: r.serviceState, endedBy: r.endedBy });
     // 429 means "not done, come back": retried (2 refusals + 1 success), within the 4-attempt bound.
     if (kind === '429') expect(r.requests).toBe(3);
+    else if (endpoint === 'terminate') {
+      // No terminate event came after a 500 / no answer: the terminate went again, once (it
+      // took), and ended the call — not the Service's no-media drop ~20 s later; the agent saw the end.
+      expect({ requests: r.requests, endedBy: r.endedBy, agentEnded: r.agentEnded }).toEqual({ requests: 2, endedBy: 'terminate', agentEnded: true });
+    }
     // 500 or no answer to a POST: the outcome is unknown, so it is never sent again blindly.
     else expect(r.requests).toBe(1);
   }, 90_000);
