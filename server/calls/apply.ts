@@ -247,18 +247,27 @@ export class Applier {
         return;
       case 'accept':
         // Not awaited: the Service round trips must not hold up the event that claimed the call.
-        void this.accept(call, e.sdp);
+        this.background('accept', call, this.accept(call, e.sdp));
         return;
       case 'reject':
-        void this.signal('reject', call);
+        this.background('reject', call, this.signal('reject', call));
         return;
       case 'terminate':
-        void this.signal('terminate', call);
+        this.background('terminate', call, this.signal('terminate', call));
         return;
     }
   }
 
   /** preAccept, then accept with the very same SDP; the outcome comes back as an event. */
+  /**
+   * An effect that runs after its event: a failure (the store timing out while the outcome is
+   * recorded) is logged, never left as an unhandled rejection that would end the process. The
+   * call's timers and the sweep settle what was not recorded.
+   */
+  private background(what: string, call: Call, p: Promise<void>): void {
+    p.catch((err: unknown) => this.o.log.warn({ wacid: call.wacid, err: (err as Error).message }, `${what}: recording its outcome failed`));
+  }
+
   private async accept(call: Call, sdp: string): Promise<void> {
     const input = { phoneId: call.phoneId, wacid: call.wacid, sdpType: 'answer' as const, sdp };
     const opts = call.deadline !== undefined ? { deadline: call.deadline } : {};

@@ -65,3 +65,53 @@ describe('call engine', () => {
     expect(commits[1]).toMatchObject({ before: { state: 'queued' }, after: { state: 'ended' }, event: { type: 'terminate' } });
   });
 });
+
+describe('effects that run after the event (not awaited)', () => {
+  it('the store failing while an accept is recorded is logged, never an unhandled rejection that would end the process', async () => {
+    /** A store that goes away the moment the Service has taken the accept (a Redis timeout). */
+    class FailingStore extends MemoryStore {
+      down = false;
+      override async getCall(wacid: string) {
+        if (this.down) throw new Error('Command timed out');
+        return super.getCall(wacid);
+      }
+    }
+    const store = new FailingStore();
+    const warnings: string[] = [];
+    const quiet = createLogger({ level: 'silent' });
+    const spy = Object.assign(Object.create(quiet) as typeof quiet, {
+      warn: (o: unknown, msg?: string) => void warnings.push(`${msg ?? ''} ${JSON.stringify(o)}`),
+      error: (o: unknown, msg?: string) => void warnings.push(`${msg ?? ''} ${JSON.stringify(o)}`),
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (r: unknown) => void unhandled.push(r);
+    process.prependListener('unhandledRejection', onUnhandled);
+    let accepted!: () => void;
+    const acceptSent = new Promise<void>((r) => (accepted = r));
+    const calls = {
+      ...noService,
+      accept: async () => {
+        store.down = true;
+        accepted();
+        return {};
+      },
+    } as unknown as typeof noService;
+    try {
+      const engine = new CallEngine({ store, calls, hub: new Hub(quiet), log: spy });
+      engines.push(engine);
+      const now = Date.now();
+      await engine.handleEvent(
+        signal('chat.call.connect', 'callingConnect', { wacid: 'wacid.fx', phoneId: 'phone-1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime: now, sdpType: 'offer', sdp: 'v=0\r\n' }),
+        now,
+      );
+      await engine.apply({ type: 'offer', wacid: 'wacid.fx', at: Date.now(), agent: 'a1' });
+      await engine.apply({ type: 'answer', wacid: 'wacid.fx', at: Date.now(), agent: 'a1', conn: 'c1', reqId: 'r1', sdp: 'v=0\r\nanswer\r\n' });
+      await Promise.race([acceptSent, new Promise((_, reject) => setTimeout(() => reject(new Error('accept was never sent')), 5_000))]);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      expect(warnings.join('\n')).toMatch(/Command timed out/);
+    } finally {
+      process.removeListener('unhandledRejection', onUnhandled);
+    }
+  });
+});
