@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask } from '../../shared/records.ts';
-import { agentClient, login, PASSWORD, until } from './harness.ts';
+import { agentClient, login, until } from './harness.ts';
 import { browserSuite } from './suite.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
@@ -21,19 +21,7 @@ const BUSINESS = '+15550100001';
 
 const suite = browserSuite();
 
-async function loggedIn(name: string, path: string): Promise<Page> {
-  const ctx = await suite.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await ctx.newPage();
-  page.on('pageerror', (e) => console.error(`[${name} page error]`, e.message));
-  await page.goto(`${suite.bridge.url}${path}`);
-  await page.waitForURL(/\/login/);
-  await page.getByTestId('login-name').fill(name);
-  await page.getByTestId('login-password').fill(PASSWORD);
-  await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${suite.bridge.url}${path}`);
-  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
-  return page;
-}
+const loggedIn = (name: string, path: string): Promise<Page> => suite.loginPage(name, path);
 
 const taskEl = (page: Page, customer: string) => page.locator(`[data-testid="queue-task"][data-customer="${customer}"]`);
 

@@ -22,18 +22,8 @@ const BUSINESS = '+15550100001';
 
 const suite = browserSuite();
 
-/** Log in through the login page as `name`, starting at `path`; returns the page once it is online (or shows an error). */
-async function loggedIn(name: string, path = '/', viewport = DESKTOP): Promise<Page> {
-  const ctx = await suite.newContext({ viewport });
-  const page = await ctx.newPage();
-  page.on('pageerror', (e) => console.error(`[${name} page error]`, e.message));
-  await page.goto(`${suite.bridge.url}${path}`);
-  await page.waitForURL(/\/login/);
-  await page.getByTestId('login-name').fill(name);
-  await page.getByTestId('login-password').fill(PASSWORD);
-  await page.getByTestId('login-submit').click();
-  return page;
-}
+/** Log in through the login page as `name`, starting at `path`; the caller waits for what it expects (online, or an error). */
+const loggedIn = (name: string, path = '/', viewport = DESKTOP): Promise<Page> => suite.loginPage(name, path, { viewport, online: false });
 
 /** An agent page that passed the ready-check; available unless told otherwise. */
 async function agentPage(name: string, opts: { available?: boolean; viewport?: { width: number; height: number } } = {}): Promise<Page> {

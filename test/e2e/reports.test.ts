@@ -8,7 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { startOfDay } from '../../server/wallboard/compute.ts';
 import { localDate } from '../../server/reports/range.ts';
-import { login, PASSWORD, until } from './harness.ts';
+import { login, until } from './harness.ts';
 import { browserSuite } from './suite.ts';
 
 const suite = browserSuite();
@@ -29,15 +29,7 @@ describe('reports on the supervisor page', () => {
     ];
     for (const f of facts) await b.sb.history!.store.record(f);
 
-    const ctx = await suite.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    const page = await ctx.newPage();
-    page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
-    await page.goto(`${b.url}/supervisor`);
-    await page.waitForURL(/\/login/);
-    await page.getByTestId('login-name').fill('boss');
-    await page.getByTestId('login-password').fill(PASSWORD);
-    await page.getByTestId('login-submit').click();
-    await page.waitForURL(`${b.url}/supervisor`);
+    const page = await suite.loginPage('boss', '/supervisor', { context: { acceptDownloads: true } });
 
     const today = localDate(Date.now());
     const row = page.locator(`[data-testid="reports-number"][data-number="${N}"]`);

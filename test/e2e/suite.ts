@@ -3,11 +3,11 @@
  * module top level; it registers the vitest hooks and hands back what a test starts and what
  * is closed after each test.
  */
-import type { Browser, BrowserContext, BrowserContextOptions } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { emulatorCall, emulatorRequest, startBridge, type Bridge, type BridgeOptions, type ProtocolClient } from './harness.ts';
+import { PASSWORD, emulatorCall, emulatorRequest, startBridge, type Bridge, type BridgeOptions, type ProtocolClient } from './harness.ts';
 import { PeerHost } from './program-agent.ts';
 
 /**
@@ -111,6 +111,27 @@ export class BrowserSuite extends E2eSuite {
     const ctx = await this.opened().browser.newContext(options);
     this.contexts.push(ctx);
     return ctx;
+  }
+
+  /**
+   * A new context and page that logs in through the login page as `name`, starting at `path`
+   * of the suite's bridge. `online`: also wait for the landing page and its live connection.
+   */
+  async loginPage(name: string, path: string, o: { viewport?: { width: number; height: number }; online?: boolean; context?: BrowserContextOptions } = {}): Promise<Page> {
+    const url = this.bridge.url;
+    const ctx = await this.newContext({ viewport: o.viewport ?? { width: 1280, height: 900 }, ...o.context });
+    const page = await ctx.newPage();
+    page.on('pageerror', (e) => console.error(`[${name} page error]`, e.message));
+    await page.goto(`${url}${path}`);
+    await page.waitForURL(/\/login/);
+    await page.getByTestId('login-name').fill(name);
+    await page.getByTestId('login-password').fill(PASSWORD);
+    await page.getByTestId('login-submit').click();
+    if (o.online !== false) {
+      await page.waitForURL(`${url}${path}`);
+      await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
+    }
+    return page;
   }
 
   override async close(): Promise<void> {

@@ -19,7 +19,7 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { Wallboard } from '../../shared/protocol.ts';
 import { formatDuration } from '../../web-agent/src/format.ts';
-import { agentClient, fakeConnect, login, PASSWORD, postEvent, sleep, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, fakeConnect, login, postEvent, sleep, until, type ProtocolClient } from './harness.ts';
 import { browserSuite } from './suite.ts';
 
 const suite = browserSuite();
@@ -167,7 +167,7 @@ describe('the supervisor console on a busy floor', () => {
       ...waiting.map((w): [string, string, string] => [w, 'queued', 'waiting for an agent']),
     ];
     for (const [name, viewport] of [['desktop', { width: 1280, height: 800 }], ['wall', { width: 1920, height: 1080 }], ['phone', { width: 390, height: 844 }]] as const) {
-      const page = await console_(b, viewport);
+      const page = await suite.loginPage('boss', '/supervisor', { viewport });
       // The tiles show the server's figures (the page follows the `wallboard` pushes).
       await until(`${name}: the tiles show the server's figures`, async () => ((await tilesMatch(page, await api())) ? true : undefined), 20_000);
       for (const g of board.agents) {
@@ -197,18 +197,6 @@ describe('the supervisor console on a busy floor', () => {
 });
 
 /** The supervisor console, logged in as boss, at `viewport`. */
-async function console_(b: Bridge, viewport: { width: number; height: number }): Promise<Page> {
-  const page = await (await suite.newContext({ viewport })).newPage();
-  page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
-  await page.goto(`${b.url}/supervisor`);
-  await page.waitForURL(/\/login/);
-  await page.getByTestId('login-name').fill('boss');
-  await page.getByTestId('login-password').fill(PASSWORD);
-  await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${b.url}/supervisor`);
-  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
-  return page;
-}
 
 /** Every number's tiles (but the ever-growing longest wait) read as the board's figures. */
 async function tilesMatch(page: Page, w: Wallboard): Promise<boolean> {

@@ -6,18 +6,11 @@
  */
 import type { Wallboard } from '../../../../shared/protocol.ts';
 import { formatCaller, formatDuration } from '../../format.ts';
+import { STATUS_WORDS } from '../../desk/state.ts';
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const secs = (ms: number) => formatDuration(ms / 1000);
 
-const STATUS_TEXT: Record<string, string> = {
-  available: 'Available',
-  ringing: 'Ringing',
-  'on-call': 'On a call',
-  'after-call-work': 'After-call work',
-  away: 'Away',
-  offline: 'Offline',
-};
 
 export function WallboardView({ board, now }: { board: Wallboard | undefined; now: number }) {
   if (!board) return <p class="empty">Loading the wallboard…</p>;
@@ -50,7 +43,7 @@ export function WallboardView({ board, now }: { board: Wallboard | undefined; no
         {board.agents.map((g) => (
           <li key={g.name} data-testid="wb-agent" data-name={g.name} data-status={g.status}>
             <span class="wb-agent-name">{g.name}</span>
-            <span class={`wb-status wb-${g.status}`}>{`${STATUS_TEXT[g.status] ?? g.status}${g.reason ? ` · ${g.reason}` : ''}`}</span>
+            <span class={`wb-status wb-${g.status}`}>{`${(STATUS_WORDS as Record<string, string>)[g.status] ?? g.status}${g.reason ? ` · ${g.reason}` : ''}`}</span>
             <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${g.callsToday} ${g.callsToday === 1 ? 'call' : 'calls'}`}</span>
           </li>
         ))}
