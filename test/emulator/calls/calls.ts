@@ -95,6 +95,19 @@ export interface StartCallOptions {
   audio?: AudioSource;
   /** Only numbers of this tenant (API key) may be called (the control API passes the caller's key). */
   owner?: string;
+  /**
+   * The simulated user has no media stack: the offer is a fixed SDP, an answer is checked
+   * like any other (the provider's SDP rules) but never applied, and the no-media rules do
+   * not run. For load benches, where thousands of WebRTC users do not fit one machine; the
+   * signaling (states, window, SDP identity, terminate events) is the same as for any call.
+   */
+  signalingOnly?: boolean;
+  /**
+   * False: the connect event is not delivered to the webhook endpoints; the caller delivers
+   * the returned `connect` payload itself (a bench spreading webhooks over several nodes, as
+   * a load balancer in front of them would). Default true.
+   */
+  deliverConnect?: boolean;
 }
 
 /** What a test can read about a call and its simulated user. */
@@ -122,7 +135,7 @@ export interface CallView {
 export interface Calls {
   routes: Hono<Env>;
   control: Hono<Env>;
-  start(opts?: StartCallOptions): Promise<CallView & { sdp: string }>;
+  start(opts?: StartCallOptions): Promise<CallView & { sdp: string; connect: Record<string, unknown> }>;
   get(wacid: string): CallView | undefined;
   list(): CallView[];
   /** The simulated user hangs up. False when unknown or already ended. */
@@ -258,7 +271,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
   }
 
   // ---------------------------------------------------------------- user-initiated
-  async function start(opts: StartCallOptions = {}): Promise<CallView & { sdp: string }> {
+  async function start(opts: StartCallOptions = {}): Promise<CallView & { sdp: string; connect: Record<string, unknown> }> {
     const target = opts.phoneId ?? opts.to;
     const number = target ? ctx.findNumber(target) : [...ctx.phoneNumbers.values()].find((n) => !opts.owner || n.owner === opts.owner);
     // A tenant only reaches its own numbers; the call (events, media) belongs to the number's owner.
@@ -271,9 +284,11 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     if (opts.hangupAfterMs !== undefined && !(opts.hangupAfterMs >= 0)) throw new CallError(400, 'BAD_REQUEST', 'hangupAfterMs: a number >= 0');
     const captureNow = capture.capture(number.id);
     // Received packets are kept only when a recording or transcription will need them.
-    const { peer, sdp } = await AudioPeer.offerer({ iceLite: true, keepPackets: captureNow.recordingEnabled || captureNow.transcriptionEnabled });
+    const { peer, sdp } = opts.signalingOnly
+      ? { peer: undefined, sdp: signalingOnlyOffer(++userCounter) }
+      : await AudioPeer.offerer({ iceLite: true, keepPackets: captureNow.recordingEnabled || captureNow.transcriptionEnabled });
     if (ctx.closed) {
-      await peer.close();
+      await peer?.close();
       throw new CallError(503, 'SERVICE_UNAVAILABLE', 'emulator closed');
     }
     const c: Call = {
@@ -285,7 +300,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       dialTime: ctx.clock.now(),
       owner: number.owner ?? ctx.apiKeys[0]!,
       state: 'ringing',
-      peer,
+      ...(peer ? { peer } : {}),
       answerApplied: false,
       ...(opts.hangupAfterMs !== undefined ? { hangupAfterMs: opts.hangupAfterMs } : {}),
       source: opts.audio ?? { kind: 'tone', hz: 400 },
@@ -295,11 +310,12 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       lock: Promise.resolve(),
     };
     calls.set(c.wacid, c);
-    ctx.emit('chat.call.connect', 'callingConnect', { ...basis(c), direction: c.direction, dialTime: c.dialTime, sdpType: 'offer', sdp }, c.owner);
+    const connect = { ...basis(c), direction: c.direction, dialTime: c.dialTime, sdpType: 'offer', sdp };
+    if (opts.deliverConnect !== false) ctx.emit('chat.call.connect', 'callingConnect', connect, c.owner);
     // The window runs from dialTime; the user side gives up as "not answered".
     c.cancelNoAnswer = ctx.setTimer(() => end(c, 'FAILED', 'NOT_ANSWERED', [{ code: 138007, message: `call not accepted within ${ctx.options.acceptWindowMs} ms of the connect` }]), ctx.options.acceptWindowMs);
     c.timers.push(c.cancelNoAnswer);
-    return { ...view(c), sdp };
+    return { ...view(c), sdp, connect };
   }
 
   function hangup(wacid: string): boolean {
@@ -351,7 +367,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
       if (call.state === 'preAccepted' && call.preAcceptSdp === sdp) return ok(c, call); // a retried request
       if (call.state !== 'ringing') return conflict(c, call, 'preAccept');
       try {
-        await call.peer!.applyAnswer(sdp);
+        await call.peer?.applyAnswer(sdp);
       } catch (err) {
         return badRequest(c, `sdp: could not be applied as the answer (${(err as Error).message})`);
       }
@@ -376,7 +392,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
         return serviceError(c, 400, 'BAD_REQUEST', 'sdp: differs from the SDP answer sent in preAccept for this call', { code: 138008, message: 'SDP answer does not match the preAccepted one' });
       if (!call.answerApplied) {
         try {
-          await call.peer!.applyAnswer(sdp);
+          await call.peer?.applyAnswer(sdp);
         } catch (err) {
           return badRequest(c, `sdp: could not be applied as the answer (${(err as Error).message})`);
         }
@@ -618,6 +634,33 @@ export class CallError extends Error {
   ) {
     super(message);
   }
+}
+
+/**
+ * The offer of a signaling-only user (`StartCallOptions.signalingOnly`): shaped like the
+ * provider's (ice-lite, Opus, a SHA-256 fingerprint), with no media stack behind it.
+ */
+function signalingOnlyOffer(n: number): string {
+  const fp = Array.from({ length: 32 }, (_, i) => ((i * 37 + n) % 256).toString(16).padStart(2, '0').toUpperCase()).join(':');
+  return [
+    'v=0',
+    `o=- ${1000 + n} 1 IN IP4 127.0.0.1`,
+    's=-',
+    't=0 0',
+    'a=ice-lite',
+    'a=group:BUNDLE 0',
+    'm=audio 9 UDP/TLS/RTP/SAVPF 111',
+    'c=IN IP4 127.0.0.1',
+    'a=mid:0',
+    `a=ice-ufrag:sig${n}`,
+    'a=ice-pwd:signalingonlysignalingonly',
+    `a=fingerprint:sha-256 ${fp}`,
+    'a=setup:actpass',
+    'a=rtcp-mux',
+    'a=sendrecv',
+    'a=rtpmap:111 opus/48000/2',
+    '',
+  ].join('\r\n');
 }
 
 /** What the provider would refuse in an SDP before trying it (calling-facts). */
