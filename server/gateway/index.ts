@@ -167,6 +167,15 @@ export function createGateway(o: GatewayOptions): Gateway {
             for (const f of frames) raw.send(f, { binary: false });
             socket?.uncork();
           },
+          // Frames built once for every socket (server/push/frame.ts) go straight to the
+          // network: with no extension negotiated (compression would change the bytes) ws
+          // writes its own frames synchronously to the same socket, so the order holds.
+          sendFramed: (bytes) => {
+            const socket = (raw as unknown as { _socket?: Socket })._socket;
+            if (raw.readyState !== raw.OPEN || raw.extensions !== '' || !socket?.writable) return false;
+            socket.write(bytes);
+            return true;
+          },
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),
         };

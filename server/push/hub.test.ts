@@ -25,7 +25,34 @@ const until = async (ok: () => boolean) => {
   expect(ok()).toBe(true);
 };
 
+/** A connection that takes pre-framed bytes (as the gateway's sockets do), or refuses them. */
+function framedConn(id: string, name: string, takes: boolean): Conn & { framed: Buffer[]; writes: string[][] } {
+  const c = conn(id, name, ['agent']);
+  const framed: Buffer[] = [];
+  return Object.assign(c, { framed, sendFramed: (b: Buffer) => (takes ? (framed.push(b), true) : false) });
+}
+
 describe('Hub', () => {
+  it("role frames are framed once: sockets waiting for the same pushes get the very same bytes; a socket refusing them gets ws frames", async () => {
+    const hub = new Hub(log);
+    const [x, y, z] = [framedConn('x', 'xi', true), framedConn('y', 'yu', true), framedConn('z', 'zo', false)];
+    for (const c of [x, y, z]) hub.add(c);
+    hub.toRole('agent', { type: 'ping', t: 1 });
+    hub.toRole('agent', { type: 'ping', t: 2 });
+    await until(() => x.framed.length > 0 && y.framed.length > 0 && z.writes.length > 0);
+    expect(x.framed).toHaveLength(1);
+    expect(y.framed[0]).toBe(x.framed[0]); // one buffer for both sockets
+    expect(x.writes).toEqual([]);
+    const one = (t: number) => JSON.stringify({ type: 'ping', t });
+    expect(x.framed[0]!.toString('latin1')).toBe(`\x81${String.fromCharCode(one(1).length)}${one(1)}\x81${String.fromCharCode(one(2).length)}${one(2)}`);
+    expect(z.writes).toEqual([[one(1), one(2)]]);
+    // A push to one user goes at once, the ordinary way, after what waited for that socket.
+    hub.toRole('agent', { type: 'ping', t: 3 });
+    hub.toUser('xi', { type: 'presence', presence: 'away' });
+    expect(x.writes).toEqual([[one(3), JSON.stringify({ type: 'presence', presence: 'away' })]]);
+    await hub.close();
+  });
+
   it('role pushes reach only that role, batched into one write per socket', async () => {
     const hub = new Hub(log);
     const a = conn('a', 'ann', ['agent']);

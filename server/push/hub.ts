@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Role, ServerMsg, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
+import { FrameCache } from './frame.ts';
 
 export interface Conn {
   readonly id: string;
@@ -20,6 +21,12 @@ export interface Conn {
   send(text: string | Buffer): void;
   /** Send several text frames in one write to the network, in this order. */
   sendMany?(frames: ReadonlyArray<string | Buffer>): void;
+  /**
+   * Write text frames already framed (`frame.ts`: the same bytes for every socket) in one
+   * write. False when this socket cannot take them as they are (closing, or an extension
+   * such as compression changes its frames): the caller sends them the ordinary way.
+   */
+  sendFramed?(bytes: Buffer): boolean;
   /** Close the socket (the gateway's close handling then runs). */
   close(code?: number, reason?: string): void;
   /** Drop the socket without a closing handshake (what a dead network looks like). */
@@ -58,6 +65,8 @@ export class Hub {
   private nextSlice: NodeJS.Immediate | undefined;
   /** Sockets the flush under way has still to write. */
   private sweepLeft = 0;
+  /** The role frames of the sweep under way, framed and concatenated once for all sockets. */
+  private readonly frames = new FrameCache();
   private unsubscribe: (() => Promise<void>) | undefined;
 
   constructor(
@@ -176,7 +185,7 @@ export class Hub {
     if (!waiting) return c.send(data);
     this.outbox.delete(c);
     waiting.push(data);
-    writeAll(c, waiting);
+    this.writeAll(c, waiting);
   }
 
   private sendLater(c: Conn, data: Buffer): void {
@@ -193,22 +202,27 @@ export class Hub {
    */
   private flush(all = false): void {
     this.flushTimer = this.nextSlice = undefined;
-    if (this.sweepLeft === 0) this.sweepLeft = this.outbox.size;
+    if (this.sweepLeft === 0) {
+      this.sweepLeft = this.outbox.size;
+      this.frames.clear();
+    }
     for (const [c, frames] of this.outbox) {
       if (!all && this.sweepLeft === 0) break;
       this.sweepLeft = Math.max(0, this.sweepLeft - 1);
       this.outbox.delete(c);
-      writeAll(c, frames);
+      this.writeAll(c, frames);
       if (!all && this.sweepLeft % FLUSH_SLICE === 0) break;
     }
     if (this.outbox.size === 0) this.sweepLeft = 0;
     else if (this.sweepLeft > 0) this.nextSlice = setImmediate(() => this.flush());
     else this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
   }
-}
 
-function writeAll(c: Conn, frames: ReadonlyArray<string | Buffer>): void {
-  if (frames.length === 1) c.send(frames[0]!);
-  else if (c.sendMany) c.sendMany(frames);
-  else for (const f of frames) c.send(f);
+  /** A socket's waiting frames in one write: role frames (Buffers) as bytes framed once for all. */
+  private writeAll(c: Conn, frames: ReadonlyArray<string | Buffer>): void {
+    if (c.sendFramed && frames.every((f) => typeof f !== 'string') && c.sendFramed(this.frames.bytes(frames as ReadonlyArray<Buffer>))) return;
+    if (frames.length === 1) c.send(frames[0]!);
+    else if (c.sendMany) c.sendMany(frames);
+    else for (const f of frames) c.send(f);
+  }
 }
