@@ -1,26 +1,36 @@
 /**
  * Fleet benchmark (issue 18 §3): N nodes (each its own process, the whole server through
  * `startSwitchboard`) on one Redis, A agents spread over them (WebSocket clients speaking
- * protocol v1, logged in through sessions minted in the shared store), and the Service's
- * part played by this process: signed `chat.call.connect` webhooks at R calls/s for S
- * seconds, round-robin over the nodes. A call is answered by its caller hanging up (a
- * `chat.call.terminate` webhook) as soon as an agent was offered it, so agents come free
- * again (WRAP_UP_MS=0).
+ * protocol v1, logged in through sessions minted in the shared store), and the Service
+ * played by this process: the emulator's signaling-only callers (no media stack: thousands
+ * of WebRTC users do not fit one machine; the signaling rules are the Service's), their
+ * signed `chat.call.connect` webhooks sent by this process at R calls/s for S seconds,
+ * round-robin over the nodes, as a load balancer in front of them would. The emulator
+ * delivers its other events (terminate) to node 0.
+ *
+ * Calls are handled as on a contact centre's floor: the offered agent answers (`call.answer`,
+ * preAccept + accept at the emulator), talks --talk-ms and hangs up (terminate, the
+ * emulator's terminate event; WRAP_UP_MS=0 frees the agent); a share --abandon of callers
+ * hang up while ringing (each such call makes a callback task, pushed to every agent and
+ * supervisor as `callback.updated`). `--abandon 1` is the worst case: every call abandoned.
  *
  * Prints, each beside its goal:
  *   offer latency p50 / p99   webhook POST sent → `call.offered` received by an agent
  *   lost                      calls never offered to any agent within 10 s
  *   RSS per idle agent        per node: (RSS with its agents connected − RSS before) / agents, after a GC
  *   CPU per call              all nodes' CPU time during the load / calls sent
+ * and what became of the calls at the Service (answered, completed, abandoned, not ended).
  *
  *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5] [--agent-procs 2]
+ *     [--talk-ms T]      how long an answered call lasts (default: half the agents busy on average, at most 10 s)
+ *     [--abandon 0.05]   share of callers hanging up while it rings (0 to 1)
  *     [--cpu-prof DIR]   node 0 writes a V8 CPU profile into DIR when it exits
  *   The agents live in --agent-procs child processes (bench/_fleet-agents.ts) that stamp each
  *   `call.offered` as it is read; this process sends the webhooks. Latency is printed split by
  *   whether the agent sat on the webhook's node, and each process's own event-loop delay.
- *     [--history pglite|postgres|off]   call history: PGlite per node (the default, as a node
- *     without DATABASE_URL), one PostgreSQL database (created for the run, dropped after), or
- *     none (bench/history.ts compares on and off)
+ *     [--history postgres|pglite|off]   call history: one PostgreSQL database for all nodes
+ *     (the default, as README's several-node setup; created for the run, dropped after),
+ *     PGlite per node (a node without DATABASE_URL), or none (bench/history.ts compares on and off)
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -53,10 +63,20 @@ const SECONDS = arg('seconds', 60);
 /** Seconds of the same load before the measured one (JIT, pools, first routing): not counted. */
 const WARMUP = process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : 5;
 const LOST_AFTER_MS = 10_000;
-const HISTORY = process.argv.includes('--history') ? process.argv[process.argv.indexOf('--history') + 1] : 'pglite';
+const HISTORY = process.argv.includes('--history') ? process.argv[process.argv.indexOf('--history') + 1] : 'postgres';
 if (HISTORY !== 'pglite' && HISTORY !== 'postgres' && HISTORY !== 'off') throw new Error(`--history: pglite, postgres or off, got ${HISTORY}`);
-/** Figures named with the history mode unless it is the default. */
-const label = (name: string) => (HISTORY === 'pglite' ? name : `${name} (history ${HISTORY})`);
+/** Share of callers hanging up while it rings (0 to 1). */
+const ABANDON = process.argv.includes('--abandon') ? Number(process.argv[process.argv.indexOf('--abandon') + 1]) : 1;
+if (!(ABANDON >= 0 && ABANDON <= 1)) throw new Error(`--abandon: a share from 0 to 1, got ${process.argv[process.argv.indexOf('--abandon') + 1]}`);
+/** How long an answered call lasts: by default half the agents are on a call on average, at most 10 s. */
+const TALK_MS = process.argv.includes('--talk-ms') ? arg('talk-ms', 1) : Math.min(10_000, Math.round((0.5 * AGENTS * 1000) / RATE));
+/** Callers whose number starts with this hang up while it rings; the agents do not answer them. */
+const ABANDON_PREFIX = '+1556';
+/** Figures named with the history mode unless it is the default, and the call mix unless it is. */
+const label = (name: string) => {
+  const tags = [...(HISTORY === 'postgres' ? [] : [`history ${HISTORY}`]), ...(ABANDON === 1 ? [] : [`${Math.round(ABANDON * 100)} % abandoned`])];
+  return tags.length ? `${name} (${tags.join(', ')})` : name;
+};
 
 /** --cpu-prof DIR: node 0 writes a V8 CPU profile there when it exits (hot spots of one node under the load). */
 const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
@@ -109,7 +129,9 @@ async function main(): Promise<void> {
   const redis = await startRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'everysec'] });
   const secret = `whsec_${randomBytes(16).toString('hex')}`;
   const sessionSecret = randomBytes(24).toString('base64url');
-  const emu = await startEmulator({ webhookSecret: secret });
+  // The Service: its events other than the connects this process sends (terminates) go to
+  // node 0, many at once (one at a time would queue behind a busy node).
+  const emu = await startEmulator({ webhookSecret: secret, deliveryConcurrency: 64, prewarm: false });
   const dir = mkdtempSync(join(tmpdir(), 'sb-fleet-'));
   const names = Array.from({ length: AGENTS }, (_, i) => `fa${i}`);
   const hash = await hashPassword(randomBytes(12).toString('hex')); // never checked: sessions are minted
@@ -136,12 +158,15 @@ async function main(): Promise<void> {
       }, i === 0),
     );
   }
+  emu.webhooks.addEndpoint({ url: `${nodes[0]!.url}/webhooks/service` });
   const before = await Promise.all(nodes.map((n) => n.stats()));
 
   // Sessions minted in the shared store (a login runs scrypt and is rate-limited per address: not what is measured here).
   const store = new RedisStore({ url: redis.url });
   const sessions = new Sessions(store, sessionSecret);
   const offeredAt = new Map<string, number>();
+  /** Calls whose caller hangs up as soon as an agent is offered it (the rest are answered by the agent). */
+  const abandoning = new Set<string>();
   const sentAt = new Map<string, number>();
   const sentOn = new Map<string, number>();
   let onWarmOffer: (wacid: string) => void = () => undefined;
@@ -152,13 +177,13 @@ async function main(): Promise<void> {
     if (offeredAt.has(wacid)) return;
     offeredAt.set(wacid, at);
     offeredOn.set(wacid, node);
-    void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
+    if (abandoning.delete(wacid)) emu.calls.hangup(wacid);
   };
   // The agents live in AGENT_PROCS child processes (bench/_fleet-agents.ts): reading every
   // agent's frames here would put this process's lag into the figures as the server's.
   const agentsScript = fileURLToPath(new URL('./_fleet-agents.ts', import.meta.url));
   const children = Array.from({ length: AGENT_PROCS }, () => fork(agentsScript, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
-  const reports: Array<{ lagP99Ms: number; lagMaxMs: number; cpuMs: number; closed: Record<string, number> }> = [];
+  const reports: Array<{ lagP99Ms: number; lagMaxMs: number; cpuMs: number; closed: Record<string, number>; answered: number; hungUp: number; errors: Record<string, number> }> = [];
   const jobs: Array<Array<{ url: string; cookie: string; node: number }>> = children.map(() => []);
   const t0 = Date.now();
   for (let i = 0; i < names.length; i++) {
@@ -176,7 +201,7 @@ async function main(): Promise<void> {
             else if (m.report) reports.push(m.report);
           });
           child.once('exit', (code) => reject(new Error(`agents process exited (${code})`)));
-          child.send({ agents: jobs[k] });
+          child.send({ agents: jobs[k], talkMs: TALK_MS, abandonPrefix: ABANDON_PREFIX });
         }),
     ),
   );
@@ -201,23 +226,31 @@ async function main(): Promise<void> {
 
   const total = Math.round(RATE * SECONDS);
   let non2xx = 0;
-  const connectBody = (wacid: string, i: number) => ({
-    wacid, phoneId: 'phone-1', from: `+1555${String(i % 10_000_000).padStart(7, '0')}`, to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(),
-    sdpType: 'offer', sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n',
-  });
-  // Warm-up: the same load, its calls ended like the others, not counted.
-  const warm = new Set<string>();
+  /**
+   * A call at the Service: a signaling-only caller, abandoning (hangs up once offered) at
+   * the share ABANDON spread evenly over the run; the connect event is ours to deliver.
+   */
+  let placed = 0;
+  const call = async (i: number) => {
+    const abandons = Math.floor((placed + 1) * ABANDON) > Math.floor(placed * ABANDON);
+    placed++;
+    const from = `${abandons ? ABANDON_PREFIX : '+1555'}${String(i % 10_000_000).padStart(7, '0')}`;
+    const c = await emu.calls.start({ signalingOnly: true, deliverConnect: false, from });
+    if (abandons) abandoning.add(c.wacid);
+    return c;
+  };
+  const wacids: string[] = [];
+  // Warm-up: the same load, its calls handled like the others, not counted.
   onWarmOffer = (wacid) => {
-    if (!warm.delete(wacid)) return;
-    void post(nodes[Math.floor(Math.random() * nodes.length)]!.url, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 });
+    if (abandoning.delete(wacid)) emu.calls.hangup(wacid);
   };
   const warmStart = performance.now();
   for (let i = 0; i < Math.round(RATE * WARMUP); i++) {
     const wait = warmStart + (i * 1000) / RATE - performance.now();
     if (wait > 1) await sleep(wait);
-    const wacid = `wacid.warm.${i}.${randomBytes(3).toString('hex')}`;
-    warm.add(wacid);
-    void post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, 9_000_000 + i));
+    const c = await call(9_000_000 + i);
+    wacids.push(c.wacid);
+    void post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', c.connect);
   }
   await sleep(1000);
   const benchCpu0 = process.cpuUsage();
@@ -233,16 +266,26 @@ async function main(): Promise<void> {
     const due = start + (i * 1000) / RATE;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
-    const wacid = `wacid.fleet.${i}.${randomBytes(3).toString('hex')}`;
-    sentAt.set(wacid, clock());
-    sentOn.set(wacid, i % nodes.length);
-    posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', connectBody(wacid, i)).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
+    const c = await call(i);
+    wacids.push(c.wacid);
+    sentAt.set(c.wacid, clock());
+    sentOn.set(c.wacid, i % nodes.length);
+    posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', c.connect).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
   }
   await Promise.all(posts);
   const sendSeconds = (performance.now() - start) / 1000;
   const until = Date.now() + LOST_AFTER_MS;
   while (offeredAt.size < total && Date.now() < until) await sleep(100);
   const after = await Promise.all(nodes.map((n) => n.stats()));
+  // What became of every call (warm-up included) at the Service, once the last ones had time to end.
+  const endBy = Date.now() + TALK_MS + 10_000;
+  while (wacids.some((w) => emu.calls.get(w)?.state !== 'ended') && Date.now() < endBy) await sleep(200);
+  const fate = new Map<string, number>();
+  for (const w of wacids) {
+    const v = emu.calls.get(w);
+    const k = v?.state !== 'ended' ? `not ended (${v?.state})` : `${v.terminate!.status} ${v.terminate!.reason}`;
+    fate.set(k, (fate.get(k) ?? 0) + 1);
+  }
   loopLag.disable();
   for (const c of children) c.send('report');
   while (reports.length < children.length) await sleep(20);
@@ -282,6 +325,12 @@ async function main(): Promise<void> {
     process.stdout.write(`agents process ${k}: ${((r.cpuMs / loadMs) * 100).toFixed(0)} % of a core, event-loop delay p99 ${r.lagP99Ms.toFixed(1)} ms, max ${r.lagMaxMs.toFixed(1)} ms, sockets closed by the server ${JSON.stringify(r.closed)}\n`),
   );
   process.stdout.write(`${total} calls sent in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(1)}/s), ${non2xx} webhooks not answered 2xx\n`);
+  const sum = (f: (r: (typeof reports)[number]) => number) => reports.reduce((s, r) => s + f(r), 0);
+  const refused = new Map<string, number>();
+  for (const r of reports) for (const [k, n] of Object.entries(r.errors)) refused.set(k, (refused.get(k) ?? 0) + n);
+  process.stdout.write(
+    `calls at the Service (${wacids.length} with the warm-up; talk ${TALK_MS} ms, ${Math.round(ABANDON * 100)} % abandoning): ${[...fate].map(([k, n]) => `${n} ${k}`).join(', ')}; agents answered ${sum((r) => r.answered)} and hung up ${sum((r) => r.hungUp)}, refused ${JSON.stringify(Object.fromEntries(refused))}\n`,
+  );
   nodes.forEach((n, i) => {
     process.stdout.write(
       `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load; event-loop delay during the load p99 ${after[i]!.lagMs.p99.toFixed(1)} ms, max ${after[i]!.lagMs.max.toFixed(1)} ms\n`,
