@@ -265,7 +265,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // `m16.routes`, `m16.start()` / `m16.stop()`.
   const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now });
   const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent });
-  const queue = m16.callbacks(permissions);
+  const queues = loadQueues(config.queuesFile);
+  const queue = m16.callbacks(permissions, queues);
   // ---- end issue 16 ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
   // ---- supervisor console (issue 17): monitoring relay ----
@@ -291,7 +292,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     log: log.child({ part: 'calls' }),
     policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, ...o.policy },
     wrapUpMs: config.wrapUpMs,
-    queues: loadQueues(config.queuesFile),
+    queues,
     now,
     ...(config.redisUrl ? { shared: store } : {}),
     permissions,

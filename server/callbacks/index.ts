@@ -54,12 +54,20 @@ export interface CallbacksOptions {
   now?: () => number;
   /** Window in which a task's changes are pushed once (default 100 ms). */
   announceMs?: number;
+  /**
+   * The agents taking calls to a business number (QUEUES_FILE), undefined when every agent
+   * does or the number is not known yet: its tasks are pushed to, and listed for, those
+   * agents only (supervisors see every task). With thousands of agents on many lines, a
+   * task goes to its line's agents, not to the whole floor.
+   */
+  agentsFor?: (businessNumber: string) => ReadonlySet<string> | undefined;
 }
 
 export interface Callbacks {
   onCallEnded(call: EndedCall): Promise<void>;
   /** Tasks in one state, each with its permission in words. */
-  list(state: CallbackState): Promise<CallbackTask[]>;
+  /** Tasks in one state; for an agent who is not a supervisor, only those of the numbers they take calls for. */
+  list(state: CallbackState, viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
   claim(id: string, by: string): Promise<ClaimResult>;
   done(id: string, outcome: string, by: string, supervisor: boolean): Promise<ClaimResult>;
   /** The permission of the task's pair in words (what the budget allows now, and when). */
@@ -87,7 +95,9 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     pending.clear();
     for (const task of tasks) {
       const msg = { type: 'callback.updated' as const, task };
-      o.push.toRole('agent', msg);
+      const agents = o.push.toUsers && o.agentsFor?.(task.businessNumber);
+      if (agents) o.push.toUsers!(agents, msg);
+      else o.push.toRole('agent', msg);
       o.push.toRole('supervisor', msg);
     }
   };
@@ -216,8 +226,13 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
 
   return {
     onCallEnded,
-    async list(state) {
-      return Promise.all((await store.list(state)).map(withPermission));
+    async list(state, viewer) {
+      const mine = (t: CallbackTask) => {
+        if (!viewer || viewer.roles.includes('supervisor')) return true;
+        const agents = o.agentsFor?.(t.businessNumber);
+        return !agents || agents.has(viewer.name);
+      };
+      return Promise.all((await store.list(state)).filter(mine).map(withPermission));
     },
     async claim(id, by) {
       const r = await store.claim(id, by);

@@ -42,7 +42,7 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const state = c.req.query('state') ?? 'open';
     if (!(CALLBACK_STATES as readonly string[]).includes(state)) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}`);
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await o.callbacks.list(state as CallbackState) });
+    return c.json({ items: await o.callbacks.list(state as CallbackState, c.get('user')) });
   });
 
   app.post('/api/callbacks/:id/claim', o.auth.sameOriginWrites, guard, async (c) => {

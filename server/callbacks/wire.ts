@@ -24,6 +24,7 @@ import { createMessagingRoutes } from '../messaging/routes.ts';
 import { HttpUnavailable } from '../ops/errors.ts';
 import type { Permissions } from '../permissions/index.ts';
 import type { HandlerRegistry } from '../webhooks/workers.ts';
+import type { Queues } from '../calls/routing.ts';
 import { createCallbacks, type Callbacks } from './index.ts';
 import { createCallbackRoutes } from './routes.ts';
 
@@ -55,8 +56,8 @@ export interface MessagingWiring {
   messaging: Messaging | undefined;
   /** For `createPermissions({ onSent })`: a sent permission request becomes a message record. */
   recordSent: Messaging['recordSent'] | undefined;
-  /** Build the callback queue (it needs the permission book). */
-  callbacks(permissions: Permissions): CallbackHook;
+  /** Build the callback queue (it needs the permission book; `queues`: whose tasks go to which agents). */
+  callbacks(permissions: Permissions, queues?: Queues): CallbackHook;
   routes: Hono<AuthEnv>;
   /** Messaging's handlers; `chat.inbound_message.received` runs the permission replies first, then messaging's record. */
   handlers(onInboundMessage: Permissions['onInboundMessage']): HandlerRegistry;
@@ -107,7 +108,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
     createCallbackRoutes({
       auth: o.auth,
       callbacks: {
-        list: (s) => need().list(s),
+        list: (s, viewer) => need().list(s, viewer),
         claim: (id, by) => need().claim(id, by),
         done: (id, outcome, by, sup) => need().done(id, outcome, by, sup),
       },
@@ -121,7 +122,10 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
     off: undefined,
     messaging,
     recordSent: (response, sent, by) => messaging.recordSent(response, sent, by),
-    callbacks(permissions) {
+    callbacks(permissions, queues) {
+      // Business number → phone id, learned from the calls committed here (QUEUES_FILE names
+      // phone ids, tasks carry the number). A number not seen yet goes to every agent.
+      const phoneIds = new Map<string, string>();
       callbacks = createCallbacks({
         store: new CallbackStore(history.store.db),
         messages: store,
@@ -133,11 +137,23 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
         followup: o.config.missedCallFollowup,
         onPermissionRequested: permissions.announce,
         ...(o.now ? { now: o.now } : {}),
+        ...(queues
+          ? {
+              agentsFor: (n: string) => {
+                const id = phoneIds.get(n);
+                return id === undefined ? undefined : queues.agents(id);
+              },
+            }
+          : {}),
       });
       const cb = callbacks;
       return {
         callbacks: cb,
         onCommitted(_before, after, version) {
+          if (after) {
+            const business = after.direction === 'USER_INITIATED' ? after.to : after.from;
+            if (phoneIds.get(business) !== after.phoneId) phoneIds.set(business, after.phoneId);
+          }
           // Every commit of an ended call (repeats change nothing; a late refinement is seen too).
           if (!after || after.state !== 'ended') return;
           // The same fact history records (recorder.ts), so the task's reason and the call's outcome agree.

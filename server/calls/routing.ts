@@ -28,10 +28,12 @@ export interface AgentView {
 export interface Queues {
   /** True when `agent` takes calls to `phoneId`. */
   takes(phoneId: string, agent: string): boolean;
+  /** The agents taking calls to `phoneId`; undefined when every agent does. */
+  agents(phoneId: string): ReadonlySet<string> | undefined;
 }
 
 /** Default: every agent takes every number. */
-export const EVERY_AGENT: Queues = Object.freeze({ takes: () => true });
+export const EVERY_AGENT: Queues = Object.freeze({ takes: () => true, agents: () => undefined });
 
 /**
  * QUEUES_FILE format: `{ "<phoneId>": ["agent1", "agent2"], "*": ["agent3"] }`.
@@ -46,6 +48,9 @@ export function queuesFrom(map: z.infer<typeof QueuesFile>): Queues {
     takes(phoneId: string, agent: string): boolean {
       const set = sets.get(phoneId) ?? fallback;
       return set === undefined || set.has(agent);
+    },
+    agents(phoneId: string): ReadonlySet<string> | undefined {
+      return sets.get(phoneId) ?? fallback;
     },
   });
 }

@@ -26,6 +26,8 @@ import { offerableTemplates, sendableTemplate, type CatalogTemplate } from './te
 export interface Push {
   toUser(name: string, msg: ServerMsg): void;
   toRole(role: Role, msg: ServerMsg): void;
+  /** Every connection of these users, batched like a role push (a queue's agents). */
+  toUsers?(names: Iterable<string>, msg: ServerMsg): void;
 }
 
 /** One event as the workers hand it: `parseEvent`'s known result for type `T`. */

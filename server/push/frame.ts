@@ -30,25 +30,28 @@ export function textFrame(payload: Buffer): Buffer {
  */
 export class FrameCache {
   private readonly framed = new WeakMap<Buffer, Buffer>();
-  private entries: Array<{ payloads: ReadonlyArray<Buffer>; bytes: Buffer }> = [];
+  /** Sequences built this flush, by their first payload (agents of one queue share a sequence). */
+  private entries = new Map<Buffer, Array<{ payloads: ReadonlyArray<Buffer>; bytes: Buffer }>>();
 
   /** The concatenated frames of `payloads` (each a UTF-8 JSON text). */
   bytes(payloads: ReadonlyArray<Buffer>): Buffer {
-    for (const e of this.entries) if (e.payloads.length === payloads.length && e.payloads.every((p, i) => p === payloads[i])) return e.bytes;
+    const same = this.entries.get(payloads[0]!) ?? [];
+    for (const e of same) if (e.payloads.length === payloads.length && e.payloads.every((p, i) => p === payloads[i])) return e.bytes;
     const frames = payloads.map((p) => {
       let f = this.framed.get(p);
       if (!f) this.framed.set(p, (f = textFrame(p)));
       return f;
     });
     const bytes = frames.length === 1 ? frames[0]! : Buffer.concat(frames);
-    // A few distinct sequences per flush (agents, supervisors, both): the oldest goes first.
-    this.entries.push({ payloads, bytes });
-    if (this.entries.length > 8) this.entries.shift();
+    // Kept for this flush only (`clear`), a bounded few per first payload.
+    same.push({ payloads, bytes });
+    if (same.length > 16) same.shift();
+    this.entries.set(payloads[0]!, same);
     return bytes;
   }
 
   /** A new flush: the sequences of the last one will not come again. */
   clear(): void {
-    this.entries = [];
+    this.entries = new Map();
   }
 }

@@ -71,6 +71,20 @@ describe('Hub', () => {
     await hub.close();
   });
 
+  it("a push to many users (a queue's agents) reaches only their sockets, batched like a role push", async () => {
+    const hub = new Hub(log);
+    const [a, b, c] = [conn('a', 'ann', ['agent']), conn('b', 'bob', ['agent']), conn('c', 'cy', ['agent'])];
+    for (const x of [a, b, c]) hub.add(x);
+    hub.toUsers(['ann', 'cy', 'nobody'], { type: 'ping', t: 1 });
+    hub.toUsers(['ann'], { type: 'ping', t: 2 });
+    expect(a.writes).toEqual([]); // waiting in the outbox
+    await until(() => a.writes.length > 0 && c.writes.length > 0);
+    expect(a.writes.map((w) => w.map((f) => (JSON.parse(f) as { t: number }).t))).toEqual([[1, 2]]);
+    expect(c.writes.map((w) => w.map((f) => (JSON.parse(f) as { t: number }).t))).toEqual([[1]]);
+    expect(b.writes).toEqual([]);
+    await hub.close();
+  });
+
   it('a push to a user goes at once, after what waits for that socket: order holds', () => {
     const hub = new Hub(log);
     const a = conn('a', 'ann', ['agent']);

@@ -33,7 +33,12 @@ export interface Conn {
   kill(): void;
 }
 
-type Target = { kind: 'user'; name: string; except?: string | undefined } | { kind: 'conn'; id: string } | { kind: 'role'; role: Role };
+type Target =
+  | { kind: 'user'; name: string; except?: string | undefined }
+  | { kind: 'conn'; id: string }
+  | { kind: 'role'; role: Role }
+  /** Many users at once (a queue's agents): batched and framed once like a role push. */
+  | { kind: 'users'; names: string[] };
 
 interface Envelope {
   node: string;
@@ -147,6 +152,10 @@ export class Hub {
     this.push({ kind: 'role', role }, msg);
   }
 
+  toUsers(names: Iterable<string>, msg: ServerMsg): void {
+    this.push({ kind: 'users', names: [...names] }, msg);
+  }
+
   private push(target: Target, msg: ServerMsg): void {
     this.deliver(target, msg);
     if (this.shared) {
@@ -175,6 +184,16 @@ export class Hub {
         // Serialised and encoded once: thousands of sockets get the same bytes.
         const data = Buffer.from(JSON.stringify(msg));
         for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) this.sendLater(c, data);
+        return;
+      }
+      case 'users': {
+        let data: Buffer | undefined;
+        for (const name of target.names) {
+          const set = this.byUser.get(name);
+          if (!set) continue;
+          data ??= Buffer.from(JSON.stringify(msg));
+          for (const c of set) this.sendLater(c, data);
+        }
         return;
       }
     }

@@ -7,12 +7,15 @@
  * answers → the task closes with its outcome in history. Also: without history the queue's
  * routes answer 503 naming why. (The page's queue is callback-queue-ui.test.ts.)
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
 import { MessagingStore } from '../../server/history/messages.ts';
 import { mayMessage } from '../../server/messaging/optout.ts';
-import { agentClient, emulatorRequest, login, until, type Bridge } from './harness.ts';
+import { agentClient, emulatorRequest, fakeConnect, login, postEvent, sleep, until, type Bridge } from './harness.ts';
 import { programSuite } from './suite.ts';
 
 /** The emulator's default business number (inbound calls go to it; callbacks come from it) and its account. */
@@ -178,4 +181,30 @@ describe('missed-call callback queue (program agents, real emulator, real histor
     // Still guarded: no session, no answer about the feature.
     expect((await fetch(`${b.url}/api/callbacks`)).status).toBe(401);
   }, 30_000);
+
+  it("with queues (QUEUES_FILE), a number's tasks go to its own agents and supervisors only, live and in the list", async () => {
+    const N1 = { id: '100000000000001', phoneNumber: '+15550100001', wabaId: WABA };
+    const N2 = { id: '100000000000002', phoneNumber: '+15550100002', wabaId: WABA };
+    const dir = mkdtempSync(join(tmpdir(), 'sb-cbq-'));
+    writeFileSync(join(dir, 'queues.json'), JSON.stringify({ [N1.id]: ['ann'], [N2.id]: ['bob'] }));
+    const b = await suite.startBridge({ history: true, agents: ['ann', 'bob'], supervisors: ['boss'], emulator: { businessNumbers: [N1, N2] }, env: { QUEUES_FILE: join(dir, 'queues.json') } });
+    const ann = suite.track(await agentClient(b.url, 'ann', { available: false }));
+    const bob = suite.track(await agentClient(b.url, 'bob', { available: false }));
+    const boss = suite.track(await agentClient(b.url, 'boss', { available: false }));
+    // A caller to N1 waits (nobody available) and hangs up: abandoned, a task for N1.
+    const customer = '+15550123701';
+    const wacid = 'wacid.queue-scoped-1';
+    expect(await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid, { phoneId: N1.id, to: N1.phoneNumber, from: customer }))).toBe(200);
+    await sleep(300);
+    expect(await postEvent(b, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: N1.id, status: 'FAILED', duration: 0 })).toBe(200);
+    const forBoss = taskOf(await boss.next('callback.updated', (m) => m.task.customer === customer, 15_000));
+    const forAnn = taskOf(await ann.next('callback.updated', (m) => m.task.customer === customer, 15_000));
+    expect(forAnn).toMatchObject({ id: forBoss.id, businessNumber: N1.phoneNumber, reason: 'abandoned', state: 'open' });
+    await sleep(500); // the task's pushes are sent in one window: bob would have had it by now
+    expect(bob.received.filter((m) => m.type === 'callback.updated')).toEqual([]);
+    const listed = async (name: string) => ((await api(b, await login(b.url, name), 'GET', '/api/callbacks')).json.items as CallbackTask[]).map((t) => t.id);
+    expect(await listed('ann')).toEqual([forBoss.id]);
+    expect(await listed('bob')).toEqual([]);
+    expect(await listed('boss')).toEqual([forBoss.id]);
+  }, 60_000);
 });
