@@ -24,6 +24,8 @@
  *   npx tsx bench/fleet.ts [--nodes 3] [--agents 5000] [--rate 100] [--seconds 60] [--warmup 5] [--agent-procs 2]
  *     [--talk-ms T]      how long an answered call lasts (default: half the agents busy on average, at most 10 s)
  *     [--abandon 0.05]   share of callers hanging up while it rings (0 to 1)
+ *     [--numbers K]      business numbers (lines), each with its own queue of agents/K agents
+ *                        (QUEUES_FILE); calls spread evenly over them (default 1: one queue of every agent)
  *     [--cpu-prof DIR]   node 0 writes a V8 CPU profile into DIR when it exits
  *   The agents live in --agent-procs child processes (bench/_fleet-agents.ts) that stamp each
  *   `call.offered` as it is read; this process sends the webhooks. Latency is printed split by
@@ -58,6 +60,8 @@ const NODES = arg('nodes', 3);
 /** Child processes hosting the agents (bench/_fleet-agents.ts). */
 const AGENT_PROCS = arg('agent-procs', 2);
 const AGENTS = arg('agents', 5000);
+/** Business numbers (lines), each answered by its own queue of agents. */
+const NUMBERS = arg('numbers', 1);
 const RATE = arg('rate', 100);
 const SECONDS = arg('seconds', 60);
 /** Seconds of the same load before the measured one (JIT, pools, first routing): not counted. */
@@ -74,7 +78,7 @@ const TALK_MS = process.argv.includes('--talk-ms') ? arg('talk-ms', 1) : Math.mi
 const ABANDON_PREFIX = '+1556';
 /** Figures named with the history mode unless it is the default, and the call mix unless it is. */
 const label = (name: string) => {
-  const tags = [...(HISTORY === 'postgres' ? [] : [`history ${HISTORY}`]), ...(ABANDON === 1 ? [] : [`${Math.round(ABANDON * 100)} % abandoned`])];
+  const tags = [...(HISTORY === 'postgres' ? [] : [`history ${HISTORY}`]), ...(ABANDON === 1 ? [] : [`${Math.round(ABANDON * 100)} % abandoned`]), ...(NUMBERS === 1 ? [] : [`${NUMBERS} queues`])];
   return tags.length ? `${name} (${tags.join(', ')})` : name;
 };
 
@@ -131,11 +135,14 @@ async function main(): Promise<void> {
   const sessionSecret = randomBytes(24).toString('base64url');
   // The Service: its events other than the connects this process sends (terminates) go to
   // node 0, many at once (one at a time would queue behind a busy node).
-  const emu = await startEmulator({ webhookSecret: secret, deliveryConcurrency: 64, prewarm: false });
+  // Lines 1..K; agent i is in the queue of line i % K.
+  const lines = Array.from({ length: NUMBERS }, (_, k) => ({ id: String(100000000000001 + k), phoneNumber: `+1555010${String(k + 1).padStart(4, '0')}`, wabaId: '200000000000001' }));
+  const emu = await startEmulator({ webhookSecret: secret, deliveryConcurrency: 64, prewarm: false, businessNumbers: lines });
   const dir = mkdtempSync(join(tmpdir(), 'sb-fleet-'));
   const names = Array.from({ length: AGENTS }, (_, i) => `fa${i}`);
   const hash = await hashPassword(randomBytes(12).toString('hex')); // never checked: sessions are minted
   writeFileSync(join(dir, 'users.json'), JSON.stringify({ users: names.map((name) => ({ name, roles: ['agent'], passwordHash: hash })) }));
+  writeFileSync(join(dir, 'queues.json'), JSON.stringify(Object.fromEntries(lines.map((l, k) => [l.id, names.filter((_, i) => i % NUMBERS === k)]))));
 
   const pg = HISTORY === 'postgres' ? await createTestDatabase('sb_bench') : undefined;
   const nodes: Node[] = [];
@@ -150,6 +157,7 @@ async function main(): Promise<void> {
         SERVICE_WEBHOOK_SECRETS: secret,
         SESSION_SECRET: sessionSecret,
         USERS_FILE: join(dir, 'users.json'),
+        ...(NUMBERS > 1 ? { QUEUES_FILE: join(dir, 'queues.json') } : {}),
         REDIS_URL: redis.url,
         WRAP_UP_MS: '0',
         LOG_LEVEL: 'warn',
@@ -235,7 +243,7 @@ async function main(): Promise<void> {
     const abandons = Math.floor((placed + 1) * ABANDON) > Math.floor(placed * ABANDON);
     placed++;
     const from = `${abandons ? ABANDON_PREFIX : '+1555'}${String(i % 10_000_000).padStart(7, '0')}`;
-    const c = await emu.calls.start({ signalingOnly: true, deliverConnect: false, from });
+    const c = await emu.calls.start({ signalingOnly: true, deliverConnect: false, from, phoneId: lines[i % NUMBERS]!.id });
     if (abandons) abandoning.add(c.wacid);
     return c;
   };
@@ -343,7 +351,7 @@ async function main(): Promise<void> {
   figure('fleet', 'calls lost', lost, 'calls', { max: 0 });
   perAgentKb.forEach((kb, i) => figure('fleet', `RSS per idle agent, node ${i}`, kb, 'KB', { max: 40 }));
   figure('fleet', 'CPU per call (all nodes)', cpuMs / total, 'ms');
-  process.stdout.write(`(${NODES} nodes, ${AGENTS} agents, ${RATE} calls/s for ${SECONDS} s; machine: 2 CPUs shared, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
+  process.stdout.write(`(${NODES} nodes, ${AGENTS} agents in ${NUMBERS} queue${NUMBERS > 1 ? 's' : ''}, ${RATE} calls/s for ${SECONDS} s; machine: 2 CPUs shared, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
 
   for (const c of children) c.send('close');
   for (const n of nodes) n.proc.stdin!.end();
