@@ -2,7 +2,8 @@
  * The process: read the config once, wire the real dependencies, serve, and shut down
  * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work within bounded
  * times — HTTP `drainMs`, webhook handlers the workers' `stopTimeoutMs` — close
- * connections, exit 0; a second Ctrl-C a second or more later exits at once).
+ * connections, exit 0; a second Ctrl-C a second or more later exits at once). An error that
+ * escaped every handler is logged, and the node stops the same way and exits 1 (`ops/fatal.ts`).
  *
  * Demo mode (SERVICE_BASE_URL unset): the Service emulator from `test/emulator/` is
  * imported lazily (production never loads it) and started in-process; its webhooks are
@@ -18,6 +19,7 @@ import { pathToFileURL } from 'node:url';
 import type { ReadinessCheck } from './app.ts';
 import { ConfigError, describeConfig, loadConfig, secretsOf, withServiceBaseUrl, type Config } from './config/config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { exitOnEscapedErrors } from './ops/fatal.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/store.ts';
 import { WEBHOOK_PATH } from './webhooks/receiver.ts';
@@ -189,7 +191,12 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger({ level: config.logLevel, secrets: secretsOf(config) });
-  const running = await startSwitchboard(config, { log });
+  // Last resort only (ops/fatal.ts): an error that escapes every handler is a bug to fix at
+  // its source; the node logs it, stops as on SIGTERM and exits 1. Before the server is up
+  // there is nothing to drain.
+  let running: Running | undefined;
+  exitOnEscapedErrors(process, { log, stop: () => running?.close() ?? Promise.resolve() });
+  running = await startSwitchboard(config, { log });
 
   const lines = [`Switchboard listening on ${running.url}`];
   if (config.demo) {

@@ -70,11 +70,18 @@ const TOMBSTONE_TTL_MS = 8 * 3600 * 1000;
 /** Every this many sweeps, scan all stored calls (other nodes' calls, timers of dead nodes). */
 const FULL_SWEEP_EVERY = 15;
 const MAX_CAS_ATTEMPTS = 20;
+/**
+ * A reject or terminate gives up this long before the call's next step is due (its retry,
+ * or the end by timer): the retry, on whichever node, never goes while it is still in flight.
+ */
+const SIGNAL_MARGIN_MS = 500;
 
 export class Applier {
   /** Calls this node has seen live (not ended); the cheap sweep and `welcome` look here. */
   readonly live = new Set<string>();
   private readonly timers = new Map<string, { at: number; t: NodeJS.Timeout }>();
+  /** Rejects / terminates in flight from this node (`kind wacid`): never a second alongside. */
+  private readonly signalling = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeps = 0;
   private closed = false;
@@ -247,27 +254,28 @@ export class Applier {
         return;
       case 'accept':
         // Not awaited: the Service round trips must not hold up the event that claimed the call.
-        this.background('accept', call, this.accept(call, e.sdp));
+        this.background('accept', call.wacid, this.accept(call, e.sdp));
         return;
       case 'reject':
-        this.background('reject', call, this.signal('reject', call));
+        this.background('reject', call.wacid, this.signal('reject', call));
         return;
       case 'terminate':
-        this.background('terminate', call, this.signal('terminate', call));
+        this.background('terminate', call.wacid, this.signal('terminate', call));
         return;
     }
   }
 
-  /** preAccept, then accept with the very same SDP; the outcome comes back as an event. */
   /**
-   * An effect that runs after its event: a failure (the store timing out while the outcome is
-   * recorded) is logged, never left as an unhandled rejection that would end the process. The
-   * call's timers and the sweep settle what was not recorded.
+   * The one error path for call work nobody awaits (effects that run after their event, an
+   * agent's grace running out): a failure — the store timing out while an outcome is recorded
+   * — is logged, never left as an unhandled rejection that would end the process. The call's
+   * timers and the sweep settle what was not recorded.
    */
-  private background(what: string, call: Call, p: Promise<void>): void {
-    p.catch((err: unknown) => this.o.log.warn({ wacid: call.wacid, err: (err as Error).message }, `${what}: recording its outcome failed`));
+  background(what: string, wacid: string, p: Promise<unknown>): void {
+    p.catch((err: unknown) => this.o.log.warn({ wacid, err: (err as Error)?.message ?? String(err) }, `${what} failed in the background`));
   }
 
+  /** preAccept, then accept with the very same SDP; the outcome comes back as an event. */
   private async accept(call: Call, sdp: string): Promise<void> {
     const input = { phoneId: call.phoneId, wacid: call.wacid, sdpType: 'answer' as const, sdp };
     const opts = call.deadline !== undefined ? { deadline: call.deadline } : {};
@@ -291,13 +299,30 @@ export class Applier {
     }
   }
 
+  /**
+   * A reject or terminate. Its outcome arrives as the terminate event; when none comes the
+   * lifecycle sends it again (`terminateRetryDue`). Two of them never overlap: this one gives
+   * up before the call's next step is due (a POST without an answer by then counts as
+   * unknown, and the missing terminate event is the reconciliation), and while one is in
+   * flight from this node no second goes.
+   */
   private async signal(kind: 'reject' | 'terminate', call: Call): Promise<void> {
+    const key = `${kind} ${call.wacid}`;
+    if (this.signalling.has(key)) {
+      this.o.log.warn({ wacid: call.wacid }, `${kind} still in flight: not sent again`);
+      return;
+    }
+    const due = nextDue(call, this.o.policy);
+    const margin = Math.min(SIGNAL_MARGIN_MS, this.o.policy.terminateRetryMs / 2);
+    this.signalling.add(key);
     try {
-      await this.o.calls[kind]({ phoneId: call.phoneId, wacid: call.wacid });
+      await this.o.calls[kind]({ phoneId: call.phoneId, wacid: call.wacid }, due !== undefined ? { deadline: due - margin } : {});
       this.o.log.info({ wacid: call.wacid }, `${kind} sent`);
     } catch (err) {
       // The state already waits for the terminate event, with a timer; log and go on.
       this.o.log.warn({ wacid: call.wacid, err: (err as Error).message, code: (err as ServiceError).code }, `${kind} failed`);
+    } finally {
+      this.signalling.delete(key);
     }
   }
 }

@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseEvent } from '../../shared/events.ts';
 import { createLogger } from '../log/logger.ts';
-import { Hub } from '../push/hub.ts';
+import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
@@ -66,26 +66,44 @@ describe('call engine', () => {
   });
 });
 
-describe('effects that run after the event (not awaited)', () => {
+/** A store that goes away on demand: every call read fails as ioredis does when Redis does not answer in time. */
+class FailingStore extends MemoryStore {
+  down = false;
+  override async getCall(wacid: string) {
+    if (this.down) throw new Error('Command timed out');
+    return super.getCall(wacid);
+  }
+}
+
+/** Warnings and errors logged, and the unhandled rejections seen, while `fn` runs. */
+async function watching(fn: (o: { log: typeof log; warnings: string[] }) => Promise<void>): Promise<{ warnings: string[]; unhandled: unknown[] }> {
+  const warnings: string[] = [];
+  const spy = Object.assign(Object.create(log) as typeof log, {
+    warn: (o: unknown, msg?: string) => void warnings.push(`${msg ?? ''} ${JSON.stringify(o)}`),
+    error: (o: unknown, msg?: string) => void warnings.push(`${msg ?? ''} ${JSON.stringify(o)}`),
+  });
+  const unhandled: unknown[] = [];
+  const onUnhandled = (r: unknown) => void unhandled.push(r);
+  process.prependListener('unhandledRejection', onUnhandled);
+  try {
+    await fn({ log: spy, warnings });
+    // Unhandled rejections are reported after the microtasks of the turn that made them.
+    await new Promise((r) => setTimeout(r, 50));
+  } finally {
+    process.removeListener('unhandledRejection', onUnhandled);
+  }
+  return { warnings, unhandled };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function connectEvent(wacid: string, dialTime: number): CallSignalEvent {
+  return signal('chat.call.connect', 'callingConnect', { wacid, phoneId: 'phone-1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime, sdpType: 'offer', sdp: 'v=0\r\n' });
+}
+
+describe('work that runs after its event or on a timer (not awaited)', () => {
   it('the store failing while an accept is recorded is logged, never an unhandled rejection that would end the process', async () => {
-    /** A store that goes away the moment the Service has taken the accept (a Redis timeout). */
-    class FailingStore extends MemoryStore {
-      down = false;
-      override async getCall(wacid: string) {
-        if (this.down) throw new Error('Command timed out');
-        return super.getCall(wacid);
-      }
-    }
     const store = new FailingStore();
-    const warnings: string[] = [];
-    const quiet = createLogger({ level: 'silent' });
-    const spy = Object.assign(Object.create(quiet) as typeof quiet, {
-      warn: (o: unknown, msg?: string) => void warnings.push(`${msg ?? ''} ${JSON.stringify(o)}`),
-      error: (o: unknown, msg?: string) => void warnings.push(`${msg ?? ''} ${JSON.stringify(o)}`),
-    });
-    const unhandled: unknown[] = [];
-    const onUnhandled = (r: unknown) => void unhandled.push(r);
-    process.prependListener('unhandledRejection', onUnhandled);
     let accepted!: () => void;
     const acceptSent = new Promise<void>((r) => (accepted = r));
     const calls = {
@@ -96,22 +114,63 @@ describe('effects that run after the event (not awaited)', () => {
         return {};
       },
     } as unknown as typeof noService;
-    try {
-      const engine = new CallEngine({ store, calls, hub: new Hub(quiet), log: spy });
+    const { warnings, unhandled } = await watching(async ({ log: spy }) => {
+      const engine = new CallEngine({ store, calls, hub: new Hub(log), log: spy });
       engines.push(engine);
       const now = Date.now();
-      await engine.handleEvent(
-        signal('chat.call.connect', 'callingConnect', { wacid: 'wacid.fx', phoneId: 'phone-1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime: now, sdpType: 'offer', sdp: 'v=0\r\n' }),
-        now,
-      );
+      await engine.handleEvent(connectEvent('wacid.fx', now), now);
       await engine.apply({ type: 'offer', wacid: 'wacid.fx', at: Date.now(), agent: 'a1' });
       await engine.apply({ type: 'answer', wacid: 'wacid.fx', at: Date.now(), agent: 'a1', conn: 'c1', reqId: 'r1', sdp: 'v=0\r\nanswer\r\n' });
       await Promise.race([acceptSent, new Promise((_, reject) => setTimeout(() => reject(new Error('accept was never sent')), 5_000))]);
-      await new Promise((r) => setTimeout(r, 50));
-      expect(unhandled).toEqual([]);
-      expect(warnings.join('\n')).toMatch(/Command timed out/);
-    } finally {
-      process.removeListener('unhandledRejection', onUnhandled);
-    }
+    });
+    expect(unhandled).toEqual([]);
+    expect(warnings.join('\n')).toMatch(/Command timed out/);
+  });
+
+  it("the store failing when a disconnected agent's grace runs out (its ringing call moves on) is logged, never an unhandled rejection", async () => {
+    const store = new FailingStore();
+    const conn: Conn = { id: 'conn-a1', user: { name: 'a1', roles: ['agent'] }, send: () => {}, close: () => {}, kill: () => {} };
+    const { warnings, unhandled } = await watching(async ({ log: spy }) => {
+      const engine = new CallEngine({ store, calls: noService, hub: new Hub(log), log: spy, reconnectGraceMs: 20 });
+      engines.push(engine);
+      engine.agentConnected(conn);
+      const now = Date.now();
+      await engine.handleEvent(connectEvent('wacid.gone', now), now);
+      await engine.apply({ type: 'offer', wacid: 'wacid.gone', at: Date.now(), agent: 'a1' });
+      expect(engine.board.view('a1').ringing).toBe('wacid.gone');
+      // The tab goes; when the grace is over the call moves on — and the store times out then.
+      store.down = true;
+      engine.agentDisconnected(conn);
+      await sleep(100);
+    });
+    expect(unhandled).toEqual([]);
+    expect(warnings.join('\n')).toMatch(/agentGone failed in the background.*wacid\.gone.*Command timed out/);
+  });
+});
+
+describe('a reject or terminate never overlaps the one sent before it', () => {
+  it('it gives up before its retry is due, and no retry goes while one is still in flight from this node', async () => {
+    const sent: Array<{ at: number; deadline: number | undefined }> = [];
+    const calls = {
+      ...noService,
+      // The Service never answers, and this fake ignores the deadline: only the guard stops a second.
+      reject: (_ref: unknown, opts?: { deadline?: number }) => {
+        sent.push({ at: Date.now(), deadline: opts?.deadline });
+        return new Promise(() => {});
+      },
+    } as unknown as typeof noService;
+    const { warnings } = await watching(async ({ log: spy }) => {
+      const engine = new CallEngine({ store: new MemoryStore(), calls, hub: new Hub(log), log: spy, policy: { terminateRetryMs: 300 } });
+      engines.push(engine);
+      // Delivered too late to ring anyone: rejected at once.
+      const now = Date.now();
+      await engine.handleEvent(connectEvent('wacid.rj', now - 60_000), now);
+      expect(sent).toHaveLength(1);
+      // Given up 150 ms (half the retry delay, under the 500 ms margin) before the retry is due.
+      expect(sent[0]!.deadline).toBe(now + 300 - 150);
+      await sleep(800); // both retries are due meanwhile
+    });
+    expect(sent).toHaveLength(1);
+    expect(warnings.join('\n')).toMatch(/reject still in flight: not sent again/);
   });
 });

@@ -98,7 +98,7 @@ export class CallEngine {
         hub.toUser(agent, { type: 'agent.state', ...state });
         hub.toRole('supervisor', { type: 'agents.state', name: agent, ...state });
       },
-      wrapTimedOut: (agent, wacid) => void this.timedOutWrapup(agent, wacid, now(), o.onWrapup),
+      wrapTimedOut: (agent, wacid) => this.applier.background('wrap-up timeout', wacid, this.timedOutWrapup(agent, wacid, now(), o.onWrapup)),
     });
     this.applier = new Applier({
       store: o.store,
@@ -120,6 +120,7 @@ export class CallEngine {
       now,
       router: this.router,
       apply,
+      background: (what, wacid, p) => this.applier.background(what, wacid, p),
       graceMs: o.reconnectGraceMs ?? 4_000,
       permissions: o.permissions,
       phoneIdOf: o.phoneIdOf,

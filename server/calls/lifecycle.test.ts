@@ -42,7 +42,7 @@ const FIXTURES: Record<CallStateName, Call> = {
   queued: base,
   ringing: { ...base, state: 'ringing', agent: 'a1', ringUntil: T0 + P.ringTimeoutMs },
   answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
-  rejecting: { ...base, state: 'rejecting', reason: 'no agent answered in time', endBy: T0 + 5_000 },
+  rejecting: { ...base, state: 'rejecting', reason: 'no agent answered in time', endBy: T0 + 60_000 },
   dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', endBy: T0 + P.dialTimeoutMs },
   connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
   active: { ...base, state: 'active', agent: 'a1', conn: 'c1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
@@ -514,5 +514,65 @@ describe('ending: a terminate with no terminate event is sent again, bounded', (
   it('none when the user declined (REJECTED) or the phone id is not known yet', () => {
     expect(terminateRetryDue({ ...hungUp, remoteStatus: 'REJECTED' }, P2)).toBeUndefined();
     expect(terminateRetryDue({ ...hungUp, phoneId: '' }, P2)).toBeUndefined();
+  });
+});
+
+describe('rejecting: a reject with no terminate event is sent again, bounded (as a terminate is)', () => {
+  const P2 = { ...P, endingTimeoutMs: 60_000, terminateRetryMs: 5_000 };
+  const W2: Call = { ...base, deadline: T0 + 30_000 };
+  // Three ways into rejecting: nobody took it before the window closed, the Service refused
+  // the accept, the connect came too late to ring anyone.
+  const closing = transition(W2, { type: 'tick', wacid: W, at: T0 + 27_000 }, P2);
+  const answering = transition(W2, { type: 'answer', wacid: W, at: T0 + 1_000, agent: 'a1', conn: 'c1', reqId: 'r1', sdp: 'v=0\r\nanswer\r\n' }, P2).call!;
+  const refused = transition(answering, { type: 'acceptRefused', wacid: W, at: T0 + 2_000, code: 'BAD_REQUEST', reason: 'no' }, P2);
+  const late = transition(null, { ...(EVENTS.connectIn as Extract<CallEvent, { type: 'connect' }>), dialTime: T0, at: T0 + 28_000 }, P2);
+
+  it('every way into rejecting sends the reject and waits for its terminate event', () => {
+    for (const r of [closing, refused, late]) {
+      expect(r.call!.state).toBe('rejecting');
+      expect(r.effects.map((e) => e.kind)).toContain('reject');
+    }
+  });
+
+  it('sends it again terminateRetryMs after rejecting began, then again, then no more; ends at endBy as before (REJECTED, by our timer)', () => {
+    const rejecting = closing.call!;
+    expect(nextDue(rejecting, P2)).toBe(T0 + 32_000);
+    expect(transition(rejecting, { type: 'tick', wacid: W, at: T0 + 31_999 }, P2).call).toBe(rejecting);
+    const once = transition(rejecting, { type: 'tick', wacid: W, at: T0 + 32_000 }, P2);
+    expect(once.call).toMatchObject({ state: 'rejecting', terminateRetries: 1 });
+    expect(once.effects.map((e) => e.kind)).toEqual(['reject']);
+    expect(nextDue(once.call!, P2)).toBe(T0 + 37_000);
+    // The same tick again (two nodes' sweeps): nothing more is sent.
+    expect(transition(once.call, { type: 'tick', wacid: W, at: T0 + 32_000 }, P2).call).toBe(once.call);
+    const twice = transition(once.call, { type: 'tick', wacid: W, at: T0 + 37_000 }, P2);
+    expect(twice.effects.map((e) => e.kind)).toEqual(['reject']);
+    expect(twice.call!.terminateRetries).toBe(TERMINATE_RETRIES);
+    expect(nextDue(twice.call!, P2)).toBe(T0 + 87_000);
+    expect(transition(twice.call, { type: 'tick', wacid: W, at: T0 + 50_000 }, P2).call).toBe(twice.call);
+    const gaveUp = transition(twice.call, { type: 'tick', wacid: W, at: T0 + 87_000 }, P2);
+    expect(gaveUp.call).toMatchObject({ state: 'ended', result: 'REJECTED', endedBy: 'timeout' });
+    expect(gaveUp.effects.map((e) => e.kind)).toEqual(['notify']);
+  });
+
+  it('a refused accept or a late connect: the reject is sent again the same way', () => {
+    for (const r of [refused, late]) {
+      const c = r.call!;
+      const due = nextDue(c, P2)!;
+      expect(due).toBe(c.endBy! - P2.endingTimeoutMs + P2.terminateRetryMs);
+      expect(transition(c, { type: 'tick', wacid: W, at: due }, P2).effects.map((e) => e.kind)).toEqual(['reject']);
+    }
+  });
+
+  it('the terminate event ends it: no more rejects', () => {
+    const done = transition(closing.call, { type: 'terminate', wacid: W, at: T0 + 29_000, result: 'FAILED', reason: 'REJECTED' }, P2).call!;
+    expect(done.state).toBe('ended');
+    expect(nextDue(done, P2)).toBeUndefined();
+  });
+
+  it('a late tick (a node was down) sends one reject, counting the slots it missed, never a burst', () => {
+    const r = transition(closing.call, { type: 'tick', wacid: W, at: T0 + 38_000 }, P2);
+    expect(r.effects.map((e) => e.kind)).toEqual(['reject']);
+    expect(r.call!.terminateRetries).toBe(2);
+    expect(nextDue(r.call!, P2)).toBe(r.call!.endBy);
   });
 });

@@ -77,7 +77,11 @@ export interface Call {
   remoteStatus?: string;
   /** Epoch ms the state gives up waiting (answering, rejecting, ending, dialing, connected). */
   endBy?: number;
-  /** `ending`: terminates sent again because no terminate event came (bounded, `TERMINATE_RETRIES`). */
+  /**
+   * `rejecting` / `ending`: how often the reject / terminate was sent again because no
+   * terminate event came (bounded, `TERMINATE_RETRIES`). The name predates rejects; stored
+   * records carry it.
+   */
   terminateRetries?: number;
   startedAt?: number;
   endedAt?: number;
@@ -205,8 +209,10 @@ export interface Policy {
   /** How long `rejecting`/`ending` wait for the terminate event before ending anyway. */
   endingTimeoutMs: number;
   /**
-   * `ending`: with no terminate event this long after the terminate was sent (its answer was
-   * an error, or none came), send it again; at most `TERMINATE_RETRIES` times.
+   * `rejecting` / `ending`: with no terminate event this long after the reject / terminate
+   * was sent (its answer was an error, or none came), send it again; at most
+   * `TERMINATE_RETRIES` times. The engine gives each request up before the next is due, so
+   * two never overlap.
    */
   terminateRetryMs: number;
   /** How long an outbound call may stay unanswered (dialing/connected). */
@@ -243,10 +249,10 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
       return closing;
     case 'ringing':
       return min(call.ringUntil, closing);
+    case 'rejecting':
     case 'ending':
       return min(call.endBy, terminateRetryDue(call, policy));
     case 'answering':
-    case 'rejecting':
     case 'dialing':
     case 'connected':
       return call.endBy;
@@ -256,19 +262,22 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
   }
 }
 
-/** Terminates sent again at most this many times (the Service's rule: bounded retries). */
+/** Rejects / terminates sent again at most this many times (the Service's rule: bounded retries). */
 export const TERMINATE_RETRIES = 2;
 
 /**
- * When `ending` sends its terminate again: `terminateRetryMs` after it entered `ending`
- * (`endBy` − `endingTimeoutMs`), then as long again after each retry. Sending it again is
- * safe (the call is over for us either way; a terminate of an ended call changes nothing) and
- * reconciles first: the terminate event a terminate that took effect would have brought is
- * not here. None when the user's REJECTED status ended it, or the phone id is not known yet.
+ * When `rejecting` sends its reject again, or `ending` its terminate: `terminateRetryMs`
+ * after it entered the state (`endBy` − `endingTimeoutMs`), then as long again after each
+ * retry. Sending it again is safe (the call is over for us either way; the Service refuses a
+ * reject or terminate of an ended call and changes nothing) and reconciles first: the
+ * terminate event a request that took effect would have brought is not here. Without it a
+ * reject answered 500 or nothing left the caller ringing until the Service's own accept
+ * window ran out. None when the user's REJECTED status ended it, or the phone id is not
+ * known yet.
  */
 export function terminateRetryDue(call: Call, policy: Policy): number | undefined {
   const tries = call.terminateRetries ?? 0;
-  if (call.state !== 'ending' || call.endBy === undefined || tries >= TERMINATE_RETRIES) return undefined;
+  if ((call.state !== 'rejecting' && call.state !== 'ending') || call.endBy === undefined || tries >= TERMINATE_RETRIES) return undefined;
   if (!call.phoneId || call.remoteStatus === 'REJECTED') return undefined;
   return call.endBy - policy.endingTimeoutMs + (tries + 1) * policy.terminateRetryMs;
 }
@@ -734,7 +743,11 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
     case 'ending': {
       const retry = terminateRetryDue(call, policy);
       if (retry !== undefined && e.at >= retry && call.endBy !== undefined && e.at < call.endBy) {
-        return to(call, { terminateRetries: (call.terminateRetries ?? 0) + 1 }, { kind: 'terminate' });
+        // One request per tick: a late tick (a node was down, a slow sweep) counts the retry
+        // slots it missed instead of sending them back to back, so the next is due later.
+        const missed = Math.floor((e.at - (call.endBy - policy.endingTimeoutMs)) / policy.terminateRetryMs);
+        const tries = Math.min(TERMINATE_RETRIES, Math.max((call.terminateRetries ?? 0) + 1, missed));
+        return to(call, { terminateRetries: tries }, { kind: call.state === 'rejecting' ? 'reject' : 'terminate' });
       }
       if (call.endBy === undefined || e.at < call.endBy) return same(call);
       const h = holder(call);

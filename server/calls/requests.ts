@@ -27,6 +27,8 @@ export interface RequestsOptions {
   now: () => number;
   router: Router;
   apply: (event: CallEvent, known?: CallRecord | null) => Promise<Call | null>;
+  /** Work nobody awaits (a timer's): its failure is logged (`Applier.background`), never unhandled. */
+  background: (what: string, wacid: string, p: Promise<unknown>) => void;
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   graceMs: number;
   /**
@@ -94,7 +96,8 @@ export class Requests {
       if (!board.gone(name)) return;
       this.o.router.connection(name, false);
       const ringing = board.view(name).ringing;
-      if (ringing) void this.o.apply({ type: 'agentGone', wacid: ringing, at: this.o.now(), agent: name });
+      // A timer's work: the store timing out here must not end the process.
+      if (ringing) this.o.background('agentGone', ringing, this.o.apply({ type: 'agentGone', wacid: ringing, at: this.o.now(), agent: name }));
     }, this.o.graceMs);
     t.unref();
     this.graceTimers.set(name, t);

@@ -3,7 +3,8 @@
  * 500 (once) and never answering (once) on `preAccept`, `accept`, `terminate` and
  * `reject`. Counts the requests the Service received for the call (the emulator's request
  * log) — retries stay bounded, a POST whose outcome is unknown (500, no answer) is never
- * sent again blindly — and prints what the agent saw.
+ * sent again blindly (a reject or terminate only after no terminate event came) — and
+ * prints what the agent saw.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { AudioPeer, type EndpointFault } from '../emulator/index.ts';
@@ -23,15 +24,21 @@ const FAULT: Record<Kind, EndpointFault> = {
   never: { kind: 'hang', times: 1 },
 };
 const WINDOW_MS = 8_000;
+/**
+ * The Service's own accept window in the reject cases. The interface says "about 30 to 60
+ * seconds": ours counts the lower end, the Service may wait longer. A reject that did not
+ * take leaves the caller ringing until the Service gives up (138007), unless we send it again.
+ */
+const SERVICE_WINDOW_MS = 20_000;
 
 async function requestsFor(b: Bridge, endpoint: Endpoint, wacid: string): Promise<number> {
   return Number((await emulatorRequest(b.emu, 'GET', `/requests?path=${encodeURIComponent(`/chat/calls/${endpoint}`)}&wacid=${encodeURIComponent(wacid)}`)).length);
 }
 
-async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; agentSaw: string; serviceState: string; endedBy: string; agentEnded: boolean }> {
+async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; agentSaw: string; serviceState: string; endedBy: string; agentEnded: boolean; record: string }> {
   const b = await startBridge({
     agents: ['agent1'],
-    emulator: { acceptWindowMs: WINDOW_MS, faults: { endpoints: { [`POST /chat/calls/${endpoint}`]: { ...FAULT[kind] } } } },
+    emulator: { acceptWindowMs: endpoint === 'reject' ? SERVICE_WINDOW_MS : WINDOW_MS, faults: { endpoints: { [`POST /chat/calls/${endpoint}`]: { ...FAULT[kind] } } } },
     env: { ACCEPT_WINDOW_MS: String(WINDOW_MS), WRAP_UP_MS: '0' },
   });
   cleanups.push(() => b.close());
@@ -56,29 +63,42 @@ async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; 
     const c = await emulatorCall(b.emu, wacid);
     return c.state === 'ended' || (endpoint !== 'terminate' && c.state === 'active') ? c : undefined;
   }, 40_000, 250);
-  // The agent's page learns the end (from the terminate event, or our own timer).
-  const ended = e.state === 'ended' ? await agent.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000).catch(() => undefined) : undefined;
+  // The agent's page learns the end (from the terminate event, or our own timer); in the
+  // reject cases no agent was ever offered the call.
+  const ended = e.state === 'ended' && endpoint !== 'reject' ? await agent.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 20_000).catch(() => undefined) : undefined;
   if (ended?.type === 'call.state') agentSaw += `, then ended (${ended.result})`;
-  // Who ended it at the Service: a terminate request (no error), or its own no-media drop (1380xx).
-  const errors = (e.terminate as { errors?: Array<{ code: number }> } | undefined)?.errors ?? [];
-  const endedBy = e.state !== 'ended' ? '-' : errors.length > 0 ? `service error ${errors.map((x) => x.code).join(',')}` : 'terminate';
-  return { requests: await requestsFor(b, endpoint, wacid), agentSaw, serviceState: e.state, endedBy, agentEnded: ended !== undefined };
+  // Who ended it at the Service: our reject or terminate request (no error), or its own
+  // timers: the accept window (138007), the no-media drop (1380xx).
+  const terminate = e.terminate as { errors?: Array<{ code: number }>; reason?: string } | undefined;
+  const errors = terminate?.errors ?? [];
+  const endedBy = e.state !== 'ended' ? '-' : errors.length > 0 ? `service error ${errors.map((x) => x.code).join(',')}` : terminate?.reason === 'REJECTED' ? 'reject' : 'terminate';
+  // Our record of the call, once the terminate event (if any) went through.
+  const rec = await until('our record to end', async () => {
+    const r = await b.store.getCall(wacid);
+    return e.state !== 'ended' || r?.state === 'ended' ? { r } : undefined;
+  }, 20_000, 100).catch(() => undefined);
+  const record = !rec ? 'not ended' : !rec.r ? 'none' : rec.r.state === 'ended' ? `ended ${String(rec.r.result)} (${String(rec.r.endedBy)})` : String(rec.r.state);
+  return { requests: await requestsFor(b, endpoint, wacid), agentSaw, serviceState: e.state, endedBy, agentEnded: ended !== undefined, record };
 }
 
-// Quick: accept and terminate (a terminate that failed is sent again within seconds).
-const endpoints: Endpoint[] = FULL ? ['preAccept', 'accept', 'terminate', 'reject'] : ['accept', 'terminate'];
+// Quick: accept, terminate and reject (a terminate or reject that failed is sent again within seconds).
+const endpoints: Endpoint[] = FULL ? ['preAccept', 'accept', 'terminate', 'reject'] : ['accept', 'terminate', 'reject'];
 const cases = endpoints.flatMap((endpoint) => (['429', '500', 'never'] as const).map((kind) => [endpoint, kind] as const));
 
 describe('the Service failing on a call endpoint', () => {
   it.each(cases)('%s answering %s: bounded retries, no repeated POST of unknown outcome, the caller never left hanging', async (endpoint, kind) => {
     const r = await run(endpoint, kind);
-    printCounts(`service-${endpoint}-${kind}`, { requestsToEndpoint: r.requests, agentSaw: JSON.stringify(r.agentSaw), serviceState: r.serviceState, endedBy: r.endedBy });
+    printCounts(`service-${endpoint}-${kind}`, { requestsToEndpoint: r.requests, agentSaw: JSON.stringify(r.agentSaw), serviceState: r.serviceState, endedBy: r.endedBy, record: JSON.stringify(r.record) });
     // 429 means "not done, come back": retried (2 refusals + 1 success), within the 4-attempt bound.
     if (kind === '429') expect(r.requests).toBe(3);
     else if (endpoint === 'terminate') {
       // No terminate event came after a 500 / no answer: the terminate went again, once (it
       // took), and ended the call — not the Service's no-media drop ~20 s later; the agent saw the end.
       expect({ requests: r.requests, endedBy: r.endedBy, agentEnded: r.agentEnded }).toEqual({ requests: 2, endedBy: 'terminate', agentEnded: true });
+    } else if (endpoint === 'reject') {
+      // The same for a reject: sent again once (it took), one at a time, and the caller stopped
+      // ringing then — not when the Service's own window ran out; our record ended by its event.
+      expect({ requests: r.requests, endedBy: r.endedBy, record: r.record }).toEqual({ requests: 2, endedBy: 'reject', record: 'ended FAILED (event)' });
     }
     // 500 or no answer to a POST: the outcome is unknown, so it is never sent again blindly.
     else expect(r.requests).toBe(1);
