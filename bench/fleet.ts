@@ -28,7 +28,8 @@
  *                        (QUEUES_FILE); calls spread evenly over them (default 1: one queue of every agent)
  *     [--cpu-prof DIR]   node 0 writes a V8 CPU profile into DIR when it exits
  *   The agents live in --agent-procs child processes (bench/_fleet-agents.ts) that stamp each
- *   `call.offered` as it is read; this process sends the webhooks. Latency is printed split by
+ *   `call.offered` as it is read; the connect webhooks leave from a child process of their own
+ *   (bench/_fleet-sender.ts) that stamps each as it sends it. Latency is printed split by
  *   whether the agent sat on the webhook's node, and each process's own event-loop delay.
  *     [--history postgres|pglite|off]   call history: one PostgreSQL database for all nodes
  *     (the default, as README's several-node setup; created for the run, dropped after),
@@ -176,12 +177,14 @@ async function main(): Promise<void> {
   /** Calls whose caller hangs up as soon as an agent is offered it (the rest are answered by the agent). */
   const abandoning = new Set<string>();
   const sentAt = new Map<string, number>();
+  /** The measured calls (the others are the warm-up's). */
+  const measured = new Set<string>();
   const sentOn = new Map<string, number>();
   let onWarmOffer: (wacid: string) => void = () => undefined;
   /** Which node's agent got each call (the webhook went to node i % NODES): the latency split per pair. */
   const offeredOn = new Map<string, number>();
   const onOffer = (wacid: string, at: number, node: number) => {
-    if (!sentAt.has(wacid)) return onWarmOffer(wacid);
+    if (!measured.has(wacid)) return onWarmOffer(wacid);
     if (offeredAt.has(wacid)) return;
     offeredAt.set(wacid, at);
     offeredOn.set(wacid, node);
@@ -217,19 +220,23 @@ async function main(): Promise<void> {
   await sleep(2000);
   const idle = await Promise.all(nodes.map((n) => n.stats()));
 
-  async function post(url: string, type: string, payloadName: string, payload: Record<string, unknown>): Promise<number> {
-    const body = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [payloadName]: payload });
-    try {
-      const r = await fetch(`${url}/webhooks/service`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'service-signature': signatureHeader(secret, body, Math.floor(Date.now() / 1000)) },
-        body,
-      });
-      await r.body?.cancel();
-      return r.status;
-    } catch {
-      return 0;
-    }
+  // The connect webhooks leave from a process of their own, stamped as they go.
+  const sender = fork(fileURLToPath(new URL('./_fleet-sender.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const replies = new Map<number, (r: { at: number; status: number }) => void>();
+  let senderReport: { lagP99Ms: number; lagMaxMs: number } | undefined;
+  sender.on('message', (m: { sent?: number; at?: number; status?: number; report?: { lagP99Ms: number; lagMaxMs: number } }) => {
+    if (m.report) senderReport = m.report;
+    else if (m.sent !== undefined) replies.get(m.sent)?.({ at: m.at!, status: m.status! }), replies.delete(m.sent);
+  });
+  let sends = 0;
+  /** A signed connect webhook, POSTed by the sender: when it left (epoch ms) and the status (0: no answer). */
+  function postConnect(url: string, payload: Record<string, unknown>): Promise<{ at: number; status: number }> {
+    const body = JSON.stringify({ id: `evt_${randomBytes(8).toString('hex')}`, type: 'chat.call.connect', apiVersion: 'v2', createTime: new Date().toISOString(), callingConnect: payload });
+    const i = sends++;
+    return new Promise((resolve) => {
+      replies.set(i, resolve);
+      sender.send({ i, url: `${url}/webhooks/service`, body, signature: signatureHeader(secret, body, Math.floor(Date.now() / 1000)) });
+    });
   }
 
   const total = Math.round(RATE * SECONDS);
@@ -258,7 +265,7 @@ async function main(): Promise<void> {
     if (wait > 1) await sleep(wait);
     const c = await call(9_000_000 + i);
     wacids.push(c.wacid);
-    void post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', c.connect);
+    void postConnect(nodes[i % nodes.length]!.url, c.connect);
   }
   await sleep(1000);
   const benchCpu0 = process.cpuUsage();
@@ -276,9 +283,14 @@ async function main(): Promise<void> {
     if (wait > 1) await sleep(wait);
     const c = await call(i);
     wacids.push(c.wacid);
-    sentAt.set(c.wacid, clock());
+    measured.add(c.wacid);
     sentOn.set(c.wacid, i % nodes.length);
-    posts.push(post(nodes[i % nodes.length]!.url, 'chat.call.connect', 'callingConnect', c.connect).then((s) => void (s < 200 || s >= 300 ? non2xx++ : 0)));
+    posts.push(
+      postConnect(nodes[i % nodes.length]!.url, c.connect).then(({ at, status }) => {
+        sentAt.set(c.wacid, at);
+        if (status < 200 || status >= 300) non2xx++;
+      }),
+    );
   }
   await Promise.all(posts);
   const sendSeconds = (performance.now() - start) / 1000;
@@ -296,7 +308,8 @@ async function main(): Promise<void> {
   }
   loopLag.disable();
   for (const c of children) c.send('report');
-  while (reports.length < children.length) await sleep(20);
+  sender.send('report');
+  while (reports.length < children.length || !senderReport) await sleep(20);
   const benchCpu = process.cpuUsage(benchCpu0);
 
   const lat = [...offeredAt].map(([w, t]) => t - sentAt.get(w)!).sort((a, b) => a - b);
@@ -326,7 +339,7 @@ async function main(): Promise<void> {
   const lost = total - offeredAt.size;
   const cpuMs = after.reduce((s, a, i) => s + (a.cpuUs - idle[i]!.cpuUs), 0) / 1000;
   process.stdout.write(
-    `this process (the Service): ${(((benchCpu.user + benchCpu.system) / 1000 / ((performance.now() - start) || 1)) * 100).toFixed(0)} % of a core, event-loop delay p99 ${(loopLag.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopLag.max / 1e6).toFixed(1)} ms\n`,
+    `this process (the Service's REST and deliveries): ${(((benchCpu.user + benchCpu.system) / 1000 / ((performance.now() - start) || 1)) * 100).toFixed(0)} % of a core, event-loop delay p99 ${(loopLag.percentile(99) / 1e6).toFixed(1)} ms, max ${(loopLag.max / 1e6).toFixed(1)} ms; the webhook sender: event-loop delay p99 ${senderReport!.lagP99Ms.toFixed(1)} ms, max ${senderReport!.lagMaxMs.toFixed(1)} ms\n`,
   );
   const loadMs = performance.now() - start;
   reports.forEach((r, k) =>
@@ -354,6 +367,7 @@ async function main(): Promise<void> {
   process.stdout.write(`(${NODES} nodes, ${AGENTS} agents in ${NUMBERS} queue${NUMBERS > 1 ? 's' : ''}, ${RATE} calls/s for ${SECONDS} s; machine: 2 CPUs shared, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})\n`);
 
   for (const c of children) c.send('close');
+  sender.send('close');
   for (const n of nodes) n.proc.stdin!.end();
   await Promise.all(nodes.map((n) => new Promise((r) => (n.proc.exitCode !== null ? r(null) : n.proc.once('exit', r)))));
   await store.close();
