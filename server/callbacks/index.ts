@@ -52,7 +52,7 @@ export interface CallbacksOptions {
   onPermissionRequested?: (p: Permission) => void;
   schedule?: readonly number[];
   now?: () => number;
-  /** Window in which a task's changes are pushed once (default 100 ms). */
+  /** Window in which changed tasks are pushed once each (default 1000 ms). */
   announceMs?: number;
   /**
    * The agents taking calls to a business number (QUEUES_FILE), undefined when every agent
@@ -74,8 +74,14 @@ export interface Callbacks {
   permissionOf(task: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined>;
 }
 
-/** Changes of one task within this window are pushed once (its latest state). */
-const ANNOUNCE_MS = 100;
+/**
+ * The tasks changed within this window are pushed once each (their latest state), all in one
+ * burst: every agent's socket gets one write a second at most, however many calls were
+ * missed. With hundreds of agents a write per socket per task was the cost of a missed call
+ * (a socket write is a system call, and the agent's process wakes to read it); a queue is
+ * not an offer, a second is soon enough.
+ */
+const ANNOUNCE_MS = 1000;
 
 const MISSED = new Set<Outcome>(['missed', 'abandoned', 'rejected']);
 
