@@ -82,6 +82,9 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined): Prom
       PUBLIC_URL: `http://127.0.0.1:${port}`,
       WRAP_UP_MS: '0',
       ACCEPT_WINDOW_MS: '60000',
+      // History (PGlite) and archive of this run only: a shared ./data grew run after run, and
+      // each repeat caller's open call-back task (its misses) with it.
+      DATA_DIR: dir,
       LOG_LEVEL: 'warn',
       ...(redisUrl ? { REDIS_URL: redisUrl } : { REDIS_URL: '' }),
     },
