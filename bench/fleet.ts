@@ -18,6 +18,7 @@
  *   offer latency p50 / p99   webhook POST sent → `call.offered` received by an agent
  *   lost                      calls never offered to any agent within 10 s
  *   RSS per idle agent        per node: (RSS with its agents connected − RSS before) / agents, after a GC
+ *                             (and, printed beside it, the growth over the second half of them alone)
  *   CPU per call              all nodes' CPU time during the load / calls sent
  * and what became of the calls at the Service (answered, completed, abandoned, not ended).
  *
@@ -202,20 +203,34 @@ async function main(): Promise<void> {
     jobs[i % children.length]!.push({ url: nodes[node]!.url, cookie: `${SESSION_COOKIE}=${await sessions.create(names[i]!)}`, node });
     nodes[node]!.agents++;
   }
-  await Promise.all(
-    children.map(
-      (child, k) =>
-        new Promise<void>((resolve, reject) => {
-          child.on('message', (m: { ready?: true; offer?: string; at?: number; node?: number; report?: (typeof reports)[number] }) => {
-            if (m.ready) resolve();
-            else if (m.offer !== undefined) onOffer(m.offer, m.at!, m.node!);
-            else if (m.report) reports.push(m.report);
-          });
-          child.once('exit', (code) => reject(new Error(`agents process exited (${code})`)));
-          child.send({ agents: jobs[k], talkMs: TALK_MS, abandonPrefix: ABANDON_PREFIX });
-        }),
-    ),
-  );
+  const waiting = new Map<ChildProcess, { resolve: () => void; reject: (e: Error) => void }>();
+  children.forEach((child) => {
+    child.on('message', (m: { ready?: true; offer?: string; at?: number; node?: number; report?: (typeof reports)[number] }) => {
+      if (m.ready) waiting.get(child)?.resolve();
+      else if (m.offer !== undefined) onOffer(m.offer, m.at!, m.node!);
+      else if (m.report) reports.push(m.report);
+    });
+    child.once('exit', (code) => waiting.get(child)?.reject(new Error(`agents process exited (${code})`)));
+  });
+  /** Each child connects its share of `part` and makes them available. */
+  const connect = (part: (j: typeof jobs[number]) => typeof jobs[number]) =>
+    Promise.all(
+      children.map(
+        (child, k) =>
+          new Promise<void>((resolve, reject) => {
+            waiting.set(child, { resolve, reject });
+            child.send({ agents: part(jobs[k]!), talkMs: TALK_MS, abandonPrefix: ABANDON_PREFIX });
+          }),
+      ),
+    );
+  // Agents connect in two halves: RSS is read after each (see the RSS figures below).
+  const half = (j: typeof jobs[number]) => j.slice(0, Math.floor(j.length / 2));
+  await connect(half);
+  await sleep(2000);
+  const mid = await Promise.all(nodes.map((n) => n.stats()));
+  const secondHalf = nodes.map(() => 0);
+  for (const j of jobs) for (const a of j.slice(Math.floor(j.length / 2))) secondHalf[a.node]!++;
+  await connect((j) => j.slice(Math.floor(j.length / 2)));
   process.stdout.write(`${AGENTS} agents connected and available over ${NODES} nodes in ${((Date.now() - t0) / 1000).toFixed(1)} s (${AGENT_PROCS} agent processes)\n`);
   await sleep(2000);
   const idle = await Promise.all(nodes.map((n) => n.stats()));
@@ -354,10 +369,16 @@ async function main(): Promise<void> {
   );
   nodes.forEach((n, i) => {
     process.stdout.write(
-      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with agents → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load; event-loop delay during the load p99 ${after[i]!.lagMs.p99.toFixed(1)} ms, max ${after[i]!.lagMs.max.toFixed(1)} ms\n`,
+      `node ${i}: ${n.agents} agents, RSS ${(before[i]!.rss / 1048576).toFixed(0)} MB before → ${(mid[i]!.rss / 1048576).toFixed(0)} MB with half of them → ${(idle[i]!.rss / 1048576).toFixed(0)} MB idle with all → ${(after[i]!.rss / 1048576).toFixed(0)} MB after the load; event-loop delay during the load p99 ${after[i]!.lagMs.p99.toFixed(1)} ms, max ${after[i]!.lagMs.max.toFixed(1)} ms\n`,
     );
   });
+  // The figure counts everything the node grew by since before its first agent (an upper
+  // bound: its first seconds of work are in it); the growth over the second half alone (what
+  // one socket more costs, a lower bound: pages the first half made the heap commit are
+  // reused) is printed beside it.
   const perAgentKb = nodes.map((n, i) => (idle[i]!.rss - before[i]!.rss) / 1024 / Math.max(1, n.agents));
+  const marginalKb = nodes.map((_, i) => (idle[i]!.rss - mid[i]!.rss) / 1024 / Math.max(1, secondHalf[i]!));
+  process.stdout.write(`RSS per idle agent, all agents since before the first / the second half only: ${nodes.map((_, i) => `node ${i} ${perAgentKb[i]!.toFixed(1)} / ${marginalKb[i]!.toFixed(1)} KB`).join(', ')}\n`);
   if (nodeLogs.size > 0) process.stdout.write(`nodes logged: ${[...nodeLogs].map(([m, n]) => `${n}× ${m}`).join('; ')}\n`);
   figure('fleet', label('offer latency p50'), percentile(lat, 50), 'ms');
   figure('fleet', label('offer latency p99'), percentile(lat, 99), 'ms', { max: 20 });
