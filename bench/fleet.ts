@@ -89,7 +89,6 @@ const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv
 
 /** Log lines of the nodes (warn and up), by message. */
 const nodeLogs = new Map<string, number>();
-const WANTED = new Set(['welcome', 'ack', 'call.offered', 'ping']);
 /** Epoch ms with sub-millisecond precision, comparable with the agent processes' timestamps. */
 const clock = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
