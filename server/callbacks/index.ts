@@ -83,6 +83,8 @@ export interface Callbacks {
  */
 const ANNOUNCE_MS = 1000;
 
+const followupOff = (at: number): CallbackFollowup => ({ at: new Date(at).toISOString(), code: 'OFF', reason: 'missed-call follow-up is off (MISSED_CALL_FOLLOWUP)' });
+
 const MISSED = new Set<Outcome>(['missed', 'abandoned', 'rejected']);
 
 export function createCallbacks(o: CallbacksOptions): Callbacks {
@@ -152,7 +154,7 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     const at = () => new Date(now()).toISOString();
     const finish = async (f: CallbackFollowup) => announce(await store.setFollowup(task.id, f, false));
     if (o.followup.kind === 'off') {
-      announce(await store.setFollowup(task.id, { at: at(), code: 'OFF', reason: 'missed-call follow-up is off (MISSED_CALL_FOLLOWUP)' }, true));
+      announce(await store.setFollowup(task.id, followupOff(now()), true));
       return;
     }
     const { customer, businessNumber: from } = task;
@@ -215,7 +217,11 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     const at = call.endedAt ?? new Date(now()).toISOString();
     if (call.direction === 'inbound') {
       if (MISSED.has(call.outcome)) {
-        const r = await store.noteMissedCall({ wacid: call.wacid, customer, businessNumber, reason: call.outcome as 'missed' | 'abandoned' | 'rejected', at });
+        // Follow-up off: the new task is created with it (one statement for the missed call).
+        const r = await store.noteMissedCall(
+          { wacid: call.wacid, customer, businessNumber, reason: call.outcome as 'missed' | 'abandoned' | 'rejected', at },
+          o.followup.kind === 'off' ? followupOff(now()) : undefined,
+        );
         if (r.added) announce(await withPermission(r.task));
         // Also after a repeat: a crash between the task and its follow-up must not lose it.
         if (!r.task.followup) await followup(r.task);

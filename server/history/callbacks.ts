@@ -15,6 +15,23 @@ import type { CallbackAttempt, CallbackFollowup, CallbackMiss, CallbackReason, C
 import type { Db } from './db.ts';
 
 const LOCK_PAIR = 71_420_040;
+const UNIQUE_VIOLATION = '23505';
+
+const NOTE_MISSED_CALL = `
+WITH seen AS (
+  SELECT t.* FROM history_callback_calls c JOIN history_callbacks t ON t.id = c.task_id WHERE c.wacid = $7
+), up AS (
+  INSERT INTO history_callbacks AS t (id, customer, business_number, reason, state, created_at, updated_at, misses, last_call_wacid, followup)
+  SELECT $1::text, $2::text, $3::text, $4::text, 'open', $5::timestamptz, now(), $6::jsonb, $7::text, $8::jsonb WHERE NOT EXISTS (SELECT 1 FROM seen)
+  ON CONFLICT (customer, business_number) WHERE state IN ('open', 'claimed') DO UPDATE SET
+    misses = t.misses || EXCLUDED.misses, last_call_wacid = EXCLUDED.last_call_wacid, updated_at = now(), version = t.version + 1
+  RETURNING t.*, (xmax = 0) AS inserted
+), link AS (
+  INSERT INTO history_callback_calls (wacid, task_id) SELECT $7, id FROM up
+)
+SELECT up.*, true AS added FROM up
+UNION ALL
+SELECT seen.*, false AS inserted, false AS added FROM seen`;
 
 /** Waits after the 1st, 2nd, 3rd unanswered call back; after the last, the task closes `unreachable`. */
 export const RETRY_SCHEDULE_MS: readonly number[] = [15 * 60_000, 60 * 60_000, 4 * 3600_000];
@@ -77,26 +94,27 @@ export class CallbackStore {
   /**
    * An unanswered inbound call: create the pair's task or add the call to its open one.
    * `created`: this call opened the task; `added`: the call was new to the task (false for a
-   * repeated observation, which changes nothing).
+   * repeated observation, which changes nothing). `followup`: the follow-up a task created by
+   * this call starts with, when it is known without sending anything (`MISSED_CALL_FOLLOWUP`
+   * off), so the queue does not write it in a second statement.
+   *
+   * One statement, one round trip (a missed call is the queue's hot path): the link table
+   * says whether the call was seen; the upsert on the pair's unique partial index makes one
+   * task of misses noted at once on several nodes (PostgreSQL waits on the other insert).
+   * The same call noted at once on two nodes: the second's link insert breaks the wacid key,
+   * its whole statement is undone (its miss too) and it runs again, finding the call seen.
    */
-  async noteMissedCall(m: MissedCall): Promise<{ task: CallbackTask; created: boolean; added: boolean }> {
-    return this.db.tx(async (sql) => {
-      // One pair at a time (the unique index would refuse the second anyway; the lock makes it wait instead).
-      await sql.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_PAIR, `${m.customer}|${m.businessNumber}`]);
-      const [seen] = await sql.query<TaskRow>('SELECT t.* FROM history_callback_calls c JOIN history_callbacks t ON t.id = c.task_id WHERE c.wacid = $1', [m.wacid]);
-      if (seen) return { task: toTask(seen), created: false, added: false };
-      const miss: CallbackMiss = { wacid: m.wacid, at: iso(m.at), reason: m.reason };
-      const [row] = await sql.query<TaskRow & { inserted: boolean }>(
-        `INSERT INTO history_callbacks AS t (id, customer, business_number, reason, state, created_at, updated_at, misses, last_call_wacid)
-         VALUES ($1, $2, $3, $4, 'open', $5, now(), $6::jsonb, $7)
-         ON CONFLICT (customer, business_number) WHERE state IN ('open', 'claimed') DO UPDATE SET
-           misses = t.misses || EXCLUDED.misses, last_call_wacid = EXCLUDED.last_call_wacid, updated_at = now(), version = t.version + 1
-         RETURNING t.*, (xmax = 0) AS inserted`,
-        [randomUUID(), m.customer, m.businessNumber, m.reason, iso(m.at), JSON.stringify([miss]), m.wacid],
-      );
-      await sql.query('INSERT INTO history_callback_calls (wacid, task_id) VALUES ($1, $2)', [m.wacid, row!.id]);
-      return { task: toTask(row!), created: row!.inserted, added: true };
-    });
+  async noteMissedCall(m: MissedCall, followup?: CallbackFollowup): Promise<{ task: CallbackTask; created: boolean; added: boolean }> {
+    const miss: CallbackMiss = { wacid: m.wacid, at: iso(m.at), reason: m.reason };
+    const params = [randomUUID(), m.customer, m.businessNumber, m.reason, iso(m.at), JSON.stringify([miss]), m.wacid, followup ? JSON.stringify(followup) : null];
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [row] = await this.db.query<TaskRow & { inserted: boolean; added: boolean }>(NOTE_MISSED_CALL, params);
+        return { task: toTask(row!), created: row!.inserted, added: row!.added };
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt > 0) throw err;
+      }
+    }
   }
 
   /** Atomic: only an `open` task is claimed; a second claim (any node) gets CONFLICT with the task as it is. */

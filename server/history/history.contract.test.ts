@@ -123,6 +123,41 @@ describe.each([
       expect({ ...(await store.getCall(w2)), wacid: w }).toEqual(got);
     });
 
+    it('a batch writes what the same facts one at a time write, onto a stored row or none', async () => {
+      // Each fact knows at least what the one before did (what the engine records): any order.
+      const life = (w: string): HistoryFact[] => [
+        callFact(w, { version: 1 }),
+        callFact(w, { version: 2, receivedAt: at(1) }),
+        callFact(w, { version: 3, agent: 'agent1', waitMs: 4000, answeredAt: at(4) }),
+        callFact(w, { version: 4, agent: 'agent1', waitMs: 4000, answeredAt: at(4), holdMs: 2000 }),
+        callFact(w, { version: 6, outcome: 'answered', agent: 'agent1', waitMs: 4000, answeredAt: at(5), endedAt: at(60), talkMs: 56000, holdMs: 2000, endReason: 'hangup' }),
+      ];
+      // A fact knowing less than an earlier one (a call taken back from its agent) does not fold: in commit order.
+      const takenBack = (w: string): HistoryFact[] => [
+        callFact(w, { version: 1 }),
+        callFact(w, { version: 2, agent: 'agent1', answeredAt: at(3) }),
+        callFact(w, { version: 3, receivedAt: at(1) }),
+        callFact(w, { version: 4, agent: 'agent2', customer: { userId: 'US.x' } }),
+        callFact(w, { version: 5, outcome: 'answered', endedAt: at(61) }),
+      ];
+      const row = async (w: string) => {
+        const [r] = await store.db.query<Record<string, unknown>>('SELECT * FROM history_calls WHERE wacid = $1', [w]);
+        return { ...r, wacid: undefined };
+      };
+      for (let round = 0; round < 16; round++) {
+        const w = `fold-${uid()}`;
+        const order = round % 2 === 0 ? life(w).sort(() => Math.random() - 0.5) : takenBack(w);
+        const stored = Math.floor(Math.random() * 3);
+        for (const f of order) await store.record(f);
+        const one = await row(w);
+        const w2 = `${w}-b`;
+        const again = order.map((f) => HistoryFact.parse({ ...f, wacid: w2 }));
+        for (const f of again.slice(0, stored)) await store.apply([f]);
+        await store.apply(again.slice(stored));
+        expect(await row(w2), `order ${order.map((f) => (f as { version: number }).version).join(',')}, ${stored} stored first`).toEqual(one);
+      }
+    });
+
     it('a replay of every fact changes nothing (no duplicate timeline entries, same media)', async () => {
       const w = `rep-${uid()}`;
       const facts: HistoryFact[] = [

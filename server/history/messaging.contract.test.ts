@@ -138,6 +138,24 @@ describe.each([
       expect(other.task.id).not.toBe(t.id);
     });
 
+    it('the same call noted at once on two nodes adds one miss; a follow-up given with the first miss is the new task\'s', async () => {
+      for (let i = 0; i < 5; i++) {
+        const c = customer();
+        const [n1, n2] = [new CallbackStore(a), new CallbackStore(b)];
+        const off = { at: at(0), code: 'OFF', reason: 'off' };
+        const m = { wacid: `w-${c}`, customer: c, businessNumber: BIZ, reason: 'missed' as const, at: at(0) };
+        const rs = await Promise.all([n1.noteMissedCall(m, off), n2.noteMissedCall(m, off), n1.noteMissedCall(m, off)]);
+        expect(rs.filter((r) => r.added)).toHaveLength(1);
+        expect(rs.filter((r) => r.created)).toHaveLength(1);
+        const t = (await n1.get(rs[0]!.task.id))!;
+        expect(t.misses.map((x) => x.wacid)).toEqual([`w-${c}`]);
+        expect(t.followup).toEqual(off);
+        // A later miss keeps the task's follow-up as it is.
+        const later = await n2.noteMissedCall({ ...m, wacid: `w2-${c}` }, { at: at(5), code: 'OTHER' });
+        expect(later).toMatchObject({ created: false, added: true, task: { id: t.id, followup: off } });
+      }
+    });
+
     it('two claims at once from two nodes: exactly one wins, the other sees who holds it', async () => {
       const c = customer();
       const [n1, n2] = [new CallbackStore(a), new CallbackStore(b)];

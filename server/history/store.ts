@@ -121,6 +121,71 @@ function rounds<T>(facts: readonly T[], key: (f: T) => string): T[][] {
   return out.map((r) => r.facts);
 }
 
+/** The call fact fields merged by version (`pick`): newer wins, a known value is never lost. */
+const PICKED: Array<(f: CallFactP) => unknown> = [
+  (f) => f.businessNumber,
+  (f) => f.customer.phoneNumber,
+  (f) => f.customer.userId,
+  (f) => f.agent,
+  (f) => f.waitMs,
+  (f) => f.talkMs,
+  (f) => f.holdMs,
+  (f) => f.endReason,
+];
+const rankOf = (f: CallFactP) => (f.outcome === 'in-progress' ? 0 : 1);
+const earliest = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : a < b ? a : b);
+
+/**
+ * A batch's call facts as rounds of statements (one INSERT … ON CONFLICT DO UPDATE may not
+ * touch a row twice), each call's facts merged wherever that is exact, so a batch usually
+ * writes each call once.
+ *
+ * A call's facts, in version order, fold into one while each next fact dominates what is
+ * folded so far: a version and an outcome rank no lower, and every field known so far
+ * known too. Writing the folded fact (with the earliest of the times) gives the row writing
+ * them one by one would, whatever the stored row is: every other rule takes the newer
+ * value. A fact that knows less (a call taken back from its agent) starts the call's next
+ * round, so rounds go in version order. The engine's facts carry everything known of the
+ * call, so a batch is one round.
+ */
+export function foldCalls(facts: readonly CallFactP[]): CallFactP[][] {
+  const groups = new Map<string, CallFactP[]>();
+  for (const f of facts) {
+    const g = groups.get(f.wacid);
+    if (g) g.push(f);
+    else groups.set(f.wacid, [f]);
+  }
+  const out: CallFactP[][] = [];
+  for (const g of groups.values()) {
+    // Stable: of equal versions the later fact stays later, as written one by one.
+    g.sort((a, b) => a.version - b.version || rankOf(a) - rankOf(b));
+    let round = 0;
+    let acc = g[0]!;
+    for (const f of g.slice(1)) {
+      if (rankOf(f) >= rankOf(acc) && PICKED.every((get) => get(f) !== undefined || get(acc) === undefined)) {
+        acc = folded(acc, f);
+        continue;
+      }
+      (out[round++] ??= []).push(acc);
+      acc = f;
+    }
+    (out[round] ??= []).push(acc);
+  }
+  return out;
+}
+
+/** `f` written after `acc` (`f` dominates it), as one fact. */
+function folded(acc: CallFactP, f: CallFactP): CallFactP {
+  // The outcome moves only to a higher (rank, version), as the upsert's rule has it.
+  const outcome = rankOf(f) > rankOf(acc) || f.version > acc.version ? f.outcome : acc.outcome;
+  const out: CallFactP = { ...f, outcome, receivedAt: earliest(f.receivedAt, acc.receivedAt)! };
+  const answeredAt = earliest(f.answeredAt, acc.answeredAt);
+  const endedAt = earliest(f.endedAt, acc.endedAt);
+  if (answeredAt !== undefined) out.answeredAt = answeredAt;
+  if (endedAt !== undefined) out.endedAt = endedAt;
+  return out;
+}
+
 /** Column arrays for unnest(): `cols(rows, [f => a, f => b])` → `[[a…], [b…]]`. */
 const cols = <T>(rows: readonly T[], getters: Array<(f: T) => unknown>) => getters.map((g) => rows.map((r) => g(r) ?? null));
 
@@ -230,7 +295,7 @@ export class HistoryStore {
       for (const r of rounds(media, (f) => f.mediaAssetId)) await this.writeMedia(sql, r);
       const texts = [...new Set(media.filter((f) => f.text !== undefined).map((f) => f.wacid))];
       if (texts.length > 0) await sql.query(`UPDATE history_calls c SET transcript = ${TRANSCRIPT_OF('c.wacid')} WHERE c.wacid = ANY($1)`, [texts]);
-      for (const r of rounds(calls, (f) => f.wacid)) await this.writeCalls(sql, r);
+      for (const r of foldCalls(calls)) await this.writeCalls(sql, r);
       if (timeline.length > 0) await this.writeTimeline(sql, timeline);
       for (const r of rounds(dispositions, (f) => f.wacid)) await this.writeDispositions(sql, r);
     });

@@ -124,6 +124,28 @@ describe.each([
     expect(await check.query(`SELECT * FROM history_calls WHERE wacid LIKE $1 ORDER BY wacid`, [`${tag}-%`])).toEqual(before);
   });
 
+  it('facts trickling in share transactions: at most one a writer interval while batches are not full', async () => {
+    const tag = `t${Math.random().toString(36).slice(2, 8)}`;
+    const queue = makeQueue();
+    const db = openPostgres({ url: pgdb.url });
+    const store = new HistoryStore(db);
+    let transactions = 0;
+    const writer = new HistoryWriter({ queue, store: { apply: (f) => (transactions++, store.apply(f)) }, blockMs: 100, intervalMs: 200 });
+    open.push(db, queue, { close: () => writer.stop() });
+    writer.start();
+    const t0 = performance.now();
+    // 40 calls, one every 15 ms (600 ms): one transaction per call without the interval.
+    for (let i = 0; i < 40; i++) {
+      for (const f of factsOf(tag, i)) queue.enqueue(f);
+      await sleep(15);
+    }
+    await until('history condition', async () => (await counts(tag)).calls === 40 && (await writer.lag()).pending === 0, 10_000);
+    const ms = performance.now() - t0;
+    expect(await counts(tag)).toEqual({ calls: 40, answered: 40, timeline: 80, media: 40 });
+    expect(transactions).toBeLessThanOrEqual(Math.ceil(ms / 200) + 1);
+    expect(transactions).toBeLessThan(10);
+  });
+
   it('an invalid fact is dropped and counted; the facts behind it are written', async () => {
     const tag = `i${Math.random().toString(36).slice(2, 8)}`;
     const queue = makeQueue();

@@ -24,6 +24,12 @@ export interface HistoryWriterOptions {
   batchSize?: number;
   /** How long one read waits for facts (default 1000 ms). */
   blockMs?: number;
+  /**
+   * Least time from one batch to the next while batches are not full (default 250 ms): at
+   * 100 calls a second the facts of ~25 calls share one transaction, instead of each call
+   * paying for its own (BEGIN, statements, COMMIT: round trips the node spends CPU on).
+   */
+  intervalMs?: number;
   backoffMinMs?: number;
   backoffMaxMs?: number;
 }
@@ -46,6 +52,7 @@ export class HistoryWriter {
   private readonly st: WriterStatus = { healthy: true, written: 0, invalid: 0 };
   private readonly batchSize: number;
   private readonly blockMs: number;
+  private readonly intervalMs: number;
   private readonly min: number;
   private readonly max: number;
   private readonly counters;
@@ -53,6 +60,7 @@ export class HistoryWriter {
   constructor(private readonly o: HistoryWriterOptions) {
     this.batchSize = o.batchSize ?? 200;
     this.blockMs = o.blockMs ?? 1000;
+    this.intervalMs = o.intervalMs ?? 250;
     this.min = o.backoffMinMs ?? 100;
     this.max = o.backoffMaxMs ?? 5000;
     const m = o.metrics;
@@ -114,11 +122,21 @@ export class HistoryWriter {
   private async run(): Promise<void> {
     let held: { entries: QueuedFact[]; facts: ParsedFact[] } | undefined;
     let backoff = 0;
+    // When the last batch was read, and whether it was full (then the next one is not held back).
+    let lastRead = 0;
+    let full = false;
     while (this.running) {
       try {
         if (!held) {
+          const wait = full ? 0 : lastRead + this.intervalMs - Date.now();
+          if (wait > 0) {
+            await this.pause(wait);
+            if (!this.running) break;
+          }
           const entries = await this.o.queue.read(this.batchSize, this.blockMs);
           if (entries.length === 0) continue;
+          lastRead = Date.now();
+          full = entries.length >= this.batchSize;
           held = { entries, facts: this.parse(entries) };
         }
         await this.o.store.apply(held.facts);
