@@ -31,8 +31,8 @@ import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
-/** Sockets pinged per event-loop turn. */
-const BEAT_SLICE = 200;
+/** A beat's sockets are pinged over this many even turns of the heartbeat, not all at once. */
+const BEAT_TICKS = 20;
 
 /** The `ws` server to pass to `serve({ websocket: { server } })`. */
 export function createWsServer(): WebSocketServer {
@@ -75,6 +75,8 @@ interface Live {
   expiresAt: number;
   /** Set once the session ended: frames arriving after that are dropped. */
   ended: boolean;
+  /** Its turn in the heartbeat (0 … BEAT_TICKS − 1). */
+  slot: number;
 }
 
 /** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
@@ -91,7 +93,7 @@ function errorFrame(id: string | undefined, err: unknown): ServerMsg {
 export function createGateway(o: GatewayOptions): Gateway {
   const { engine, hub, log } = o;
   const now = o.now ?? Date.now;
-  // A silent socket is cut at the first beat after deadAfterMs: at most 7 + 2 = 9 s (< 10 s).
+  // A silent socket is cut at its first beat after deadAfterMs: at most 7 + 2 = 9 s (< 10 s).
   const heartbeatMs = o.heartbeatMs ?? 2_000;
   const deadAfterMs = o.deadAfterMs ?? 7_000;
   const live = new Map<string, Live>();
@@ -108,8 +110,10 @@ export function createGateway(o: GatewayOptions): Gateway {
     setTimeout(() => l.raw.terminate(), 2_000).unref();
   }
 
-  // Sockets are visited BEAT_SLICE per event-loop turn: thousands of pings written at once
-  // would hold up the webhooks and offers arriving meanwhile.
+  // A beat is spread over the heartbeat: each socket is visited once every heartbeatMs, a
+  // 1/BEAT_TICKS share of them every heartbeatMs/BEAT_TICKS. Thousands of pings written at
+  // once (and their pongs read at once) would hold up the webhooks and offers arriving
+  // meanwhile, on this node and in the agents' browsers alike.
   const beatOne = (l: Live, t: number) => {
     // Closed since the beat began (the sockets are visited over several turns).
     if (l.ended || !live.has(l.conn.id)) return;
@@ -128,12 +132,15 @@ export function createGateway(o: GatewayOptions): Gateway {
     l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
     socket?.uncork();
   };
-  const beatSlice = (ls: Live[], from: number) => {
+  // Each socket has its turn (slot) for as long as it lives: visited exactly every heartbeatMs.
+  const slots = Array.from({ length: BEAT_TICKS }, () => new Set<Live>());
+  let nextSlot = 0;
+  let tick = 0;
+  const beat = setInterval(() => {
     const t = now();
-    for (let i = from; i < Math.min(ls.length, from + BEAT_SLICE); i++) beatOne(ls[i]!, t);
-    if (from + BEAT_SLICE < ls.length) setImmediate(() => beatSlice(ls, from + BEAT_SLICE));
-  };
-  const beat = setInterval(() => beatSlice([...live.values()], 0), heartbeatMs);
+    for (const l of [...slots[tick]!]) beatOne(l, t);
+    tick = (tick + 1) % BEAT_TICKS;
+  }, heartbeatMs / BEAT_TICKS);
   beat.unref();
 
   const routes = new Hono();
@@ -179,9 +186,10 @@ export function createGateway(o: GatewayOptions): Gateway {
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),
         };
-        l = { conn, raw, lastSeen: now(), queue: Promise.resolve(), sid: session.sid, expiresAt: session.expiresAt, ended: false };
+        l = { conn, raw, lastSeen: now(), queue: Promise.resolve(), sid: session.sid, expiresAt: session.expiresAt, ended: false, slot: nextSlot++ % BEAT_TICKS };
         const me = l;
         live.set(conn.id, me);
+        slots[me.slot]!.add(me);
         raw.on('pong', () => (me.lastSeen = now()));
         hub.add(conn);
         engine.agentConnected(conn);
@@ -217,6 +225,7 @@ export function createGateway(o: GatewayOptions): Gateway {
         const me = l;
         if (!me) return;
         live.delete(me.conn.id);
+        slots[me.slot]!.delete(me);
         hub.remove(me.conn);
         engine.agentDisconnected(me.conn);
         o.monitors?.connClosed(me.conn).catch((err: Error) => log.warn({ conn: me.conn.id, err: err.message }, 'monitor: close not handled'));

@@ -254,3 +254,40 @@ describe('one node: session expiry, body limits, Host, headers', () => {
     expect(csp).toContain("form-action 'self'");
   });
 });
+
+describe('heartbeat', () => {
+  let b: Bridge;
+  beforeAll(async () => {
+    b = await startBridge({ agents: ['agent1'], heartbeatMs: 400 });
+  });
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  it('pings every socket once a heartbeat, spread over it rather than all at once', async () => {
+    const cookie = await login(b.url, 'agent1');
+    const clients = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const c = new ProtocolClient(b.url, cookie);
+        await c.opened;
+        await c.next('welcome');
+        return c;
+      }),
+    );
+    const from = clients.map((c) => c.received.length);
+    await sleep(2_100);
+    // The server's time in each ping: one value for every socket pinged in one go.
+    const pings = clients.map((c, i) => c.received.slice(from[i]).flatMap((m) => (m.type === 'ping' ? [m.t] : [])));
+    for (const ts of pings) {
+      expect(ts.length).toBeGreaterThanOrEqual(4);
+      expect(ts.length).toBeLessThanOrEqual(6);
+      // Each socket's pings are a heartbeat apart.
+      for (let i = 1; i < ts.length; i++) expect(ts[i]! - ts[i - 1]!).toBeGreaterThanOrEqual(300);
+    }
+    const sameTime = new Map<number, number>();
+    for (const t of pings.flat()) sameTime.set(t, (sameTime.get(t) ?? 0) + 1);
+    // 40 sockets over 20 turns: 2 a turn (one turn's time may be shared by a neighbour's on a slow machine).
+    expect(Math.max(...sameTime.values())).toBeLessThanOrEqual(8);
+    for (const c of clients) c.close();
+  });
+});
