@@ -15,6 +15,9 @@ import type { HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
 import { HistoryFact, type ParsedFact } from './schema.ts';
 import type { HistoryStore } from './store.ts';
 
+/** Facts validated per event-loop turn. */
+const PARSE_SLICE = 25;
+
 export interface HistoryWriterOptions {
   queue: HistoryQueue;
   store: Pick<HistoryStore, 'apply'>;
@@ -137,7 +140,7 @@ export class HistoryWriter {
           if (entries.length === 0) continue;
           lastRead = Date.now();
           full = entries.length >= this.batchSize;
-          held = { entries, facts: this.parse(entries) };
+          held = { entries, facts: await this.parse(entries) };
         }
         await this.o.store.apply(held.facts);
         this.recovered(held.facts.length);
@@ -153,9 +156,11 @@ export class HistoryWriter {
     }
   }
 
-  private parse(entries: QueuedFact[]): ParsedFact[] {
+  /** Parsed a slice at a time, the event loop turning between slices (offers wait behind none of it). */
+  private async parse(entries: QueuedFact[]): Promise<ParsedFact[]> {
     const out: ParsedFact[] = [];
-    for (const e of entries) {
+    for (const [i, e] of entries.entries()) {
+      if (i > 0 && i % PARSE_SLICE === 0) await new Promise((r) => setImmediate(r));
       let r: ReturnType<typeof HistoryFact.safeParse>;
       try {
         r = HistoryFact.safeParse(JSON.parse(e.body));
