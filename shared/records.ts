@@ -220,7 +220,7 @@ export const CallbackTask = z.object({
   /** (added) Every unanswered inbound call of the task, oldest first. */
   misses: z.array(CallbackMiss),
   assignee: z.string().max(200).optional(),
-  /** Filled when listed (from the permission store); absent when it could not be read. */
+  /** Always present in what the callback queue hands out (list, `callback.updated`, claim, done): `unknown`, nothing allowed, when it could not be read. Absent only in the customer panel's tasks (the panel has the permission itself). */
   permission: CallbackPermission.optional(),
   lastCallWacid: z.string().max(300).optional(),
   /** How it was closed: `called-back`, `customer-called`, `unreachable`, or a supervisor's word. */

@@ -70,8 +70,8 @@ export interface Callbacks {
   list(state: CallbackState, viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
   claim(id: string, by: string): Promise<ClaimResult>;
   done(id: string, outcome: string, by: string, supervisor: boolean): Promise<ClaimResult>;
-  /** The permission of the task's pair in words (what the budget allows now, and when). */
-  permissionOf(task: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined>;
+  /** The permission of the task's pair in words (what the budget allows now, and when); `unknown` when it cannot be read. */
+  permissionOf(task: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission>;
 }
 
 /**
@@ -82,6 +82,14 @@ export interface Callbacks {
  * not an offer, a second is soon enough.
  */
 const ANNOUNCE_MS = 1000;
+
+/** The permission of a task when the permission store cannot be read: nothing is allowed until it can. */
+const UNREADABLE: CallbackPermission = {
+  state: 'unknown',
+  text: 'The calling permission could not be read just now; try again in a moment.',
+  callAllowed: false,
+  requestAllowed: false,
+};
 
 const followupOff = (at: number): CallbackFollowup => ({ at: new Date(at).toISOString(), code: 'OFF', reason: 'missed-call follow-up is off (MISSED_CALL_FOLLOWUP)' });
 
@@ -97,11 +105,12 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
   // every agent's socket (thousands of them).
   const pending = new Map<string, CallbackTask>();
   let flushing: NodeJS.Timeout | undefined;
-  const flush = () => {
+  const flush = async () => {
     flushing = undefined;
-    const tasks = [...pending.values()];
+    const changed = [...pending.values()];
     pending.clear();
-    for (const task of tasks) {
+    // Each with its permission as it is now (read once per task per push, whatever changed it).
+    for (const task of await Promise.all(changed.map(withPermission))) {
       const msg = { type: 'callback.updated' as const, task };
       const agents = o.push.toUsers && o.agentsFor?.(task.businessNumber);
       if (agents) o.push.toUsers!(agents, msg);
@@ -113,10 +122,10 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     if (!task) return;
     pending.delete(task.id); // re-inserted last: tasks go out in the order of their latest change
     pending.set(task.id, task);
-    flushing ??= setTimeout(flush, o.announceMs ?? ANNOUNCE_MS);
+    flushing ??= setTimeout(() => void flush(), o.announceMs ?? ANNOUNCE_MS);
   };
 
-  async function permissionOf(t: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission | undefined> {
+  async function permissionOf(t: Pick<CallbackTask, 'businessNumber' | 'customer'>): Promise<CallbackPermission> {
     try {
       const t0 = now();
       const rec = await o.book.read(t.businessNumber, t.customer);
@@ -140,14 +149,13 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
       return out;
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'permission of a callback task could not be read');
-      return undefined;
+      return UNREADABLE;
     }
   }
 
-  const withPermission = async (t: CallbackTask): Promise<CallbackTask> => {
-    const p = await permissionOf(t);
-    return p ? { ...t, permission: p } : t;
-  };
+  // Every task the queue hands out (list, push, claim, done) carries its permission (design.md).
+  const withPermission = async (t: CallbackTask): Promise<CallbackTask> => ({ ...t, permission: await permissionOf(t) });
+  const withPermissionOf = async (r: ClaimResult): Promise<ClaimResult> => (r.ok || r.code === 'CONFLICT' ? { ...r, task: await withPermission(r.task) } : r);
 
   /** The follow-up of a new task: decided from opt-outs, catalog and budget, sent once. */
   async function followup(task: CallbackTask): Promise<void> {
@@ -222,7 +230,7 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
           { wacid: call.wacid, customer, businessNumber, reason: call.outcome as 'missed' | 'abandoned' | 'rejected', at },
           o.followup.kind === 'off' ? followupOff(now()) : undefined,
         );
-        if (r.added) announce(await withPermission(r.task));
+        if (r.added) announce(r.task);
         // Also after a repeat: a crash between the task and its follow-up must not lose it.
         if (!r.task.followup) await followup(r.task);
       } else if (call.outcome === 'answered') {
@@ -233,7 +241,7 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     const outcome = call.outcome === 'answered' ? 'answered' : call.outcome === 'failed' ? 'failed' : 'no-answer';
     const attempt = { wacid: call.wacid, outcome, at, ...(call.agent ? { by: call.agent } : {}) };
     const t = await store.noteCallback(customer, businessNumber, attempt, schedule);
-    if (t) announce(await withPermission(t));
+    if (t) announce(t);
   }
 
   return {
@@ -248,13 +256,13 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     },
     async claim(id, by) {
       const r = await store.claim(id, by);
-      if (r.ok) announce(await withPermission(r.task));
-      return r;
+      if (r.ok) announce(r.task);
+      return withPermissionOf(r);
     },
     async done(id, outcome, by, supervisor) {
       const r = await store.done(id, outcome, by, supervisor);
       if (r.ok) announce(r.task);
-      return r;
+      return withPermissionOf(r);
     },
     permissionOf,
   };

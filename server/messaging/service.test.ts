@@ -165,6 +165,36 @@ describe('missed-call follow-up against the emulated Service', () => {
   });
 });
 
+describe('callback tasks always carry their permission', () => {
+  it('pushed, listed, claimed and closed tasks each have it; when the permission store cannot be read it is unknown and nothing is allowed', async () => {
+    const store = new MessagingStore(h.db);
+    const messaging = createMessaging({ store, client, push, log });
+    const book = new PermissionBook(kv, log);
+    let down = false;
+    const flaky: typeof book = Object.assign(Object.create(book) as typeof book, {
+      read: (...a: Parameters<typeof book.read>) => (down ? Promise.reject(new Error('store down')) : book.read(...a)),
+    });
+    const callbacks = createCallbacks({ store: new CallbackStore(h.db), messages: store, messaging, client, book: flaky, push, log, followup: { kind: 'off' }, announceMs: 20 });
+    const c = '+15550170031';
+    const from = pushed.length;
+    await callbacks.onCallEnded(missed('wc-perm-1', c));
+    const ofC = () => pushed.slice(from).flatMap((p) => (p.msg.type === 'callback.updated' && p.msg.task.customer === c ? [p.msg.task] : []));
+    await until(async () => ofC().length > 0);
+    expect(ofC()[0]!.permission).toMatchObject({ state: 'unknown', callAllowed: true });
+    down = true;
+    const [t] = (await callbacks.list('open')).filter((x) => x.customer === c);
+    const unreadable = { state: 'unknown', callAllowed: false, requestAllowed: false, text: expect.stringMatching(/could not be read/) };
+    expect(t!.permission).toMatchObject(unreadable);
+    const claimed = await callbacks.claim(t!.id, 'agent1');
+    expect(claimed).toMatchObject({ ok: true, task: { permission: unreadable } });
+    expect(await callbacks.claim(t!.id, 'agent2')).toMatchObject({ ok: false, code: 'CONFLICT', task: { permission: unreadable } });
+    const done = await callbacks.done(t!.id, 'resolved', 'agent1', false);
+    expect(done).toMatchObject({ ok: true, task: { state: 'done', permission: unreadable } });
+    await until(async () => ofC().some((x) => x.state === 'done'));
+    for (const x of ofC()) expect(x.permission, `pushed ${x.state}`).toBeDefined();
+  });
+});
+
 describe('POST /api/messages against the emulated Service', () => {
   it('a PAUSED template is refused naming its status, nothing sent; an APPROVED one goes out as accepted and its status follows', async () => {
     const { store, messaging, callbacks } = services({ kind: 'off' });
