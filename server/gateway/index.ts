@@ -34,6 +34,9 @@ export const HARD_MAX_PAYLOAD = 1024 * 1024;
 /** A beat's sockets are pinged over this many even turns of the heartbeat, not all at once. */
 const BEAT_TICKS = 20;
 
+/** The network socket under a `ws` socket (`ws` keeps it in `_socket`): corked writes, frames written as they are. */
+const socketOf = (raw: WebSocket) => (raw as unknown as { _socket?: Socket })._socket;
+
 /** The `ws` server to pass to `serve({ websocket: { server } })`. */
 export function createWsServer(): WebSocketServer {
   return new WebSocketServer({ noServer: true, maxPayload: HARD_MAX_PAYLOAD });
@@ -126,7 +129,7 @@ export function createGateway(o: GatewayOptions): Gateway {
     if (l.raw.readyState !== l.raw.OPEN) return;
     // Protocol-level ping: answered by the browser's network stack even in a throttled tab.
     // Both pings in one write to the network.
-    const socket = (l.raw as unknown as { _socket?: Socket })._socket;
+    const socket = socketOf(l.raw);
     socket?.cork();
     l.raw.ping();
     l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
@@ -169,7 +172,7 @@ export function createGateway(o: GatewayOptions): Gateway {
           sendMany: (frames) => {
             if (raw.readyState !== raw.OPEN) return;
             // One write to the network for all of them (ws corks each frame's header and payload the same way).
-            const socket = (raw as unknown as { _socket?: Socket })._socket;
+            const socket = socketOf(raw);
             socket?.cork();
             for (const f of frames) raw.send(f, { binary: false });
             socket?.uncork();
@@ -178,7 +181,7 @@ export function createGateway(o: GatewayOptions): Gateway {
           // network: with no extension negotiated (compression would change the bytes) ws
           // writes its own frames synchronously to the same socket, so the order holds.
           sendFramed: (bytes) => {
-            const socket = (raw as unknown as { _socket?: Socket })._socket;
+            const socket = socketOf(raw);
             if (raw.readyState !== raw.OPEN || raw.extensions !== '' || !socket?.writable) return false;
             socket.write(bytes);
             return true;

@@ -318,7 +318,7 @@ export class HistoryStore {
         (f) => f.direction,
         (f) => f.agent,
         (f) => f.outcome,
-        (f) => (f.outcome === 'in-progress' ? 0 : 1),
+        rankOf,
         (f) => f.receivedAt,
         (f) => f.answeredAt,
         (f) => f.endedAt,
