@@ -52,7 +52,7 @@ export interface CallbacksOptions {
   onPermissionRequested?: (p: Permission) => void;
   schedule?: readonly number[];
   now?: () => number;
-  /** Window in which changed tasks are pushed once each (default 1000 ms). */
+  /** Window in which changed tasks are pushed once each (default 250 ms). */
   announceMs?: number;
   /**
    * The agents taking calls to a business number (QUEUES_FILE), undefined when every agent
@@ -75,13 +75,14 @@ export interface Callbacks {
 }
 
 /**
- * The tasks changed within this window are pushed once each (their latest state), all in one
- * burst: every agent's socket gets one write a second at most, however many calls were
- * missed. With hundreds of agents a write per socket per task was the cost of a missed call
- * (a socket write is a system call, and the agent's process wakes to read it); a queue is
- * not an offer, a second is soon enough.
+ * The tasks changed within this window are pushed once each, as their latest state: a missed
+ * call creates its task and decides its follow-up milliseconds apart. The pushes are
+ * announcements (`paced`): each socket gets them at its own turn, at most one write a second
+ * for all of them, whichever node made them; with hundreds of agents a write per socket per
+ * task was the cost of a missed call, and a second's worth written at once held up the
+ * offers meanwhile. A queue is not an offer: a second is soon enough.
  */
-const ANNOUNCE_MS = 1000;
+const ANNOUNCE_MS = 250;
 
 /** The permission of a task when the permission store cannot be read: nothing is allowed until it can. */
 const UNREADABLE: CallbackPermission = {
@@ -90,6 +91,8 @@ const UNREADABLE: CallbackPermission = {
   callAllowed: false,
   requestAllowed: false,
 };
+
+const PACED = { paced: true } as const;
 
 const followupOff = (at: number): CallbackFollowup => ({ at: new Date(at).toISOString(), code: 'OFF', reason: 'missed-call follow-up is off (MISSED_CALL_FOLLOWUP)' });
 
@@ -113,9 +116,9 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     for (const task of await Promise.all(changed.map(withPermission))) {
       const msg = { type: 'callback.updated' as const, task };
       const agents = o.push.toUsers && o.agentsFor?.(task.businessNumber);
-      if (agents) o.push.toUsers!(agents, msg);
-      else o.push.toRole('agent', msg);
-      o.push.toRole('supervisor', msg);
+      if (agents) o.push.toUsers!(agents, msg, PACED);
+      else o.push.toRole('agent', msg, PACED);
+      o.push.toRole('supervisor', msg, PACED);
     }
   };
   const announce = (task: CallbackTask | null | undefined) => {

@@ -17,6 +17,7 @@ import type { Role, ServerMsg } from '../../shared/protocol.ts';
 import type { MessageDirection, MessageRecord } from '../../shared/records.ts';
 import type { MessageChange, MessagingStore } from '../history/messages.ts';
 import type { Logger } from '../log/logger.ts';
+import type { PushOptions } from '../push/hub.ts';
 import { NotFoundError, TimeoutError, ValidationError, type ServiceClient } from '../service/index.ts';
 import type { QueuedSendInput } from '../service/resources/messages.ts';
 import { CHAT_CHANNEL, mayMessage } from './optout.ts';
@@ -25,9 +26,10 @@ import { offerableTemplates, sendableTemplate, type CatalogTemplate } from './te
 /** The Hub's shape (server/gateway/hub.ts): where `message.updated` and `callback.updated` go. */
 export interface Push {
   toUser(name: string, msg: ServerMsg): void;
-  toRole(role: Role, msg: ServerMsg): void;
+  /** `paced`: an announcement, written at each socket's own turn within a second (server/push/hub.ts). */
+  toRole(role: Role, msg: ServerMsg, o?: PushOptions): void;
   /** Every connection of these users, batched like a role push (a queue's agents). */
-  toUsers?(names: Iterable<string>, msg: ServerMsg): void;
+  toUsers?(names: Iterable<string>, msg: ServerMsg, o?: PushOptions): void;
 }
 
 /** One event as the workers hand it: `parseEvent`'s known result for type `T`. */

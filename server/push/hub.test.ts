@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Role, ServerMsg } from '../../shared/protocol.ts';
 import { createLogger } from '../log/logger.ts';
+import { MemoryStore } from '../store/memory.ts';
 import { Hub, type Conn } from './hub.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -110,5 +111,48 @@ describe('Hub', () => {
     expect(cs[7]!.writes).toEqual([]);
     for (const c of cs) hub.remove(c);
     expect(hub.hasRole('agent')).toBe(false);
+  });
+
+  it('announcements (paced) are spread over a second, each socket at its own turn, one write carrying every node\'s; a batched push takes them along', async () => {
+    const store = new MemoryStore();
+    const [here, there] = [new Hub(log, store), new Hub(log, store)];
+    await here.start();
+    await there.start();
+    const mine = Array.from({ length: 200 }, (_, i) => conn(`m${i}`, `u${i}`, ['agent']));
+    const theirs = Array.from({ length: 200 }, (_, i) => conn(`t${i}`, `u${i}`, ['agent']));
+    mine.forEach((c) => here.add(c));
+    theirs.forEach((c) => there.add(c));
+    const writtenAt = new Map<string, number[]>();
+    const t0 = performance.now();
+    for (const c of [...mine, ...theirs]) {
+      const send = c.sendMany!;
+      c.sendMany = (fs) => (writtenAt.set(c.id, [...(writtenAt.get(c.id) ?? []), performance.now() - t0]), send(fs));
+    }
+    // Two announcements from two nodes, to every agent (u0 … u199 have a socket on each node).
+    here.toUsers(mine.map((c) => c.user.name), { type: 'ping', t: 1 }, { paced: true });
+    there.toRole('agent', { type: 'ping', t: 2 }, { paced: true });
+    await new Promise((r) => setTimeout(r, 120));
+    // After two or three ticks, a few turns' worth of sockets are written, not all of them.
+    const early = [...writtenAt.values()].length;
+    expect(early).toBeGreaterThan(0);
+    expect(early).toBeLessThanOrEqual(2 * 4 * (200 / 20));
+    await until(() => writtenAt.size === 400);
+    // Each socket: one write, both announcements (in the order they reached its node), within the second.
+    for (const c of [...mine, ...theirs]) {
+      expect(c.writes.map((w) => w.map((f) => (JSON.parse(f) as { t: number }).t).sort())).toEqual([[1, 2]]);
+      expect(writtenAt.get(c.id)![0]!).toBeLessThan(1_300);
+    }
+    // Spread: no 50 ms tick wrote more than a turn's share (10 per node) plus the ones the
+    // pub/sub hop put a tick apart.
+    const perTick = new Map<number, number>();
+    for (const [, [at]] of writtenAt) perTick.set(Math.floor(at! / 50), (perTick.get(Math.floor(at! / 50)) ?? 0) + 1);
+    expect(Math.max(...perTick.values())).toBeLessThanOrEqual(2 * 2 * (200 / 20));
+    // A batched push does not wait for the socket's turn, and takes its announcements along.
+    here.toRole('agent', { type: 'ping', t: 3 }, { paced: true });
+    here.toRole('agent', { type: 'ping', t: 4 });
+    await until(() => mine.every((c) => c.writes.length === 2));
+    for (const c of mine) expect(c.writes[1]!.map((f) => (JSON.parse(f) as { t: number }).t)).toEqual([3, 4]);
+    await here.close();
+    await there.close();
   });
 });

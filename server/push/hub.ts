@@ -44,6 +44,19 @@ interface Envelope {
   node: string;
   target: Target;
   msg: ServerMsg;
+  /** An announcement: written at each socket's own turn (see `PACE_MS`). */
+  paced?: true;
+}
+
+/** How a push to many sockets waits: an announcement goes at each socket's own turn. */
+export interface PushOptions {
+  /**
+   * Announcements (a queue's task changes) reach each socket at its own turn within
+   * `PACE_MS`, with whatever else waits for it, instead of at the next batch: a broadcast's
+   * thousands of writes are spread evenly over the period, not made in one burst that holds
+   * up every offer on the machine, and a socket gets one write a period for all of them.
+   */
+  paced?: boolean;
 }
 
 const CHANNEL = 'ws-push';
@@ -51,9 +64,13 @@ const CHANNEL = 'ws-push';
  * Role pushes (every agent, every supervisor) wait this long in each socket's outbox, so a
  * socket gets the frames of many of them in one write: with thousands of sockets, one write
  * per frame per socket is what costs. A push to a user or a connection goes at once, after
- * what waits in that socket's outbox (its frames keep their order).
+ * what waits in that socket's outbox (its frames keep their order). The outboxes are looked
+ * at every TICK_MS.
  */
-const ROLE_BATCH_MS = 50;
+const TICK_MS = 50;
+/** Each socket's turn for announcements comes once in this period (one of PACE_MS / TICK_MS turns). */
+const PACE_MS = 1000;
+const TURNS = PACE_MS / TICK_MS;
 /** Sockets written per event-loop turn when the outboxes are flushed. */
 const FLUSH_SLICE = 200;
 
@@ -65,11 +82,20 @@ export class Hub {
   private readonly roleCount = new Map<Role, number>();
   private readonly joined: Array<(role: Role) => void> = [];
   private readonly outbox = new Map<Conn, Array<string | Buffer>>();
-  /** The batch's timer, then (the flush under way) the next slice's turn. */
-  private flushTimer: NodeJS.Timeout | undefined;
+  /** Sockets with a batched (not paced) frame waiting: written at the next tick. */
+  private readonly soon = new Set<Conn>();
+  /** Sockets with frames waiting, by their turn: written when it comes (or sooner, see `soon`). */
+  private readonly turns = Array.from({ length: TURNS }, () => new Set<Conn>());
+  /** Each socket's turn, given at `add` round the turns. */
+  private readonly turnOf = new Map<Conn, number>();
+  private nextTurn = 0;
+  private turn = 0;
+  /** The next tick, then (the flush under way) the next slice's turn. */
+  private tickTimer: NodeJS.Timeout | undefined;
   private nextSlice: NodeJS.Immediate | undefined;
-  /** Sockets the flush under way has still to write. */
-  private sweepLeft = 0;
+  /** The sockets of the flush under way, and how many of them are written. */
+  private sweep: Conn[] = [];
+  private swept = 0;
   /** The role frames of the sweep under way, framed and concatenated once for all sockets. */
   private readonly frames = new FrameCache();
   private unsubscribe: (() => Promise<void>) | undefined;
@@ -89,14 +115,15 @@ export class Hub {
       } catch {
         return;
       }
-      if (env.node !== this.node) this.deliver(env.target, env.msg);
+      if (env.node !== this.node) this.deliver(env.target, env.msg, env.paced === true);
     });
   }
 
   async close(): Promise<void> {
-    clearTimeout(this.flushTimer);
+    clearTimeout(this.tickTimer);
     clearImmediate(this.nextSlice);
-    this.flush(true);
+    this.tickTimer = this.nextSlice = undefined;
+    for (const c of [...this.outbox.keys()]) this.writeOut(c);
     await this.unsubscribe?.();
     this.unsubscribe = undefined;
   }
@@ -106,6 +133,7 @@ export class Hub {
     let set = this.byUser.get(conn.user.name);
     if (!set) this.byUser.set(conn.user.name, (set = new Set()));
     set.add(conn);
+    this.turnOf.set(conn, this.nextTurn++ % TURNS);
     for (const r of conn.user.roles) {
       this.roleCount.set(r, (this.roleCount.get(r) ?? 0) + 1);
       for (const f of this.joined) f(r);
@@ -114,7 +142,8 @@ export class Hub {
 
   remove(conn: Conn): void {
     if (!this.conns.delete(conn.id)) return;
-    this.outbox.delete(conn);
+    this.unqueue(conn);
+    this.turnOf.delete(conn);
     for (const r of conn.user.roles) this.roleCount.set(r, (this.roleCount.get(r) ?? 1) - 1);
     const set = this.byUser.get(conn.user.name);
     set?.delete(conn);
@@ -148,24 +177,24 @@ export class Hub {
     this.push({ kind: 'conn', id }, msg);
   }
 
-  toRole(role: Role, msg: ServerMsg): void {
-    this.push({ kind: 'role', role }, msg);
+  toRole(role: Role, msg: ServerMsg, o?: PushOptions): void {
+    this.push({ kind: 'role', role }, msg, o?.paced);
   }
 
-  toUsers(names: Iterable<string>, msg: ServerMsg): void {
-    this.push({ kind: 'users', names: [...names] }, msg);
+  toUsers(names: Iterable<string>, msg: ServerMsg, o?: PushOptions): void {
+    this.push({ kind: 'users', names: [...names] }, msg, o?.paced);
   }
 
-  private push(target: Target, msg: ServerMsg): void {
-    this.deliver(target, msg);
+  private push(target: Target, msg: ServerMsg, paced = false): void {
+    this.deliver(target, msg, paced);
     if (this.shared) {
-      this.shared.publish(CHANNEL, JSON.stringify({ node: this.node, target, msg } satisfies Envelope)).catch((err: Error) => {
+      this.shared.publish(CHANNEL, JSON.stringify({ node: this.node, target, msg, ...(paced ? { paced } : {}) } satisfies Envelope)).catch((err: Error) => {
         this.log.warn({ err: err.message }, 'push to other nodes failed');
       });
     }
   }
 
-  private deliver(target: Target, msg: ServerMsg): void {
+  private deliver(target: Target, msg: ServerMsg, paced: boolean): void {
     switch (target.kind) {
       case 'conn': {
         const c = this.conns.get(target.id);
@@ -183,7 +212,7 @@ export class Hub {
         if (!this.hasRole(target.role)) return;
         // Serialised and encoded once: thousands of sockets get the same bytes.
         const data = Buffer.from(JSON.stringify(msg));
-        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) this.sendLater(c, data);
+        for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) this.sendLater(c, data, paced);
         return;
       }
       case 'users': {
@@ -192,7 +221,7 @@ export class Hub {
           const set = this.byUser.get(name);
           if (!set) continue;
           data ??= Buffer.from(JSON.stringify(msg));
-          for (const c of set) this.sendLater(c, data);
+          for (const c of set) this.sendLater(c, data, paced);
         }
         return;
       }
@@ -202,39 +231,63 @@ export class Hub {
   private sendNow(c: Conn, data: string | Buffer): void {
     const waiting = this.outbox.get(c);
     if (!waiting) return c.send(data);
-    this.outbox.delete(c);
+    this.unqueue(c);
     waiting.push(data);
     this.writeAll(c, waiting);
   }
 
-  private sendLater(c: Conn, data: Buffer): void {
+  private sendLater(c: Conn, data: Buffer, paced: boolean): void {
     const waiting = this.outbox.get(c);
     if (waiting) waiting.push(data);
-    else this.outbox.set(c, [data]);
-    if (!this.flushTimer && !this.nextSlice) this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
+    else {
+      this.outbox.set(c, [data]);
+      this.turns[this.turnOf.get(c) ?? 0]!.add(c);
+    }
+    if (!paced) this.soon.add(c);
+    if (!this.tickTimer && !this.nextSlice) this.tickTimer = setTimeout(() => this.tick(), TICK_MS);
+  }
+
+  /** The socket's waiting frames are no longer waiting (written, or the socket went). */
+  private unqueue(c: Conn): Array<string | Buffer> | undefined {
+    const frames = this.outbox.get(c);
+    if (!frames) return undefined;
+    this.outbox.delete(c);
+    this.soon.delete(c);
+    this.turns[this.turnOf.get(c) ?? 0]!.delete(c);
+    return frames;
+  }
+
+  private writeOut(c: Conn): void {
+    const frames = this.unqueue(c);
+    if (frames) this.writeAll(c, frames);
   }
 
   /**
-   * Every socket's waiting frames, one write each, a slice of sockets per event-loop turn:
-   * thousands of writes at once would hold up the webhooks and offers arriving meanwhile.
-   * A sweep covers the sockets waiting when it began; later ones wait for the next batch.
+   * A tick: the sockets with a batched frame waiting, and those whose turn it is, are
+   * written, one write each, a slice of them per event-loop turn (thousands of writes at
+   * once would hold up the webhooks and offers arriving meanwhile). Ticks go on while
+   * anything waits.
    */
-  private flush(all = false): void {
-    this.flushTimer = this.nextSlice = undefined;
-    if (this.sweepLeft === 0) {
-      this.sweepLeft = this.outbox.size;
-      this.frames.clear();
+  private tick(): void {
+    this.tickTimer = undefined;
+    const due = this.turns[this.turn]!;
+    this.turn = (this.turn + 1) % TURNS;
+    this.sweep = [...new Set([...this.soon, ...due])];
+    this.swept = 0;
+    this.frames.clear();
+    this.slice();
+  }
+
+  private slice(): void {
+    this.nextSlice = undefined;
+    const end = Math.min(this.sweep.length, this.swept + FLUSH_SLICE);
+    while (this.swept < end) this.writeOut(this.sweep[this.swept++]!);
+    if (this.swept < this.sweep.length) {
+      this.nextSlice = setImmediate(() => this.slice());
+      return;
     }
-    for (const [c, frames] of this.outbox) {
-      if (!all && this.sweepLeft === 0) break;
-      this.sweepLeft = Math.max(0, this.sweepLeft - 1);
-      this.outbox.delete(c);
-      this.writeAll(c, frames);
-      if (!all && this.sweepLeft % FLUSH_SLICE === 0) break;
-    }
-    if (this.outbox.size === 0) this.sweepLeft = 0;
-    else if (this.sweepLeft > 0) this.nextSlice = setImmediate(() => this.flush());
-    else this.flushTimer = setTimeout(() => this.flush(), ROLE_BATCH_MS);
+    this.sweep = [];
+    if (this.outbox.size > 0) this.tickTimer = setTimeout(() => this.tick(), TICK_MS);
   }
 
   /** A socket's waiting frames in one write: role frames (Buffers) as bytes framed once for all. */
