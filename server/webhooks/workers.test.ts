@@ -65,6 +65,43 @@ const connect = (id: string) =>
   });
 const accept = (store: MemoryStore, type: string, id: string, body: string) => store.acceptEvent({ eventId: id, type, body, receivedAt: Date.now() }, 60_000);
 
+describe('workers: the claim and touch loops keep their pace', () => {
+  it('200 events handled in about a second: a claim about once a claimEveryMs and a touch once a claimIdleMs / 3, not one each per event', async () => {
+    const store = new MemoryStore();
+    let claims = 0;
+    let touches = 0;
+    const claimStale = store.claimStale.bind(store);
+    store.claimStale = async (...a) => (claims++, claimStale(...a));
+    const touchPending = store.touchPending.bind(store);
+    store.touchPending = async (...a) => (touches++, touchPending(...a));
+    let handled = 0;
+    const w = createWorkers({
+      store,
+      handlers: { 'chat.call.connect': async () => void (await new Promise((r) => setTimeout(r, 2)), handled++) },
+      log: silentLogger(),
+      metrics: foundationMetrics(new Metrics()),
+      blockMs: 50,
+      claimIdleMs: 1_500,
+      claimEveryMs: 500,
+    });
+    await w.start();
+    const t0 = Date.now();
+    try {
+      for (let i = 0; i < 200; i++) {
+        await accept(store, 'chat.call.connect', `evt_p${i}`, connect(`evt_p${i}`));
+        if (i % 10 === 9) await new Promise((r) => setTimeout(r, 50));
+      }
+      await until(() => handled === 200, 5000, 'every event handled');
+    } finally {
+      await w.stop();
+    }
+    const seconds = (Date.now() - t0) / 1000;
+    // Woken by every finished handler, each loop ran about once per event (200 and more).
+    expect(claims).toBeLessThanOrEqual(Math.ceil(seconds / 0.5) + 2);
+    expect(touches).toBeLessThanOrEqual(Math.ceil(seconds / 0.5) + 2);
+  });
+});
+
 describe('workers: lanes and deadlines', () => {
   it('20 media handlers that never finish do not delay a call event: it is handled at once in its own lane', async () => {
     const store = new MemoryStore();

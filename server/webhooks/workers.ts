@@ -198,15 +198,19 @@ export function createWorkers(opts: WorkersOptions): Workers {
   const retryTimers = new Set<NodeJS.Timeout>();
   /** Wakes loops that sleep (reader waiting for room, claim and touch pauses) at stop. */
   const sleepers = new Set<() => void>();
-  const nap = (ms: number) =>
+  /** Of those, the readers waiting for room: woken as each handler finishes. */
+  const waitingForRoom = new Set<() => void>();
+  const nap = (ms: number, forRoom = false) =>
     new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(t);
         sleepers.delete(done);
+        waitingForRoom.delete(done);
         resolve();
       };
       const t = setTimeout(done, ms);
       sleepers.add(done);
+      if (forRoom) waitingForRoom.add(done);
     });
   const wakeAll = () => {
     for (const w of [...sleepers]) w();
@@ -274,7 +278,8 @@ export function createWorkers(opts: WorkersOptions): Workers {
           inHand.delete(p);
           lane.active--;
           pump(name);
-          wakeAll(); // the reader may wait for room
+          // A reader may wait for room (only it: the claim and touch loops keep their pace).
+          for (const w of [...waitingForRoom]) w();
         });
       inHand.set(p, ctl);
     }
@@ -356,7 +361,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
     while (running) {
       try {
         if (queued() >= maxQueued) {
-          await nap(blockMs);
+          await nap(blockMs, true);
           continue;
         }
         const entries = await store.readGroup(group, consumer, batch, blockMs);
