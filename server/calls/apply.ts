@@ -164,7 +164,7 @@ export class Applier {
   async sweep(): Promise<void> {
     const now = this.o.now();
     const full = this.sweeps++ % FULL_SWEEP_EVERY === 0;
-    const recs = full ? await this.o.store.listCalls() : await this.getMany([...this.live]);
+    const recs = full ? await this.o.store.listLiveCalls() : await this.getMany([...this.live]);
     for (const rec of recs) {
       const call = fromRecord(rec);
       if (call.state === 'ended') {

@@ -46,7 +46,7 @@ export function view(call: Call): CallView {
 }
 
 export interface WelcomeSources {
-  store: Pick<Store, 'listCalls'>;
+  store: Pick<Store, 'listLiveCalls'>;
   board: AgentBoard;
   /** Calls this node has seen live (the applier's), fetched by id. */
   live: () => Iterable<string>;
@@ -67,7 +67,7 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
   const supervisor = user.roles.includes('supervisor');
   let recs: CallRecord[];
   if (supervisor) {
-    recs = await s.store.listCalls();
+    recs = await s.store.listLiveCalls();
   } else {
     const v = s.board.view(user.name);
     recs = await s.getMany([...new Set([v.ringing, v.holding, ...s.live()].filter((w): w is string => typeof w === 'string'))]);

@@ -300,6 +300,10 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  async listLiveCalls(): Promise<CallRecord[]> {
+    return (await this.listCalls()).filter((c) => c.state !== 'ended');
+  }
+
   // ---- small values with TTL ----------------------------------------------------------
 
   private live(key: string): string | null {

@@ -86,29 +86,40 @@ for i = 2, #KEYS do
 end
 return out`;
 
+/** '1' while the call is not ended: its id stays in the live-calls index. */
+const liveFlag = (rec: CallRecord): '1' | '0' => (rec.state === 'ended' ? '0' : '1');
+
 const EXTEND = `
 local function extend(key, ttl)
   local t = redis.call('PTTL', key)
   if t == -1 or (t >= 0 and t < ttl) then redis.call('PEXPIRE', key, ttl) end
 end`;
 
-// KEYS: call, all-calls index. ARGV: json, ttl, wacid
-const CREATE_CALL = `${EXTEND}
+// The live-calls index follows the record: in it while the call is not ended.
+const LIVE_INDEX = `
+local function index(key, wacid, live, ttl)
+  if live == '1' then redis.call('SADD', key, wacid); extend(key, ttl) else redis.call('SREM', key, wacid) end
+end`;
+
+// KEYS: call, all-calls index, live-calls index. ARGV: json, ttl, wacid, live (1/0)
+const CREATE_CALL = `${EXTEND}${LIVE_INDEX}
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 local ttl = tonumber(ARGV[2])
 redis.call('HSET', KEYS[1], 'v', '0', 'j', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('SADD', KEYS[2], ARGV[3]); extend(KEYS[2], ttl)
+index(KEYS[3], ARGV[3], ARGV[4], ttl)
 return 1`;
 
-// KEYS: call, all-calls index. ARGV: expected, json, ttl, wacid
-const CAS_CALL = `${EXTEND}
+// KEYS: call, all-calls index, live-calls index. ARGV: expected, json, ttl, wacid, live (1/0)
+const CAS_CALL = `${EXTEND}${LIVE_INDEX}
 local v = redis.call('HGET', KEYS[1], 'v')
 if (not v) or v ~= ARGV[1] then return 0 end
 local ttl = tonumber(ARGV[3])
 redis.call('HSET', KEYS[1], 'v', tostring(tonumber(ARGV[1]) + 1), 'j', ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ttl)
 redis.call('SADD', KEYS[2], ARGV[4]); extend(KEYS[2], ttl)
+index(KEYS[3], ARGV[4], ARGV[5], ttl)
 return 1`;
 
 // KEYS: stream. ARGV: group, consumer, minIdle, count. Returns {id, fields, deliveries}...
@@ -214,8 +225,8 @@ type Fields = string[];
 interface Scripts {
   sbAccept(dedupeKey: string, stream: string, ttl: number, eventId: string, type: string, body: string, receivedAt: number, maxLen: number): Promise<number>;
   sbAcceptMany(numKeys: number, ...args: Array<string | number>): Promise<number[]>;
-  sbCreateCall(call: string, all: string, json: string, ttl: number, wacid: string): Promise<number>;
-  sbCasCall(call: string, all: string, expected: string, json: string, ttl: number, wacid: string): Promise<number>;
+  sbCreateCall(call: string, all: string, live: string, json: string, ttl: number, wacid: string, isLive: '1' | '0'): Promise<number>;
+  sbCasCall(call: string, all: string, live: string, expected: string, json: string, ttl: number, wacid: string, isLive: '1' | '0'): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
   sbTouch(stream: string, group: string, consumer: string, ...ids: string[]): Promise<string[]>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
@@ -227,8 +238,8 @@ type ScriptedRedis = Redis & Scripts;
 function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbAccept', { numberOfKeys: 2, lua: ACCEPT });
   r.defineCommand('sbAcceptMany', { lua: ACCEPT_MANY });
-  r.defineCommand('sbCreateCall', { numberOfKeys: 2, lua: CREATE_CALL });
-  r.defineCommand('sbCasCall', { numberOfKeys: 2, lua: CAS_CALL });
+  r.defineCommand('sbCreateCall', { numberOfKeys: 3, lua: CREATE_CALL });
+  r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('sbTouch', { numberOfKeys: 1, lua: TOUCH });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
@@ -303,14 +314,14 @@ export class RedisStore implements Store {
   private sentinelAt = 0;
   private readonly replicaWaitMs: number;
 
-  private readonly k: { stream: string; dead: string; calls: string };
+  private readonly k: { stream: string; dead: string; calls: string; live: string; liveBuilt: string };
 
   constructor(private readonly opts: RedisStoreOptions) {
     this.prefix = opts.prefix ?? 'sb:';
     this.maxLen = opts.streamMaxLen ?? 1_000_000;
     this.deadMax = opts.deadLetterMax ?? 10_000;
     this.batchMax = opts.acceptBatchMax ?? ACCEPT_BATCH_MAX;
-    this.k = { stream: `${this.prefix}events`, dead: `${this.prefix}dead`, calls: `${this.prefix}calls` };
+    this.k = { stream: `${this.prefix}events`, dead: `${this.prefix}dead`, calls: `${this.prefix}calls`, live: `${this.prefix}calls:live`, liveBuilt: `${this.prefix}calls:live:built` };
     const base: RedisOptions = {
       enableAutoPipelining: true,
       maxRetriesPerRequest: 1,
@@ -660,7 +671,7 @@ export class RedisStore implements Store {
 
   async createCall(record: CallRecord, ttlMs: number): Promise<boolean> {
     const rec = { ...record, version: 0 };
-    const r = await this.up().sbCreateCall(this.callKey(rec.wacid), this.k.calls, JSON.stringify(rec), ttlMs, rec.wacid);
+    const r = await this.up().sbCreateCall(this.callKey(rec.wacid), this.k.calls, this.k.live, JSON.stringify(rec), ttlMs, rec.wacid, liveFlag(rec));
     return r === 1;
   }
 
@@ -672,12 +683,31 @@ export class RedisStore implements Store {
   async casCall(wacid: string, expectedVersion: number, next: CallRecord, ttlMs: number): Promise<CallRecord | null> {
     const stored: CallRecord = { ...next, wacid, version: expectedVersion + 1 };
     const json = JSON.stringify(stored);
-    const r = await this.up().sbCasCall(this.callKey(wacid), this.k.calls, String(expectedVersion), json, ttlMs, wacid);
+    const r = await this.up().sbCasCall(this.callKey(wacid), this.k.calls, this.k.live, String(expectedVersion), json, ttlMs, wacid, liveFlag(stored));
     return r === 1 ? (JSON.parse(json) as CallRecord) : null;
   }
 
   async listCalls(): Promise<CallRecord[]> {
-    const indexKey = this.k.calls;
+    return this.readIndexed(this.k.calls);
+  }
+
+  async listLiveCalls(): Promise<CallRecord[]> {
+    const r = this.up();
+    // A store written before the live index existed: built once from every call.
+    if ((await r.exists(this.k.liveBuilt)) === 0) {
+      const live = (await this.listCalls()).filter((c) => c.state !== 'ended').map((c) => c.wacid);
+      if (live.length > 0) await r.sadd(this.k.live, ...live);
+      await r.set(this.k.liveBuilt, '1');
+    }
+    const out = await this.readIndexed(this.k.live);
+    // A call ended by a writer that did not keep the index (the build above racing an end) leaves it here.
+    const ended = out.filter((c) => c.state === 'ended');
+    if (ended.length > 0) await r.srem(this.k.live, ...ended.map((c) => c.wacid));
+    return ended.length > 0 ? out.filter((c) => c.state !== 'ended') : out;
+  }
+
+  /** The records an index names; ids whose record expired are dropped from it lazily. */
+  private async readIndexed(indexKey: string): Promise<CallRecord[]> {
     const r = this.up();
     const ids = await r.smembers(indexKey);
     if (ids.length === 0) return [];
@@ -688,11 +718,9 @@ export class RedisStore implements Store {
       if (j === null) return void gone.push(ids[i]!);
       out.push(JSON.parse(j) as CallRecord);
     });
-    // Expired records leave their ids behind in the index: drop them lazily.
     if (gone.length > 0) await r.srem(indexKey, ...gone);
     return out;
   }
-
 
   // ---- small values with TTL ----------------------------------------------------------
 

@@ -345,6 +345,19 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       expect((await s.listCalls()).map((c) => c.wacid).sort()).toEqual(['w1', 'w2', 'w3']);
     });
 
+    it('listLiveCalls lists the calls not ended: a call leaves it when it ends, and comes back if a record says live again', async () => {
+      const s = fresh();
+      await s.createCall({ ...call('w1', 'p1'), state: 'ringing' }, 60_000);
+      await s.createCall({ ...call('w2', 'p1'), state: 'queued' }, 60_000);
+      await s.createCall({ ...call('w3', 'p1'), state: 'ended' }, 60_000);
+      expect((await s.listLiveCalls()).map((c) => c.wacid).sort()).toEqual(['w1', 'w2']);
+      await s.casCall('w1', 0, { ...call('w1', 'p1'), state: 'ended' }, 60_000);
+      expect((await s.listLiveCalls()).map((c) => c.wacid)).toEqual(['w2']);
+      expect((await s.listCalls()).map((c) => c.wacid).sort()).toEqual(['w1', 'w2', 'w3']);
+      await s.casCall('w3', 0, { ...call('w3', 'p1'), state: 'active' }, 60_000);
+      expect((await s.listLiveCalls()).map((c) => c.wacid).sort()).toEqual(['w2', 'w3']);
+    });
+
     it('a call record expires after its TTL, and leaves the index', async () => {
       const s = fresh();
       await s.createCall(call('short', 'p1'), 80);
@@ -587,6 +600,7 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       const [e] = await s.readGroup('g', 'c', 1, 0);
       await s.deadLetter('g', e!, 'x');
       await s.createCall(call('w1', 'p1'), 60_000);
+      await s.listLiveCalls();
       await s.setNX('lock:w1', '1', 60_000);
       await s.reserveSlot('perm:a', 's1', Date.now(), [{ windowMs: 60_000, max: 1 }]);
       await s.countInWindow('login:x', 1, 60_000);
@@ -594,7 +608,7 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       try {
         const keys = (await probe.keys(`${prefix}*`)).sort();
         expect(keys).toEqual(
-          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}calls`, `${prefix}kv:lock:w1`, `${prefix}slot:perm:a`, `${prefix}count:login:x`].sort(),
+          [`${prefix}events`, `${prefix}dedupe:k1`, `${prefix}dead`, `${prefix}call:w1`, `${prefix}calls`, `${prefix}calls:live`, `${prefix}calls:live:built`, `${prefix}kv:lock:w1`, `${prefix}slot:perm:a`, `${prefix}count:login:x`].sort(),
         );
       } finally {
         probe.disconnect();

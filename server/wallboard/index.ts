@@ -21,7 +21,7 @@ import { computeWallboard, startOfDay, type AgentInput, type DayCall, type LiveC
 
 export interface WallboardOptions {
   auth: Pick<Auth, 'requireUser'>;
-  store: Pick<Store, 'listCalls' | 'setNX' | 'get' | 'set'>;
+  store: Pick<Store, 'listLiveCalls' | 'setNX' | 'get' | 'set'>;
   history: Pick<History, 'store'> | undefined;
   hub: Pick<Hub, 'toRole' | 'node' | 'hasRole' | 'onJoin'>;
   /** Agents' states; default none. */
@@ -92,7 +92,7 @@ export function createWallboard(o: WallboardOptions) {
 
   async function current(): Promise<Wallboard> {
     const t = now();
-    const [calls, recs] = await Promise.all([today(t), o.store.listCalls()]);
+    const [calls, recs] = await Promise.all([today(t), o.store.listLiveCalls()]);
     const live: LiveCall[] = recs
       .filter((r) => r.state !== 'ended')
       .map((r) => ({
