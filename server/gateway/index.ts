@@ -54,6 +54,9 @@ export interface GatewayOptions {
   monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
 }
 
+/** A `pong` as `JSON.stringify` writes it (the protocol's `Pong`: a number `t`, nothing else). */
+const PONG = /^\{"type":"pong","t":-?\d+(\.\d+)?\}$/;
+
 /** A page's tab id (`/ws?tab=`); anything else is ignored (the socket has no tab). */
 const TAB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -194,6 +197,9 @@ export function createGateway(o: GatewayOptions): Gateway {
         live.set(conn.id, me);
         slots[me.slot]!.add(me);
         raw.on('pong', () => (me.lastSeen = now()));
+        // Frames are read from ws itself: Hono's adapter would build a DOM MessageEvent and
+        // copy each frame before it reached us (half of them are heartbeat pongs).
+        raw.on('message', (data: Buffer, isBinary: boolean) => onFrame(me, data, isBinary));
         hub.add(conn);
         engine.agentConnected(conn);
         o.monitors?.connOpened(conn).catch((err: Error) => log.warn({ conn: conn.id, err: err.message }, 'monitor: socket not recorded'));
@@ -206,24 +212,6 @@ export function createGateway(o: GatewayOptions): Gateway {
         });
         log.info({ user: user.name, conn: conn.id }, 'socket open');
       },
-      onMessage(e: MessageEvent) {
-        const me = l;
-        if (!me || me.ended) return;
-        me.lastSeen = now();
-        const data = e.data;
-        const size = typeof data === 'string' ? Buffer.byteLength(data) : (data as ArrayBuffer).byteLength;
-        if (typeof data !== 'string') {
-          me.conn.send(JSON.stringify({ type: 'error', code: 'BAD_REQUEST', message: 'text frames only' } satisfies ServerMsg));
-          return;
-        }
-        if (size > MAX_FRAME_BYTES) {
-          me.conn.send(JSON.stringify({ type: 'error', code: 'TOO_LARGE', message: `frame over ${MAX_FRAME_BYTES} bytes` } satisfies ServerMsg));
-          return;
-        }
-        me.queue = me.queue.then(() => (me.ended ? undefined : handle(me.conn, data))).catch((err: Error) => {
-          log.error({ conn: me.conn.id, err: err.message }, 'frame handling failed');
-        });
-      },
       onClose() {
         const me = l;
         if (!me) return;
@@ -235,6 +223,26 @@ export function createGateway(o: GatewayOptions): Gateway {
         log.info({ user: user.name, conn: me.conn.id }, 'socket closed');
       },
     };
+  }
+
+  function onFrame(me: Live, data: Buffer, isBinary: boolean): void {
+    if (me.ended) return;
+    me.lastSeen = now();
+    if (isBinary) {
+      me.conn.send(JSON.stringify({ type: 'error', code: 'BAD_REQUEST', message: 'text frames only' } satisfies ServerMsg));
+      return;
+    }
+    if (data.length > MAX_FRAME_BYTES) {
+      me.conn.send(JSON.stringify({ type: 'error', code: 'TOO_LARGE', message: `frame over ${MAX_FRAME_BYTES} bytes` } satisfies ServerMsg));
+      return;
+    }
+    const text = data.toString('utf8');
+    // A heartbeat pong exactly as the pages write it is what it looks like: it has done its
+    // work (lastSeen) and needs no parse. Any other spelling goes through the full parse.
+    if (text.length < 48 && PONG.test(text)) return;
+    me.queue = me.queue.then(() => (me.ended ? undefined : handle(me.conn, text))).catch((err: Error) => {
+      log.error({ conn: me.conn.id, err: err.message }, 'frame handling failed');
+    });
   }
 
   async function handle(conn: Conn, text: string): Promise<void> {

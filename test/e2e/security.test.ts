@@ -161,6 +161,15 @@ describe('ownership and frames', () => {
     c.ws.send(JSON.stringify({ type: 'call.answer', id: 'big', wacid: 'w', sdp: 'a'.repeat(MAX_FRAME_BYTES) }));
     expect(await c.next('error', (m) => m.code === 'TOO_LARGE')).toMatchObject({ code: 'TOO_LARGE' });
     expect(await c.request({ type: 'presence.set', status: 'busy' } as never)).toMatchObject({ type: 'error', code: 'BAD_REQUEST', message: expect.stringContaining('status') });
+    // Binary frames are refused; a pong is taken without a word only when it is a pong.
+    c.ws.send(Buffer.from('{"type":"pong","t":1}'));
+    expect(await c.next('error', (m) => m.code === 'BAD_REQUEST' && m.message === 'text frames only')).toBeDefined();
+    c.ws.send('{"type":"pong","t":"soon"}');
+    expect(await c.next('error', (m) => m.code === 'BAD_REQUEST' && /\bt\b/.test(m.message))).toBeDefined();
+    c.ws.send('{"type":"pong","t":12.5}');
+    c.ws.send('{"type":"pong","t":12,"extra":true}');
+    // Both pongs are taken silently: the next answer is the next request's.
+    expect(await c.request({ type: 'presence.set', status: 'away' })).toMatchObject({ type: 'ack' });
     c.close();
   });
 });
