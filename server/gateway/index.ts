@@ -83,6 +83,8 @@ interface Live {
   ended: boolean;
   /** Its turn in the heartbeat (0 … BEAT_TICKS − 1). */
   slot: number;
+  /** When its page last answered a JSON ping (0: never). */
+  pongAt: number;
 }
 
 /** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
@@ -130,11 +132,13 @@ export function createGateway(o: GatewayOptions): Gateway {
       return;
     }
     if (l.raw.readyState !== l.raw.OPEN) return;
-    // Protocol-level ping: answered by the browser's network stack even in a throttled tab.
+    // Protocol-level ping: answered by the browser's network stack even in a throttled or
+    // frozen tab. A page that answered the last JSON ping is alive as it is: its socket
+    // needs no second ping (nor a second pong to read), until a JSON pong comes late.
     // Both pings in one write to the network.
     const socket = socketOf(l.raw);
     socket?.cork();
-    l.raw.ping();
+    if (t - l.pongAt > heartbeatMs * 1.5) l.raw.ping();
     l.conn.send(JSON.stringify({ type: 'ping', t } satisfies ServerMsg));
     socket?.uncork();
   };
@@ -192,7 +196,7 @@ export function createGateway(o: GatewayOptions): Gateway {
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),
         };
-        l = { conn, raw, lastSeen: now(), queue: Promise.resolve(), sid: session.sid, expiresAt: session.expiresAt, ended: false, slot: nextSlot++ % BEAT_TICKS };
+        l = { conn, raw, lastSeen: now(), queue: Promise.resolve(), sid: session.sid, expiresAt: session.expiresAt, ended: false, slot: nextSlot++ % BEAT_TICKS, pongAt: 0 };
         const me = l;
         live.set(conn.id, me);
         slots[me.slot]!.add(me);
@@ -239,7 +243,10 @@ export function createGateway(o: GatewayOptions): Gateway {
     const text = data.toString('utf8');
     // A heartbeat pong exactly as the pages write it is what it looks like: it has done its
     // work (lastSeen) and needs no parse. Any other spelling goes through the full parse.
-    if (text.length < 48 && PONG.test(text)) return;
+    if (text.length < 48 && PONG.test(text)) {
+      me.pongAt = me.lastSeen;
+      return;
+    }
     me.queue = me.queue.then(() => (me.ended ? undefined : handle(me.conn, text))).catch((err: Error) => {
       log.error({ conn: me.conn.id, err: err.message }, 'frame handling failed');
     });
@@ -254,8 +261,11 @@ export function createGateway(o: GatewayOptions): Gateway {
     const msg = r.msg;
     try {
       switch (msg.type) {
-        case 'pong':
+        case 'pong': {
+          const l = live.get(conn.id);
+          if (l) l.pongAt = now();
           return;
+        }
         case 'presence.set':
           engine.setPresence(conn.user, msg.status, conn, msg.id, msg.reason);
           return;

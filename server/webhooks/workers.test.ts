@@ -80,6 +80,7 @@ describe('workers: the claim and touch loops keep their pace', () => {
       handlers: { 'chat.call.connect': async () => void (await new Promise((r) => setTimeout(r, 2)), handled++) },
       log: silentLogger(),
       metrics: foundationMetrics(new Metrics()),
+      maxAttempts: 3,
       blockMs: 50,
       claimIdleMs: 1_500,
       claimEveryMs: 500,

@@ -290,4 +290,33 @@ describe('heartbeat', () => {
     expect(Math.max(...sameTime.values())).toBeLessThanOrEqual(8);
     for (const c of clients) c.close();
   });
+
+  it('a page answering JSON pings gets no WebSocket-level pings after its first pong; one that does not keeps getting them and stays', async () => {
+    const cookie = await login(b.url, 'agent1');
+    const open = (answers: boolean) =>
+      new Promise<{ ws: WebSocket; wsPings: number[]; jsonPings: number[] }>((resolve, reject) => {
+        const ws = new WebSocket(`${b.url.replace(/^http/, 'ws')}/ws`, { headers: { cookie }, origin: b.url });
+        const r = { ws, wsPings: [] as number[], jsonPings: [] as number[] };
+        ws.on('ping', () => r.wsPings.push(Date.now()));
+        ws.on('message', (d) => {
+          const m = JSON.parse(String(d)) as { type: string; t?: number };
+          if (m.type !== 'ping') return;
+          r.jsonPings.push(Date.now());
+          if (answers) ws.send(JSON.stringify({ type: 'pong', t: m.t }));
+        });
+        ws.once('open', () => resolve(r));
+        ws.once('error', reject);
+      });
+    const [page, quiet] = await Promise.all([open(true), open(false)]);
+    await sleep(6_500);
+    expect(page.jsonPings.length).toBeGreaterThanOrEqual(3);
+    // The first beat pings both ways (no pong seen yet); later beats, JSON only.
+    expect(page.wsPings.length).toBeLessThanOrEqual(1);
+    // No JSON pong: the network stack's pong keeps it alive, a WebSocket ping every beat.
+    expect(quiet.wsPings.length).toBeGreaterThanOrEqual(3);
+    expect(quiet.ws.readyState).toBe(WebSocket.OPEN);
+    expect(page.ws.readyState).toBe(WebSocket.OPEN);
+    page.ws.close();
+    quiet.ws.close();
+  });
 });
