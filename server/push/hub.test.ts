@@ -155,4 +155,27 @@ describe('Hub', () => {
     await here.close();
     await there.close();
   });
+
+  it('between nodes the message goes as its JSON text, never parsed on the way; an envelope of the version before is still delivered', async () => {
+    const store = new MemoryStore();
+    const [here, there] = [new Hub(log, store), new Hub(log, store)];
+    await here.start();
+    await there.start();
+    const b = conn('b', 'bob', ['agent']);
+    there.add(b);
+    const published: string[] = [];
+    const publish = store.publish.bind(store);
+    store.publish = async (ch, m) => (published.push(m), publish(ch, m));
+    const msg = { type: 'presence', presence: 'away' } as const;
+    here.toUser('bob', msg);
+    await until(() => b.writes.length === 1);
+    expect(b.writes[0]).toEqual([JSON.stringify(msg)]);
+    expect(published[0]!.split('\n')[1]).toBe(JSON.stringify(msg));
+    // The old format: one JSON object with the message inside.
+    await publish('ws-push', JSON.stringify({ node: 'old-node', target: { kind: 'user', name: 'bob' }, msg: { type: 'presence', presence: 'available' } }));
+    await until(() => b.writes.length === 2);
+    expect(b.writes[1]).toEqual([JSON.stringify({ type: 'presence', presence: 'available' })]);
+    await here.close();
+    await there.close();
+  });
 });

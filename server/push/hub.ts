@@ -40,10 +40,14 @@ type Target =
   /** Many users at once (a queue's agents): batched and framed once like a role push. */
   | { kind: 'users'; names: string[] };
 
-interface Envelope {
+/**
+ * What goes between nodes: this head as JSON, a newline, then the message's JSON exactly as
+ * the sockets get it. A node reads the head only; the message is never parsed and
+ * serialised again on every node (a `call.offered` carries its SDP).
+ */
+interface EnvelopeHead {
   node: string;
   target: Target;
-  msg: ServerMsg;
   /** An announcement: written at each socket's own turn (see `PACE_MS`). */
   paced?: true;
 }
@@ -109,13 +113,19 @@ export class Hub {
   async start(): Promise<void> {
     if (!this.shared) return;
     this.unsubscribe = await this.shared.subscribe(CHANNEL, (raw) => {
-      let env: Envelope;
+      const cut = raw.indexOf('\n');
       try {
-        env = JSON.parse(raw) as Envelope;
+        if (cut < 0) {
+          // A node of the version before (one JSON object, the message inside), as in a rolling upgrade.
+          const env = JSON.parse(raw) as EnvelopeHead & { msg: ServerMsg };
+          if (env.node !== this.node) this.deliver(env.target, JSON.stringify(env.msg), env.paced === true);
+          return;
+        }
+        const head = JSON.parse(raw.slice(0, cut)) as EnvelopeHead;
+        if (head.node !== this.node) this.deliver(head.target, raw.slice(cut + 1), head.paced === true);
       } catch {
         return;
       }
-      if (env.node !== this.node) this.deliver(env.target, env.msg, env.paced === true);
     });
   }
 
@@ -186,32 +196,33 @@ export class Hub {
   }
 
   private push(target: Target, msg: ServerMsg, paced = false): void {
-    this.deliver(target, msg, paced);
+    const text = JSON.stringify(msg);
+    this.deliver(target, text, paced);
     if (this.shared) {
-      this.shared.publish(CHANNEL, JSON.stringify({ node: this.node, target, msg, ...(paced ? { paced } : {}) } satisfies Envelope)).catch((err: Error) => {
+      this.shared.publish(CHANNEL, `${JSON.stringify({ node: this.node, target, ...(paced ? { paced } : {}) } satisfies EnvelopeHead)}\n${text}`).catch((err: Error) => {
         this.log.warn({ err: err.message }, 'push to other nodes failed');
       });
     }
   }
 
-  private deliver(target: Target, msg: ServerMsg, paced: boolean): void {
+  /** `text`: the message's JSON. */
+  private deliver(target: Target, text: string, paced: boolean): void {
     switch (target.kind) {
       case 'conn': {
         const c = this.conns.get(target.id);
-        if (c) this.sendNow(c, JSON.stringify(msg));
+        if (c) this.sendNow(c, text);
         return;
       }
       case 'user': {
         const set = this.byUser.get(target.name);
         if (!set) return;
-        const text = JSON.stringify(msg);
         for (const c of set) if (c.id !== target.except) this.sendNow(c, text);
         return;
       }
       case 'role': {
         if (!this.hasRole(target.role)) return;
         // Serialised and encoded once: thousands of sockets get the same bytes.
-        const data = Buffer.from(JSON.stringify(msg));
+        const data = Buffer.from(text);
         for (const c of this.conns.values()) if (c.user.roles.includes(target.role)) this.sendLater(c, data, paced);
         return;
       }
@@ -220,7 +231,7 @@ export class Hub {
         for (const name of target.names) {
           const set = this.byUser.get(name);
           if (!set) continue;
-          data ??= Buffer.from(JSON.stringify(msg));
+          data ??= Buffer.from(text);
           for (const c of set) this.sendLater(c, data, paced);
         }
         return;
