@@ -11,8 +11,13 @@
  * Calls are handled as on a contact centre's floor: the offered agent answers (`call.answer`,
  * preAccept + accept at the emulator), talks --talk-ms and hangs up (terminate, the
  * emulator's terminate event; WRAP_UP_MS=0 frees the agent); a share --abandon of callers
- * hang up while ringing (each such call makes a callback task, pushed to every agent and
- * supervisor as `callback.updated`). `--abandon 1` is the worst case: every call abandoned.
+ * hang up while ringing (each such call makes a callback task, pushed to its line's agents
+ * and every supervisor as `callback.updated`). The default, `--abandon 1`, has every caller
+ * hang up while it rings: answering 100 calls/s takes at least 200 requests/s to the call
+ * endpoints (preAccept, accept), which is the Service's whole quota for them (part 8: 200
+ * rps and 10,000 an hour, shared with the other management APIs); the emulator answers the
+ * excess 429, and the retries, not the server, would be what is measured. It is also the
+ * heaviest push load: every call makes a task.
  *
  * Prints, each beside its goal:
  *   offer latency p50 / p99   webhook POST sent → `call.offered` received by an agent
@@ -26,8 +31,9 @@
  *     [--talk-ms T]      how long an answered call lasts (default: half the agents busy on average, at most 10 s)
  *     [--abandon 0.05]   share of callers hanging up while it rings (0 to 1)
  *     [--numbers K]      business numbers (lines), each with its own queue of agents/K agents
- *                        (QUEUES_FILE); calls spread evenly over them (default 1: one queue of every agent)
+ *                        (QUEUES_FILE); calls spread evenly over them (default 50; 1: one queue of every agent)
  *     [--cpu-prof DIR]   node 0 writes a V8 CPU profile into DIR when it exits
+ *     [--parallel-gc]    nodes with V8's parallel GC helper threads (default: --single-threaded-gc, as `npm start`)
  *   The agents live in --agent-procs child processes (bench/_fleet-agents.ts) that stamp each
  *   `call.offered` as it is read; the connect webhooks leave from a child process of their own
  *   (bench/_fleet-sender.ts) that stamps each as it sends it. Latency is printed split by
@@ -63,7 +69,13 @@ const NODES = arg('nodes', 3);
 const AGENT_PROCS = arg('agent-procs', 2);
 const AGENTS = arg('agents', 5000);
 /** Business numbers (lines), each answered by its own queue of agents. */
-const NUMBERS = arg('numbers', 1);
+/**
+ * A 5,000-agent floor is lines of 100 agents (QUEUES_FILE), not one queue: each missed
+ * call's task goes to its line's agents. `--numbers 1` puts every agent in one queue, where
+ * every task goes to all of them (100 tasks/s × 5,000 sockets = 500,000 frames a second).
+ */
+const DEFAULT_NUMBERS = 50;
+const NUMBERS = arg('numbers', DEFAULT_NUMBERS);
 const RATE = arg('rate', 100);
 const SECONDS = arg('seconds', 60);
 /** Seconds of the same load before the measured one (JIT, pools, first routing): not counted. */
@@ -80,9 +92,16 @@ const TALK_MS = process.argv.includes('--talk-ms') ? arg('talk-ms', 1) : Math.mi
 const ABANDON_PREFIX = '+1556';
 /** Figures named with the history mode unless it is the default, and the call mix unless it is. */
 const label = (name: string) => {
-  const tags = [...(HISTORY === 'postgres' ? [] : [`history ${HISTORY}`]), ...(ABANDON === 1 ? [] : [`${Math.round(ABANDON * 100)} % abandoned`]), ...(NUMBERS === 1 ? [] : [`${NUMBERS} queues`])];
+  const tags = [...(HISTORY === 'postgres' ? [] : [`history ${HISTORY}`]), ...(ABANDON === 1 ? [] : [`${Math.round(ABANDON * 100)} % abandoned`]), ...(NUMBERS === DEFAULT_NUMBERS ? [] : [`${NUMBERS} queue${NUMBERS > 1 ? 's' : ''}`])];
   return tags.length ? `${name} (${tags.join(', ')})` : name;
 };
+
+/**
+ * The nodes run as `npm start` runs the server: `--single-threaded-gc` (V8's garbage
+ * collection on the event-loop thread only; see README "Performance"). `--parallel-gc`
+ * runs them with V8's default helper threads instead, to compare.
+ */
+const GC_FLAGS = process.argv.includes('--parallel-gc') ? [] : ['--single-threaded-gc'];
 
 /** --cpu-prof DIR: node 0 writes a V8 CPU profile there when it exits (hot spots of one node under the load). */
 const CPU_PROF = process.argv.includes('--cpu-prof') ? process.argv[process.argv.indexOf('--cpu-prof') + 1] : undefined;
@@ -102,7 +121,7 @@ interface Node {
 
 async function startNode(env: Record<string, string>, prof = false): Promise<Node> {
   const script = fileURLToPath(new URL('./_fleet-node.ts', import.meta.url));
-  const proc = spawn(process.execPath, ['--expose-gc', ...(prof && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []), '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--expose-gc', ...GC_FLAGS, ...(prof && CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', CPU_PROF] : []), '--import', 'tsx', script, ...(HISTORY === 'off' ? ['--no-history'] : [])], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: proc.stdout! });
   const waiting: Array<(l: string) => void> = [];
   // The node's stdout carries its log lines (warn and up) too: counted by message, printed at the end.

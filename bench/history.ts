@@ -159,7 +159,7 @@ async function downloadRss(): Promise<{ growthMb: number; retainedMb: number; se
 /** bench/fleet.ts on one node with `--history <mode>`: its figures. */
 async function fleet(history: 'off' | 'postgres'): Promise<Map<string, number>> {
   const script = fileURLToPath(new URL('./fleet.ts', import.meta.url));
-  const args = ['--import', 'tsx', script, '--nodes', '1', '--agents', '100', '--rate', '100', '--seconds', String(FLEET_SECONDS), '--warmup', '3', '--history', history];
+  const args = ['--import', 'tsx', script, '--nodes', '1', '--agents', '100', '--rate', '100', '--seconds', String(FLEET_SECONDS), '--warmup', '3', '--numbers', '1', '--history', history];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += String(d)));
@@ -228,7 +228,7 @@ async function main() {
     const off = await fleet('off');
     const on = await fleet('postgres');
     // bench/fleet.ts names its figures with the history mode unless it is its default (PostgreSQL).
-    const [a, b] = [off.get('offer latency p99 (history off)') ?? NaN, on.get('offer latency p99') ?? NaN];
+    const [a, b] = [off.get('offer latency p99 (history off, 1 queue)') ?? NaN, on.get('offer latency p99 (1 queue)') ?? NaN];
     console.log(`webhook → call.offered p99 at 100 calls/s (1 node, 100 agents, ${FLEET_SECONDS} s): history off ${a.toFixed(2)} ms, on (PostgreSQL) ${b.toFixed(2)} ms, difference ${(b - a).toFixed(2)} ms  (goal <= 1 ms)`);
     figure('history', 'offer p99, history off', a, 'ms');
     figure('history', 'offer p99, history on (PostgreSQL)', b, 'ms');
