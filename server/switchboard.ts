@@ -355,6 +355,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     contacts: service.contacts,
     history: history ? { calls: history.store, messages: new MessagingStore(history.store.db), callbacks: new CallbackStore(history.store.db) } : undefined,
     permissions: permissions.book,
+    taskPermission: queue.callbacks?.permissionOf,
     log: log.child({ part: 'customers' }),
     now,
   });

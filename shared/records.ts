@@ -220,7 +220,7 @@ export const CallbackTask = z.object({
   /** (added) Every unanswered inbound call of the task, oldest first. */
   misses: z.array(CallbackMiss),
   assignee: z.string().max(200).optional(),
-  /** Always present in what the callback queue hands out (list, `callback.updated`, claim, done): `unknown`, nothing allowed, when it could not be read. Absent only in the customer panel's tasks (the panel has the permission itself). */
+  /** Always present in what the server hands out (list, `callback.updated`, claim, done, the customer panel): `unknown`, nothing allowed, when it could not be read. Optional in the schema: the store keeps tasks without it (it is read at the time of asking). */
   permission: CallbackPermission.optional(),
   lastCallWacid: z.string().max(300).optional(),
   /** How it was closed: `called-back`, `customer-called`, `unreachable`, or a supervisor's word. */

@@ -35,6 +35,8 @@ export interface CustomerRoutesOptions {
   contacts?: { get(idOrPhone: string): Promise<Contact> } | undefined;
   history?: { calls: Pick<HistoryStore, 'searchCalls'>; messages: Pick<MessagingStore, 'messagesOf'>; callbacks: Pick<CallbackStore, 'tasksOf'> } | undefined;
   permissions: Pick<PermissionBook, 'get'>;
+  /** A call-back task's permission in words (`Callbacks.permissionOf`; never throws): every listed task carries it. */
+  taskPermission?: ((t: Pick<CallbackTask, 'businessNumber' | 'customer'>) => Promise<CallbackTask['permission']>) | undefined;
   log: Pick<Logger, 'warn'>;
   now?: () => number;
 }
@@ -68,6 +70,10 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
     return contact;
   }
 
+  /** Tasks as `/api/callbacks` gives them: each with its permission, as design.md's `CallbackTask` has it. */
+  const withPermissions = (ts: CallbackTask[]): Promise<CallbackTask[]> =>
+    o.taskPermission ? Promise.all(ts.map(async (t) => ({ ...t, permission: await o.taskPermission!(t) }))) : Promise.resolve(ts);
+
   const app = new Hono<AuthEnv>();
   app.get('/api/customers/:id', o.auth.requireUser('agent', 'supervisor'), async (c) => {
     const id = c.req.param('id');
@@ -93,7 +99,7 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
         [calls, messages, callbacks] = await Promise.all([
           h.calls.searchCalls({ customer: id, limit: CALLS_SHOWN }).then((p) => p.items),
           h.messages.messagesOf(id, 20),
-          h.callbacks.tasksOf(id).then((ts) => ts.filter((t) => t.state === 'open' || t.state === 'claimed')),
+          h.callbacks.tasksOf(id).then((ts) => withPermissions(ts.filter((t) => t.state === 'open' || t.state === 'claimed'))),
         ]);
       } catch (err) {
         o.log.warn({ err: { message: (err as Error).message } }, 'customer history read failed');

@@ -93,6 +93,9 @@ describe('missed-call callback queue (program agents, real emulator, real histor
       return t?.permission?.state === 'granted' ? t : undefined;
     }, 20_000);
     expect(granted.permission).toMatchObject({ callAllowed: true });
+    // The customer panel lists the same task with the same permission.
+    const panel = await api(b, cookie2, 'GET', `/api/customers/${encodeURIComponent(customer)}`);
+    expect((panel.json.callbacks as CallbackTask[]).find((x) => x.id === id)?.permission).toMatchObject({ state: 'granted', callAllowed: true, text: expect.any(String) });
 
     // 5. Two agents claim at once: one wins, the other is told who holds it.
     const cookie1 = await login(b.url, 'agent1');
