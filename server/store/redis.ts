@@ -315,6 +315,8 @@ export class RedisStore implements Store {
   private readonly replicaWaitMs: number;
 
   private readonly k: { stream: string; dead: string; calls: string; live: string; liveBuilt: string };
+  /** The live-calls index is known to be built (`listLiveCalls`). */
+  private liveIndexBuilt = false;
 
   constructor(private readonly opts: RedisStoreOptions) {
     this.prefix = opts.prefix ?? 'sb:';
@@ -693,11 +695,15 @@ export class RedisStore implements Store {
 
   async listLiveCalls(): Promise<CallRecord[]> {
     const r = this.up();
-    // A store written before the live index existed: built once from every call.
-    if ((await r.exists(this.k.liveBuilt)) === 0) {
-      const live = (await this.listCalls()).filter((c) => c.state !== 'ended').map((c) => c.wacid);
-      if (live.length > 0) await r.sadd(this.k.live, ...live);
-      await r.set(this.k.liveBuilt, '1');
+    // A store written before the live index existed: built once from every call (the marker
+    // is looked up until this process has seen it, not on every read).
+    if (!this.liveIndexBuilt) {
+      if ((await r.exists(this.k.liveBuilt)) === 0) {
+        const live = (await this.listCalls()).filter((c) => c.state !== 'ended').map((c) => c.wacid);
+        if (live.length > 0) await r.sadd(this.k.live, ...live);
+        await r.set(this.k.liveBuilt, '1');
+      }
+      this.liveIndexBuilt = true;
     }
     const out = await this.readIndexed(this.k.live);
     // A call ended by a writer that did not keep the index (the build above racing an end) leaves it here.
