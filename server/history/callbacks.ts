@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallbackAttempt, CallbackFollowup, CallbackMiss, CallbackReason, CallbackState, CallbackTask } from '../../shared/records.ts';
-import type { Db } from './db.ts';
+import { PREPARED, type Db } from './db.ts';
 
 const LOCK_PAIR = 71_420_040;
 const UNIQUE_VIOLATION = '23505';
@@ -109,7 +109,7 @@ export class CallbackStore {
     const params = [randomUUID(), m.customer, m.businessNumber, m.reason, iso(m.at), JSON.stringify([miss]), m.wacid, followup ? JSON.stringify(followup) : null];
     for (let attempt = 0; ; attempt++) {
       try {
-        const [row] = await this.db.query<TaskRow & { inserted: boolean; added: boolean }>(NOTE_MISSED_CALL, params);
+        const [row] = await this.db.query<TaskRow & { inserted: boolean; added: boolean }>(NOTE_MISSED_CALL, params, PREPARED);
         return { task: toTask(row!), created: row!.inserted, added: row!.added };
       } catch (err) {
         if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION || attempt > 0) throw err;
@@ -177,6 +177,7 @@ export class CallbackStore {
       `UPDATE history_callbacks SET state = 'done', outcome = 'customer-called', last_call_wacid = $3, due_at = NULL, updated_at = now(), version = version + 1
        WHERE customer = $1 AND business_number = $2 AND state IN ('open', 'claimed') RETURNING *`,
       [customer, businessNumber, wacid],
+      PREPARED,
     );
     return row ? toTask(row) : null;
   }
@@ -189,6 +190,7 @@ export class CallbackStore {
     const [row] = await this.db.query<TaskRow>(
       `UPDATE history_callbacks SET followup = $2::jsonb, updated_at = now(), version = version + 1 WHERE id = $1 ${once ? 'AND followup IS NULL' : ''} RETURNING *`,
       [id, JSON.stringify(f)],
+      PREPARED,
     );
     return row ? toTask(row) : null;
   }

@@ -8,8 +8,12 @@ import { join } from 'node:path';
 import pg from 'pg';
 
 export interface Sql {
-  /** One statement with `$n` parameters. */
-  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /**
+   * One statement with `$n` parameters. `prepared`: PostgreSQL keeps it parsed and planned
+   * per connection (the write statements run on every call; searches are planned for their
+   * values each time).
+   */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[], o?: { prepared?: boolean }): Promise<T[]>;
   /** Several statements, no parameters (migrations). */
   exec(text: string): Promise<void>;
 }
@@ -36,6 +40,42 @@ export interface PostgresOptions {
 // int8 (counts, bytes) as numbers: every value history keeps fits in 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
 
+/** Most statement texts one pool prepares; beyond, statements run unnamed (parsed each time). */
+const PREPARED_MAX = 500;
+
+/**
+ * Statements marked `prepared` are prepared once per connection (named) instead of parsed
+ * and planned on every call: the callback queue's missed-call statement, once per missed
+ * call, cost PostgreSQL about twice the CPU unnamed (bench/fleet.ts, history on). A name
+ * stands for one text (`sb_<n>`, one table per pool). With PgBouncer in transaction mode,
+ * named statements need its `max_prepared_statements` (1.21+).
+ *
+ * A prepared statement whose tables changed shape under it (a newer node migrated: "cached
+ * plan must not change result type") gets a new name, so every connection prepares it
+ * again; the failed statement is run again under it when it was not in a transaction (in
+ * one, the transaction has failed: its caller retries, as the writer does).
+ */
+class Prepared {
+  private readonly names = new Map<string, string>();
+  private seq = 0;
+
+  nameOf(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < PREPARED_MAX) this.names.set(text, (name = `sb_${++this.seq}`));
+    return name;
+  }
+
+  renew(text: string): void {
+    if (this.names.has(text)) this.names.set(text, `sb_${++this.seq}`);
+  }
+}
+
+/** For `query`: a statement run on every call (or every batch), kept prepared. */
+export const PREPARED = { prepared: true } as const;
+
+/** PostgreSQL's refusal to run a prepared statement whose result shape changed (SQLSTATE 0A000). */
+const stalePlan = (err: unknown) => (err as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test(String((err as Error).message));
+
 export function openPostgres(o: PostgresOptions): Db {
   const pool = new pg.Pool({
     connectionString: o.url,
@@ -47,15 +87,25 @@ export function openPostgres(o: PostgresOptions): Db {
   });
   // An idle client's error (server restarted) must not crash the process; the next query reconnects.
   pool.on('error', (err) => o.onError?.(safeError(err)));
-  const wrap = (q: { query: pg.Pool['query'] }): Sql => ({
-    async query<T>(text: string, params?: unknown[]) {
-      return (await q.query(text, params as unknown[])).rows as T[];
+  const prepared = new Prepared();
+  const wrap = (q: { query: pg.Pool['query'] }, inTx: boolean): Sql => ({
+    async query<T>(text: string, params?: unknown[], o?: { prepared?: boolean }) {
+      const name = params && o?.prepared ? prepared.nameOf(text) : undefined;
+      if (name === undefined) return (await q.query(text, params as unknown[])).rows as T[];
+      try {
+        return (await q.query({ name, text, values: params })).rows as T[];
+      } catch (err) {
+        if (!stalePlan(err)) throw err;
+        prepared.renew(text);
+        if (inTx) throw err;
+        return (await q.query({ name: prepared.nameOf(text)!, text, values: params })).rows as T[];
+      }
     },
     async exec(text: string) {
       await q.query(text);
     },
   });
-  const base = wrap(pool);
+  const base = wrap(pool, false);
   return {
     engine: 'postgres',
     ...base,
@@ -68,7 +118,7 @@ export function openPostgres(o: PostgresOptions): Db {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const out = await fn(wrap(client));
+        const out = await fn(wrap(client, true));
         await client.query('COMMIT');
         return out;
       } catch (err) {

@@ -11,7 +11,7 @@
  * - media: `status` only moves forward (announced → failed → available | missing);
  * - disposition: the latest `at` wins.
  */
-import type { Db, Sql } from './db.ts';
+import { PREPARED, type Db, type Sql } from './db.ts';
 import {
   CallSearch,
   HistoryFact,
@@ -328,6 +328,7 @@ export class HistoryStore {
         (f) => f.endReason,
         (f) => f.version,
       ]),
+      PREPARED,
     );
   }
 
@@ -335,6 +336,7 @@ export class HistoryStore {
     await sql.query(
       INSERT_TIMELINE,
       cols(rows, [(f) => f.wacid, (f) => f.key, (f) => f.at, (f) => f.event, (f) => (f.detail === undefined ? null : JSON.stringify(f.detail))]),
+      PREPARED,
     );
   }
 
@@ -353,11 +355,12 @@ export class HistoryStore {
         (f) => f.text,
         (f) => f.at,
       ]),
+      PREPARED,
     );
   }
 
   private async writeDispositions(sql: Sql, rows: DispositionFactP[]): Promise<void> {
-    await sql.query(UPSERT_DISPOSITIONS, cols(rows, [(f) => f.wacid, (f) => f.disposition, (f) => f.notes, (f) => f.at]));
+    await sql.query(UPSERT_DISPOSITIONS, cols(rows, [(f) => f.wacid, (f) => f.disposition, (f) => f.notes, (f) => f.at]), PREPARED);
   }
 
   // ---- reading ----------------------------------------------------------------------
