@@ -40,6 +40,7 @@ import type { Calls } from './service/resources/calls.ts';
 import type { ContactsResource } from './service/resources/contacts.ts';
 import type { Wrapup } from './calls/engine.ts';
 import type { Store, StreamEntry } from './store/store.ts';
+import { RedisStore } from './store/redis.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
@@ -146,7 +147,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const service: ServiceParts | undefined =
     o.service ??
     (config.serviceBaseUrl ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) })) : undefined);
-  const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics })));
+  const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics, ...(store instanceof RedisStore ? { send: store.redis } : {}) })));
   // Daily: rows past retention and their files together; media lost before download reported.
   const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
   const calling = service ? await createCalling(o, service, metrics, history) : undefined;

@@ -16,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { openPglite, openPostgres, safeError, type Db } from './db.ts';
 import { migrate } from './migrations.ts';
-import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue } from './queue.ts';
+import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue, type RedisHistoryQueueOptions } from './queue.ts';
 import type { HistoryFact } from './schema.ts';
 import { HistoryStore, type RetentionResult } from './store.ts';
 import { HistoryWriter } from './writer.ts';
@@ -134,6 +134,8 @@ export interface OpenHistoryOptions {
   queue?: HistoryQueue;
   /** First wait before opening the database again when it could not be opened (default 1 s). */
   retryMs?: number;
+  /** The store's Redis connection: facts go out with the call's own commands (`RedisHistoryQueueOptions.send`). */
+  send?: RedisHistoryQueueOptions['send'];
 }
 
 /** Open the database (migrated), the queue and the writer, and start writing. */
@@ -150,7 +152,9 @@ export async function openHistory(config: HistoryConfig, o: OpenHistoryOptions =
           url: config.redisUrl,
           // Sentinel mode as the store's: the URL's host is not a server then.
           ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName ?? 'mymaster' } : {}),
-          ...(o.prefix ? { prefix: o.prefix } : {}), onError: (err) => o.log?.error({ err: { message: err.message } }, 'history queue error') })
+          ...(o.prefix ? { prefix: o.prefix } : {}),
+          ...(o.send ? { send: o.send } : {}),
+          onError: (err) => o.log?.error({ err: { message: err.message } }, 'history queue error') })
       : new MemoryHistoryQueue());
   const writer = new HistoryWriter({ queue, store, ...(o.log ? { log: o.log } : {}), ...(o.metrics ? { metrics: o.metrics } : {}) });
   writer.start();

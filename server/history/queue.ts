@@ -127,6 +127,12 @@ export interface RedisHistoryQueueOptions {
   /** Connection errors (one per state change) and dropped facts. Never contain secrets. */
   onError?: (err: Error) => void;
   redis?: RedisOptions;
+  /**
+   * The connection facts are sent on (the store's, auto-pipelined): a transition's facts then
+   * go to Redis in the same write as the transition's own commands, instead of a write and a
+   * reply of their own on every transition. The queue never closes it. Default: its own.
+   */
+  send?: Redis;
 }
 
 const GROUP = 'history';
@@ -136,6 +142,9 @@ export class RedisHistoryQueue implements HistoryQueue {
   readonly consumer: string;
   private readonly cmd: Redis;
   private readonly blocking: Redis;
+  private readonly send: Redis;
+  /** Facts sent and not yet answered (in the stream or coming back to the outbox). */
+  private inFlight = 0;
   private readonly claimIdleMs: number;
   private readonly outboxMax: number;
   private outbox: Array<{ body: string; at: number }> = [];
@@ -165,6 +174,7 @@ export class RedisHistoryQueue implements HistoryQueue {
     const connect = (o: RedisOptions) => (opts.sentinels ? new Redis({ ...sentinelOptions(opts), ...o }) : new Redis(opts.url, o));
     this.cmd = connect(base);
     this.blocking = connect({ ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
+    this.send = opts.send ?? this.cmd;
     for (const r of [this.cmd, this.blocking]) {
       r.on('error', (err: Error & { code?: string }) => {
         const code = err.code ?? err.message;
@@ -178,7 +188,30 @@ export class RedisHistoryQueue implements HistoryQueue {
 
   enqueue(fact: HistoryFact): void {
     if (this.closed) return;
-    this.outbox.push({ body: JSON.stringify(fact), at: Date.now() });
+    const e = { body: JSON.stringify(fact), at: Date.now() };
+    // Straight out (auto-pipelined with whatever else this turn sends) unless facts wait already.
+    if (this.outbox.length === 0 && !this.flushing && !this.retryTimer && this.send.status === 'ready') return this.sendNow(e);
+    this.keep(e);
+  }
+
+  /**
+   * One fact on the send connection. Refused or unanswered, it goes to the outbox and is sent
+   * again: possibly twice then (its first XADD may have landed), which a fact survives (the
+   * store keeps one row), and possibly after later facts of its call (merge rules, not order).
+   */
+  private sendNow(e: { body: string; at: number }): void {
+    this.inFlight++;
+    this.send.xadd(this.stream, '*', 'f', e.body, 'a', String(e.at)).then(
+      () => void this.inFlight--,
+      () => {
+        this.inFlight--;
+        this.keep(e);
+      },
+    );
+  }
+
+  private keep(e: { body: string; at: number }): void {
+    this.outbox.push(e);
     if (this.outbox.length > this.outboxMax) {
       const n = this.outbox.length - this.outboxMax;
       this.outbox.splice(0, n);
@@ -195,7 +228,7 @@ export class RedisHistoryQueue implements HistoryQueue {
     try {
       while (this.outbox.length > 0 && !this.closed) {
         const chunk = this.outbox.slice(0, 500);
-        const p = this.cmd.pipeline();
+        const p = this.send.pipeline();
         for (const e of chunk) p.xadd(this.stream, '*', 'f', e.body, 'a', String(e.at));
         const res = await p.exec();
         // Pipelines run in order: the leading successes are in; retry from the first failure.
@@ -219,9 +252,9 @@ export class RedisHistoryQueue implements HistoryQueue {
   }
 
   async flush(): Promise<void> {
-    while (this.outbox.length > 0 && !this.closed) {
+    while ((this.outbox.length > 0 || this.inFlight > 0) && !this.closed) {
       if (this.flushing) await this.flushing;
-      else await sleep(20);
+      else await sleep(this.outbox.length > 0 ? 20 : 2);
     }
   }
 
@@ -264,7 +297,7 @@ export class RedisHistoryQueue implements HistoryQueue {
   async lag(): Promise<QueueLag> {
     // The outbox is read before the stream: a fact moving between the two meanwhile is
     // counted twice (briefly), never missed.
-    const outbox = this.outbox.length;
+    const outbox = this.outbox.length + this.inFlight;
     const outboxOldest = this.outbox[0]?.at ?? Infinity;
     const [len, first] = await Promise.all([this.cmd.xlen(this.stream), this.cmd.xrange(this.stream, '-', '+', 'COUNT', 1)]);
     const oldest = Math.min(first[0] ? Number(first[0][0].split('-')[0]) : Infinity, outboxOldest);

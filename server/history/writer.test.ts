@@ -10,6 +10,7 @@ import { sleep, until } from '../../test/support/wait.ts';
 import { Metrics } from '../ops/metrics.ts';
 import { openPostgres, type Db } from './db.ts';
 import { migrate } from './migrations.ts';
+import { Redis } from 'ioredis';
 import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue } from './queue.ts';
 import type { HistoryFact } from './schema.ts';
 import { HistoryStore } from './store.ts';
@@ -204,8 +205,35 @@ describe('Redis history queue', () => {
     }
   });
 
-  it('facts enqueued while Redis is down wait in the outbox and reach the stream once it is back', async () => {
-    const q = new RedisHistoryQueue({ url: redis.url, prefix: uniquePrefix() });
+  it('facts go out on the connection given as `send` (the store\'s), which the queue leaves open', async () => {
+    const send = new Redis(redis.url, { enableAutoPipelining: true, connectionName: 'the-store' });
+    const look = new Redis(redis.url);
+    const q = new RedisHistoryQueue({ url: redis.url, prefix: uniquePrefix(), send });
+    try {
+      for (const f of factsOf('s', 0)) q.enqueue(f);
+      await q.flush();
+      // Each connection's last command: the facts' XADDs were the store connection's; the queue's own sent none.
+      const clients = String(await look.client('LIST')).split('\n');
+      const last = (name: string) => clients.filter((c) => c.includes(` name=${name} `)).map((c) => /\bcmd=(\S+)/.exec(c)?.[1]);
+      expect(last('the-store')).toEqual(['xadd']);
+      expect(last('switchboard-history')).toHaveLength(1);
+      expect(last('switchboard-history')).not.toContain('xadd');
+      expect((await q.lag()).pending).toBe(5);
+    } finally {
+      await q.close();
+      look.disconnect();
+    }
+    expect(send.status).toBe('ready');
+    await send.quit();
+  });
+
+  it.each([
+    ['its own connection', () => undefined],
+    ['the store\'s connection', () => new Redis(redis.url, { enableAutoPipelining: true, maxRetriesPerRequest: 1, retryStrategy: (n: number) => Math.min(n * 50, 500) })],
+  ])('facts enqueued while Redis is down wait in the outbox and reach the stream once it is back (sent on %s)', async (_on, makeSend) => {
+    const send = makeSend();
+    send?.on('error', () => undefined);
+    const q = new RedisHistoryQueue({ url: redis.url, prefix: uniquePrefix(), ...(send ? { send } : {}) });
     try {
       q.enqueue(factsOf('r', 0)[0]!);
       await q.flush();
@@ -219,6 +247,7 @@ describe('Redis history queue', () => {
       expect(got.map((e) => (JSON.parse(e.body) as { wacid: string }).wacid)).toEqual(Array.from({ length: 21 }, (_, i) => `r-${i}`));
     } finally {
       await q.close();
+      send?.disconnect();
     }
   });
 });
