@@ -11,6 +11,10 @@
  * - outbound to the customer: a call back; answered closes the task, otherwise the retry
  *   schedule puts it back to `open` with a later `dueAt`.
  * Every change is pushed as `callback.updated` to agents and supervisors.
+ *
+ * The engine hands ended calls to `take`: a call the database cannot take (an outage) is
+ * kept in the process and tried again until it is, so a missed customer is not forgotten
+ * because PostgreSQL was restarting when their call ended.
  */
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
@@ -65,6 +69,12 @@ export interface CallbacksOptions {
 
 export interface Callbacks {
   onCallEnded(call: EndedCall): Promise<void>;
+  /**
+   * The engine's hook: `onCallEnded` without waiting and without losing the call. When the
+   * database cannot take it (an outage), the call is kept (its latest observation, at most
+   * `RETRY_KEPT` calls) and tried again, oldest first, every 100 ms doubling to 30 s, until taken.
+   */
+  take(call: EndedCall): void;
   /** Tasks in one state, each with its permission in words. */
   /** Tasks in one state; for an agent who is not a supervisor, only those of the numbers they take calls for. */
   list(state: CallbackState, viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
@@ -93,6 +103,9 @@ const UNREADABLE: CallbackPermission = {
 };
 
 const PACED = { paced: true } as const;
+
+/** Ended calls kept for another try while the database cannot take them; beyond, the oldest are dropped (logged). */
+const RETRY_KEPT = 10_000;
 
 const followupOff = (at: number): CallbackFollowup => ({ at: new Date(at).toISOString(), code: 'OFF', reason: 'missed-call follow-up is off (MISSED_CALL_FOLLOWUP)' });
 
@@ -247,8 +260,58 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     if (t) announce(t);
   }
 
+  // Ended calls the database could not take, by wacid (the latest observation), oldest first.
+  const kept = new Map<string, EndedCall>();
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryMs = 0;
+  const retryLater = () => {
+    if (retryTimer || kept.size === 0) return;
+    retryMs = Math.min(Math.max(retryMs * 2, 100), 30_000);
+    retryTimer = setTimeout(() => void retry(), retryMs);
+    retryTimer.unref();
+  };
+  const keep = (call: EndedCall) => {
+    kept.delete(call.wacid);
+    kept.set(call.wacid, call);
+    if (kept.size > RETRY_KEPT) {
+      const oldest = kept.keys().next().value!;
+      kept.delete(oldest);
+      log.error({ wacid: oldest, kept: RETRY_KEPT }, 'callback queue: ended call dropped, too many waiting for the database');
+    }
+    retryLater();
+  };
+  // One at a time, oldest first; the first failure ends the try: the rest wait for the next,
+  // the failed call behind them (one call that always fails does not hold up the others).
+  const retry = async () => {
+    const calls = [...kept.values()];
+    kept.clear();
+    let taken = 0;
+    for (const [i, call] of calls.entries()) {
+      try {
+        await onCallEnded(call);
+        taken++;
+      } catch {
+        const newer = [...kept.values()];
+        kept.clear();
+        for (const c of [...calls.slice(i + 1), call, ...newer]) kept.set(c.wacid, c);
+        break;
+      }
+    }
+    retryTimer = undefined;
+    if (taken === calls.length) retryMs = 0;
+    if (taken > 0) log.info({ calls: taken, waiting: kept.size }, 'callback queue: ended calls taken after all');
+    retryLater();
+  };
+  const take = (call: EndedCall) => {
+    onCallEnded(call).catch((err: Error) => {
+      if (!kept.has(call.wacid)) log.warn({ err: err.message, wacid: call.wacid }, 'callback queue: ended call not taken yet; kept and tried again');
+      keep(call);
+    });
+  };
+
   return {
     onCallEnded,
+    take,
     async list(state, viewer) {
       const mine = (t: CallbackTask) => {
         if (!viewer || viewer.roles.includes('supervisor')) return true;

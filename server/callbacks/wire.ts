@@ -158,7 +158,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
           if (!after || after.state !== 'ended') return;
           // The same fact history records (recorder.ts), so the task's reason and the call's outcome agree.
           const fact = callFact(after, version);
-          void cb.onCallEnded({ ...fact, customer: fact.customer ?? {} }).catch((err: Error) => o.log.error({ err: err.message, wacid: after.wacid }, 'callback queue: ended call not taken'));
+          cb.take({ ...fact, customer: fact.customer ?? {} });
         },
       };
     },

@@ -282,3 +282,33 @@ describe('callback claims across two nodes on one PostgreSQL database', () => {
     expect((await nodes[0]!.req('agent1', 'GET', '/api/callbacks?state=later')).status).toBe(400);
   });
 });
+
+describe('a missed call while the history database is down', () => {
+  it('is kept and taken once the database is back: one task with its miss, pushed; nothing while it is down', async () => {
+    const pgdb = await createTestDatabase();
+    const db = openPostgres({ url: pgdb.url, connectTimeoutMs: 500 });
+    try {
+      await migrate(db);
+      const { callbacks } = services({ kind: 'off' }, db);
+      const [c1, c2] = ['+15550170041', '+15550170042'];
+      const from = pushed.length;
+      const tasksOf = (c: string) => pushed.slice(from).flatMap((p) => (p.to === 'role:agent' && p.msg.type === 'callback.updated' && p.msg.task.customer === c ? [p.msg.task] : []));
+      await pgdb.cutOff();
+      callbacks.take(missed('wc-down-1', c1));
+      callbacks.take(missed('wc-down-2', c2));
+      callbacks.take(missed('wc-down-1', c1)); // observed again meanwhile: still one miss
+      await new Promise((r) => setTimeout(r, 1000));
+      expect([...tasksOf(c1), ...tasksOf(c2)]).toEqual([]);
+      await pgdb.reopen();
+      await until(async () => tasksOf(c1).length > 0 && tasksOf(c2).length > 0, 20_000);
+      const open = (await callbacks.list('open')).filter((t) => t.customer === c1 || t.customer === c2);
+      expect(open.map((t) => [t.customer, t.misses.map((m) => m.wacid)]).sort()).toEqual([
+        [c1, ['wc-down-1']],
+        [c2, ['wc-down-2']],
+      ]);
+    } finally {
+      await db.close();
+      await pgdb.drop();
+    }
+  });
+});
