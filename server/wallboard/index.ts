@@ -93,14 +93,13 @@ export function createWallboard(o: WallboardOptions) {
   async function current(): Promise<Wallboard> {
     const t = now();
     const [calls, recs] = await Promise.all([today(t), o.store.listLiveCalls()]);
-    const live: LiveCall[] = recs
-      .filter((r) => r.state !== 'ended')
-      .map((r) => ({
-        businessNumber: String((r.direction === 'BUSINESS_INITIATED' ? r.from : r.to) ?? ''),
-        direction: r.direction === 'BUSINESS_INITIATED' ? 'BUSINESS_INITIATED' : 'USER_INITIATED',
-        state: String(r.state),
-        createdAt: typeof r.createdAt === 'number' ? r.createdAt : t,
-      }));
+    // listLiveCalls gives the calls not ended only.
+    const live: LiveCall[] = recs.map((r) => ({
+      businessNumber: String((r.direction === 'BUSINESS_INITIATED' ? r.from : r.to) ?? ''),
+      direction: r.direction === 'BUSINESS_INITIATED' ? 'BUSINESS_INITIATED' : 'USER_INITIATED',
+      state: String(r.state),
+      createdAt: typeof r.createdAt === 'number' ? r.createdAt : t,
+    }));
     return computeWallboard({ today: calls, live, agents: o.agents?.(recs, t) ?? [], now: t, slaSeconds: o.slaSeconds });
   }
 
