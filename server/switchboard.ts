@@ -306,7 +306,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       onCommittedMonitor(before, after); // issue 17
       permissions.onCommitted(before, after); // issue 16: connected / unanswered business calls for the permission budget
       if (history) {
-        factsOfTransition(before, after, event, now(), { version }).forEach((f) => history.enqueue(f));
+        history.enqueue(...factsOfTransition(before, after, event, now(), { version })); // one queue entry
         queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
       }
     },
@@ -345,7 +345,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         dir: config.archiveDir,
         calls: service.media,
         log: log.child({ part: 'archive' }), announce: { hub, store },
-        ...(history ? { onArchived: (r) => factsOfMedia(r, now()).forEach((f) => history.enqueue(f)) } : {}),
+        ...(history ? { onArchived: (r) => history.enqueue(...factsOfMedia(r, now())) } : {}),
       })
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });

@@ -104,6 +104,9 @@ const UNREADABLE: CallbackPermission = {
 
 const PACED = { paced: true } as const;
 
+/** Tasks pushed per event-loop turn when the changes of a window go out. */
+const PUSH_SLICE = 5;
+
 /** Ended calls kept for another try while the database cannot take them; beyond, the oldest are dropped (logged). */
 const RETRY_KEPT = 10_000;
 
@@ -126,7 +129,9 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     const changed = [...pending.values()];
     pending.clear();
     // Each with its permission as it is now (read once per task per push, whatever changed it).
-    for (const task of await Promise.all(changed.map(withPermission))) {
+    for (const [i, task] of (await Promise.all(changed.map(withPermission))).entries()) {
+      // A few tasks per event-loop turn: each goes to every agent's outbox, and a webhook or an offer arriving meanwhile waits behind none of it.
+      if (i > 0 && i % PUSH_SLICE === 0) await new Promise((r) => setImmediate(r));
       const msg = { type: 'callback.updated' as const, task };
       const agents = o.push.toUsers && o.agentsFor?.(task.businessNumber);
       if (agents) o.push.toUsers!(agents, msg, PACED);

@@ -116,8 +116,8 @@ export interface History {
   store: HistoryStore;
   queue: HistoryQueue;
   writer: HistoryWriter;
-  /** Hand a fact to the durable queue. Never waits, never throws. */
-  enqueue(fact: HistoryFact): void;
+  /** Hand facts to the durable queue (one entry: give a transition's facts together). Never waits, never throws. */
+  enqueue(...facts: HistoryFact[]): void;
   health(): ReturnType<HistoryWriter['health']>;
   /** Retention with the configured days: rows go, and the returned files are the archive's to delete. */
   purge(now?: Date): Promise<RetentionResult>;
@@ -162,7 +162,7 @@ export async function openHistory(config: HistoryConfig, o: OpenHistoryOptions =
     store,
     queue,
     writer,
-    enqueue: (fact) => queue.enqueue(fact),
+    enqueue: (...facts) => queue.enqueue(...facts),
     // Not open yet: nothing is written, even while the queue is empty.
     health: async () => (db.open ? writer.health() : { ok: false, reason: 'history database not open yet (retrying)', lag: await queue.lag().catch(() => undefined) }),
     purge: (now) => store.purge({ ...(now ? { now } : {}), historyDays: config.historyRetentionDays, archiveDays: config.archiveRetentionDays }),

@@ -1,12 +1,13 @@
 /**
  * The durable queue between the call path and the history database.
  *
- * `enqueue(fact)` never waits and never throws: call handling hands a fact over and moves
- * on. The writer (`writer.ts`) reads batches, writes them in one transaction and acks
+ * `enqueue(...facts)` never waits and never throws: call handling hands facts over and
+ * moves on. The writer (`writer.ts`) reads batches, writes them in one transaction and acks
  * after the commit, so a fact leaves the queue only once it is in the database.
  *
  * - `RedisHistoryQueue` (with `REDIS_URL`): a Redis stream of its own (`<prefix>history`)
  *   read through a consumer group, so any node's writer may write any node's facts, and
+ *   the facts of one `enqueue` (a transition's) share one entry (a field `f` each), and
  *   the facts of a writer that died are claimed by another after `claimIdleMs`. Acked
  *   entries are deleted, so the stream's length is the backlog. While Redis itself is
  *   unreachable, facts wait in a bounded in-process outbox and go out on reconnect.
@@ -20,22 +21,22 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { HistoryFact } from './schema.ts';
 
 export interface QueuedFact {
-  /** Queue entry id (ack with it). */
+  /** Queue entry id (ack with it; the facts of one entry share it). */
   id: string;
   /** The fact as enqueued: JSON text (validated by the writer). */
   body: string;
 }
 
 export interface QueueLag {
-  /** Facts not yet written (in the queue, read or not, plus any outbox). */
+  /** Facts not yet written: queue entries (on Redis an entry holds one `enqueue` call's facts), read or not, plus any outbox. */
   pending: number;
   /** Age of the oldest of them in ms (0 when none). */
   oldestAgeMs: number;
 }
 
 export interface HistoryQueue {
-  /** Append one fact. Never waits, never throws. */
-  enqueue(fact: HistoryFact): void;
+  /** Append facts (a transition's: one entry on Redis). Never waits, never throws. */
+  enqueue(...facts: HistoryFact[]): void;
   /** Up to `count` facts to write, waiting up to `blockMs` when there are none. */
   read(count: number, blockMs: number): Promise<QueuedFact[]>;
   /** The facts are in the database: remove them from the queue. */
@@ -59,9 +60,9 @@ export class MemoryHistoryQueue implements HistoryQueue {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  enqueue(fact: HistoryFact): void {
+  enqueue(...facts: HistoryFact[]): void {
     if (this.closed) return;
-    this.entries.set(String(++this.seq), { body: JSON.stringify(fact), at: this.now(), delivered: false });
+    for (const fact of facts) this.entries.set(String(++this.seq), { body: JSON.stringify(fact), at: this.now(), delivered: false });
     this.wake?.();
   }
 
@@ -186,26 +187,28 @@ export class RedisHistoryQueue implements HistoryQueue {
     }
   }
 
-  enqueue(fact: HistoryFact): void {
-    if (this.closed) return;
-    const e = { body: JSON.stringify(fact), at: Date.now() };
+  enqueue(...facts: HistoryFact[]): void {
+    if (this.closed || facts.length === 0) return;
+    const at = Date.now();
+    const bodies = facts.map((f) => JSON.stringify(f));
     // Straight out (auto-pipelined with whatever else this turn sends) unless facts wait already.
-    if (this.outbox.length === 0 && !this.flushing && !this.retryTimer && this.send.status === 'ready') return this.sendNow(e);
-    this.keep(e);
+    if (this.outbox.length === 0 && !this.flushing && !this.retryTimer && this.send.status === 'ready') return this.sendNow(bodies, at);
+    for (const body of bodies) this.keep({ body, at });
   }
 
   /**
-   * One fact on the send connection. Refused or unanswered, it goes to the outbox and is sent
-   * again: possibly twice then (its first XADD may have landed), which a fact survives (the
-   * store keeps one row), and possibly after later facts of its call (merge rules, not order).
+   * The facts as one entry on the send connection (one command, whatever their number).
+   * Refused or unanswered, they go to the outbox and are sent again: possibly twice then (the
+   * first XADD may have landed), which a fact survives (the store keeps one row), and
+   * possibly after later facts of their call (merge rules, not order).
    */
-  private sendNow(e: { body: string; at: number }): void {
-    this.inFlight++;
-    this.send.xadd(this.stream, '*', 'f', e.body, 'a', String(e.at)).then(
-      () => void this.inFlight--,
+  private sendNow(bodies: string[], at: number): void {
+    this.inFlight += bodies.length;
+    this.send.xadd(this.stream, '*', ...bodies.flatMap((b) => ['f', b]), 'a', String(at)).then(
+      () => void (this.inFlight -= bodies.length),
       () => {
-        this.inFlight--;
-        this.keep(e);
+        this.inFlight -= bodies.length;
+        for (const body of bodies) this.keep({ body, at });
       },
     );
   }
@@ -286,8 +289,9 @@ export class RedisHistoryQueue implements HistoryQueue {
     return res ? res.flatMap(([, entries]) => toFacts(entries)) : [];
   }
 
-  async ack(ids: readonly string[]): Promise<void> {
-    if (ids.length === 0) return;
+  async ack(acked: readonly string[]): Promise<void> {
+    if (acked.length === 0) return;
+    const ids = [...new Set(acked)]; // the facts of one entry share its id
     // One writer group: an acked entry is done, so it leaves the stream (its length = the backlog).
     const res = await this.cmd.multi().xack(this.stream, GROUP, ...ids).xdel(this.stream, ...ids).exec();
     const failed = res?.find(([err]) => err);
@@ -316,12 +320,14 @@ export class RedisHistoryQueue implements HistoryQueue {
   }
 }
 
+/** Each entry's facts (a field `f` each), in order; an entry without one gives an empty (invalid) body, so it is reported and acked. */
 function toFacts(entries: Array<[string, string[] | null]>): QueuedFact[] {
   const out: QueuedFact[] = [];
   for (const [id, fields] of entries) {
     if (!fields) continue; // deleted meanwhile
-    const i = fields.indexOf('f');
-    out.push({ id, body: i >= 0 ? (fields[i + 1] ?? '') : '' });
+    const n = out.length;
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'f') out.push({ id, body: fields[i + 1]! });
+    if (out.length === n) out.push({ id, body: '' });
   }
   return out;
 }

@@ -3,9 +3,9 @@
  * happened to history facts (`schema.ts`). No I/O, no clock: the caller passes `at`.
  *
  *   // engine, after a transition was committed (compare-and-set succeeded):
- *   for (const f of factsOfTransition(before, after, event, now, { version: stored.version })) history.enqueue(f);
+ *   history.enqueue(...factsOfTransition(before, after, event, now, { version: stored.version }));
  *   // archive, after a media event was handled:
- *   for (const f of factsOfMedia(result, now)) history.enqueue(f);
+ *   history.enqueue(...factsOfMedia(result, now));
  *
  * Every call fact carries everything known of the call (not a diff), and every timeline
  * fact a key naming the happening, so replays and disorder add nothing (store merge rules).

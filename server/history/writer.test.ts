@@ -147,15 +147,14 @@ describe.each([
     expect(transactions).toBeLessThan(10);
   });
 
-  it('an invalid fact is dropped and counted; the facts behind it are written', async () => {
+  it('an invalid fact is dropped and counted; the facts behind it, enqueued with it (one entry on Redis), are written', async () => {
     const tag = `i${Math.random().toString(36).slice(2, 8)}`;
     const queue = makeQueue();
     const db = openPostgres({ url: pgdb.url });
     const writer = new HistoryWriter({ queue, store: new HistoryStore(db), blockMs: 100 });
     open.push(db, queue, { close: () => writer.stop() });
     writer.start();
-    queue.enqueue({ type: 'call', wacid: `${tag}-bad` } as unknown as HistoryFact);
-    for (const f of factsOf(tag, 1)) queue.enqueue(f);
+    queue.enqueue({ type: 'call', wacid: `${tag}-bad` } as unknown as HistoryFact, ...factsOf(tag, 1));
     await until('history condition', async () => (await writer.lag()).pending === 0, 10_000);
     expect(writer.status().invalid).toBe(1);
     expect(await counts(tag)).toEqual({ calls: 1, answered: 1, timeline: 2, media: 1 });
@@ -186,7 +185,7 @@ describe('Redis history queue', () => {
     const tag = `c${Math.random().toString(36).slice(2, 8)}`;
     const prefix = uniquePrefix();
     const a = new RedisHistoryQueue({ url: redis.url, prefix, consumer: 'node-a', claimIdleMs: 300 });
-    for (const f of factsOf(tag, 1)) a.enqueue(f);
+    a.enqueue(...factsOf(tag, 1)); // one entry
     await a.flush();
     expect(await a.read(100, 0)).toHaveLength(5); // node-a takes them and dies before writing
     await a.close();
@@ -202,6 +201,32 @@ describe('Redis history queue', () => {
       await writer.stop();
       await b.close();
       await db.close();
+    }
+  });
+
+  it('the facts of one enqueue (a transition\'s) are one stream entry: one command, all written, then the entry leaves the stream', async () => {
+    const tag = `p${Math.random().toString(36).slice(2, 8)}`;
+    const look = new Redis(redis.url);
+    const q = new RedisHistoryQueue({ url: redis.url, prefix: uniquePrefix() });
+    const db = openPostgres({ url: pgdb.url });
+    const writer = new HistoryWriter({ queue: q, store: new HistoryStore(db), blockMs: 100 });
+    const xadds = async () => Number(/cmdstat_xadd:calls=(\d+)/.exec(await look.info('commandstats'))?.[1] ?? 0);
+    try {
+      const before = await xadds();
+      q.enqueue(...factsOf(tag, 1));
+      await q.flush();
+      expect((await xadds()) - before).toBe(1);
+      const [entry] = (await look.xrange(q.stream, '-', '+')) as Array<[string, string[]]>;
+      expect(entry![1].filter((_, i) => i % 2 === 0)).toEqual(['f', 'f', 'f', 'f', 'f', 'a']);
+      writer.start();
+      await until('the entry written and deleted', async () => (await look.xlen(q.stream)) === 0, 10_000);
+      expect(await counts(tag)).toEqual({ calls: 1, answered: 1, timeline: 2, media: 1 });
+      expect(writer.status().written).toBe(5);
+    } finally {
+      await writer.stop();
+      await q.close();
+      await db.close();
+      look.disconnect();
     }
   });
 
