@@ -121,9 +121,9 @@ describe('history database outage', () => {
     // Every fact the server hands to history, kept for the replay.
     const facts: HistoryFact[] = [];
     const enqueue = h.enqueue;
-    h.enqueue = (f) => {
-      facts.push(f);
-      enqueue(f);
+    h.enqueue = (...fs) => {
+      facts.push(...fs);
+      enqueue(...fs);
     };
     await s.pg.cutOff();
     const cutAt = Date.now();
