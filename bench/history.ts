@@ -10,7 +10,7 @@
  *   media server in another process (goal ≤ 16 MB: streamed to disk, never held);
  * - webhook → `call.offered` p99 at 100 calls/s (bench/fleet.ts, one node, 100 agents) with
  *   history on (PostgreSQL) and off (goal: on is not worse by more than 1 ms), the median of
- *   `--fleet-pairs 3` pairs of runs of `--fleet-seconds 20`; `--fleet-seconds 0` skips it.
+ *   `--fleet-pairs 5` pairs of runs of `--fleet-seconds 20`; `--fleet-seconds 0` skips it.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -43,9 +43,10 @@ const FLEET_SECONDS = arg('fleet-seconds', 20);
 /**
  * Off/on pairs of the offer-latency run. One run's p99 varies by about a millisecond from
  * the next identical one on a shared 2-core machine, as much as the goal: the figure is the
- * median of the pairs' differences (each pair run back to back, off first).
+ * median of the pairs' differences (each pair run back to back, off first in odd pairs and
+ * on first in even ones, so a drift of the machine does not always favour the same side).
  */
-const FLEET_PAIRS = Math.max(1, Math.round(arg('fleet-pairs', 3)));
+const FLEET_PAIRS = Math.max(1, Math.round(arg('fleet-pairs', 5)));
 const DOWNLOAD_MB = arg('download-mb', 50);
 
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)]!;
@@ -230,11 +231,18 @@ async function main() {
   }
 
   if (FLEET_SECONDS > 0) {
-    // Pairs of runs, off then on: one node, 100 agents, 100 calls/s (the Service's webhooks), the offer latency.
+    // Pairs of runs, off and on back to back: one node, 100 agents, 100 calls/s (the Service's webhooks), the offer latency.
     const pairs: Array<{ off: number; on: number }> = [];
     for (let i = 0; i < FLEET_PAIRS; i++) {
-      const off = await fleet('off');
-      const on = await fleet('postgres');
+      // Off first in odd pairs, on first in even ones.
+      let off: Map<string, number>, on: Map<string, number>;
+      if (i % 2 === 0) {
+        off = await fleet('off');
+        on = await fleet('postgres');
+      } else {
+        on = await fleet('postgres');
+        off = await fleet('off');
+      }
       // bench/fleet.ts names its figures with what differs from its defaults (history on PostgreSQL, 50 lines).
       const pair = { off: off.get('offer latency p99 (history off, 1 queue)') ?? NaN, on: on.get('offer latency p99 (1 queue)') ?? NaN };
       pairs.push(pair);
