@@ -212,6 +212,7 @@ describe('Redis history queue', () => {
     const writer = new HistoryWriter({ queue: q, store: new HistoryStore(db), blockMs: 100 });
     const xadds = async () => Number(/cmdstat_xadd:calls=(\d+)/.exec(await look.info('commandstats'))?.[1] ?? 0);
     try {
+      await q.lag(); // connected: facts go straight out (before that they wait in the outbox, an XADD each)
       const before = await xadds();
       q.enqueue(...factsOf(tag, 1));
       await q.flush();
