@@ -37,7 +37,7 @@ export interface QueueLag {
 export interface HistoryQueue {
   /** Append facts (a transition's: one entry on Redis). Never waits, never throws. */
   enqueue(...facts: HistoryFact[]): void;
-  /** Up to `count` facts to write, waiting up to `blockMs` when there are none. */
+  /** The facts of up to `count` entries (memory: a fact each), waiting up to `blockMs` when there are none. */
   read(count: number, blockMs: number): Promise<QueuedFact[]>;
   /** The facts are in the database: remove them from the queue. */
   ack(ids: readonly string[]): Promise<void>;

@@ -15,7 +15,7 @@ import type { HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
 import { HistoryFact, type ParsedFact } from './schema.ts';
 import type { HistoryStore } from './store.ts';
 
-/** Facts validated per event-loop turn (a turn of 10 is well under a millisecond: offers arriving meanwhile hardly wait). */
+/** Facts validated per event-loop turn (few: an offer arriving meanwhile waits behind little). */
 const PARSE_SLICE = 10;
 
 export interface HistoryWriterOptions {
@@ -23,7 +23,7 @@ export interface HistoryWriterOptions {
   store: Pick<HistoryStore, 'apply'>;
   log?: Pick<Logger, 'info' | 'warn' | 'error'>;
   metrics?: Metrics;
-  /** Facts per transaction (default 200). */
+  /** Queue entries per transaction (default 200; on Redis an entry is a transition's facts, ~2). */
   batchSize?: number;
   /** How long one read waits for facts (default 1000 ms). */
   blockMs?: number;
@@ -139,7 +139,7 @@ export class HistoryWriter {
           const entries = await this.o.queue.read(this.batchSize, this.blockMs);
           if (entries.length === 0) continue;
           lastRead = Date.now();
-          full = entries.length >= this.batchSize;
+          full = new Set(entries.map((e) => e.id)).size >= this.batchSize; // the facts of one entry share its id
           held = { entries, facts: await this.parse(entries) };
         }
         await this.o.store.apply(held.facts);
