@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallbackStore } from './callbacks.ts';
+import type { CallbackTask } from '../../shared/records.ts';
+import { CallbackStore, MISSES_KEPT } from './callbacks.ts';
 import type { Db } from './db.ts';
 import { MessagingStore } from './messages.ts';
 import { migrate } from './migrations.ts';
@@ -154,6 +155,19 @@ describe.each([
         const later = await n2.noteMissedCall({ ...m, wacid: `w2-${c}` }, { at: at(5), code: 'OTHER' });
         expect(later).toMatchObject({ created: false, added: true, task: { id: t.id, followup: off } });
       }
+    });
+
+    it('a customer who calls again and again: the task keeps its latest misses and counts them all (its size and its pushes stay bounded)', async () => {
+      const c = customer();
+      const store = new CallbackStore(a);
+      let last: CallbackTask | undefined;
+      for (let i = 0; i < MISSES_KEPT + 15; i++) last = (await store.noteMissedCall({ wacid: `wm${i}-${c}`, customer: c, businessNumber: BIZ, reason: 'missed', at: at(i) })).task;
+      expect(last!.missCount).toBe(MISSES_KEPT + 15);
+      expect(last!.misses.map((m) => m.wacid)).toEqual(Array.from({ length: MISSES_KEPT }, (_, i) => `wm${i + 15}-${c}`));
+      // A repeated observation of an old call still adds nothing.
+      const again = await store.noteMissedCall({ wacid: `wm0-${c}`, customer: c, businessNumber: BIZ, reason: 'missed', at: at(0) });
+      expect(again).toMatchObject({ added: false, task: { missCount: MISSES_KEPT + 15 } });
+      expect((await store.get(last!.id))!.misses).toHaveLength(MISSES_KEPT);
     });
 
     it('two claims at once from two nodes: exactly one wins, the other sees who holds it', async () => {

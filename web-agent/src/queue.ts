@@ -99,6 +99,9 @@ export function followupsToFetch(s: QueueState): string[] {
 
 const FINAL_STATUS = new Set(['read', 'failed']);
 
+/** The task's unanswered calls in all (it keeps only its latest misses). */
+const missed = (t: CallbackTask): number => t.missCount ?? t.misses.length;
+
 const REASON: Record<string, string> = {
   missed: 'Missed: rang an agent, nobody answered',
   abandoned: 'Abandoned: the customer hung up while waiting',
@@ -211,7 +214,7 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
         businessNumber: t.businessNumber,
         businessText: formatCaller(t.businessNumber),
         reason: t.reason,
-        reasonText: `${REASON[t.reason] ?? t.reason}${t.misses.length > 1 ? ` (${t.misses.length} calls)` : ''}`,
+        reasonText: `${REASON[t.reason] ?? t.reason}${missed(t) > 1 ? ` (${missed(t)} calls)` : ''}`,
         waitingText: `${describeMoment(created, now, timeZone)} (${ago(now - created)})`,
         attempts: t.attempts.length,
         attemptsText: t.attempts.length === 0 ? 'No call back yet' : `${t.attempts.length} call back${t.attempts.length > 1 ? 's' : ''}, last: ${t.attempts.at(-1)!.outcome}`,
