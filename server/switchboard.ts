@@ -24,7 +24,7 @@ import { secretsOf, type Config } from './config/config.ts';
 import { createGateway, createWsServer, type Gateway } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
 import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
-import { openHistory, type History } from './history/index.ts';
+import { openHistory, type History, type HistoryFact } from './history/index.ts';
 import { createHistoryRoutes } from './history/routes.ts';
 import { CallbackStore } from './history/callbacks.ts';
 import { MessagingStore } from './history/messages.ts';
@@ -279,6 +279,12 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
   });
+  // The facts of the transitions committed in one event-loop turn: one queue entry (one XADD).
+  const factsLater: HistoryFact[] = [];
+  const recordLater = (facts: HistoryFact[]) => {
+    if (factsLater.length === 0) queueMicrotask(() => history?.enqueue(...factsLater.splice(0)));
+    factsLater.push(...facts);
+  };
   // The wallboard is built after the engine (it reads the agent board); changes before that are none.
   let wallboard: ReturnType<typeof createWallboard> | undefined;
   const onCommittedMonitor = (before: { state: string } | null, after: { state: string; wacid: string }) => {
@@ -302,11 +308,13 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
+    // The engine runs this behind the transition's effects, transitions of one turn together:
+    // their facts go as one queue entry.
     onCommitted: (before, after, event, version) => {
       onCommittedMonitor(before, after); // issue 17
       permissions.onCommitted(before, after); // issue 16: connected / unanswered business calls for the permission budget
       if (history) {
-        history.enqueue(...factsOfTransition(before, after, event, now(), { version })); // one queue entry
+        recordLater(factsOfTransition(before, after, event, now(), { version }));
         queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
       }
     },

@@ -168,7 +168,10 @@ export class CallEngine {
    * processing.
    */
   async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
-    await this.applier.apply(toCallEvent(event, receivedAt));
+    const e = toCallEvent(event, receivedAt);
+    // A connect is almost always new: created without reading first (one store round trip
+    // less before the offer); one already known fails the create and is read and applied.
+    await this.applier.apply(e, e.type === 'connect' ? null : undefined);
   }
 
   welcome(user: User): Promise<ServerMsg> {
