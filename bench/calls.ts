@@ -27,7 +27,7 @@
  * over the run (its `/metrics`).
  *
  *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20] [--hung 50] [--flood 1000] [--history embedded,postgres]
- *   npx tsx bench/calls.ts --only memory|redis|hung|answer
+ *   npx tsx bench/calls.ts --only memory|redis|hung|answer|split   # split: in-process, where an offer's time goes (ingest vs engine) per store and history
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -286,9 +286,16 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
  * The call engine's own share, in-process: from the webhook handler being called (event
  * accepted and read from the stream) to the `call.offered` frame handed to the socket.
  */
-async function engineShare(): Promise<{ p50: number; p99: number; n: number; ingest50: number; ingest99: number }> {
+async function engineShare(redisUrl?: string, history?: HistoryKind): Promise<{ p50: number; p99: number; n: number; ingest50: number; ingest99: number }> {
   const names = Array.from({ length: AGENTS }, (_, i) => `eng${String(i).padStart(2, '0')}`);
-  const b = await startBridge({ agents: names, supervisors: [], env: { WRAP_UP_MS: '0', ACCEPT_WINDOW_MS: '60000' } });
+  const pg = history === 'postgres' ? await createTestDatabase('sb_bench') : undefined;
+  const b = await startBridge({
+    agents: names,
+    supervisors: [],
+    ...(redisUrl ? { redisUrl } : {}),
+    ...(history ? { history: true } : {}),
+    env: { WRAP_UP_MS: '0', ACCEPT_WINDOW_MS: '60000', ...(pg ? { DATABASE_URL: pg.url } : {}) },
+  });
   const sockets: WebSocket[] = [];
   const started = new Map<string, number>();
   const posted = new Map<string, number>();
@@ -324,6 +331,7 @@ async function engineShare(): Promise<{ p50: number; p99: number; n: number; ing
   } finally {
     for (const s of sockets) s.close();
     await b.close();
+    await pg?.drop();
   }
 }
 
@@ -374,7 +382,7 @@ async function main(): Promise<void> {
   console.log(`webhook → call.offered: ${RATE} calls/s for ${SECONDS} s, ${AGENTS} agents, history ${HISTORIES.join(' and ')} (goals p50 ≤ 3 ms, p99 ≤ 15 ms, 0 lost; with ${HUNG} hung downloads or ${FLOOD} message events/s p99 ≤ 20 ms)`);
   const line = (what: string, r: Awaited<ReturnType<typeof offeredLatency>>) =>
     console.log(`  ${what}: p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}  (bridge CPU ${r.cpuPerCall.toFixed(2)} ms a call, ${r.loop}${r.flooded ? `; ${r.flooded}` : ''})`);
-  const stores: Array<'memory' | 'redis'> = args.only === 'memory' ? ['memory'] : args.only === 'redis' || args.only === 'hung' ? ['redis'] : args.only === 'answer' ? [] : ['memory', 'redis'];
+  const stores: Array<'memory' | 'redis'> = args.only === 'memory' ? ['memory'] : args.only === 'redis' || args.only === 'hung' ? ['redis'] : args.only === 'answer' || args.only === 'split' ? [] : ['memory', 'redis'];
   const redis = stores.includes('redis') ? (redisServerAvailable() ? await startRedis() : undefined) : undefined;
   if (stores.includes('redis') && !redis) console.log('  redis store: skipped (redis-server not installed)');
   try {
@@ -407,9 +415,20 @@ async function main(): Promise<void> {
   } finally {
     await redis?.close();
   }
-  if (args.only === undefined || args.only === 'memory') {
+  if (args.only === undefined || args.only === 'memory' || args.only === 'split') {
     const eng = await engineShare();
     console.log(`  split, in-process (memory, no history): webhook POST → handler called p50 ${f(eng.ingest50)}  p99 ${f(eng.ingest99)}; call engine, handler → offer frame sent p50 ${f(eng.p50)}  p99 ${f(eng.p99)}  n=${eng.n}`);
+  }
+  if (args.only === 'split' && redisServerAvailable()) {
+    const r = await startRedis();
+    try {
+      for (const h of HISTORIES) {
+        const eng = await engineShare(r.url, h);
+        console.log(`  split, in-process (redis, ${h} history): webhook POST → handler called p50 ${f(eng.ingest50)}  p99 ${f(eng.ingest99)}; call engine, handler → offer frame sent p50 ${f(eng.p50)}  p99 ${f(eng.p99)}  n=${eng.n}`);
+      }
+    } finally {
+      await r.close();
+    }
   }
   if (args.only === undefined || args.only === 'answer') {
     console.log(`agent answer → audio flowing (accept 200 + ICE/DTLS connected), ${ANSWERS} calls (goal p50 ≤ 300 ms)`);
