@@ -2,10 +2,10 @@
  * The "Call-back queue" panel (issue 16) of the agent and supervisor pages: effects around
  * the pure state in queue.ts, drawn by `QueueView`. It loads `GET /api/callbacks` (open and
  * claimed tasks) at start and after every `welcome` (a reconnect puts the list right),
- * follows `callback.updated` and `message.updated` frames, reads follow-up messages an agent is not sent frames for
- * (`GET /api/messages/:id`, again every few seconds until read or failed), and claims and
- * closes tasks over the JSON API. Call dials through the page's Call back panel
- * (callback/panel.tsx `callTo`): one dial path, one call session.
+ * follows `callback.updated` and `message.updated` frames, reads follow-up messages an agent
+ * is not sent frames for (`GET /api/messages/:id`, again every few seconds until read or
+ * failed), and claims and closes tasks over the JSON API. Call dials through the page's
+ * Call back panel (callback/panel.tsx `callTo`): one dial path, one call session.
  *
  *   const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) });
  *   queue.start();            // after login
