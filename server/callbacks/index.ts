@@ -75,9 +75,11 @@ export interface Callbacks {
    * `RETRY_KEPT` calls) and tried again, oldest first, every 100 ms doubling to 30 s, until taken.
    */
   take(call: EndedCall): void;
-  /** Tasks in one state, each with its permission in words. */
-  /** Tasks in one state; for an agent who is not a supervisor, only those of the numbers they take calls for. */
-  list(state: CallbackState, viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
+  /**
+   * Tasks in one state or several (read at once), each with its permission in words; for an
+   * agent who is not a supervisor, only those of the numbers they take calls for.
+   */
+  list(state: CallbackState | readonly CallbackState[], viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
   claim(id: string, by: string): Promise<ClaimResult>;
   done(id: string, outcome: string, by: string, supervisor: boolean): Promise<ClaimResult>;
   /** The permission of the task's pair in words (what the budget allows now, and when); `unknown` when it cannot be read. */

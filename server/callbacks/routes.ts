@@ -2,7 +2,8 @@
  * The callback queue over HTTP (design.md, "Wave 2 contracts"), agents and supervisors:
  *
  * - `GET /api/callbacks?state=open|claimed|done|cancelled` (default `open`) → `{items: CallbackTask[]}`,
- *   each with its permission in words;
+ *   each with its permission in words; several states, comma-separated, are read at once
+ *   (`state=open,claimed`: every task not done, what the pages list);
  * - `POST /api/callbacks/:id/claim` → the task; atomic across nodes: of two claims one
  *   wins, the other gets 409 naming who holds it;
  * - `POST /api/callbacks/:id/done` `{outcome}` → the task; by its assignee, anyone when it
@@ -39,10 +40,10 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const keys = Object.keys(c.req.queries());
     const unknown = keys.find((k) => k !== 'state');
     if (unknown) throw new HttpError(400, 'BAD_REQUEST', `${unknown}: unknown query parameter; known: state`);
-    const state = c.req.query('state') ?? 'open';
-    if (!(CALLBACK_STATES as readonly string[]).includes(state)) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}`);
+    const states = (c.req.query('state') ?? 'open').split(',');
+    if (!states.every((s) => (CALLBACK_STATES as readonly string[]).includes(s))) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}, or several of them comma-separated`);
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await o.callbacks.list(state as CallbackState, c.get('user')) });
+    return c.json({ items: await o.callbacks.list(states as CallbackState[], c.get('user')) });
   });
 
   app.post('/api/callbacks/:id/claim', o.auth.sameOriginWrites, guard, async (c) => {

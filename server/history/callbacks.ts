@@ -207,10 +207,16 @@ export class CallbackStore {
     return row ? toTask(row) : null;
   }
 
-  /** Tasks in one state: open and claimed ones by when they are due (oldest first), closed ones newest first. */
-  async list(state: CallbackState, limit = 200): Promise<CallbackTask[]> {
-    const order = state === 'open' || state === 'claimed' ? 'COALESCE(due_at, created_at), id' : 'updated_at DESC, id';
-    const rows = await this.db.query<TaskRow>(`SELECT * FROM history_callbacks WHERE state = $1 ORDER BY ${order} LIMIT $2`, [state, limit]);
+  /**
+   * Tasks in one state or several, read at once (open and claimed together: a task moving
+   * between them is in one read or the other, never in neither): open and claimed ones by
+   * when they are due (oldest first), closed ones newest first.
+   */
+  async list(state: CallbackState | readonly CallbackState[], limit = 200): Promise<CallbackTask[]> {
+    const states = [...new Set(typeof state === 'string' ? [state] : state)];
+    const order = states.every((x) => x === 'open' || x === 'claimed') ? 'COALESCE(due_at, created_at), id' : 'updated_at DESC, id';
+    const among = states.map((_, i) => `$${i + 2}`).join(', ');
+    const rows = await this.db.query<TaskRow>(`SELECT * FROM history_callbacks WHERE state IN (${among}) ORDER BY ${order} LIMIT $1`, [limit, ...states]);
     return rows.map(toTask);
   }
 

@@ -202,6 +202,21 @@ describe.each([
       expect((await s.list('open', 1000)).some((t) => t.id === next.task.id)).toBe(true);
     });
 
+    it('open and claimed tasks in one read (what the pages list): a claimed task is in it, with who holds it', async () => {
+      const [c1, c2] = [customer(), customer()];
+      const s = new CallbackStore(a);
+      const t1 = (await s.noteMissedCall({ wacid: `w-${c1}`, customer: c1, businessNumber: BIZ, reason: 'missed', at: at(0) })).task;
+      const t2 = (await s.noteMissedCall({ wacid: `w-${c2}`, customer: c2, businessNumber: BIZ, reason: 'missed', at: at(1) })).task;
+      expect((await s.claim(t2.id, 'agent1')).ok).toBe(true);
+      const ours = (ts: { id: string }[]) => ts.filter((t) => t.id === t1.id || t.id === t2.id);
+      expect(ours(await s.list(['open', 'claimed'], 1000))).toMatchObject([
+        { id: t1.id, state: 'open' },
+        { id: t2.id, state: 'claimed', assignee: 'agent1' },
+      ]);
+      expect(ours(await s.list('open', 1000)).map((t) => t.id)).toEqual([t1.id]);
+      expect(ours(await s.list(['claimed'], 1000)).map((t) => t.id)).toEqual([t2.id]);
+    });
+
     it('unanswered call backs follow the retry schedule, then close unreachable; an answered one closes called-back', async () => {
       const c = customer();
       const s = new CallbackStore(a);

@@ -101,9 +101,13 @@ export async function getJson(url: string): Promise<unknown> {
   return call('GET', url);
 }
 
-/** `GET /api/callbacks` (open tasks, each with its permission in words). */
+/**
+ * `GET /api/callbacks?state=open,claimed`: every task not done (open and claimed, read at
+ * once), each with its permission in words. Open only would drop a claimed task from the
+ * queue at every load (a reload, a reconnect, the periodic refresh).
+ */
 export async function listCallbacks(): Promise<CallbackTask[]> {
-  return expectShape(z.object({ items: z.array(CallbackTask) }), await call('GET', '/api/callbacks'), 'the callback list').items;
+  return expectShape(z.object({ items: z.array(CallbackTask) }), await call('GET', '/api/callbacks?state=open,claimed'), 'the callback list').items;
 }
 
 /** `POST /api/callbacks/:id/claim`: 409 (ApiError) names who holds it. */
