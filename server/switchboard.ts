@@ -16,6 +16,7 @@ import { createAppWithMetrics, type App, type ReadinessCheck } from './app.ts';
 import { createArchive } from './archive/index.ts';
 import { createArchiveRoutes } from './archive/routes.ts';
 import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv, type LoginLimits, type Users } from './auth/index.ts';
+import { createNumberScope } from './auth/scope.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { Policy } from './calls/lifecycle.ts';
@@ -264,9 +265,11 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // Built on history; without it their routes answer 503 naming why. Parts used below:
   // `m16.recordSent` (permissions), `queue.onCommitted` (engine), `m16.handlers`,
   // `m16.routes`, `m16.start()` / `m16.stop()`.
-  const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now });
-  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent });
   const queues = loadQueues(config.queuesFile);
+  // Issue 35: an agent sees and uses only the numbers they take calls for (QUEUES_FILE).
+  const scope = createNumberScope({ queues, scoped: config.queuesFile !== undefined, numbers: service.phoneNumbers, log: log.child({ part: 'scope' }), now });
+  const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now, scope });
+  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent, scope });
   const queue = m16.callbacks(permissions, queues);
   // ---- end issue 16 ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
@@ -297,12 +300,15 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     ...(config.redisUrl ? { shared: store } : {}),
     permissions,
+    numberScope: scope,
     // Rarely needed (a dialed call the store could not take): looked up when it is.
     ...(numbers ? { phoneIdOf: (n: string) => phoneIdOf(numbers, n) } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
     onCommitted: (before, after, event, version) => {
+      // A call carries its business number's phone id (a dialed one: once its connect event came).
+      if (after && after.phoneId !== (after.direction === 'USER_INITIATED' ? after.to : after.from)) scope.learn(after.direction === 'USER_INITIATED' ? after.to : after.from, after.phoneId);
       onCommittedMonitor(before, after); // issue 17
       permissions.onCommitted(before, after); // issue 16: connected / unanswered business calls for the permission budget
       if (history) {
@@ -359,6 +365,12 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     taskPermission: queue.callbacks?.permissionOf,
     log: log.child({ part: 'customers' }),
     now,
+    scope,
+    liveCustomers: async (agent) => {
+      const f = engine.board.facts(agent);
+      const calls = await Promise.all([f.ringing, f.holding, f.wrapWacid].filter((w): w is string => !!w).map((w) => store.getCall(w)));
+      return calls.flatMap((r) => (r ? [String(r.direction === 'USER_INITIATED' ? r.from : r.to)] : []));
+    },
   });
   // ---- end agent desktop ----
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });

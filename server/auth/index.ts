@@ -21,7 +21,7 @@ import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpBadRequest, HttpForbidden, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
 import type { Store } from '../store/store.ts';
-import { SESSION_COOKIE, Sessions, clearedCookie, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
+import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
@@ -76,6 +76,8 @@ export interface Auth {
   sessionOf(req: Request): Promise<{ user: User; session: Session } | undefined>;
   /** The same-origin check with this server's origin policy (PUBLIC_URL). */
   sameOrigin(req: Request, required: boolean): boolean;
+  /** Whether a Host header names this server (PUBLIC_URL; see `hostAllowed` in session.ts). */
+  hostAllowed(host: string | null): boolean;
   sessions: Sessions;
   users: Users;
 }
@@ -182,5 +184,5 @@ export function createAuth(deps: AuthOptions): Auth {
   // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
   routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
 
-  return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, sessions, users };
+  return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, hostAllowed: (host) => hostAllowed(host, origin), sessions, users };
 }

@@ -11,11 +11,18 @@
  *   media without file locations), `messages`: the latest messages with their status,
  *   `callbacks`: the open (and claimed) callback tasks.
  * The call path never waits for any of this: the page asks when it shows a call.
+ *
+ * Scoped like the numbers an agent takes calls for (QUEUES_FILE, server/auth/scope.ts):
+ * an agent sees the calls, messages and tasks of those numbers only, and a customer with
+ * none of them (and no call ringing or held by the agent now) is 404, as an unknown one:
+ * no contact is read for them (no quota spent, nothing learned by trying numbers). Asking
+ * for another number's permission (`?businessNumber=`) is 403. Supervisors see everything.
  */
 import { Hono } from 'hono';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
-import type { Permission } from '../../shared/protocol.ts';
+import type { Permission, User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
+import { seesEveryNumber, type NumberScope } from '../auth/scope.ts';
 import type { CallbackStore } from '../history/callbacks.ts';
 import type { MessagingStore } from '../history/messages.ts';
 import type { CallRecord } from '../history/schema.ts';
@@ -39,7 +46,14 @@ export interface CustomerRoutesOptions {
   taskPermission?: ((t: Pick<CallbackTask, 'businessNumber' | 'customer'>) => Promise<CallbackTask['permission']>) | undefined;
   log: Pick<Logger, 'warn'>;
   now?: () => number;
+  /** Which business numbers each agent may see (QUEUES_FILE); without it every agent sees all. */
+  scope?: Pick<NumberScope, 'scoped' | 'allows' | 'allowed'> | undefined;
+  /** The customers of the calls an agent rings for, holds or wraps up now (E.164 or BSUID). */
+  liveCustomers?: ((agent: string) => Promise<string[]>) | undefined;
 }
+
+/** A message's business number: the sender of outbound and echo messages, the addressee of inbound ones. */
+const businessOf = (m: MessageRecord): string | undefined => (m.direction === 'inbound' ? m.to : m.from);
 
 export interface CustomerPanel {
   id: string;
@@ -74,6 +88,14 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
   const withPermissions = (ts: CallbackTask[]): Promise<CallbackTask[]> =>
     o.taskPermission ? Promise.all(ts.map(async (t) => ({ ...t, permission: await o.taskPermission!(t) }))) : Promise.resolve(ts);
 
+  /** What an agent may see of the panel: the calls, messages and tasks of their numbers. */
+  async function scopedTo(user: User, p: Pick<CustomerPanel, 'calls' | 'messages' | 'callbacks'>): Promise<Pick<CustomerPanel, 'calls' | 'messages' | 'callbacks'>> {
+    const numbers = [...p.calls.map((k) => k.businessNumber), ...p.messages.map(businessOf), ...p.callbacks.map((t) => t.businessNumber)].filter((n): n is string => typeof n === 'string');
+    const ok = await o.scope!.allowed(user, numbers);
+    const mine = (n: string | undefined) => n !== undefined && ok.has(n);
+    return { calls: p.calls.filter((k) => mine(k.businessNumber)), messages: p.messages.filter((m) => mine(businessOf(m))), callbacks: p.callbacks.filter((t) => mine(t.businessNumber)) };
+  }
+
   const app = new Hono<AuthEnv>();
   app.get('/api/customers/:id', o.auth.requireUser('agent', 'supervisor'), async (c) => {
     const id = c.req.param('id');
@@ -84,12 +106,20 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
     const businessQuery = c.req.query('businessNumber');
     if (businessQuery !== undefined && !E164_RE.test(businessQuery)) throw new HttpError(400, 'BAD_REQUEST', 'businessNumber: must be an E.164 phone number');
 
-    const contact = phone && o.contacts
-      ? contactOf(id).then((v) => ({ ok: true as const, v }), (err: Error) => {
-          o.log.warn({ err: err.message }, 'contact lookup failed');
-          return { ok: false as const };
-        })
-      : Promise.resolve({ ok: true as const, v: undefined });
+    const user = c.get('user');
+    const scoped = o.scope?.scoped === true && !seesEveryNumber(user);
+    if (scoped && businessQuery !== undefined && !(await o.scope!.allows(user, businessQuery))) {
+      throw new HttpError(403, 'FORBIDDEN', 'businessNumber: not one of the numbers you take calls for');
+    }
+    const lookup = () =>
+      phone && o.contacts
+        ? contactOf(id).then((v) => ({ ok: true as const, v }), (err: Error) => {
+            o.log.warn({ err: err.message }, 'contact lookup failed');
+            return { ok: false as const };
+          })
+        : Promise.resolve({ ok: true as const, v: undefined });
+    // An agent's lookup waits for the access check: a customer they may not see costs the Service nothing.
+    let contact = scoped ? undefined : lookup();
     const h = o.history;
     let calls: CallRecord[] = [];
     let messages: MessageRecord[] = [];
@@ -106,9 +136,15 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
         throw new HttpError(503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
       }
     }
+    if (scoped) {
+      ({ calls, messages, callbacks } = await scopedTo(user, { calls, messages, callbacks }));
+      const live = calls.length + messages.length + callbacks.length > 0 || (await o.liveCustomers?.(user.name).catch((): string[] => []))?.includes(id);
+      if (!live) throw new HttpError(404, 'NOT_FOUND', `no customer ${JSON.stringify(id)} among the numbers you take calls for`);
+      contact = lookup();
+    }
     const businessNumber = businessQuery ?? calls.find((k) => k.businessNumber)?.businessNumber;
     const permission: Permission = businessNumber ? await o.permissions.get(businessNumber, id) : { from: '', user: id, state: 'unknown', updatedAt: 0 };
-    const ct = await contact;
+    const ct = await contact!;
     const panel: CustomerPanel = {
       id,
       ...(ct.ok && ct.v ? { contact: ct.v } : {}),

@@ -17,6 +17,7 @@ import { RedisStore } from '../../server/store/redis.ts';
 import type { Store } from '../../server/store/store.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
 import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
+import { guardUpgrades } from '../../server/gateway/index.ts';
 import { openHistory } from '../../server/history/index.ts';
 import { Metrics } from '../../server/ops/metrics.ts';
 import { tempDataDir } from '../support/data-dir.ts';
@@ -141,6 +142,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     const s = serve({ fetch: sb.app.fetch, port, hostname: '127.0.0.1', ...(sb.wss ? { websocket: { server: sb.wss } } : {}) }, () => resolve(s));
     s.once('error', reject);
   });
+  guardUpgrades(server as import('node:http').Server, sb.auth.hostAllowed);
   let closed = false;
   return {
     url,
