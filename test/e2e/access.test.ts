@@ -6,12 +6,13 @@
  * answer to an invalid Host.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallbackTask } from '../../shared/records.ts';
-import { agentClient, fakeConnect, login, postEvent, sleep, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { PASSWORD, agentClient, fakeConnect, login, postEvent, sleep, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 
 const WABA = '200000000000001';
 /** ann takes N1's calls, bob N2's. */
@@ -163,5 +164,57 @@ describe('the WebSocket upgrade with an invalid Host', () => {
     }
     // The right Host still upgrades.
     expect((await upgrade(new URL(b.url).host, cookie)).split('\r\n')[0]).toBe('HTTP/1.1 101 Switching Protocols');
+  });
+});
+
+describe('login limits: a guesser elsewhere does not lock the name out for its owner', () => {
+  let b: Bridge;
+  const limits = { perName: 3, perAddress: 50, windowMs: 60_000, perNameSlow: 4, perNameAllAddresses: 7, slowWindowMs: 60_000 };
+  beforeAll(async () => {
+    b = await startBridge({ agents: ['agent1', 'agent2'], loginLimits: limits });
+  }, 60_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  /** POST /api/login from a given loopback address (127.0.0.0/8 all reach the bridge). */
+  const loginFrom = (from: string, name: string, password: string) =>
+    new Promise<{ status: number; body: string; retryAfter: string | undefined }>((resolve, reject) => {
+      const body = JSON.stringify({ name, password });
+      const req = http.request(
+        `${b.url}/api/login`,
+        { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', origin: b.url, 'content-length': Buffer.byteLength(body) } },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, retryAfter: res.headers['retry-after'] as string | undefined }));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+
+  it('wrong guesses from one address: that address is limited, the right password from another still logs in; many addresses together meet the slow per-name lockout', async () => {
+    const checks = () => b.passwordChecks();
+    const c0 = checks();
+    const guesses = await Promise.all(Array.from({ length: 12 }, (_, i) => loginFrom('127.0.0.2', 'agent1', `wrong-${i}`)));
+    expect(checks() - c0, 'passwords checked from 127.0.0.2').toBeLessThanOrEqual(limits.perName);
+    expect(guesses.filter((g) => g.status === 429).length).toBeGreaterThanOrEqual(12 - limits.perName);
+    // The owner, elsewhere, is not locked out by them.
+    expect((await loginFrom('127.0.0.1', 'agent1', PASSWORD)).status).toBe(200);
+    // 127.0.0.2 itself stays limited for that name (even the right password waits there), not for others.
+    expect((await loginFrom('127.0.0.2', 'agent1', PASSWORD)).status).toBe(429);
+    expect((await loginFrom('127.0.0.2', 'agent2', PASSWORD)).status).toBe(200);
+
+    // Guessers on more addresses: past perNameAllAddresses wrong guesses for the name in all,
+    // every address waits (the slow lockout bounds what many addresses can try).
+    for (const from of ['127.0.0.3', '127.0.0.4']) for (let i = 0; i < 3; i++) await loginFrom(from, 'agent1', `wrong-${from}-${i}`);
+    expect(checks() - c0).toBeLessThanOrEqual(limits.perNameAllAddresses + 2); // + the two right passwords
+    const locked = await loginFrom('127.0.0.1', 'agent1', PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(Number(locked.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(JSON.parse(locked.body).error).toMatchObject({ status: 429, code: 'RATE_LIMITED', message: expect.stringContaining('all addresses') });
+    // Another name is not affected.
+    expect((await loginFrom('127.0.0.1', 'agent2', PASSWORD)).status).toBe(200);
   });
 });
