@@ -119,7 +119,10 @@ export function createAuth(deps: AuthOptions): Auth {
   async function sessionOf(req: Request): Promise<{ user: User; session: Session } | undefined> {
     const session = await sessions.lookup(readCookie(req.headers.get('cookie'), SESSION_COOKIE));
     const user = session ? users.get(session.user) : undefined;
-    return user && session ? { user, session } : undefined;
+    // Opened with another password hash (the password changed since), or before sessions carried one: over.
+    const hash = session ? users.passwordHashOf(session.user) : undefined;
+    if (!user || !session || hash === undefined || session.credential !== sessions.fingerprint(hash)) return undefined;
+    return { user, session };
   }
   const userOf = async (req: Request) => (await sessionOf(req))?.user;
   const isSameOrigin = (req: Request, required: boolean) => sameOrigin(req, required, origin);
@@ -186,7 +189,7 @@ export function createAuth(deps: AuthOptions): Auth {
       throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
-    const cookie = await sessions.create(user.name);
+    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name));
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
     return c.json({ ...user, demo });
