@@ -37,6 +37,7 @@ import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
 import { Hub } from './push/hub.ts';
 import { createServiceClient } from './service/index.ts';
+import type { RateLimiter, RateLimitOptions } from './service/ratelimit.ts';
 import type { Calls } from './service/resources/calls.ts';
 import type { ContactsResource } from './service/resources/contacts.ts';
 import type { Wrapup } from './calls/engine.ts';
@@ -64,6 +65,8 @@ export interface ServiceParts {
   messaging?: MessagingClient;
   /** Contacts (issue 15): the customer panel's contact, and wrap-ups as contact notes (CONTACT_NOTES). */
   contacts?: Pick<ContactsResource, 'get' | 'addNote'>;
+  /** The client's rate limiter: `/metrics` shows the management quota's use and signalling's reserved share. */
+  limiter?: Pick<RateLimiter, 'usage' | 'signallingReserve'>;
 }
 
 export interface SwitchboardOptions {
@@ -108,6 +111,8 @@ export interface SwitchboardOptions {
   now?: () => number;
   /** Wallboard push period (default 5 s; 0: only on call changes). */
   wallboardMs?: number;
+  /** Client-side Service limits for the client built from the config (tests match an emulator's smaller quotas). */
+  serviceLimits?: RateLimitOptions;
 }
 
 /** The calling half: present when there is a Service. */
@@ -147,7 +152,10 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const metrics = o.metrics ?? new Metrics();
   const service: ServiceParts | undefined =
     o.service ??
-    (config.serviceBaseUrl ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) })) : undefined);
+    (config.serviceBaseUrl
+      ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }), ...(o.serviceLimits ? { limits: o.serviceLimits } : {}) }))
+      : undefined);
+  if (service?.limiter) quotaMetrics(metrics, service.limiter);
   const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics, ...(store instanceof RedisStore ? { send: store.redis } : {}) })));
   // Daily: rows past retention and their files together; media lost before download reported.
   const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
@@ -210,7 +218,17 @@ export function withCalling(sb: Switchboard): Switchboard & Calling {
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
-  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client, contacts: client.contacts };
+  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client, contacts: client.contacts, limiter: client.transport.limiter };
+}
+
+/** The Service's management quota on `/metrics` (issue 35): its hourly limit, signalling's reserved share, and the use. */
+function quotaMetrics(metrics: Metrics, limiter: NonNullable<ServiceParts['limiter']>): void {
+  const hour = () => limiter.usage('management');
+  metrics.gauge('switchboard_service_quota_hour_limit', 'Management requests per hour the Service allows (shared by call signalling, contact reads and the rest).', () => hour()?.hourLimit ?? 0);
+  metrics.gauge('switchboard_service_quota_signalling_reserved_ratio', 'Share of the management quota only call signalling may use.', () => limiter.signallingReserve);
+  metrics.gauge('switchboard_service_quota_hour_reserved', 'Management requests per hour reserved for call signalling.', () => (hour() ? hour()!.hourLimit - hour()!.bulkHourLimit : 0));
+  metrics.gauge('switchboard_service_quota_hour_used', 'Management requests sent in the last hour (all).', () => hour()?.hourUsed ?? 0);
+  metrics.gauge('switchboard_service_quota_hour_used_signalling', 'Call signalling requests sent in the last hour.', () => hour()?.hourUsedSignalling ?? 0);
 }
 
 /**
@@ -365,6 +383,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     taskPermission: queue.callbacks?.permissionOf,
     log: log.child({ part: 'customers' }),
     now,
+    store,
     scope,
     liveCustomers: async (agent) => {
       const f = engine.board.facts(agent);

@@ -3,14 +3,20 @@
  * `GET /api/customers/:id` (agent, supervisor), `:id` an E.164 number or a BSUID →
  * `{id, contact?, permission, calls, messages, callbacks}`:
  * - `contact`: the Service's contact for a phone number (`GET /contact/contacts/{phone}`),
- *   cached for CONTACT_CACHE_MS; absent for a new customer (404), a BSUID, or when the Service
- *   does not answer (then `contactUnavailable: true`: the panel still shows the rest);
+ *   cached for CONTACT_CACHE_MS, "no contact" (404) too, one read per number at a time;
+ *   absent for a new customer (404), a BSUID, or when the Service does not answer within
+ *   CONTACT_TIMEOUT_MS (then `contactUnavailable: true`: the panel still shows the rest).
+ *   A contact read counts against the Service's management quota, which call signalling
+ *   shares (it has a reserved share of it: server/service/ratelimit.ts);
  * - `permission`: the calling permission for `?businessNumber=` (default: the number of the
  *   customer's latest call; `unknown` with `from: ""` when there is none);
  * - `calls`: the latest calls with this customer (date, agent, outcome, disposition, notes;
  *   media without file locations), `messages`: the latest messages with their status,
  *   `callbacks`: the open (and claimed) callback tasks.
  * The call path never waits for any of this: the page asks when it shows a call.
+ *
+ * Lookups are limited per user (LOOKUP_LIMIT, counted in the store so every node shares
+ * it): past it 429 `RATE_LIMITED` with Retry-After, before anything is read.
  *
  * Scoped like the numbers an agent takes calls for (QUEUES_FILE, server/auth/scope.ts):
  * an agent sees the calls, messages and tasks of those numbers only, and a customer with
@@ -28,18 +34,26 @@ import type { MessagingStore } from '../history/messages.ts';
 import type { CallRecord } from '../history/schema.ts';
 import type { HistoryStore } from '../history/store.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpError } from '../ops/errors.ts';
+import { HttpError, HttpTooManyRequests } from '../ops/errors.ts';
+import type { Store } from '../store/store.ts';
 import type { PermissionBook } from '../permissions/index.ts';
 import type { Contact } from '../service/schemas.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
 
 /** How long a contact read from the Service is reused (the panel opens for every call). */
 export const CONTACT_CACHE_MS = 30_000;
+/** How long the panel waits for the Service's contact (a rate-limit slot included) before answering without it. */
+export const CONTACT_TIMEOUT_MS = 3_000;
+/** Customer panel lookups per user: at most `max` per `windowMs` (an agent opens one per call). */
+export const LOOKUP_LIMIT = { max: 60, windowMs: 60_000 } as const;
 const CALLS_SHOWN = 20;
 
 export interface CustomerRoutesOptions {
   auth: Pick<Auth, 'requireUser'>;
-  contacts?: { get(idOrPhone: string): Promise<Contact> } | undefined;
+  contacts?: { get(idOrPhone: string, opts?: { deadline?: number | undefined }): Promise<Contact> } | undefined;
+  /** Where the per-user lookup counters live (shared by every node); without it lookups are not limited. */
+  store?: Pick<Store, 'countInWindow'> | undefined;
+  lookupLimit?: { max: number; windowMs: number } | undefined;
   history?: { calls: Pick<HistoryStore, 'searchCalls'>; messages: Pick<MessagingStore, 'messagesOf'>; callbacks: Pick<CallbackStore, 'tasksOf'> } | undefined;
   permissions: Pick<PermissionBook, 'get'>;
   /** A call-back task's permission in words (`Callbacks.permissionOf`; never throws): every listed task carries it. */
@@ -68,20 +82,41 @@ export interface CustomerPanel {
 export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
   const now = o.now ?? Date.now;
   const cache = new Map<string, { at: number; contact: Contact | undefined }>();
+  const reading = new Map<string, Promise<Contact | undefined>>();
+  const lookupLimit = o.lookupLimit ?? LOOKUP_LIMIT;
 
-  /** The contact, or undefined for a new customer; throws when the Service did not answer. */
+  /** The contact, or undefined for a new customer (cached too); throws when the Service did not answer in time. */
   async function contactOf(phone: string): Promise<Contact | undefined> {
     const hit = cache.get(phone);
     if (hit && now() - hit.at < CONTACT_CACHE_MS) return hit.contact;
-    let contact: Contact | undefined;
-    try {
-      contact = await o.contacts!.get(phone);
-    } catch (err) {
-      if ((err as { status?: unknown }).status !== 404) throw err;
-    }
-    if (cache.size > 5_000) cache.clear();
-    cache.set(phone, { at: now(), contact });
-    return contact;
+    const inFlight = reading.get(phone);
+    if (inFlight) return inFlight;
+    const read = (async () => {
+      let contact: Contact | undefined;
+      try {
+        contact = await o.contacts!.get(phone, { deadline: Date.now() + CONTACT_TIMEOUT_MS });
+      } catch (err) {
+        if ((err as { status?: unknown }).status !== 404) throw err;
+      }
+      // Oldest first out (a Map keeps insertion order): a flood of new numbers cannot empty the cache.
+      if (cache.size >= 5_000) cache.delete(cache.keys().next().value!);
+      cache.delete(phone);
+      cache.set(phone, { at: now(), contact });
+      return contact;
+    })().finally(() => reading.delete(phone));
+    reading.set(phone, read);
+    return read;
+  }
+
+  /** One lookup of `user`'s allowance; 429 past it (given back: a refused lookup does not count). */
+  async function takeLookup(user: string): Promise<void> {
+    if (!o.store) return;
+    const key = `lookup:customer:${user}`;
+    const r = await o.store.countInWindow(key, 1, lookupLimit.windowMs);
+    if (r.count <= lookupLimit.max) return;
+    await o.store.countInWindow(key, -1, lookupLimit.windowMs);
+    o.log.warn({ user, limit: lookupLimit.max }, 'customer lookups limited');
+    throw new HttpTooManyRequests(`customer lookups are limited to ${lookupLimit.max} per ${lookupLimit.windowMs / 1000} s per user; try again after Retry-After seconds`, r.resetInMs, 'RATE_LIMITED');
   }
 
   /** Tasks as `/api/callbacks` gives them: each with its permission, as design.md's `CallbackTask` has it. */
@@ -107,6 +142,7 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
     if (businessQuery !== undefined && !E164_RE.test(businessQuery)) throw new HttpError(400, 'BAD_REQUEST', 'businessNumber: must be an E.164 phone number');
 
     const user = c.get('user');
+    await takeLookup(user.name);
     const scoped = o.scope?.scoped === true && !seesEveryNumber(user);
     if (scoped && businessQuery !== undefined && !(await o.scope!.allows(user, businessQuery))) {
       throw new HttpError(403, 'FORBIDDEN', 'businessNumber: not one of the numbers you take calls for');

@@ -18,6 +18,7 @@ import type { Store } from '../../server/store/store.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
 import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
 import { guardUpgrades } from '../../server/gateway/index.ts';
+import type { RateLimitOptions } from '../../server/service/ratelimit.ts';
 import { openHistory } from '../../server/history/index.ts';
 import { Metrics } from '../../server/ops/metrics.ts';
 import { tempDataDir } from '../support/data-dir.ts';
@@ -67,6 +68,8 @@ export interface BridgeOptions {
   /** Login session lifetime (default 12 h). */
   sessionTtlMs?: number;
   loginLimits?: Partial<LoginLimits>;
+  /** Client-side Service limits (match `emulator.rateLimits` when a test shrinks the quota). */
+  serviceLimits?: RateLimitOptions;
 }
 
 export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
@@ -135,6 +138,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
+    ...(o.serviceLimits ? { serviceLimits: o.serviceLimits } : {}),
     history: o.history ? await openHistory(config, { log, prefix, metrics }) : null,
   }));
   await sb.start();
