@@ -72,6 +72,8 @@ export interface BridgeOptions {
   serviceLimits?: RateLimitOptions;
 }
 
+let passwordHash: Promise<string> | undefined;
+
 export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -106,7 +108,9 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
         ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
       })
     : new MemoryStore();
-  const hash = await hashPassword(PASSWORD);
+  // One hash for every bridge, as every node of a deployment reads one users file (a session
+  // carries its password hash's fingerprint: a node with another hash would refuse it).
+  const hash = await (passwordHash ??= hashPassword(PASSWORD));
   const agents = o.agents ?? ['agent1', 'agent2'];
   const supervisors = o.supervisors ?? ['boss'];
   const users = await usersFromEntries([
