@@ -8,6 +8,8 @@
  *   wins, the other gets 409 naming who holds it;
  * - `POST /api/callbacks/:id/done` `{outcome}` → the task; by its assignee, anyone when it
  *   is unclaimed, or a supervisor; 409 when it is already closed or someone else holds it.
+ * With QUEUES_FILE an agent lists, claims and closes the tasks of the numbers they take
+ * calls for only: another number's task is 404, as an unknown one (supervisors: all).
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
@@ -19,7 +21,7 @@ import type { Callbacks } from './index.ts';
 
 export interface CallbackRoutesOptions {
   auth: Auth;
-  callbacks: Pick<Callbacks, 'list' | 'claim' | 'done'>;
+  callbacks: Pick<Callbacks, 'list' | 'claim' | 'done' | 'visible'>;
 }
 
 const DoneBody = z.strictObject({ outcome: z.string({ error: 'is required (how the task ended, in words)' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
@@ -46,8 +48,14 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     return c.json({ items: await o.callbacks.list(states as CallbackState[], c.get('user')) });
   });
 
+  /** Another queue's task answers as an unknown one (the list hides it too). */
+  const mustSee = async (c: Context<AuthEnv>, id: string) => {
+    if (!(await o.callbacks.visible(id, c.get('user')))) throw new HttpError(404, 'NOT_FOUND', `no callback task ${JSON.stringify(id)}`);
+  };
+
   app.post('/api/callbacks/:id/claim', o.auth.sameOriginWrites, guard, async (c) => {
     const id = c.req.param('id');
+    await mustSee(c, id);
     return answer(c, id, await o.callbacks.claim(id, c.get('user').name), 'claimed');
   });
 
@@ -62,6 +70,7 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const p = DoneBody.safeParse(raw);
     if (!p.success) throw new HttpError(400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
     const user = c.get('user');
+    await mustSee(c, id);
     return answer(c, id, await o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor')), 'closed');
   });
 
