@@ -11,6 +11,10 @@
  * download route) for the roles that route serves (ops, supervisor) and only when the file
  * is in the archive; the server's file path never leaves the server.
  *
+ * - `GET /api/ops/history-dead-letters?limit=N` (ops) → `{items: [{body, error, at}], total}`,
+ *   newest first: facts the database refused to store (a data error), set aside by the
+ *   writer so they never block the facts behind them (`limit` 1..1000, default 100).
+ *
  * Errors in the API's shape (thrown `HttpError`s, rendered by `app.onError`): 400 BAD_REQUEST names the field and the rule
  * (unknown or repeated parameters too); 503 UNAVAILABLE when the history database does
  * not answer (calls go on: history is written once it is back).
@@ -25,10 +29,12 @@ import type { Logger } from '../log/logger.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
 import type { CallRecord, CallSearch, MediaKind, MediaRecord } from './schema.ts';
 import { HistoryQueryError, type HistoryStore } from './store.ts';
+import type { HistoryWriter } from './writer.ts';
+import { parseLimit } from '../ops/dead-letters.ts';
 
 export interface HistoryRoutesOptions {
   auth: Auth;
-  history: { store: Pick<HistoryStore, 'searchCalls' | 'getCall'> };
+  history: { store: Pick<HistoryStore, 'searchCalls' | 'getCall'>; writer?: Pick<HistoryWriter, 'deadLetters'> };
   log?: Pick<Logger, 'warn'>;
 }
 
@@ -120,6 +126,20 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
     // Another agent's call answers as an unknown one: its existence is not theirs to learn.
     if (!call || (!seesAll(user) && call.agent !== user.name)) throw new HttpError(404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
     return c.json({ ...forClient(call, user), timeline: call.timeline });
+  });
+
+  app.get('/api/ops/history-dead-letters', o.auth.requireUser('ops'), async (c) => {
+    const limit = parseLimit(c.req.queries('limit'));
+    if (typeof limit !== 'number') throw new HttpError(400, 'BAD_REQUEST', limit.error);
+    if (!o.history.writer) return c.json({ items: [], total: 0 });
+    let page;
+    try {
+      page = await o.history.writer.deadLetters(limit);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    c.header('Cache-Control', 'private, no-store');
+    return c.json(page);
   });
 
   return app;

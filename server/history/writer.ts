@@ -18,6 +18,7 @@
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { safeError } from './db.ts';
+import { isDataError } from './errors.ts';
 import type { HistoryDeadLetter, HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
 import { HistoryFact, type ParsedFact } from './schema.ts';
 import type { HistoryStore } from './store.ts';
@@ -55,17 +56,6 @@ export interface WriterStatus {
   invalid: number;
   /** Facts the database refused to store, set aside (this process). */
   deadLettered: number;
-}
-
-/**
- * The database refused the data itself (retrying cannot help): data exceptions (class 22:
- * invalid byte sequence 0x00, bad JSON escapes, values out of range), program limits (54:
- * an index row too large), not-null and check violations. Anything else — connection
- * errors, "not open yet", an unknown error — is treated as an outage and retried.
- */
-export function isDataError(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return typeof code === 'string' && (/^(22|54)/.test(code) || code === '23502' || code === '23514');
 }
 
 export class HistoryWriter {
