@@ -5,6 +5,9 @@
  *   → `{items: CallRecord[], cursor?}`, newest first (`from` inclusive, `to` exclusive);
  * - `GET /api/history/calls/:wacid` → one `CallRecord` with `timeline[]` and `media[]`.
  *
+ * Searches: at most `searchesPerUser` (2) running per user on a node (429 with Retry-After);
+ * on PostgreSQL they run on their own pool with a statement timeout (504 SEARCH_TIMEOUT).
+ *
  * Roles: supervisor and ops see every call; an agent only the calls they held (the
  * `agent` filter is forced to them: asking for another agent's calls is 403, another
  * agent's call by wacid is 404, as an unknown one). Media carry `url` (the archive's
@@ -22,7 +25,7 @@
 import { Hono, type Context } from 'hono';
 import type { User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
-import { HttpError } from '../ops/errors.ts';
+import { HttpError, HttpTooManyRequests } from '../ops/errors.ts';
 import { archiveUrl } from '../archive/index.ts';
 import { segment } from '../archive/index.ts';
 import type { Logger } from '../log/logger.ts';
@@ -33,6 +36,8 @@ import type { HistoryWriter } from './writer.ts';
 import { parseLimit } from '../ops/dead-letters.ts';
 
 export interface HistoryRoutesOptions {
+  /** Searches one user may have running at once on this node (default 2); past it 429. */
+  searchesPerUser?: number;
   auth: Auth;
   history: { store: Pick<HistoryStore, 'searchCalls' | 'getCall'>; writer?: Pick<HistoryWriter, 'deadLetters'> };
   log?: Pick<Logger, 'warn'>;
@@ -85,6 +90,8 @@ function readQuery(c: Context<AuthEnv>): CallSearch {
 export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('agent', 'supervisor', 'ops');
+  const perUser = o.searchesPerUser ?? 2;
+  const searching = new Map<string, number>();
 
   const unavailable = (err: unknown): HttpError => {
     o.log?.warn({ err: { message: (err as Error).message } }, 'history read failed');
@@ -104,12 +111,23 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
       if (query.agent !== undefined && query.agent !== user.name) throw new HttpError(403, 'FORBIDDEN', 'agent: agents see only their own calls');
       query = { ...query, agent: user.name };
     }
+    // A user's searches in flight are bounded: slow searches (words matching nothing over many
+    // rows) from one user cannot fill the search pool for everyone.
+    const running = searching.get(user.name) ?? 0;
+    if (running >= perUser) throw new HttpTooManyRequests(`you have ${running} searches running (at most ${perUser} at a time); try again when one has finished`, 1000);
+    searching.set(user.name, running + 1);
     try {
       const page = await o.history.store.searchCalls(query);
       return c.json({ ...page, items: page.items.map((call) => forClient(call, user)) });
     } catch (err) {
       if (err instanceof HistoryQueryError) throw new HttpError(400, 'BAD_REQUEST', err.message);
+      // PostgreSQL stopped it at the search statement timeout.
+      if ((err as { code?: unknown }).code === '57014') throw new HttpError(504, 'SEARCH_TIMEOUT', 'the search took too long and was stopped; narrow it (a shorter date range, a customer, an agent)');
       throw unavailable(err);
+    } finally {
+      const n = (searching.get(user.name) ?? 1) - 1;
+      if (n > 0) searching.set(user.name, n);
+      else searching.delete(user.name);
     }
   });
 
