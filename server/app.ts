@@ -24,6 +24,7 @@ import { HttpError, HttpNotFound, HttpUnauthorized, HttpUnavailable, renderError
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
 import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
+import { refuseUnstorable } from './ops/storable.ts';
 import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
 
@@ -168,6 +169,10 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     c.req.raw = new Request(raw.url, { method: raw.method, headers: raw.headers, body: body as Uint8Array<ArrayBuffer>, signal: raw.signal });
     return next();
   });
+
+  // No text PostgreSQL cannot store gets past the edge (a NUL once stopped all history):
+  // path, query and JSON body are checked once here, 400 naming the field.
+  app.use('*', refuseUnstorable);
 
   // The one place errors become answers: routes and middleware throw `HttpError`s.
   app.onError(errorHandler(deps.log));

@@ -46,7 +46,7 @@ import { RedisStore } from './store/redis.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
-import { createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
+import { WORKER_GROUP, createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
@@ -165,6 +165,8 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const historyCheck: ReadinessCheck[] = history
     ? [{ name: 'history', informational: true, check: async () => { const h = await history.health(); if (!h.ok) throw new Error(h.reason ?? 'failing'); } }]
     : [];
+  // The archive disk: reported (media wait for it), not failing readiness (calls do not need it).
+  if (calling?.archive) historyCheck.push({ name: 'archive', informational: true, check: calling.archive.health });
 
   const { app } = createAppWithMetrics({
     config,
@@ -204,6 +206,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       await calling?.hub.close();
       await stopped;
       await retention?.stop();
+      await calling?.archive?.close(); // what waits for the disk goes to the dead letters
       // After the workers: what they handed to history is in its queue (durable with Redis).
       await history?.close().catch((err: unknown) => log.error({ err }, 'history close failed'));
     },
@@ -378,6 +381,9 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         calls: service.media,
         log: log.child({ part: 'archive' }), announce: { hub, store },
         ...(history ? { onArchived: (r) => history.enqueue(...factsOfMedia(r, now())) } : {}),
+        // issue 35 item 12: a disk that cannot be written makes events wait, not dead letters
+        metrics,
+        deadLetter: (entry, error) => store.deadLetter(WORKER_GROUP, entry, error),
       })
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
@@ -418,6 +424,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     permissions,
     wss,
     handlers,
+    archive,
     mount(app: App | Hono) {
       app.route('/', archiveRoutes);
       app.route('/', historyRoutes);

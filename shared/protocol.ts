@@ -72,6 +72,7 @@
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
 import { CallbackTask, MessageRecord } from './records.ts';
+import { findUnstorable } from './storable.ts';
 
 export const PROTOCOL_VERSION = 1;
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -452,7 +453,7 @@ export type WsErrorCode = z.infer<typeof WsErrorCode>;
 
 /** Parse a text frame from the client. Returns the message or a field-naming error. */
 export function parseClientMsg(text: string): { ok: true; msg: ClientMsg } | { ok: false; message: string; id?: string } {
-  return parseWith(ClientMsg, text);
+  return parseWith(ClientMsg, text, true);
 }
 
 /** Parse a text frame from the server. */
@@ -460,7 +461,7 @@ export function parseServerMsg(text: string): { ok: true; msg: ServerMsg } | { o
   return parseWith(ServerMsg, text);
 }
 
-function parseWith<T>(schema: z.ZodType<T>, text: string): { ok: true; msg: T } | { ok: false; message: string; id?: string } {
+function parseWith<T>(schema: z.ZodType<T>, text: string, storable = false): { ok: true; msg: T } | { ok: false; message: string; id?: string } {
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -468,6 +469,9 @@ function parseWith<T>(schema: z.ZodType<T>, text: string): { ok: true; msg: T } 
     return { ok: false, message: 'frame is not valid JSON' };
   }
   const id = typeof raw === 'object' && raw !== null && typeof (raw as { id?: unknown }).id === 'string' ? (raw as { id: string }).id : undefined;
+  // From clients: no text PostgreSQL cannot store (a NUL in wrap-up notes once stopped all history).
+  const bad = storable ? findUnstorable(raw) : undefined;
+  if (bad) return { ok: false, message: `${bad.path}: ${bad.rule}`, ...(id ? { id } : {}) };
   const r = schema.safeParse(raw);
   if (r.success) return { ok: true, msg: r.data };
   const issue = r.error.issues[0];

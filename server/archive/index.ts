@@ -28,8 +28,16 @@
  * - Announced: once a file is on disk (saved now or before), `media.available` goes to the
  *   call's agent, supervisors and ops through the hub (when one is given), and every
  *   handler result goes to `onArchived` (the wiring turns it into history facts).
+ * - A disk that cannot be written (EACCES, EROFS, ENOSPC, ENOTDIR, …) is not the event's
+ *   fault, and the worker's few quick retries would dead-letter it in seconds: the handler
+ *   resolves and the event waits in the archive (`downloadsWaiting()`), retried with
+ *   backoff (1 s doubling to 30 s; each round first writes a probe file) for up to
+ *   `retry.giveUpMs` (6 h); then, or when the node stops first, it goes to the webhook
+ *   dead letters (`deadLetter`) for ops to replay. Meanwhile `health()` (readiness) and
+ *   `switchboard_archive_writable 0` say the archive cannot write.
  */
 import { link, mkdir, readFile, rename, rm, stat, unlink, writeFile } from 'node:fs/promises';
+import type { Metrics } from '../ops/metrics.ts';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { EventOf } from '../../shared/events.ts';
@@ -60,7 +68,26 @@ export interface ArchiveOptions {
   onArchived?: (r: ArchiveOutcome) => void;
   /** With both: each archived file is announced (`media.available`) to who may see its call. */
   announce?: { hub: Pick<Hub, 'toUser' | 'toRole'>; store: Pick<Store, 'getCall'> };
+  /** While the disk cannot be written: how events wait and are retried. */
+  retry?: { minMs?: number; maxMs?: number; giveUpMs?: number; maxWaiting?: number };
+  /** Where an event goes that waited too long (or is still waiting when the node stops): the webhook dead letters. */
+  deadLetter?: (entry: StreamEntry, error: string) => Promise<void>;
+  /** `switchboard_archive_writable`, `switchboard_archive_downloads_waiting`. */
+  metrics?: Metrics;
 }
+
+/** Errors of the disk itself (retrying the download later can succeed once it is fixed). */
+const DISK_ERRORS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'ENOTDIR', 'EIO', 'ENOENT', 'EISDIR', 'EMFILE', 'ENFILE']);
+export function isDiskError(err: unknown): boolean {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : e?.cause?.code;
+  return typeof code === 'string' && DISK_ERRORS.has(code);
+}
+const diskErrorText = (err: unknown) => {
+  const e = err as { code?: unknown; message?: unknown; cause?: { code?: unknown; message?: unknown } };
+  const c = typeof e.code === 'string' ? e : (e.cause ?? e);
+  return `${String(c.code)}: ${String(c.message ?? err)}`;
+};
 
 /** URL of one archived file (folder and file names are already URL-safe segments). */
 export function archiveUrl(callDir: string, file: string): string {
@@ -278,14 +305,157 @@ export function createArchive(o: ArchiveOptions) {
     hub.toRole('ops', msg);
   }
 
-  const handler = async (event: MediaEvent, _entry?: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
-    // The worker's deadline signal: a download that hangs at the Service is abandoned.
-    const out = await archive(event, ctx ? { signal: ctx.signal } : {});
+  // ---- a disk that cannot be written: events wait, retried with backoff ------------------
+  const minMs = o.retry?.minMs ?? 1000;
+  const maxMs = o.retry?.maxMs ?? 30_000;
+  const giveUpMs = o.retry?.giveUpMs ?? 6 * 3600_000;
+  const maxWaiting = o.retry?.maxWaiting ?? 10_000;
+  let writable = true;
+  let diskError: string | undefined;
+  let probedAt = 0;
+  let probing: Promise<boolean> | undefined;
+  const waiting = new Map<string, { event: MediaEvent; entry: StreamEntry | undefined; since: number; failures: number }>();
+  let timer: NodeJS.Timeout | undefined;
+  let delay = 0;
+  let stopped = false;
+  let retrying = false;
+
+  const diskFailed = (err: unknown) => {
+    const text = diskErrorText(err);
+    if (writable || diskError !== text) o.log?.warn?.({ err: text, dir: o.dir, waiting: waiting.size }, 'archive cannot write to ARCHIVE_DIR; media downloads wait and are retried');
+    writable = false;
+    diskError = text;
+  };
+  const diskOk = () => {
+    const was = writable;
+    writable = true;
+    diskError = undefined;
+    if (was) return;
+    o.log?.info?.({ dir: o.dir, waiting: waiting.size }, 'archive can write again');
+    // A probe (readiness, metrics) saw the disk back: the waiting events go now, not at the next backoff.
+    if (timer && !retrying) {
+      clearTimeout(timer);
+      timer = undefined;
+      delay = 0;
+      setImmediate(() => void retryWaiting().finally(schedule));
+    }
+  };
+
+  /** Write and remove a probe file in ARCHIVE_DIR: can the archive write now? */
+  function probe(): Promise<boolean> {
+    probing ??= (async () => {
+      try {
+        await mkdir(o.dir, { recursive: true });
+        const p = join(o.dir, `.probe-${randomBytes(6).toString('hex')}`);
+        await writeFile(p, '');
+        await unlink(p);
+        diskOk();
+        return true;
+      } catch (err) {
+        diskFailed(err);
+        return false;
+      } finally {
+        probedAt = Date.now();
+        probing = undefined;
+      }
+    })();
+    return probing;
+  }
+
+  function schedule(): void {
+    if (timer || stopped || waiting.size === 0) return;
+    delay = Math.min(Math.max(delay * 2, minMs), maxMs);
+    timer = setTimeout(() => {
+      timer = undefined;
+      void retryWaiting().finally(schedule);
+    }, delay);
+    timer.unref();
+  }
+
+  async function giveUp(key: string, why: string): Promise<void> {
+    const w = waiting.get(key)!;
+    waiting.delete(key);
+    o.log?.warn?.({ wacid: w.event.payload.wacid, eventId: w.event.id, why }, 'archive gave up waiting for the disk: event dead-lettered');
+    if (w.entry && o.deadLetter) await o.deadLetter(w.entry, `archive: ${why}`).catch(() => undefined);
+  }
+
+  async function retryWaiting(): Promise<void> {
+    if (retrying) return;
+    retrying = true;
+    try {
+      await retryRound();
+    } finally {
+      retrying = false;
+    }
+  }
+
+  async function retryRound(): Promise<void> {
+    if (!(await probe())) {
+      for (const [key, w] of waiting) if (Date.now() - w.since > giveUpMs) await giveUp(key, `ARCHIVE_DIR not writable for ${Math.round(giveUpMs / 60_000)} min (${diskError})`);
+      return;
+    }
+    for (const [key, w] of [...waiting]) {
+      if (stopped) return;
+      try {
+        const out = await archive(w.event, { signal: AbortSignal.timeout(60_000) });
+        waiting.delete(key);
+        o.onArchived?.(out);
+        await announce(out).catch(() => undefined);
+      } catch (err) {
+        if (isDiskError(err)) return diskFailed(err);
+        // The Service (5xx, timeout) or a conflict: a few more rounds, then the dead letters as the worker would.
+        if (++w.failures >= 5 || err instanceof ArchiveConflictError) await giveUp(key, (err as Error).message);
+      }
+    }
+    delay = 0;
+  }
+
+  function park(event: MediaEvent, entry: StreamEntry | undefined, err: unknown): void {
+    diskFailed(err);
+    const key = entry?.streamId ?? event.id;
+    if (!waiting.has(key)) {
+      if (waiting.size >= maxWaiting) throw err; // bounded: past it, the worker's own retries and dead letter
+      waiting.set(key, { event, entry, since: Date.now(), failures: 0 });
+    }
+    schedule();
+  }
+
+  const handler = async (event: MediaEvent, entry?: StreamEntry, ctx?: { signal: AbortSignal }): Promise<void> => {
+    let out: ArchiveOutcome;
+    try {
+      // The worker's deadline signal: a download that hangs at the Service is abandoned.
+      out = await archive(event, ctx ? { signal: ctx.signal } : {});
+    } catch (err) {
+      if (!isDiskError(err)) throw err;
+      return park(event, entry, err);
+    }
     o.onArchived?.(out);
     await announce(out);
   };
+
+  /** For readiness: rejects while ARCHIVE_DIR cannot be written (probed at most every 5 s). */
+  async function health(): Promise<void> {
+    const ok = Date.now() - probedAt < 5000 && !probing ? writable : await probe();
+    if (!ok) throw new Error(`archive cannot write to ARCHIVE_DIR (${diskError ?? 'unknown error'}); ${waiting.size} media download(s) waiting`);
+  }
+
+  o.metrics?.gauge('switchboard_archive_writable', '1 while ARCHIVE_DIR can be written, 0 while it cannot (media downloads wait).', async () => {
+    if (Date.now() - probedAt >= 5000) await probe();
+    return writable ? 1 : 0;
+  });
+  o.metrics?.gauge('switchboard_archive_downloads_waiting', 'Media events waiting for ARCHIVE_DIR to be writable again.', () => waiting.size);
+
   return {
     archive,
+    health,
+    downloadsWaiting: () => waiting.size,
+    /** Stop retrying; what still waits goes to the webhook dead letters (ops replay it). */
+    async close(): Promise<void> {
+      stopped = true;
+      clearTimeout(timer);
+      timer = undefined;
+      for (const key of [...waiting.keys()]) await giveUp(key, `the node stopped while ARCHIVE_DIR was not writable (${diskError ?? 'unknown'})`);
+    },
     /** For `createWorkers({ handlers })`. */
     handlers: {
       'chat.call.recording.updated': handler,

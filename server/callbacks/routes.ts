@@ -17,6 +17,7 @@ import { CALLBACK_STATES, type CallbackState } from '../../shared/records.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpError } from '../ops/errors.ts';
 import type { ClaimResult } from '../history/callbacks.ts';
+import { historyUnavailable, isDbOutage } from '../history/errors.ts';
 import type { Callbacks } from './index.ts';
 
 export interface CallbackRoutesOptions {
@@ -25,6 +26,16 @@ export interface CallbackRoutesOptions {
 }
 
 const DoneBody = z.strictObject({ outcome: z.string({ error: 'is required (how the task ended, in words)' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
+
+/** The queue lives in history: its database out is 503 UNAVAILABLE (as the history routes), not 500. */
+async function onHistory<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (err) {
+    if (isDbOutage(err)) throw historyUnavailable();
+    throw err;
+  }
+}
 
 export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
@@ -45,7 +56,7 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const states = (c.req.query('state') ?? 'open').split(',');
     if (!states.every((s) => (CALLBACK_STATES as readonly string[]).includes(s))) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}, or several of them comma-separated`);
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await o.callbacks.list(states as CallbackState[], c.get('user')) });
+    return c.json({ items: await onHistory(o.callbacks.list(states as CallbackState[], c.get('user'))) });
   });
 
   /** Another queue's task answers as an unknown one (the list hides it too). */
@@ -55,8 +66,8 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
 
   app.post('/api/callbacks/:id/claim', o.auth.sameOriginWrites, guard, async (c) => {
     const id = c.req.param('id');
-    await mustSee(c, id);
-    return answer(c, id, await o.callbacks.claim(id, c.get('user').name), 'claimed');
+    await onHistory(mustSee(c, id));
+    return answer(c, id, await onHistory(o.callbacks.claim(id, c.get('user').name)), 'claimed');
   });
 
   app.post('/api/callbacks/:id/done', o.auth.sameOriginWrites, guard, async (c) => {
@@ -70,8 +81,8 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const p = DoneBody.safeParse(raw);
     if (!p.success) throw new HttpError(400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
     const user = c.get('user');
-    await mustSee(c, id);
-    return answer(c, id, await o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor')), 'closed');
+    await onHistory(mustSee(c, id));
+    return answer(c, id, await onHistory(o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor'))), 'closed');
   });
 
   return app;

@@ -20,6 +20,12 @@ export interface Sql {
 
 export interface Db extends Sql {
   readonly engine: 'postgres' | 'pglite';
+  /**
+   * A statement that may be slow (a search someone typed): on PostgreSQL its own small pool
+   * with a statement timeout, so searches never hold a connection the writer and the
+   * callback queue need. Absent: `query`.
+   */
+  search?: Sql['query'];
   /** `fn` runs in one transaction on one connection: COMMIT when it resolves, ROLLBACK when it throws. */
   tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -33,6 +39,10 @@ export interface PostgresOptions {
   connectTimeoutMs?: number;
   /** Per-statement timeout (default 15000 ms). */
   statementTimeoutMs?: number;
+  /** Connections of the search pool (default 2), beside `max`. */
+  searchMax?: number;
+  /** Statement timeout of searches (default 5000 ms): PostgreSQL cancels them (SQLSTATE 57014). */
+  searchTimeoutMs?: number;
   /** Pool errors of idle connections (the server is restarted, say). Never contain the URL. */
   onError?: (err: Error) => void;
 }
@@ -85,8 +95,18 @@ export function openPostgres(o: PostgresOptions): Db {
     idleTimeoutMillis: 30_000,
     application_name: 'switchboard',
   });
+  // Searches: a pool of their own (issue 35 item 11: 16 slow searches held the whole pool).
+  const searchPool = new pg.Pool({
+    connectionString: o.url,
+    max: o.searchMax ?? 2,
+    connectionTimeoutMillis: o.connectTimeoutMs ?? 3000,
+    statement_timeout: o.searchTimeoutMs ?? 5000,
+    idleTimeoutMillis: 30_000,
+    application_name: 'switchboard-search',
+  });
   // An idle client's error (server restarted) must not crash the process; the next query reconnects.
   pool.on('error', (err) => o.onError?.(safeError(err)));
+  searchPool.on('error', (err) => o.onError?.(safeError(err)));
   const prepared = new Prepared();
   const wrap = (q: { query: pg.Pool['query'] }, inTx: boolean): Sql => ({
     async query<T>(text: string, params?: unknown[], o?: { prepared?: boolean }) {
@@ -106,9 +126,11 @@ export function openPostgres(o: PostgresOptions): Db {
     },
   });
   const base = wrap(pool, false);
+  const search = wrap(searchPool, false);
   return {
     engine: 'postgres',
     ...base,
+    search: search.query,
     async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken: unknown;
@@ -131,7 +153,7 @@ export function openPostgres(o: PostgresOptions): Db {
       }
     },
     async close() {
-      await pool.end();
+      await Promise.all([pool.end(), searchPool.end()]);
     },
   };
 }

@@ -100,6 +100,10 @@ export async function openingDb(
       return db !== undefined;
     },
     query: async (text, params) => ready().query(text, params),
+    search: async (text, params) => {
+      const d = ready();
+      return d.search ? d.search(text, params) : d.query(text, params);
+    },
     exec: async (text) => ready().exec(text),
     tx: async (fn) => ready().tx(fn),
     async close() {

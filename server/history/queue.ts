@@ -34,6 +34,19 @@ export interface QueueLag {
   oldestAgeMs: number;
 }
 
+/** A fact the database refused to store (a data error, not an outage): kept for ops, never retried. */
+export interface HistoryDeadLetter {
+  /** The fact as JSON. */
+  body: string;
+  /** The database's refusal (message and SQLSTATE; no connection details). */
+  error: string;
+  /** Epoch ms it was set aside. */
+  at: number;
+}
+
+/** Most dead letters kept (the oldest go first). */
+export const DEAD_LETTERS_MAX = 10_000;
+
 export interface HistoryQueue {
   /** Append facts (a transition's: one entry on Redis). Never waits, never throws. */
   enqueue(...facts: HistoryFact[]): void;
@@ -44,6 +57,10 @@ export interface HistoryQueue {
   lag(): Promise<QueueLag>;
   /** Resolves once every fact enqueued so far is in the queue proper (not only in an outbox). */
   flush(): Promise<void>;
+  /** Keep a fact the database cannot store (before its entry is acked). */
+  setAside(d: HistoryDeadLetter): Promise<void>;
+  /** The facts set aside, newest first, and how many there are. */
+  deadLetters(limit: number): Promise<{ items: HistoryDeadLetter[]; total: number }>;
   close(): Promise<void>;
 }
 
@@ -104,6 +121,17 @@ export class MemoryHistoryQueue implements HistoryQueue {
 
   async flush(): Promise<void> {}
 
+  private readonly dead: HistoryDeadLetter[] = [];
+
+  async setAside(d: HistoryDeadLetter): Promise<void> {
+    this.dead.unshift(d);
+    if (this.dead.length > DEAD_LETTERS_MAX) this.dead.length = DEAD_LETTERS_MAX;
+  }
+
+  async deadLetters(limit: number): Promise<{ items: HistoryDeadLetter[]; total: number }> {
+    return { items: this.dead.slice(0, limit), total: this.dead.length };
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.wake?.();
@@ -140,6 +168,8 @@ const GROUP = 'history';
 
 export class RedisHistoryQueue implements HistoryQueue {
   readonly stream: string;
+  /** Facts the database refused (a list, newest first, at most `DEAD_LETTERS_MAX`). */
+  readonly deadList: string;
   readonly consumer: string;
   private readonly cmd: Redis;
   private readonly blocking: Redis;
@@ -161,6 +191,7 @@ export class RedisHistoryQueue implements HistoryQueue {
 
   constructor(private readonly opts: RedisHistoryQueueOptions) {
     this.stream = `${opts.prefix ?? 'sb:'}history`;
+    this.deadList = `${opts.prefix ?? 'sb:'}history:dead`;
     this.consumer = opts.consumer ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
     this.claimIdleMs = opts.claimIdleMs ?? 60_000;
     this.outboxMax = opts.outboxMax ?? 100_000;
@@ -296,6 +327,17 @@ export class RedisHistoryQueue implements HistoryQueue {
     const res = await this.cmd.multi().xack(this.stream, GROUP, ...ids).xdel(this.stream, ...ids).exec();
     const failed = res?.find(([err]) => err);
     if (!res || failed) throw failed?.[0] ?? new Error('history queue: ack aborted');
+  }
+
+  async setAside(d: HistoryDeadLetter): Promise<void> {
+    const res = await this.cmd.multi().lpush(this.deadList, JSON.stringify(d)).ltrim(this.deadList, 0, DEAD_LETTERS_MAX - 1).exec();
+    const failed = res?.find(([err]) => err);
+    if (!res || failed) throw failed?.[0] ?? new Error('history queue: set aside aborted');
+  }
+
+  async deadLetters(limit: number): Promise<{ items: HistoryDeadLetter[]; total: number }> {
+    const [items, total] = await Promise.all([this.cmd.lrange(this.deadList, 0, limit - 1), this.cmd.llen(this.deadList)]);
+    return { items: items.map((s) => JSON.parse(s) as HistoryDeadLetter), total };
   }
 
   async lag(): Promise<QueueLag> {

@@ -212,3 +212,42 @@ describe('GET /api/history/calls/:wacid', () => {
     await down.close().catch(() => undefined);
   });
 });
+
+describe('search limits (issue 35 item 11)', () => {
+  it('one user has at most 2 searches running: a third is 429 with Retry-After; other users are not held back; a statement timeout is 504 saying so', async () => {
+    // The real store, with each search held open until the test lets it go (the slow search of the report).
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let timeoutNext = false;
+    const slow = {
+      store: {
+        getCall: h.store.getCall.bind(h.store),
+        searchCalls: async (q: Parameters<typeof h.store.searchCalls>[0]) => {
+          if (timeoutNext) throw Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' });
+          await gate;
+          return h.store.searchCalls(q);
+        },
+      },
+    };
+    const app2 = new Hono<AuthEnv>();
+    app2.onError(errorHandler(createLogger({ level: 'silent' })));
+    app2.route('/', createHistoryRoutes({ auth, history: slow }));
+    const req = (user: string, path: string) => app2.request(`http://sb.test${path}`, { headers: { host: 'sb.test', cookie: cookies[user]! } });
+    const running = [req('supervisor', '/api/history/calls?q=nothing'), req('supervisor', '/api/history/calls?q=nothing+else')];
+    await new Promise((r) => setTimeout(r, 50));
+    const third = await req('supervisor', '/api/history/calls?q=more');
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toBe('1');
+    expect(await third.json()).toMatchObject({ error: { code: 'TOO_MANY_REQUESTS', message: expect.stringMatching(/2 searches/) } });
+    // Another user searches meanwhile.
+    const other = req('ops', '/api/history/calls?q=refund');
+    release();
+    expect((await Promise.all([...running, other])).map((r) => r.status)).toEqual([200, 200, 200]);
+    // Done searches free their places.
+    expect((await req('supervisor', '/api/history/calls?q=refund')).status).toBe(200);
+    timeoutNext = true;
+    const timedOut = await req('supervisor', '/api/history/calls?q=refund');
+    expect(timedOut.status).toBe(504);
+    expect(await timedOut.json()).toMatchObject({ error: { code: 'SEARCH_TIMEOUT', message: expect.stringMatching(/took too long/) } });
+  });
+});

@@ -5,11 +5,18 @@
  *   → `{items: CallRecord[], cursor?}`, newest first (`from` inclusive, `to` exclusive);
  * - `GET /api/history/calls/:wacid` → one `CallRecord` with `timeline[]` and `media[]`.
  *
+ * Searches: at most `searchesPerUser` (2) running per user on a node (429 with Retry-After);
+ * on PostgreSQL they run on their own pool with a statement timeout (504 SEARCH_TIMEOUT).
+ *
  * Roles: supervisor and ops see every call; an agent only the calls they held (the
  * `agent` filter is forced to them: asking for another agent's calls is 403, another
  * agent's call by wacid is 404, as an unknown one). Media carry `url` (the archive's
  * download route) for the roles that route serves (ops, supervisor) and only when the file
  * is in the archive; the server's file path never leaves the server.
+ *
+ * - `GET /api/ops/history-dead-letters?limit=N` (ops) → `{items: [{body, error, at}], total}`,
+ *   newest first: facts the database refused to store (a data error), set aside by the
+ *   writer so they never block the facts behind them (`limit` 1..1000, default 100).
  *
  * Errors in the API's shape (thrown `HttpError`s, rendered by `app.onError`): 400 BAD_REQUEST names the field and the rule
  * (unknown or repeated parameters too); 503 UNAVAILABLE when the history database does
@@ -18,17 +25,21 @@
 import { Hono, type Context } from 'hono';
 import type { User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
-import { HttpError } from '../ops/errors.ts';
+import { HttpError, HttpTooManyRequests } from '../ops/errors.ts';
 import { archiveUrl } from '../archive/index.ts';
 import { segment } from '../archive/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
 import type { CallRecord, CallSearch, MediaKind, MediaRecord } from './schema.ts';
 import { HistoryQueryError, type HistoryStore } from './store.ts';
+import type { HistoryWriter } from './writer.ts';
+import { parseLimit } from '../ops/dead-letters.ts';
 
 export interface HistoryRoutesOptions {
+  /** Searches one user may have running at once on this node (default 2); past it 429. */
+  searchesPerUser?: number;
   auth: Auth;
-  history: { store: Pick<HistoryStore, 'searchCalls' | 'getCall'> };
+  history: { store: Pick<HistoryStore, 'searchCalls' | 'getCall'>; writer?: Pick<HistoryWriter, 'deadLetters'> };
   log?: Pick<Logger, 'warn'>;
 }
 
@@ -79,6 +90,8 @@ function readQuery(c: Context<AuthEnv>): CallSearch {
 export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('agent', 'supervisor', 'ops');
+  const perUser = o.searchesPerUser ?? 2;
+  const searching = new Map<string, number>();
 
   const unavailable = (err: unknown): HttpError => {
     o.log?.warn({ err: { message: (err as Error).message } }, 'history read failed');
@@ -98,12 +111,23 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
       if (query.agent !== undefined && query.agent !== user.name) throw new HttpError(403, 'FORBIDDEN', 'agent: agents see only their own calls');
       query = { ...query, agent: user.name };
     }
+    // A user's searches in flight are bounded: slow searches (words matching nothing over many
+    // rows) from one user cannot fill the search pool for everyone.
+    const running = searching.get(user.name) ?? 0;
+    if (running >= perUser) throw new HttpTooManyRequests(`you have ${running} searches running (at most ${perUser} at a time); try again when one has finished`, 1000);
+    searching.set(user.name, running + 1);
     try {
       const page = await o.history.store.searchCalls(query);
       return c.json({ ...page, items: page.items.map((call) => forClient(call, user)) });
     } catch (err) {
       if (err instanceof HistoryQueryError) throw new HttpError(400, 'BAD_REQUEST', err.message);
+      // PostgreSQL stopped it at the search statement timeout.
+      if ((err as { code?: unknown }).code === '57014') throw new HttpError(504, 'SEARCH_TIMEOUT', 'the search took too long and was stopped; narrow it (a shorter date range, a customer, an agent)');
       throw unavailable(err);
+    } finally {
+      const n = (searching.get(user.name) ?? 1) - 1;
+      if (n > 0) searching.set(user.name, n);
+      else searching.delete(user.name);
     }
   });
 
@@ -120,6 +144,20 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
     // Another agent's call answers as an unknown one: its existence is not theirs to learn.
     if (!call || (!seesAll(user) && call.agent !== user.name)) throw new HttpError(404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
     return c.json({ ...forClient(call, user), timeline: call.timeline });
+  });
+
+  app.get('/api/ops/history-dead-letters', o.auth.requireUser('ops'), async (c) => {
+    const limit = parseLimit(c.req.queries('limit'));
+    if (typeof limit !== 'number') throw new HttpError(400, 'BAD_REQUEST', limit.error);
+    if (!o.history.writer) return c.json({ items: [], total: 0 });
+    let page;
+    try {
+      page = await o.history.writer.deadLetters(limit);
+    } catch (err) {
+      throw unavailable(err);
+    }
+    c.header('Cache-Control', 'private, no-store');
+    return c.json(page);
   });
 
   return app;

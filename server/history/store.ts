@@ -413,7 +413,12 @@ export class HistoryStore {
       const [at, wacid] = decodeCursor(q.cursor);
       where.push(`(c.received_at, c.wacid) < (${p(at)}::timestamptz, ${p(wacid)})`);
     }
-    const rows = await this.db.query<CallRow>(
+    // Searches people type may be slow (words matching nothing over many rows): they run on
+    // the search pool (its own connections, a statement timeout), never on the connections the
+    // writer and the callback queue use. One customer's calls without words (the customer
+    // panel) are an index lookup: the main pool.
+    const run = q.customer && !q.q ? this.db.query.bind(this.db) : (this.db.search ?? this.db.query).bind(this.db);
+    const rows = await run<CallRow>(
       `SELECT ${CALL_COLUMNS} FROM history_calls c LEFT JOIN history_dispositions d ON d.wacid = c.wacid
        ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
        ORDER BY c.received_at DESC, c.wacid DESC LIMIT ${q.limit + 1}`,

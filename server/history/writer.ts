@@ -7,11 +7,19 @@
  * written twice (ack lost, or claimed by a second node) changes nothing. A fact that is
  * not valid JSON or not a valid fact can never be written: it is logged, counted and
  * acked so it does not hold up the rest.
+ *
+ * A valid fact the database refuses to store (a data error, SQLSTATE class 22 and the like:
+ * a NUL in a text, a lone surrogate in JSON) would fail its batch for ever. When a batch
+ * fails with a data error, the batch is halved until the refused facts stand alone (the
+ * others written, in order); each is set aside as a history dead letter (`queue.setAside`:
+ * kept in Redis or memory, counted, listed at `GET /api/ops/history-dead-letters`) and its
+ * entry acked. Connection errors are never data errors: that batch waits and is retried.
  */
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { safeError } from './db.ts';
-import type { HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
+import { isDataError } from './errors.ts';
+import type { HistoryDeadLetter, HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
 import { HistoryFact, type ParsedFact } from './schema.ts';
 import type { HistoryStore } from './store.ts';
 
@@ -46,13 +54,15 @@ export interface WriterStatus {
   lastWriteAt?: number;
   written: number;
   invalid: number;
+  /** Facts the database refused to store, set aside (this process). */
+  deadLettered: number;
 }
 
 export class HistoryWriter {
   private running = false;
   private loop: Promise<void> | undefined;
   private wakeSleep: (() => void) | undefined;
-  private readonly st: WriterStatus = { healthy: true, written: 0, invalid: 0 };
+  private readonly st: WriterStatus = { healthy: true, written: 0, invalid: 0, deadLettered: 0 };
   private readonly batchSize: number;
   private readonly blockMs: number;
   private readonly intervalMs: number;
@@ -71,10 +81,12 @@ export class HistoryWriter {
       written: m.counter('switchboard_history_facts_written_total', 'History facts written to the database.'),
       invalid: m.counter('switchboard_history_facts_invalid_total', 'History facts dropped because they were not valid.'),
       failures: m.counter('switchboard_history_write_failures_total', 'Failed history write attempts (retried).'),
+      deadLettered: m.counter('switchboard_history_facts_dead_lettered_total', 'History facts the database refused to store (data errors), set aside as dead letters.'),
     };
     if (m) {
       m.gauge('switchboard_history_queue_pending', 'History facts not yet written to the database (on Redis: stream entries, one per transition, plus any outbox).', async () => (await o.queue.lag()).pending);
       m.gauge('switchboard_history_queue_oldest_age_seconds', 'Age of the oldest history fact not yet written.', async () => (await o.queue.lag()).oldestAgeMs / 1000);
+      m.gauge('switchboard_history_dead_letters', 'History facts set aside because the database refused them (GET /api/ops/history-dead-letters).', async () => (await o.queue.deadLetters(0)).total);
       m.gauge('switchboard_history_writer_healthy', '1 while history writes succeed, 0 after a failed write until the next success.', () => (this.st.healthy ? 1 : 0));
     }
   }
@@ -98,6 +110,11 @@ export class HistoryWriter {
 
   lag(): Promise<QueueLag> {
     return this.o.queue.lag();
+  }
+
+  /** The facts set aside (newest first) and their number. */
+  deadLetters(limit: number): Promise<{ items: HistoryDeadLetter[]; total: number }> {
+    return this.o.queue.deadLetters(limit);
   }
 
   /**
@@ -142,7 +159,7 @@ export class HistoryWriter {
           full = new Set(entries.map((e) => e.id)).size >= this.batchSize; // the facts of one entry share its id
           held = { entries, facts: await this.parse(entries) };
         }
-        await this.o.store.apply(held.facts);
+        await this.write(held);
         this.recovered(held.facts.length);
         const ids = held.entries.map((e) => e.id);
         held = undefined;
@@ -154,6 +171,35 @@ export class HistoryWriter {
         await this.pause(backoff);
       }
     }
+  }
+
+  /**
+   * Apply the batch; on a data error, halve it until each refused fact stands alone and set
+   * it aside (removed from `held`, so a retry after an outage meanwhile neither writes nor
+   * sets it aside again). Other errors are thrown: the caller retries what is held.
+   */
+  private async write(held: { facts: ParsedFact[] }, facts = held.facts): Promise<void> {
+    try {
+      await this.o.store.apply(facts);
+    } catch (err) {
+      if (!isDataError(err)) throw err;
+      this.counters?.failures.inc();
+      if (facts.length === 1) return this.setAside(held, facts[0]!, err);
+      const mid = Math.ceil(facts.length / 2);
+      await this.write(held, facts.slice(0, mid));
+      await this.write(held, facts.slice(mid));
+    }
+  }
+
+  private async setAside(held: { facts: ParsedFact[] }, fact: ParsedFact, err: unknown): Promise<void> {
+    const e = safeError(err);
+    const error = e.code ? `${e.message} (${e.code})` : e.message;
+    await this.o.queue.setAside({ body: JSON.stringify(fact), error, at: Date.now() });
+    held.facts = held.facts.filter((f) => f !== fact);
+    this.st.deadLettered++;
+    this.counters?.deadLettered.inc();
+    const f = fact as { type?: string; wacid?: string };
+    this.o.log?.error({ type: f.type, wacid: f.wacid, err: { message: e.message, code: e.code } }, 'history fact refused by the database: set aside (GET /api/ops/history-dead-letters)');
   }
 
   /** Parsed a slice at a time, the event loop turning between slices (offers wait behind none of it). */

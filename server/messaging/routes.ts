@@ -19,6 +19,7 @@ import type { Auth, AuthEnv } from '../auth/index.ts';
 import type { NumberScope } from '../auth/scope.ts';
 import { HttpError } from '../ops/errors.ts';
 import type { MessagingStore } from '../history/messages.ts';
+import { historyUnavailable, isDbOutage } from '../history/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import { serviceFailure } from '../permissions/routes.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
@@ -84,6 +85,8 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
       return c.json(record, 202);
     } catch (err) {
       if (err instanceof SendRefused) throw refusal(err);
+      // Messages are recorded in history: its database out is 503 (as the history routes), not 500.
+      if (isDbOutage(err)) throw historyUnavailable();
       throw serviceFailure(err, o.log, 'message send');
     }
   });
@@ -91,7 +94,13 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
   app.get('/api/messages/:id', guard, async (c) => {
     const id = c.req.param('id');
     if (id.length > 256) throw new HttpError(400, 'BAD_REQUEST', 'id: must be at most 256 characters');
-    const m = await o.store.getMessage(id);
+    let m;
+    try {
+      m = await o.store.getMessage(id);
+    } catch (err) {
+      if (isDbOutage(err)) throw historyUnavailable();
+      throw err;
+    }
     const business = m ? (m.record.direction === 'inbound' ? m.record.to : m.record.from) : undefined;
     // Another number's message answers as an unknown one: its existence is not theirs to learn.
     if (!m || (o.scope && !(business !== undefined && (await o.scope.allows(c.get('user'), business))))) {

@@ -43,9 +43,15 @@ const FIELDS = ['from', 'to', 'by'] as const;
 export const NUMBER_COLUMNS = ['businessNumber', 'offered', 'answered', 'abandoned', 'missed', 'serviceLevel', 'asaMs', 'ahtMs'] as const satisfies readonly (keyof NumberFigures)[];
 export const AGENT_COLUMNS = ['name', 'callsHandled', 'inbound', 'outbound', 'talkMs', 'holdMs', 'ahtMs'] as const satisfies readonly (keyof AgentFigures)[];
 
-/** One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. */
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text a
+ * spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or CR: a
+ * webhook's `to` becomes a row's business number) gets a leading `'` (OWASP, CSV
+ * injection); an E.164 number (`+` and digits only) cannot hide a formula and stays as is.
+ */
 const field = (v: string | number) => {
-  const s = String(v);
+  let s = String(v);
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !/^\+\d+$/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 

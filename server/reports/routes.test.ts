@@ -57,6 +57,11 @@ beforeAll(async () => {
     call('t-2', at(5, 9), { agent: 'agent2', ...answered(5, 9, 50, 200) }),
     call('t-3', at(5, 10), { businessNumber: B, outcome: 'missed', agent: 'agent2', waitMs: 30_000, endedAt: at(5, 10, 30) }),
     call('t-4', at(5, 11), { businessNumber: B, direction: 'outbound', customer: { userId: 'US.abc123' }, agent: 'agent2', ...answered(5, 11, 5, 50) }),
+    // 2 May: webhooks' `to` that a spreadsheet would run as formulas (issue 35, Low).
+    call('f-1', at(2, 9), { businessNumber: '=HYPERLINK("http://evil.example","x")', outcome: 'rejected' }),
+    call('f-2', at(2, 9, 5), { businessNumber: '@SUM(1+1)', outcome: 'rejected' }),
+    call('f-3', at(2, 9, 10), { businessNumber: '\t-2+3', outcome: 'rejected' }),
+    call('f-4', at(2, 9, 15), { businessNumber: '+1+cmd|x', outcome: 'rejected' }),
     // Tomorrow (6 May, e.g. a clock ahead): in no report that ends on the 5th.
     call('n-1', at(6, 0, 1), { agent: 'agent1', ...answered(6, 0, 1, 1) }),
   ];
@@ -145,6 +150,12 @@ describe('GET /api/reports.csv', () => {
     expect(await res.text()).toBe(
       ['businessNumber,offered,answered,abandoned,missed,serviceLevel,asaMs,ahtMs', `${A},4,3,1,0,0.5,26667,130000`, `${B},1,0,0,1,0,0,0`, ''].join('\r\n'),
     );
+  });
+
+  it('a value a spreadsheet would run as a formula (= + - @, tab, CR first) is written with a leading quote (OWASP); E.164 numbers stay as they are', async () => {
+    const res = await get('supervisor', '/api/reports.csv?from=2026-05-02&to=2026-05-02');
+    const lines = (await res.text()).split('\r\n').slice(1, -1).map((l) => l.split(',')[0]).sort();
+    expect(lines).toEqual([`"'=HYPERLINK(""http://evil.example""`, "'+1+cmd|x", "'@SUM(1+1)", "'\t-2+3"].sort());
   });
 
   it('per agent, today', async () => {

@@ -16,6 +16,7 @@ import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import { requestHeader, requestIdOf } from '../ops/request.ts';
 import type { Store } from '../store/store.ts';
 import { verify } from './signature.ts';
+import { findUnstorable } from '../../shared/storable.ts';
 
 export const WEBHOOK_PATH = '/webhooks/service';
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -227,7 +228,9 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, requestId: str
     m.webhookRequests.inc({ outcome: 'bad_request' });
     throw new HttpBadRequest('body must be JSON (UTF-8)');
   }
-  const problem = envelopeProblem(json);
+  // Text PostgreSQL cannot store (NUL, an unpaired surrogate) never enters: its strings become history facts.
+  const bad = findUnstorable(json);
+  const problem = bad ? `${bad.path}: ${bad.rule}` : envelopeProblem(json);
   if (problem) {
     m.webhookRequests.inc({ outcome: 'bad_request' });
     throw new HttpBadRequest(problem);
