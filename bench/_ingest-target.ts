@@ -16,7 +16,7 @@
  * - `bridge-postgres`: the same with `DATABASE_URL` (argv[3]) on PostgreSQL.
  *
  * Prints `{"url": ...}` when listening; on SIGTERM prints `{"acceptStats": ..., "loopDelay": ...}`
- * (event-loop delay while serving, ms) and exits.
+ * (event-loop delay while serving, ms: server/ops/loop-delay.ts) and exits.
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -25,10 +25,10 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createApp } from '../server/app.ts';
 import { loadConfig } from '../server/config/config.ts';
 import { silentLogger } from '../server/log/logger.ts';
+import { loopDelay } from '../server/ops/loop-delay.ts';
 import { startSwitchboard, type Running } from '../server/main.ts';
 import { RedisStore } from '../server/store/redis.ts';
 import type { Store } from '../server/store/store.ts';
@@ -102,14 +102,13 @@ else {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 // Event-loop delay from now on (start-up, e.g. migrations, is not in it).
-const loop = monitorEventLoopDelay({ resolution: 10 });
-loop.enable();
+const loop = loopDelay();
+loop.take();
 process.stdout.write(JSON.stringify({ url: `${base}/webhooks/service` }) + '\n');
 process.once('SIGTERM', async () => {
-  loop.disable();
-  const ms = (ns: number) => Math.round(ns / 1e4) / 100;
-  const loopDelay = { p50: ms(loop.percentile(50)), p99: ms(loop.percentile(99)), max: ms(loop.max) };
-  process.stdout.write(JSON.stringify({ acceptStats: redis?.acceptStats ?? null, loopDelay }) + '\n');
+  const d = loop.take();
+  const ms = (s: number) => Math.round(s * 1e5) / 100;
+  process.stdout.write(JSON.stringify({ acceptStats: redis?.acceptStats ?? null, loopDelay: { p50: ms(d.p50), p99: ms(d.p99), max: ms(d.max) } }) + '\n');
   await redis?.close();
   // Not drained: the bench is over, only the temporary directory matters.
   if (bridge) rmSync(bridge.dir, { recursive: true, force: true });
