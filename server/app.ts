@@ -121,7 +121,7 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
   const loop = loopDelay();
   metrics.summary('switchboard_event_loop_delay_seconds', 'Event-loop delay since the previous scrape (quantile 1: the longest), seconds.', () => {
     const d = loop.take();
-    return { quantiles: { '0.5': d.p50, '0.99': d.p99, '1': d.max }, count: d.count, sum: d.sum };
+    return { quantiles: [['0.5', d.p50], ['0.99', d.p99], ['1', d.max]], count: d.count, sum: d.sum };
   });
 
   // The webhook route comes first and answers without calling next(), so the middleware

@@ -26,12 +26,13 @@ export function loopDelay(): { take(): LoopDelay } {
   if (shared) return shared;
   const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   h.enable();
-  const s = (ns: number) => Math.max(0, ns / 1e9 - RESOLUTION_MS / 1000);
+  // Microseconds are enough; a negative difference is sampling noise.
+  const s = (ns: number) => Math.max(0, Math.round(ns / 1e3 - RESOLUTION_MS * 1000) / 1e6);
   shared = {
     h,
     take() {
       const count = h.count;
-      const out = count === 0 ? { p50: 0, p99: 0, max: 0, count: 0, sum: 0 } : { p50: s(h.percentile(50)), p99: s(h.percentile(99)), max: s(h.max), count, sum: s(h.mean) * count };
+      const out = count === 0 ? { p50: 0, p99: 0, max: 0, count: 0, sum: 0 } : { p50: s(h.percentile(50)), p99: s(h.percentile(99)), max: s(h.max), count, sum: Math.round(s(h.mean) * count * 1e6) / 1e6 };
       h.reset();
       return out;
     },

@@ -87,15 +87,15 @@ export class Metrics {
     });
   }
 
-  /** A summary read at scrape time: its quantiles (`{ '0.5': v, ... }`), count and sum. */
-  summary(name: string, help: string, read: () => { quantiles: Record<string, number>; count: number; sum: number }): void {
+  /** A summary read at scrape time: its quantiles (`[['0.5', v], ...]`, in that order), count and sum. */
+  summary(name: string, help: string, read: () => { quantiles: Array<[string, number]>; count: number; sum: number }): void {
     this.metrics.set(name, {
       name,
       help,
       type: 'summary',
       render: async () => {
         const { quantiles, count, sum } = read();
-        return [...Object.entries(quantiles).map(([q, v]) => `${name}{quantile="${q}"} ${v}`), `${name}_sum ${sum}`, `${name}_count ${count}`];
+        return [...quantiles.map(([q, v]) => `${name}{quantile="${q}"} ${v}`), `${name}_sum ${sum}`, `${name}_count ${count}`];
       },
     });
   }
