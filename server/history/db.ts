@@ -140,9 +140,9 @@ export function openPostgres(o: PostgresOptions): Db {
 type Reply = { id: number; rows?: unknown[]; error?: { message: string; code?: string } & Record<string, unknown> };
 /** A request to the worker thread (sent with an `id` its answer carries). */
 type Request =
-  | { op: 'query'; text: string; params: unknown[] | undefined; tx?: number }
-  | { op: 'exec'; text: string; tx?: number }
-  | { op: 'end'; tx: number; commit: boolean }
+  | { op: 'query'; text: string; params: unknown[] | undefined; tx?: number; begin?: true }
+  | { op: 'exec'; text: string; tx?: number; begin?: true }
+  | { op: 'end'; tx: number; commit: boolean; begin?: true }
   | { op: 'close' };
 
 /** The embedded database as `openPglite` gives it: a `Db`, and the thread it runs on (tests end it). */
@@ -238,12 +238,24 @@ export async function openPglite(dir: string): Promise<PgliteDb> {
     return reply.rows;
   };
 
-  const sqlOn = (tx?: number, w?: Worker): Sql => ({
+  /** A transaction's lane: its first message opens it in the thread (`begin`). */
+  interface Lane {
+    tx: number;
+    w: Worker;
+    begun: boolean;
+  }
+  const on = (lane: Lane | undefined): { tx?: number; begin?: true } => {
+    if (!lane) return {};
+    if (lane.begun) return { tx: lane.tx };
+    lane.begun = true;
+    return { tx: lane.tx, begin: true };
+  };
+  const sqlOn = (lane?: Lane): Sql => ({
     async query<T>(text: string, params?: unknown[]) {
-      return (await call({ op: 'query', text, params, ...(tx !== undefined ? { tx } : {}) }, w)) as T[];
+      return (await call({ op: 'query', text, params, ...on(lane) }, lane?.w)) as T[];
     },
     async exec(text: string) {
-      await call({ op: 'exec', text, ...(tx !== undefined ? { tx } : {}) }, w);
+      await call({ op: 'exec', text, ...on(lane) }, lane?.w);
     },
   });
 
@@ -257,17 +269,15 @@ export async function openPglite(dir: string): Promise<PgliteDb> {
     async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
       // The lane is bound to this thread: if it dies, the transaction's statements fail
       // (they are not sent to the next one outside any transaction).
-      const w = await running();
-      const tx = ++txSeq;
-      w.postMessage({ op: 'begin', tx });
+      const lane: Lane = { tx: ++txSeq, w: await running(), begun: false };
       let out: T;
       try {
-        out = await fn(sqlOn(tx, w));
+        out = await fn(sqlOn(lane));
       } catch (err) {
-        await call({ op: 'end', tx, commit: false }, w).catch(() => undefined);
+        await call({ op: 'end', commit: false, ...on(lane), tx: lane.tx }, lane.w).catch(() => undefined);
         throw err;
       }
-      await call({ op: 'end', tx, commit: true }, w);
+      await call({ op: 'end', commit: true, ...on(lane), tx: lane.tx }, lane.w);
       return out;
     },
     async close() {

@@ -5,11 +5,13 @@
  * process (`tsx/esm/api`, vitest), and this file needs none. The other side is
  * `openPglite` in db.ts; the messages (main → here):
  *
- *   { id, op: 'query', text, params, tx? }   → { id, rows }      one statement
- *   { id, op: 'exec', text, tx? }            → { id }            several, no parameters
- *   { op: 'begin', tx }                      (no answer)         opens transaction lane `tx`
- *   { id, op: 'end', tx, commit }            → { id }            COMMIT (true) or ROLLBACK
- *   { id, op: 'close' }                      → { id }
+ *   { id, op: 'query', text, params, tx?, begin? }   → { id, rows }   one statement
+ *   { id, op: 'exec', text, tx?, begin? }            → { id }         several, no parameters
+ *   { id, op: 'end', tx, commit, begin? }            → { id }         COMMIT (true) or ROLLBACK
+ *   { id, op: 'close' }                              → { id }
+ *
+ * `begin` on a transaction's first message opens its lane `tx` (one message fewer per
+ * transaction than a BEGIN of its own).
  *
  * A failure answers `{ id, error: { message, code, ... } }` (the PostgreSQL error's fields).
  * `workerData.dir` is the data directory; `{ ready: true }` or `{ fatal: error }` is the
@@ -90,7 +92,7 @@ function begin(tx) {
 }
 
 port.on('message', (m) => {
-  if (m.op === 'begin') return begin(m.tx);
+  if (m.begin) begin(m.tx);
   if (m.op === 'close') {
     db.close().then(
       () => reply(m.id, {}),
