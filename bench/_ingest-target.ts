@@ -9,22 +9,33 @@
  * - `ingest-unawaited` (diagnostic, `--explain`, NOT a valid receiver): the real app whose
  *   store does the full Redis accept but answers before it returns: the Redis work
  *   without its latency, i.e. a ceiling for any batching scheme.
+ * - `bridge-pglite`: the whole bridge as `npm start` runs it in demo mode
+ *   (`startSwitchboard`: built-in emulator, Redis store, webhook workers, messaging) with the
+ *   embedded history (PGlite under a temporary `DATA_DIR`): every `chat.message.updated`
+ *   is received, then handled by the workers into history's message records.
+ * - `bridge-postgres`: the same with `DATABASE_URL` (argv[3]) on PostgreSQL.
  *
- * Prints `{"url": ...}` when listening; on SIGTERM prints `{"acceptStats": ...}` and exits.
+ * Prints `{"url": ...}` when listening; on SIGTERM prints `{"acceptStats": ..., "loopDelay": ...}`
+ * (event-loop delay while serving, ms: server/ops/loop-delay.ts) and exits.
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
+import { mkdtempSync, rmSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApp } from '../server/app.ts';
 import { loadConfig } from '../server/config/config.ts';
 import { silentLogger } from '../server/log/logger.ts';
+import { loopDelay } from '../server/ops/loop-delay.ts';
+import { startSwitchboard, type Running } from '../server/main.ts';
 import { RedisStore } from '../server/store/redis.ts';
 import type { Store } from '../server/store/store.ts';
 
 export const BENCH_SECRET = 'whsec_bench_secret_0123456789';
-export type TargetKind = 'ingest' | 'bare' | 'ingest-no-redis' | 'ingest-unawaited';
-const [kind, redisUrl] = process.argv.slice(2) as [TargetKind, string | undefined];
+export type TargetKind = 'ingest' | 'bare' | 'ingest-no-redis' | 'ingest-unawaited' | 'bridge-pglite' | 'bridge-postgres';
+const [kind, redisUrl, databaseUrl] = process.argv.slice(2) as [TargetKind, string | undefined, string | undefined];
 
 /** The Redis store with `acceptEvent` replaced (diagnostic targets only). */
 function withAccept(store: RedisStore, acceptEvent: Store['acceptEvent']): Store {
@@ -32,8 +43,22 @@ function withAccept(store: RedisStore, acceptEvent: Store['acceptEvent']): Store
 }
 
 let redis: RedisStore | undefined;
-let fetch: (r: Request) => Response | Promise<Response>;
-if (kind === 'bare') {
+let fetch: ((r: Request) => Response | Promise<Response>) | undefined;
+let bridge: { running: Running; dir: string } | undefined;
+if (kind === 'bridge-pglite' || kind === 'bridge-postgres') {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    REDIS_URL: redisUrl,
+    DATA_DIR: dir,
+    ...(kind === 'bridge-postgres' ? { DATABASE_URL: databaseUrl } : {}),
+    SERVICE_WEBHOOK_SECRETS: BENCH_SECRET,
+    SESSION_SECRET: 'bench_session_secret_000000',
+    LOG_LEVEL: 'error',
+  });
+  bridge = { running: await startSwitchboard(config, { log: silentLogger() }), dir };
+} else if (kind === 'bare') {
   const bare = new Hono();
   bare.post('/webhooks/service', async (c) => {
     const body = await c.req.json<{ id: string }>();
@@ -65,15 +90,27 @@ if (kind === 'bare') {
   fetch = createApp({ config, store, log: silentLogger() }).fetch;
 }
 
-const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-  const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
-});
-// The generator keeps every target's connections open while it measures the others (up
-// to 12 targets of 500 ms each): longer than Node's default 5 s keep-alive timeout.
-(server as Server).keepAliveTimeout = 10 * 60_000;
-process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/service` }) + '\n');
+let base: string;
+if (bridge) base = bridge.running.url;
+else {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: fetch!, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  // The generator keeps every target's connections open while it measures the others (up
+  // to 12 targets of 500 ms each): longer than Node's default 5 s keep-alive timeout.
+  (server as Server).keepAliveTimeout = 10 * 60_000;
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+// Event-loop delay from now on (start-up, e.g. migrations, is not in it).
+const loop = loopDelay();
+loop.take();
+process.stdout.write(JSON.stringify({ url: `${base}/webhooks/service` }) + '\n');
 process.once('SIGTERM', async () => {
-  process.stdout.write(JSON.stringify({ acceptStats: redis?.acceptStats ?? null }) + '\n');
+  const d = loop.take();
+  const ms = (s: number) => Math.round(s * 1e5) / 100;
+  process.stdout.write(JSON.stringify({ acceptStats: redis?.acceptStats ?? null, loopDelay: { p50: ms(d.p50), p99: ms(d.p99), max: ms(d.max) } }) + '\n');
   await redis?.close();
+  // Not drained: the bench is over, only the temporary directory matters.
+  if (bridge) rmSync(bridge.dir, { recursive: true, force: true });
   process.exit(0);
 });

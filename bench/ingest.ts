@@ -5,7 +5,17 @@
  *   1. our `POST /webhooks/service`: raw body with limit, signature check, JSON +
  *      envelope, Redis dedupe + XADD on a private `redis-server` with append-only
  *      persistence (fsync every second, as in docker-compose.yml);
- *   2. a bare Hono handler that parses the JSON body and answers JSON.
+ *   2. a bare Hono handler that parses the JSON body and answers JSON;
+ *   3. the whole bridge with the embedded history (`startSwitchboard` in demo mode, as
+ *      `npm start` runs it: PGlite under a temporary `DATA_DIR`), whose workers hand every
+ *      `chat.message.updated` to messaging, which writes the message record to history;
+ *   4. the same bridge with `DATABASE_URL` on PostgreSQL (a database of its own,
+ *      `test/support/postgres.ts`, dropped at the end).
+ *
+ * Ratios to the bare handler: ingest (goal >= 0.6), bridge with embedded history (>= 0.75),
+ * bridge with PostgreSQL (>= 0.85). Each bridge's event-loop delay (p50/p99/max, over the
+ * whole run) is printed, and how many of the events it accepted its workers had handled
+ * when the load stopped (the rest is backlog in its stream).
  *
  * Each server runs in its own process (bench/_ingest-target.ts). Every (server,
  * concurrency) pair of the sweep (default 64, 128 and 256 connections) is one target, and
@@ -33,6 +43,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { createTestDatabase } from '../test/support/postgres.ts';
 import { startRedis } from '../test/support/redis.ts';
 import type { TargetKind } from './_ingest-target.ts';
 import { figure } from './figures.ts';
@@ -94,8 +105,14 @@ function lines(p: ChildProcess): AsyncIterator<string> {
   };
 }
 
-async function startTarget(kind: TargetKind, redisUrl: string) {
-  const p = spawn(process.execPath, [...(process.env.BENCH_TARGET_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', here('./_ingest-target.ts'), kind, redisUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+interface LoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+async function startTarget(kind: TargetKind, redisUrl: string, databaseUrl?: string) {
+  const p = spawn(process.execPath, [...(process.env.BENCH_TARGET_FLAGS ?? '').split(' ').filter(Boolean), '--import', 'tsx', here('./_ingest-target.ts'), kind, redisUrl, ...(databaseUrl ? [databaseUrl] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
   const out = lines(p);
   const first = await out.next();
   if (first.done) throw new Error(`${kind} target exited`);
@@ -103,10 +120,10 @@ async function startTarget(kind: TargetKind, redisUrl: string) {
   return {
     url,
     pid: p.pid!,
-    async stop(): Promise<{ acceptStats: { calls: number; events: number } | null }> {
+    async stop(): Promise<{ acceptStats: { calls: number; events: number } | null; loopDelay?: LoopDelay }> {
       p.kill('SIGTERM');
       const last = await out.next();
-      return last.done ? { acceptStats: null } : (JSON.parse(last.value) as { acceptStats: { calls: number; events: number } | null });
+      return last.done ? { acceptStats: null } : (JSON.parse(last.value) as { acceptStats: { calls: number; events: number } | null; loopDelay: LoopDelay });
     },
   };
 }
@@ -131,6 +148,9 @@ const aof = ['--appendonly', 'yes', '--appendfsync', 'everysec'];
 // One redis-server per Redis-using target, so that its CPU time belongs to that target.
 const redisMain = await startRedis({ args: aof });
 const redisDiag = EXPLAIN ? await startRedis({ args: aof }) : undefined;
+const redisPglite = await startRedis({ args: aof });
+const redisPostgres = await startRedis({ args: aof });
+const postgres = await createTestDatabase('sb_bench');
 const probe = new Redis(redisMain.url);
 const stopping: Array<() => Promise<unknown>> = [];
 try {
@@ -150,7 +170,14 @@ try {
   const rows: Row[] = [
     { label: 'signed webhook ingest (Redis dedupe+append)', target: await startTarget('ingest', redisMain.url), redisPid: await pidOf(redisMain.url) },
     { label: 'bare Hono JSON POST handler', target: await startTarget('bare', redisMain.url) },
+    { label: 'bridge, embedded history (PGlite)', target: await startTarget('bridge-pglite', redisPglite.url), redisPid: await pidOf(redisPglite.url) },
+    { label: 'bridge, history on PostgreSQL', target: await startTarget('bridge-postgres', redisPostgres.url, postgres.url), redisPid: await pidOf(redisPostgres.url) },
   ];
+  // Row indexes (diagnostics come after these).
+  const INGEST = 0;
+  const BARE = 1;
+  const BRIDGE_PGLITE = 2;
+  const BRIDGE_POSTGRES = 3;
   if (redisDiag) {
     rows.push(
       { label: '  diagnostic: same app, store without Redis', target: await startTarget('ingest-no-redis', redisDiag.url) },
@@ -192,31 +219,64 @@ try {
       const redisPart = r.redisPid ? ` + ${us(redis!)}` : '      ';
       return `${String(connections).padStart(5)}  ${r.label.padEnd(44)} ${fmt(x.rps)}   ${ms(x.p50Ms)}  ${ms(x.p99Ms)}  ${`${x.requests - x.ok}/${x.errors}`.padEnd(14)}  ${us(server!)}${redisPart} | ${x.loadgenCpuUsPerRequest.toFixed(0)}`;
     });
-    const [a, b] = results as [Result, Result];
-    lines.push(`${' '.repeat(7)}ratio ingest / bare at ${connections} connections: ${(a.rps / b.rps).toFixed(2)}` + (EXPLAIN ? `; diagnostics to bare: without Redis ${(results[2]!.rps / b.rps).toFixed(2)}, Redis not awaited ${(results[3]!.rps / b.rps).toFixed(2)}` : ''));
+    const b = results[BARE]!;
+    const to = (i: number) => (results[i]!.rps / b.rps).toFixed(2);
+    lines.push(
+      `${' '.repeat(7)}ratio to bare at ${connections} connections: ingest ${to(INGEST)}, bridge+PGlite ${to(BRIDGE_PGLITE)}, bridge+PostgreSQL ${to(BRIDGE_POSTGRES)}` +
+        (EXPLAIN ? `; diagnostics: without Redis ${to(4)}, Redis not awaited ${to(5)}` : ''),
+    );
     process.stdout.write(lines.join('\n') + '\n');
   }
+  // What each bridge's workers had handled when the load stopped (the rest is backlog).
+  const backlog = async (url: string) => {
+    const r = new Redis(url);
+    try {
+      const length = Number(await r.xlen('sb:events'));
+      const groups = (await r.xinfo('GROUPS', 'sb:events')) as unknown[][];
+      const g = groups.map((x) => Object.fromEntries(Array.from({ length: x.length / 2 }, (_, i) => [x[2 * i], x[2 * i + 1]])) as Record<string, unknown>).find((x) => x.name === 'workers');
+      const waiting = Number(g?.lag ?? length) + Number(g?.pending ?? 0);
+      return { length, handled: length - waiting };
+    } finally {
+      r.disconnect();
+    }
+  };
+  const backlogs = [await backlog(redisPglite.url), await backlog(redisPostgres.url)];
   stopping.length = 0;
-  const { acceptStats } = await rows[0]!.target.stop();
-  for (const r of rows.slice(1)) await r.target.stop();
+  const stopped = [];
+  for (const r of rows) stopped.push(await r.target.stop());
+  const { acceptStats } = stopped[INGEST]!;
   const stored = Number(await probe.xlen('bench:events'));
   const aofRewrites = /aof_rewrites:(\d+)/.exec(await probe.info('persistence'))?.[1] ?? '?';
 
   const peak = (i: number) => levels.reduce((best, l) => (l.results[i]!.rps > best.results[i]!.rps ? l : best));
-  const pi = peak(0);
-  const pb = peak(1);
+  const pi = peak(INGEST);
+  const pb = peak(BARE);
+  const pp = peak(BRIDGE_PGLITE);
+  const pq = peak(BRIDGE_POSTGRES);
   const at = (l: Level, i: number) => `${l.results[i]!.rps.toFixed(0)} req/s at ${l.connections} connections (p50 ${l.results[i]!.p50Ms.toFixed(2)} ms, p99 ${l.results[i]!.p99Ms.toFixed(2)} ms)`;
+  const ratio = (l: Level, i: number) => l.results[i]!.rps / pb.results[BARE]!.rps;
+  const delay = (d: LoopDelay | undefined) => (d ? `p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, max ${d.max.toFixed(2)} ms` : '?');
+  const handled = (b: { length: number; handled: number }) => `${b.handled} of ${b.length} accepted events handled when the load stopped`;
   const out = [
-    `throughput (best over the sweep): ingest ${at(pi, 0)}; bare ${at(pb, 1)}`,
-    `ratio ingest / bare: ${(pi.results[0]!.rps / pb.results[1]!.rps).toFixed(3)} (goal >= 0.600)`,
+    `throughput (best over the sweep): ingest ${at(pi, INGEST)}; bare ${at(pb, BARE)}`,
+    `  bridge, embedded history: ${at(pp, BRIDGE_PGLITE)}; bridge, PostgreSQL history: ${at(pq, BRIDGE_POSTGRES)}`,
+    `ratio ingest / bare: ${ratio(pi, INGEST).toFixed(3)} (goal >= 0.600); bridge+PGlite / bare: ${ratio(pp, BRIDGE_PGLITE).toFixed(3)} (goal >= 0.750); bridge+PostgreSQL / bare: ${ratio(pq, BRIDGE_POSTGRES).toFixed(3)} (goal >= 0.850)`,
+    `event-loop delay over the run: bridge+PGlite ${delay(stopped[BRIDGE_PGLITE]!.loopDelay)}; bridge+PostgreSQL ${delay(stopped[BRIDGE_POSTGRES]!.loopDelay)}`,
+    `history: bridge+PGlite ${handled(backlogs[0]!)}; bridge+PostgreSQL ${handled(backlogs[1]!)}`,
     `events durably appended to the Redis stream: ${stored} (all ${sentIngest} sent, warm-up included, were accepted: ${stored === sentIngest}); ` +
       `${acceptStats ? (acceptStats.events / Math.max(1, acceptStats.calls)).toFixed(1) : '?'} events per accept script call; ` +
       `${aofRewrites} AOF rewrites by Redis during the run (forked children: their CPU is in no figure above, but it shares the machine)`,
     `machine: ${readFileSync('/proc/cpuinfo', 'utf8').match(/^processor/gm)?.length ?? '?'} CPUs, load average at the end ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
   ];
   process.stdout.write(out.join('\n') + '\n');
-  figure('ingest', 'webhook ingest throughput', pi.results[0]!.rps, 'req/s');
-  figure('ingest', 'ingest / bare handler', pi.results[0]!.rps / pb.results[1]!.rps, 'ratio', { min: 0.6 });
+  figure('ingest', 'webhook ingest throughput', pi.results[INGEST]!.rps, 'req/s');
+  figure('ingest', 'ingest / bare handler', ratio(pi, INGEST), 'ratio', { min: 0.6 });
+  figure('ingest', 'bridge with embedded history / bare handler', ratio(pp, BRIDGE_PGLITE), 'ratio', { min: 0.75 });
+  figure('ingest', 'bridge with PostgreSQL history / bare handler', ratio(pq, BRIDGE_POSTGRES), 'ratio', { min: 0.85 });
+  const pgliteDelay = stopped[BRIDGE_PGLITE]!.loopDelay;
+  const postgresDelay = stopped[BRIDGE_POSTGRES]!.loopDelay;
+  if (pgliteDelay) figure('ingest', 'bridge with embedded history: event-loop delay p99', pgliteDelay.p99, 'ms');
+  if (postgresDelay) figure('ingest', 'bridge with PostgreSQL history: event-loop delay p99', postgresDelay.p99, 'ms');
   figure('ingest', 'accepted events missing from the stream', Math.max(0, okIngest - stored), 'events', { max: 0 });
   if (stored < okIngest) throw new Error(`only ${stored} of ${okIngest} accepted events are in the stream`);
 } finally {
@@ -224,4 +284,7 @@ try {
   probe.disconnect();
   await redisMain.close();
   await redisDiag?.close();
+  await redisPglite.close();
+  await redisPostgres.close();
+  await postgres.drop();
 }

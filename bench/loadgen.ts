@@ -82,7 +82,7 @@ const CONTENT_LENGTH = /\r\ncontent-length:\s*(\d+)/i;
 class Conn {
   private buf: Buffer = Buffer.alloc(0);
   private waiting: { resolve: (status: number) => void; reject: (err: Error) => void } | undefined;
-  private closed: Error | undefined;
+  closed: Error | undefined;
 
   constructor(private readonly socket: Socket) {
     socket.setNoDelay(true);
@@ -138,6 +138,9 @@ class Conn {
 }
 
 async function slice(t: Target, ms: number, acc: Acc | undefined, all: Acc): Promise<void> {
+  // A server may close a keep-alive connection that idled while other targets were measured
+  // (Node's default keep-alive timeout is 5 s): open it again before the slice.
+  t.conns = await Promise.all(t.conns.map((c) => (c.closed ? Conn.open(t.port, t.host) : c)));
   // Requests for this slice are built before it starts (more are built if it runs out).
   const ready: Buffer[] = [];
   for (let i = 0; i < t.prepare; i++) ready.push(buildRequest(t.hostHeader, t.path));
@@ -177,6 +180,8 @@ async function slice(t: Target, ms: number, acc: Acc | undefined, all: Acc): Pro
 }
 
 interface Target {
+  port: number;
+  host: string;
   path: string;
   hostHeader: string;
   conns: Conn[];
@@ -190,6 +195,8 @@ for (const { url: u, connections, pids = [] } of o.targets) {
   const url = new URL(u);
   const conns = await Promise.all(Array.from({ length: connections }, () => Conn.open(Number(url.port), url.hostname)));
   targets.push({
+    port: Number(url.port),
+    host: url.hostname,
     path: url.pathname,
     hostHeader: url.host,
     conns,

@@ -21,6 +21,7 @@ import { Hono, type ErrorHandler } from 'hono';
 import type { Logger } from 'pino';
 import type { Config } from './config/config.ts';
 import { HttpError, HttpNotFound, HttpUnauthorized, HttpUnavailable, renderError } from './ops/errors.ts';
+import { loopDelay } from './ops/loop-delay.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
 import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
@@ -118,6 +119,11 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
     deps.store.streamLag(WORKER_GROUP),
   );
   metrics.gauge('switchboard_up', 'Always 1 while the process serves.', () => 1);
+  const loop = loopDelay();
+  metrics.summary('switchboard_event_loop_delay_seconds', 'Event-loop delay since the previous scrape (quantile 1: the longest), seconds.', () => {
+    const d = loop.take();
+    return { quantiles: [['0.5', d.p50], ['0.99', d.p99], ['1', d.max]], count: d.count, sum: d.sum };
+  });
 
   // The webhook route comes first and answers without calling next(), so the middleware
   // below does not run for it: it does the same (request id, metrics, log) inline, only

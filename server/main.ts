@@ -24,6 +24,7 @@ import { createStore } from './store/index.ts';
 import type { Store } from './store/store.ts';
 import { WEBHOOK_PATH } from './webhooks/receiver.ts';
 import { createSwitchboard } from './switchboard.ts';
+import { guardUpgrades } from './gateway/index.ts';
 import { emulatorDemoCaller } from './web/demo.ts';
 
 export { createStore } from './store/index.ts';
@@ -133,6 +134,8 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
     );
     s.once('error', reject);
   });
+  // A WebSocket upgrade whose Host is not ours: 403 in the error shape (the adapter answered an empty 500).
+  if (sb.auth) guardUpgrades(server as Server, sb.auth.hostAllowed);
   const port = (server.address() as AddressInfo).port;
   const shownHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${shownHost}:${port}`;

@@ -16,6 +16,7 @@ import { createAppWithMetrics, type App, type ReadinessCheck } from './app.ts';
 import { createArchive } from './archive/index.ts';
 import { createArchiveRoutes } from './archive/routes.ts';
 import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv, type LoginLimits, type Users } from './auth/index.ts';
+import { createNumberScope } from './auth/scope.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { Policy } from './calls/lifecycle.ts';
@@ -24,7 +25,7 @@ import { secretsOf, type Config } from './config/config.ts';
 import { createGateway, createWsServer, type Gateway } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
 import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
-import { openHistory, type History } from './history/index.ts';
+import { openHistory, type History, type HistoryFact } from './history/index.ts';
 import { createHistoryRoutes } from './history/routes.ts';
 import { CallbackStore } from './history/callbacks.ts';
 import { MessagingStore } from './history/messages.ts';
@@ -36,6 +37,7 @@ import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
 import { Hub } from './push/hub.ts';
 import { createServiceClient } from './service/index.ts';
+import type { RateLimiter, RateLimitOptions } from './service/ratelimit.ts';
 import type { Calls } from './service/resources/calls.ts';
 import type { ContactsResource } from './service/resources/contacts.ts';
 import type { Wrapup } from './calls/engine.ts';
@@ -63,6 +65,8 @@ export interface ServiceParts {
   messaging?: MessagingClient;
   /** Contacts (issue 15): the customer panel's contact, and wrap-ups as contact notes (CONTACT_NOTES). */
   contacts?: Pick<ContactsResource, 'get' | 'addNote'>;
+  /** The client's rate limiter: `/metrics` shows the management quota's use and signalling's reserved share. */
+  limiter?: Pick<RateLimiter, 'usage' | 'signallingReserve'>;
 }
 
 export interface SwitchboardOptions {
@@ -107,6 +111,8 @@ export interface SwitchboardOptions {
   now?: () => number;
   /** Wallboard push period (default 5 s; 0: only on call changes). */
   wallboardMs?: number;
+  /** Client-side Service limits for the client built from the config (tests match an emulator's smaller quotas). */
+  serviceLimits?: RateLimitOptions;
 }
 
 /** The calling half: present when there is a Service. */
@@ -163,7 +169,10 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const metrics = o.metrics ?? new Metrics();
   const service: ServiceParts | undefined =
     o.service ??
-    (config.serviceBaseUrl ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }) })) : undefined);
+    (config.serviceBaseUrl
+      ? serviceParts(createServiceClient({ baseUrl: config.serviceBaseUrl, apiKey: config.serviceApiKey, logger: log.child({ part: 'service' }), ...(o.serviceLimits ? { limits: o.serviceLimits } : {}) }))
+      : undefined);
+  if (service?.limiter) quotaMetrics(metrics, service.limiter);
   const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics, ...(store instanceof RedisStore ? { send: store.redis } : {}) })));
   // Daily: rows past retention and their files together; media lost before download reported.
   const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
@@ -229,7 +238,17 @@ export function withCalling(sb: Switchboard): Switchboard & Calling {
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
-  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client, contacts: client.contacts };
+  return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client, contacts: client.contacts, limiter: client.transport.limiter };
+}
+
+/** The Service's management quota on `/metrics` (issue 35): its hourly limit, signalling's reserved share, and the use. */
+function quotaMetrics(metrics: Metrics, limiter: NonNullable<ServiceParts['limiter']>): void {
+  const hour = () => limiter.usage('management');
+  metrics.gauge('switchboard_service_quota_hour_limit', 'Management requests per hour the Service allows (shared by call signalling, contact reads and the rest).', () => hour()?.hourLimit ?? 0);
+  metrics.gauge('switchboard_service_quota_signalling_reserved_ratio', 'Share of the management quota only call signalling may use.', () => limiter.signallingReserve);
+  metrics.gauge('switchboard_service_quota_hour_reserved', 'Management requests per hour reserved for call signalling.', () => (hour() ? hour()!.hourLimit - hour()!.bulkHourLimit : 0));
+  metrics.gauge('switchboard_service_quota_hour_used', 'Management requests sent in the last hour (all).', () => hour()?.hourUsed ?? 0);
+  metrics.gauge('switchboard_service_quota_hour_used_signalling', 'Call signalling requests sent in the last hour.', () => hour()?.hourUsedSignalling ?? 0);
 }
 
 /**
@@ -284,9 +303,11 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // Built on history; without it their routes answer 503 naming why. Parts used below:
   // `m16.recordSent` (permissions), `queue.onCommitted` (engine), `m16.handlers`,
   // `m16.routes`, `m16.start()` / `m16.stop()`.
-  const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now });
-  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent });
   const queues = loadQueues(config.queuesFile);
+  // Issue 35: an agent sees and uses only the numbers they take calls for (QUEUES_FILE).
+  const scope = createNumberScope({ queues, scoped: config.queuesFile !== undefined, numbers: service.phoneNumbers, log: log.child({ part: 'scope' }), now });
+  const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now, scope });
+  const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent, scope });
   const queue = m16.callbacks(permissions, queues);
   // ---- end issue 16 ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
@@ -299,6 +320,12 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
   });
+  // The facts of the transitions committed in one event-loop turn: one queue entry (one XADD).
+  const factsLater: HistoryFact[] = [];
+  const recordLater = (facts: HistoryFact[]) => {
+    if (factsLater.length === 0) queueMicrotask(() => history?.enqueue(...factsLater.splice(0)));
+    factsLater.push(...facts);
+  };
   // The wallboard is built after the engine (it reads the agent board); changes before that are none.
   let wallboard: ReturnType<typeof createWallboard> | undefined;
   const onCommittedMonitor = (before: { state: string } | null, after: { state: string; wacid: string }) => {
@@ -317,16 +344,21 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     ...(config.redisUrl ? { shared: store } : {}),
     permissions,
+    numberScope: scope,
     // Rarely needed (a dialed call the store could not take): looked up when it is.
     ...(numbers ? { phoneIdOf: (n: string) => phoneIdOf(numbers, n) } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     // Every stored transition becomes history facts (queued; the call never waits for them).
+    // The engine runs this behind the transition's effects, transitions of one turn together:
+    // their facts go as one queue entry.
     onCommitted: (before, after, event, version) => {
+      // A call carries its business number's phone id (a dialed one: once its connect event came).
+      if (after && after.phoneId !== (after.direction === 'USER_INITIATED' ? after.to : after.from)) scope.learn(after.direction === 'USER_INITIATED' ? after.to : after.from, after.phoneId);
       onCommittedMonitor(before, after); // issue 17
       permissions.onCommitted(before, after); // issue 16: connected / unanswered business calls for the permission budget
       if (history) {
-        history.enqueue(...factsOfTransition(before, after, event, now(), { version })); // one queue entry
+        recordLater(factsOfTransition(before, after, event, now(), { version }));
         queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
       }
     },
@@ -382,6 +414,13 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     taskPermission: queue.callbacks?.permissionOf,
     log: log.child({ part: 'customers' }),
     now,
+    store,
+    scope,
+    liveCustomers: async (agent) => {
+      const f = engine.board.facts(agent);
+      const calls = await Promise.all([f.ringing, f.holding, f.wrapWacid].filter((w): w is string => !!w).map((w) => store.getCall(w)));
+      return calls.flatMap((r) => (r ? [String(r.direction === 'USER_INITIATED' ? r.from : r.to)] : []));
+    },
   });
   // ---- end agent desktop ----
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });

@@ -217,8 +217,10 @@ export const CallbackTask = z.object({
   dueAt: isoTime.optional(),
   state: CallbackState,
   attempts: z.array(CallbackAttempt),
-  /** (added) Every unanswered inbound call of the task, oldest first. */
-  misses: z.array(CallbackMiss),
+  /** (added) The task's latest unanswered inbound calls (at most 20), oldest first. */
+  misses: z.array(CallbackMiss).max(20),
+  /** (added) How many unanswered inbound calls the task has had in all (absent from servers before it). */
+  missCount: z.number().int().min(0).optional(),
   assignee: z.string().max(200).optional(),
   /** Always present in what the server hands out (list, `callback.updated`, claim, done, the customer panel): `unknown`, nothing allowed, when it could not be read. Optional in the schema: the store keeps tasks without it (it is read at the time of asking). */
   permission: CallbackPermission.optional(),

@@ -4,8 +4,8 @@
  *
  * - `POST /api/login {name, password}` → 200 `{name, roles, demo}` + session cookie (HttpOnly,
  *   SameSite=Strict), or 401 UNAUTHORIZED (same answer for an unknown name and a wrong
- *   password). Failed logins are limited per name and per client address (429 with
- *   Retry-After): see `LOGIN_LIMITS`.
+ *   password). Failed logins are limited per name and address, per address, and (slowly)
+ *   per name from all addresses (429 with Retry-After): see `LOGIN_LIMITS`.
  * - `POST /api/logout` → 204; the session is deleted from the store and its WebSockets are
  *   closed on every node (server/gateway).
  * - `GET /api/me` → `{name, roles, demo}` or 401.
@@ -21,7 +21,7 @@ import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpBadRequest, HttpForbidden, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
 import type { Store } from '../store/store.ts';
-import { SESSION_COOKIE, Sessions, clearedCookie, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
+import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
@@ -33,19 +33,29 @@ const LoginBody = z.object({ name: z.string().min(1).max(64), password: z.string
 
 /**
  * Login attempts per fixed window, counted in the store (so every node shares them) BEFORE
- * the password is checked: an attempt first takes a slot of its name's and of its
- * address's counter, in one atomic step each; over either limit it gives both back and
- * gets 429 without a check; a right password gives them back too, a wrong one keeps them.
- * So within one window at most `perName` wrong passwords are ever checked for a name, and
- * `perAddress` from one address, however many arrive at once and on however many nodes.
- * The counters expire with the window (bounded memory).
+ * the password is checked: an attempt first takes a slot of each of its counters, in one
+ * atomic step each; over any limit it gives them all back and gets 429 without a check; a
+ * right password gives them back too, a wrong one keeps them. So within one window at most
+ * `perName` wrong passwords for a name are ever checked from one address, however many
+ * arrive at once and on however many nodes.
+ *
+ * Counters (issue 35: five wrong guesses from anywhere used to lock a name out for everyone):
+ * - the name from this address: `perName` per `windowMs`, and `perNameSlow` per `slowWindowMs`;
+ * - this address, any name: `perAddress` per `windowMs`;
+ * - the name from every address: `perNameAllAddresses` per `slowWindowMs`: the slow lockout
+ *   that bounds a guesser with many addresses. It is above `perNameSlow`, so one address
+ *   alone can never lock a name out for its owner elsewhere.
+ * The counters expire with their window (bounded memory).
  */
 export interface LoginLimits {
   perName: number;
   perAddress: number;
   windowMs: number;
+  perNameSlow: number;
+  perNameAllAddresses: number;
+  slowWindowMs: number;
 }
-export const LOGIN_LIMITS: LoginLimits = { perName: 5, perAddress: 20, windowMs: 60_000 };
+export const LOGIN_LIMITS: LoginLimits = { perName: 5, perAddress: 20, windowMs: 60_000, perNameSlow: 20, perNameAllAddresses: 100, slowWindowMs: 3_600_000 };
 
 /**
  * The client's address for the per-address limit: the TCP peer (X-Forwarded-For is not
@@ -76,6 +86,8 @@ export interface Auth {
   sessionOf(req: Request): Promise<{ user: User; session: Session } | undefined>;
   /** The same-origin check with this server's origin policy (PUBLIC_URL). */
   sameOrigin(req: Request, required: boolean): boolean;
+  /** Whether a Host header names this server (PUBLIC_URL; see `hostAllowed` in session.ts). */
+  hostAllowed(host: string | null): boolean;
   sessions: Sessions;
   users: Users;
 }
@@ -99,12 +111,18 @@ export function createAuth(deps: AuthOptions): Auth {
   /** A name that is no user's may be a password typed into the wrong field: never logged. */
   const loggedName = (name: string) => (users.get(name) ? name : 'unknown user');
   const origin = deps.origin ?? {};
-  const limits: LoginLimits = { ...LOGIN_LIMITS, ...deps.loginLimits };
+  const given = { ...LOGIN_LIMITS, ...deps.loginLimits };
+  // A raised fast limit raises the slow ones it would otherwise run into (tests log in by the hundred).
+  const perNameSlow = deps.loginLimits?.perNameSlow ?? Math.max(given.perNameSlow, given.perName);
+  const limits: LoginLimits = { ...given, perNameSlow, perNameAllAddresses: deps.loginLimits?.perNameAllAddresses ?? Math.max(given.perNameAllAddresses, 5 * perNameSlow) };
 
   async function sessionOf(req: Request): Promise<{ user: User; session: Session } | undefined> {
     const session = await sessions.lookup(readCookie(req.headers.get('cookie'), SESSION_COOKIE));
     const user = session ? users.get(session.user) : undefined;
-    return user && session ? { user, session } : undefined;
+    // Opened with another password hash (the password changed since), or before sessions carried one: over.
+    const hash = session ? users.passwordHashOf(session.user) : undefined;
+    if (!user || !session || hash === undefined || session.credential !== sessions.fingerprint(hash)) return undefined;
+    return { user, session };
   }
   const userOf = async (req: Request) => (await sessionOf(req))?.user;
   const isSameOrigin = (req: Request, required: boolean) => sameOrigin(req, required, origin);
@@ -142,18 +160,22 @@ export function createAuth(deps: AuthOptions): Auth {
     } catch {
       throw new HttpBadRequest('body must be {"name": string, "password": string}');
     }
-    // Take a slot of both counters first (see LoginLimits), then check the password.
+    // Take a slot of every counter first (see LoginLimits), then check the password.
     const address = clientAddress(c);
-    const keys = [`login:name:${body.name}`, `login:addr:${address}`] as const;
-    const [byName, byAddress] = await Promise.all(keys.map((k) => store.countInWindow(k, 1, limits.windowMs)));
-    const giveBack = () => Promise.all(keys.map((k) => store.countInWindow(k, -1, limits.windowMs)));
-    const nameOver = byName!.count > limits.perName;
-    const addressOver = byAddress!.count > limits.perAddress;
-    if (nameOver || addressOver) {
+    const counters = [
+      { key: `login:name:${address}|${body.name}`, max: limits.perName, windowMs: limits.windowMs, what: 'name from this address' },
+      { key: `login:addr:${address}`, max: limits.perAddress, windowMs: limits.windowMs, what: 'address' },
+      { key: `login:name-slow:${address}|${body.name}`, max: limits.perNameSlow, windowMs: limits.slowWindowMs, what: 'name from this address' },
+      { key: `login:name-all:${body.name}`, max: limits.perNameAllAddresses, windowMs: limits.slowWindowMs, what: 'name from all addresses together' },
+    ];
+    const counts = await Promise.all(counters.map((k) => store.countInWindow(k.key, 1, k.windowMs)));
+    const giveBack = () => Promise.all(counters.map((k) => store.countInWindow(k.key, -1, k.windowMs)));
+    const over = counters.flatMap((k, i) => (counts[i]!.count > k.max ? [{ ...k, resetInMs: counts[i]!.resetInMs }] : []));
+    if (over.length > 0) {
       await giveBack();
-      const waitMs = Math.max(nameOver ? byName!.resetInMs : 0, addressOver ? byAddress!.resetInMs : 0);
-      log.warn({ user: loggedName(body.name), address, limit: nameOver ? 'name' : 'address' }, 'login refused: too many failed attempts');
-      throw new HttpTooManyRequests(`too many failed logins for this ${nameOver ? 'name' : 'address'}; try again after Retry-After seconds`, waitMs, 'RATE_LIMITED');
+      const waitMs = Math.max(...over.map((k) => k.resetInMs));
+      log.warn({ user: loggedName(body.name), address, limit: over[0]!.what }, 'login refused: too many failed attempts');
+      throw new HttpTooManyRequests(`too many failed logins for this ${over[0]!.what}; try again after Retry-After seconds`, waitMs, 'RATE_LIMITED');
     }
     let user: User | undefined;
     try {
@@ -167,7 +189,7 @@ export function createAuth(deps: AuthOptions): Auth {
       throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
-    const cookie = await sessions.create(user.name);
+    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name));
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
     return c.json({ ...user, demo });
@@ -182,5 +204,5 @@ export function createAuth(deps: AuthOptions): Auth {
   // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
   routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
 
-  return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, sessions, users };
+  return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, hostAllowed: (host) => hostAllowed(host, origin), sessions, users };
 }

@@ -1,7 +1,9 @@
 /**
  * Login sessions. The cookie carries a random session id and an HMAC of it under
  * SESSION_SECRET (`<sid>.<mac>`): a forged or edited cookie fails the MAC before the store
- * is asked. The store keeps `session:<sid>` → `{u: user name, exp: epoch ms}` with a TTL, so
+ * is asked. The store keeps `session:<sid>` → `{u: user name, exp: epoch ms, pw: password
+ * fingerprint}` with a TTL (`pw`, an HMAC of the user's password hash: a changed password
+ * ends the sessions opened with the old one, see `fingerprint`), so
  * logout (and expiry) really end the session on every node: the cookie stops working at
  * once. Logout also publishes the session id on `session-ended` (store pub/sub), so every
  * node closes the session's WebSockets; expiry is checked by each node's gateway against
@@ -20,6 +22,8 @@ export interface Session {
   sid: string;
   user: string;
   expiresAt: number;
+  /** `fingerprint` of the password hash the session was opened with (undefined: a session from before fingerprints). */
+  credential?: string | undefined;
 }
 
 export class Sessions {
@@ -34,10 +38,19 @@ export class Sessions {
     return createHmac('sha256', this.secret).update(sid).digest('base64url');
   }
 
-  /** Start a session; returns the cookie value. */
-  async create(user: string): Promise<string> {
+  /**
+   * A password hash's fingerprint (an HMAC under SESSION_SECRET, never the hash itself): a
+   * session carries the one it was opened with, and is refused once the user's hash changed.
+   */
+  fingerprint(passwordHash: string): string {
+    return createHmac('sha256', this.secret).update(`password:${passwordHash}`).digest('base64url').slice(0, 22);
+  }
+
+  /** Start a session (`passwordHash`: the hash the password was checked against); returns the cookie value. */
+  async create(user: string, passwordHash?: string): Promise<string> {
     const sid = randomBytes(24).toString('base64url');
-    await this.store.set(`session:${sid}`, JSON.stringify({ u: user, exp: this.now() + this.ttlMs }), this.ttlMs);
+    const value = { u: user, exp: this.now() + this.ttlMs, ...(passwordHash !== undefined ? { pw: this.fingerprint(passwordHash) } : {}) };
+    await this.store.set(`session:${sid}`, JSON.stringify(value), this.ttlMs);
     return `${sid}.${this.mac(sid)}`;
   }
 
@@ -53,8 +66,10 @@ export class Sessions {
     const raw = await this.store.get(`session:${sid}`);
     if (raw === null) return undefined;
     try {
-      const v = JSON.parse(raw) as { u?: unknown; exp?: unknown };
-      if (typeof v.u === 'string' && typeof v.exp === 'number') return v.exp > this.now() ? { sid, user: v.u, expiresAt: v.exp } : undefined;
+      const v = JSON.parse(raw) as { u?: unknown; exp?: unknown; pw?: unknown };
+      if (typeof v.u === 'string' && typeof v.exp === 'number') {
+        return v.exp > this.now() ? { sid, user: v.u, expiresAt: v.exp, ...(typeof v.pw === 'string' ? { credential: v.pw } : {}) } : undefined;
+      }
     } catch {
       // a value written before sessions carried their expiry: the bare user name
     }

@@ -60,6 +60,11 @@ export class Users {
     return u ? { name: u.name, roles: [...u.roles] } : undefined;
   }
 
+  /** The stored password hash of `name` (sessions keep its fingerprint), or undefined. */
+  passwordHashOf(name: string): string | undefined {
+    return this.byName.get(name)?.passwordHash;
+  }
+
   list(): User[] {
     return [...this.byName.values()].map((u) => ({ name: u.name, roles: [...u.roles] }));
   }

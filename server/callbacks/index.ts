@@ -30,6 +30,7 @@ import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
 import type { PermissionBook } from '../permissions/book.ts';
 import { applyRequest, toView } from '../permissions/model.ts';
 import { surelyNotSent } from '../permissions/routes.ts';
+import type { NumberScope } from '../auth/scope.ts';
 
 /** What the hook needs of a call: the shape of a history call fact / `CallRecord`. */
 export interface EndedCall {
@@ -65,6 +66,11 @@ export interface CallbacksOptions {
    * task goes to its line's agents, not to the whole floor.
    */
   agentsFor?: (businessNumber: string) => ReadonlySet<string> | undefined;
+  /**
+   * Which numbers each agent may see (server/auth/scope.ts): with it, an agent lists, claims
+   * and closes only their numbers' tasks (`list`, `visible`); without it `agentsFor` decides the list.
+   */
+  scope?: Pick<NumberScope, 'scoped' | 'allows' | 'allowed'> | undefined;
 }
 
 export interface Callbacks {
@@ -75,9 +81,13 @@ export interface Callbacks {
    * `RETRY_KEPT` calls) and tried again, oldest first, every 100 ms doubling to 30 s, until taken.
    */
   take(call: EndedCall): void;
-  /** Tasks in one state, each with its permission in words. */
-  /** Tasks in one state; for an agent who is not a supervisor, only those of the numbers they take calls for. */
-  list(state: CallbackState, viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
+  /**
+   * Tasks in one state or several (read at once), each with its permission in words; for an
+   * agent who is not a supervisor, only those of the numbers they take calls for.
+   */
+  list(state: CallbackState | readonly CallbackState[], viewer?: { name: string; roles: readonly string[] }): Promise<CallbackTask[]>;
+  /** Whether `viewer` may see (claim, close) task `id`: false for an unknown task and for another queue's. */
+  visible(id: string, viewer: { name: string; roles: readonly string[] }): Promise<boolean>;
   claim(id: string, by: string): Promise<ClaimResult>;
   done(id: string, outcome: string, by: string, supervisor: boolean): Promise<ClaimResult>;
   /** The permission of the task's pair in words (what the budget allows now, and when); `unknown` when it cannot be read. */
@@ -318,12 +328,22 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     onCallEnded,
     take,
     async list(state, viewer) {
+      const tasks = await store.list(state);
+      if (!viewer || viewer.roles.includes('supervisor')) return Promise.all(tasks.map(withPermission));
+      if (o.scope?.scoped) {
+        const ok = await o.scope.allowed(viewer, tasks.map((t) => t.businessNumber));
+        return Promise.all(tasks.filter((t) => ok.has(t.businessNumber)).map(withPermission));
+      }
       const mine = (t: CallbackTask) => {
-        if (!viewer || viewer.roles.includes('supervisor')) return true;
         const agents = o.agentsFor?.(t.businessNumber);
         return !agents || agents.has(viewer.name);
       };
-      return Promise.all((await store.list(state)).filter(mine).map(withPermission));
+      return Promise.all(tasks.filter(mine).map(withPermission));
+    },
+    async visible(id, viewer) {
+      if (viewer.roles.includes('supervisor') || !o.scope?.scoped) return true;
+      const t = await store.get(id);
+      return t !== null && (await o.scope.allows(viewer, t.businessNumber));
     },
     async claim(id, by) {
       const r = await store.claim(id, by);

@@ -2,11 +2,14 @@
  * The callback queue over HTTP (design.md, "Wave 2 contracts"), agents and supervisors:
  *
  * - `GET /api/callbacks?state=open|claimed|done|cancelled` (default `open`) → `{items: CallbackTask[]}`,
- *   each with its permission in words;
+ *   each with its permission in words; several states, comma-separated, are read at once
+ *   (`state=open,claimed`: every task not done, what the pages list);
  * - `POST /api/callbacks/:id/claim` → the task; atomic across nodes: of two claims one
  *   wins, the other gets 409 naming who holds it;
  * - `POST /api/callbacks/:id/done` `{outcome}` → the task; by its assignee, anyone when it
  *   is unclaimed, or a supervisor; 409 when it is already closed or someone else holds it.
+ * With QUEUES_FILE an agent lists, claims and closes the tasks of the numbers they take
+ * calls for only: another number's task is 404, as an unknown one (supervisors: all).
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
@@ -19,7 +22,7 @@ import type { Callbacks } from './index.ts';
 
 export interface CallbackRoutesOptions {
   auth: Auth;
-  callbacks: Pick<Callbacks, 'list' | 'claim' | 'done'>;
+  callbacks: Pick<Callbacks, 'list' | 'claim' | 'done' | 'visible'>;
 }
 
 const DoneBody = z.strictObject({ outcome: z.string({ error: 'is required (how the task ended, in words)' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
@@ -50,14 +53,20 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const keys = Object.keys(c.req.queries());
     const unknown = keys.find((k) => k !== 'state');
     if (unknown) throw new HttpError(400, 'BAD_REQUEST', `${unknown}: unknown query parameter; known: state`);
-    const state = c.req.query('state') ?? 'open';
-    if (!(CALLBACK_STATES as readonly string[]).includes(state)) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}`);
+    const states = (c.req.query('state') ?? 'open').split(',');
+    if (!states.every((s) => (CALLBACK_STATES as readonly string[]).includes(s))) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}, or several of them comma-separated`);
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await onHistory(o.callbacks.list(state as CallbackState, c.get('user'))) });
+    return c.json({ items: await onHistory(o.callbacks.list(states as CallbackState[], c.get('user'))) });
   });
+
+  /** Another queue's task answers as an unknown one (the list hides it too). */
+  const mustSee = async (c: Context<AuthEnv>, id: string) => {
+    if (!(await o.callbacks.visible(id, c.get('user')))) throw new HttpError(404, 'NOT_FOUND', `no callback task ${JSON.stringify(id)}`);
+  };
 
   app.post('/api/callbacks/:id/claim', o.auth.sameOriginWrites, guard, async (c) => {
     const id = c.req.param('id');
+    await onHistory(mustSee(c, id));
     return answer(c, id, await onHistory(o.callbacks.claim(id, c.get('user').name)), 'claimed');
   });
 
@@ -72,6 +81,7 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
     const p = DoneBody.safeParse(raw);
     if (!p.success) throw new HttpError(400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
     const user = c.get('user');
+    await onHistory(mustSee(c, id));
     return answer(c, id, await onHistory(o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor'))), 'closed');
   });
 

@@ -12,6 +12,7 @@
  */
 import { Hono } from 'hono';
 import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { NumberScope } from '../auth/scope.ts';
 import type { Call } from '../calls/lifecycle.ts';
 import type { Config } from '../config/config.ts';
 import type { History } from '../history/index.ts';
@@ -36,6 +37,8 @@ export interface WireOptions {
   log: Logger;
   config: Pick<Config, 'missedCallFollowup'>;
   now?: () => number;
+  /** Which numbers each agent may use and see (QUEUES_FILE): messages and call-back tasks are scoped by it. */
+  scope?: NumberScope | undefined;
 }
 
 /** The messaging event types whose handlers are messaging's alone. */
@@ -100,7 +103,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
   const { client, history } = o;
   const store = new MessagingStore(history.store.db);
   const messaging = createMessaging({ store, client, push: o.push, log, ...(o.now ? { now: o.now } : {}) });
-  routes.route('/', createMessagingRoutes({ auth: o.auth, messaging, store, log }));
+  routes.route('/', createMessagingRoutes({ auth: o.auth, messaging, store, log, scope: o.scope }));
   let callbacks: Callbacks | undefined;
   // Mounted now, answering once the queue is built (createCalling builds it before serving).
   routes.route(
@@ -110,6 +113,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
       callbacks: {
         list: (s, viewer) => need().list(s, viewer),
         claim: (id, by) => need().claim(id, by),
+        visible: (id, viewer) => need().visible(id, viewer),
         done: (id, outcome, by, sup) => need().done(id, outcome, by, sup),
       },
     }),
@@ -137,6 +141,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
         followup: o.config.missedCallFollowup,
         onPermissionRequested: permissions.announce,
         ...(o.now ? { now: o.now } : {}),
+        scope: o.scope,
         ...(queues
           ? {
               agentsFor: (n: string) => {

@@ -85,6 +85,8 @@ export class Applier {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeps = 0;
   private closed = false;
+  /** Committed transitions whose hook has not run yet (it runs after their effects, in commit order). */
+  private readonly commits: Array<Parameters<Committed>> = [];
 
   constructor(private readonly o: ApplierOptions) {}
 
@@ -130,13 +132,31 @@ export class Applier {
     return null;
   }
 
-  /** A transition was committed to the store (before its effects run). */
+  /**
+   * A transition was committed to the store (before its effects run): this node's view of
+   * live calls, routing and timers follow it now; the hook (history, the callback queue,
+   * budgets, monitors, the wallboard) runs behind the effects — an offer is pushed before
+   * anything that can wait — in commit order, and a hook that throws is logged, never
+   * costing the call its effects.
+   */
   private committed(before: Call | null, after: Call, event: CallEvent, version: number): void {
     if (after.state === 'ended') this.live.delete(after.wacid);
     else this.live.add(after.wacid);
     this.o.routing().track(after);
     this.schedule(after);
-    this.o.onCommitted?.(before, after, event, version);
+    if (!this.o.onCommitted) return;
+    if (this.commits.length === 0) setImmediate(() => this.runHooks());
+    this.commits.push([before, after, event, version]);
+  }
+
+  private runHooks(): void {
+    for (const c of this.commits.splice(0)) {
+      try {
+        this.o.onCommitted!(...c);
+      } catch (err) {
+        this.o.log.error({ wacid: c[1].wacid, err: (err as Error).message }, 'commit hook failed');
+      }
+    }
   }
 
   private schedule(call: Call): void {

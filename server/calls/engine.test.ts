@@ -54,15 +54,66 @@ describe('call engine', () => {
       sdp: 'v=0\r\n',
     });
     await engine.handleEvent(connect, Date.now());
+    // The hook runs behind the transition's effects (the next turn of the event loop).
+    expect(commits).toHaveLength(0);
+    await new Promise((r) => setImmediate(r));
     expect(commits).toHaveLength(1);
     expect(commits[0]).toMatchObject({ before: null, after: { wacid: 'wacid.hook', state: 'queued' }, event: { type: 'connect', wacid: 'wacid.hook' } });
 
     await engine.handleEvent(connect, Date.now()); // the Service repeats events
+    await new Promise((r) => setImmediate(r));
     expect(commits).toHaveLength(1);
 
     await engine.handleEvent(signal('chat.call.terminate', 'callingTerminate', { wacid: 'wacid.hook', status: 'COMPLETED' }), Date.now());
+    await new Promise((r) => setImmediate(r));
     expect(commits).toHaveLength(2);
     expect(commits[1]).toMatchObject({ before: { state: 'queued' }, after: { state: 'ended' }, event: { type: 'terminate' } });
+  });
+});
+
+describe('the commit hook runs behind the effects', () => {
+  it('the offer reaches the agent before the hook runs, and a hook that throws is logged without costing any transition its effects', async () => {
+    const frames: string[] = [];
+    const order: string[] = [];
+    const conn: Conn = {
+      id: 'conn-h1',
+      user: { name: 'h1', roles: ['agent'] },
+      send: (d) => {
+        const m = JSON.parse(String(d)) as { type: string };
+        frames.push(m.type);
+        order.push(`frame ${m.type}`);
+      },
+      close: () => {},
+      kill: () => {},
+    };
+    const { warnings } = await watching(async ({ log: spy }) => {
+      const hub = new Hub(log);
+      hub.add(conn);
+      const engine = new CallEngine({
+        store: new MemoryStore(),
+        calls: noService,
+        hub,
+        log: spy,
+        onCommitted: (_b, after) => {
+          order.push(`hook ${after.state}`);
+          throw new Error('a subscriber failed');
+        },
+      });
+      engines.push(engine);
+      engine.agentConnected(conn);
+      engine.setPresence(conn.user, 'available', conn, 'p1');
+      const now = Date.now();
+      await engine.handleEvent(connectEvent('wacid.hookfail', now), now);
+      await sleep(20);
+      // Every committed transition also got its effects: the offer, then the hang-up's revoke.
+      await engine.handleEvent(signal('chat.call.terminate', 'callingTerminate', { wacid: 'wacid.hookfail', status: 'FAILED' }), Date.now());
+      await sleep(20);
+    });
+    expect(frames).toContain('call.offered');
+    expect(frames).toContain('call.revoked');
+    expect(order.indexOf('frame call.offered')).toBeLessThan(order.indexOf('hook ringing'));
+    expect(order.filter((o) => o.startsWith('hook'))).toEqual(['hook queued', 'hook ringing', 'hook ended']);
+    expect(warnings.join('\n')).toMatch(/commit hook failed.*a subscriber failed/);
   });
 });
 

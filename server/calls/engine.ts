@@ -22,7 +22,7 @@ import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
-import { Requests, type CallRequest, type Wrapup } from './requests.ts';
+import { Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
 import { welcome } from './views.ts';
@@ -51,6 +51,8 @@ export interface EngineOptions {
   permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string } | undefined> };
   /** The Service's phone id of a business number (a dialed call the store could not take is ended with it). */
   phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
+  /** Which business numbers each agent may dial from (QUEUES_FILE, server/auth/scope.ts). */
+  numberScope?: RequestsOptions['numberScope'];
   /** Called once per transition committed to the store (history's recorder hooks in here). */
   onCommitted?: Committed;
   /** `DISPOSITIONS` / `AWAY_REASONS` (config); defaults as the config's. */
@@ -124,6 +126,7 @@ export class CallEngine {
       graceMs: o.reconnectGraceMs ?? 4_000,
       permissions: o.permissions,
       phoneIdOf: o.phoneIdOf,
+      numberScope: o.numberScope,
       dispositions: this.dispositions,
       awayReasons: this.awayReasons,
       wrapUpMs: o.wrapUpMs ?? 5_000,
@@ -168,7 +171,10 @@ export class CallEngine {
    * processing.
    */
   async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
-    await this.applier.apply(toCallEvent(event, receivedAt));
+    const e = toCallEvent(event, receivedAt);
+    // A connect is almost always new: created without reading first (one store round trip
+    // less before the offer); one already known fails the create and is read and applied.
+    await this.applier.apply(e, e.type === 'connect' ? null : undefined);
   }
 
   welcome(user: User): Promise<ServerMsg> {

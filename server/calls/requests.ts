@@ -42,6 +42,8 @@ export interface RequestsOptions {
    * could not be tracked (the store down) before its connect event brought the id.
    */
   phoneIdOf?: ((businessNumber: string) => Promise<string | undefined>) | undefined;
+  /** Which business numbers each agent may dial from (QUEUES_FILE); without it: all. */
+  numberScope?: { allows(user: User, businessNumber: string): Promise<boolean> } | undefined;
   /** `DISPOSITIONS` and `AWAY_REASONS` (config): what `call.wrapup` and `presence.set` may name. */
   dispositions: readonly string[];
   awayReasons: readonly string[];
@@ -193,6 +195,7 @@ export class Requests {
   private async dial(conn: Conn, msg: Extract<CallRequest, { type: 'call.dial' }>, fail: (code: string, message: string) => void): Promise<void> {
     const { user } = conn;
     if (!user.roles.includes('supervisor') && !user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents and supervisors place calls');
+    if (this.o.numberScope && !(await this.o.numberScope.allows(user, msg.from))) return fail('FORBIDDEN', 'from: not one of the numbers you take calls for');
     // The interface: do not call after a rejection, an expired or revoked permission, or past
     // the connected-calls-per-day limit. Unknown, requested or granted → the Service decides.
     // A failed lookup does not block the call.

@@ -16,7 +16,9 @@
  *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -24,7 +26,8 @@ import { MAX_FRAME_BYTES, parseClientMsg, type ServerMsg, type User } from '../.
 import type { Auth } from '../auth/index.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpForbidden, HttpUnauthorized } from '../ops/errors.ts';
+import { HttpForbidden, HttpUnauthorized, errorBody } from '../ops/errors.ts';
+import { REQUEST_ID } from '../ops/request.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
@@ -36,6 +39,33 @@ const BEAT_TICKS = 20;
 
 /** The network socket under a `ws` socket (`ws` keeps it in `_socket`): corked writes, frames written as they are. */
 const socketOf = (raw: WebSocket) => (raw as unknown as { _socket?: Socket })._socket;
+
+/**
+ * Answers an upgrade whose Host does not name this server itself, before the adapter sees
+ * it: `@hono/node-server` cannot build a URL from a malformed Host (`a b`, `[::1`,
+ * `host:99999`) and answered those with an empty 500, and answers every refused upgrade
+ * without a body. Here they get 403 in the error shape (`{error: {status, code, message,
+ * requestId}}`) like any other refusal; every other upgrade goes on to the adapter's
+ * listeners as before. Call once, after `serve(...)`.
+ */
+export function guardUpgrades(server: Pick<Server, 'listeners' | 'removeAllListeners' | 'on'>, hostOk: (host: string | null) => boolean): void {
+  const inner = server.listeners('upgrade') as Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
+  server.removeAllListeners('upgrade');
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    if (req.headers.upgrade?.toLowerCase() === 'websocket' && !hostOk(req.headers.host ?? null)) {
+      const given = req.headers['x-request-id'];
+      const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
+      const body = JSON.stringify(errorBody(403, 'FORBIDDEN', 'Host: must name this server (PUBLIC_URL)', requestId));
+      socket.on('error', () => undefined);
+      socket.end(
+        `HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `X-Content-Type-Options: nosniff\r\nX-Request-ID: ${requestId}\r\n\r\n${body}`,
+      );
+      return;
+    }
+    for (const l of inner) l.call(server, req, socket, head);
+  });
+}
 
 /** The `ws` server to pass to `serve({ websocket: { server } })`. */
 export function createWsServer(): WebSocketServer {

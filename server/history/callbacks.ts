@@ -17,14 +17,19 @@ import { PREPARED, type Db } from './db.ts';
 const LOCK_PAIR = 71_420_040;
 const UNIQUE_VIOLATION = '23505';
 
+/** Misses a task keeps (the latest, one dropped as one is added); `missCount` counts them all. Migration 3 trims to the same. */
+export const MISSES_KEPT = 20;
+const MISSES_KEPT_SQL = String(MISSES_KEPT);
+
 const NOTE_MISSED_CALL = `
 WITH seen AS (
   SELECT t.* FROM history_callback_calls c JOIN history_callbacks t ON t.id = c.task_id WHERE c.wacid = $7
 ), up AS (
-  INSERT INTO history_callbacks AS t (id, customer, business_number, reason, state, created_at, updated_at, misses, last_call_wacid, followup)
-  SELECT $1::text, $2::text, $3::text, $4::text, 'open', $5::timestamptz, now(), $6::jsonb, $7::text, $8::jsonb WHERE NOT EXISTS (SELECT 1 FROM seen)
+  INSERT INTO history_callbacks AS t (id, customer, business_number, reason, state, created_at, updated_at, misses, miss_count, last_call_wacid, followup)
+  SELECT $1::text, $2::text, $3::text, $4::text, 'open', $5::timestamptz, now(), $6::jsonb, 1, $7::text, $8::jsonb WHERE NOT EXISTS (SELECT 1 FROM seen)
   ON CONFLICT (customer, business_number) WHERE state IN ('open', 'claimed') DO UPDATE SET
-    misses = t.misses || EXCLUDED.misses, last_call_wacid = EXCLUDED.last_call_wacid, updated_at = now(), version = t.version + 1
+    misses = CASE WHEN jsonb_array_length(t.misses) >= ${MISSES_KEPT_SQL} THEN (t.misses - 0) || EXCLUDED.misses ELSE t.misses || EXCLUDED.misses END,
+    miss_count = t.miss_count + 1, last_call_wacid = EXCLUDED.last_call_wacid, updated_at = now(), version = t.version + 1
   RETURNING t.*, (xmax = 0) AS inserted
 ), link AS (
   INSERT INTO history_callback_calls (wacid, task_id) SELECT $7, id FROM up
@@ -47,6 +52,7 @@ interface TaskRow {
   due_at: Date | null;
   attempts: CallbackAttempt[];
   misses: CallbackMiss[];
+  miss_count: number;
   assignee: string | null;
   last_call_wacid: string | null;
   outcome: string | null;
@@ -66,6 +72,7 @@ function toTask(r: TaskRow): CallbackTask {
     state: r.state,
     attempts: r.attempts,
     misses: r.misses,
+    missCount: r.miss_count,
     updatedAt: iso(r.updated_at),
     version: r.version,
   };
@@ -200,10 +207,16 @@ export class CallbackStore {
     return row ? toTask(row) : null;
   }
 
-  /** Tasks in one state: open and claimed ones by when they are due (oldest first), closed ones newest first. */
-  async list(state: CallbackState, limit = 200): Promise<CallbackTask[]> {
-    const order = state === 'open' || state === 'claimed' ? 'COALESCE(due_at, created_at), id' : 'updated_at DESC, id';
-    const rows = await this.db.query<TaskRow>(`SELECT * FROM history_callbacks WHERE state = $1 ORDER BY ${order} LIMIT $2`, [state, limit]);
+  /**
+   * Tasks in one state or several, read at once (open and claimed together: a task moving
+   * between them is in one read or the other, never in neither): open and claimed ones by
+   * when they are due (oldest first), closed ones newest first.
+   */
+  async list(state: CallbackState | readonly CallbackState[], limit = 200): Promise<CallbackTask[]> {
+    const states = [...new Set(typeof state === 'string' ? [state] : state)];
+    const order = states.every((x) => x === 'open' || x === 'claimed') ? 'COALESCE(due_at, created_at), id' : 'updated_at DESC, id';
+    const among = states.map((_, i) => `$${i + 2}`).join(', ');
+    const rows = await this.db.query<TaskRow>(`SELECT * FROM history_callbacks WHERE state IN (${among}) ORDER BY ${order} LIMIT $1`, [limit, ...states]);
     return rows.map(toTask);
   }
 

@@ -4,7 +4,7 @@
  * dialect, same migrations, same queries; only connecting and transactions differ.
  */
 import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 
 export interface Sql {
@@ -158,25 +158,162 @@ export function openPostgres(o: PostgresOptions): Db {
   };
 }
 
-/** Embedded PostgreSQL in `dir` (created if absent). Loaded lazily: it is large. */
-export async function openPglite(dir: string): Promise<Db> {
+/** What a statement answered from the worker thread (see pglite-worker.mjs). */
+type Reply = { id: number; rows?: unknown[]; error?: { message: string; code?: string } & Record<string, unknown> };
+/** A request to the worker thread (sent with an `id` its answer carries). */
+type Request =
+  | { op: 'query'; text: string; params: unknown[] | undefined; tx?: number; begin?: true }
+  | { op: 'exec'; text: string; tx?: number; begin?: true }
+  | { op: 'end'; tx: number; commit: boolean; begin?: true }
+  | { op: 'close' };
+
+/** The embedded database as `openPglite` gives it: a `Db`, and the thread it runs on (tests end it). */
+export interface PgliteDb extends Db {
+  readonly engine: 'pglite';
+  /** The worker thread that owns the database now (undefined while none runs). */
+  readonly worker: Worker | undefined;
+}
+
+/** How long `close` waits for the database to shut down before it ends the thread. */
+const CLOSE_TIMEOUT_MS = 5000;
+
+/**
+ * Embedded PostgreSQL in `dir` (created if absent), on a worker thread of its own
+ * (`pglite-worker.mjs`): PGlite's statements run synchronously while they run, and on
+ * the main thread every webhook, offer and page would wait behind them. Statements and
+ * their answers go as messages; errors come back with their message and SQLSTATE `code`
+ * (and PostgreSQL's other fields). One connection, as PGlite is: `tx(fn)` opens a
+ * transaction lane in the worker (PGlite's own `transaction`), and statements outside it
+ * wait until it ends.
+ *
+ * If the thread dies (a crash, out of memory), every statement pending fails at once with
+ * code `PGLITE_WORKER_EXITED`, and the next statement starts a new thread on the same
+ * directory (what was committed is there): the writer retries its batch, history's health
+ * reports the failure meanwhile. `close()` closes the database and ends the thread.
+ */
+export async function openPglite(dir: string): Promise<PgliteDb> {
   mkdirSync(dir, { recursive: true });
-  const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create(join(dir));
-  const wrap = (q: { query: (typeof db)['query']; exec: (typeof db)['exec'] }): Sql => ({
+  const pending = new Map<number, { resolve: (r: Reply) => void; reject: (err: Error) => void }>();
+  let seq = 0;
+  let txSeq = 0;
+  let worker: Worker | undefined;
+  let starting: Promise<Worker> | undefined;
+  let closed = false;
+
+  const fail = (e: Reply['error'] & {}): Error => Object.assign(new Error(e.message), e);
+  const closedError = () => Object.assign(new Error('embedded history database is closed'), { code: 'PGLITE_CLOSED' });
+  const exitedError = (why: string) => Object.assign(new Error(`embedded history database thread exited ${why}`), { code: 'PGLITE_WORKER_EXITED' });
+  // Referenced only while a statement waits: an idle database does not keep the process up.
+  const settle = (id: number) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    if (pending.size === 0) worker?.unref();
+    return p;
+  };
+
+  const start = (): Promise<Worker> =>
+    new Promise<Worker>((resolve, reject) => {
+      const w = new Worker(new URL('./pglite-worker.mjs', import.meta.url), { workerData: { dir }, execArgv: [] });
+      let ready = false;
+      let lastError: Error | undefined;
+      w.on('message', (m: Reply & { ready?: true; fatal?: Reply['error'] }) => {
+        if (m.ready) {
+          ready = true;
+          worker = w;
+          if (pending.size === 0) w.unref();
+          resolve(w);
+        } else if (m.fatal) reject(fail(m.fatal));
+        else settle(m.id)?.resolve(m);
+      });
+      w.on('error', (err) => (lastError = err));
+      w.on('exit', (code) => {
+        if (!ready) return reject(lastError ?? new Error(`embedded history database could not be opened (worker exited with code ${code})`));
+        if (worker === w) worker = undefined;
+        // Nothing waits forever: what was sent to the dead thread fails now.
+        const err = closed ? closedError() : exitedError(`(code ${code})${lastError ? `: ${lastError.message}` : ''}`);
+        for (const [id, p] of pending) {
+          pending.delete(id);
+          p.reject(err);
+        }
+      });
+    });
+
+  /** The running thread, started again if it died (one start at a time). */
+  const running = (): Promise<Worker> => {
+    if (closed) return Promise.reject(closedError());
+    if (worker) return Promise.resolve(worker);
+    return (starting ??= start().finally(() => (starting = undefined)));
+  };
+
+  /** Send one request and wait for its answer (rejects with the database's error). */
+  const call = async (req: Request, w?: Worker): Promise<unknown[] | undefined> => {
+    // A transaction's thread that died since: its lane died with it.
+    if (w && w !== worker) throw closed ? closedError() : exitedError('during the transaction');
+    const to = w ?? (await running());
+    const id = ++seq;
+    const reply = await new Promise<Reply>((resolve, reject) => {
+      if (pending.size === 0) to.ref();
+      pending.set(id, { resolve, reject });
+      to.postMessage({ ...req, id });
+    });
+    if (reply.error) throw fail(reply.error);
+    return reply.rows;
+  };
+
+  /** A transaction's lane: its first message opens it in the thread (`begin`). */
+  interface Lane {
+    tx: number;
+    w: Worker;
+    begun: boolean;
+  }
+  const on = (lane: Lane | undefined): { tx?: number; begin?: true } => {
+    if (!lane) return {};
+    if (lane.begun) return { tx: lane.tx };
+    lane.begun = true;
+    return { tx: lane.tx, begin: true };
+  };
+  const sqlOn = (lane?: Lane): Sql => ({
     async query<T>(text: string, params?: unknown[]) {
-      return (await q.query<T>(text, params)).rows;
+      return (await call({ op: 'query', text, params, ...on(lane) }, lane?.w)) as T[];
     },
     async exec(text: string) {
-      await q.exec(text);
+      await call({ op: 'exec', text, ...on(lane) }, lane?.w);
     },
   });
+
+  await running();
   return {
     engine: 'pglite',
-    ...wrap(db),
-    tx: (fn) => db.transaction((t) => fn(wrap(t))),
+    get worker() {
+      return worker;
+    },
+    ...sqlOn(),
+    async tx<T>(fn: (sql: Sql) => Promise<T>): Promise<T> {
+      // The lane is bound to this thread: if it dies, the transaction's statements fail
+      // (they are not sent to the next one outside any transaction).
+      const lane: Lane = { tx: ++txSeq, w: await running(), begun: false };
+      let out: T;
+      try {
+        out = await fn(sqlOn(lane));
+      } catch (err) {
+        await call({ op: 'end', commit: false, ...on(lane), tx: lane.tx }, lane.w).catch(() => undefined);
+        throw err;
+      }
+      await call({ op: 'end', commit: true, ...on(lane), tx: lane.tx }, lane.w);
+      return out;
+    },
     async close() {
-      if (!db.closed) await db.close();
+      if (closed) return;
+      const w = worker ?? (await starting?.catch(() => undefined));
+      closed = true;
+      if (!w) return;
+      const timer = setTimeout(() => void w.terminate(), CLOSE_TIMEOUT_MS);
+      try {
+        await call({ op: 'close' }, w).catch(() => undefined);
+      } finally {
+        clearTimeout(timer);
+        await w.terminate();
+      }
     },
   };
 }

@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrate } from './migrations.ts';
 import { HistoryFact, type CallFact } from './schema.ts';
 import { HistoryQueryError, HistoryStore } from './store.ts';
+import type { CallRecord } from '../../shared/records.ts';
+import { computeFigures } from '../wallboard/compute.ts';
 import { pgliteEngine, postgresEngine, type HistoryEngine } from '../../test/support/history.ts';
 
 
@@ -270,6 +272,55 @@ describe.each([
       await bad({ outcome: 'lost' }, 'outcome');
       await bad({ direction: 'sideways' }, 'direction');
       await bad({ cursor: 'garbage' }, 'cursor');
+    });
+  });
+
+  describe('call groups (the wallboard\'s read)', () => {
+    it('the figures of a day computed from its groups equal those computed from every call, in one statement', async () => {
+      // A day of its own (far from the other tests' calls), with every kind of call the figures tell apart.
+      const day = Date.parse('2031-07-01T00:00:00.000Z');
+      const t = (s: number) => new Date(day + s * 1000).toISOString();
+      const numbers = ['+15550109001', '+15550109002', undefined];
+      const outcomes = ['answered', 'abandoned', 'missed', 'rejected', 'failed', 'no-answer', 'in-progress'] as const;
+      let seed = 7;
+      const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+      const facts: HistoryFact[] = [];
+      for (let i = 0; i < 300; i++) {
+        const outcome = outcomes[rnd(outcomes.length)]!;
+        const answered = outcome === 'answered' || (outcome === 'in-progress' && rnd(2) === 0);
+        const ended = outcome !== 'in-progress' && rnd(4) > 0;
+        const wait = rnd(3) === 0 ? undefined : rnd(40_000);
+        const bn = numbers[rnd(numbers.length)];
+        facts.push(
+          callFact(`grp-${uid()}-${i}`, {
+            receivedAt: t(i * 60),
+            direction: rnd(4) === 0 ? 'outbound' : 'inbound',
+            outcome,
+            ...(bn ? { businessNumber: bn } : { businessNumber: undefined }),
+            ...(rnd(5) > 0 ? { agent: `agent${rnd(4)}` } : {}),
+            ...(wait !== undefined ? { waitMs: wait } : {}),
+            ...(answered ? { answeredAt: t(i * 60 + 5) } : {}),
+            ...(ended ? { endedAt: t(i * 60 + 50) } : {}),
+            ...(answered && ended && rnd(5) > 0 ? { talkMs: rnd(600_000), ...(rnd(2) ? { holdMs: rnd(60_000) } : {}) } : {}),
+            version: 3,
+          } as Partial<CallFact>),
+        );
+      }
+      for (const f of facts) await store.record(f);
+      const range = { from: t(0), to: t(86_400) };
+      const every: CallRecord[] = [];
+      for (let cursor: string | undefined, page = 0; page < 100; page++) {
+        const r = await store.searchCalls({ ...range, limit: 100, ...(cursor ? { cursor } : {}) });
+        every.push(...r.items);
+        if (!(cursor = r.cursor)) break;
+      }
+      expect(every).toHaveLength(300);
+      const groups = await store.callGroups(range, 20_000);
+      expect(groups.length).toBeLessThan(300);
+      expect(groups.reduce((a, g) => a + g.count, 0)).toBe(300);
+      expect(computeFigures(groups, 20)).toEqual(computeFigures(every, 20));
+      // The range's end is open: nothing after it.
+      expect(await store.callGroups({ from: t(86_400) }, 20_000)).toEqual([]);
     });
   });
 

@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CallbackStore } from './callbacks.ts';
+import type { CallbackTask } from '../../shared/records.ts';
+import { CallbackStore, MISSES_KEPT } from './callbacks.ts';
 import type { Db } from './db.ts';
 import { MessagingStore } from './messages.ts';
 import { migrate } from './migrations.ts';
@@ -156,6 +157,19 @@ describe.each([
       }
     });
 
+    it('a customer who calls again and again: the task keeps its latest misses and counts them all (its size and its pushes stay bounded)', async () => {
+      const c = customer();
+      const store = new CallbackStore(a);
+      let last: CallbackTask | undefined;
+      for (let i = 0; i < MISSES_KEPT + 15; i++) last = (await store.noteMissedCall({ wacid: `wm${i}-${c}`, customer: c, businessNumber: BIZ, reason: 'missed', at: at(i) })).task;
+      expect(last!.missCount).toBe(MISSES_KEPT + 15);
+      expect(last!.misses.map((m) => m.wacid)).toEqual(Array.from({ length: MISSES_KEPT }, (_, i) => `wm${i + 15}-${c}`));
+      // A repeated observation of an old call still adds nothing.
+      const again = await store.noteMissedCall({ wacid: `wm0-${c}`, customer: c, businessNumber: BIZ, reason: 'missed', at: at(0) });
+      expect(again).toMatchObject({ added: false, task: { missCount: MISSES_KEPT + 15 } });
+      expect((await store.get(last!.id))!.misses).toHaveLength(MISSES_KEPT);
+    });
+
     it('two claims at once from two nodes: exactly one wins, the other sees who holds it', async () => {
       const c = customer();
       const [n1, n2] = [new CallbackStore(a), new CallbackStore(b)];
@@ -186,6 +200,21 @@ describe.each([
       expect(next.created).toBe(true);
       expect((await s.list('done', 1000)).some((t) => t.id === task.id)).toBe(true);
       expect((await s.list('open', 1000)).some((t) => t.id === next.task.id)).toBe(true);
+    });
+
+    it('open and claimed tasks in one read (what the pages list): a claimed task is in it, with who holds it', async () => {
+      const [c1, c2] = [customer(), customer()];
+      const s = new CallbackStore(a);
+      const t1 = (await s.noteMissedCall({ wacid: `w-${c1}`, customer: c1, businessNumber: BIZ, reason: 'missed', at: at(0) })).task;
+      const t2 = (await s.noteMissedCall({ wacid: `w-${c2}`, customer: c2, businessNumber: BIZ, reason: 'missed', at: at(1) })).task;
+      expect((await s.claim(t2.id, 'agent1')).ok).toBe(true);
+      const ours = (ts: { id: string }[]) => ts.filter((t) => t.id === t1.id || t.id === t2.id);
+      expect(ours(await s.list(['open', 'claimed'], 1000))).toMatchObject([
+        { id: t1.id, state: 'open' },
+        { id: t2.id, state: 'claimed', assignee: 'agent1' },
+      ]);
+      expect(ours(await s.list('open', 1000)).map((t) => t.id)).toEqual([t1.id]);
+      expect(ours(await s.list(['claimed'], 1000)).map((t) => t.id)).toEqual([t2.id]);
     });
 
     it('unanswered call backs follow the retry schedule, then close unreachable; an answered one closes called-back', async () => {

@@ -163,6 +163,20 @@ CREATE TABLE history_callback_calls (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'callback tasks keep their latest misses and count them all',
+    sql: `
+-- A customer who calls again and again made one task's misses (and every push of it) grow
+-- without bound: a task keeps its latest misses (MISSES_KEPT in callbacks.ts) and counts all.
+ALTER TABLE history_callbacks ADD COLUMN miss_count integer NOT NULL DEFAULT 0;
+UPDATE history_callbacks SET miss_count = jsonb_array_length(misses);
+UPDATE history_callbacks SET misses = (
+  SELECT COALESCE(jsonb_agg(e ORDER BY i), '[]'::jsonb) FROM jsonb_array_elements(misses) WITH ORDINALITY AS x(e, i)
+  WHERE i > jsonb_array_length(misses) - 20)
+WHERE jsonb_array_length(misses) > 20;
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

@@ -189,6 +189,24 @@ function folded(acc: CallFactP, f: CallFactP): CallFactP {
 /** Column arrays for unnest(): `cols(rows, [f => a, f => b])` → `[[a…], [b…]]`. */
 const cols = <T>(rows: readonly T[], getters: Array<(f: T) => unknown>) => getters.map((g) => rows.map((r) => g(r) ?? null));
 
+/** A group of alike calls (`callGroups`): the shape the wallboard's figures read, with a count and sums. */
+export interface CallGroup {
+  count: number;
+  businessNumber?: string;
+  direction: Direction;
+  outcome: string;
+  agent?: string;
+  /** Every call of the group waited at most the SLA (waitMs is their sum). */
+  withinSla: boolean;
+  waitMs: number;
+  /** Present when the calls were answered (a marker, not a time). */
+  answeredAt?: string;
+  /** Present when the calls ended with a talk time (a marker); talkMs and holdMs are then their sums. */
+  endedAt?: string;
+  talkMs?: number;
+  holdMs?: number;
+}
+
 const CALL_COLUMNS = `c.wacid, c.phone_id, c.business_number, c.customer_phone, c.customer_user_id, c.direction, c.agent,
   c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, d.disposition, d.notes`;
 
@@ -411,6 +429,48 @@ export class HistoryStore {
     const items = page.map((r) => toRecord(r, media.get(r.wacid) ?? []));
     const last = items[items.length - 1];
     return rows.length > q.limit && last ? { items, cursor: encodeCursor(last.receivedAt, last.wacid) } : { items };
+  }
+
+  /**
+   * The calls received in [from, to) folded into groups alike in every field the figures of
+   * server/wallboard/compute.ts read (number, direction, agent, outcome, answered, ended
+   * with talk time, wait within `slaMs`), each with its count and its wait / talk / hold
+   * sums: one statement and a few hundred rows at most, however many calls the day had.
+   */
+  async callGroups(range: { from: string; to?: string }, slaMs: number): Promise<CallGroup[]> {
+    const rows = await this.db.query<{
+      business_number: string | null;
+      direction: Direction;
+      agent: string | null;
+      outcome: string;
+      answered: boolean;
+      handled: boolean;
+      within_sla: boolean;
+      n: number;
+      wait_sum: number;
+      talk_sum: number;
+      hold_sum: number;
+    }>(
+      `SELECT business_number, direction, agent, outcome, (answered_at IS NOT NULL) AS answered,
+         (ended_at IS NOT NULL AND talk_ms IS NOT NULL) AS handled, (COALESCE(wait_ms, 0) <= $3) AS within_sla,
+         count(*)::int AS n, COALESCE(sum(wait_ms), 0)::float8 AS wait_sum, COALESCE(sum(talk_ms), 0)::float8 AS talk_sum,
+         COALESCE(sum(hold_ms), 0)::float8 AS hold_sum
+       FROM history_calls WHERE received_at >= $1 AND ($2::timestamptz IS NULL OR received_at < $2)
+       GROUP BY 1, 2, 3, 4, 5, 6, 7`,
+      [range.from, range.to ?? null, slaMs],
+      PREPARED,
+    );
+    return rows.map((r) => ({
+      count: r.n,
+      direction: r.direction,
+      outcome: r.outcome,
+      withinSla: r.within_sla,
+      waitMs: Number(r.wait_sum),
+      ...(r.business_number !== null ? { businessNumber: r.business_number } : {}),
+      ...(r.agent !== null ? { agent: r.agent } : {}),
+      ...(r.answered ? { answeredAt: 'yes' } : {}),
+      ...(r.handled ? { endedAt: 'yes', talkMs: Number(r.talk_sum), holdMs: Number(r.hold_sum) } : {}),
+    }));
   }
 
   /** `GET /api/history/calls/:wacid`: the call with its timeline (oldest first) and media; null if unknown. */

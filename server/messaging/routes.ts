@@ -8,11 +8,15 @@
  *   the status that blocks), 429 when the sender's rate limit (part 8) has no slot soon;
  *   a Service refusal keeps its status and reason.
  * - `GET /api/messages/:id` → `MessageRecord`.
+ * With QUEUES_FILE an agent sends from, and reads the messages of, the numbers they take
+ * calls for only (server/auth/scope.ts): another number as `from` is 403 naming the field,
+ * another number's message is 404 as an unknown one. Supervisors: every number.
  * - `GET /api/templates` → `{items}`: the APPROVED templates only (what a picker may offer).
  */
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { NumberScope } from '../auth/scope.ts';
 import { HttpError } from '../ops/errors.ts';
 import type { MessagingStore } from '../history/messages.ts';
 import { historyUnavailable, isDbOutage } from '../history/errors.ts';
@@ -27,6 +31,8 @@ export interface MessagingRoutesOptions {
   messaging: Pick<Messaging, 'send' | 'offerable'>;
   store: Pick<MessagingStore, 'getMessage'>;
   log: Logger;
+  /** Which business numbers each agent may use and read (QUEUES_FILE); without it: all. */
+  scope?: Pick<NumberScope, 'allows'> | undefined;
 }
 
 const SendBody = z
@@ -73,6 +79,7 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
     const parsed = SendBody.safeParse(raw);
     if (!parsed.success) throw new HttpError(400, 'BAD_REQUEST', firstIssue(parsed.error));
     const input = parsed.data as SendInput;
+    if (o.scope && !(await o.scope.allows(c.get('user'), input.from))) throw new HttpError(403, 'FORBIDDEN', 'from: not one of the numbers you take calls for');
     try {
       const record = await o.messaging.send(input, c.get('user').name, c.req.raw.signal);
       c.header('Cache-Control', 'private, no-store');
@@ -95,7 +102,11 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
       if (isDbOutage(err)) throw historyUnavailable();
       throw err;
     }
-    if (!m) throw new HttpError(404, 'NOT_FOUND', `no message ${JSON.stringify(id)} in the history`);
+    const business = m ? (m.record.direction === 'inbound' ? m.record.to : m.record.from) : undefined;
+    // Another number's message answers as an unknown one: its existence is not theirs to learn.
+    if (!m || (o.scope && !(business !== undefined && (await o.scope.allows(c.get('user'), business))))) {
+      throw new HttpError(404, 'NOT_FOUND', `no message ${JSON.stringify(id)} in the history`);
+    }
     return c.json(m.record);
   });
 

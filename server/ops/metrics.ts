@@ -32,7 +32,7 @@ export interface Counter {
 interface Metric {
   name: string;
   help: string;
-  type: 'counter' | 'gauge';
+  type: 'counter' | 'gauge' | 'summary';
   render(): Promise<string[]>;
 }
 
@@ -83,6 +83,19 @@ export class Metrics {
         } catch {
           return [];
         }
+      },
+    });
+  }
+
+  /** A summary read at scrape time: its quantiles (`[['0.5', v], ...]`, in that order), count and sum. */
+  summary(name: string, help: string, read: () => { quantiles: Array<[string, number]>; count: number; sum: number }): void {
+    this.metrics.set(name, {
+      name,
+      help,
+      type: 'summary',
+      render: async () => {
+        const { quantiles, count, sum } = read();
+        return [...quantiles.map(([q, v]) => `${name}{quantile="${q}"} ${v}`), `${name}_sum ${sum}`, `${name}_count ${count}`];
       },
     });
   }

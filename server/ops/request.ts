@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+export const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /** A request header, from Node's parsed headers when running under the Node adapter. */
 export function requestHeader(c: Context, name: string): string | undefined {

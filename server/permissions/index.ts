@@ -51,6 +51,8 @@ export interface PermissionsOptions {
   /** Record a sent permission request (messaging history, issue 16). */
   onSent?: PermissionRoutesOptions['onSent'];
   now?: () => number;
+  /** Which numbers each agent may ask from and read (QUEUES_FILE). */
+  scope?: PermissionRoutesOptions['scope'];
 }
 
 export interface Permissions {
@@ -133,7 +135,7 @@ export function createPermissions(o: PermissionsOptions): Permissions {
     }
   };
 
-  const routes = createPermissionRoutes({ auth: o.auth, book, log, messages: o.messages, phoneNumbers: o.phoneNumbers, announce, onSent: o.onSent });
+  const routes = createPermissionRoutes({ auth: o.auth, book, log, messages: o.messages, phoneNumbers: o.phoneNumbers, announce, onSent: o.onSent, scope: o.scope });
 
   return {
     book,

@@ -14,6 +14,8 @@
  *   reason (its 401/403/5xx, which are about our key or the Service, become 502).
  * - `GET /api/permissions?from=<E.164>&user=<E.164 or BSUID>` → `{permission}` (`unknown`
  *   when nothing is known).
+ * - With QUEUES_FILE an agent asks from, and reads the permissions of, the numbers they
+ *   take calls for only: another `from` is 403 naming the field (supervisors: every number).
  * - `GET /api/numbers` → `{numbers:[{phoneNumber, phoneId?, name?}]}`: the business numbers
  *   of the API key (the Service's phone numbers, cached 60 s); 502 when the Service fails.
  */
@@ -21,7 +23,8 @@ import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
 import type { Permission } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
-import { HttpBadGateway, HttpBadRequest, HttpConflict, HttpError, HttpTooManyRequests, HttpUnavailable } from '../ops/errors.ts';
+import type { NumberScope } from '../auth/scope.ts';
+import { HttpBadGateway, HttpBadRequest, HttpConflict, HttpError, HttpForbidden, HttpTooManyRequests, HttpUnavailable } from '../ops/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import { describeServiceError, OutcomeUnknownError, RateLimitedError, ServiceError, ValidationError } from '../service/errors.ts';
 import type { ChatMessage } from '../../shared/events.ts';
@@ -57,6 +60,8 @@ export interface PermissionRoutesOptions {
   announce(p: Permission): void;
   /** After a request went out: record the sent message (messaging's history; its failure is logged, never answered). */
   onSent?: ((response: ChatMessage, sent: Partial<ChatMessage>, by: string) => Promise<unknown>) | undefined;
+  /** Which numbers each agent may use (QUEUES_FILE); without it: all. */
+  scope?: Pick<NumberScope, 'allows'> | undefined;
 }
 
 class BadInput extends Error {}
@@ -169,8 +174,9 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       if (err instanceof BadInput) throw new HttpBadRequest(err.message);
       throw err;
     }
-    if (!o.messages) throw new HttpUnavailable('no Service client: call permission requests cannot be sent');
     const { from, user } = input;
+    if (o.scope && !(await o.scope.allows(c.get('user'), from))) throw new HttpForbidden('from: not one of the numbers you take calls for');
+    if (!o.messages) throw new HttpUnavailable('no Service client: call permission requests cannot be sent');
     const by = c.get('user').name;
     const now = book.now();
     const cur = await book.read(from, user);
@@ -239,6 +245,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       if (err instanceof BadInput) throw new HttpBadRequest(err.message);
       throw err;
     }
+    if (o.scope && !(await o.scope.allows(c.get('user'), from!))) throw new HttpForbidden('from: not one of the numbers you take calls for');
     c.header('Cache-Control', 'private, no-store');
     return c.json({ permission: await book.get(from!, user) });
   });

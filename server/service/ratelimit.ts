@@ -9,13 +9,21 @@
  * | `account:/voices`         | POST /voices                     | 200 rps                  |
  * | `queued:<from>`           | POST /chat/messages              | 200 rps per sender       |
  * | `direct:<from>`           | POST /chat/messages/sendDirectly | 80 rps per sender (1,000 after the upgrade: `directSendRps`) |
- * | `management`              | everything else                  | 200 rps AND 10,000/hour, one shared quota |
+ * | `management`              | everything else                  | 200 rps AND 10,000/hour, one shared quota (20 % reserved for call signalling) |
  *
  * Per-second rules are paced (evenly spaced sends), and every rule keeps a log of its last
  * `limit` sends keyed by when each was answered (see `Bucket`): the server can never count
  * more than `limit` in any window, however the network bunches our requests.
  *
  * A 429 or a `Retry-After` pauses the whole scope: every request sharing the quota waits.
+ *
+ * Call signalling (`isSignalling`: connect, preAccept, accept, reject, terminate) shares the
+ * management quota with everything else (contact reads, phone number lists, message
+ * lookups), so a flood of those could leave a call unanswerable for up to an hour (issue 35).
+ * A share of it is reserved: other requests may use at most `1 - signallingReserve` of each
+ * management rule (default 20 % reserved: 8,000 of the 10,000 per hour, 160 of the 200 per
+ * second), and signalling is served first. So signalling always finds at least the reserved
+ * share free, however the rest of the process uses the quota.
  */
 
 export interface Rule {
@@ -37,6 +45,8 @@ export interface RateLimitOptions {
   safety?: number;
   /** An unanswered send is assumed to have reached the server within this. Default 2 s. */
   inflightGraceMs?: number;
+  /** Share of the management quota only call signalling may use. Default 0.2. */
+  signallingReserve?: number;
   /** Turn client-side shaping off (429 handling still pauses scopes). */
   disabled?: boolean;
 }
@@ -57,10 +67,12 @@ interface Entry {
   sent: number;
   /** When the answer came back; until then the request may still be in transit. */
   done: number | undefined;
+  signalling: boolean;
 }
 
 interface Waiter {
   notAfter: number | undefined;
+  signalling: boolean;
   resolve(r: Release | null): void;
   reject(e: unknown): void;
   cleanup(): void;
@@ -79,7 +91,11 @@ interface Waiter {
 class Bucket {
   private readonly tat: number[];
   private readonly logs: Entry[][];
-  private readonly queue: Waiter[] = [];
+  /** Per rule: how many of the last window's sends other requests may have made (the rest is signalling's). */
+  private readonly bulkLimits: number[];
+  /** Waiters by class, each in deadline order (earliest first, no deadline last), then arrival order. */
+  private readonly signalQueue: Waiter[] = [];
+  private readonly bulkQueue: Waiter[] = [];
   private pumping = false;
   private wake: (() => void) | undefined;
   pausedUntil = 0;
@@ -89,29 +105,32 @@ class Bucket {
     private readonly clock: LimiterClock,
     private readonly safety: number,
     private readonly inflightGraceMs: number,
+    reserve: number,
   ) {
     this.tat = rules.map(() => 0);
     this.logs = rules.map(() => []);
+    this.bulkLimits = rules.map((r) => Math.max(1, Math.floor(r.limit * (1 - reserve))));
   }
 
-  /** Earliest time the next send may start. */
-  earliest(now: number): number {
+  /** Earliest time the next send of this class may start. */
+  earliest(now: number, signalling: boolean): number {
     let t = Math.max(now, this.pausedUntil);
     this.rules.forEach((r, i) => {
       // GCRA with a small burst tolerance: a timer that fires late is caught up instead of
       // the lateness adding to every interval (which would pace well below the limit).
       if (r.windowMs <= PACED_MAX_WINDOW_MS) t = Math.max(t, this.tat[i]! - r.windowMs * PACING_TOLERANCE);
       const log = this.logs[i]!;
-      if (log.length >= r.limit) {
-        const e = log[log.length - r.limit]!;
+      const limit = signalling ? r.limit : this.bulkLimits[i]!;
+      if (log.length >= limit) {
+        const e = log[log.length - limit]!;
         t = Math.max(t, (e.done ?? e.sent + this.inflightGraceMs) + r.windowMs);
       }
     });
     return t;
   }
 
-  private reserve(at: number): Release {
-    const entry: Entry = { sent: at, done: undefined };
+  private reserve(at: number, signalling: boolean): Release {
+    const entry: Entry = { sent: at, done: undefined, signalling };
     this.rules.forEach((r, i) => {
       if (r.windowMs <= PACED_MAX_WINDOW_MS) {
         const interval = (r.windowMs * (1 + this.safety)) / r.limit;
@@ -129,52 +148,83 @@ class Bucket {
     };
   }
 
-  acquire(notAfter: number | undefined, signal: AbortSignal | undefined): Promise<Release | null> {
+  /** Sends counted in the longest rule's window now (all, and signalling's). */
+  usage(now: number): { limit: number; bulkLimit: number; used: number; usedSignalling: number } | undefined {
+    if (this.rules.length === 0) return undefined;
+    let i = 0;
+    this.rules.forEach((r, j) => (r.windowMs > this.rules[i]!.windowMs ? (i = j) : undefined));
+    const r = this.rules[i]!;
+    let used = 0;
+    let usedSignalling = 0;
+    for (const e of this.logs[i]!) {
+      if ((e.done ?? e.sent) + r.windowMs <= now) continue;
+      used++;
+      if (e.signalling) usedSignalling++;
+    }
+    return { limit: r.limit, bulkLimit: this.bulkLimits[i]!, used, usedSignalling };
+  }
+
+  acquire(notAfter: number | undefined, signal: AbortSignal | undefined, signalling: boolean): Promise<Release | null> {
     if (this.rules.length === 0 && this.pausedUntil <= this.clock.now()) return Promise.resolve(() => undefined);
+    const queue = signalling ? this.signalQueue : this.bulkQueue;
     return new Promise<Release | null>((resolve, reject) => {
       const onAbort = () => {
-        const i = this.queue.indexOf(w);
-        if (i >= 0) this.queue.splice(i, 1);
+        const i = queue.indexOf(w);
+        if (i >= 0) queue.splice(i, 1);
         reject(signal!.reason);
       };
-      const w: Waiter = { notAfter, resolve, reject, cleanup: () => signal?.removeEventListener('abort', onAbort) };
+      const w: Waiter = { notAfter, signalling, resolve, reject, cleanup: () => signal?.removeEventListener('abort', onAbort) };
       if (signal?.aborted) return reject(signal.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       // Earliest deadline first, then arrival order: a call's accept (deadline: the accept
       // window) is not stuck behind a bulk listing that shares the management quota.
       const key = notAfter ?? Infinity;
-      const at = this.queue.findIndex((q) => (q.notAfter ?? Infinity) > key);
-      if (at < 0) this.queue.push(w);
-      else this.queue.splice(at, 0, w);
+      if (key === Infinity) queue.push(w);
+      else {
+        const at = queue.findIndex((q) => (q.notAfter ?? Infinity) > key);
+        if (at < 0) queue.push(w);
+        else queue.splice(at, 0, w);
+      }
       void this.pump();
     });
   }
 
-  /** Serves waiters in queue order, one slot at a time (no thundering herd of timers). */
+  /** Waiters whose deadline comes before their class's next slot cannot be served in time: refused (null). */
+  private dropLate(queue: Waiter[], at: number): void {
+    while (queue.length > 0 && queue[0]!.notAfter !== undefined && at > queue[0]!.notAfter) {
+      const w = queue.shift()!;
+      w.cleanup();
+      w.resolve(null);
+    }
+  }
+
+  /** Serves waiters, signalling first, one slot at a time (no thundering herd of timers). */
   private async pump(): Promise<void> {
     if (this.pumping) return;
     this.pumping = true;
     try {
-      while (this.queue.length > 0) {
+      while (this.signalQueue.length > 0 || this.bulkQueue.length > 0) {
         const now = this.clock.now();
-        const at = this.earliest(now);
-        // Anyone whose deadline comes before the head's slot cannot be served in time.
-        for (const w of [...this.queue]) {
-          if (w.notAfter !== undefined && at > w.notAfter) {
-            this.queue.splice(this.queue.indexOf(w), 1);
-            w.cleanup();
-            w.resolve(null);
-          }
-        }
-        if (this.queue.length === 0) break;
-        if (at <= now) {
-          const w = this.queue.shift()!;
+        const atSignal = this.earliest(now, true);
+        const atBulk = this.earliest(now, false);
+        this.dropLate(this.signalQueue, atSignal);
+        this.dropLate(this.bulkQueue, atBulk);
+        if (this.signalQueue.length > 0 && atSignal <= now) {
+          const w = this.signalQueue.shift()!;
           w.cleanup();
-          w.resolve(this.reserve(now));
+          w.resolve(this.reserve(now, true));
           continue;
         }
-        // Sleep until the slot, or until an answer frees one earlier; cancel the loser so
-        // no stray timer keeps the process alive.
+        if (this.bulkQueue.length > 0 && atBulk <= now) {
+          const w = this.bulkQueue.shift()!;
+          w.cleanup();
+          w.resolve(this.reserve(now, false));
+          continue;
+        }
+        if (this.signalQueue.length === 0 && this.bulkQueue.length === 0) break;
+        const at = Math.min(this.signalQueue.length > 0 ? atSignal : Infinity, this.bulkQueue.length > 0 ? atBulk : Infinity);
+        // Sleep until the slot, or until an answer (or a new signalling waiter) frees one
+        // earlier; cancel the loser so no stray timer keeps the process alive.
         const timer = new AbortController();
         await Promise.race([this.clock.sleep(at - now, timer.signal).catch(() => undefined), new Promise<void>((r) => (this.wake = r))]);
         timer.abort();
@@ -183,6 +233,11 @@ class Bucket {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /** A new waiter may be served before the slot the pump sleeps for (signalling behind a long bulk wait). */
+  nudge(): void {
+    this.wake?.();
   }
 }
 
@@ -199,11 +254,13 @@ export class RateLimiter {
       managementPerHour: options.managementPerHour ?? 10_000,
       safety: options.safety ?? 0,
       inflightGraceMs: options.inflightGraceMs ?? 2000,
+      signallingReserve: options.signallingReserve ?? 0.2,
       disabled: options.disabled ?? false,
     };
     for (const [k, v] of Object.entries(this.o)) {
       if (typeof v === 'number' && !(v >= 0 && Number.isFinite(v))) throw new RangeError(`limits.${k}: must be a finite number >= 0`);
     }
+    if (this.o.signallingReserve >= 1) throw new RangeError('limits.signallingReserve: must be below 1 (a share of the management quota)');
   }
 
   /** The part 8 rules of a scope key. */
@@ -221,7 +278,7 @@ export class RateLimiter {
   private bucket(scope: string): Bucket {
     let b = this.buckets.get(scope);
     if (!b) {
-      b = new Bucket(this.rulesFor(scope), this.clock, this.o.safety, this.o.inflightGraceMs);
+      b = new Bucket(this.rulesFor(scope), this.clock, this.o.safety, this.o.inflightGraceMs, scope === 'management' ? this.o.signallingReserve : 0);
       this.buckets.set(scope, b);
     }
     return b;
@@ -232,8 +289,25 @@ export class RateLimiter {
    * answer (or a failure) came back; `null` (nothing reserved) when the slot would come
    * after `notAfter`, so a caller with a deadline fails at once instead of waiting in vain.
    */
-  acquire(scope: string, opts: { notAfter?: number | undefined; signal?: AbortSignal | undefined } = {}): Promise<Release | null> {
-    return this.bucket(scope).acquire(opts.notAfter, opts.signal);
+  acquire(scope: string, opts: { notAfter?: number | undefined; signal?: AbortSignal | undefined; signalling?: boolean | undefined } = {}): Promise<Release | null> {
+    const b = this.bucket(scope);
+    const p = b.acquire(opts.notAfter, opts.signal, opts.signalling === true);
+    if (opts.signalling) b.nudge();
+    return p;
+  }
+
+  /**
+   * The longest window's use of `scope` now (the management hour): its limit, what other
+   * requests may use of it (the rest is reserved for call signalling), and what was sent.
+   */
+  usage(scope: string): { hourLimit: number; bulkHourLimit: number; hourUsed: number; hourUsedSignalling: number } | undefined {
+    const u = this.buckets.get(scope)?.usage(this.clock.now()) ?? (this.rulesFor(scope).length > 0 ? this.bucket(scope).usage(this.clock.now()) : undefined);
+    return u && { hourLimit: u.limit, bulkHourLimit: u.bulkLimit, hourUsed: u.used, hourUsedSignalling: u.usedSignalling };
+  }
+
+  /** The share of the management quota reserved for call signalling. */
+  get signallingReserve(): number {
+    return this.o.signallingReserve;
   }
 
   /** Pause every request of `scope` for at least `ms` (429, Retry-After, RateLimit-Remaining 0). */
@@ -247,6 +321,12 @@ export class RateLimiter {
   pausedUntil(scope: string): number {
     return this.buckets.get(scope)?.pausedUntil ?? 0;
   }
+}
+
+/** Call signalling: what answers, places and ends calls (served first, with a reserved share of the management quota). */
+const SIGNALLING = new Set(['/chat/calls/connect', '/chat/calls/preAccept', '/chat/calls/accept', '/chat/calls/reject', '/chat/calls/terminate']);
+export function isSignalling(method: string, path: string): boolean {
+  return method === 'POST' && SIGNALLING.has(path.split('?')[0]!);
 }
 
 /** Which quota of part 8 a request counts against. `from` is the sender for chat sends. */

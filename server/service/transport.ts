@@ -30,7 +30,7 @@ import {
 import { nodeGet } from './node-get.ts';
 import { YoungGcPacer } from './young-gc.ts';
 import { header, parseRateLimitHeaders, parseRetryAfter, type Headers } from './headers.ts';
-import { RateLimiter, scopeOf, type RateLimitOptions } from './ratelimit.ts';
+import { RateLimiter, isSignalling, scopeOf, type RateLimitOptions } from './ratelimit.ts';
 import { fullJitterBackoff, type RetryPolicy } from './retry.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
@@ -237,6 +237,7 @@ export class Transport {
   ): Promise<{ res: ServiceResponse; label: string; requestId: string | undefined; finish(): void }> {
     const label = `${spec.method} ${spec.path}`;
     const scope = scopeOf(spec.method, spec.path, spec.body);
+    const signalling = isSignalling(spec.method, spec.path);
     const policy = opts.retry ?? this.retry;
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const started = this.now();
@@ -246,7 +247,7 @@ export class Transport {
 
     for (let attempt = 1; ; attempt++) {
       opts.signal?.throwIfAborted();
-      const release = await this.limiter.acquire(scope, { notAfter: opts.deadline, signal: opts.signal });
+      const release = await this.limiter.acquire(scope, { notAfter: opts.deadline, signal: opts.signal, signalling });
       if (!release) {
         throw lastError ?? new TimeoutError({ code: 'DEADLINE_EXCEEDED', message: `${label}: the next rate-limit slot is after the deadline; nothing sent`, request: label });
       }

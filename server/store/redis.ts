@@ -17,6 +17,7 @@
  *   confirmed it (`WAIT 1`), so a failover loses no event the Service was told we took;
  *   when none confirms in time the batch fails and the receiver answers 503.
  */
+import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { StoreUnavailableError, type AcceptResult, type CallRecord, type DeadLetter, type RationWindow, type ReplayResult, type SlotResult, type Store, type StreamEntry } from './store.ts';
 
@@ -61,6 +62,11 @@ export interface RedisStoreOptions {
  * (measurements: the commit that set it, and `bench/ingest.ts`).
  */
 const ACCEPT_BATCH_MAX = 16;
+
+/** A node's first word on a channel it joins: nodes alone on it publish through Redis again. */
+const HELLO = '\u0000sb-hello:';
+/** How often a node alone on a channel asks Redis whether it still is. */
+const PEER_POLL_MS = 1000;
 
 // Dedupe first (read only), then XADD, then the dedupe key: if XADD fails nothing was
 // written, so the Service's retry is not mistaken for a duplicate.
@@ -291,6 +297,16 @@ export class RedisStore implements Store {
   private sub: Redis | undefined;
   private ingest: ScriptedRedis | undefined;
   private readonly handlers = new Map<string, Set<(m: string) => void>>();
+  /** Channels this connection's subscriber has joined (confirmed by Redis). */
+  private readonly subscribed = new Set<string>();
+  /**
+   * Channels published to, and whether another node listens there. False: this node is the
+   * only subscriber, so a message is delivered here without a round trip through Redis.
+   */
+  private readonly peers = new Map<string, boolean>();
+  private peerTimer: NodeJS.Timeout | undefined;
+  /** This store's id in hello messages (its own hello is not news). */
+  private readonly me = randomUUID();
   private readonly maxLen: number;
   private readonly deadMax: number;
   private closed = false;
@@ -810,8 +826,61 @@ export class RedisStore implements Store {
     return `${this.prefix}ch:${name}`;
   }
 
+  /**
+   * To every subscriber of the channel on every node. While no other node subscribes to it
+   * (one node with Redis, or the only node holding a page's sockets), the message is
+   * delivered to this node's own subscribers in the process: a call's dozen pushes and
+   * board changes then cost no Redis command each. Another node is noticed at once by the
+   * hello it publishes when it subscribes, and within `PEER_POLL_MS` by `PUBSUB NUMSUB`
+   * (a node whose hello was missed, Redis restarted); a node going away is noticed by the
+   * receiver count of the next publish.
+   */
   async publish(channel: string, message: string): Promise<void> {
-    await this.up().publish(this.channel(channel), message);
+    const ch = this.channel(channel);
+    if (this.peers.get(ch) === false) {
+      this.up();
+      queueMicrotask(() => this.dispatch(ch, message));
+      return;
+    }
+    const received = await this.up().publish(ch, message);
+    // The count includes this node's own subscriber; unknown while its SUBSCRIBE is under way.
+    if (!this.handlers.has(ch) || this.subscribed.has(ch)) this.learnPeers(ch, received - (this.subscribed.has(ch) ? 1 : 0) > 0);
+  }
+
+  private learnPeers(ch: string, others: boolean): void {
+    this.peers.set(ch, others);
+    if (others || this.peerTimer || this.closed) return;
+    this.peerTimer = setInterval(() => void this.pollPeers(), PEER_POLL_MS);
+    this.peerTimer.unref();
+  }
+
+  /** Channels thought to have no other subscriber: asked again (a missed hello, a restarted Redis). */
+  private async pollPeers(): Promise<void> {
+    const alone = [...this.peers].filter(([, others]) => !others).map(([ch]) => ch);
+    if (alone.length === 0 || this.redis.status !== 'ready') return;
+    try {
+      const counts = (await this.redis.call('PUBSUB', 'NUMSUB', ...alone)) as Array<string | number>;
+      for (let i = 0; i + 1 < counts.length; i += 2) {
+        const ch = String(counts[i]);
+        if (Number(counts[i + 1]) - (this.subscribed.has(ch) ? 1 : 0) > 0) this.peers.set(ch, true);
+      }
+    } catch {
+      // Asked again at the next poll; meanwhile messages stay on this node, as they would.
+    }
+  }
+
+  private dispatch(ch: string, msg: string): void {
+    if (msg.startsWith(HELLO)) {
+      if (msg.slice(HELLO.length) !== this.me) this.peers.set(ch, true);
+      return;
+    }
+    for (const fn of this.handlers.get(ch) ?? []) {
+      try {
+        fn(msg);
+      } catch (err) {
+        this.opts.onError?.(err as Error);
+      }
+    }
   }
 
   async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
@@ -819,15 +888,7 @@ export class RedisStore implements Store {
     if (!this.sub) {
       const sub = this.redis.duplicate({ enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-sub' });
       this.watch(sub);
-      sub.on('message', (ch: string, msg: string) => {
-        for (const fn of this.handlers.get(ch) ?? []) {
-          try {
-            fn(msg);
-          } catch (err) {
-            this.opts.onError?.(err as Error);
-          }
-        }
-      });
+      sub.on('message', (ch: string, msg: string) => this.dispatch(ch, msg));
       this.sub = sub;
     }
     const ch = this.channel(channel);
@@ -835,6 +896,9 @@ export class RedisStore implements Store {
     if (!set) {
       this.handlers.set(ch, (set = new Set()));
       await this.sub.subscribe(ch);
+      this.subscribed.add(ch);
+      // Nodes that thought they were alone on this channel publish through Redis from now on.
+      await this.redis.publish(ch, `${HELLO}${this.me}`);
     }
     const fn = (m: string) => onMessage(m);
     set.add(fn);
@@ -842,6 +906,7 @@ export class RedisStore implements Store {
       set.delete(fn);
       if (set.size === 0 && this.handlers.get(ch) === set) {
         this.handlers.delete(ch);
+        this.subscribed.delete(ch);
         if (!this.closed) await this.sub?.unsubscribe(ch).catch(() => undefined);
       }
     };
@@ -858,6 +923,7 @@ export class RedisStore implements Store {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.replicaTimer);
+    clearInterval(this.peerTimer);
     this.sentinelConn?.disconnect();
     // Readers may be blocked in XREADGROUP and the subscriber holds no work: cut them.
     this.sub?.disconnect();

@@ -577,6 +577,54 @@ describe.each(impls)('Store contract: %s', (name, make) => {
         await sleep(100);
         expect(got).toEqual(['hello']);
       });
+
+      it('a node alone on a channel delivers to itself without a PUBLISH; a node joining hears every message from then on; one leaving is noticed', async () => {
+        const prefix = uniquePrefix();
+        const probe = new Redis(redis.url);
+        const publishes = async () => Number(/cmdstat_publish:calls=(\d+)/.exec(await probe.info('commandstats'))?.[1] ?? 0);
+        try {
+          const n1 = new RedisStore({ url: redis.url, prefix });
+          open.push(n1);
+          const one: string[] = [];
+          await n1.subscribe('push', (m) => one.push(m));
+          await n1.publish('push', 'first'); // through Redis: the receiver count says nobody else listens
+          const before = await publishes();
+          for (let i = 0; i < 50; i++) await n1.publish('push', `alone-${i}`);
+          await sleep(50);
+          expect(await publishes()).toBe(before);
+          expect(one).toEqual(['first', ...Array.from({ length: 50 }, (_, i) => `alone-${i}`)]);
+          // A second node joins: its hello makes the first publish through Redis again, at once.
+          const n2 = new RedisStore({ url: redis.url, prefix });
+          open.push(n2);
+          const two: string[] = [];
+          const unsub2 = await n2.subscribe('push', (m) => two.push(m));
+          await sleep(50);
+          for (let i = 0; i < 5; i++) await n1.publish('push', `both-${i}`);
+          await sleep(100);
+          expect(two).toEqual(Array.from({ length: 5 }, (_, i) => `both-${i}`));
+          expect(one.slice(-5)).toEqual(two);
+          // It leaves: the next publish's receiver count tells the first node it is alone again.
+          await unsub2();
+          await n1.publish('push', 'last-through-redis');
+          const after = await publishes();
+          await n1.publish('push', 'alone-again');
+          await sleep(50);
+          expect(await publishes()).toBe(after);
+          expect(one.slice(-2)).toEqual(['last-through-redis', 'alone-again']);
+          // A node whose hello was missed (it subscribed to Redis directly) is found by the poll.
+          const raw = new Redis(redis.url);
+          const heard: string[] = [];
+          raw.on('message', (_ch: string, m: string) => heard.push(m));
+          await raw.subscribe(`${prefix}ch:push`);
+          await sleep(1500);
+          await n1.publish('push', 'found-by-poll');
+          await sleep(100);
+          raw.disconnect();
+          expect(heard).toEqual(['found-by-poll']);
+        } finally {
+          probe.disconnect();
+        }
+      });
     }
   });
 

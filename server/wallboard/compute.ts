@@ -28,6 +28,13 @@ export interface DayCall {
   holdMs?: number | undefined;
   answeredAt?: string | undefined;
   endedAt?: string | undefined;
+  /**
+   * A group of calls alike in all of the above (history's `callGroups`): how many; waitMs,
+   * talkMs and holdMs are then the group's sums. Default 1.
+   */
+  count?: number;
+  /** The group's waits were all within the SLA (default: from waitMs). */
+  withinSla?: boolean;
 }
 
 /** One live call, as the store has it. */
@@ -114,14 +121,15 @@ export function computeFigures(calls: readonly DayCall[], slaSeconds: number, nu
   for (const n of numbers) acc(n);
   const agents = new Map<string, AgentFigures & { handled: number }>();
   for (const c of calls) {
+    const n = c.count ?? 1;
     if (c.agent && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
       let g = agents.get(c.agent);
       if (!g) agents.set(c.agent, (g = { name: c.agent, callsHandled: 0, inbound: 0, outbound: 0, talkMs: 0, holdMs: 0, ahtMs: 0, handled: 0 }));
-      g.callsHandled++;
-      if (c.direction === 'inbound') g.inbound++;
-      else g.outbound++;
+      g.callsHandled += n;
+      if (c.direction === 'inbound') g.inbound += n;
+      else g.outbound += n;
       if (c.endedAt !== undefined && c.talkMs !== undefined) {
-        g.handled++;
+        g.handled += n;
         g.talkMs += c.talkMs;
         g.holdMs += c.holdMs ?? 0;
       }
@@ -131,16 +139,16 @@ export function computeFigures(calls: readonly DayCall[], slaSeconds: number, nu
     const outcome = c.outcome === 'in-progress' && c.answeredAt !== undefined ? 'answered' : c.outcome;
     if (!SETTLED.has(outcome)) continue;
     const a = acc(c.businessNumber);
-    a.offered++;
-    if (outcome === 'abandoned') a.abandoned++;
-    if (outcome === 'missed') a.missed++;
+    a.offered += n;
+    if (outcome === 'abandoned') a.abandoned += n;
+    if (outcome === 'missed') a.missed += n;
     if (outcome !== 'answered') continue;
-    a.answered++;
+    a.answered += n;
     const wait = c.waitMs ?? 0;
     a.waitSum += wait;
-    if (wait <= slaMs) a.withinSla++;
+    if (c.withinSla ?? wait <= slaMs) a.withinSla += n;
     if (c.endedAt !== undefined && c.talkMs !== undefined) {
-      a.handled++;
+      a.handled += n;
       a.handleSum += c.talkMs + (c.holdMs ?? 0);
     }
   }

@@ -41,8 +41,6 @@ const WATCHED_KEY = 'wallboard-watched';
 const WATCHED_TTL_MS = 15_000;
 const WATCHED_REFRESH_MS = 5_000;
 
-/** Pages of history read per board (100 rows each): a day of up to 20 000 calls. */
-const MAX_PAGES = 200;
 
 /**
  * The calls history received in [from, to) (`to` open: until now), read in pages of 100 up
@@ -85,9 +83,10 @@ export function createWallboard(o: WallboardOptions) {
     return o.hub.hasRole('supervisor') || (await o.store.get(WATCHED_KEY)) !== null;
   }
 
+  /** Today's calls from history, folded into groups (one statement, however busy the day). */
   async function today(t: number): Promise<DayCall[]> {
     if (!o.history) return [];
-    return (await readCalls(o.history, { from: new Date(startOfDay(t)).toISOString() }, MAX_PAGES)).calls;
+    return o.history.store.callGroups({ from: new Date(startOfDay(t)).toISOString() }, o.slaSeconds * 1000);
   }
 
   async function current(): Promise<Wallboard> {

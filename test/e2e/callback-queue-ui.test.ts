@@ -108,4 +108,46 @@ describe('Call-back queue in Chromium', () => {
     });
     expect(done).toMatchObject({ state: 'done', outcome: 'called-back', assignee: 'agent2', attempts: [{ wacid: back, outcome: 'answered', by: 'agent2' }] });
   }, 150_000);
+
+  it('a claimed task stays on the claimer\'s and the supervisor\'s pages across a reload, with who holds it (the list is open and claimed tasks)', async () => {
+    // The flaky claim above, made certain: the pages' list used to be `state=open` only, and
+    // every load of it (a reload, a reconnect's welcome, the 15 s refresh) dropped a claimed
+    // task; when the refresh's answer came after the claim's push, the supervisor's view kept
+    // the task gone. Here the pages load after the claim, so no push can put it back.
+    const b = await suite.startBridge({
+      history: true,
+      agents: ['agent1', 'agent2'],
+      supervisors: ['boss'],
+      env: { MISSED_CALL_FOLLOWUP: 'off' },
+      policy: { acceptWindowMs: 6_000, ringTimeoutMs: 2_000, rejectMarginMs: 1_500 },
+    });
+    const customer = '+15550123702';
+    const agent1 = suite.track(await agentClient(b.url, 'agent1'));
+    const missed = (await suite.control('POST', '/calls', { from: customer })).wacid as string;
+    await agent1.next('call.revoked', (m) => m.wacid === missed, 15_000);
+    const cookie = await login(b.url, 'agent2');
+    const listed = async (query: string) => {
+      const r = await fetch(`${b.url}/api/callbacks${query}`, { headers: { cookie } });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { items: CallbackTask[] }).items.filter((t) => t.customer === customer);
+    };
+    const open = await until('the task open', async () => (await listed('?state=open'))[0]);
+    const claimed = await fetch(`${b.url}/api/callbacks/${open.id}/claim`, { method: 'POST', headers: { cookie, origin: b.url, 'content-type': 'application/json' }, body: '{}' });
+    expect(claimed.status).toBe(200);
+    const boss = await loggedIn('boss', '/supervisor');
+    const agent = await loggedIn('agent2', '/');
+    for (let round = 0; round < 2; round++) {
+      if (round === 1) for (const page of [boss, agent]) await page.reload();
+      await boss.locator(`[data-testid="queue-task"][data-customer="${customer}"][data-state="claimed"]`).waitFor({ timeout: 10_000 });
+      await expect(taskEl(boss, customer).getByTestId('queue-assignee').textContent()).resolves.toBe('Claimed by agent2');
+      await agent.locator(`[data-testid="queue-task"][data-customer="${customer}"][data-state="claimed"][data-mine="true"]`).waitFor({ timeout: 10_000 });
+      await expect(taskEl(agent, customer).getByTestId('queue-assignee').textContent()).resolves.toBe('Claimed by you');
+      await expect(agent.getByTestId('callback-queue-count').textContent()).resolves.toBe('1');
+    }
+    // One list of every task not done, in one read: open and claimed.
+    expect(await listed('?state=open,claimed')).toMatchObject([{ id: open.id, state: 'claimed', assignee: 'agent2', permission: { state: expect.any(String) } }]);
+    const bad = await fetch(`${b.url}/api/callbacks?state=open,later`, { headers: { cookie } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/^state: /);
+  }, 90_000);
 });

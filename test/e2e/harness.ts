@@ -17,6 +17,8 @@ import { RedisStore } from '../../server/store/redis.ts';
 import type { Store } from '../../server/store/store.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
 import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
+import { guardUpgrades } from '../../server/gateway/index.ts';
+import type { RateLimitOptions } from '../../server/service/ratelimit.ts';
 import { openHistory } from '../../server/history/index.ts';
 import { Metrics } from '../../server/ops/metrics.ts';
 import { tempDataDir } from '../support/data-dir.ts';
@@ -66,7 +68,11 @@ export interface BridgeOptions {
   /** Login session lifetime (default 12 h). */
   sessionTtlMs?: number;
   loginLimits?: Partial<LoginLimits>;
+  /** Client-side Service limits (match `emulator.rateLimits` when a test shrinks the quota). */
+  serviceLimits?: RateLimitOptions;
 }
+
+let passwordHash: Promise<string> | undefined;
 
 export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
   const port = await freePort();
@@ -102,7 +108,9 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
         ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
       })
     : new MemoryStore();
-  const hash = await hashPassword(PASSWORD);
+  // One hash for every bridge, as every node of a deployment reads one users file (a session
+  // carries its password hash's fingerprint: a node with another hash would refuse it).
+  const hash = await (passwordHash ??= hashPassword(PASSWORD));
   const agents = o.agents ?? ['agent1', 'agent2'];
   const supervisors = o.supervisors ?? ['boss'];
   const users = await usersFromEntries([
@@ -134,6 +142,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
+    ...(o.serviceLimits ? { serviceLimits: o.serviceLimits } : {}),
     history: o.history ? await openHistory(config, { log, prefix, metrics }) : null,
   }));
   await sb.start();
@@ -141,6 +150,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     const s = serve({ fetch: sb.app.fetch, port, hostname: '127.0.0.1', ...(sb.wss ? { websocket: { server: sb.wss } } : {}) }, () => resolve(s));
     s.once('error', reject);
   });
+  guardUpgrades(server as import('node:http').Server, sb.auth.hostAllowed);
   let closed = false;
   return {
     url,

@@ -126,6 +126,27 @@ describe('createApp', () => {
     expect(text).toMatch(/^switchboard_webhook_stream_lag 1$/m);
   });
 
+  it('/metrics shows the event loop\'s delay since the previous scrape: p50, p99 and max (a blocked loop shows)', async () => {
+    const { app } = testApp(new MemoryStore());
+    await app.request('/metrics'); // starts a fresh window
+    // Block the loop for 300 ms, as a synchronous database statement would.
+    await new Promise((r) => setTimeout(r, 30));
+    const until = performance.now() + 300;
+    while (performance.now() < until);
+    await new Promise((r) => setTimeout(r, 30));
+    const text = await (await app.request('/metrics')).text();
+    expect(text).toContain('# TYPE switchboard_event_loop_delay_seconds summary');
+    const q = (quantile: string) => Number(new RegExp(`^switchboard_event_loop_delay_seconds\\{quantile="${quantile}"\\} (\\S+)$`, 'm').exec(text)?.[1]);
+    expect(q('1')).toBeGreaterThanOrEqual(0.25);
+    expect(q('0.5')).toBeLessThan(q('1'));
+    expect(q('0.99')).toBeLessThanOrEqual(q('1'));
+    expect(text).toMatch(/^switchboard_event_loop_delay_seconds_count \d+$/m);
+    // The next window no longer has the block in it.
+    await new Promise((r) => setTimeout(r, 50));
+    const after = await (await app.request('/metrics')).text();
+    expect(Number(/^switchboard_event_loop_delay_seconds\{quantile="1"\} (\S+)$/m.exec(after)?.[1])).toBeLessThan(0.25);
+  });
+
   it('/metrics labels stay bounded: every unknown event type counts under type="unknown", an unknown method under OTHER', async () => {
     const { app } = testApp(new MemoryStore());
     for (let i = 0; i < 20; i++) {

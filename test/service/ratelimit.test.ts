@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServiceClient, RateLimiter, scopeOf } from '../../server/service/index.ts';
+import { isSignalling } from '../../server/service/ratelimit.ts';
 import { perSenderLimitedSends, startServer, type TestServer } from './server.ts';
 
 let srv: TestServer | undefined;
@@ -102,14 +103,39 @@ describe('limiter rules per scope (injected clock)', () => {
     expect(clock.elapsed()).toBe(1000);
   });
 
-  it('the management quota allows 10,000 per hour: the 10,001st waits for the hour to roll', async () => {
+  it('the management quota allows 10,000 per hour: 8,000 for everything, the last 2,000 for call signalling only; then the hour must roll', async () => {
     const clock = fakeClock();
     const l = new RateLimiter(clock);
-    await acquireN(l, 'management', 10_000);
-    // 10,000 at 200 rps take 50 s of the hour (less the pacing's 50 ms burst tolerance).
-    expect(clock.elapsed()).toBe(49_945);
-    (await l.acquire('management'))!();
+    await acquireN(l, 'management', 8_000);
+    // 8,000 at 160 per second (the other 40 of the 200 are signalling's too) take 50 s of the hour.
+    expect(clock.elapsed()).toBeGreaterThan(49_000);
+    expect(clock.elapsed()).toBeLessThan(50_000);
+    const t = clock.elapsed();
+    for (let i = 0; i < 2_000; i++) (await l.acquire('management', { signalling: true }))!();
+    // Signalling has the whole 200 per second: 2,000 take 10 s.
+    expect(clock.elapsed() - t).toBeGreaterThan(9_000);
+    expect(clock.elapsed() - t).toBeLessThanOrEqual(10_000);
+    (await l.acquire('management', { signalling: true }))!();
     expect(clock.elapsed()).toBe(3_600_000);
+  });
+
+  it('call signalling is POST /chat/calls/{connect,preAccept,accept,reject,terminate}; everything else of the quota is not', () => {
+    for (const p of ['/chat/calls/connect', '/chat/calls/preAccept', '/chat/calls/accept', '/chat/calls/reject', '/chat/calls/terminate']) expect(isSignalling('POST', p), p).toBe(true);
+    for (const [m, p] of [['GET', '/contact/contacts/%2B15550100'], ['GET', '/chat/phoneNumbers'], ['GET', '/chat/calls/media/x'], ['POST', '/contact/contacts'], ['GET', '/chat/calls/accept']] as const) expect(isSignalling(m, p), `${m} ${p}`).toBe(false);
+  });
+
+  it('a flood of other management requests (10,500 contact reads in a minute) leaves call signalling its reserved share: an accept with a 30 s deadline is served at once', async () => {
+    const clock = fakeClock();
+    const l = new RateLimiter(clock);
+    const t0 = clock.now();
+    // Each lookup gives up after 60 s (the customer panel's timeout): what the quota cannot serve by then is refused.
+    const flood = await Promise.all(Array.from({ length: 10_500 }, () => l.acquire('management', { notAfter: t0 + 60_000 }).then((r) => (r ? (r(), 1) : 0))));
+    const served = flood.reduce<number>((a, b) => a + b, 0);
+    expect(served).toBe(8_000);
+    const accept = await l.acquire('management', { notAfter: clock.now() + 30_000, signalling: true });
+    expect(accept).not.toBeNull();
+    accept!();
+    expect(l.usage('management')).toMatchObject({ hourLimit: 10_000, bulkHourLimit: 8_000, hourUsed: 8_001, hourUsedSignalling: 1 });
   });
 
   it('the management quota is shared: a pause on it holds every management request, other scopes run', async () => {

@@ -101,9 +101,13 @@ export async function getJson(url: string): Promise<unknown> {
   return call('GET', url);
 }
 
-/** `GET /api/callbacks` (open tasks, each with its permission in words). */
+/**
+ * `GET /api/callbacks?state=open,claimed`: every task not done (open and claimed, read at
+ * once), each with its permission in words. Open only would drop a claimed task from the
+ * queue at every load (a reload, a reconnect, the periodic refresh).
+ */
 export async function listCallbacks(): Promise<CallbackTask[]> {
-  return expectShape(z.object({ items: z.array(CallbackTask) }), await call('GET', '/api/callbacks'), 'the callback list').items;
+  return expectShape(z.object({ items: z.array(CallbackTask) }), await call('GET', '/api/callbacks?state=open,claimed'), 'the callback list').items;
 }
 
 /** `POST /api/callbacks/:id/claim`: 409 (ApiError) names who holds it. */
@@ -174,7 +178,8 @@ export function homeFor(roles: readonly string[]): string {
  * Only paths of this very origin are followed after login. The browser's own URL parser
  * decides (it drops tabs and newlines and reads `/\` as `//`, so `/%09/evil.example` is
  * another host): resolve against our origin and keep the result only when the origin is
- * still ours.
+ * still ours, and only when the path it normalised to (dot segments resolved) is itself a
+ * same-origin path, never `//host`.
  */
 export function safeNext(next: string | null, origin: string = location.origin): string | undefined {
   if (!next || !next.startsWith('/')) return undefined;
@@ -185,5 +190,11 @@ export function safeNext(next: string | null, origin: string = location.origin):
     return undefined;
   }
   if (u.origin !== new URL(origin).origin) return undefined;
-  return u.pathname + u.search + u.hash;
+  const path = u.pathname + u.search + u.hash;
+  // Dot segments can normalise to a path that starts with two slashes (`/..//evil.example`
+  // → `//evil.example`), which the browser follows as a protocol-relative URL to another
+  // host. Only a path that resolves to our origin once more is returned.
+  if (!path.startsWith('/') || path.startsWith('//') || path.startsWith('/\\')) return undefined;
+  if (new URL(path, origin).origin !== new URL(origin).origin) return undefined;
+  return path;
 }

@@ -40,15 +40,32 @@ describe('call-back queue state', () => {
     s = reduceQueue(s, { type: 'task', task: task({ version: 4, state: 'done', outcome: 'called-back' }) });
     expect(s.tasks).toEqual({});
     // A list answer from before it closed does not bring it back.
-    expect(reduceQueue(s, { type: 'loaded', items: [task({ version: 3, state: 'claimed', assignee: 'agent2' })] }).tasks).toEqual({});
+    expect(reduceQueue(s, { type: 'loaded', items: [task({ version: 3, state: 'claimed', assignee: 'agent2' })], since: s.pushes }).tasks).toEqual({});
   });
 
-  it('the list answer is the truth for open tasks, but a newer frame seen meanwhile is kept', () => {
+  it('the list answer is the truth for tasks not done, but a newer frame seen meanwhile is kept', () => {
     let s = run({ type: 'task', task: task({ id: 'gone' }) }, { type: 'task', task: task({ version: 5, state: 'claimed', assignee: 'a' }) });
-    s = reduceQueue(s, { type: 'loaded', items: [task({ version: 4 })] });
+    s = reduceQueue(s, { type: 'loaded', items: [task({ version: 4 })], since: s.pushes });
     expect(Object.keys(s.tasks)).toEqual(['t1']);
     expect(s.tasks.t1!.version).toBe(5);
     expect(s.loaded).toBe(true);
+  });
+
+  it('a claimed task in the list answer stays, with who holds it (the pages list open and claimed tasks)', () => {
+    const s = run({ type: 'loaded', items: [task({ version: 3, state: 'claimed', assignee: 'agent2' })], since: 0 });
+    expect(queueView(s, 'boss', true, NOW, TZ)).toMatchObject([{ state: 'claimed', assignee: 'agent2', callBlockedReason: 'Claimed by agent2.' }]);
+    expect(queueView(s, 'agent2', false, NOW, TZ)).toMatchObject([{ state: 'claimed', mine: true }]);
+  });
+
+  it('a task first pushed while a list read is under way is kept when the answer lacks it (the read was made before the task existed)', () => {
+    let s = run({ type: 'loaded', items: [task({ id: 'old' })], since: 0 });
+    const since = s.pushes; // noted when the read is sent
+    s = reduceQueue(s, { type: 'task', task: task({ id: 'new', createdAt: '2026-11-24T10:29:00.000Z' }) }); // its push overtakes the answer
+    s = reduceQueue(s, { type: 'loaded', items: [task({ id: 'old' })], since });
+    expect(Object.keys(s.tasks).sort()).toEqual(['new', 'old']);
+    // A read sent after that push is the truth for it again: absent there, it is dropped.
+    s = reduceQueue(s, { type: 'loaded', items: [task({ id: 'old' })], since: s.pushes });
+    expect(Object.keys(s.tasks)).toEqual(['old']);
   });
 
   it('follow-up status: read while not final, then shown in words; a late lower update is ignored', () => {

@@ -1,7 +1,7 @@
 /**
  * The call-back queue's state (issue 16): pure, no DOM, no clock of its own. Fed by
- * `GET /api/callbacks` (on start and after every `welcome`, so a reconnect puts the list
- * right), by `callback.updated` frames, and by the follow-up messages' records
+ * `GET /api/callbacks?state=open,claimed` (on start and after every `welcome`, so a
+ * reconnect puts the list right), by `callback.updated` frames, and by the follow-up messages' records
  * (`message.updated` frames, or `GET /api/messages/:id` for agents, who are not sent those).
  * `queueView` turns it into what the panel draws, in words and local time.
  */
@@ -21,12 +21,17 @@ export interface QueueState {
   errors: Record<string, string>;
   /** Version at which a task left the list (a list answer older than that must not bring it back). */
   gone: Record<string, number>;
+  /** Tasks put by a push or an action's answer so far: a list read notes it when it is sent (`loaded.since`). */
+  pushes: number;
+  /** By task id, the count of `pushes` that last put the task (a task put after a read was sent is newer than its answer). */
+  pushedAt: Record<string, number>;
 }
 
-export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {}, gone: {} };
+export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {}, gone: {}, pushes: 0, pushedAt: {} };
 
 export type QueueEvent =
-  | { type: 'loaded'; items: CallbackTask[] }
+  /** A list answer; `since`: the state's `pushes` when the read was sent. */
+  | { type: 'loaded'; items: CallbackTask[]; since: number }
   | { type: 'loadFailed'; message: string }
   | { type: 'task'; task: CallbackTask }
   | { type: 'message'; message: MessageRecord }
@@ -51,21 +56,28 @@ function putTask(s: QueueState, task: CallbackTask): QueueState {
   if (!newer(cur, task) || (s.gone[task.id] ?? -1) >= task.version) return s;
   // A frame may lack the permission words (a `done` push): keep the last known ones.
   const t = !task.permission && cur?.permission && LISTED.has(task.state) ? { ...task, permission: cur.permission } : task;
-  if (LISTED.has(t.state)) return { ...s, tasks: { ...s.tasks, [t.id]: t } };
-  return { ...s, tasks: without(s.tasks, t.id), gone: { ...s.gone, [t.id]: t.version } };
+  if (LISTED.has(t.state)) return { ...s, tasks: { ...s.tasks, [t.id]: t }, pushes: s.pushes + 1, pushedAt: { ...s.pushedAt, [t.id]: s.pushes + 1 } };
+  return { ...s, tasks: without(s.tasks, t.id), gone: { ...s.gone, [t.id]: t.version }, pushedAt: without(s.pushedAt, t.id) };
 }
 
 export function reduceQueue(s: QueueState, ev: QueueEvent): QueueState {
   switch (ev.type) {
     case 'loaded': {
-      // The list is the truth for open tasks; a newer frame seen meanwhile is kept.
+      // The list (open and claimed tasks) is the truth as of its read; a newer push seen
+      // meanwhile is kept, and so is a task pushed after the read was sent that the answer
+      // lacks (created after the read; had it closed, its closing push would follow).
       const tasks: Record<string, CallbackTask> = {};
       for (const t of ev.items) {
         if (!LISTED.has(t.state) || (s.gone[t.id] ?? -1) >= t.version) continue;
         tasks[t.id] = newer(s.tasks[t.id], t) ? t : s.tasks[t.id]!;
       }
+      const pushedAt: Record<string, number> = {};
+      for (const [id, at] of Object.entries(s.pushedAt)) {
+        if (at > ev.since && s.tasks[id]) tasks[id] ??= s.tasks[id];
+        if (tasks[id]) pushedAt[id] = at;
+      }
       const { loadError: _e, ...rest } = s;
-      return { ...rest, tasks, loaded: true };
+      return { ...rest, tasks, pushedAt, loaded: true };
     }
     case 'loadFailed':
       return { ...s, loadError: ev.message };
@@ -98,6 +110,9 @@ export function followupsToFetch(s: QueueState): string[] {
 }
 
 const FINAL_STATUS = new Set(['read', 'failed']);
+
+/** The task's unanswered calls in all (it keeps only its latest misses). */
+const missed = (t: CallbackTask): number => t.missCount ?? t.misses.length;
 
 const REASON: Record<string, string> = {
   missed: 'Missed: rang an agent, nobody answered',
@@ -211,7 +226,7 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
         businessNumber: t.businessNumber,
         businessText: formatCaller(t.businessNumber),
         reason: t.reason,
-        reasonText: `${REASON[t.reason] ?? t.reason}${t.misses.length > 1 ? ` (${t.misses.length} calls)` : ''}`,
+        reasonText: `${REASON[t.reason] ?? t.reason}${missed(t) > 1 ? ` (${missed(t)} calls)` : ''}`,
         waitingText: `${describeMoment(created, now, timeZone)} (${ago(now - created)})`,
         attempts: t.attempts.length,
         attemptsText: t.attempts.length === 0 ? 'No call back yet' : `${t.attempts.length} call back${t.attempts.length > 1 ? 's' : ''}, last: ${t.attempts.at(-1)!.outcome}`,

@@ -1,11 +1,11 @@
 /**
  * The "Call-back queue" panel (issue 16) of the agent and supervisor pages: effects around
- * the pure state in queue.ts, drawn by `QueueView`. It loads `GET /api/callbacks` at start
- * and after every `welcome` (a reconnect puts the list right), follows `callback.updated`
- * and `message.updated` frames, reads follow-up messages an agent is not sent frames for
- * (`GET /api/messages/:id`, again every few seconds until read or failed), and claims and
- * closes tasks over the JSON API. Call dials through the page's Call back panel
- * (callback/panel.tsx `callTo`): one dial path, one call session.
+ * the pure state in queue.ts, drawn by `QueueView`. It loads `GET /api/callbacks` (open and
+ * claimed tasks) at start and after every `welcome` (a reconnect puts the list right),
+ * follows `callback.updated` and `message.updated` frames, reads follow-up messages an agent
+ * is not sent frames for (`GET /api/messages/:id`, again every few seconds until read or
+ * failed), and claims and closes tasks over the JSON API. Call dials through the page's
+ * Call back panel (callback/panel.tsx `callTo`): one dial path, one call session.
  *
  *   const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) });
  *   queue.start();            // after login
@@ -70,7 +70,8 @@ export class CallbackQueue {
 
   private async load(): Promise<void> {
     try {
-      this.dispatch({ type: 'loaded', items: await listCallbacks() });
+      const since = this.s.pushes; // a task pushed while the read is under way is newer than its answer
+      this.dispatch({ type: 'loaded', items: await listCallbacks(), since });
     } catch (e) {
       this.dispatch({ type: 'loadFailed', message: (e as Error).message });
     }
