@@ -141,6 +141,23 @@ export interface Switchboard extends Partial<Calling> {
   close(): Promise<void>;
 }
 
+/** The API key's business numbers, cached 60 s (reports: a webhook's `to` not among them gets no row). */
+function businessNumbersOf(numbers: PermissionNumbers): () => Promise<readonly string[]> {
+  let cache: { at: number; list: Promise<string[]> } | undefined;
+  return () => {
+    if (!cache || Date.now() - cache.at >= 60_000) {
+      const list = (async () => {
+        const out: string[] = [];
+        for await (const n of numbers.iterate()) if (typeof n.phoneNumber === 'string') out.push(n.phoneNumber);
+        return out;
+      })();
+      cache = { at: Date.now(), list };
+      list.catch(() => (cache = undefined));
+    }
+    return cache.list;
+  };
+}
+
 /** The Service's phone id of one business number (E.164), from its phone number list. */
 async function phoneIdOf(numbers: PermissionNumbers, phoneNumber: string): Promise<string | undefined> {
   for await (const n of numbers.iterate()) if (n.phoneNumber === phoneNumber && typeof n.id === 'string') return n.id;
@@ -433,7 +450,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', deadLetterRoutes);
       app.route('/', permissions.routes);
       app.route('/', wallboard!.routes); // issue 17
-      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now })); // issue 17 item 4: /api/reports
+      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // issue 17 item 4: /api/reports
       app.route('/', webRoutes);
     },
     async start() {

@@ -2,7 +2,7 @@
  * The archive handlers against a real local HTTP server through the real Service client.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { copyFile, mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServiceClient, fullJitterBackoff } from '../service/index.ts';
@@ -248,5 +248,48 @@ describe('one asset, one call', () => {
     await mkdir(join(dir, 'wacid.B6'));
     await writeFile(join(dir, 'wacid.B6', 'cma_old.ogg'), OGG);
     expect((await listArchive(dir)).map((i) => i.wacid)).toEqual(['wacid.B4']);
+  });
+});
+
+describe('a disk that cannot be written (issue 35 item 12)', () => {
+  const entry = (id: string) => ({ streamId: `1-${id}`, eventId: id, type: 'chat.call.recording.updated', body: '{}', receivedAt: Date.now(), deliveries: 1 });
+
+  it('the handler resolves and the event waits; once the disk is back it is archived and told (no worker retry needed)', async () => {
+    const blocker = join(dir, 'volume');
+    await writeFile(blocker, 'a file, not a directory');
+    const seen: unknown[] = [];
+    const a = createArchive({ dir: join(blocker, 'archive'), calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive' }).calls, onArchived: (r) => seen.push(r), retry: { minMs: 50, maxMs: 100 } });
+    const e = rec('wacid.W1', 'cma_rec');
+    await a.handlers['chat.call.recording.updated'](e, entry(e.id));
+    expect(a.downloadsWaiting()).toBe(1);
+    await expect(a.health()).rejects.toThrow(/cannot write to ARCHIVE_DIR \(ENOTDIR/);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(seen).toEqual([]);
+    await rm(blocker);
+    await mkdir(blocker);
+    for (let i = 0; i < 50 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toMatchObject([{ status: 'saved', wacid: 'wacid.W1', mediaAssetId: 'cma_rec', sha256: sha(OGG) }]);
+    expect(a.downloadsWaiting()).toBe(0);
+    await expect(a.health()).resolves.toBeUndefined();
+    await a.close();
+  });
+
+  it('what still waits when the node stops, or past giveUpMs, goes to the webhook dead letters', async () => {
+    const blocker = join(dir, 'volume2');
+    await writeFile(blocker, 'a file');
+    const dead: Array<{ streamId: string; error: string }> = [];
+    const mk = (giveUpMs?: number) =>
+      createArchive({ dir: join(blocker, 'archive'), calls: createServiceClient({ baseUrl: srv.baseUrl, apiKey: 'k_archive' }).calls, retry: { minMs: 30, maxMs: 30, ...(giveUpMs !== undefined ? { giveUpMs } : {}) }, deadLetter: async (en, error) => void dead.push({ streamId: en.streamId, error }) });
+    const stopping = mk();
+    const e1 = rec('wacid.W2', 'cma_rec');
+    await stopping.handlers['chat.call.recording.updated'](e1, entry('a'));
+    await stopping.close();
+    expect(dead).toEqual([{ streamId: '1-a', error: expect.stringMatching(/^archive: the node stopped while ARCHIVE_DIR was not writable \(ENOTDIR/) }]);
+    const impatient = mk(100);
+    await impatient.handlers['chat.call.recording.updated'](rec('wacid.W3', 'cma_rec'), entry('b'));
+    for (let i = 0; i < 40 && dead.length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(dead[1]).toEqual({ streamId: '1-b', error: expect.stringMatching(/not writable for/) });
+    expect(impatient.downloadsWaiting()).toBe(0);
+    await impatient.close();
   });
 });

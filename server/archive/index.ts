@@ -391,7 +391,7 @@ export function createArchive(o: ArchiveOptions) {
 
   async function retryRound(): Promise<void> {
     if (!(await probe())) {
-      for (const [key, w] of waiting) if (Date.now() - w.since > giveUpMs) await giveUp(key, `ARCHIVE_DIR not writable for ${Math.round(giveUpMs / 60_000)} min (${diskError})`);
+      for (const [key, w] of waiting) if (Date.now() - w.since > giveUpMs) await giveUp(key, `ARCHIVE_DIR not writable for ${giveUpMs >= 60_000 ? `${Math.round(giveUpMs / 60_000)} min` : `${giveUpMs} ms`} (${diskError})`);
       return;
     }
     for (const [key, w] of [...waiting]) {

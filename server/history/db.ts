@@ -33,7 +33,7 @@ export interface Db extends Sql {
 
 export interface PostgresOptions {
   url: string;
-  /** Pool size (default 4: the writer uses one, searches the rest). */
+  /** Pool size (default 4): the writer, the callback queue and the other reads; searches have their own pool. */
   max?: number;
   /** Connect timeout (default 3000 ms), so an outage fails fast instead of hanging the writer. */
   connectTimeoutMs?: number;

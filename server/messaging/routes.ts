@@ -20,6 +20,7 @@ import type { NumberScope } from '../auth/scope.ts';
 import { HttpError } from '../ops/errors.ts';
 import type { MessagingStore } from '../history/messages.ts';
 import { historyUnavailable, isDbOutage } from '../history/errors.ts';
+import { ServiceError } from '../service/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import { serviceFailure } from '../permissions/routes.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
@@ -86,7 +87,7 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
     } catch (err) {
       if (err instanceof SendRefused) throw refusal(err);
       // Messages are recorded in history: its database out is 503 (as the history routes), not 500.
-      if (isDbOutage(err)) throw historyUnavailable();
+      if (isDbOutage(err) && !(err instanceof ServiceError)) throw historyUnavailable();
       throw serviceFailure(err, o.log, 'message send');
     }
   });

@@ -27,7 +27,16 @@ export interface ReportsOptions {
   slaSeconds: number;
   log: Pick<Logger, 'warn'>;
   now?: () => number;
+  /**
+   * The API key's business numbers (the Service's list, cached by the caller). A call's
+   * business number comes from a webhook's `to`: one not in this list gets no row of its
+   * own (its calls count under `unknown number`). Absent or failing: every number is shown.
+   */
+  businessNumbers?: () => Promise<readonly string[]>;
 }
+
+/** The row of calls whose business number is not one of the known ones. */
+export const UNKNOWN_NUMBER = 'unknown number';
 
 export interface Report extends ReportRange {
   slaSeconds: number;
@@ -92,7 +101,13 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
       throw new HttpError(503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
     }
     if (!read.complete) throw new HttpError(413, 'TOO_LARGE', `from: the range holds more than ${MAX_PAGES * 100} calls; choose a shorter range`);
-    return { ...range, slaSeconds: o.slaSeconds, ...computeFigures(read.calls, o.slaSeconds) };
+    let calls = read.calls;
+    const known = await o.businessNumbers?.().then(
+      (list) => new Set(list),
+      (err: unknown) => void o.log.warn({ err: { message: (err as Error).message } }, 'report: business numbers not known; every number shown'),
+    );
+    if (known) calls = calls.map((c) => (c.businessNumber === undefined || known.has(c.businessNumber) ? c : { ...c, businessNumber: UNKNOWN_NUMBER }));
+    return { ...range, slaSeconds: o.slaSeconds, ...computeFigures(calls, o.slaSeconds) };
   }
 
   app.get('/api/reports', guard, async (c) => c.json(await report(query(c, ['from', 'to']))));

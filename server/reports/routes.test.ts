@@ -164,3 +164,18 @@ describe('GET /api/reports.csv', () => {
     expect(await res.text()).toBe(['name,callsHandled,inbound,outbound,talkMs,holdMs,ahtMs', 'agent1,1,1,0,60000,30000,90000', 'agent2,2,1,1,250000,0,125000', ''].join('\r\n'));
   });
 });
+
+describe('business numbers the API key does not have (issue 35, Low)', () => {
+  it('a webhook\'s `to` that is not one of the known business numbers is no row of its own: its calls are counted under "unknown number"', async () => {
+    const log = createLogger({ level: 'silent' });
+    const known = new Hono<AuthEnv>();
+    known.onError(errorHandler(log));
+    known.route('/', createReports({ auth: { requireUser: () => async (c, next) => (c.set('user', { name: 'supervisor', roles: ['supervisor'] } as never), next()) }, history: h, slaSeconds: 20, log, now: () => NOW, businessNumbers: async () => [A, B] }));
+    const res = await known.request('http://sb.test/api/reports?from=2026-05-02&to=2026-05-05');
+    const r = (await res.json()) as { numbers: Array<{ businessNumber: string; offered: number }> };
+    expect(r.numbers.map((n) => n.businessNumber)).toEqual([A, B, 'unknown number']);
+    expect(r.numbers.find((n) => n.businessNumber === 'unknown number')!.offered).toBe(4);
+    const csv = await (await known.request('http://sb.test/api/reports.csv?from=2026-05-02&to=2026-05-05')).text();
+    expect(csv).not.toMatch(/HYPERLINK|cmd|SUM/);
+  });
+});

@@ -57,6 +57,8 @@ describe('call media archive on a disk that cannot be written', () => {
     // The disk comes back: no replay, the media arrive.
     await rm(blocker);
     await mkdir(blocker);
+    // A load balancer polls /readyz: its probe sees the disk back and the waiting downloads go at once.
+    await fetch(`${b.url}/readyz`);
     const recording = await a1.next('media.available', (m) => m.wacid === wacid && m.kind === 'recording', 40_000);
     await a1.next('media.available', (m) => m.wacid === wacid && m.kind === 'transcription', 20_000);
     expect((await fetch(`${b.url}${recording.url}`, { headers: { cookie: ops } })).status).toBe(200);
@@ -69,5 +71,5 @@ describe('call media archive on a disk that cannot be written', () => {
     expect(await (await fetch(`${b.url}/metrics`)).text()).toMatch(/^switchboard_archive_writable 1$/m);
     const after = (await (await fetch(`${b.url}/readyz`)).json()) as { checks: Record<string, string> };
     expect(after.checks.archive).toBe('ok');
-  }, 120_000);
+  }, 180_000);
 });
