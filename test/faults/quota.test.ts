@@ -52,7 +52,7 @@ describe('a flood of customer panel lookups leaves calls answerable (management 
             mine.slice(i, i + 20).map(async (phone) => {
               const s = Date.now();
               try {
-                const r = await fetch(`${b.url}/api/customers/${encodeURIComponent(phone)}`, { headers: { cookie }, signal: AbortSignal.timeout(15_000) });
+                const r = await fetch(`${b.url}/api/customers/${encodeURIComponent(phone)}`, { headers: { cookie }, signal: AbortSignal.timeout(30_000) });
                 const body = (await r.json()) as { contactUnavailable?: boolean };
                 count(r.status === 200 ? (body.contactUnavailable ? 'unavailable' : 'answered') : String(r.status));
               } catch {
@@ -105,7 +105,7 @@ describe('a flood of customer panel lookups leaves calls answerable (management 
       usedSignalling: gauge('switchboard_service_quota_hour_used_signalling'),
     });
 
-    expect(statuses.get('hung') ?? 0, 'panel requests that did not answer within 15 s').toBe(0);
+    expect(statuses.get('hung') ?? 0, 'panel requests that did not answer within 30 s (the old code waited up to an hour for a quota slot)').toBe(0);
     expect(answer).toMatchObject({ type: 'ack', wacid });
     expect(hangup).toMatchObject({ type: 'ack' });
     // Contact reads took at most the share other requests may use (80 %); the rest waits for signalling.
