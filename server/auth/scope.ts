@@ -23,6 +23,8 @@ export interface ScopeUser {
 
 /** How long the Service's phone number list is reused. */
 export const DIRECTORY_CACHE_MS = 60_000;
+/** How long one read of the list may take (its pages included). */
+const DIRECTORY_TIMEOUT_MS = 5_000;
 /** A number not in the list: the list is read again at most this often. */
 const MISS_REFRESH_MS = 10_000;
 
@@ -42,7 +44,7 @@ export interface NumberScopeOptions {
   /** Whether QUEUES_FILE was given (else nothing is scoped). */
   scoped: boolean;
   /** The Service's phone numbers (`phoneNumbers.iterate`); without it only learned numbers resolve. */
-  numbers?: { iterate(): AsyncIterable<{ id?: unknown; phoneNumber?: unknown }> } | undefined;
+  numbers?: { iterate(params?: Record<string, never>, opts?: { deadline?: number }): AsyncIterable<{ id?: unknown; phoneNumber?: unknown }> } | undefined;
   log: Pick<Logger, 'warn'>;
   now?: () => number;
 }
@@ -60,10 +62,13 @@ export function createNumberScope(o: NumberScopeOptions): NumberScope {
     (reading ??= (async () => {
       const ids = new Map<string, string>();
       try {
-        for await (const n of o.numbers!.iterate()) if (typeof n.phoneNumber === 'string' && typeof n.id === 'string') ids.set(n.phoneNumber, n.id);
+        // Bounded: the list shares the Service's management quota, and an agent's request waits for it.
+        for await (const n of o.numbers!.iterate({}, { deadline: Date.now() + DIRECTORY_TIMEOUT_MS })) if (typeof n.phoneNumber === 'string' && typeof n.id === 'string') ids.set(n.phoneNumber, n.id);
         directory = { at: now(), ids };
       } catch (err) {
         o.log.warn({ err: (err as Error).message }, 'business numbers could not be listed: agents are refused numbers not seen on a call');
+        // What was known stays; the list is asked again after MISS_REFRESH_MS, not on every request.
+        directory = { at: now(), ids: directory?.ids ?? new Map() };
       }
     })().finally(() => (reading = undefined)));
 
