@@ -249,13 +249,17 @@ describe('the agent desk against the real server', () => {
     const note = await page.evaluate(() => (window as unknown as { __notes: string[] }).__notes[0]!);
     expect(note).toMatch(/^Incoming call\|/);
     expect(note).toContain('5550305001');
+    // The title flashes between two texts while it rings (sampled until both are seen: the
+    // ring lasts RING_TIMEOUT_MS, and a slow machine may have used some of it by now).
+    const FLASH = ['☎ Incoming call · Switchboard', '☎☎☎ ANSWER · Switchboard'];
     const titles = new Set<string>();
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < 12 && !FLASH.every((t) => titles.has(t)); i++) {
       titles.add(await page.title());
       await sleep(250);
     }
-    expect([...titles].sort()).toEqual(['☎ Incoming call · Switchboard', '☎☎☎ ANSWER · Switchboard']);
-    await card(page, wacid).getByTestId('decline').click();
-    await card(page, wacid).waitFor({ state: 'detached' });
+    expect([...titles].sort()).toEqual(FLASH);
+    // Declined, unless it rang out meanwhile; either way the card goes.
+    await card(page, wacid).getByTestId('decline').click({ timeout: 1000 }).catch(() => undefined);
+    await card(page, wacid).waitFor({ state: 'detached', timeout: 15_000 });
   }, 60_000);
 });
