@@ -87,23 +87,11 @@ export const PREPARED = { prepared: true } as const;
 const stalePlan = (err: unknown) => (err as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test(String((err as Error).message));
 
 export function openPostgres(o: PostgresOptions): Db {
-  const pool = new pg.Pool({
-    connectionString: o.url,
-    max: o.max ?? 4,
-    connectionTimeoutMillis: o.connectTimeoutMs ?? 3000,
-    statement_timeout: o.statementTimeoutMs ?? 15_000,
-    idleTimeoutMillis: 30_000,
-    application_name: 'switchboard',
-  });
+  const poolOf = (max: number, statementTimeoutMs: number, name: string) =>
+    new pg.Pool({ connectionString: o.url, max, connectionTimeoutMillis: o.connectTimeoutMs ?? 3000, statement_timeout: statementTimeoutMs, idleTimeoutMillis: 30_000, application_name: name });
+  const pool = poolOf(o.max ?? 4, o.statementTimeoutMs ?? 15_000, 'switchboard');
   // Searches: a pool of their own (issue 35 item 11: 16 slow searches held the whole pool).
-  const searchPool = new pg.Pool({
-    connectionString: o.url,
-    max: o.searchMax ?? 2,
-    connectionTimeoutMillis: o.connectTimeoutMs ?? 3000,
-    statement_timeout: o.searchTimeoutMs ?? 5000,
-    idleTimeoutMillis: 30_000,
-    application_name: 'switchboard-search',
-  });
+  const searchPool = poolOf(o.searchMax ?? 2, o.searchTimeoutMs ?? 5000, 'switchboard-search');
   // An idle client's error (server restarted) must not crash the process; the next query reconnects.
   pool.on('error', (err) => o.onError?.(safeError(err)));
   searchPool.on('error', (err) => o.onError?.(safeError(err)));
