@@ -1,0 +1,115 @@
+/**
+ * One real server process (`server/main.ts`) for the flood cases: its own Redis, the
+ * emulator as its Service, one agent. Reads the process's resident memory from /proc and
+ * times its exit after a signal.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { hashPassword } from '../../server/auth/users.ts';
+import { startEmulator } from '../emulator/index.ts';
+import { PASSWORD, until } from '../e2e/harness.ts';
+import { freePort, startRedis } from '../support/redis.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+export interface Node {
+  url: string;
+  secret: string;
+  redisUrl: string;
+  proc: ChildProcess;
+  /** Resident memory of the server process, in MB. */
+  rssMb(): number;
+  /** SIGTERM, then the ms until the process exited (SIGKILL and Infinity after `maxMs`). */
+  term(maxMs: number): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startNode(env: Record<string, string> = {}): Promise<Node> {
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const redis = await startRedis();
+  cleanups.push(() => redis.close());
+  const dir = mkdtempSync(join(tmpdir(), 'sb-flood-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const hash = await hashPassword(PASSWORD);
+  writeFileSync(join(dir, 'users.json'), JSON.stringify({ users: ['agent1', 'agent2'].map((name) => ({ name, roles: ['agent'], passwordHash: hash })) }));
+  const secret = `whsec_${randomBytes(16).toString('hex')}`;
+  const emu = await startEmulator({ webhookSecret: secret });
+  cleanups.push(() => emu.close());
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PUBLIC_URL: url,
+      SERVICE_BASE_URL: emu.baseUrl,
+      SERVICE_API_KEY: emu.apiKey,
+      SERVICE_WEBHOOK_SECRETS: secret,
+      SESSION_SECRET: randomBytes(24).toString('base64url'),
+      USERS_FILE: join(dir, 'users.json'),
+      REDIS_URL: redis.url,
+      LOG_LEVEL: 'error',
+      DATA_DIR: dir,
+      ...env,
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  cleanups.push(() => {
+    proc.kill('SIGKILL');
+    return exited;
+  });
+  const close = async () => {
+    for (const c of cleanups.reverse()) await c();
+    cleanups.length = 0;
+  };
+  try {
+    await until('node healthy', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true, 60_000, 200);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    url,
+    secret,
+    redisUrl: redis.url,
+    proc,
+    rssMb: () => {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'));
+      return m ? Math.round(Number(m[1]) / 1024) : NaN;
+    },
+    async term(maxMs) {
+      const t0 = Date.now();
+      proc.kill('SIGTERM');
+      const done = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), maxMs))]);
+      if (!done) proc.kill('SIGKILL');
+      return done ? Date.now() - t0 : Infinity;
+    },
+    close,
+  };
+}
+
+/** Sample `f` every `ms` until stopped; the highest value seen. */
+export function sampleMax(f: () => number, ms = 200): { stop(): number } {
+  let max = f();
+  const t = setInterval(() => {
+    try {
+      max = Math.max(max, f());
+    } catch {
+      // the process has gone
+    }
+  }, ms);
+  return {
+    stop() {
+      clearInterval(t);
+      return max;
+    },
+  };
+}
