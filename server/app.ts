@@ -24,7 +24,7 @@ import { HttpError, HttpNotFound, HttpUnauthorized, HttpUnavailable, renderError
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
 import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
-import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler } from './webhooks/receiver.ts';
+import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler, type BodyBudget } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
 
 export * from './ops/errors.ts';
@@ -58,6 +58,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
+  /** Unauthenticated webhook bodies at once (default `WEBHOOK_BODY_BUDGET`; tests make it small). */
+  webhookBudget?: BodyBudget;
   /** More routes: each function gets the app after the foundation's middleware. */
   mount?: Array<(app: App) => void>;
   /** More `/readyz` checks (e.g. the Service is reachable); the store is always checked. */
@@ -130,6 +132,7 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
       metrics: m,
       log: deps.log,
       now,
+      ...(deps.webhookBudget ? { budget: deps.webhookBudget } : {}),
     }),
   );
 

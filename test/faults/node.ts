@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../server/auth/users.ts';
 import { startEmulator } from '../emulator/index.ts';
-import { PASSWORD, until } from '../e2e/harness.ts';
+import { PASSWORD, sleep, until } from '../e2e/harness.ts';
 import { freePort, startRedis } from '../support/redis.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,6 +20,8 @@ export interface Node {
   url: string;
   secret: string;
   redisUrl: string;
+  /** Send a signal to the node's Redis (SIGSTOP / SIGCONT freeze and thaw it). */
+  redisSignal(sig: NodeJS.Signals): void;
   proc: ChildProcess;
   /** Resident memory of the server process, in MB. */
   rssMb(): number;
@@ -31,7 +33,10 @@ export interface Node {
 export async function startNode(env: Record<string, string> = {}): Promise<Node> {
   const cleanups: Array<() => Promise<void> | void> = [];
   const redis = await startRedis();
-  cleanups.push(() => redis.close());
+  cleanups.push(() => {
+    redis.signal('SIGCONT');
+    return redis.close();
+  });
   const dir = mkdtempSync(join(tmpdir(), 'sb-flood-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const hash = await hashPassword(PASSWORD);
@@ -55,11 +60,11 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
       SESSION_SECRET: randomBytes(24).toString('base64url'),
       USERS_FILE: join(dir, 'users.json'),
       REDIS_URL: redis.url,
-      LOG_LEVEL: 'error',
+      LOG_LEVEL: process.env.FLOOD_LOG_LEVEL ?? 'error',
       DATA_DIR: dir,
       ...env,
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', process.env.FLOOD_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   cleanups.push(() => {
@@ -71,7 +76,9 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
     cleanups.length = 0;
   };
   try {
-    await until('node healthy', async () => (await fetch(`${url}/healthz`).catch(() => undefined))?.ok === true, 60_000, 200);
+    // Ready: started (its signal handlers are set a moment after), not only listening.
+    await until('node ready', async () => (await fetch(`${url}/readyz`).catch(() => undefined))?.ok === true, 60_000, 200);
+    await sleep(200);
   } catch (err) {
     await close();
     throw err;
@@ -80,6 +87,7 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
     url,
     secret,
     redisUrl: redis.url,
+    redisSignal: (sig) => redis.signal(sig),
     proc,
     rssMb: () => {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'));
@@ -110,6 +118,36 @@ export function sampleMax(f: () => number, ms = 200): { stop(): number } {
     stop() {
       clearInterval(t);
       return max;
+    },
+  };
+}
+
+/**
+ * Ask `url` every `everyMs` from a process of its own (the load the test makes in its own
+ * process does not delay the probe): the answer times in ms (10 000 for a failed probe).
+ */
+export function probeFromChild(url: string, everyMs = 100): { stop(): Promise<number[]> } {
+  const script = `
+    const times = [];
+    let on = true;
+    process.on('message', () => { on = false; });
+    (async () => {
+      // One unmeasured ask first: the probe's own first connection and warm-up.
+      await fetch(${JSON.stringify(url)}).then((r) => r.text(), () => undefined);
+      while (on) {
+        const t = performance.now();
+        const ok = await fetch(${JSON.stringify(url)}, { signal: AbortSignal.timeout(10000) }).then((r) => r.ok, () => false);
+        times.push(ok ? performance.now() - t : 10000);
+        await new Promise((r) => setTimeout(r, ${everyMs}));
+      }
+      process.send(times, () => process.exit(0));
+    })();`;
+  const p = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const result = new Promise<number[]>((resolve) => p.once('message', (m) => resolve(m as number[])));
+  return {
+    stop() {
+      p.send('stop');
+      return result;
     },
   };
 }

@@ -141,3 +141,26 @@ describe('one socket floods the node', () => {
     expect(termMs).toBeLessThan(10_000);
   }, 180_000);
 });
+
+describe('SIGTERM under any load', () => {
+  it('with Redis frozen (SIGSTOP) and a webhook body still arriving, the node exits within 10 s', async () => {
+    const node: Node = await startNode();
+    cleanups.push(() => node.close());
+    // A webhook whose body never finishes: an HTTP request in flight for the drain to wait on.
+    const slow = new AbortController();
+    void fetch(`${node.url}/webhooks/service`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': '100000' },
+      body: new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode('{"id":')) }),
+      duplex: 'half',
+      signal: slow.signal,
+    } as RequestInit).catch(() => undefined);
+    cleanups.push(() => slow.abort());
+    await sleep(300);
+    node.redisSignal('SIGSTOP');
+    const termMs = await node.term(60_000);
+    node.redisSignal('SIGCONT');
+    printCounts('sigterm-frozen-redis', { sigtermExitMs: termMs, exitCode: String(node.proc.exitCode), signal: String(node.proc.signalCode), load1: loadavg()[0]!.toFixed(2) });
+    expect(termMs).toBeLessThan(10_000);
+  }, 120_000);
+});
