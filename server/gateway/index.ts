@@ -9,8 +9,8 @@
  *   earlier decline);
  * - bounds per socket, so that one socket cannot hold the node: at most
  *   `MAX_PENDING_REQUESTS` (32) requests queued or in flight, one more is refused at once
- *   with a `BUSY` error frame; `FLOOD_REFUSALS` (64) refusals before the queue empties close
- *   the socket with 4029; a closed socket's queue is dropped (its requests are never
+ *   with a `BUSY` error frame; `FLOOD_REFUSALS` (64) refusals (`BUSY`, binary or oversize
+ *   frames) before the queue empties close the socket with 4029; a closed socket's queue is dropped (its requests are never
  *   handled); while the socket's unsent output is over `READ_PAUSE_BYTES` its requests wait
  *   and it is not read (TCP pushes back on the sender), and past `MAX_BUFFERED_BYTES` it is
  *   cut (a client that does not read cannot grow the node's memory);
@@ -348,10 +348,12 @@ export function createGateway(o: GatewayOptions): Gateway {
     if (me.ended || me.closed) return;
     me.lastSeen = now();
     if (isBinary) {
+      if (flooding(me)) return;
       me.conn.send(JSON.stringify({ type: 'error', code: 'BAD_REQUEST', message: 'text frames only' } satisfies ServerMsg));
       return;
     }
     if (data.length > MAX_FRAME_BYTES) {
+      if (flooding(me)) return;
       me.conn.send(JSON.stringify({ type: 'error', code: 'TOO_LARGE', message: `frame over ${MAX_FRAME_BYTES} bytes` } satisfies ServerMsg));
       return;
     }
@@ -367,13 +369,20 @@ export function createGateway(o: GatewayOptions): Gateway {
     if (!me.busy) void pump(me);
   }
 
+  /**
+   * One more refusal (a request past the bound, a binary or oversize frame): true when the
+   * socket has had too many, and is closed (4029).
+   */
+  function flooding(me: Live): boolean {
+    if (++me.refused < floodRefusals) return false;
+    log.warn({ user: me.conn.user.name, conn: me.conn.id, pending: me.pending.length, refused: me.refused }, 'socket floods requests; closing it');
+    shut(me, CLOSE_TOO_MANY_REQUESTS, 'too many requests');
+    return true;
+  }
+
   /** One request too many: refused at once (`BUSY`); a socket that keeps at it is closed. */
   function refuse(me: Live, text: string): void {
-    if (++me.refused >= floodRefusals) {
-      log.warn({ user: me.conn.user.name, conn: me.conn.id, pending: me.pending.length, refused: me.refused }, 'socket floods requests; closing it');
-      shut(me, CLOSE_TOO_MANY_REQUESTS, 'too many requests');
-      return;
-    }
+    if (flooding(me)) return;
     const id = requestIdOf(text);
     me.conn.send(JSON.stringify({ type: 'error', ...(id ? { id } : {}), code: 'BUSY', message: `${me.pending.length} requests of this socket are waiting (at most ${maxPending}): send it again once some are answered` } satisfies ServerMsg));
   }

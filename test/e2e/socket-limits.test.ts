@@ -77,6 +77,18 @@ describe('bounds per socket', () => {
     expect(replies(frames).filter((m) => m.code === 'NOT_FOUND').length).toBeLessThanOrEqual(MAX_PENDING_REQUESTS);
   });
 
+  it('oversize and binary frames count as refusals: a few get their error frame, a stream of them closes the socket with 4029', async () => {
+    const { ws, frames, closed } = await open(await login(b.url, 'agent2'));
+    const big = JSON.stringify({ type: 'call.hold', id: 'big', wacid: 'w'.repeat(70 * 1024) });
+    ws.send(big);
+    ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    await until('two error frames', () => frames.filter((f) => f.includes('"TOO_LARGE"') || f.includes('text frames only')).length === 2, 10_000, 20);
+    expect(ws.readyState).toBe(ws.OPEN);
+    for (let i = 0; i < 100; i++) ws.send(big);
+    const c = await closed;
+    expect(c.code).toBe(4029);
+  });
+
   it('a client that does not read: the node stops reading it (its requests wait), its unsent output stays bounded, and the heartbeat cuts it', async () => {
     const { ws } = await open(await login(b.url, 'agent3'));
     ws.pause();
