@@ -18,7 +18,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { Logger } from 'pino';
 import type { Envelope } from '../../shared/events.ts';
-import { HttpBadRequest, HttpError, HttpPayloadTooLarge, HttpUnauthorized, HttpUnavailable } from '../ops/errors.ts';
+import { HttpBadRequest, HttpError, HttpPayloadTooLarge, HttpUnauthorized, HttpUnavailable, renderError } from '../ops/errors.ts';
 import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import { requestHeader, requestIdOf } from '../ops/request.ts';
 import type { Store } from '../store/store.ts';
@@ -85,10 +85,23 @@ export function nestedDeeperThan(raw: Uint8Array, max: number): boolean {
   return false;
 }
 
+/**
+ * A refusal before the body was read: the connection is closed after the answer, so the
+ * rest of the body is never read (a kept-alive connection would have to read it all).
+ */
+const CLOSE = { Connection: 'close' } as const;
+
 /** 503 while the budget of unauthenticated bodies is spent. */
 class BodyBudgetSpent extends HttpUnavailable {
   constructor() {
-    super('too many webhook bodies being received at once; deliver again shortly', { headers: { 'Retry-After': '1' } });
+    super('too many webhook bodies being received at once; deliver again shortly', { headers: { 'Retry-After': '1', ...CLOSE } });
+  }
+}
+
+/** 401 for a signature header refused before the body was read. */
+class HeaderRefused extends HttpError {
+  constructor(message: string) {
+    super(401, 'UNAUTHORIZED', message, { headers: CLOSE });
   }
 }
 
@@ -258,6 +271,9 @@ const DUPLICATE = JSON.stringify({ received: true, duplicate: true });
 export function webhookHandler(deps: ReceiverDeps) {
   const limit = deps.bodyLimit ?? WEBHOOK_BODY_LIMIT;
   const budget = deps.budget ?? new BodyBudget();
+  // Refusals for a spent budget come by the thousand in a flood: one log line in 10 s, with their count.
+  let spent = 0;
+  let spentLoggedAt = 0;
   const m = deps.metrics;
   const ok = { method: 'POST', route: WEBHOOK_PATH, status: '200' };
   return async (c: Ctx): Promise<Response> => {
@@ -273,6 +289,17 @@ export function webhookHandler(deps: ReceiverDeps) {
         headers: { 'content-type': 'application/json', 'x-request-id': requestId },
       });
     } catch (err) {
+      if (err instanceof BodyBudgetSpent) {
+        m.httpRequests.inc({ method: 'POST', route: WEBHOOK_PATH, status: '503' });
+        spent++;
+        const t = deps.now();
+        if (t - spentLoggedAt >= 10_000) {
+          deps.log.warn({ refused: spent, bodies: budget.bodies, bytes: budget.bytes }, 'webhook bodies over the budget refused (503)');
+          spentLoggedAt = t;
+          spent = 0;
+        }
+        return renderError(c, err);
+      }
       // app.onError renders it; its log lines carry the request id too.
       c.set('log', deps.log.child({ requestId }));
       const status = err instanceof HttpError ? err.status : 500;
@@ -285,14 +312,15 @@ export function webhookHandler(deps: ReceiverDeps) {
 async function receive(c: Ctx, deps: ReceiverDeps, limit: number, budget: BodyBudget, requestId: string): Promise<'accepted' | 'duplicate'> {
   const m = deps.metrics;
   const log = () => deps.log.child({ requestId });
-  const unauthorized = (reason: string) => {
+  const unauthorized = (reason: string, beforeBody: boolean) => {
     m.webhookRequests.inc({ outcome: 'unauthorized' });
     log().warn({ reason }, 'webhook signature refused');
-    return new HttpUnauthorized(`invalid Service-Signature (${reason.replace(/_/g, ' ')})`);
+    const message = `invalid Service-Signature (${reason.replace(/_/g, ' ')})`;
+    return beforeBody ? new HeaderRefused(message) : new HttpUnauthorized(message);
   };
   // What the header alone tells, before a byte of the body is read.
   const header = checkHeader(requestHeader(c, 'service-signature'), Math.floor(deps.now() / 1000));
-  if (!header.ok) throw unauthorized(header.reason);
+  if (!header.ok) throw unauthorized(header.reason, true);
 
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
   const cl = incoming ? incoming.headers['content-length'] : (c.req.raw.headers.get('content-length') ?? undefined);
@@ -323,7 +351,7 @@ async function receive(c: Ctx, deps: ReceiverDeps, limit: number, budget: BodyBu
       if (err instanceof BodyBudgetSpent) m.webhookRequests.inc({ outcome: 'busy' });
       throw err;
     }
-    if (!digestMatches(header, raw, deps.secrets)) throw unauthorized('mismatch');
+    if (!digestMatches(header, raw, deps.secrets)) throw unauthorized('mismatch', false);
   } finally {
     budget.close(declared, counted);
   }

@@ -25,6 +25,8 @@ export interface Node {
   proc: ChildProcess;
   /** Resident memory of the server process, in MB. */
   rssMb(): number;
+  /** CPU time (user + system) the server process has used so far, in ms (at 100 clock ticks a second). */
+  cpuMs(): number;
   /** SIGTERM, then the ms until the process exited (SIGKILL and Infinity after `maxMs`). */
   term(maxMs: number): Promise<number>;
   close(): Promise<void>;
@@ -92,6 +94,11 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
     rssMb: () => {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${proc.pid}/status`, 'utf8'));
       return m ? Math.round(Number(m[1]) / 1024) : NaN;
+    },
+    cpuMs: () => {
+      // /proc/<pid>/stat: fields 14 and 15 (utime, stime) after the command name in parentheses.
+      const fields = readFileSync(`/proc/${proc.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return (Number(fields[11]) + Number(fields[12])) * 10;
     },
     async term(maxMs) {
       const t0 = Date.now();

@@ -88,9 +88,11 @@ describe('one socket floods the node', () => {
     const peak = sampleMax(() => node.rssMb());
     // /healthz asked every 100 ms meanwhile, from a process of its own: the slowest answer.
     const probe = probeFromChild(`${node.url}/healthz`);
+    const cpu0 = node.cpuMs();
     const t0 = Date.now();
     const r = await flood(node.url, cookie, ms);
     const floodMs = Date.now() - t0;
+    const nodeCpuMs = node.cpuMs() - cpu0;
     const health = await probe.stop();
     const healthzMaxMs = Math.round(Math.max(...health));
     // What the node still does for the socket once it is gone: counted from 0.5 s after the close, for 2 s.
@@ -108,6 +110,7 @@ describe('one socket floods the node', () => {
 
     printCounts('socket-flood', {
       floodMs,
+      nodeCpuMs,
       framesSent: r.sent,
       replies: r.replies,
       busy: r.busy,

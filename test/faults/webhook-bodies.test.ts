@@ -72,9 +72,11 @@ describe('unauthenticated bodies', () => {
     const probe = probeFromChild(`${node.url}/healthz`);
     // Well-formed and current (it passes every check but the digest).
     const signature = `t=${Math.floor(Date.now() / 1000)},s=${'0'.repeat(64)}`;
+    const cpu0 = node.cpuMs();
     const t0 = Date.now();
     const statuses = await Promise.all(Array.from({ length: n }, () => slowPost(node.url, signature)));
     const ms = Date.now() - t0;
+    const nodeCpuMs = node.cpuMs() - cpu0;
     const health = await probe.stop();
     const rssPeak = peak.stop();
     const byStatus = new Map<number, number>();
@@ -85,6 +87,7 @@ describe('unauthenticated bodies', () => {
       connections: n,
       bodyBytes: BODY,
       ms,
+      nodeCpuMs,
       statuses: [...byStatus].map(([s, c]) => `${s}x${c}`).join(','),
       rssStartMb: rss0,
       rssPeakMb: rssPeak,
