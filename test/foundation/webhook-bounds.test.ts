@@ -154,6 +154,7 @@ describe('HTTP timeouts', () => {
     const running = await startSwitchboard(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', DATA_DIR: tempDataDir() }), {
       log: silentLogger(),
       drainMs: 1000,
+      history: null,
       timeouts: { requestMs: 1500, headersMs: 1000, checkMs: 200 },
     });
     cleanups.push(() => running.close());
@@ -166,5 +167,5 @@ describe('HTTP timeouts', () => {
     // 408 from Node, or the connection closed without an answer.
     expect([408, 0]).toContain((a as Answer).status);
     expect((a as Answer).ms).toBeLessThan(5_000);
-  }, 60_000);
+  }, 120_000);
 });
