@@ -3,7 +3,7 @@
  * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work within bounded
  * times — HTTP `drainMs`, webhook handlers the workers' `stopTimeoutMs` — close
  * connections, exit 0; a second Ctrl-C a second or more later exits at once). Whatever
- * still runs `SHUTDOWN_MS` (9 s) after the signal (a frozen Redis that never answers
+ * still runs `SHUTDOWN_MS` (8 s) after the signal (a frozen Redis that never answers
  * QUIT, a flood of work) is abandoned: the process logs it and exits 1. An error that
  * escaped every handler is logged, and the node stops the same way and exits 1 (`ops/fatal.ts`).
  *
@@ -41,7 +41,7 @@ export interface Running {
 
 export interface StartOptions {
   log?: Logger;
-  /** Max time to wait for in-flight requests and connections at shutdown. Default 7 s (inside `SHUTDOWN_MS`). */
+  /** Max time to wait for in-flight requests and connections at shutdown. Default 6 s (inside `SHUTDOWN_MS`). */
   drainMs?: number;
   /** `null`: no call history (benches comparing with and without it); default: from the config. */
   history?: null;
@@ -111,7 +111,7 @@ function serviceReachable(baseUrl: string): ReadinessCheck {
 
 export async function startSwitchboard(config0: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger({ level: config0.logLevel, secrets: secretsOf(config0) });
-  const drainMs = opts.drainMs ?? 7_000;
+  const drainMs = opts.drainMs ?? 6_000;
   const store = createStore(config0, log);
   const cleanups: Array<() => Promise<void>> = [];
   let config = config0;
@@ -187,7 +187,8 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       clearInterval(idleSweep);
       await sbClosed;
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
-      await store.close();
+      // A store that does not answer (QUIT unanswered) is left behind after a second.
+      await Promise.race([store.close(), new Promise<void>((r) => setTimeout(r, 1_000).unref())]);
       log.info('stopped');
     })());
 
@@ -197,7 +198,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
 /** A signal this soon after the first is the same Ctrl-C delivered twice, not a second press. */
 const DUPLICATE_SIGNAL_MS = 1000;
 /** The whole shutdown after a signal, whatever the load: what still runs then is abandoned (exit 1). */
-export const SHUTDOWN_MS = 9_000;
+export const SHUTDOWN_MS = 8_000;
 
 async function main(): Promise<void> {
   let config: Config;
