@@ -26,7 +26,7 @@ import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metric
 import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
 import { refuseUnstorable } from './ops/storable.ts';
-import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler } from './webhooks/receiver.ts';
+import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler, type BodyBudget } from './webhooks/receiver.ts';
 import { WORKER_GROUP } from './webhooks/workers.ts';
 
 export * from './ops/errors.ts';
@@ -60,6 +60,8 @@ export interface AppDeps {
   metrics?: Metrics;
   /** Epoch ms. Default `Date.now`. */
   now?: () => number;
+  /** Unauthenticated webhook bodies at once (default `WEBHOOK_BODY_BUDGET`; tests make it small). */
+  webhookBudget?: BodyBudget;
   /** More routes: each function gets the app after the foundation's middleware. */
   mount?: Array<(app: App) => void>;
   /** More `/readyz` checks (e.g. the Service is reachable); the store is always checked. */
@@ -137,6 +139,7 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
       metrics: m,
       log: deps.log,
       now,
+      ...(deps.webhookBudget ? { budget: deps.webhookBudget } : {}),
     }),
   );
 

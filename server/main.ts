@@ -2,7 +2,9 @@
  * The process: read the config once, wire the real dependencies, serve, and shut down
  * gracefully on SIGTERM / SIGINT (stop accepting, finish in-flight work within bounded
  * times — HTTP `drainMs`, webhook handlers the workers' `stopTimeoutMs` — close
- * connections, exit 0; a second Ctrl-C a second or more later exits at once). An error that
+ * connections, exit 0; a second Ctrl-C a second or more later exits at once). Whatever
+ * still runs `SHUTDOWN_MS` (8 s) after the signal (a frozen Redis that never answers
+ * QUIT, a flood of work) is abandoned: the process logs it and exits 1. An error that
  * escaped every handler is logged, and the node stops the same way and exits 1 (`ops/fatal.ts`).
  *
  * Demo mode (SERVICE_BASE_URL unset): the Service emulator from `test/emulator/` is
@@ -40,11 +42,21 @@ export interface Running {
 
 export interface StartOptions {
   log?: Logger;
-  /** Max time to wait for in-flight requests and connections at shutdown. Default 10 s. */
+  /** Max time to wait for in-flight requests and connections at shutdown. Default 6 s (inside `SHUTDOWN_MS`). */
   drainMs?: number;
   /** `null`: no call history (benches comparing with and without it); default: from the config. */
   history?: null;
+  /** The HTTP server's timeouts (default `HTTP_TIMEOUTS`; tests shorten them). */
+  timeouts?: Partial<Record<keyof typeof HTTP_TIMEOUTS, number>>;
 }
+
+/**
+ * The HTTP server's timeouts, far below Node's (300 s for a request): a request whose
+ * headers are not in after `headersMs`, or whose body is not in after `requestMs`, is
+ * answered 408 and its connection closed; checked every `checkMs`. A slow body cannot hold
+ * the node's memory or a webhook slot for minutes. WebSockets are not concerned once upgraded.
+ */
+export const HTTP_TIMEOUTS = { requestMs: 30_000, headersMs: 10_000, checkMs: 1_000 } as const;
 
 interface DemoService {
   baseUrl: string;
@@ -100,7 +112,7 @@ function serviceReachable(baseUrl: string): ReadinessCheck {
 
 export async function startSwitchboard(config0: Config, opts: StartOptions = {}): Promise<Running> {
   const log = opts.log ?? createLogger({ level: config0.logLevel, secrets: secretsOf(config0) });
-  const drainMs = opts.drainMs ?? 10_000;
+  const drainMs = opts.drainMs ?? 6_000;
   const store = createStore(config0, log);
   const cleanups: Array<() => Promise<void>> = [];
   let config = config0;
@@ -122,12 +134,18 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
     ...(opts.history === null ? { history: null } : {}),
   });
 
+  const timeouts = { ...HTTP_TIMEOUTS, ...opts.timeouts };
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve(
       {
         fetch: sb.app.fetch,
         port: config.port,
         hostname: config.host,
+        serverOptions: {
+          requestTimeout: timeouts.requestMs,
+          headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+          connectionsCheckingInterval: timeouts.checkMs,
+        },
         ...(sb.wss ? { websocket: { server: sb.wss } } : {}),
       } as Parameters<typeof serve>[0],
       () => resolve(s),
@@ -172,7 +190,8 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       clearInterval(idleSweep);
       await sbClosed;
       for (const c of cleanups.reverse()) await c().catch((err: unknown) => log.error({ err }, 'cleanup failed'));
-      await store.close();
+      // A store that does not answer (QUIT unanswered) is left behind after a second.
+      await Promise.race([store.close(), new Promise<void>((r) => setTimeout(r, 1_000).unref())]);
       log.info('stopped');
     })());
 
@@ -181,6 +200,8 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
 
 /** A signal this soon after the first is the same Ctrl-C delivered twice, not a second press. */
 const DUPLICATE_SIGNAL_MS = 1000;
+/** The whole shutdown after a signal, whatever the load: what still runs then is abandoned (exit 1). */
+export const SHUTDOWN_MS = 8_000;
 
 async function main(): Promise<void> {
   let config: Config;
@@ -238,6 +259,11 @@ async function main(): Promise<void> {
     }
     firstSignalAt = Date.now();
     log.info({ sig }, 'signal received');
+    // The drain is bounded part by part; this bounds the whole (a store that never answers).
+    setTimeout(() => {
+      log.error({ shutdownMs: SHUTDOWN_MS }, 'shutdown did not finish in time: exiting now');
+      process.exit(1);
+    }, SHUTDOWN_MS).unref();
     running.close().then(
       () => process.exit(0),
       (err: unknown) => {

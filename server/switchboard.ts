@@ -22,7 +22,7 @@ import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/eng
 import type { Policy } from './calls/lifecycle.ts';
 import { loadQueues } from './calls/routing.ts';
 import { secretsOf, type Config } from './config/config.ts';
-import { createGateway, createWsServer, type Gateway } from './gateway/index.ts';
+import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
 import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
 import { openHistory, type History, type HistoryFact } from './history/index.ts';
@@ -95,6 +95,8 @@ export interface SwitchboardOptions {
   policy?: Partial<Policy>;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Per-socket bounds beyond the defaults (tests make them small). */
+  socketLimits?: SocketLimits;
   reconnectGraceMs?: number;
   /** Period of the engine's sweep over stored calls (default 2 s). */
   sweepMs?: number;
@@ -388,6 +390,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+    ...o.socketLimits,
     monitors, // issue 17
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });

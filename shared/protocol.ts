@@ -25,6 +25,12 @@
  * - `ping` every 2 s; a socket silent (no pong, no frame) for 7 s is closed.
  * - Close code 4001: the login session ended (logout, on any node, or expiry); reconnecting
  *   with the same cookie is refused (401).
+ * - Bounds per socket (added: error code `BUSY`, close codes 4002 and 4029): at most
+ *   `MAX_PENDING_REQUESTS` requests queued or in flight, one more gets `BUSY`; a socket that
+ *   keeps sending past it is closed with 4029 (`too many requests`). A session's socket
+ *   past `MAX_SOCKETS_PER_SESSION` on one node is closed at once with 4002. A socket that
+ *   does not read what it is sent is not read either (its requests wait) and is cut once
+ *   its unsent frames pass 8 MiB.
  *
  * Monitoring (issue 17 item 3; added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
@@ -76,6 +82,19 @@ import { findUnstorable } from './storable.ts';
 
 export const PROTOCOL_VERSION = 1;
 export const MAX_FRAME_BYTES = 64 * 1024;
+/**
+ * Requests one socket may have queued or in flight (they are handled in order, one at a
+ * time). One more is refused with a `BUSY` error frame; a socket that keeps sending past
+ * the bound (FLOOD_REFUSALS refusals before its queue empties) is closed with 4029.
+ */
+export const MAX_PENDING_REQUESTS = 32;
+export const FLOOD_REFUSALS = 64;
+/** Sockets one login session may hold open on one node; one more is closed at once with 4002. */
+export const MAX_SOCKETS_PER_SESSION = 10;
+/** Close codes of the server: session ended, too many sockets for the session, too many requests. */
+export const CLOSE_SESSION_ENDED = 4001;
+export const CLOSE_TOO_MANY_SOCKETS = 4002;
+export const CLOSE_TOO_MANY_REQUESTS = 4029;
 
 // Every field that can carry a value from a webhook uses the limits of shared/limits.ts,
 // which shared/events.ts applies at intake: an accepted event never yields a frame refused here.
@@ -447,6 +466,7 @@ export const WsErrorCode = z.enum([
   'NO_PERMISSION', // call.dial to a user whose calling permission is known rejected, expired, or revoked by 4 unanswered calls in a row (nothing sent)
   'CALL_LIMIT', // call.dial to a user already called (connected) 5 times in 24 hours from this number (nothing sent; the message says when)
   'UNAVAILABLE', // the server's store is down: try again shortly (a dial that could not be tracked was ended at the Service)
+  'BUSY', // this socket already has MAX_PENDING_REQUESTS requests queued or in flight: nothing done, send it again once some are answered
   'INTERNAL',
 ]);
 export type WsErrorCode = z.infer<typeof WsErrorCode>;

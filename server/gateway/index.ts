@@ -4,8 +4,18 @@
  * Upgrade: same Origin required (every browser sends one), then a session (401 without),
  * then any role. After the upgrade:
  * - `welcome` with the full state goes out first, on every (re)connect;
- * - each frame is size-checked (over 64 KiB → `TOO_LARGE`), validated, then handled in
- *   order per connection (a tab's answer cannot overtake its own earlier decline);
+ * - each frame is size-checked (over 64 KiB → `TOO_LARGE`; over 1 MiB `ws` closes with 1009),
+ *   validated, then handled in order per connection (a tab's answer cannot overtake its own
+ *   earlier decline);
+ * - bounds per socket, so that one socket cannot hold the node: at most
+ *   `MAX_PENDING_REQUESTS` (32) requests queued or in flight, one more is refused at once
+ *   with a `BUSY` error frame; `FLOOD_REFUSALS` (64) refusals (`BUSY`, binary or oversize
+ *   frames) before the queue empties close the socket with 4029; a closed socket's queue is dropped (its requests are never
+ *   handled); while the socket's unsent output is over `READ_PAUSE_BYTES` its requests wait
+ *   and it is not read (TCP pushes back on the sender), and past `MAX_BUFFERED_BYTES` it is
+ *   cut (a client that does not read cannot grow the node's memory);
+ * - at most `MAX_SOCKETS_PER_SESSION` (10) sockets per login session on this node: one more
+ *   is closed at once with 4002 (the ones open keep working);
  * - a heartbeat pings every `heartbeatMs`; a connection silent for `deadAfterMs` (no pong,
  *   no frame) is cut, so a half-open socket is noticed within 10 s and its agent's ringing
  *   call moves on after the engine's reconnect grace;
@@ -22,7 +32,18 @@ import type { Duplex } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { MAX_FRAME_BYTES, parseClientMsg, type ServerMsg, type User } from '../../shared/protocol.ts';
+import {
+  CLOSE_SESSION_ENDED,
+  CLOSE_TOO_MANY_REQUESTS,
+  CLOSE_TOO_MANY_SOCKETS,
+  FLOOD_REFUSALS,
+  MAX_FRAME_BYTES,
+  MAX_PENDING_REQUESTS,
+  MAX_SOCKETS_PER_SESSION,
+  parseClientMsg,
+  type ServerMsg,
+  type User,
+} from '../../shared/protocol.ts';
 import type { Auth } from '../auth/index.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
@@ -36,6 +57,12 @@ import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
 /** A beat's sockets are pinged over this many even turns of the heartbeat, not all at once. */
 const BEAT_TICKS = 20;
+/** Unsent output over which a socket's requests wait and the socket is not read until it drains. */
+export const READ_PAUSE_BYTES = 1024 * 1024;
+/** Unsent output over which a socket is cut: its client does not read what it is sent. */
+export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+/** A socket closed by the server that does not complete the closing handshake is cut after this. */
+const CLOSE_GRACE_MS = 2_000;
 
 /** The network socket under a `ws` socket (`ws` keeps it in `_socket`): corked writes, frames written as they are. */
 const socketOf = (raw: WebSocket) => (raw as unknown as { _socket?: Socket })._socket;
@@ -72,7 +99,7 @@ export function createWsServer(): WebSocketServer {
   return new WebSocketServer({ noServer: true, maxPayload: HARD_MAX_PAYLOAD });
 }
 
-export interface GatewayOptions {
+export interface GatewayOptions extends SocketLimits {
   auth: Pick<Auth, 'sessionOf' | 'sameOrigin' | 'sessions'>;
   engine: CallEngine;
   hub: Hub;
@@ -84,6 +111,15 @@ export interface GatewayOptions {
   monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
 }
 
+/** Per-socket bounds (defaults from shared/protocol.ts and above; tests make them small). */
+export interface SocketLimits {
+  maxPending?: number;
+  floodRefusals?: number;
+  maxSocketsPerSession?: number;
+  readPauseBytes?: number;
+  maxBufferedBytes?: number;
+}
+
 /** A `pong` as `JSON.stringify` writes it (the protocol's `Pong`: a number `t`, nothing else). */
 const PONG = /^\{"type":"pong","t":-?\d+(\.\d+)?\}$/;
 
@@ -91,7 +127,7 @@ const PONG = /^\{"type":"pong","t":-?\d+(\.\d+)?\}$/;
 const TAB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Close code of a socket whose login session ended (logout or expiry). */
-export const SESSION_ENDED_CLOSE = 4001;
+export const SESSION_ENDED_CLOSE = CLOSE_SESSION_ENDED;
 
 export interface Gateway {
   routes: Hono;
@@ -99,13 +135,24 @@ export interface Gateway {
   start(): Promise<void>;
   /** Stop the heartbeat and close every socket. */
   close(): void;
+  /** This node's sockets now: how many, requests queued or in flight, unsent bytes (all sockets). */
+  stats(): { sockets: number; pending: number; bufferedBytes: number };
 }
 
 interface Live {
   conn: Conn;
   raw: WebSocket;
   lastSeen: number;
-  queue: Promise<void>;
+  /** Until the welcome is sent: requests wait for it (no reply may overtake it). */
+  welcomed: Promise<void>;
+  /** Requests received, not yet handled (at most maxPending, the one in hand included). */
+  pending: string[];
+  /** A request is being handled (the pump runs). */
+  busy: boolean;
+  /** Requests refused since the queue last emptied. */
+  refused: number;
+  /** Closed (or closing): nothing more of it is handled. */
+  closed: boolean;
   /** The login session the socket was opened with, and when it expires. */
   sid: string;
   expiresAt: number;
@@ -115,6 +162,16 @@ interface Live {
   slot: number;
   /** When its page last answered a JSON ping (0: never). */
   pongAt: number;
+}
+
+/** A request's `id` as its client wrote it (a refused frame is not validated), when it is one. */
+function requestIdOf(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { id?: unknown } | null)?.id;
+    return typeof id === 'string' && id.length > 0 && id.length <= 64 ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
@@ -134,7 +191,14 @@ export function createGateway(o: GatewayOptions): Gateway {
   // A silent socket is cut at its first beat after deadAfterMs: at most 7 + 2 = 9 s (< 10 s).
   const heartbeatMs = o.heartbeatMs ?? 2_000;
   const deadAfterMs = o.deadAfterMs ?? 7_000;
+  const maxPending = o.maxPending ?? MAX_PENDING_REQUESTS;
+  const floodRefusals = o.floodRefusals ?? FLOOD_REFUSALS;
+  const maxSocketsPerSession = o.maxSocketsPerSession ?? MAX_SOCKETS_PER_SESSION;
+  const readPauseBytes = o.readPauseBytes ?? READ_PAUSE_BYTES;
+  const maxBufferedBytes = o.maxBufferedBytes ?? MAX_BUFFERED_BYTES;
   const live = new Map<string, Live>();
+  /** This node's sockets by login session. */
+  const bySid = new Map<string, Set<Live>>();
 
   let unsubscribe: (() => Promise<void>) | undefined;
 
@@ -143,9 +207,25 @@ export function createGateway(o: GatewayOptions): Gateway {
     if (l.ended) return;
     l.ended = true;
     log.info({ user: l.conn.user.name, conn: l.conn.id }, `${why}; closing socket`);
-    l.raw.close(SESSION_ENDED_CLOSE, 'session ended');
+    shut(l, SESSION_ENDED_CLOSE, 'session ended');
+  }
+
+  /** Close a socket from our side: nothing more of it is handled, its queue is dropped. */
+  function shut(l: Live, code: number, reason: string): void {
+    l.closed = true;
+    l.pending.length = 0;
+    l.raw.close(code, reason);
     // A client that never completes the closing handshake is cut.
-    setTimeout(() => l.raw.terminate(), 2_000).unref();
+    setTimeout(() => l.raw.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  /** After a write: a socket whose unsent output passed the bound does not read; cut it. */
+  function checkBuffered(l: Live): void {
+    if (l.raw.bufferedAmount <= maxBufferedBytes || l.raw.readyState === l.raw.CLOSED) return;
+    log.warn({ user: l.conn.user.name, conn: l.conn.id, buffered: l.raw.bufferedAmount }, 'socket does not read what it is sent; cutting it');
+    l.closed = true;
+    l.pending.length = 0;
+    l.raw.terminate();
   }
 
   // A beat is spread over the heartbeat: each socket is visited once every heartbeatMs, a
@@ -199,12 +279,23 @@ export function createGateway(o: GatewayOptions): Gateway {
     return {
       onOpen(_e: Event, ws: { raw?: unknown; send(s: string): void; close(code?: number, reason?: string): void }) {
         const raw = ws.raw as WebSocket;
+        const mine = bySid.get(session.sid);
+        if (mine && mine.size >= maxSocketsPerSession) {
+          // Before anything is set up for it: the session's open sockets keep working.
+          log.warn({ user: user.name, sockets: mine.size }, 'too many sockets for one session; refusing another');
+          raw.close(CLOSE_TOO_MANY_SOCKETS, `too many sockets for this session (at most ${maxSocketsPerSession})`);
+          setTimeout(() => raw.terminate(), CLOSE_GRACE_MS).unref();
+          return;
+        }
+        let me!: Live;
         const conn: Conn = {
           id: randomUUID(),
           user,
           ...(tab ? { tab } : {}),
           send: (text) => {
-            if (raw.readyState === raw.OPEN) raw.send(text, { binary: false });
+            if (raw.readyState !== raw.OPEN) return;
+            raw.send(text, { binary: false });
+            checkBuffered(me);
           },
           sendMany: (frames) => {
             if (raw.readyState !== raw.OPEN) return;
@@ -213,6 +304,7 @@ export function createGateway(o: GatewayOptions): Gateway {
             socket?.cork();
             for (const f of frames) raw.send(f, { binary: false });
             socket?.uncork();
+            checkBuffered(me);
           },
           // Frames built once for every socket (server/push/frame.ts) go straight to the
           // network: with no extension negotiated (compression would change the bytes) ws
@@ -221,14 +313,31 @@ export function createGateway(o: GatewayOptions): Gateway {
             const socket = socketOf(raw);
             if (raw.readyState !== raw.OPEN || raw.extensions !== '' || !socket?.writable) return false;
             socket.write(bytes);
+            checkBuffered(me);
             return true;
           },
           close: (code, reason) => raw.close(code, reason),
           kill: () => raw.terminate(),
         };
-        l = { conn, raw, lastSeen: now(), queue: Promise.resolve(), sid: session.sid, expiresAt: session.expiresAt, ended: false, slot: nextSlot++ % BEAT_TICKS, pongAt: 0 };
-        const me = l;
+        l = me = {
+          conn,
+          raw,
+          lastSeen: now(),
+          welcomed: Promise.resolve(),
+          pending: [],
+          busy: false,
+          refused: 0,
+          closed: false,
+          sid: session.sid,
+          expiresAt: session.expiresAt,
+          ended: false,
+          slot: nextSlot++ % BEAT_TICKS,
+          pongAt: 0,
+        };
         live.set(conn.id, me);
+        let set = bySid.get(session.sid);
+        if (!set) bySid.set(session.sid, (set = new Set()));
+        set.add(me);
         slots[me.slot]!.add(me);
         raw.on('pong', () => (me.lastSeen = now()));
         // Frames are read from ws itself: Hono's adapter would build a DOM MessageEvent and
@@ -237,8 +346,8 @@ export function createGateway(o: GatewayOptions): Gateway {
         hub.add(conn);
         engine.agentConnected(conn);
         o.monitors?.connOpened(conn).catch((err: Error) => log.warn({ conn: conn.id, err: err.message }, 'monitor: socket not recorded'));
-        // welcome first: queue it so no reply can overtake it.
-        me.queue = me.queue.then(async () => conn.send(JSON.stringify(await engine.welcome(user)))).catch((err: Error) => {
+        // welcome first: requests wait for it, so no reply can overtake it.
+        me.welcomed = (async () => conn.send(JSON.stringify(await engine.welcome(user))))().catch((err: Error) => {
           // No state to show (the store is down): say so and close, so the client reconnects later.
           log.warn({ conn: conn.id, err: err.message }, 'welcome failed; closing socket');
           conn.send(JSON.stringify(errorFrame(undefined, err)));
@@ -249,7 +358,13 @@ export function createGateway(o: GatewayOptions): Gateway {
       onClose() {
         const me = l;
         if (!me) return;
+        // Its queue goes with it: nothing more is handled for a socket that is gone.
+        me.closed = true;
+        me.pending.length = 0;
         live.delete(me.conn.id);
+        const set = bySid.get(me.sid);
+        set?.delete(me);
+        if (set?.size === 0) bySid.delete(me.sid);
         slots[me.slot]!.delete(me);
         hub.remove(me.conn);
         engine.agentDisconnected(me.conn);
@@ -260,13 +375,15 @@ export function createGateway(o: GatewayOptions): Gateway {
   }
 
   function onFrame(me: Live, data: Buffer, isBinary: boolean): void {
-    if (me.ended) return;
+    if (me.ended || me.closed) return;
     me.lastSeen = now();
     if (isBinary) {
+      if (flooding(me)) return;
       me.conn.send(JSON.stringify({ type: 'error', code: 'BAD_REQUEST', message: 'text frames only' } satisfies ServerMsg));
       return;
     }
     if (data.length > MAX_FRAME_BYTES) {
+      if (flooding(me)) return;
       me.conn.send(JSON.stringify({ type: 'error', code: 'TOO_LARGE', message: `frame over ${MAX_FRAME_BYTES} bytes` } satisfies ServerMsg));
       return;
     }
@@ -277,8 +394,72 @@ export function createGateway(o: GatewayOptions): Gateway {
       me.pongAt = me.lastSeen;
       return;
     }
-    me.queue = me.queue.then(() => (me.ended ? undefined : handle(me.conn, text))).catch((err: Error) => {
-      log.error({ conn: me.conn.id, err: err.message }, 'frame handling failed');
+    if (me.pending.length >= maxPending) return refuse(me, text);
+    me.pending.push(text);
+    if (!me.busy) void pump(me);
+  }
+
+  /**
+   * One more refusal (a request past the bound, a binary or oversize frame): true when the
+   * socket has had too many, and is closed (4029).
+   */
+  function flooding(me: Live): boolean {
+    if (++me.refused < floodRefusals) return false;
+    log.warn({ user: me.conn.user.name, conn: me.conn.id, pending: me.pending.length, refused: me.refused }, 'socket floods requests; closing it');
+    shut(me, CLOSE_TOO_MANY_REQUESTS, 'too many requests');
+    return true;
+  }
+
+  /** One request too many: refused at once (`BUSY`); a socket that keeps at it is closed. */
+  function refuse(me: Live, text: string): void {
+    if (flooding(me)) return;
+    const id = requestIdOf(text);
+    me.conn.send(JSON.stringify({ type: 'error', ...(id ? { id } : {}), code: 'BUSY', message: `${me.pending.length} requests of this socket are waiting (at most ${maxPending}): send it again once some are answered` } satisfies ServerMsg));
+  }
+
+  /** Handle the socket's requests in order, one at a time, while it is open. */
+  async function pump(me: Live): Promise<void> {
+    me.busy = true;
+    try {
+      await me.welcomed;
+      while (me.pending.length > 0 && !me.closed && !me.ended) {
+        // Its client is not reading our answers: stop reading its requests until it does.
+        if (me.raw.bufferedAmount > readPauseBytes) {
+          await drained(me);
+          continue;
+        }
+        // Still counted in `pending` while in hand: the bound covers queued and in flight.
+        const text = me.pending[0]!;
+        try {
+          await handle(me.conn, text);
+        } catch (err) {
+          log.error({ conn: me.conn.id, err: (err as Error).message }, 'frame handling failed');
+        }
+        me.pending.shift();
+      }
+    } finally {
+      me.busy = false;
+      if (me.pending.length === 0) me.refused = 0;
+    }
+  }
+
+  /** Until the socket's unsent output drained (or it closed); it is not read meanwhile. */
+  function drained(me: Live): Promise<void> {
+    const socket = socketOf(me.raw);
+    if (!socket || socket.destroyed) {
+      me.closed = true;
+      return Promise.resolve();
+    }
+    me.raw.pause();
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        socket.off('drain', done);
+        socket.off('close', done);
+        if (!me.closed) me.raw.resume();
+        resolve();
+      };
+      socket.on('drain', done);
+      socket.on('close', done);
     });
   }
 
@@ -318,15 +499,29 @@ export function createGateway(o: GatewayOptions): Gateway {
     routes,
     async start() {
       unsubscribe ??= await o.auth.sessions.onEnded((sid) => {
-        for (const l of live.values()) if (l.sid === sid) endSession(l, 'session ended (logout)');
+        for (const l of [...(bySid.get(sid) ?? [])]) endSession(l, 'session ended (logout)');
       });
+    },
+    stats() {
+      let pending = 0;
+      let bufferedBytes = 0;
+      for (const l of live.values()) {
+        pending += l.pending.length;
+        bufferedBytes += l.raw.bufferedAmount;
+      }
+      return { sockets: live.size, pending, bufferedBytes };
     },
     close() {
       clearInterval(beat);
       void unsubscribe?.().catch(() => undefined);
       unsubscribe = undefined;
-      for (const l of live.values()) l.raw.terminate();
+      for (const l of live.values()) {
+        l.closed = true;
+        l.pending.length = 0;
+        l.raw.terminate();
+      }
       live.clear();
+      bySid.clear();
     },
   };
 }

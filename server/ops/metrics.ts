@@ -116,7 +116,7 @@ export function foundationMetrics(metrics: Metrics) {
     httpRequests: metrics.counter('switchboard_http_requests_total', 'HTTP requests by method, route and status.', ['method', 'route', 'status']),
     webhookRequests: metrics.counter(
       'switchboard_webhook_requests_total',
-      'Webhook deliveries by receiver outcome (accepted, duplicate, unauthorized, bad_request, too_large, unavailable).',
+      'Webhook deliveries by receiver outcome (accepted, duplicate, unauthorized, bad_request, too_large, busy, unavailable).',
       ['outcome'],
     ),
     webhookEvents: metrics.counter(

@@ -198,7 +198,9 @@ export class Hub {
   private push(target: Target, msg: ServerMsg, paced = false): void {
     const text = JSON.stringify(msg);
     this.deliver(target, text, paced);
-    if (this.shared) {
+    // A connection lives on one node: one of ours needs nothing from the others (every
+    // reply to a request is such a push; publishing each cost Redis work per request).
+    if (this.shared && !(target.kind === 'conn' && this.conns.has(target.id))) {
       this.shared.publish(CHANNEL, `${JSON.stringify({ node: this.node, target, ...(paced ? { paced } : {}) } satisfies EnvelopeHead)}\n${text}`).catch((err: Error) => {
         this.log.warn({ err: err.message }, 'push to other nodes failed');
       });

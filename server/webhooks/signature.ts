@@ -94,6 +94,36 @@ export function parseSignatureHeader(header: string): { t: number; s: string } |
   return { t: Number(t), s };
 }
 
+export type HeaderCheck = { ok: true; t: number; s: string } | { ok: false; reason: Exclude<VerifyFailure, 'mismatch'> };
+
+/**
+ * What can be checked of a `Service-Signature` header before the body is read: present,
+ * well-formed, and `|nowS - t| <= toleranceS`. The receiver refuses anything else without
+ * reading a byte of the body.
+ */
+export function checkHeader(
+  header: string | null | undefined,
+  nowS: number = Math.floor(Date.now() / 1000),
+  toleranceS: number = SIGNATURE_TOLERANCE_S,
+): HeaderCheck {
+  if (header === null || header === undefined || header === '') return { ok: false, reason: 'missing' };
+  const parsed = parseSignatureHeader(header);
+  if (!parsed) return { ok: false, reason: 'malformed' };
+  if (Math.abs(nowS - parsed.t) > toleranceS) return { ok: false, reason: 'timestamp_out_of_range' };
+  return { ok: true, t: parsed.t, s: parsed.s };
+}
+
+/** Whether the digest of a checked header matches the raw body under any of `secrets` (constant time, every secret tried). */
+export function digestMatches(h: { t: number; s: string }, rawBody: string | Uint8Array, secrets: readonly string[]): boolean {
+  const given = Buffer.from(h.s, 'latin1');
+  let ok = false;
+  // Every secret is checked (no early exit), so timing does not tell which one matched.
+  for (const secret of secrets) {
+    if (timingSafeEqual(Buffer.from(digest(secret, h.t, rawBody), 'latin1'), given)) ok = true;
+  }
+  return ok;
+}
+
 /**
  * Verify a `Service-Signature` header against the raw body and any of `secrets`
  * (constant-time compare of the digests), and `|nowS - t| <= toleranceS`.
@@ -105,15 +135,7 @@ export function verify(
   nowS: number = Math.floor(Date.now() / 1000),
   toleranceS: number = SIGNATURE_TOLERANCE_S,
 ): VerifyResult {
-  if (header === null || header === undefined || header === '') return { ok: false, reason: 'missing' };
-  const parsed = parseSignatureHeader(header);
-  if (!parsed) return { ok: false, reason: 'malformed' };
-  if (Math.abs(nowS - parsed.t) > toleranceS) return { ok: false, reason: 'timestamp_out_of_range' };
-  const given = Buffer.from(parsed.s, 'latin1');
-  let ok = false;
-  // Every secret is checked (no early exit), so timing does not tell which one matched.
-  for (const secret of secrets) {
-    if (timingSafeEqual(Buffer.from(digest(secret, parsed.t, rawBody), 'latin1'), given)) ok = true;
-  }
-  return ok ? { ok: true, t: parsed.t } : { ok: false, reason: 'mismatch' };
+  const h = checkHeader(header, nowS, toleranceS);
+  if (!h.ok) return h;
+  return digestMatches(h, rawBody, secrets) ? { ok: true, t: h.t } : { ok: false, reason: 'mismatch' };
 }

@@ -265,10 +265,11 @@ describe('heartbeat', () => {
   });
 
   it('pings every socket once a heartbeat, spread over it rather than all at once', async () => {
-    const cookie = await login(b.url, 'agent1');
+    // Four login sessions of ten sockets each (a session holds at most 10 on a node).
+    const cookies = await Promise.all(Array.from({ length: 4 }, () => login(b.url, 'agent1')));
     const clients = await Promise.all(
-      Array.from({ length: 40 }, async () => {
-        const c = new ProtocolClient(b.url, cookie);
+      Array.from({ length: 40 }, async (_, i) => {
+        const c = new ProtocolClient(b.url, cookies[i % 4]!);
         await c.opened;
         await c.next('welcome');
         return c;

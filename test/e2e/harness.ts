@@ -16,6 +16,7 @@ import { MemoryStore } from '../../server/store/memory.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import type { Store } from '../../server/store/store.ts';
 import type { Policy } from '../../server/calls/lifecycle.ts';
+import type { SocketLimits } from '../../server/gateway/index.ts';
 import { createSwitchboard, withCalling, type Calling, type Switchboard } from '../../server/switchboard.ts';
 import { guardUpgrades } from '../../server/gateway/index.ts';
 import type { RateLimitOptions } from '../../server/service/ratelimit.ts';
@@ -62,6 +63,7 @@ export interface BridgeOptions {
   policy?: Partial<Policy>;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  socketLimits?: SocketLimits;
   reconnectGraceMs?: number;
   sweepMs?: number;
   demo?: boolean;
@@ -138,6 +140,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.policy ? { policy: o.policy } : {}),
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
+    ...(o.socketLimits ? { socketLimits: o.socketLimits } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),

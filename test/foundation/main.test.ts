@@ -170,7 +170,7 @@ describe('the server process', () => {
     expect(await res.body.json()).toEqual({ received: true, duplicate: false });
     const { code } = await exited(p);
     expect(code).toBe(0);
-    expect(Date.now() - t0).toBeLessThan(8_000); // the drain timeout (10 s) was not needed
+    expect(Date.now() - t0).toBeLessThan(5_500); // the drain timeout (6 s) was not needed
     expect(out()).toContain('"msg":"stopped"');
     await expect(request(`${url}/healthz`)).rejects.toThrow();
   }, 90_000);
