@@ -157,13 +157,21 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     ? [{ name: 'history', informational: true, check: async () => { const h = await history.health(); if (!h.ok) throw new Error(h.reason ?? 'failing'); } }]
     : [];
 
+  // Webhooks answered 2xx but never processed (the stream unreadable) must take the node out.
+  const intakeCheck: ReadinessCheck = {
+    name: 'intake',
+    check: async () => {
+      const p = workers.problem();
+      if (p) throw new Error(p);
+    },
+  };
   const { app } = createAppWithMetrics({
     config,
     store,
     log,
     metrics,
     mount: calling ? [calling.mount] : [],
-    readiness: [...(o.readiness ?? []), ...historyCheck],
+    readiness: [...(o.readiness ?? []), intakeCheck, ...historyCheck],
     ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
   });
   const workers = createWorkers({

@@ -554,7 +554,31 @@ export class RedisStore implements Store {
     return c;
   }
 
+  /**
+   * Run a command on the group; when Redis says the group (or the stream) is gone — it
+   * restarted without persistence, or was flushed — create it again and run the command
+   * once more. Without this the workers read `NOGROUP` forever while webhooks are accepted.
+   */
+  private async inGroup<T>(group: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isNoGroup(err)) throw err;
+      this.groupsRecreated++;
+      this.opts.onError?.(new Error(`consumer group ${group} was missing (Redis lost its data?): created again`));
+      await this.ensureGroup(group);
+      return run();
+    }
+  }
+
+  /** Consumer groups created again after Redis lost them (`inGroup`). */
+  groupsRecreated = 0;
+
   async readGroup(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
+    return this.inGroup(group, () => this.readGroupOnce(group, consumer, count, blockMs));
+  }
+
+  private async readGroupOnce(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
     this.up();
     type Reply = Array<[string, Array<[string, Fields | null]>]> | null;
     const res = (
@@ -574,13 +598,13 @@ export class RedisStore implements Store {
   }
 
   async claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]> {
-    const rows = await this.up().sbClaim(this.k.stream, group, consumer, minIdleMs, count);
+    const rows = await this.inGroup(group, () => this.up().sbClaim(this.k.stream, group, consumer, minIdleMs, count));
     return rows.map(([id, fields, n]) => toEntry(id, fields, Number(n)));
   }
 
   async touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]> {
     if (streamIds.length === 0) return [];
-    return this.up().sbTouch(this.k.stream, group, consumer, ...streamIds);
+    return this.inGroup(group, () => this.up().sbTouch(this.k.stream, group, consumer, ...streamIds));
   }
 
   async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {
@@ -874,4 +898,9 @@ export class RedisStore implements Store {
       this.redis.disconnect();
     }
   }
+}
+
+/** Redis answered that the consumer group (or its stream) does not exist. */
+function isNoGroup(err: unknown): boolean {
+  return /NOGROUP/.test(String((err as Error)?.message ?? err));
 }

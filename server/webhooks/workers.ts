@@ -137,6 +137,11 @@ export interface Workers {
   stop(): Promise<void>;
   /** Events currently being handled (for shutdown and tests). */
   inFlight(): number;
+  /**
+   * Why intake cannot be processed now (`/readyz`): the last read of the stream failed and
+   * none succeeded since. Undefined while reads work.
+   */
+  problem(): string | undefined;
 }
 
 /** One delivery of one entry to this process. */
@@ -237,6 +242,8 @@ export function createWorkers(opts: WorkersOptions): Workers {
     }
   }
   let lastStoreError = '';
+  /** The last read's failure (cleared by a read that works): intake is not being processed. */
+  let readFailure: string | undefined;
 
   function storeTrouble(err: unknown): void {
     const msg = (err as Error)?.message ?? String(err);
@@ -366,12 +373,14 @@ export function createWorkers(opts: WorkersOptions): Workers {
         }
         const entries = await store.readGroup(group, consumer, batch, blockMs);
         lastStoreError = '';
+        readFailure = undefined;
         // Handlers cope with events of one call arriving together and out of order (the
         // Service reorders them), so handing them out side by side is safe.
         for (const e of entries) dispatch({ consumer, entry: e, attempt: e.deliveries });
       } catch (err) {
         if (!running) break;
         storeTrouble(err);
+        readFailure = (err as Error)?.message ?? String(err);
         await nap(500);
       }
     }
@@ -448,5 +457,6 @@ export function createWorkers(opts: WorkersOptions): Workers {
       log.info({ group }, 'webhook workers stopped');
     },
     inFlight: () => inHand.size,
+    problem: () => (readFailure !== undefined ? `reading the event stream fails: ${readFailure}` : undefined),
   };
 }
