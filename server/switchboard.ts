@@ -402,7 +402,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       await hub.start();
       await gateway.start();
       await m16.start(); // issue 16: catalog, opt-outs, reconcile loop
-      engine.start();
+      await engine.start();
       wallboard?.start(); // issue 17
     },
     close() {
