@@ -544,12 +544,14 @@ export class RedisStore implements Store {
     }
   }
 
-  private blockingConn(consumer: string): Redis {
-    let c = this.blocking.get(consumer);
+  /** One connection per (group, consumer) that blocks: a blocked read holds its connection. */
+  private blockingConn(group: string, consumer: string): Redis {
+    const key = `${group} ${consumer}`;
+    let c = this.blocking.get(key);
     if (!c) {
       c = this.redis.duplicate({ enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-reader' });
       this.watch(c);
-      this.blocking.set(consumer, c);
+      this.blocking.set(key, c);
     }
     return c;
   }
@@ -583,7 +585,7 @@ export class RedisStore implements Store {
     type Reply = Array<[string, Array<[string, Fields | null]>]> | null;
     const res = (
       blockMs > 0
-        ? await this.blockingConn(consumer).xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.k.stream, '>')
+        ? await this.blockingConn(group, consumer).xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.k.stream, '>')
         : await this.redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', this.k.stream, '>')
     ) as Reply;
     if (!res) return [];

@@ -11,7 +11,7 @@ import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import type { Store, StreamEntry } from '../../server/store/store.ts';
-import { WORKER_GROUP, createWorkers, type HandlerRegistry, type WebhookEvent } from '../../server/webhooks/workers.ts';
+import { workersLag, createWorkers, type HandlerRegistry, type WebhookEvent } from '../../server/webhooks/workers.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { event, signed, testApp, until } from './helpers.ts';
 
@@ -61,7 +61,7 @@ describe('workers', () => {
       statuses.push(...(await Promise.all(Array.from({ length: 10 }, post))).map((r) => r.status));
       expect(statuses).toEqual(Array(20).fill(200));
       await until(() => handled.length >= 1, 5000, 'processing');
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'lag 0');
       await new Promise((r) => setTimeout(r, 300));
       expect(handled).toEqual([JSON.parse(body).id]);
     } finally {
@@ -73,7 +73,6 @@ describe('workers', () => {
   it('a worker killed after reading an event and before acking it: another worker processes it', async () => {
     const prefix = uniquePrefix();
     const store = new RedisStore({ url: redis.url, prefix });
-    await store.ensureGroup(WORKER_GROUP);
     const e = event();
     await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
 
@@ -86,7 +85,7 @@ describe('workers', () => {
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
     expect(signal).toBe('SIGKILL');
     expect(out).toContain(`read ${e.id}`);
-    expect(await store.streamLag(WORKER_GROUP)).toBe(1); // pending, unacked
+    expect(await workersLag(store)).toBe(1); // pending, unacked
 
     const got: Array<{ id: string; deliveries: number }> = [];
     const { w, logs } = workersFor(store, {
@@ -98,7 +97,7 @@ describe('workers', () => {
     try {
       await until(() => got.length > 0, 10_000, 'rescue');
       expect(got).toEqual([{ id: e.id, deliveries: 2 }]);
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'ack');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'ack');
       expect(logs.text()).toContain('claimed a stale webhook event');
     } finally {
       await w.stop();
@@ -109,7 +108,6 @@ describe('workers', () => {
   it('kill -9 of a worker holding 10 events: another claims them within seconds (not 30 s) and handles them concurrently', async () => {
     const prefix = uniquePrefix();
     const store = new RedisStore({ url: redis.url, prefix });
-    await store.ensureGroup(WORKER_GROUP);
     const events = Array.from({ length: 10 }, () => event());
     for (const e of events) await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
 
@@ -118,7 +116,7 @@ describe('workers', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, redis.url, prefix, 'doomed-many'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
     expect(signal).toBe('SIGKILL');
-    expect(await store.streamLag(WORKER_GROUP)).toBe(10);
+    expect(await workersLag(store)).toBe(10);
     const killedAt = Date.now();
 
     // Default claim settings (production's), handlers that take 500 ms each.
@@ -144,7 +142,7 @@ describe('workers', () => {
       expect(took).toBeLessThan(8_000); // claimIdleMs 5 s + one claim round + 500 ms, not 30 s + 10 × 500 ms
       expect(most).toBeGreaterThanOrEqual(5); // handled side by side, not one at a time
       expect(done.sort()).toEqual(events.map((e) => e.id).sort());
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'ack');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'ack');
     } finally {
       await w.stop();
       await store.close();
@@ -187,7 +185,7 @@ describe('workers', () => {
         expect(m.deadLettered.get({ type: 'chat.call.terminate' })).toBe(1);
         expect(await metrics.render()).toContain('switchboard_webhook_dead_lettered_total{type="chat.call.terminate"} 1');
         expect(logs.text()).toContain('webhook event dead-lettered');
-        await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+        await until(async () => (await workersLag(store)) === 0, 5000, 'lag 0');
         // Never retried again.
         await new Promise((r) => setTimeout(r, 500));
         expect(attempts).toBe(3);
@@ -243,7 +241,7 @@ describe('workers', () => {
       for (const e of [broken, unknown]) {
         await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
       }
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'lag 0');
       expect(called).toBe(0);
       const [dl] = await store.listDeadLetters(10);
       expect(dl?.error).toMatch(/^chat\.call\.connect: callingConnect\.phoneId/);
@@ -272,7 +270,7 @@ describe('workers', () => {
     await until(() => started, 5000, 'start');
     await w.stop();
     expect(finished).toBe(true);
-    expect(await store.streamLag(WORKER_GROUP)).toBe(0);
+    expect(await workersLag(store)).toBe(0);
     await store.close();
   });
 });
