@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { hashPassword } from '../server/auth/users.ts';
 import { RedisStore } from '../server/store/redis.ts';
 import { laneGroup } from '../server/webhooks/workers.ts';
@@ -44,12 +43,13 @@ async function post(url: string, secret: string, body: string): Promise<number> 
   return r?.status ?? 0;
 }
 
-/** The flood, in a thread of its own (its sending never delays the measuring loop). */
+/** The flood, in a process of its own (its sending never delays the measuring loop); stops when its stdin closes. */
 async function flood({ url, secret, rate }: FloodData): Promise<void> {
   let on = true;
   let sent = 0;
   let refused = 0;
-  parentPort!.on('message', () => (on = false));
+  process.stdin.on('close', () => (on = false));
+  process.stdin.resume();
   const t0 = Date.now();
   const inFlight = new Set<Promise<void>>();
   while (on) {
@@ -73,7 +73,7 @@ async function flood({ url, secret, rate }: FloodData): Promise<void> {
     await new Promise((r) => setTimeout(r, 5));
   }
   await Promise.all(inFlight);
-  parentPort!.postMessage({ sent, refused, seconds: (Date.now() - t0) / 1000 });
+  process.stdout.write(`${JSON.stringify({ sent, refused, seconds: (Date.now() - t0) / 1000 })}\n`);
 }
 
 const pct = (xs: number[], p: number) => {
@@ -82,7 +82,7 @@ const pct = (xs: number[], p: number) => {
 };
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '30' }, rate: { type: 'string', default: '500' } }, strict: false });
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '30' }, rate: { type: 'string', default: '500' } }, strict: false, allowPositionals: true });
   const seconds = Number(values.seconds);
   const rate = Number(values.rate);
   const root = fileURLToPath(new URL('..', import.meta.url));
@@ -126,11 +126,11 @@ async function main(): Promise<void> {
     const agent = await agentClient(url, 'agent1');
     cleanups.push(() => agent.close());
 
-    const worker = new Worker(new URL(import.meta.url), { workerData: { url, secret, rate } satisfies FloodData });
-    const floodDone = new Promise<{ sent: number; refused: number; seconds: number }>((resolve, reject) => {
-      worker.once('message', resolve);
-      worker.once('error', reject);
-    });
+    const flooder = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--flood', JSON.stringify({ url, secret, rate } satisfies FloodData)], { stdio: ['pipe', 'pipe', 'inherit'] });
+    cleanups.push(() => void flooder.kill('SIGKILL'));
+    let floodOut = '';
+    flooder.stdout.on('data', (d: Buffer) => (floodOut += String(d)));
+    const floodDone = new Promise<{ sent: number; refused: number; seconds: number }>((resolve) => flooder.once('exit', () => resolve(JSON.parse(floodOut.trim().split('\n').at(-1) ?? '{}'))));
     const iso = () => new Date().toISOString();
     const latencies: number[] = [];
     let lost = 0;
@@ -149,9 +149,8 @@ async function main(): Promise<void> {
       await agent.next('call.revoked', (m) => m.wacid === wacid, 20_000, from).catch(() => undefined);
       await new Promise((r) => setTimeout(r, 50));
     }
-    worker.postMessage('stop');
+    flooder.stdin.end();
     const f = await floodDone;
-    await worker.terminate();
     const store = new RedisStore({ url: redis.url, prefix: 'sb:' });
     const otherLag = await store.streamLag(laneGroup('other')).catch(() => NaN);
     await store.close();
@@ -167,9 +166,11 @@ async function main(): Promise<void> {
   }
 }
 
-if (isMainThread) {
-  await main();
+const floodArg = process.argv.indexOf('--flood');
+if (floodArg >= 0) {
+  await flood(JSON.parse(process.argv[floodArg + 1]!) as FloodData);
   process.exit(0);
 } else {
-  await flood(workerData as FloodData);
+  await main();
+  process.exit(0);
 }

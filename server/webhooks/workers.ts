@@ -130,6 +130,13 @@ export interface WorkersOptions {
   claimEveryMs?: number;
   /** First local retry delay; doubles per attempt, capped at `claimIdleMs / 4`. Default 200 ms. */
   retryDelayMs?: number;
+  /**
+   * How often entries every lane has processed are trimmed from the stream
+   * (`store.trimProcessed`). Default 5000 ms; 0: never (the stream's MAXLEN alone bounds it).
+   */
+  trimEveryMs?: number;
+  /** Processed entries are kept this long after they were appended (for a look at what came in). Default 120000 ms. */
+  keepProcessedMs?: number;
   /** `stop()` waits this long for handlers in hand, then aborts them (left pending). Default 5000 ms. */
   stopTimeoutMs?: number;
 }
@@ -228,6 +235,8 @@ export function createWorkers(opts: WorkersOptions): Workers {
   const retryBase = opts.retryDelayMs ?? 200;
   const maxQueued = opts.maxQueued ?? 1000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
+  const trimEveryMs = opts.trimEveryMs ?? 5_000;
+  const keepProcessedMs = opts.keepProcessedMs ?? 120_000;
   const { store, log, metrics: m } = opts;
 
   const lanes = Object.fromEntries(
@@ -483,13 +492,28 @@ export function createWorkers(opts: WorkersOptions): Workers {
     }
   }
 
+  /**
+   * Drop what every lane has processed (older than `keepProcessedMs`) from the stream: raw
+   * events carry message text, and the stream's MAXLEN (1,000,000) alone kept a million of
+   * them. Dedupe keys and dead letters live outside the stream; what a lane still holds or
+   * has not read stays. Every node does it; it is idempotent.
+   */
+  async function trimLoop(): Promise<void> {
+    const groups = LANES.map((l) => lanes[l].group);
+    while (running) {
+      await nap(trimEveryMs);
+      if (!running) break;
+      await store.trimProcessed(groups, Date.now() - keepProcessedMs).catch(storeTrouble);
+    }
+  }
+
   return {
     consumers,
     async start() {
       if (running) return;
       for (const l of LANES) await store.ensureGroup(lanes[l].group);
       running = true;
-      loops = [...LANES.flatMap((l) => [...consumers.map((c) => readLoop(lanes[l], c)), claimLoop(lanes[l], consumers[0]!)]), touchLoop()];
+      loops = [...LANES.flatMap((l) => [...consumers.map((c) => readLoop(lanes[l], c)), claimLoop(lanes[l], consumers[0]!)]), touchLoop(), ...(trimEveryMs > 0 ? [trimLoop()] : [])];
       log.info({ consumers, lanes: Object.fromEntries(LANES.map((l) => [l, { group: lanes[l].group, limit: lanes[l].limit, deadlineMs: lanes[l].deadlineMs }])) }, 'webhook workers started');
     },
     async stop() {

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
@@ -148,6 +149,44 @@ describe('workers', () => {
       await store.close();
     }
   }, 30_000);
+
+  it('processed events leave the stream (raw bodies carry message text): 300 handled → none kept; one a lane still holds stays, and is trimmed once done', async () => {
+    const prefix = uniquePrefix();
+    const store = new RedisStore({ url: redis.url, prefix });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    let handled = 0;
+    const { w } = workersFor(
+      store,
+      {
+        'chat.call.connect': async () => void handled++,
+        'chat.call.terminate': async () => held, // one event that stays in hand
+      },
+      { trimEveryMs: 100, keepProcessedMs: 0 },
+    );
+    await w.start();
+    const look = new Redis({ port: redis.port, host: '127.0.0.1' });
+    try {
+      const first = event('chat.call.terminate', undefined, { callingTerminate: { wacid: 'w.held', status: 'COMPLETED' } });
+      await store.acceptEvent({ eventId: first.id, type: first.type, body: JSON.stringify(first), receivedAt: Date.now() }, 60_000);
+      for (let i = 0; i < 300; i++) {
+        const e = event();
+        await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify({ ...e, text: 'a message text '.repeat(20) }), receivedAt: Date.now() }, 60_000);
+      }
+      await until(() => handled === 300, 10_000, 'all handled');
+      await new Promise((r) => setTimeout(r, 500));
+      // The held event is first in the stream: nothing behind it may go yet.
+      expect(await look.xlen(`${prefix}events`)).toBe(301);
+      release();
+      await until(async () => (await look.xlen(`${prefix}events`)) === 0, 5000, 'the stream trimmed');
+      // Still duplicates: dedupe does not live in the stream.
+      expect(await store.acceptEvent({ eventId: first.id, type: first.type, body: JSON.stringify(first), receivedAt: Date.now() }, 60_000)).toBe('duplicate');
+    } finally {
+      look.disconnect();
+      await w.stop();
+      await store.close();
+    }
+  });
 
   describe.each([
     ['RedisStore', () => new RedisStore({ url: redis.url, prefix: uniquePrefix() }) as Store],
