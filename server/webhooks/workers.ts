@@ -410,7 +410,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
    * Take what a read or claim of this lane's group returned: its own entries into the lane,
    * the other lanes' entries acked at once in this group (they are theirs to handle).
    */
-  async function sort(lane: LaneState, consumer: string, entries: StreamEntry[], claimed: boolean): Promise<void> {
+  function sort(lane: LaneState, consumer: string, entries: StreamEntry[], claimed: boolean): void {
     const foreign: string[] = [];
     for (const e of entries) {
       if (laneOf(e.type) !== lane.name) {
@@ -428,8 +428,9 @@ export function createWorkers(opts: WorkersOptions): Workers {
       }
       dispatch(lane, { consumer, entry: e, attempt: e.deliveries });
     }
-    // Not held: an ack that fails leaves them pending, and the claim hands them back.
-    if (foreign.length > 0) await store.ack(lane.group, foreign);
+    // Not awaited (the next read goes at once) and not held: an ack that fails leaves them
+    // pending, and the claim hands them back to be acked again.
+    if (foreign.length > 0) store.ack(lane.group, foreign).catch(storeTrouble);
   }
 
   /**
@@ -450,7 +451,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
         lane.readFailure = undefined;
         // Handlers cope with events of one call arriving together and out of order (the
         // Service reorders them), so handing them out side by side is safe.
-        await sort(lane, consumer, entries, false);
+        sort(lane, consumer, entries, false);
       } catch (err) {
         if (!running) break;
         storeTrouble(err);
@@ -468,7 +469,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
         if (lane.queue.length < maxQueued) {
           const stale = await store.claimStale(lane.group, consumer, claimIdleMs, claimBatch);
           full = stale.length >= claimBatch;
-          await sort(lane, consumer, stale, true);
+          sort(lane, consumer, stale, true);
         }
       } catch (err) {
         if (!running) break;
