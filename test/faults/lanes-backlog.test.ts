@@ -17,7 +17,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../server/log/logger.ts';
 import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
 import { RedisStore } from '../../server/store/redis.ts';
-import { createWorkers } from '../../server/webhooks/workers.ts';
+import { createWorkers, laneGroup } from '../../server/webhooks/workers.ts';
 import { fakeConnect, until } from '../e2e/harness.ts';
 import { startRedis, uniquePrefix } from '../support/redis.ts';
 import { envelope, printCounts, size } from './support.ts';
@@ -59,8 +59,10 @@ describe('lanes: call events never wait behind other event types', () => {
       await Promise.all(all.slice(i, i + 500).map((d) => store.acceptEvent({ eventId: d.id, type: 'contact.unsubscribe.created', body: d.body, receivedAt: Date.now() }, 60_000)));
     }
     await w.start();
-    // The other lane is saturated and far behind (a second of its work done, thousands to go).
+    // The other lane is saturated and far behind (a second of its work done, thousands to go),
+    // and the calls lane has read through the backlog (it started, like every lane, at 0).
     await until('the other lane busy', () => otherDone >= 320, 20_000, 10);
+    await until('the calls lane caught up', async () => (await store.streamLag(laneGroup('calls'))) === 0, 10_000, 50);
     const connect = { id: `evt_conn_${randomBytes(4).toString('hex')}`, type: 'chat.call.connect', apiVersion: 'v2', createTime: new Date().toISOString(), callingConnect: fakeConnect('wacid.behind-backlog') };
     const t0 = Date.now();
     await store.acceptEvent({ eventId: connect.id, type: connect.type, body: JSON.stringify(connect), receivedAt: t0 }, 60_000);
