@@ -27,7 +27,7 @@ import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
 import { refuseUnstorable } from './ops/storable.ts';
 import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler, type BodyBudget } from './webhooks/receiver.ts';
-import { WORKER_GROUP } from './webhooks/workers.ts';
+import { workersLag } from './webhooks/workers.ts';
 
 export * from './ops/errors.ts';
 
@@ -117,8 +117,8 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
   const now = deps.now ?? Date.now;
   const app = new Hono<AppEnv>();
 
-  metrics.gauge('switchboard_webhook_stream_lag', 'Webhook events accepted but not yet processed (pending + never delivered).', () =>
-    deps.store.streamLag(WORKER_GROUP),
+  metrics.gauge('switchboard_webhook_stream_lag', 'Webhook events accepted but not yet processed (pending + never delivered), in the lane furthest behind.', () =>
+    workersLag(deps.store),
   );
   metrics.gauge('switchboard_up', 'Always 1 while the process serves.', () => 1);
   const loop = loopDelay();

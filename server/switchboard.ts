@@ -46,7 +46,7 @@ import { RedisStore } from './store/redis.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
 import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
-import { WORKER_GROUP, createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
+import { laneGroup, createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
@@ -187,13 +187,21 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   // The archive disk: reported (media wait for it), not failing readiness (calls do not need it).
   if (calling?.archive) historyCheck.push({ name: 'archive', informational: true, check: calling.archive.health });
 
+  // Webhooks answered 2xx but never processed (the stream unreadable) must take the node out.
+  const intakeCheck: ReadinessCheck = {
+    name: 'intake',
+    check: async () => {
+      const p = workers.problem();
+      if (p) throw new Error(p);
+    },
+  };
   const { app } = createAppWithMetrics({
     config,
     store,
     log,
     metrics,
     mount: calling ? [calling.mount] : [],
-    readiness: [...(o.readiness ?? []), ...historyCheck],
+    readiness: [...(o.readiness ?? []), intakeCheck, ...historyCheck],
     ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
   });
   const workers = createWorkers({
@@ -403,7 +411,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         ...(history ? { onArchived: (r) => history.enqueue(...factsOfMedia(r, now())) } : {}),
         // issue 35 item 12: a disk that cannot be written makes events wait, not dead letters
         metrics,
-        deadLetter: (entry, error) => store.deadLetter(WORKER_GROUP, entry, error),
+        // Recording and transcription events belong to the media lane's consumer group.
+        deadLetter: (entry, error) => store.deadLetter(laneGroup('media'), entry, error),
       })
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
@@ -460,7 +469,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       await hub.start();
       await gateway.start();
       await m16.start(); // issue 16: catalog, opt-outs, reconcile loop
-      engine.start();
+      await engine.start();
       wallboard?.start(); // issue 17
     },
     close() {

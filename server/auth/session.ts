@@ -76,6 +76,14 @@ export class Sessions {
     return { sid, user: raw, expiresAt: this.now() + this.ttlMs };
   }
 
+  /**
+   * Whether session `sid` still exists in the store (false: logged out, expired, or the
+   * store lost it). Rejects when the store cannot answer (then nobody should act on it).
+   */
+  async exists(sid: string): Promise<boolean> {
+    return (await this.store.get(`session:${sid}`)) !== null;
+  }
+
   /** End the session: its cookie stops working, and every node closes its sockets. */
   async destroy(cookie: string | undefined): Promise<void> {
     const sid = this.verify(cookie);

@@ -18,6 +18,21 @@ interface AgentState extends AgentFacts {
   since: number;
 }
 
+/**
+ * What the store keeps of an agent for a node that starts later (a restart after a crash, or
+ * a new node): what the agent chose and its after-call work. Calls it rings for or holds are
+ * read from the call records; connections are each node's own.
+ */
+export interface StoredAgent {
+  presence: Presence;
+  reason?: string | undefined;
+  idleSince: number;
+  wrapWacid?: string | undefined;
+  wrapUntil: number;
+  wrapExtended?: boolean | undefined;
+  freedAt?: number | undefined;
+}
+
 export class AgentBoard {
   private readonly agents = new Map<string, AgentState>();
 
@@ -112,6 +127,32 @@ export class AgentBoard {
     if (a.conns > 0) return false;
     a.connected = false;
     return true;
+  }
+
+  /** The agent's facts the store keeps (`StoredAgent`). */
+  stored(name: string): StoredAgent {
+    const a = this.entry(name);
+    return { presence: a.presence, reason: a.awayReason, idleSince: a.idleSince, wrapWacid: a.wrapWacid, wrapUntil: a.wrapUntil, wrapExtended: a.wrapExtended, freedAt: a.freedAt };
+  }
+
+  /** Take what the store kept of the agent (this board knew nothing newer of it). */
+  restore(name: string, s: StoredAgent): void {
+    const a = this.entry(name);
+    a.presence = s.presence;
+    a.awayReason = s.presence === 'away' ? s.reason : undefined;
+    a.idleSince = s.idleSince;
+    // After-call work only while it lasts, and never over a call the agent holds now.
+    if (s.wrapWacid && s.wrapUntil > this.now() && !a.holding) {
+      a.wrapWacid = s.wrapWacid;
+      a.wrapUntil = s.wrapUntil;
+      a.wrapExtended = s.wrapExtended;
+      a.freedAt = s.freedAt;
+    }
+  }
+
+  /** Agents with connections on this node. */
+  connectedHere(): string[] {
+    return [...this.agents.values()].filter((a) => a.conns > 0).map((a) => a.name);
   }
 
   /** Take the agent for ringing `wacid`; false when it already rings for or holds a call. */

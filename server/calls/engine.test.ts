@@ -225,3 +225,67 @@ describe('a reject or terminate never overlaps the one sent before it', () => {
     expect(warnings.join('\n')).toMatch(/reject still in flight: not sent again/);
   });
 });
+
+describe('a node started on a store with live calls (after a crash)', () => {
+  /** An agent's socket on one engine: what it was sent, as parsed frames. */
+  function agentConn(name: string): Conn & { frames: Array<Record<string, unknown>> } {
+    const frames: Array<Record<string, unknown>> = [];
+    return { id: `conn-${name}-${Math.random()}`, user: { name, roles: ['agent'] }, send: (t) => void frames.push(JSON.parse(String(t))), close() {}, kill() {}, frames };
+  }
+  const until = async (what: string, ok: () => boolean, ms = 5000) => {
+    for (const end = Date.now() + ms; !ok(); ) {
+      if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const connect = (wacid: string) =>
+    signal('chat.call.connect', 'callingConnect', { wacid, phoneId: 'phone-1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(), sdpType: 'offer', sdp: 'v=0\r\n' });
+
+  it('the busy agent stays busy and keeps its presence; a call ringing an agent who never comes back moves on after the grace, that agent not set away', async () => {
+    const store = new MemoryStore();
+    const engine = (hub: Hub) => {
+      const e = new CallEngine({ store, calls: noService, hub, log, reconnectGraceMs: 300, policy: { ringTimeoutMs: 60_000 } });
+      engines.push(e);
+      return e;
+    };
+    // The first process: agent1 takes call 1, call 2 rings agent2.
+    const hub1 = new Hub(log);
+    const first = engine(hub1);
+    await first.start();
+    const a1 = agentConn('agent1');
+    hub1.add(a1);
+    first.agentConnected(a1);
+    first.setPresence(a1.user, 'available', a1, 'p1');
+    await first.handleEvent(connect('wacid.one'), Date.now());
+    await until('call 1 offered', () => a1.frames.some((f) => f.type === 'call.offered'));
+    await first.request(a1, { type: 'call.answer', id: 'r1', wacid: 'wacid.one', sdp: 'v=0\r\n' });
+    const a2 = agentConn('agent2');
+    hub1.add(a2);
+    first.agentConnected(a2);
+    first.setPresence(a2.user, 'available', a2, 'p2');
+    await first.handleEvent(connect('wacid.two'), Date.now());
+    await until('call 2 rings agent2', () => a2.frames.some((f) => f.type === 'call.offered' && f.wacid === 'wacid.two'));
+    await new Promise((r) => setTimeout(r, 50)); // the presence writes reach the store
+    first.close(); // the process dies: nothing of it survives but the store
+
+    // The new process: agent1 comes back, agent2 never does; agent3 is available.
+    const hub2 = new Hub(log);
+    const second = engine(hub2);
+    await second.start();
+    const b1 = agentConn('agent1');
+    hub2.add(b1);
+    second.agentConnected(b1);
+    const w = (await second.welcome(b1.user)) as Extract<Awaited<ReturnType<CallEngine['welcome']>>, { type: 'welcome' }>;
+    expect(w.presence).toBe('available');
+    expect(w.agentState).toMatchObject({ status: 'on-call', wacid: 'wacid.one' });
+    expect(w.calls.map((c) => [c.wacid, c.state])).toEqual([['wacid.one', 'active']]);
+    const b3 = agentConn('agent3');
+    hub2.add(b3);
+    second.agentConnected(b3);
+    second.setPresence(b3.user, 'available', b3, 'p3');
+    await until('call 2 offered to agent3 after the grace', () => b3.frames.some((f) => f.type === 'call.offered' && f.wacid === 'wacid.two'), 3000);
+    expect(b1.frames.some((f) => f.type === 'call.offered')).toBe(false);
+    // Not set away: the call moved on, it was not missed (what agent2 finds when it comes back).
+    expect(JSON.parse((await store.get('agent:agent2'))!)).toMatchObject({ presence: 'available' });
+  });
+});

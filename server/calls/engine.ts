@@ -62,6 +62,9 @@ export interface EngineOptions {
   onWrapup?: (w: Wrapup) => void;
 }
 
+/** States in which the call's agent holds it (the lifecycle's `agentBusy` until `agentFree`). */
+const HOLDING: ReadonlySet<Call['state']> = new Set(['answering', 'dialing', 'connected', 'active', 'ending']);
+
 const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
 const DEFAULT_AWAY_REASONS = ['Break', 'Lunch', 'Training', 'Meeting'];
 
@@ -144,9 +147,48 @@ export class CallEngine {
     onWrapup({ wacid, agent, disposition: NOT_SET, at, customer, businessNumber });
   }
 
-  start(): void {
+  /**
+   * Start: the cross-node channels, the board rebuilt from the stored live calls (a node
+   * that starts — after a crash too — knows which agents ring for or hold which call before
+   * it routes anything), then the timers and the sweep.
+   */
+  async start(): Promise<void> {
     void this.router.start().catch((err: Error) => this.log.error({ err: err.message }, 'route channel subscribe failed'));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.restore();
+        break;
+      } catch (err) {
+        // Nothing is routed from a board that does not know who is busy: try until it works.
+        this.log.error({ err: (err as Error).message, attempt }, 'agent board not rebuilt from the store; trying again');
+        await new Promise((r) => setTimeout(r, Math.min(attempt * 500, 5000)));
+      }
+    }
     this.applier.start();
+  }
+
+  /**
+   * Rebuild the board from the live calls in the store: an agent a call rings for rings
+   * again here (its offer is in `welcome`), an agent holding one is busy (never offered
+   * another). A ringing call whose agent has no connection anywhere moves on after the
+   * reconnect grace (`Requests.ringingWithoutConnection`), without counting as a missed call.
+   */
+  private async restore(): Promise<void> {
+    const ringing: Call[] = [];
+    for (const rec of await this.store.listLiveCalls()) {
+      const call = fromRecord(rec);
+      if (!call.agent || call.state === 'ended') continue;
+      this.applier.live.add(call.wacid);
+      if (call.state === 'ringing') {
+        this.board.offered(call.agent, call.wacid);
+        ringing.push(call);
+      } else if (HOLDING.has(call.state)) {
+        this.board.agentBusy(call.agent, call.wacid);
+      }
+      this.board.observe(call.agent);
+    }
+    for (const call of ringing) this.requests.ringingWithoutConnection(call.agent!, call.wacid, call.ringUntil);
+    if (ringing.length > 0 || this.applier.live.size > 0) this.log.info({ live: this.applier.live.size, ringing: ringing.length }, 'agent board rebuilt from the stored calls');
   }
 
   close(): void {
@@ -177,7 +219,10 @@ export class CallEngine {
     await this.applier.apply(e, e.type === 'connect' ? null : undefined);
   }
 
-  welcome(user: User): Promise<ServerMsg> {
+  async welcome(user: User): Promise<ServerMsg> {
+    // What the agent chose (presence, after-call work), kept in the store: a node that
+    // started after the agent's last change knows it from there only.
+    if (user.roles.includes('agent')) await this.router.restoreAgent(user.name);
     return welcome(user, {
       store: this.store,
       board: this.board,

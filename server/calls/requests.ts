@@ -16,6 +16,8 @@ import type { Router } from './router.ts';
 /** A dialed call's first write: tried this often, this far apart, before the call is ended at the Service. */
 const DIAL_TRACK_ATTEMPTS = 3;
 const DIAL_TRACK_RETRY_MS = 300;
+/** A ringing call whose agent has no connection moves on this long before its ring timeout. */
+const RING_END_MARGIN_MS = 500;
 
 export type CallRequest = Exclude<ClientMsg, { type: 'presence.set' } | { type: 'pong' }>;
 
@@ -101,6 +103,27 @@ export class Requests {
       // A timer's work: the store timing out here must not end the process.
       if (ringing) this.o.background('agentGone', ringing, this.o.apply({ type: 'agentGone', wacid: ringing, at: this.o.now(), agent: name }));
     }, this.o.graceMs);
+    t.unref();
+    this.graceTimers.set(name, t);
+  }
+
+  /**
+   * A call rings `name` but no connection of the agent is known (this node just started: the
+   * socket that showed the offer died with the old process). If the agent connects here or
+   * on another node within the reconnect grace, `welcome` replays the offer; otherwise the
+   * call moves on (`agentGone`: queued again, offered to the next agent, the agent not set
+   * away). It moves on before its ring timeout would (a missed call sets the agent away, and
+   * nobody could answer it on a dead node).
+   */
+  ringingWithoutConnection(name: string, wacid: string, ringUntil: number | undefined): void {
+    const board = this.o.router.board;
+    if (this.closed || board.view(name).connected || this.graceTimers.has(name)) return;
+    const wait = Math.max(0, Math.min(this.o.graceMs, (ringUntil ?? Infinity) - this.o.now() - RING_END_MARGIN_MS));
+    const t = setTimeout(() => {
+      this.graceTimers.delete(name);
+      if (!board.gone(name) || board.facts(name).elsewhere.size > 0 || board.view(name).ringing !== wacid) return;
+      this.o.background('agentGone', wacid, this.o.apply({ type: 'agentGone', wacid, at: this.o.now(), agent: name }));
+    }, wait);
     t.unref();
     this.graceTimers.set(name, t);
   }

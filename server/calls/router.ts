@@ -12,13 +12,17 @@
 import { Presence, type AgentState } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { CallRecord, Store } from '../store/store.ts';
-import { AgentBoard } from './agents.ts';
+import { AgentBoard, type StoredAgent } from './agents.ts';
 import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import { anyEligible, pickAgent, type Queues } from './routing.ts';
 
 const ROUTE_CHANNEL = 'calls-route';
 const AGENTS_CHANNEL = 'calls-agents';
+/** Store key of what an agent chose (`StoredAgent`), for nodes that start later. */
+const agentKey = (name: string) => `agent:${name}`;
+/** Kept this long after the agent's last change. */
+const AGENT_TTL_MS = 7 * 24 * 3600 * 1000;
 
 /**
  * What goes to the other nodes' boards: an agent change, a presence chosen in one tab,
@@ -29,7 +33,9 @@ type BoardMessage =
   | { kind: 'presence'; agent: string; presence: Presence; reason?: string | undefined }
   | { kind: 'wrapEnd'; agent: string; wacid: string }
   | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number }
-  | { kind: 'conn'; agent: string; connected: boolean };
+  | { kind: 'conn'; agent: string; connected: boolean }
+  /** A node started: the others say which agents they hold connections of (`conn`). */
+  | { kind: 'hello'; agent: string };
 
 export interface RouterOptions {
   store: Store;
@@ -55,6 +61,13 @@ export class Router implements RoutingPort {
   private unsubscribe: (() => Promise<void>) | undefined;
   private routing = false;
   private routeAgain = false;
+  /**
+   * Agents whose presence or after-call work changed on this board since the process
+   * started (here or on another node): the board knows better than the store then.
+   */
+  private readonly touched = new Set<string>();
+  /** Agents read back from the store (or being read), once each. */
+  private readonly restored = new Map<string, Promise<void>>();
 
   constructor(private readonly o: RouterOptions) {
     this.board = o.board;
@@ -73,9 +86,14 @@ export class Router implements RoutingPort {
       if (!m || m.node === this.o.node || typeof m.agent !== 'string') return;
       if (m.kind === 'presence') {
         if (Presence.safeParse(m.presence).success) this.apply({ ...m, reason: typeof m.reason === 'string' ? m.reason : undefined }, true);
+      } else if (m.kind === 'hello') {
+        // A node (re)started and knows nobody's connections: tell it ours.
+        for (const agent of this.o.board.connectedHere()) this.publishBoard({ kind: 'conn', agent, connected: true });
       } else if (m.kind === 'conn') {
         if (typeof m.node === 'string' && typeof m.connected === 'boolean') this.o.board.elsewhere(m.agent, m.node, m.connected);
         this.o.board.observe(m.agent);
+        // Online elsewhere: this board shows it to its supervisors with what it chose.
+        if (m.connected === true) void this.restoreAgent(m.agent);
       } else if (m.kind === 'wrapExtend') {
         if (typeof m.wacid === 'string' && typeof m.wrapUntil === 'number') this.apply(m, true);
       } else if ((m.kind === 'wrapEnd' || m.kind === 'offered' || m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
@@ -86,6 +104,49 @@ export class Router implements RoutingPort {
       await unsubRoute();
       await unsubAgents();
     };
+    this.publishBoard({ kind: 'hello', agent: '*' });
+  }
+
+  private publishBoard(m: BoardMessage): void {
+    this.o.shared?.publish(AGENTS_CHANNEL, JSON.stringify({ ...m, node: this.o.node })).catch((err: Error) => {
+      this.o.log.warn({ err: err.message }, 'agent state not published to other nodes');
+    });
+  }
+
+  /**
+   * Read back what the store kept of the agent (its presence, after-call work), once per
+   * process, unless this board learned something newer meanwhile. A node that started
+   * after a crash knows nothing else of the agent: without this the agent would be `away`
+   * (the default) whatever it chose, and its after-call work forgotten. Awaited before the
+   * agent's `welcome`; a store that cannot answer leaves the board as it is.
+   */
+  restoreAgent(name: string): Promise<void> {
+    let p = this.restored.get(name);
+    if (p) return p;
+    p = (async () => {
+      if (this.touched.has(name)) return;
+      const raw = await this.o.store.get(agentKey(name)).catch((err: Error) => {
+        this.o.log.warn({ agent: name, err: err.message }, 'agent state not read back from the store');
+        this.restored.delete(name); // try again at the next connection
+        return null;
+      });
+      if (raw === null || this.touched.has(name)) return;
+      let s: StoredAgent;
+      try {
+        s = JSON.parse(raw) as StoredAgent;
+      } catch {
+        return;
+      }
+      if (!Presence.safeParse(s.presence).success || typeof s.idleSince !== 'number' || typeof s.wrapUntil !== 'number') return;
+      this.board.restore(name, s);
+      const changed = this.board.observe(name);
+      if (changed) this.o.pushState?.(name, changed);
+      const wait = s.wrapUntil - this.o.now();
+      if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+      if (s.presence === 'available') this.routeQueuedSoon();
+    })();
+    this.restored.set(name, p);
+    return p;
   }
 
   close(): void {
@@ -144,6 +205,8 @@ export class Router implements RoutingPort {
 
   private apply(m: BoardMessage, fromOtherNode = false): void {
     const { board } = this;
+    const chosen = m.kind === 'presence' || m.kind === 'agentNoAnswer' || m.kind === 'agentFree' || m.kind === 'wrapEnd' || m.kind === 'wrapExtend';
+    if (chosen) this.touched.add(m.agent);
     switch (m.kind) {
       case 'revoke':
         board.revoke(m.agent, m.wacid);
@@ -175,6 +238,7 @@ export class Router implements RoutingPort {
         break;
       }
       case 'conn':
+      case 'hello':
         // This node's own connections are counted by the gateway (`connect` / `gone`).
         break;
       case 'agentNoAnswer':
@@ -189,9 +253,11 @@ export class Router implements RoutingPort {
     // change was made pushes it, once.
     const changed = board.observe(m.agent);
     if (changed && !fromOtherNode) this.o.pushState?.(m.agent, changed);
-    if (!fromOtherNode && this.o.shared) {
-      this.o.shared.publish(AGENTS_CHANNEL, JSON.stringify({ ...m, node: this.o.node })).catch((err: Error) => {
-        this.o.log.warn({ err: err.message }, 'agent state not published to other nodes');
+    if (!fromOtherNode) this.publishBoard(m);
+    // The node where the change was made keeps it in the store, for nodes that start later.
+    if (chosen && !fromOtherNode) {
+      this.o.store.set(agentKey(m.agent), JSON.stringify(board.stored(m.agent)), AGENT_TTL_MS).catch((err: Error) => {
+        this.o.log.warn({ agent: m.agent, err: err.message }, 'agent state not kept in the store');
       });
     }
   }

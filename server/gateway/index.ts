@@ -23,7 +23,9 @@
  *   tab holding a call on whichever connection it has now;
  * - each socket belongs to the login session it was opened with: when that session ends
  *   (logout on any node, announced through the store's pub/sub; or expiry, seen by the
- *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped.
+ *   heartbeat) the socket is closed with 4001 and frames still arriving on it are dropped;
+ *   every 5 s each open session's key is looked up too: one the store no longer has (it
+ *   lost its data) ends the same way.
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
@@ -106,6 +108,12 @@ export interface GatewayOptions extends SocketLimits {
   log: Logger;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /**
+   * How often the sessions of open sockets are looked up in the store (default 5 s): a
+   * socket whose session key is gone (the store lost its data, or a logout whose
+   * announcement this node missed) is closed like one whose session ended.
+   */
+  sessionCheckMs?: number;
   now?: () => number;
   /** Monitoring relay (issue 17): `monitor.*` requests and every socket's open and close. */
   monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
@@ -262,6 +270,24 @@ export function createGateway(o: GatewayOptions): Gateway {
     tick = (tick + 1) % BEAT_TICKS;
   }, heartbeatMs / BEAT_TICKS);
   beat.unref();
+
+  // Each open session's key, looked up once per period (one GET per session, not per socket).
+  const sessionCheckMs = o.sessionCheckMs ?? 5_000;
+  let checking = false;
+  const sessionCheck = setInterval(() => {
+    if (checking || live.size === 0) return;
+    checking = true;
+    const bySid = new Map<string, Live[]>();
+    for (const l of live.values()) if (!l.ended) (bySid.get(l.sid) ?? bySid.set(l.sid, []).get(l.sid)!).push(l);
+    void Promise.all(
+      [...bySid].map(async ([sid, ls]) => {
+        // The store down is not a session gone: nothing is closed then.
+        const exists = await o.auth.sessions.exists(sid).catch(() => true);
+        if (!exists) for (const l of ls) endSession(l, 'session no longer in the store');
+      }),
+    ).finally(() => (checking = false));
+  }, sessionCheckMs);
+  sessionCheck.unref();
 
   const routes = new Hono();
   routes.get('/ws', async (c, next) => {
@@ -513,6 +539,7 @@ export function createGateway(o: GatewayOptions): Gateway {
     },
     close() {
       clearInterval(beat);
+      clearInterval(sessionCheck);
       void unsubscribe?.().catch(() => undefined);
       unsubscribe = undefined;
       for (const l of live.values()) {

@@ -303,6 +303,19 @@ export class RedisHistoryQueue implements HistoryQueue {
   }
 
   async read(count: number, blockMs: number): Promise<QueuedFact[]> {
+    try {
+      return await this.readOnce(count, blockMs);
+    } catch (err) {
+      // Redis lost its data (restarted without persistence, flushed): the group is gone with
+      // the stream. Create it again, else the writer reads NOGROUP forever.
+      if (!/NOGROUP/.test(String((err as Error)?.message))) throw err;
+      this.groupReady = false;
+      this.opts.onError?.(new Error('history queue: consumer group was missing (Redis lost its data?): created again'));
+      return this.readOnce(count, blockMs);
+    }
+  }
+
+  private async readOnce(count: number, blockMs: number): Promise<QueuedFact[]> {
     await this.ensureGroup();
     // Facts a writer read and never acked (it died, or its node did) come back after claimIdleMs.
     if (Date.now() - this.lastClaim >= Math.min(this.claimIdleMs, 5000)) {

@@ -253,6 +253,22 @@ export class MemoryStore implements Store {
     return undelivered + g.pending.size;
   }
 
+  async trimProcessed(groups: readonly string[], before = Infinity): Promise<number> {
+    this.check();
+    const gs = groups.map((n) => this.groups.get(n));
+    if (gs.length === 0 || gs.some((g) => !g)) return 0;
+    let n = 0;
+    while (this.stream.length > 0) {
+      const head = this.stream[0]!;
+      if (Number(head.streamId.split('-')[0]) >= before || gs.some((g) => this.dropped >= g!.next || g!.pending.has(head.streamId))) break;
+      this.stream.shift();
+      this.byId.delete(head.streamId);
+      this.dropped++;
+      n++;
+    }
+    return n;
+  }
+
   // ---- calls ------------------------------------------------------------------------
 
   private liveCall(wacid: string): CallRecord | null {

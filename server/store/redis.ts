@@ -128,6 +128,42 @@ redis.call('SADD', KEYS[2], ARGV[4]); extend(KEYS[2], ttl)
 index(KEYS[3], ARGV[4], ARGV[5], ttl)
 return 1`;
 
+// Trim what every listed group has processed: the bound is, per group, its oldest pending
+// entry, or (nothing pending) the id after its last delivered one; the lowest bound wins.
+// Any listed group missing (not created yet: it will read from 0) → nothing is trimmed.
+// KEYS: stream. ARGV: the highest bound ('' for none), then the groups. Returns the entries trimmed.
+const TRIM = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local function less(a, b)
+  local am, as = string.match(a, '^(%d+)-(%d+)$')
+  local bm, bs = string.match(b, '^(%d+)-(%d+)$')
+  am, as, bm, bs = tonumber(am), tonumber(as), tonumber(bm), tonumber(bs)
+  return am < bm or (am == bm and as < bs)
+end
+local byName = {}
+for _, g in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  local f = {}
+  for i = 1, #g, 2 do f[g[i]] = g[i + 1] end
+  byName[f['name']] = f
+end
+local bound = nil
+if ARGV[1] ~= '' then bound = ARGV[1] end
+for i = 2, #ARGV do
+  local name = ARGV[i]
+  local f = byName[name]
+  if not f then return 0 end
+  local b
+  if tonumber(f['pending']) > 0 then
+    b = redis.call('XPENDING', KEYS[1], name)[2]
+  else
+    local ms, seq = string.match(f['last-delivered-id'], '^(%d+)-(%d+)$')
+    b = ms .. '-' .. string.format('%d', tonumber(seq) + 1)
+  end
+  if bound == nil or less(b, bound) then bound = b end
+end
+if bound == nil then return 0 end
+return redis.call('XTRIM', KEYS[1], 'MINID', bound)`;
+
 // KEYS: stream. ARGV: group, consumer, minIdle, count. Returns {id, fields, deliveries}...
 const CLAIM = `
 local out = {}
@@ -235,6 +271,7 @@ interface Scripts {
   sbCasCall(call: string, all: string, live: string, expected: string, json: string, ttl: number, wacid: string, isLive: '1' | '0'): Promise<number>;
   sbClaim(stream: string, group: string, consumer: string, minIdle: number, count: number): Promise<Array<[string, Fields, number]>>;
   sbTouch(stream: string, group: string, consumer: string, ...ids: string[]): Promise<string[]>;
+  sbTrim(stream: string, before: string, ...groups: string[]): Promise<number>;
   sbReplay(dead: string, stream: string, ...args: Array<string | number>): Promise<string[]>;
   sbReserveSlot(key: string, ...args: Array<string | number>): Promise<number[]>;
   sbCountWindow(key: string, delta: number, windowMs: number): Promise<[number, number]>;
@@ -248,6 +285,7 @@ function defineScripts(r: Redis): ScriptedRedis {
   r.defineCommand('sbCasCall', { numberOfKeys: 3, lua: CAS_CALL });
   r.defineCommand('sbClaim', { numberOfKeys: 1, lua: CLAIM });
   r.defineCommand('sbTouch', { numberOfKeys: 1, lua: TOUCH });
+  r.defineCommand('sbTrim', { numberOfKeys: 1, lua: TRIM });
   r.defineCommand('sbReplay', { numberOfKeys: 2, lua: REPLAY });
   r.defineCommand('sbReserveSlot', { numberOfKeys: 1, lua: RESERVE_SLOT });
   r.defineCommand('sbCountWindow', { numberOfKeys: 1, lua: COUNT_WINDOW });
@@ -560,22 +598,48 @@ export class RedisStore implements Store {
     }
   }
 
-  private blockingConn(consumer: string): Redis {
-    let c = this.blocking.get(consumer);
+  /** One connection per (group, consumer) that blocks: a blocked read holds its connection. */
+  private blockingConn(group: string, consumer: string): Redis {
+    const key = `${group} ${consumer}`;
+    let c = this.blocking.get(key);
     if (!c) {
       c = this.redis.duplicate({ enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-reader' });
       this.watch(c);
-      this.blocking.set(consumer, c);
+      this.blocking.set(key, c);
     }
     return c;
   }
 
+  /**
+   * Run a command on the group; when Redis says the group (or the stream) is gone — it
+   * restarted without persistence, or was flushed — create it again and run the command
+   * once more. Without this the workers read `NOGROUP` forever while webhooks are accepted.
+   */
+  private async inGroup<T>(group: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      if (!isNoGroup(err)) throw err;
+      this.groupsRecreated++;
+      this.opts.onError?.(new Error(`consumer group ${group} was missing (Redis lost its data?): created again`));
+      await this.ensureGroup(group);
+      return run();
+    }
+  }
+
+  /** Consumer groups created again after Redis lost them (`inGroup`). */
+  groupsRecreated = 0;
+
   async readGroup(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
+    return this.inGroup(group, () => this.readGroupOnce(group, consumer, count, blockMs));
+  }
+
+  private async readGroupOnce(group: string, consumer: string, count: number, blockMs: number): Promise<StreamEntry[]> {
     this.up();
     type Reply = Array<[string, Array<[string, Fields | null]>]> | null;
     const res = (
       blockMs > 0
-        ? await this.blockingConn(consumer).xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.k.stream, '>')
+        ? await this.blockingConn(group, consumer).xreadgroup('GROUP', group, consumer, 'COUNT', count, 'BLOCK', blockMs, 'STREAMS', this.k.stream, '>')
         : await this.redis.xreadgroup('GROUP', group, consumer, 'COUNT', count, 'STREAMS', this.k.stream, '>')
     ) as Reply;
     if (!res) return [];
@@ -590,13 +654,13 @@ export class RedisStore implements Store {
   }
 
   async claimStale(group: string, consumer: string, minIdleMs: number, count: number): Promise<StreamEntry[]> {
-    const rows = await this.up().sbClaim(this.k.stream, group, consumer, minIdleMs, count);
+    const rows = await this.inGroup(group, () => this.up().sbClaim(this.k.stream, group, consumer, minIdleMs, count));
     return rows.map(([id, fields, n]) => toEntry(id, fields, Number(n)));
   }
 
   async touchPending(group: string, consumer: string, streamIds: readonly string[]): Promise<string[]> {
     if (streamIds.length === 0) return [];
-    return this.up().sbTouch(this.k.stream, group, consumer, ...streamIds);
+    return this.inGroup(group, () => this.up().sbTouch(this.k.stream, group, consumer, ...streamIds));
   }
 
   async deadLetter(group: string, entry: StreamEntry, error: string, attempts?: number): Promise<void> {
@@ -656,6 +720,11 @@ export class RedisStore implements Store {
     }
     if (wanted) for (const id of wanted) if (!byId.has(id)) out.notFound.push(id);
     return out;
+  }
+
+  async trimProcessed(groups: readonly string[], before?: number): Promise<number> {
+    if (groups.length === 0) return 0;
+    return Number(await this.up().sbTrim(this.k.stream, before !== undefined ? `${Math.max(0, Math.floor(before))}-0` : '', ...groups));
   }
 
   async streamLag(group: string): Promise<number> {
@@ -940,4 +1009,9 @@ export class RedisStore implements Store {
       this.redis.disconnect();
     }
   }
+}
+
+/** Redis answered that the consumer group (or its stream) does not exist. */
+function isNoGroup(err: unknown): boolean {
+  return /NOGROUP/.test(String((err as Error)?.message ?? err));
 }

@@ -230,6 +230,51 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     });
   });
 
+  describe('trimming processed entries (trimProcessed)', () => {
+    /** Event ids still in the stream, read through a fresh group from the start. */
+    const inStream = async (s: Store) => {
+      const g = `look-${Math.random()}`;
+      await s.ensureGroup(g);
+      return (await s.readGroup(g, 'x', 1000, 0)).map((e) => e.eventId);
+    };
+
+    it('drops what every listed group acked, up to the first entry one of them still holds or has not read; nothing while a group is missing', async () => {
+      const s = fresh();
+      for (let i = 0; i < 6; i++) await s.acceptEvent(ev(`t${i}`), 60_000);
+      // No group yet: the workers that will read from the start need everything.
+      expect(await s.trimProcessed(['a', 'b'])).toBe(0);
+      await s.ensureGroup('a');
+      await s.ensureGroup('b');
+      const a = await s.readGroup('a', 'c', 10, 0);
+      await s.ack('a', a.map((e) => e.streamId)); // group a: all six done
+      const b = await s.readGroup('b', 'c', 4, 0); // group b: four read, t2 still pending, t4 and t5 unread
+      await s.ack('b', [b[0]!.streamId, b[1]!.streamId, b[3]!.streamId]);
+      expect(await s.trimProcessed(['a', 'b', 'missing'])).toBe(0);
+      expect(await s.trimProcessed(['a', 'b'], 1)).toBe(0); // kept: appended after epoch ms 1
+      expect(await s.trimProcessed(['a', 'b'])).toBe(2);
+      expect(await inStream(s)).toEqual(['t2', 't3', 't4', 't5']);
+      // The pending one is still claimable, and everything is still delivered to b.
+      await s.ack('b', [b[2]!.streamId]);
+      expect((await s.readGroup('b', 'c', 10, 0)).map((e) => e.eventId)).toEqual(['t4', 't5']);
+      expect(await s.trimProcessed(['a', 'b'])).toBe(2); // t2, t3; t4 and t5 pending in b
+      expect(await s.streamLag('b')).toBe(2);
+      // Dedupe does not live in the stream: a trimmed event is still a duplicate.
+      expect(await s.acceptEvent(ev('t0'), 60_000)).toBe('duplicate');
+    });
+
+    it('a dead-lettered entry is trimmed once acked, and its replay is a new entry the groups read', async () => {
+      const s = fresh();
+      await s.ensureGroup('a');
+      await s.acceptEvent(ev('d1'), 60_000);
+      const [e] = await s.readGroup('a', 'c', 10, 0);
+      await s.deadLetter('a', e!, 'broken', 3);
+      expect(await s.trimProcessed(['a'])).toBe(1);
+      const r = await s.replayDeadLetters('all');
+      expect(r.replayed.map((x) => x.eventId)).toEqual(['d1']);
+      expect((await s.readGroup('a', 'c', 10, 0)).map((x) => x.eventId)).toEqual(['d1']);
+    });
+  });
+
   describe('dead-letter replay', () => {
     /** Accept, read and dead-letter events; returns their stream entries. */
     const deadLettered = async (s: Store, ids: string[]) => {

@@ -144,6 +144,17 @@ export interface Store {
   /** Entries in the stream not yet acknowledged by `group` (pending + never delivered). */
   streamLag(group: string): Promise<number>;
 
+  /**
+   * Drop from the head of the stream the entries every one of `groups` has read and
+   * acknowledged (dead-lettered entries are acked: their copy lives in the dead list),
+   * up to the first entry one of them still holds (pending) or has not read. Nothing is
+   * dropped while any of `groups` does not exist yet (it will read from the start). Dedupe
+   * keys live outside the stream, so a trimmed event is still a duplicate. With `before`
+   * (epoch ms) only entries appended before then go (processed ones are kept that long).
+   * Resolves how many entries went.
+   */
+  trimProcessed(groups: readonly string[], before?: number): Promise<number>;
+
   // ---- calls ------------------------------------------------------------------------
 
   /** Create a call record (version 0) unless one exists for `wacid`. True if created. */

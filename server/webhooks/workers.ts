@@ -1,15 +1,19 @@
 /**
- * Webhook workers: read the event stream through a consumer group and hand each event to
- * the handler registered for its type.
+ * Webhook workers: read the event stream and hand each event to the handler registered for
+ * its type.
  *
  * Lanes (why: a slow handler must never hold up a call). Every event type belongs to one
  * lane — `calls` (`chat.call.*` signaling), `media` (recording / transcription downloads),
- * `other` (messages, permission replies, anything else) — and each lane has its own limit
- * of handlers in flight and its own handler deadline. The reader reads on as soon as it has
- * handed a batch to the lanes (it never waits for handlers), so a `chat.call.connect` read
- * behind 50 hung downloads starts at once in the calls lane while they wait in theirs.
- * Entries waiting for a lane slot are held in memory (pending in the stream meanwhile); the
- * reader pauses only when `maxQueued` of them wait, which bounds memory.
+ * `other` (messages, permission replies, anything else) — and each lane has its own
+ * consumer group on the one stream (`workers:calls`, `workers:media`, `workers:other`), its
+ * own readers, its own limit of handlers in flight and its own handler deadline. A lane's
+ * reader reads every entry and acks the other lanes' at once in its group (they are theirs
+ * to handle), keeps its own, and reads on as soon as it has handed them out (it never waits
+ * for handlers). Entries waiting for a slot are held in memory (pending in the stream
+ * meanwhile); a lane's reader pauses only when `maxQueued` of ITS entries wait, which
+ * bounds memory per lane. So a `chat.call.connect` behind 50 hung downloads or thousands of
+ * message updates waiting for the database is read and started at once: no lane's backlog
+ * stops another lane's reading.
  *
  * - at least once: an entry is acked only after its handler resolved; handlers must be
  *   idempotent (the Service repeats events anyway);
@@ -107,9 +111,13 @@ export interface WorkersOptions {
   concurrency?: number;
   /** Per-lane limits and deadlines (defaults: `LANE_DEFAULTS`). */
   lanes?: Partial<Record<Lane, LaneOptions>>;
-  /** Entries read but waiting for a lane slot before reading pauses (bounds memory). Default 1000. */
+  /** A lane's entries read but waiting for a slot before that lane's reading pauses (bounds memory). Default 1000. */
   maxQueued?: number;
-  /** Entries read (or claimed) per round trip. Default 16 (claims: 4 × that). */
+  /**
+   * Entries claimed per round trip: 4 × this (default 16). A lane reads 8 × this per round
+   * trip: it reads the other lanes' entries too (and acks them), so a backlog of theirs
+   * must be passed quickly.
+   */
   batchSize?: number;
   /** How long one read waits for new entries. Default 1000 ms. */
   blockMs?: number;
@@ -122,6 +130,13 @@ export interface WorkersOptions {
   claimEveryMs?: number;
   /** First local retry delay; doubles per attempt, capped at `claimIdleMs / 4`. Default 200 ms. */
   retryDelayMs?: number;
+  /**
+   * How often entries every lane has processed are trimmed from the stream
+   * (`store.trimProcessed`). Default 5000 ms; 0: never (the stream's MAXLEN alone bounds it).
+   */
+  trimEveryMs?: number;
+  /** Processed entries are kept this long after they were appended (for a look at what came in). Default 120000 ms. */
+  keepProcessedMs?: number;
   /** `stop()` waits this long for handlers in hand, then aborts them (left pending). Default 5000 ms. */
   stopTimeoutMs?: number;
 }
@@ -137,6 +152,11 @@ export interface Workers {
   stop(): Promise<void>;
   /** Events currently being handled (for shutdown and tests). */
   inFlight(): number;
+  /**
+   * Why intake cannot be processed now (`/readyz`): the last read of the stream failed and
+   * none succeeded since. Undefined while reads work.
+   */
+  problem(): string | undefined;
 }
 
 /** One delivery of one entry to this process. */
@@ -162,6 +182,44 @@ class StoppingError extends Error {
   }
 }
 
+/** The consumer group of one lane (`workers:calls`, `workers:media`, `workers:other`). */
+export function laneGroup(lane: Lane, group: string = WORKER_GROUP): string {
+  return `${group}:${lane}`;
+}
+
+/**
+ * Events accepted and not yet processed by the workers: the most any lane's group has
+ * left (its pending entries plus what it has not read yet). For `/metrics` and tests.
+ */
+export async function workersLag(store: Pick<Store, 'streamLag'>, group: string = WORKER_GROUP): Promise<number> {
+  const lags = await Promise.all(LANES.map((l) => store.streamLag(laneGroup(l, group))));
+  return Math.max(...lags);
+}
+
+/** One lane: its group on the stream, its readers, its slots, what it holds. */
+interface LaneState {
+  name: Lane;
+  group: string;
+  limit: number;
+  deadlineMs: number;
+  active: number;
+  queue: Job[];
+  /**
+   * Stream ids this lane is handling, has queued or will retry, with the consumer they are
+   * pending for. They are touched so they never look idle, and a claim that still returns
+   * one (a touch came late) must not hand it to us a second time: skip it there.
+   */
+  held: Map<string, string>;
+  /**
+   * Stream ids this lane finished (the ack or dead letter went through), with when: a claim
+   * sent before that ack can still answer with them. Kept for `claimIdleMs`, oldest first.
+   * An entry whose ack failed is not in it: it stays pending and the claim must hand it back.
+   */
+  finished: Map<string, number>;
+  /** The last read's failure (cleared by a read that works). */
+  readFailure: string | undefined;
+}
+
 export function createWorkers(opts: WorkersOptions): Workers {
   const group = opts.group ?? WORKER_GROUP;
   const base = opts.name ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
@@ -169,6 +227,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
   const consumers = Array.from({ length: n }, (_, i) => `${base}-${i}`);
   const batch = opts.batchSize ?? 16;
   const claimBatch = batch * 4;
+  const readBatch = batch * 8;
   const blockMs = opts.blockMs ?? 1000;
   const claimIdleMs = opts.claimIdleMs ?? 5_000;
   const claimEveryMs = opts.claimEveryMs ?? 1_000;
@@ -176,20 +235,26 @@ export function createWorkers(opts: WorkersOptions): Workers {
   const retryBase = opts.retryDelayMs ?? 200;
   const maxQueued = opts.maxQueued ?? 1000;
   const stopTimeoutMs = opts.stopTimeoutMs ?? 5_000;
+  const trimEveryMs = opts.trimEveryMs ?? 5_000;
+  const keepProcessedMs = opts.keepProcessedMs ?? 120_000;
   const { store, log, metrics: m } = opts;
 
   const lanes = Object.fromEntries(
-    LANES.map((l) => [
+    LANES.map((l): [Lane, LaneState] => [
       l,
       {
+        name: l,
+        group: laneGroup(l, group),
         limit: Math.max(1, opts.lanes?.[l]?.limit ?? LANE_DEFAULTS[l].limit),
         deadlineMs: opts.lanes?.[l]?.deadlineMs ?? LANE_DEFAULTS[l].deadlineMs,
         active: 0,
-        queue: [] as Job[],
+        queue: [],
+        held: new Map(),
+        finished: new Map(),
+        readFailure: undefined,
       },
     ]),
-  ) as Record<Lane, { limit: number; deadlineMs: number; active: number; queue: Job[] }>;
-  const queued = () => lanes.calls.queue.length + lanes.media.queue.length + lanes.other.queue.length;
+  ) as Record<Lane, LaneState>;
 
   let running = false;
   let loops: Promise<void>[] = [];
@@ -198,42 +263,29 @@ export function createWorkers(opts: WorkersOptions): Workers {
   const retryTimers = new Set<NodeJS.Timeout>();
   /** Wakes loops that sleep (reader waiting for room, claim and touch pauses) at stop. */
   const sleepers = new Set<() => void>();
-  /** Of those, the readers waiting for room: woken as each handler finishes. */
-  const waitingForRoom = new Set<() => void>();
-  const nap = (ms: number, forRoom = false) =>
+  /** Of those, the readers waiting for room in their lane: woken as its handlers finish. */
+  const waitingForRoom = new Map<Lane, Set<() => void>>(LANES.map((l) => [l, new Set()]));
+  const nap = (ms: number, forRoom?: Lane) =>
     new Promise<void>((resolve) => {
       const done = () => {
         clearTimeout(t);
         sleepers.delete(done);
-        waitingForRoom.delete(done);
+        if (forRoom) waitingForRoom.get(forRoom)!.delete(done);
         resolve();
       };
       const t = setTimeout(done, ms);
       sleepers.add(done);
-      if (forRoom) waitingForRoom.add(done);
+      if (forRoom) waitingForRoom.get(forRoom)!.add(done);
     });
   const wakeAll = () => {
     for (const w of [...sleepers]) w();
   };
-  /**
-   * Stream ids this process is handling, has queued or will retry, with the consumer they
-   * are pending for. They are touched so they never look idle, and a claim that still
-   * returns one (a touch came late) must not hand it to us a second time: skip it there.
-   */
-  const held = new Map<string, string>();
-  /**
-   * Stream ids this process finished (the ack or dead letter went through), with when: a
-   * claim sent before that ack can still answer with them. Kept for `claimIdleMs`, oldest
-   * first. An entry whose ack failed is not in it: it stays pending and the claim must
-   * hand it back.
-   */
-  const finished = new Map<string, number>();
-  function markFinished(streamId: string): void {
+  function markFinished(lane: LaneState, streamId: string): void {
     const now = Date.now();
-    finished.set(streamId, now);
-    for (const [id, at] of finished) {
+    lane.finished.set(streamId, now);
+    for (const [id, at] of lane.finished) {
       if (now - at < claimIdleMs) break;
-      finished.delete(id);
+      lane.finished.delete(id);
     }
   }
   let lastStoreError = '';
@@ -244,9 +296,9 @@ export function createWorkers(opts: WorkersOptions): Workers {
     lastStoreError = msg;
   }
 
-  async function deadLetter(entry: StreamEntry, error: string, attempts: number): Promise<void> {
-    await store.deadLetter(group, entry, error, attempts);
-    markFinished(entry.streamId);
+  async function deadLetter(lane: LaneState, entry: StreamEntry, error: string, attempts: number): Promise<void> {
+    await store.deadLetter(lane.group, entry, error, attempts);
+    markFinished(lane, entry.streamId);
     m.deadLettered.inc({ type: eventTypeLabel(entry.type) });
     m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'dead_lettered' });
     const replayOf = entry.replayOf !== undefined ? { replayOf: entry.replayOf } : {};
@@ -254,32 +306,30 @@ export function createWorkers(opts: WorkersOptions): Workers {
   }
 
   /** Put a job in its lane and start what the lane has room for. */
-  function dispatch(job: Job): void {
-    held.set(job.entry.streamId, job.consumer);
-    const lane = laneOf(job.entry.type);
-    lanes[lane].queue.push(job);
+  function dispatch(lane: LaneState, job: Job): void {
+    lane.held.set(job.entry.streamId, job.consumer);
+    lane.queue.push(job);
     pump(lane);
   }
 
-  function pump(name: Lane): void {
-    const lane = lanes[name];
+  function pump(lane: LaneState): void {
     while (running && lane.active < lane.limit && lane.queue.length > 0) {
       const job = lane.queue.shift()!;
       lane.active++;
       const ctl = new AbortController();
-      const p: Promise<void> = handle(job, name, lane.deadlineMs, ctl)
+      const p: Promise<void> = handle(lane, job, ctl)
         .catch((err: unknown) => {
           // The ack or dead letter did not go through: the entry stays pending, and once
           // it is no longer held the claim hands it back.
-          held.delete(job.entry.streamId);
+          lane.held.delete(job.entry.streamId);
           storeTrouble(err);
         })
         .finally(() => {
           inHand.delete(p);
           lane.active--;
-          pump(name);
-          // A reader may wait for room (only it: the claim and touch loops keep their pace).
-          for (const w of [...waitingForRoom]) w();
+          pump(lane);
+          // This lane's reader may wait for room (only it: the claim and touch loops keep their pace).
+          for (const w of [...waitingForRoom.get(lane.name)!]) w();
         });
       inHand.set(p, ctl);
     }
@@ -303,7 +353,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
     }
   }
 
-  async function handle(job: Job, name: Lane, deadlineMs: number, ctl: AbortController): Promise<void> {
+  async function handle(lane: LaneState, job: Job, ctl: AbortController): Promise<void> {
     const { entry, attempt } = job;
     let retrying = false;
     try {
@@ -313,19 +363,19 @@ export function createWorkers(opts: WorkersOptions): Workers {
         event = parseEvent(JSON.parse(entry.body));
       } catch (err) {
         const why = err instanceof EventPayloadError ? err.message : `unreadable body: ${(err as Error).message}`;
-        await deadLetter(entry, why, attempt);
+        await deadLetter(lane, entry, why, attempt);
         return;
       }
       const handler = event.known ? handlerFor(opts.handlers, event.type, event, entry) : undefined;
       if (!handler) {
-        await store.ack(group, [entry.streamId]);
-        markFinished(entry.streamId);
+        await store.ack(lane.group, [entry.streamId]);
+        markFinished(lane, entry.streamId);
         m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'ignored' });
         if (!event.known) log.info({ eventId: entry.eventId, type: entry.type }, 'unknown webhook event type: stored and ignored');
         return;
       }
       try {
-        await runHandler(handler, name, deadlineMs, ctl);
+        await runHandler(handler, lane.name, lane.deadlineMs, ctl);
       } catch (err) {
         if (err instanceof StoppingError) {
           // Not a failure of the event: it stays pending and another consumer claims it.
@@ -335,66 +385,91 @@ export function createWorkers(opts: WorkersOptions): Workers {
         const message = (err as Error)?.message ?? String(err);
         m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'failed' });
         if (attempt >= opts.maxAttempts) {
-          await deadLetter(entry, message, attempt);
+          await deadLetter(lane, entry, message, attempt);
         } else {
           const delay = Math.min(retryBase * 2 ** (attempt - 1), Math.max(retryBase, claimIdleMs / 4));
           log.warn({ err, eventId: entry.eventId, type: entry.type, attempt, retryInMs: delay }, 'webhook handler failed, will retry');
           retrying = true;
           const t = setTimeout(() => {
             retryTimers.delete(t);
-            if (running) dispatch({ ...job, attempt: attempt + 1 });
+            if (running) dispatch(lane, { ...job, attempt: attempt + 1 });
           }, delay);
           retryTimers.add(t);
         }
         return;
       }
-      await store.ack(group, [entry.streamId]);
-      markFinished(entry.streamId);
+      await store.ack(lane.group, [entry.streamId]);
+      markFinished(lane, entry.streamId);
       m.webhookEvents.inc({ type: eventTypeLabel(entry.type), outcome: 'processed' });
     } finally {
-      if (!retrying) held.delete(entry.streamId);
+      if (!retrying) lane.held.delete(entry.streamId);
     }
   }
 
-  /** Read new entries and hand them to the lanes; never waits for handlers, only for room. */
-  async function readLoop(consumer: string): Promise<void> {
-    while (running) {
-      try {
-        if (queued() >= maxQueued) {
-          await nap(blockMs, true);
+  /**
+   * Take what a read or claim of this lane's group returned: its own entries into the lane,
+   * the other lanes' entries acked at once in this group (they are theirs to handle).
+   */
+  function sort(lane: LaneState, consumer: string, entries: StreamEntry[], claimed: boolean): void {
+    const foreign: string[] = [];
+    for (const e of entries) {
+      if (laneOf(e.type) !== lane.name) {
+        foreign.push(e.streamId);
+        continue;
+      }
+      if (claimed) {
+        if (!running) break;
+        if (lane.held.has(e.streamId)) {
+          lane.held.set(e.streamId, consumer); // ours already; pending for `consumer` now
           continue;
         }
-        const entries = await store.readGroup(group, consumer, batch, blockMs);
+        if (lane.finished.has(e.streamId)) continue;
+        log.warn({ eventId: e.eventId, type: e.type, deliveries: e.deliveries }, 'claimed a stale webhook event from another consumer');
+      }
+      dispatch(lane, { consumer, entry: e, attempt: e.deliveries });
+    }
+    // Not awaited (the next read goes at once) and not held: an ack that fails leaves them
+    // pending, and the claim hands them back to be acked again.
+    if (foreign.length > 0) store.ack(lane.group, foreign).catch(storeTrouble);
+  }
+
+  /**
+   * Read new entries of this lane's group and hand its own to the lane; never waits for
+   * handlers, only for room in this lane. Every lane reads the whole stream through its own
+   * group, so a backlog of one kind of event (thousands of message updates waiting for the
+   * database) never stops the reading of another (a call's connect).
+   */
+  async function readLoop(lane: LaneState, consumer: string): Promise<void> {
+    while (running) {
+      try {
+        if (lane.queue.length >= maxQueued) {
+          await nap(blockMs, lane.name);
+          continue;
+        }
+        const entries = await store.readGroup(lane.group, consumer, readBatch, blockMs);
         lastStoreError = '';
+        lane.readFailure = undefined;
         // Handlers cope with events of one call arriving together and out of order (the
         // Service reorders them), so handing them out side by side is safe.
-        for (const e of entries) dispatch({ consumer, entry: e, attempt: e.deliveries });
+        sort(lane, consumer, entries, false);
       } catch (err) {
         if (!running) break;
         storeTrouble(err);
+        lane.readFailure = (err as Error)?.message ?? String(err);
         await nap(500);
       }
     }
   }
 
-  /** Claim a dead consumer's entries, a batch at a time, straight into the lanes. */
-  async function claimLoop(consumer: string): Promise<void> {
+  /** Claim a dead consumer's entries of this lane's group, a batch at a time, straight into the lane. */
+  async function claimLoop(lane: LaneState, consumer: string): Promise<void> {
     while (running) {
       let full = false;
       try {
-        if (queued() < maxQueued) {
-          const stale = await store.claimStale(group, consumer, claimIdleMs, claimBatch);
+        if (lane.queue.length < maxQueued) {
+          const stale = await store.claimStale(lane.group, consumer, claimIdleMs, claimBatch);
           full = stale.length >= claimBatch;
-          for (const e of stale) {
-            if (!running) break;
-            if (held.has(e.streamId)) {
-              held.set(e.streamId, consumer); // ours already; pending for `consumer` now
-              continue;
-            }
-            if (finished.has(e.streamId)) continue;
-            log.warn({ eventId: e.eventId, type: e.type, deliveries: e.deliveries }, 'claimed a stale webhook event from another consumer');
-            dispatch({ consumer, entry: e, attempt: e.deliveries });
-          }
+          sort(lane, consumer, stale, true);
         }
       } catch (err) {
         if (!running) break;
@@ -408,10 +483,28 @@ export function createWorkers(opts: WorkersOptions): Workers {
   async function touchLoop(): Promise<void> {
     while (running) {
       await nap(touchEveryMs);
-      if (!running || held.size === 0) continue;
-      const by = new Map<string, string[]>();
-      for (const [id, c] of held) (by.get(c) ?? by.set(c, []).get(c)!).push(id);
-      for (const [c, ids] of by) await store.touchPending(group, c, ids).catch(storeTrouble);
+      if (!running) continue;
+      for (const lane of LANES.map((l) => lanes[l])) {
+        if (lane.held.size === 0) continue;
+        const by = new Map<string, string[]>();
+        for (const [id, c] of lane.held) (by.get(c) ?? by.set(c, []).get(c)!).push(id);
+        for (const [c, ids] of by) await store.touchPending(lane.group, c, ids).catch(storeTrouble);
+      }
+    }
+  }
+
+  /**
+   * Drop what every lane has processed (older than `keepProcessedMs`) from the stream: raw
+   * events carry message text, and the stream's MAXLEN (1,000,000) alone kept a million of
+   * them. Dedupe keys and dead letters live outside the stream; what a lane still holds or
+   * has not read stays. Every node does it; it is idempotent.
+   */
+  async function trimLoop(): Promise<void> {
+    const groups = LANES.map((l) => lanes[l].group);
+    while (running) {
+      await nap(trimEveryMs);
+      if (!running) break;
+      await store.trimProcessed(groups, Date.now() - keepProcessedMs).catch(storeTrouble);
     }
   }
 
@@ -419,10 +512,10 @@ export function createWorkers(opts: WorkersOptions): Workers {
     consumers,
     async start() {
       if (running) return;
-      await store.ensureGroup(group);
+      for (const l of LANES) await store.ensureGroup(lanes[l].group);
       running = true;
-      loops = [...consumers.map((c) => readLoop(c)), claimLoop(consumers[0]!), touchLoop()];
-      log.info({ group, consumers, lanes: Object.fromEntries(LANES.map((l) => [l, { limit: lanes[l].limit, deadlineMs: lanes[l].deadlineMs }])) }, 'webhook workers started');
+      loops = [...LANES.flatMap((l) => [...consumers.map((c) => readLoop(lanes[l], c)), claimLoop(lanes[l], consumers[0]!)]), touchLoop(), ...(trimEveryMs > 0 ? [trimLoop()] : [])];
+      log.info({ consumers, lanes: Object.fromEntries(LANES.map((l) => [l, { group: lanes[l].group, limit: lanes[l].limit, deadlineMs: lanes[l].deadlineMs }])) }, 'webhook workers started');
     },
     async stop() {
       if (!running) {
@@ -435,7 +528,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
       for (const t of retryTimers) clearTimeout(t);
       retryTimers.clear();
       // What waits for a slot or a retry stays pending in the stream: claimed later.
-      for (const l of LANES) for (const j of lanes[l].queue.splice(0)) held.delete(j.entry.streamId);
+      for (const l of LANES) for (const j of lanes[l].queue.splice(0)) lanes[l].held.delete(j.entry.streamId);
       const settled = (ps: Promise<unknown>[]) =>
         Promise.race([Promise.all(ps).then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), Math.max(0, until - Date.now())).unref())]);
       if (!(await settled([...inHand.keys()]))) {
@@ -448,5 +541,9 @@ export function createWorkers(opts: WorkersOptions): Workers {
       log.info({ group }, 'webhook workers stopped');
     },
     inFlight: () => inHand.size,
+    problem: () => {
+      const failing = LANES.filter((l) => lanes[l].readFailure !== undefined);
+      return failing.length > 0 ? `reading the event stream fails (${failing.join(', ')}): ${lanes[failing[0]!].readFailure}` : undefined;
+    },
   };
 }

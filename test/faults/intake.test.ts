@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RedisStore } from '../../server/store/redis.ts';
-import { WORKER_GROUP } from '../../server/webhooks/workers.ts';
+import { workersLag } from '../../server/webhooks/workers.ts';
 import { SECRET_A, listen, testApp } from '../foundation/helpers.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { until } from '../support/wait.ts';
@@ -48,7 +48,6 @@ describe('webhook intake under faults', () => {
     const prefix = uniquePrefix('faults');
     const store = new RedisStore({ url: redis.url, prefix });
     cleanups.push(() => store.close());
-    await store.ensureGroup(WORKER_GROUP);
     const { app } = testApp(store);
     const http = await listen(app.fetch);
     cleanups.push(() => http.close());
@@ -85,7 +84,7 @@ describe('webhook intake under faults', () => {
     const fx = new Redis(redis.url);
     cleanups.push(() => void fx.disconnect());
     await until('every accepted event has its effect', async () => (await fx.hlen(`${prefix}fx:effects`)) >= sent.accepted.size, 60_000, 200);
-    await until('the stream fully acked', async () => (await store.streamLag(WORKER_GROUP)) === 0, 30_000, 200);
+    await until('the stream fully acked', async () => (await workersLag(store)) === 0, 30_000, 200);
 
     const effects = await fx.hgetall(`${prefix}fx:effects`);
     const runs = await fx.hgetall(`${prefix}fx:runs`);

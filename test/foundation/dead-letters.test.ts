@@ -11,7 +11,7 @@ import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import type { DeadLetterItem } from '../../server/ops/dead-letters.ts';
 import { Metrics } from '../../server/ops/metrics.ts';
 import { RedisStore } from '../../server/store/redis.ts';
-import { WORKER_GROUP, type HandlerRegistry } from '../../server/webhooks/workers.ts';
+import { workersLag, type HandlerRegistry } from '../../server/webhooks/workers.ts';
 import { createSwitchboard } from '../../server/switchboard.ts';
 import { freePort, startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { API_KEY, SECRET_A, event, listen, signed, sleep, testConfig, until } from './helpers.ts';
@@ -148,7 +148,7 @@ describe('dead letters over HTTP (ops)', () => {
     expect(out.replayed.map((r) => [r.streamId, r.eventId])).toEqual([[items[0]!.streamId, bad.id]]);
 
     await until(() => processed.length >= 1, 10_000, 'processing of the replayed event');
-    await until(async () => (await s.store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+    await until(async () => (await workersLag(s.store)) === 0, 5000, 'lag 0');
     await sleep(500);
     expect(processed).toEqual([bad.id]);
     expect(attempts).toBe(4);

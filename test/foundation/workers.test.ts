@@ -5,13 +5,14 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import { Metrics, foundationMetrics } from '../../server/ops/metrics.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import type { Store, StreamEntry } from '../../server/store/store.ts';
-import { WORKER_GROUP, createWorkers, type HandlerRegistry, type WebhookEvent } from '../../server/webhooks/workers.ts';
+import { workersLag, createWorkers, type HandlerRegistry, type WebhookEvent } from '../../server/webhooks/workers.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { event, signed, testApp, until } from './helpers.ts';
 
@@ -61,7 +62,7 @@ describe('workers', () => {
       statuses.push(...(await Promise.all(Array.from({ length: 10 }, post))).map((r) => r.status));
       expect(statuses).toEqual(Array(20).fill(200));
       await until(() => handled.length >= 1, 5000, 'processing');
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'lag 0');
       await new Promise((r) => setTimeout(r, 300));
       expect(handled).toEqual([JSON.parse(body).id]);
     } finally {
@@ -73,7 +74,6 @@ describe('workers', () => {
   it('a worker killed after reading an event and before acking it: another worker processes it', async () => {
     const prefix = uniquePrefix();
     const store = new RedisStore({ url: redis.url, prefix });
-    await store.ensureGroup(WORKER_GROUP);
     const e = event();
     await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
 
@@ -86,7 +86,7 @@ describe('workers', () => {
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
     expect(signal).toBe('SIGKILL');
     expect(out).toContain(`read ${e.id}`);
-    expect(await store.streamLag(WORKER_GROUP)).toBe(1); // pending, unacked
+    expect(await workersLag(store)).toBe(1); // pending, unacked
 
     const got: Array<{ id: string; deliveries: number }> = [];
     const { w, logs } = workersFor(store, {
@@ -98,7 +98,7 @@ describe('workers', () => {
     try {
       await until(() => got.length > 0, 10_000, 'rescue');
       expect(got).toEqual([{ id: e.id, deliveries: 2 }]);
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'ack');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'ack');
       expect(logs.text()).toContain('claimed a stale webhook event');
     } finally {
       await w.stop();
@@ -109,7 +109,6 @@ describe('workers', () => {
   it('kill -9 of a worker holding 10 events: another claims them within seconds (not 30 s) and handles them concurrently', async () => {
     const prefix = uniquePrefix();
     const store = new RedisStore({ url: redis.url, prefix });
-    await store.ensureGroup(WORKER_GROUP);
     const events = Array.from({ length: 10 }, () => event());
     for (const e of events) await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
 
@@ -118,7 +117,7 @@ describe('workers', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', script, redis.url, prefix, 'doomed-many'], { stdio: ['ignore', 'pipe', 'pipe'] });
     const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_c, s) => resolve(s)));
     expect(signal).toBe('SIGKILL');
-    expect(await store.streamLag(WORKER_GROUP)).toBe(10);
+    expect(await workersLag(store)).toBe(10);
     const killedAt = Date.now();
 
     // Default claim settings (production's), handlers that take 500 ms each.
@@ -144,12 +143,50 @@ describe('workers', () => {
       expect(took).toBeLessThan(8_000); // claimIdleMs 5 s + one claim round + 500 ms, not 30 s + 10 × 500 ms
       expect(most).toBeGreaterThanOrEqual(5); // handled side by side, not one at a time
       expect(done.sort()).toEqual(events.map((e) => e.id).sort());
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'ack');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'ack');
     } finally {
       await w.stop();
       await store.close();
     }
   }, 30_000);
+
+  it('processed events leave the stream (raw bodies carry message text): 300 handled → none kept; one a lane still holds stays, and is trimmed once done', async () => {
+    const prefix = uniquePrefix();
+    const store = new RedisStore({ url: redis.url, prefix });
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((r) => (release = r));
+    let handled = 0;
+    const { w } = workersFor(
+      store,
+      {
+        'chat.call.connect': async () => void handled++,
+        'chat.call.terminate': async () => held, // one event that stays in hand
+      },
+      { trimEveryMs: 100, keepProcessedMs: 0 },
+    );
+    await w.start();
+    const look = new Redis({ port: redis.port, host: '127.0.0.1' });
+    try {
+      const first = event('chat.call.terminate', undefined, { callingTerminate: { wacid: 'w.held', status: 'COMPLETED' } });
+      await store.acceptEvent({ eventId: first.id, type: first.type, body: JSON.stringify(first), receivedAt: Date.now() }, 60_000);
+      for (let i = 0; i < 300; i++) {
+        const e = event();
+        await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify({ ...e, text: 'a message text '.repeat(20) }), receivedAt: Date.now() }, 60_000);
+      }
+      await until(() => handled === 300, 10_000, 'all handled');
+      await new Promise((r) => setTimeout(r, 500));
+      // The held event is first in the stream: nothing behind it may go yet.
+      expect(await look.xlen(`${prefix}events`)).toBe(301);
+      release();
+      await until(async () => (await look.xlen(`${prefix}events`)) === 0, 5000, 'the stream trimmed');
+      // Still duplicates: dedupe does not live in the stream.
+      expect(await store.acceptEvent({ eventId: first.id, type: first.type, body: JSON.stringify(first), receivedAt: Date.now() }, 60_000)).toBe('duplicate');
+    } finally {
+      look.disconnect();
+      await w.stop();
+      await store.close();
+    }
+  });
 
   describe.each([
     ['RedisStore', () => new RedisStore({ url: redis.url, prefix: uniquePrefix() }) as Store],
@@ -187,7 +224,7 @@ describe('workers', () => {
         expect(m.deadLettered.get({ type: 'chat.call.terminate' })).toBe(1);
         expect(await metrics.render()).toContain('switchboard_webhook_dead_lettered_total{type="chat.call.terminate"} 1');
         expect(logs.text()).toContain('webhook event dead-lettered');
-        await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+        await until(async () => (await workersLag(store)) === 0, 5000, 'lag 0');
         // Never retried again.
         await new Promise((r) => setTimeout(r, 500));
         expect(attempts).toBe(3);
@@ -243,7 +280,7 @@ describe('workers', () => {
       for (const e of [broken, unknown]) {
         await store.acceptEvent({ eventId: e.id, type: e.type, body: JSON.stringify(e), receivedAt: Date.now() }, 60_000);
       }
-      await until(async () => (await store.streamLag(WORKER_GROUP)) === 0, 5000, 'lag 0');
+      await until(async () => (await workersLag(store)) === 0, 5000, 'lag 0');
       expect(called).toBe(0);
       const [dl] = await store.listDeadLetters(10);
       expect(dl?.error).toMatch(/^chat\.call\.connect: callingConnect\.phoneId/);
@@ -272,7 +309,7 @@ describe('workers', () => {
     await until(() => started, 5000, 'start');
     await w.stop();
     expect(finished).toBe(true);
-    expect(await store.streamLag(WORKER_GROUP)).toBe(0);
+    expect(await workersLag(store)).toBe(0);
     await store.close();
   });
 });
