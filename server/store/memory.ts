@@ -132,7 +132,8 @@ export class MemoryStore implements Store {
     }
   }
 
-  async ensureGroup(group: string): Promise<void> {
+  async ensureGroup(group: string, _o?: { from?: string }): Promise<void> {
+    // In memory no group outlives the process: a new one has no older one to take over from.
     this.check();
     if (!this.groups.has(group)) this.groups.set(group, { next: this.dropped, pending: new Map() });
   }

@@ -312,6 +312,13 @@ export function sentinelOptions(opts: Pick<RedisStoreOptions, 'url' | 'sentinels
   return out;
 }
 
+/** The stream id just before `id` (entries after it include `id`). */
+function idBefore(id: string): string {
+  const [ms, seq] = id.split('-').map((x) => BigInt(x));
+  if (seq! > 0n) return `${ms}-${seq! - 1n}`;
+  return ms! > 0n ? `${ms! - 1n}-18446744073709551615` : '0';
+}
+
 function toEntry(id: string, fields: Fields, deliveries: number): StreamEntry {
   const f: Record<string, string> = {};
   for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i]!] = fields[i + 1]!;
@@ -589,13 +596,38 @@ export class RedisStore implements Store {
     if (this.batch.length > 0 && this.acceptsInFlight === 0) this.flushAccepts(false);
   }
 
-  async ensureGroup(group: string): Promise<void> {
+  async ensureGroup(group: string, o: { from?: string } = {}): Promise<void> {
     try {
-      // From the start of the stream: events accepted before the workers ran are processed.
-      await this.up().xgroup('CREATE', this.k.stream, group, '0', 'MKSTREAM');
+      // From the start of the stream (events accepted before the workers ran are processed),
+      // or where the older group stands.
+      const start = o.from ? await this.groupStart(o.from) : '0';
+      await this.up().xgroup('CREATE', this.k.stream, group, start, 'MKSTREAM');
     } catch (err) {
       if (!String((err as Error).message).includes('BUSYGROUP')) throw err;
     }
+  }
+
+  /** The id a group taking over `older` starts after: just before its oldest pending entry, else its last delivered one ('0' without it). */
+  private async groupStart(older: string): Promise<string> {
+    const r = this.up();
+    let groups: unknown[];
+    try {
+      groups = (await r.xinfo('GROUPS', this.k.stream)) as unknown[];
+    } catch {
+      return '0'; // no stream yet
+    }
+    const info = groups
+      .map((g) => {
+        const arr = g as unknown[];
+        const f: Record<string, unknown> = {};
+        for (let i = 0; i + 1 < arr.length; i += 2) f[String(arr[i])] = arr[i + 1];
+        return f;
+      })
+      .find((f) => f.name === older);
+    if (!info) return '0';
+    const pending = (await r.xpending(this.k.stream, older)) as [number, string | null, string | null, unknown];
+    if (Number(pending[0]) > 0 && pending[1]) return idBefore(pending[1]);
+    return String(info['last-delivered-id'] ?? '0');
   }
 
   /** One connection per (group, consumer) that blocks: a blocked read holds its connection. */

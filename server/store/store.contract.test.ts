@@ -124,6 +124,23 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       expect(got.map((e) => e.eventId)).toEqual(['a', 'b', 'c']);
     });
 
+    if (name.startsWith('RedisStore')) {
+      it('a group that takes over an older one starts at its oldest pending entry, or after its last delivered one (an upgrade neither repeats nor skips)', async () => {
+        const s = fresh();
+        for (const id of ['a', 'b', 'c', 'd', 'e']) await s.acceptEvent(ev(id), 60_000);
+        await s.ensureGroup('old');
+        const read = await s.readGroup('old', 'c1', 3, 0); // a, b, c delivered
+        await s.ack('old', [read[0]!.streamId, read[2]!.streamId]); // b still pending
+        await s.ensureGroup('new', { from: 'old' });
+        expect((await s.readGroup('new', 'c1', 10, 0)).map((e) => e.eventId)).toEqual(['b', 'c', 'd', 'e']);
+        await s.ack('old', [read[1]!.streamId]); // nothing pending: after the last delivered (c)
+        await s.ensureGroup('newer', { from: 'old' });
+        expect((await s.readGroup('newer', 'c1', 10, 0)).map((e) => e.eventId)).toEqual(['d', 'e']);
+        await s.ensureGroup('fresh', { from: 'no-such-group' }); // no older group: the whole stream
+        expect((await s.readGroup('fresh', 'c1', 10, 0)).map((e) => e.eventId)).toEqual(['a', 'b', 'c', 'd', 'e']);
+      });
+    }
+
     it('two consumers of one group never receive the same entry', async () => {
       const s = fresh();
       await s.ensureGroup('g');

@@ -95,8 +95,13 @@ export interface Store {
     dedupeTtlMs: number,
   ): Promise<AcceptResult>;
 
-  /** Create the consumer group if it does not exist (idempotent). */
-  ensureGroup(group: string): Promise<void>;
+  /**
+   * Create the consumer group if it does not exist (idempotent). A new group reads from the
+   * start of the stream, or, with `from`, where that (older) group stands: from its oldest
+   * entry still pending, else after its last delivered one — so a group that takes over an
+   * older one's work (an upgrade) neither skips nor repeats what that one finished.
+   */
+  ensureGroup(group: string, o?: { from?: string }): Promise<void>;
 
   /**
    * Read up to `count` new entries for `consumer` in `group`, waiting up to `blockMs`

@@ -512,7 +512,9 @@ export function createWorkers(opts: WorkersOptions): Workers {
     consumers,
     async start() {
       if (running) return;
-      for (const l of LANES) await store.ensureGroup(lanes[l].group);
+      // A store that a version before lanes worked on: each lane's group starts where the one
+      // group all lanes shared stands (nothing it finished is handled again, nothing pending is skipped).
+      for (const l of LANES) await store.ensureGroup(lanes[l].group, { from: group });
       running = true;
       loops = [...LANES.flatMap((l) => [...consumers.map((c) => readLoop(lanes[l], c)), claimLoop(lanes[l], consumers[0]!)]), touchLoop(), ...(trimEveryMs > 0 ? [trimLoop()] : [])];
       log.info({ consumers, lanes: Object.fromEntries(LANES.map((l) => [l, { group: lanes[l].group, limit: lanes[l].limit, deadlineMs: lanes[l].deadlineMs }])) }, 'webhook workers started');
