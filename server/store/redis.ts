@@ -387,6 +387,10 @@ export class RedisStore implements Store {
     this.k = { stream: `${this.prefix}events`, dead: `${this.prefix}dead`, calls: `${this.prefix}calls`, live: `${this.prefix}calls:live`, liveBuilt: `${this.prefix}calls:live:built` };
     const base: RedisOptions = {
       enableAutoPipelining: true,
+      // A call's compare-and-set is on the offer's path: written at once, never queued for the
+      // next turn behind a batch still waiting for its replies (auto-pipelining sends one batch
+      // at a time per connection).
+      autoPipeliningIgnoredCommands: ['sbCreateCall', 'sbCasCall'],
       maxRetriesPerRequest: 1,
       commandTimeout: opts.commandTimeoutMs ?? 2000,
       retryStrategy: (times) => Math.min(times * 50, 1000),
