@@ -12,6 +12,7 @@ import type { Permission, ServerMsg } from '../../shared/protocol.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { until, ProtocolClient, agentClient, emulatorRequest, login, postEvent, sleep, type Bridge, type BridgeOptions } from './harness.ts';
 import { programSuite } from './suite.ts';
+import { workersLag } from '../../server/webhooks/workers.ts';
 
 const BUSINESS = '+15550100001';
 const PHONE_ID = '100000000000001';
@@ -392,7 +393,7 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
     const marker = { ...inbound('inb_marker', 'accept', t(0)), from: '+15550123506' };
     expect(await postEvent(b, 'chat.inbound_message.received', 'chatInboundMessage', marker)).toBe(200);
     await boss.next('permission.updated', (m) => m.permission.user === '+15550123506', 20_000);
-    await until('every event processed', async () => ((await b.store.streamLag('workers')) === 0 ? true : undefined));
+    await until('every event processed', async () => ((await workersLag(b.store)) === 0 ? true : undefined));
     expect(updates(boss, user).map((p) => p.state)).toEqual(['granted']);
     expect(await permissionOf(b, cookie, user)).toMatchObject({ state: 'granted', permanent: true });
 
@@ -402,7 +403,7 @@ describe('call permission (REST + webhook + WebSocket + dial check)', () => {
     expect(await permissionOf(b, cookie, user)).toMatchObject({ state: 'rejected' });
     // Ordinary inbound text messages are ignored by the permission handler.
     expect(await postEvent(b, 'chat.inbound_message.received', 'chatInboundMessage', { id: 'inb_text', from: user, to: BUSINESS, type: 'text', text: { body: 'hi' } })).toBe(200);
-    await until('every event processed', async () => ((await b.store.streamLag('workers')) === 0 ? true : undefined));
+    await until('every event processed', async () => ((await workersLag(b.store)) === 0 ? true : undefined));
     expect(await permissionOf(b, cookie, user)).toMatchObject({ state: 'rejected' });
   }, 60_000);
 });
