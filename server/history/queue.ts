@@ -14,7 +14,7 @@
  * - `MemoryHistoryQueue` (memory store / demo, one process, not durable across restarts,
  *   like the memory store itself).
  */
-import { sentinelOptions } from '../store/redis.ts';
+import { reopenWhenEnded, sentinelOptions } from '../store/redis.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis, type RedisOptions } from 'ioredis';
@@ -208,6 +208,7 @@ export class RedisHistoryQueue implements HistoryQueue {
     this.blocking = connect({ ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
     this.send = opts.send ?? this.cmd;
     for (const r of [this.cmd, this.blocking]) {
+      reopenWhenEnded(r, () => this.closed);
       r.on('error', (err: Error & { code?: string }) => {
         const code = err.code ?? err.message;
         if (code === this.lastErrorCode) return;
