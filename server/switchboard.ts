@@ -44,13 +44,13 @@ import type { Wrapup } from './calls/engine.ts';
 import type { Store, StreamEntry } from './store/store.ts';
 import { RedisStore } from './store/redis.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
+import { loadPages } from './web/pages.ts';
 import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
 import { laneGroup, createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
-import { buildWebAgent } from '../web-agent/build.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -75,7 +75,7 @@ export interface SwitchboardOptions {
   log: Logger;
   /** Default: a Service client built from the config (none without SERVICE_BASE_URL). */
   service?: ServiceParts;
-  /** Pages and assets; default: built from web-agent/ at start (an empty map: API only). */
+  /** Pages and assets; default: `loadPages()` (the build's, or bundled from web-agent/ at start; an empty map: API only). */
   assets?: Map<string, WebAsset>;
   /** Demo mode: starts a simulated call for the page's button. */
   demo?: DemoCaller;
@@ -294,8 +294,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const now = o.now ?? Date.now;
   const assets =
     o.assets ??
-    (await buildWebAgent().catch((err: unknown) => {
-      log.error({ err }, 'web-agent build failed: pages are not served');
+    (await loadPages().catch((err: unknown) => {
+      log.error({ err }, 'pages could not be loaded (built or bundled): pages are not served');
       return new Map<string, WebAsset>();
     }));
   const auth = createAuth({
