@@ -19,11 +19,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { CallbackFollowup, CallbackPermission, CallbackState, CallbackTask } from '../../shared/records.ts';
-import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from '../history/callbacks.ts';
-import type { MessagingStore } from '../history/messages.ts';
+import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from './store.ts';
+import type { MessagingStore } from '../messaging/store.ts';
 import type { Outcome } from '../history/schema.ts';
 import type { Logger } from '../log/logger.ts';
-import { permissionBudget } from '../messaging/budget.ts';
+import { permissionBudget } from '../permissions/budget.ts';
 import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
 import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
 import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
