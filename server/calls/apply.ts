@@ -48,6 +48,9 @@ export type AgentChange =
 /** A stored transition, with the record's version after it (history orders call facts by it). */
 export type Committed = (before: Call | null, after: Call, event: CallEvent, version: number) => void;
 
+/** What the call engine publishes on the call bus (server/events/bus.ts): each stored transition, behind its effects. */
+export type CallBusEvents = { committed: Parameters<Committed> };
+
 export interface ApplierOptions {
   store: Store;
   calls: ServiceCalls;
