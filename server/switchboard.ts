@@ -334,6 +334,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   });
   // Every stored transition is published on the call bus (behind its effects, in commit
   // order); each feature listens on its own, and one that throws costs the others nothing.
+  const offerLatency = metrics.histogram('switchboard_offer_latency_seconds', 'Inbound calls: webhook received → first offer pushed to an agent (seconds).');
   const listenerFailures = metrics.counter('switchboard_listener_failures_total', 'Event listeners that threw, by event and listener (the others and the event itself went on).', ['event', 'listener']);
   const callBus = new Bus<CallBusEvents>(log.child({ part: 'events' }), (event, listener) => listenerFailures.inc({ event, listener }));
   // A call carries its business number's phone id (a dialed one: once its connect event came).
@@ -380,6 +381,9 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
     onCommitted: (before, after, event, version) => callBus.emit('committed', before, after, event, version),
+    onOffered: (call) => {
+      if (call.offeredTo.length === 1) offerLatency.observe(Math.max(0, now() - call.createdAt) / 1000);
+    },
     // ---- agent desktop (issue 15): wrap-up codes, away reasons, where a wrap-up goes ----
     dispositions: config.dispositions,
     awayReasons: config.awayReasons,

@@ -62,6 +62,7 @@ export interface ApplierOptions {
   sweepMs: number;
   routing: () => RoutingPort;
   onCommitted?: Committed;
+  onOffered?: (call: Call) => void;
 }
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
@@ -242,6 +243,7 @@ export class Applier {
         // others would otherwise offer the same agent a second call).
         this.o.routing().agentChange({ kind: 'offered', agent: e.agent, wacid });
         hub.toUser(e.agent, offered(call));
+        this.o.onOffered?.(call);
         return;
       case 'revoke':
         // The agent's own answer revokes the offer on its other tabs: the agent goes from

@@ -55,6 +55,8 @@ export interface EngineOptions {
   numberScope?: RequestsOptions['numberScope'];
   /** Called once per transition committed to the store (history's recorder hooks in here). */
   onCommitted?: Committed;
+  /** Called as an offer is pushed to its agent (the webhook → offer latency metric). */
+  onOffered?: (call: Call) => void;
   /** `DISPOSITIONS` / `AWAY_REASONS` (config); defaults as the config's. */
   dispositions?: readonly string[];
   awayReasons?: readonly string[];
@@ -116,6 +118,7 @@ export class CallEngine {
       sweepMs: o.sweepMs ?? 2_000,
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
+      ...(o.onOffered ? { onOffered: o.onOffered } : {}),
     });
     this.requests = new Requests({
       store: o.store,

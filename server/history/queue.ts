@@ -26,6 +26,8 @@ export interface QueuedFact {
   id: string;
   /** The fact as enqueued: JSON text (validated by the writer). */
   body: string;
+  /** Epoch ms it was enqueued (the history lag metric); absent on entries of older versions. */
+  at?: number;
 }
 
 export interface QueueLag {
@@ -91,7 +93,7 @@ export class MemoryHistoryQueue implements HistoryQueue {
         if (out.length >= count) break;
         if (e.delivered) continue;
         e.delivered = true;
-        out.push({ id, body: e.body });
+        out.push({ id, body: e.body, at: e.at });
       }
       return out;
     };
@@ -382,7 +384,9 @@ function toFacts(entries: Array<[string, string[] | null]>): QueuedFact[] {
   for (const [id, fields] of entries) {
     if (!fields) continue; // deleted meanwhile
     const n = out.length;
-    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'f') out.push({ id, body: fields[i + 1]! });
+    const a = fields.indexOf('a');
+    const at = a >= 0 && a % 2 === 0 ? Number(fields[a + 1]) : undefined;
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'f') out.push({ id, body: fields[i + 1]!, ...(at !== undefined && Number.isFinite(at) ? { at } : {}) });
     if (out.length === n) out.push({ id, body: '' });
   }
   return out;

@@ -83,6 +83,7 @@ export class HistoryWriter {
       invalid: m.counter('switchboard_history_facts_invalid_total', 'History facts dropped because they were not valid.'),
       failures: m.counter('switchboard_history_write_failures_total', 'Failed history write attempts (retried).'),
       deadLettered: m.counter('switchboard_history_facts_dead_lettered_total', 'History facts the database refused to store (data errors), set aside as dead letters.'),
+      lag: m.histogram('switchboard_history_lag_seconds', 'A history fact enqueued → written to the database (seconds), one observation per queue entry.', { buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300] }),
     };
     if (m) {
       m.gauge('switchboard_history_queue_pending', 'History facts not yet written to the database (on Redis: stream entries, one per transition, plus any outbox).', async () => (await o.queue.lag()).pending);
@@ -162,6 +163,7 @@ export class HistoryWriter {
         }
         await this.write(held);
         this.recovered(held.facts.length);
+        this.observeLag(held.entries);
         const ids = held.entries.map((e) => e.id);
         held = undefined;
         backoff.reset();
@@ -222,6 +224,18 @@ export class HistoryWriter {
       }
     }
     return out;
+  }
+
+  /** Each queue entry's time from enqueue to written (its facts share it: observed once). */
+  private observeLag(entries: readonly QueuedFact[]): void {
+    if (!this.counters) return;
+    const now = Date.now();
+    let last: string | undefined;
+    for (const e of entries) {
+      if (e.id === last || e.at === undefined) continue;
+      last = e.id;
+      this.counters.lag.observe(Math.max(0, now - e.at) / 1000);
+    }
   }
 
   private recovered(n: number): void {

@@ -347,10 +347,12 @@ export function createWorkers(opts: WorkersOptions): Workers {
     // A handler abandoned at its deadline may still settle later: nobody listens then.
     run.catch(() => undefined);
     limit.catch(() => undefined);
+    const t0 = performance.now();
     try {
       await Promise.race([run, limit]);
     } finally {
       clearTimeout(timer);
+      m.handlerSeconds.observe((performance.now() - t0) / 1000, { lane: name });
     }
   }
 
