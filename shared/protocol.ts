@@ -74,6 +74,15 @@
  *   `holdMs`. The caller's audio (hold music) is the page's job.
  * - A call that failed at the Service carries its numeric code in `CallView.errorCode` and
  *   the worded reason in `reason`.
+ *
+ * Real networks (issue 29; added: `welcome.ice`, `ice.servers`):
+ * - `welcome.ice` gives the page the STUN/TURN servers every RTCPeerConnection it makes uses
+ *   (`iceServers`, `iceTransportPolicy`), with TURN credentials for this user only: minted
+ *   from coturn's REST secret (username `<expiry>:<user>`, `expiresAt` epoch ms) or the
+ *   static pair. Never in the HTML, a URL or a log.
+ * - Minted credentials are renewed on the socket with `ice.servers` (same fields) at half
+ *   their life: new connections use the newest; a connection keeps the allocation it made
+ *   (coturn checks the expiry when an allocation is made, not on its refreshes).
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
@@ -204,6 +213,22 @@ export type AgentState = z.infer<typeof AgentState>;
 
 // ---- server → client ------------------------------------------------------------------
 
+/** One STUN/TURN server as `RTCIceServer` takes it. */
+export const IceServer = z.object({
+  urls: z.array(z.string().min(1).max(300)).min(1).max(8),
+  username: z.string().max(300).optional(),
+  credential: z.string().max(300).optional(),
+});
+export type IceServer = z.infer<typeof IceServer>;
+/** What every peer connection of a page is built with (issue 29). */
+export const IceConfig = z.object({
+  iceServers: z.array(IceServer).max(8),
+  iceTransportPolicy: z.enum(['all', 'relay']),
+  /** Minted TURN credentials stop working for new allocations at this time (epoch ms). */
+  expiresAt: z.number().optional(),
+});
+export type IceConfig = z.infer<typeof IceConfig>;
+
 export const Welcome = z.object({
   type: z.literal('welcome'),
   protocol: z.literal(PROTOCOL_VERSION),
@@ -216,7 +241,11 @@ export const Welcome = z.object({
   dispositions: z.array(z.string()).optional(),
   /** The away reasons (`AWAY_REASONS`) a `presence.set` may name. */
   awayReasons: z.array(z.string()).optional(),
+  /** STUN/TURN for this user's peer connections (issue 29). */
+  ice: IceConfig.optional(),
 });
+/** Renewed TURN credentials (issue 29): for peer connections made from now on. */
+export const IceServersMsg = IceConfig.extend({ type: z.literal('ice.servers') });
 export const CallOffered = z.object({
   type: z.literal('call.offered'),
   wacid,
@@ -372,6 +401,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   MonitorEnded,
   MonitorSignalRelayed,
   Welcome,
+  IceServersMsg,
   CallOffered,
   CallRevoked,
   CallRemoteAnswer,

@@ -22,6 +22,8 @@ export interface SessionMedia {
   hold(music: MediaStreamTrack): Promise<void>;
   resume(): Promise<void>;
   close(): void;
+  /** How gathering went (CallMedia): its warning is shown with the line's quality. */
+  readonly gathered?: { warning?: string };
 }
 
 /** Music for the caller while on hold (hold-music.ts; a fake in the unit tests). */
@@ -116,6 +118,11 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
 
   get isMuted(): boolean {
     return this.media.isMuted;
+  }
+
+  /** In words, when the TURN server did not answer while the call was prepared (issue 29). */
+  get networkWarning(): string | undefined {
+    return this.media.gathered?.warning;
   }
 
   /** Mute = the track sends silence; the sender keeps its track (see phone.ts). */

@@ -289,7 +289,7 @@ export class CallbackPanel {
     const root = document.getElementById('callback');
     if (!root) return;
     const now = Date.now();
-    const session = this.session && { connection: this.session.connection, quality: this.session.quality };
+    const session = this.session && { connection: this.session.connection, quality: this.session.quality, networkWarning: this.session.networkWarning };
     draw(
       <CallbackView
         s={this.s}
