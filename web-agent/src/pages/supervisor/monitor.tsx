@@ -5,6 +5,7 @@
  * sends `monitor.start` / `monitor.mode`, keeps the microphone (opened on the first click,
  * kept for the page's life so a second monitor starts at once) and draws the controls.
  */
+import { sampleConnection } from '../../quality.ts';
 import type { CallView, MonitorMode, ServerMsg } from '../../../../shared/protocol.ts';
 import type { Connection, RequestError } from '../../connection.ts';
 import { MonitorController, type MonitorEntry } from '../../monitor/controller.ts';
@@ -102,6 +103,12 @@ export class SupervisorMonitoring {
   tones(wacid: string, hz: number[]): number[] {
     const m = this.of(wacid)?.monitor;
     return m instanceof SupervisorMonitor && m.meter ? m.meter.tones(hz) : hz.map(() => 0);
+  }
+
+  /** How the monitor's audio travels (its selected pair: direct or relayed), issue 29. */
+  async path(wacid: string): Promise<string | null> {
+    const m = this.of(wacid)?.monitor;
+    return m instanceof SupervisorMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;
   }
 
   isStarting(wacid: string): boolean {
