@@ -7,6 +7,7 @@
  * candidate on the selected pair) and coturn's own counters (`usage` / `peer usage` log
  * lines with the page user's minted username).
  */
+import { createSocket } from 'node:dgram';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -189,6 +190,7 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     await start(turn.env('relay'));
     const user = '+15550123529';
     await emulatorRequest(bridge!.emu, 'PATCH', '/callee', { user, action: 'answer', answerAfterMs: 500 });
+    await emulatorRequest(bridge!.emu, 'POST', '/callPermissions', { business: BUSINESS, user });
     const before = relayedFor('boss');
     const page = await loggedIn(supBrowser, 'boss', '/supervisor');
     await page.locator(`[data-testid="callback-from"] option[value="${BUSINESS}"]`).waitFor({ state: 'attached', timeout: 15_000 });
@@ -234,9 +236,35 @@ describe('the TURN server stopped', () => {
     expect(m.gathered.relay).toBe(false);
     expect(m.gathered.ms).toBeLessThan(4_500);
     await agent.getByTestId('quality-network-warning').waitFor({ timeout: 5_000 });
-    await expect(agent.getByTestId('quality-network-warning').textContent()).resolves.toMatch(/relay server \(TURN\) did not answer within \d+(\.\d)? s, so this call goes out without it/);
+    await expect(agent.getByTestId('quality-network-warning').textContent()).resolves.toMatch(/relay server \(TURN\) did not answer \(waited \d+(\.\d)? s\), so this call goes out without it/);
     await audioBothWays(agent, wacid);
     expect((await agentStats(agent))?.path).toBe('direct');
+  }, 60_000);
+
+  it('a TURN server that answers nothing at all (a silent UDP socket): the answer goes out within the 4 s bound, the call still connects on the other candidates, and the page warns', async () => {
+    const hole = createSocket('udp4');
+    let got = 0;
+    hole.on('message', () => got++); // reads, never answers
+    await new Promise<void>((r) => hole.bind(0, '127.0.0.1', r));
+    try {
+      await start({ ICE_SERVERS: `turn:127.0.0.1:${hole.address().port}?transport=udp`, TURN_SECRET: turn.secret });
+      const agent = await availableAgent();
+      const wacid = await ring(agent);
+      const t0 = Date.now();
+      await agent.getByTestId('answer').click();
+      await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
+      const took = Date.now() - t0;
+      const m = (await agentState(agent)).media;
+      console.log(`silent TURN: answer click → connected ${took} ms; gathered ${JSON.stringify(m.gathered)}; ${got} datagrams to the silent server`);
+      expect(got).toBeGreaterThan(0); // Chromium did ask it
+      // Chromium itself gives up on a silent UDP TURN server early; the bound caps it in any case.
+      expect(m.gathered.relay).toBe(false);
+      expect(m.gathered.ms).toBeLessThan(4_500);
+      await expect(agent.getByTestId('quality-network-warning').textContent()).resolves.toMatch(/relay server \(TURN\) did not answer \(waited \d+(\.\d)? s\), so this call goes out without it/);
+      await audioBothWays(agent, wacid);
+    } finally {
+      hole.close();
+    }
   }, 60_000);
 
   it('policy relay: the failure is shown in words within the bound, long before the 20 s no-media drop, and the call is passed on', async () => {

@@ -62,7 +62,7 @@ export interface Gathered {
 const secs = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
 export const turnMissingWarning = (ms: number) =>
-  `The relay server (TURN) did not answer within ${secs(ms)}, so this call goes out without it. ` +
+  `The relay server (TURN) did not answer (waited ${secs(ms)}), so this call goes out without it, on a direct path only. ` +
   'If you hear nothing, this network may be blocking calls: open the Network check (/preflight) or ask IT to allow TURN.';
 
 /**
