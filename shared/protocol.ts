@@ -83,6 +83,10 @@
  * - Minted credentials are renewed on the socket with `ice.servers` (same fields) at half
  *   their life: new connections use the newest; a connection keeps the allocation it made
  *   (coturn checks the expiry when an allocation is made, not on its refreshes).
+ * - `call.path {id, wacid, path}` (added): the page holding a call says how its audio travels
+ *   (`direct`, `relay-udp`, `relay-tcp`, `relay-tls`; the selected candidate pair) when it
+ *   learns it or it changes. Ack `{}`; only the call's holder (FORBIDDEN otherwise). The call's
+ *   view then carries `path` (supervisors' live view) and history keeps it per call.
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
@@ -184,6 +188,8 @@ export const CallView = z.object({
   heldSince: z.number().optional(),
   /** Milliseconds on hold so far (finished holds; add `now - heldSince` while held). */
   holdMs: z.number().optional(),
+  /** How the call's audio travels, as the holding page's stats show it (issue 29). */
+  path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
   errorCode: z.number().optional(),
 });
@@ -444,6 +450,8 @@ export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: r
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
+/** The holding page reports how the call's audio travels (issue 29). Ack `{}`. */
+export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
 export const CallDial = z
   .object({
     type: z.literal('call.dial'),
@@ -475,6 +483,7 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallDial,
   CallHold,
   CallResume,
+  CallPath,
   CallWrapup,
   AgentMoreTime,
   Pong,

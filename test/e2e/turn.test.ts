@@ -18,7 +18,7 @@ import type { WebAsset } from '../../server/web/index.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { startTurn, type TestTurn, type TurnUsage } from '../support/coturn.ts';
 import { wav } from '../support/tones.ts';
-import { PASSWORD, emulatorRequest, sleep, startBridge, until, type Bridge, type BridgeOptions } from './harness.ts';
+import { PASSWORD, emulatorRequest, login, sleep, startBridge, until, type Bridge, type BridgeOptions } from './harness.ts';
 
 const CALLER_HZ = 440;
 const AGENT_HZ = 730;
@@ -133,7 +133,7 @@ function relayedFor(user: string): { client: TurnUsage; peer: TurnUsage; allocat
 
 describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
   it('inbound call answered in the page: audio both ways through TURN (relay on the selected pair, quality line says so, coturn relayed it); listen, whisper and barge relay-only too', async () => {
-    await start(turn.env('relay'));
+    await start(turn.env('relay'), { history: true });
     const before = { agent: relayedFor('agent1'), boss: relayedFor('boss') };
     const agent = await availableAgent();
     const wacid = await ring(agent);
@@ -151,6 +151,9 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     // Monitoring, relay-only on both sides.
     const sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    // The supervisor's live view shows how each agent's call travels.
+    await row(sup, wacid).locator('[data-testid="live-path"][data-path="relay-udp"]').waitFor({ timeout: 10_000 });
+    await expect(row(sup, wacid).getByTestId('live-path').textContent()).resolves.toContain('relayed (TURN/UDP)');
     await mode(sup, wacid, 'listen');
     const l = await supHears(sup, wacid);
     expect(l[0]).toBeGreaterThan(HEARD);
@@ -184,6 +187,15 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     expect(relayed.a.peer.rp - before.agent.peer.rp).toBeGreaterThan(200);
     expect(relayed.a.peer.sp - before.agent.peer.sp).toBeGreaterThan(200);
     expect(relayed.s.peer.rp - before.boss.peer.rp).toBeGreaterThan(100);
+    // History keeps the path per call.
+    const cookie = await login(bridge!.url, 'boss');
+    const rec = await until('the call in history with its path', async () => {
+      const r = await fetch(`${bridge!.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } });
+      const j = r.ok ? ((await r.json()) as { networkPath?: string; outcome?: string; timeline?: Array<{ event: string }> }) : undefined;
+      return j?.outcome === 'answered' && j.networkPath ? j : undefined;
+    }, 15_000);
+    expect(rec.networkPath).toBe('relay-udp');
+    expect(rec.timeline!.some((t) => t.event === 'path')).toBe(true);
   }, 120_000);
 
   it('a call back from the supervisor page: offer and audio both ways through TURN', async () => {

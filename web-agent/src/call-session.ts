@@ -10,7 +10,7 @@
  * reducers); it only owns what lives in this tab: the peer connection and its timers.
  */
 import { ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
-import { assessQuality, type Quality, type StatsSample } from './quality.ts';
+import { assessQuality, type NetworkPath, type Quality, type StatsSample } from './quality.ts';
 
 /** What the session needs of the media (CallMedia; a fake in the unit tests). */
 export interface SessionMedia {
@@ -49,6 +49,8 @@ export interface SessionOptions {
   onChange(): void;
   /** Starts the hold music (a WebAudio tune); needed only for `hold()`. */
   holdMusic?: () => HoldSource;
+  /** The audio's path (the selected pair) is known or changed: the page tells the server (`call.path`). */
+  onPath?(path: NetworkPath): void;
 }
 
 export class CallSession<M extends SessionMedia = SessionMedia> {
@@ -64,6 +66,8 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
   /** True once the line has been up `NO_AUDIO_WARN_MS` without a single inbound packet. */
   noInboundAudio = false;
   private noAudioTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The path last told to the server. */
+  private reportedPath: NetworkPath | undefined;
 
   constructor(
     readonly media: M,
@@ -113,6 +117,10 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
     if (this.noInboundAudio) this.noteInbound(sample);
     this.quality = assessQuality(sample, this.lastSample);
     this.lastSample = sample;
+    if (sample.path && sample.path !== this.reportedPath) {
+      this.reportedPath = sample.path;
+      this.opts.onPath?.(sample.path);
+    }
     this.opts.onChange();
   }
 

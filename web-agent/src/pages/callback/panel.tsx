@@ -193,7 +193,15 @@ export class CallbackPanel {
       media.close(); // cancelled while the offer was being made
       return;
     }
-    session = new CallSession(media, { audioEl: this.audioEl, onChange: () => this.render() });
+    session = new CallSession(media, {
+      audioEl: this.audioEl,
+      onChange: () => this.render(),
+      // How the audio travels, for the supervisors' live view and history (issue 29).
+      onPath: (path) => {
+        const wacid = this.s.call?.wacid;
+        if (wacid) void this.conn()?.request({ type: 'call.path', wacid, path }).catch(() => undefined);
+      },
+    });
     session.setConnection(media.pc.connectionState);
     this.session = session;
     void media.play(this.audioEl);
