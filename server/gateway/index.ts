@@ -381,7 +381,8 @@ export function createGateway(o: GatewayOptions): Gateway {
         // welcome first: requests wait for it, so no reply can overtake it.
         me.welcomed = (async () => {
           const msg = await engine.welcome(user);
-          if (msg.type === 'welcome' && o.ice) msg.ice = issueIce(me, user.name);
+          // Only pages that make peer connections (agents', supervisors') get TURN credentials.
+          if (msg.type === 'welcome' && o.ice && user.roles.some((r) => r === 'agent' || r === 'supervisor')) msg.ice = issueIce(me, user.name);
           conn.send(JSON.stringify(msg));
         })().catch((err: Error) => {
           // No state to show (the store is down): say so and close, so the client reconnects later.

@@ -203,7 +203,8 @@ export async function startTurn(o: StartTurnOptions = {}): Promise<TestTurn> {
       return out;
     },
     allocations: () => (read().match(/ALLOCATE processed, success/g) ?? []).length,
-    refusals: () => (read().match(/ALLOCATE processed, error 401/g) ?? []).length,
+    // The first 401 of every allocation is the normal challenge (no user yet): only refusals of a named user count.
+    refusals: () => (read().match(/user <[^>]+>: incoming packet \w+ processed, error 401/g) ?? []).length,
     running: () => proc !== undefined,
     start,
     stop,

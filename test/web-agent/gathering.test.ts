@@ -106,6 +106,18 @@ test('a TURN server that answers: the SDP goes out about a second after the firs
   expect(turn.allocations()).toBeGreaterThan(0);
 });
 
+test('an expired REST credential gets no relay (coturn checks the expiry at allocation): what makes renewal necessary', async () => {
+  const before = turn.refusals();
+  const expired = mintTurnCredential(turn.secret, 'gather-test', Math.floor(Date.now() / 1000) - 5);
+  const r = await run({ iceServers: [{ urls: [turn.urls.udp], ...expired }], iceTransportPolicy: 'relay' }, { maxMs: 1500 }, { expectRelay: true, relayOnly: true });
+  expect(r).toMatchObject({ ok: false, code: 'NO_RELAY' });
+  expect(turn.refusals()).toBeGreaterThan(before);
+  // The same user with a fresh one is allocated.
+  const fresh = mintTurnCredential(turn.secret, 'gather-test', Math.floor(Date.now() / 1000) + 60);
+  const ok = await run({ iceServers: [{ urls: [turn.urls.udp], ...fresh }], iceTransportPolicy: 'relay' }, { afterRelayMs: 100, maxMs: 3000 }, { expectRelay: true, relayOnly: true });
+  expect(ok).toMatchObject({ ok: true, gathered: { relay: true } });
+});
+
 test('gathering that completes resolves at once, and the SDP then carries the candidates', async () => {
   const r = await run({ iceServers: [] }, {}, {});
   expect(r).toMatchObject({ ok: true, gathered: { ended: 'complete', relay: false } });
