@@ -8,7 +8,7 @@
  * lines with the page user's minted username).
  */
 import { createSocket } from 'node:dgram';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -28,6 +28,17 @@ const HEARD = 0.05;
 const VOICE_HEARD = 0.015;
 const SILENT = 0.01;
 const BUSINESS = '+15550100001';
+/** Screenshots, looked at by eye (desktop 1366×768, phone 390×844). */
+const SHOTS = process.env.TURN_SHOTS ?? '/tmp/turn29-shots';
+async function shots(page: Page, what: string): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 1366, height: 768 });
+  await page.screenshot({ path: join(SHOTS, `turn-${what}-desktop.png`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: join(SHOTS, `turn-${what}-phone.png`), fullPage: true });
+  if (size) await page.setViewportSize(size);
+}
 
 let dir: string;
 let assets: Map<string, WebAsset>;
@@ -154,6 +165,8 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     // The supervisor's live view shows how each agent's call travels.
     await row(sup, wacid).locator('[data-testid="live-path"][data-path="relay-udp"]').waitFor({ timeout: 10_000 });
     await expect(row(sup, wacid).getByTestId('live-path').textContent()).resolves.toContain('relayed (TURN/UDP)');
+    await shots(agent, 'agent-relayed');
+    await shots(sup, 'supervisor-live-path');
     await mode(sup, wacid, 'listen');
     const l = await supHears(sup, wacid);
     expect(l[0]).toBeGreaterThan(HEARD);
@@ -197,6 +210,18 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     expect(rec.networkPath).toBe('relay-udp');
     expect(rec.timeline!.some((t) => t.event === 'path')).toBe(true);
   }, 120_000);
+
+  it('UDP blocked (only TURN over TCP configured): the call is relayed over TCP and the quality line says "relayed (TURN/TCP)"', async () => {
+    await start(turn.env('relay', ['tcp']));
+    const agent = await availableAgent();
+    const wacid = await ring(agent);
+    await agent.getByTestId('answer').click();
+    await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
+    await audioBothWays(agent, wacid);
+    expect((await agentStats(agent))?.path).toBe('relay-tcp');
+    await agent.locator('[data-testid="quality-path"][data-path="relay-tcp"]').waitFor({ timeout: 10_000 });
+    await expect(agent.getByTestId('quality-path').textContent()).resolves.toContain('relayed (TURN/TCP)');
+  }, 60_000);
 
   it('a call back from the supervisor page: offer and audio both ways through TURN', async () => {
     await start(turn.env('relay'));
@@ -251,6 +276,8 @@ describe('the TURN server stopped', () => {
     await expect(agent.getByTestId('quality-network-warning').textContent()).resolves.toMatch(/relay server \(TURN\) did not answer \(waited \d+(\.\d)? s\), so this call goes out without it/);
     await audioBothWays(agent, wacid);
     expect((await agentStats(agent))?.path).toBe('direct');
+    await agent.locator('[data-testid="quality-path"][data-path="direct"]').waitFor({ timeout: 10_000 });
+    await shots(agent, 'agent-turn-down-warning');
   }, 60_000);
 
   it('a TURN server that answers nothing at all (a silent UDP socket): the answer goes out within the 4 s bound, the call still connects on the other candidates, and the page warns', async () => {
@@ -293,6 +320,7 @@ describe('the TURN server stopped', () => {
     console.log(`TURN down, policy relay: shown after ${took} ms: ${text}`);
     expect(text).toMatch(/relay server \(TURN\) did not answer within .* this call cannot connect/);
     expect(took).toBeLessThan(8_000);
+    await shots(agent, 'agent-relay-only-turn-down');
     const c = await emulatorRequest(bridge!.emu, 'GET', `/calls/${encodeURIComponent(wacid)}`);
     expect(c.acceptedAt).toBeUndefined();
   }, 60_000);
