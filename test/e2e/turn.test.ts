@@ -324,6 +324,22 @@ describe('the TURN server stopped', () => {
     const c = await emulatorRequest(bridge!.emu, 'GET', `/calls/${encodeURIComponent(wacid)}`);
     expect(c.acceptedAt).toBeUndefined();
   }, 60_000);
+
+  it('relay policy, TURN gone mid-call: a supervisor who starts listening is told in words why monitoring stopped', async () => {
+    await start(turn.env('relay', ['udp']));
+    const agent = await availableAgent();
+    const wacid = await ring(agent);
+    await agent.getByTestId('answer').click();
+    await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
+    const sup = await loggedIn(supBrowser, 'boss', '/supervisor');
+    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    await turn.stop();
+    await row(sup, wacid).getByTestId('monitor-listen').click();
+    const banner = sup.locator('[data-testid="error-banner"]:not([hidden])');
+    await banner.waitFor({ timeout: 15_000 });
+    await expect(banner.textContent()).resolves.toMatch(/Monitoring stopped: your browser and the agent's could not set up the audio.*relay server \(TURN\) must be reachable/);
+    await row(sup, wacid).getByTestId('monitor-actions').waitFor({ timeout: 10_000 });
+  }, 60_000);
 });
 
 describe('TURN credentials renewed during a call', () => {

@@ -46,7 +46,16 @@ export class SupervisorMonitoring {
   }
 
   onServer(msg: ServerMsg): void {
+    // A monitor whose media could not be set up (no network path between the two browsers,
+    // or the TURN server unreachable): say so in words instead of silently dropping it.
+    const mine = msg.type === 'monitor.ended' && this.controller.forCall(msg.wacid).some((e) => e.monitorId === msg.monitorId && e.side === 'supervisor');
     this.controller.onServer(msg);
+    if (mine && msg.type === 'monitor.ended' && msg.reason === 'failed') {
+      this.showError(
+        "Monitoring stopped: your browser and the agent's could not set up the audio between them. " +
+          'If you are on different networks, the relay server (TURN) must be reachable from both: run the Network check (/preflight) on both computers.',
+      );
+    }
   }
 
   private need(): Connection {
