@@ -45,8 +45,6 @@ export interface GatherBound {
   maxMs: number;
 }
 export const GATHER_BOUND: GatherBound = { afterRelayMs: 1_000, maxMs: 4_000 };
-/** Kept for callers that name one number: the bound's `maxMs`. */
-export const GATHER_TIMEOUT_MS = GATHER_BOUND.maxMs;
 
 /** What gathering gave: how it ended, what it found, and in words what the page should say. */
 export interface Gathered {

@@ -157,6 +157,7 @@ export async function checkCall(cfg: IceConfig, track: MediaStreamTrack | undefi
   const b = new RTCPeerConnection(conf);
   const ctx = new AudioContext();
   const t0 = performance.now();
+  const owned: MediaStreamTrack[] = [];
   try {
     const send = track ?? ctx.createMediaStreamDestination().stream.getAudioTracks()[0]!;
     if (!track) {
@@ -170,7 +171,9 @@ export async function checkCall(cfg: IceConfig, track: MediaStreamTrack | undefi
     await gatherWithin(a, async () => a.setLocalDescription(await a.createOffer()), bound, { relayOnly: relay });
     await b.setRemoteDescription(a.localDescription!);
     b.getTransceivers()[0]!.direction = 'sendrecv';
-    await b.getTransceivers()[0]!.sender.replaceTrack(send.clone());
+    const back = send.clone();
+    owned.push(back);
+    await b.getTransceivers()[0]!.sender.replaceTrack(back);
     await gatherWithin(b, async () => b.setLocalDescription(await b.createAnswer()), bound, { relayOnly: relay });
     await a.setRemoteDescription(b.localDescription!);
     const up = await new Promise<boolean>((resolve) => {
@@ -205,6 +208,7 @@ export async function checkCall(cfg: IceConfig, track: MediaStreamTrack | undefi
   } finally {
     a.close();
     b.close();
+    for (const t of owned) t.stop();
     void ctx.close();
   }
 }
