@@ -9,7 +9,7 @@
  * their own pool (now).
  */
 import { createTestDatabase } from '../test/support/postgres.ts';
-import { CallbackStore } from '../server/history/callbacks.ts';
+import { CallbackStore } from '../server/callbacks/store.ts';
 import { openPostgres, type Db } from '../server/history/db.ts';
 import { migrate } from '../server/history/migrations.ts';
 import { HistoryFact } from '../server/history/schema.ts';

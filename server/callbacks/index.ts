@@ -19,11 +19,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { CallbackFollowup, CallbackPermission, CallbackState, CallbackTask } from '../../shared/records.ts';
-import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from '../history/callbacks.ts';
-import type { MessagingStore } from '../history/messages.ts';
+import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from './store.ts';
+import type { MessagingStore } from '../messaging/store.ts';
 import type { Outcome } from '../history/schema.ts';
 import type { Logger } from '../log/logger.ts';
-import { permissionBudget } from '../messaging/budget.ts';
+import { permissionBudget } from '../permissions/budget.ts';
 import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
 import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
 import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
@@ -31,6 +31,7 @@ import type { PermissionBook } from '../permissions/book.ts';
 import { applyRequest, toView } from '../permissions/model.ts';
 import { surelyNotSent } from '../permissions/routes.ts';
 import type { NumberScope } from '../auth/scope.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 /** What the hook needs of a call: the shape of a history call fact / `CallRecord`. */
 export interface EndedCall {
@@ -278,11 +279,10 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
   // Ended calls the database could not take, by wacid (the latest observation), oldest first.
   const kept = new Map<string, EndedCall>();
   let retryTimer: NodeJS.Timeout | undefined;
-  let retryMs = 0;
+  const retries = retrier({ baseMs: 200, maxMs: 30_000, minMs: 100 });
   const retryLater = () => {
     if (retryTimer || kept.size === 0) return;
-    retryMs = Math.min(Math.max(retryMs * 2, 100), 30_000);
-    retryTimer = setTimeout(() => void retry(), retryMs);
+    retryTimer = setTimeout(() => void retry(), retries.next());
     retryTimer.unref();
   };
   const keep = (call: EndedCall) => {
@@ -313,7 +313,7 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
       }
     }
     retryTimer = undefined;
-    if (taken === calls.length) retryMs = 0;
+    if (taken === calls.length) retries.reset();
     if (taken > 0) log.info({ calls: taken, waiting: kept.size }, 'callback queue: ended calls taken after all');
     retryLater();
   };

@@ -9,7 +9,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
 import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
-import { refusal, type ServiceCalls } from './apply.ts';
+import { fromRecord, refusal, type ServiceCalls } from './apply.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import type { Router } from './router.ts';
 
@@ -210,7 +210,7 @@ export class Requests {
     const f = this.o.router.board.facts(user.name);
     // The call record lives an hour after the end; the board's after-call work names the call too.
     if (!rec && f.wrapWacid !== msg.wacid) return fail('NOT_FOUND', 'no such call');
-    const call = rec as unknown as Call | null;
+    const call = rec ? fromRecord(rec) : null;
     if (call) {
       if (call.agent !== user.name || call.startedAt === undefined) return fail('FORBIDDEN', 'you did not take this call');
       if (call.state !== 'ended') return fail('CONFLICT', 'the call is still going on: hang up first');

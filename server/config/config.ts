@@ -10,8 +10,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { SIGNATURE_TOLERANCE_S } from '../webhooks/signature.ts';
-import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from '../messaging/followup.ts';
+import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from './followup.ts';
+
+/** How old a webhook's signature timestamp may be (the Service's rule); webhooks/signature.ts checks it. */
+export const SIGNATURE_TOLERANCE_S = 300;
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -29,7 +29,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
-import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
@@ -56,6 +55,7 @@ import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 import type { IceIssuer } from '../ice/ice.ts';
+import { socketOf } from '../ops/internals.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
@@ -68,8 +68,6 @@ export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** A socket closed by the server that does not complete the closing handshake is cut after this. */
 const CLOSE_GRACE_MS = 2_000;
 
-/** The network socket under a `ws` socket (`ws` keeps it in `_socket`): corked writes, frames written as they are. */
-const socketOf = (raw: WebSocket) => (raw as unknown as { _socket?: Socket })._socket;
 
 /**
  * Answers an upgrade whose Host does not name this server itself, before the adapter sees

@@ -14,11 +14,12 @@
  * - `MemoryHistoryQueue` (memory store / demo, one process, not durable across restarts,
  *   like the memory store itself).
  */
-import { sentinelOptions } from '../store/redis.ts';
+import { reopenWhenEnded, sentinelOptions } from '../store/redis.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { HistoryFact } from './schema.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 export interface QueuedFact {
   /** Queue entry id (ack with it; the facts of one entry share it). */
@@ -181,7 +182,7 @@ export class RedisHistoryQueue implements HistoryQueue {
   private outbox: Array<{ body: string; at: number }> = [];
   private flushing: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  private retryMs = 0;
+  private readonly retries = retrier({ baseMs: 200, maxMs: 5000, minMs: 100 });
   private groupReady = false;
   private lastClaim = 0;
   private closed = false;
@@ -208,6 +209,7 @@ export class RedisHistoryQueue implements HistoryQueue {
     this.blocking = connect({ ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
     this.send = opts.send ?? this.cmd;
     for (const r of [this.cmd, this.blocking]) {
+      reopenWhenEnded(r, () => this.closed);
       r.on('error', (err: Error & { code?: string }) => {
         const code = err.code ?? err.message;
         if (code === this.lastErrorCode) return;
@@ -270,15 +272,14 @@ export class RedisHistoryQueue implements HistoryQueue {
         while (ok < chunk.length && res && !res[ok]![0]) ok++;
         this.outbox.splice(0, ok);
         if (ok < chunk.length) throw (res?.[ok]?.[0] as Error | undefined) ?? new Error('pipeline aborted');
-        this.retryMs = 0;
+        this.retries.reset();
       }
     } catch {
       if (!this.closed) {
-        this.retryMs = Math.min(Math.max(this.retryMs * 2, 100), 5000);
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           if (!this.flushing) this.flushing = this.drain();
-        }, this.retryMs);
+        }, this.retries.next());
       }
     } finally {
       this.flushing = undefined;

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../test/support/postgres.ts';
-import { CallbackStore } from './callbacks.ts';
+import { CallbackStore } from '../callbacks/store.ts';
 import { openPostgres, type Db } from './db.ts';
 import { migrate } from './migrations.ts';
 import { HistoryFact } from './schema.ts';

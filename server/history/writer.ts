@@ -22,6 +22,7 @@ import { isDataError } from './errors.ts';
 import type { HistoryDeadLetter, HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
 import { HistoryFact, type ParsedFact } from './schema.ts';
 import type { HistoryStore } from './store.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 /** Facts validated per event-loop turn (few: an offer arriving meanwhile waits behind little). */
 const PARSE_SLICE = 10;
@@ -141,7 +142,7 @@ export class HistoryWriter {
 
   private async run(): Promise<void> {
     let held: { entries: QueuedFact[]; facts: ParsedFact[] } | undefined;
-    let backoff = 0;
+    const backoff = retrier({ baseMs: this.min * 2, maxMs: this.max, minMs: this.min });
     // When the last batch was read, and whether it was full (then the next one is not held back).
     let lastRead = 0;
     let full = false;
@@ -163,12 +164,11 @@ export class HistoryWriter {
         this.recovered(held.facts.length);
         const ids = held.entries.map((e) => e.id);
         held = undefined;
-        backoff = 0;
+        backoff.reset();
         await this.o.queue.ack(ids);
       } catch (err) {
         this.failed(err);
-        backoff = Math.min(Math.max(backoff * 2, this.min), this.max);
-        await this.pause(backoff);
+        await this.pause(backoff.next());
       }
     }
   }

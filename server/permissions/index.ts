@@ -27,7 +27,7 @@ import type { Hub } from '../push/hub.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 import { PermissionBook } from './book.ts';
-import { permissionBudget } from '../messaging/budget.ts';
+import { permissionBudget } from './budget.ts';
 import { applyReply, callOutcomeOf, replyOf, toView, type CallOutcomeView } from './model.ts';
 import { createPermissionRoutes, type PermissionMessages, type PermissionRoutesOptions, type PermissionNumbers } from './routes.ts';
 

@@ -41,6 +41,7 @@ import type { Logger } from 'pino';
 import { EventPayloadError, parseEvent, type EventOf, type KnownEvent, type KnownEventType, type ParsedEvent } from '../../shared/events.ts';
 import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
+import { fullJitter } from '../../shared/backoff.ts';
 
 /** The consumer group of the bridge's workers. */
 export const WORKER_GROUP = 'workers';
@@ -387,7 +388,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
         if (attempt >= opts.maxAttempts) {
           await deadLetter(lane, entry, message, attempt);
         } else {
-          const delay = Math.min(retryBase * 2 ** (attempt - 1), Math.max(retryBase, claimIdleMs / 4));
+          const delay = fullJitter({ baseMs: retryBase * 2, maxMs: Math.max(retryBase, claimIdleMs / 4), minMs: retryBase }).nextDelay(attempt - 1);
           log.warn({ err, eventId: entry.eventId, type: entry.type, attempt, retryInMs: delay }, 'webhook handler failed, will retry');
           retrying = true;
           const t = setTimeout(() => {

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
-import { MessagingStore } from '../../server/history/messages.ts';
+import { MessagingStore } from '../../server/messaging/store.ts';
 import { mayMessage } from '../../server/messaging/optout.ts';
 import { agentClient, emulatorRequest, fakeConnect, login, postEvent, sleep, until, type Bridge } from './harness.ts';
 import { programSuite } from './suite.ts';

@@ -8,7 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
 import type { ServiceCalls } from '../../server/calls/engine.ts';
 import { createLogger, memoryDestination } from '../../server/log/logger.ts';
-import type { DeadLetterItem } from '../../server/ops/dead-letters.ts';
+import type { DeadLetterItem } from '../../server/webhooks/dead-letters.ts';
 import { Metrics } from '../../server/ops/metrics.ts';
 import { RedisStore } from '../../server/store/redis.ts';
 import { workersLag, type HandlerRegistry } from '../../server/webhooks/workers.ts';

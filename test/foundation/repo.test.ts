@@ -74,6 +74,13 @@ describe('docker-compose.yml', () => {
     expect(env.TURN_SECRET).toMatch(/^\$\{TURN_SECRET[:}]/);
     expect(env.ICE_SERVERS).toMatch(/^\$\{ICE_SERVERS[:}]/);
   });
+
+  it('runs the build output with node, never tsx', () => {
+    const cmd = [compose.services.server!.command].flat().join(' ');
+    expect(cmd).toContain('npm run build');
+    expect(cmd).toMatch(/node --single-threaded-gc dist\/server\/main\.js/);
+    expect(cmd).not.toMatch(/tsx/);
+  });
 });
 
 describe('.env.example', () => {
@@ -123,7 +130,9 @@ describe('.ci/run and package.json', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; type: string };
     expect(pkg.type).toBe('module');
     // V8's GC on the event-loop thread only: nodes sharing cores do not stall each other (README).
-    expect(pkg.scripts.start).toBe('tsx --single-threaded-gc server/main.ts');
+    // The built server with node (built first when missing or stale: `npm install && npm start` stays the demo).
+    expect(pkg.scripts.start).toBe('node scripts/build.mjs --if-stale && node --single-threaded-gc dist/server/main.js');
+    expect(pkg.scripts.build).toBe('node scripts/build.mjs');
     expect(pkg.scripts.test).toMatch(/^vitest run/);
     expect(pkg.scripts.typecheck).toBeTruthy();
     expect(pkg.scripts.bench).toBe('tsx bench/run.ts');
