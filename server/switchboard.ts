@@ -23,6 +23,7 @@ import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
 import { loadQueues } from './calls/routing.ts';
 import { secretsOf, type Config } from './config/config.ts';
+import { createIceIssuer } from './ice/ice.ts';
 import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
 import { Bus } from './events/bus.ts';
@@ -97,6 +98,8 @@ export interface SwitchboardOptions {
   policy?: Partial<Policy>;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Life of minted TURN credentials, seconds, instead of TURN_TTL_S (tests make it short). */
+  iceTtlS?: number;
   /** Per-socket bounds beyond the defaults (tests make them small). */
   socketLimits?: SocketLimits;
   reconnectGraceMs?: number;
@@ -412,6 +415,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...o.socketLimits,
     monitors, // issue 17
+    ice: createIceIssuer(o.iceTtlS !== undefined && config.ice.turnAuth.kind === 'secret' ? { ...config.ice, turnAuth: { ...config.ice.turnAuth, ttlS: o.iceTtlS } } : config.ice), // issue 29
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();

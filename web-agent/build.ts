@@ -37,6 +37,7 @@ export const ENTRIES = {
   login: 'src/pages/login.ts',
   supervisor: 'src/pages/supervisor.tsx',
   archive: 'src/pages/archive.tsx',
+  preflight: 'src/pages/preflight.tsx',
 } as const;
 
 /**
@@ -50,6 +51,7 @@ export const PAGES = {
   '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
   '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
   '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
+  '/preflight': { entry: 'preflight', title: 'Network check', body: 'static/preflight.html' },
 } as const satisfies Record<string, PageSpec>;
 
 interface PageSpec {

@@ -66,6 +66,7 @@ const EVENTS: Record<string, CallEvent> = {
   hangup: { type: 'hangup', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r3' },
   hold: { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r5' },
   resume: { type: 'resume', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r6' },
+  path: { type: 'path', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r7', path: 'relay-tcp' },
   dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
@@ -92,6 +93,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '=',
     dialed: 'dialing agentBusy reply notify',
     hold: '=', resume: '=',
+    path: '=', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: '=',
   },
@@ -107,6 +109,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'rejecting reject notify',
   },
@@ -122,6 +125,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'rejecting revoke reject notify',
   },
@@ -138,6 +142,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: 'answering reply notify', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'ending reply terminate notify',
   },
@@ -151,6 +156,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'ended notify',
   },
@@ -167,6 +173,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: 'dialing reply notify', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -181,6 +188,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: 'connected reply notify', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -194,6 +202,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: 'active reply notify', resume: '= reply', // resume when not held: acknowledged
+    path: 'active reply notify', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
@@ -206,6 +215,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=',
     tickLate: 'ended agentFree notify',
   },
@@ -219,6 +229,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up (issue 29)
     tickEarly: '=', tickLate: '=',
   },
 };

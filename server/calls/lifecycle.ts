@@ -100,7 +100,12 @@ export interface Call {
   heldSince?: number;
   /** Milliseconds on hold, finished holds (a hold still open at the end is closed by `ended`). */
   holdMs?: number;
+  /** How the audio travels, as the holding page reported it (issue 29). */
+  path?: NetworkPath;
 }
+
+/** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
+export type NetworkPath = 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
 
 interface At {
   wacid: string;
@@ -140,6 +145,8 @@ export type CallEvent =
   /** The holding agent puts the active call on hold / takes it off hold (the page plays the music). */
   | (At & { type: 'hold'; agent: string; conn: string; reqId: string })
   | (At & { type: 'resume'; agent: string; conn: string; reqId: string })
+  /** The holding page says how the audio travels (issue 29). */
+  | (At & { type: 'path'; agent: string; conn: string; reqId: string; path: NetworkPath })
   /** Outbound: the connect request returned this wacid. */
   | (At & {
       type: 'dialed';
@@ -169,6 +176,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'hangup',
   'hold',
   'resume',
+  'path',
   'dialed',
   'tick',
 ];
@@ -416,6 +424,8 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
     case 'hold':
     case 'resume':
       return onHold(call, e);
+    case 'path':
+      return onPath(call, e);
     case 'dialed':
       return onDialed(call, e);
     case 'tick':
@@ -641,6 +651,14 @@ function onHold(call: Call, e: Extract<CallEvent, { type: 'hold' | 'resume' }>):
   if (call.heldSince === undefined) return same(call, ok(e, { holdMs: call.holdMs ?? 0 }));
   const holdMs = (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince);
   return to(call, { heldSince: undefined, holdMs }, ok(e, { holdMs }), { kind: 'notify' });
+}
+
+/** Only the call's holder reports its path, while the call is set up or up; a repeat changes nothing. */
+function onPath(call: Call, e: Extract<CallEvent, { type: 'path' }>): Transition {
+  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  if (call.state === 'ending' || call.state === 'ended') return same(call, fail(e, 'CONFLICT', `the call is ${call.state}`));
+  if (call.path === e.path) return same(call, ok(e, {}));
+  return to(call, { path: e.path }, ok(e, {}), { kind: 'notify' });
 }
 
 function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy: Policy): Transition {

@@ -177,6 +177,13 @@ export class Requests {
         await this.o.apply({ type: msg.type === 'call.hold' ? 'hold' : 'resume', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id }, rec);
         return;
       }
+      case 'call.path': {
+        // The holder's page (an agent's call, or a supervisor's call back): the lifecycle checks who holds it.
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        await this.o.apply({ type: 'path', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id, path: msg.path }, rec);
+        return;
+      }
       case 'call.wrapup':
         return this.wrapup(conn, msg, fail);
       case 'agent.moreTime': {

@@ -103,6 +103,7 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   }
   if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
   if (call.holdMs !== undefined) fact.holdMs = call.holdMs;
+  if (call.path !== undefined) fact.networkPath = call.path;
   return fact;
 }
 
@@ -119,6 +120,10 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'resume':
     case 'dialed':
       d.agent = event.agent;
+      break;
+    case 'path':
+      d.agent = event.agent;
+      d.path = event.path;
       break;
     case 'terminate':
       d.result = event.result;
@@ -179,7 +184,7 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       event: event.type === 'status' ? `status ${event.value}` : event.type,
       detail: detailOf(event, after),
     });
-  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume'))) {
+  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume' || event.type === 'path'))) {
     // Our own events (routing, agents, timers) matter when they move the call.
     facts.push({
       type: 'timeline',

@@ -8,6 +8,7 @@
  */
 import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import type { BackoffPolicy } from './backoff.ts';
+import { setIceConfig } from './ice.ts';
 import { silenceLimit, type WatchdogOptions } from './heartbeat.ts';
 import type { Link } from './reducer.ts';
 
@@ -143,6 +144,12 @@ export class Connection {
     const msg = parsed.msg;
     if (!this.gotFrame) this.gotFrame = true;
     if (msg.type === 'welcome') this.attempt = 0; // a full resync: the link is healthy again
+    // STUN/TURN for every peer connection this page makes from now on (issue 29).
+    if (msg.type === 'welcome' && msg.ice) setIceConfig(msg.ice);
+    if (msg.type === 'ice.servers') {
+      const { type: _t, ...ice } = msg;
+      setIceConfig(ice);
+    }
     if (msg.type === 'ping') {
       if (this.lastPingAt) this.pingIntervals = [...this.pingIntervals.slice(-4), now - this.lastPingAt];
       this.lastPingAt = now;

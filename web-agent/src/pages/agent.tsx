@@ -234,7 +234,7 @@ const root = document.getElementById('main')!;
 function render(): void {
   const t = now();
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
-  const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
+  const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality, networkWarning: call.session.networkWarning };
   draw(
     <>
     <Phone

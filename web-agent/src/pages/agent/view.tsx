@@ -45,7 +45,7 @@ export interface PhoneProps {
   speakerId: string | undefined;
   canChooseSpeaker: boolean;
   /** The session of the call this tab holds, when any. */
-  session?: { connection: RTCPeerConnectionState; outcomeUnknown: boolean; muted: boolean; quality: Quality | undefined } | undefined;
+  session?: { connection: RTCPeerConnectionState; outcomeUnknown: boolean; muted: boolean; quality: Quality | undefined; networkWarning?: string | undefined } | undefined;
   actions: PhoneActions;
   /** More controls of the call this tab holds (hold, the no-audio warning: desk-view.tsx). */
   callExtras?: ComponentChildren;
@@ -176,7 +176,7 @@ function ActiveCall(p: PhoneProps & { entry: CallEntry | undefined }) {
       <p class="call-status" data-testid="call-status" data-state={key}>
         {text}
       </p>
-      <QualityBox prefix="quality" quality={p.session?.quality} />
+      <QualityBox prefix="quality" quality={p.session?.quality} notice={p.session?.networkWarning} />
       <div class="meter-row">
         <span class="meter-label" aria-hidden="true">
           Your microphone
