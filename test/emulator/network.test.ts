@@ -38,3 +38,28 @@ describe('the emulator users’ media addresses (network.ts)', () => {
     expect(onLink(links, undefined, '192.0.2.2')).toBe(false);
   });
 });
+
+describe('a browser that hides its address behind an mDNS name', () => {
+  it('the caller sends no mDNS query, learns the address from the browser’s checks (peer-reflexive) and the call connects', async () => {
+    const { AudioPeer } = await import('./calls/peer.ts');
+    const caller = await AudioPeer.offerer({ iceLite: true, network: 'machine' });
+    const agent = await AudioPeer.answerer(caller.sdp);
+    try {
+      // What Chrome sends without a media permission: its host candidate as `<uuid>.local`.
+      const hidden = agent.sdp.replace(/^(a=candidate:\S+ \d+ udp \d+ )127\.0\.0\.1( \d+ typ host)/gim, '$13f1c2b9e-1111-4222-8333-944455556666.local$2');
+      expect(hidden).toContain('.local');
+      await caller.peer.applyAnswer(hidden);
+      const end = Date.now() + 10_000;
+      while (caller.peer.mediaStats().connectionState !== 'connected' && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+      const stats = caller.peer.mediaStats();
+      expect(stats.connectionState).toBe('connected');
+      expect(stats.path?.remote).toMatch(/^127\.0\.0\.1:/);
+      expect(stats.path?.remoteType).toBe('prflx');
+      // werift's multicast lookup (MdnsLookup) was never created.
+      expect((caller.peer.pc.iceTransports[0]!.connection as unknown as { lookup?: unknown }).lookup).toBeUndefined();
+    } finally {
+      await caller.peer.close();
+      await agent.peer.close();
+    }
+  }, 20_000);
+});
