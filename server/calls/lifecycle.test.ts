@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import {
   CALL_EVENT_TYPES,
   CALL_STATES,
@@ -59,6 +60,8 @@ const EVENTS: Record<string, CallEvent> = {
   offer: { type: 'offer', wacid: W, at: SOON, agent: 'a2' },
   decline: { type: 'decline', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r9' },
   agentGone: { type: 'agentGone', wacid: W, at: SOON, agent: 'a1' },
+  connLost: { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
+  attach: { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', reqId: 'r7' },
   answer: { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' },
   acceptOk: { type: 'acceptOk', wacid: W, at: SOON },
   acceptRefused: { type: 'acceptRefused', wacid: W, at: SOON, code: 'BAD_REQUEST', reason: 'call already ended' },
@@ -84,7 +87,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=',
     decline: '=',
-    agentGone: '=',
+    agentGone: '=', connLost: '=', attach: '=',
     answer: '=',
     acceptOk: '=',
     acceptRefused: '=',
@@ -101,7 +104,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: 'ringing offer notify',
     decline: '= reply', // a1 was offered it earlier (timed out): harmless, acknowledged
-    agentGone: '=',
+    agentGone: '=', connLost: '=', attach: '= reply',
     answer: 'answering accept revoke agentBusy notify', // a1's late answer may still claim it
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -116,7 +119,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=', // already ringing somebody
     decline: 'queued revoke reply route notify',
-    agentGone: 'queued revoke route notify',
+    agentGone: 'queued revoke route notify', connLost: '=', attach: '= reply',
     answer: 'answering accept revoke agentBusy notify',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
@@ -130,7 +133,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
     decline: '= reply',
-    agentGone: '=',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'answering reply',
     answer: '= reply', // a second request while the first is in flight: CONFLICT
     acceptOk: 'active reply notify',
     acceptRefused: 'rejecting reply reject agentFree notify',
@@ -145,7 +148,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '= reply',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -161,7 +164,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: 'active notify',
     offer: '=',
     decline: '= reply', // FORBIDDEN: nobody is offered an outbound call
-    agentGone: '=',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'dialing reply',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -175,7 +178,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended agentFree notify',
     status: 'active notify',
     offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'connected reply',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -188,7 +191,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'active reply',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -200,7 +203,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '= reply',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -213,7 +216,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '= reply',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -450,6 +453,26 @@ describe('transition: claims, refusals and timers', () => {
     const declined = transition(FIXTURES.ringing, EVENTS.decline!, P).call!;
     const r = transition(declined, { ...(EVENTS.offer as Extract<CallEvent, { type: 'offer' }>), agent: 'a1' }, P);
     expect(r.call).toBe(declined);
+  });
+
+  it('the holding page lost (reload, close, crash): the call is ended at the Service, and the terminate event keeps why; another tab of the agent closing changes nothing; a page that attached again is not lost with its old socket', () => {
+    const lost = { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' } as const;
+    // Another tab (c9) of the same agent goes: the call stays.
+    expect(transition(FIXTURES.active, { ...lost, conn: 'c9' }, P).call).toBe(FIXTURES.active);
+    const r = transition(FIXTURES.active, lost, P);
+    expect(r.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
+    expect(r.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    const done = transition(r.call, { type: 'terminate', wacid: W, at: SOON + 300, result: 'COMPLETED', duration: 4, reason: 'BUSINESS_HANGUP' }, P);
+    expect(done.call).toMatchObject({ state: 'ended', reason: AGENT_PAGE_LOST, result: 'COMPLETED' });
+    expect(done.effects).toContainEqual({ kind: 'agentFree', agent: 'a1', wrapUp: true });
+    // The page reconnected on c2 and attached: losing c1 later changes nothing.
+    const attached = transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', reqId: 'r7' }, P);
+    expect(attached.call).toMatchObject({ state: 'active', conn: 'c2' });
+    expect(transition(attached.call, lost, P).call).toBe(attached.call);
+    // Only the holder attaches.
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a2', conn: 'c2', reqId: 'r7' }, P).effects).toEqual([
+      { kind: 'reply', conn: 'c2', reqId: 'r7', ok: false, code: 'FORBIDDEN', message: 'you do not hold this call' },
+    ]);
   });
 
   it('hangup by someone not holding the call is refused', () => {

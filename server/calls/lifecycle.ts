@@ -14,6 +14,7 @@
  * - An accept whose outcome is unknown (timeout) is never retried: we wait for events.
  */
 
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
@@ -132,6 +133,14 @@ export type CallEvent =
   | (At & { type: 'decline'; agent: string; conn: string; reqId: string })
   /** Every connection of `agent` vanished (closed, or heartbeat missed) past the grace. */
   | (At & { type: 'agentGone'; agent: string })
+  /**
+   * The connection that holds the call (`conn`: the page with its audio, in direct mode) is
+   * gone — the page left (reload, close) or the socket stayed lost past the reconnect grace
+   * without the page attaching again — so nobody hears the caller: the call is ended.
+   */
+  | (At & { type: 'connLost'; agent: string; conn: string })
+  /** A page that still has the call's audio is back on a new connection (a reconnect): the call is held there now. */
+  | (At & { type: 'attach'; agent: string; conn: string; reqId: string })
   | (At & { type: 'answer'; agent: string; conn: string; reqId: string; sdp: string })
   | (At & { type: 'acceptOk' })
   | (At & { type: 'acceptRefused'; code: string; reason: string })
@@ -162,6 +171,8 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'offer',
   'decline',
   'agentGone',
+  'connLost',
+  'attach',
   'answer',
   'acceptOk',
   'acceptRefused',
@@ -379,6 +390,10 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
         );
       }
       return same(call);
+    case 'connLost':
+      return onConnLost(call, e, policy);
+    case 'attach':
+      return onAttach(call, e);
     case 'answer':
       return onAnswer(call, e, policy);
     case 'acceptOk':
@@ -540,7 +555,7 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined;
+  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason === AGENT_PAGE_LOST;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
@@ -672,6 +687,38 @@ function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy:
       // ending / rejecting / ended: already on its way out.
       return same(call, ok(e));
   }
+}
+
+/**
+ * The holding page is gone: end the call at the Service as a hangup would, saying why
+ * (`AGENT_PAGE_LOST`, kept when the terminate event comes). Only for the connection that
+ * holds it: another tab of the same agent closing changes nothing.
+ */
+function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, policy: Policy): Transition {
+  if (holder(call) !== e.agent || call.conn !== e.conn) return same(call);
+  switch (call.state) {
+    case 'answering':
+    case 'active':
+    case 'dialing':
+    case 'connected':
+      return to(
+        call,
+        { state: 'ending', reqId: undefined, reason: AGENT_PAGE_LOST, endBy: e.at + policy.endingTimeoutMs },
+        { kind: 'terminate' },
+        { kind: 'notify' },
+      );
+    default:
+      return same(call);
+  }
+}
+
+function onAttach(call: Call, e: Extract<CallEvent, { type: 'attach' }>): Transition {
+  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  if (call.state !== 'answering' && call.state !== 'active' && call.state !== 'dialing' && call.state !== 'connected') {
+    return same(call, fail(e, 'CONFLICT', 'the call is over'));
+  }
+  if (call.conn === e.conn) return same(call, ok(e));
+  return to(call, { conn: e.conn }, ok(e));
 }
 
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {

@@ -121,7 +121,12 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'hold':
     case 'resume':
     case 'dialed':
+    case 'attach':
       d.agent = event.agent;
+      break;
+    case 'connLost':
+      d.agent = event.agent;
+      if (after.reason !== undefined) d.reason = after.reason;
       break;
     case 'terminate':
       d.result = event.result;
