@@ -74,6 +74,13 @@
  *   `holdMs`. The caller's audio (hold music) is the page's job.
  * - A call that failed at the Service carries its numeric code in `CallView.errorCode` and
  *   the worded reason in `reason`.
+ * - The page that holds a call (answered or dialed there: its audio lives in that page, in
+ *   direct mode) going away ends the call: at once when it leaves (it closes its socket
+ *   with 4010 `page left` on `pagehide`, or the browser closes it with 1001), otherwise
+ *   when its socket is lost and the same page (the `tab` query parameter of `/ws`, the
+ *   same on every reconnect of a page, new after a reload) has not connected again within
+ *   the grace (2 s). The call is terminated at the Service with `reason` `AGENT_PAGE_LOST`
+ *   (`shared/callErrors.ts`); another tab of the same agent closing changes nothing.
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
@@ -414,6 +421,8 @@ export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: r
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
+/** Close code a page uses for its socket on `pagehide`: the page is gone, with any call's audio. */
+export const PAGE_LEFT_CLOSE = 4010;
 export const CallDial = z
   .object({
     type: z.literal('call.dial'),

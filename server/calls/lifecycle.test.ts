@@ -42,13 +42,13 @@ const outbound: Call = { ...base, direction: 'BUSINESS_INITIATED', offerSdp: und
 const FIXTURES: Record<CallStateName, Call> = {
   queued: base,
   ringing: { ...base, state: 'ringing', agent: 'a1', ringUntil: T0 + P.ringTimeoutMs },
-  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
+  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', tab: 't1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
   rejecting: { ...base, state: 'rejecting', reason: 'no agent answered in time', endBy: T0 + 60_000 },
-  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', endBy: T0 + P.dialTimeoutMs },
-  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
-  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
-  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endBy: T0 + 60_000 },
-  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
+  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', tab: 't1', endBy: T0 + P.dialTimeoutMs },
+  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', tab: 't1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
+  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', tab: 't1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
+  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', tab: 't1', startedAt: T0 + 500, endBy: T0 + 60_000 },
+  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', tab: 't1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
 };
 
 /** One representative event of each kind; a1 is the ringing/holding agent, a2 another agent. */
@@ -61,7 +61,7 @@ const EVENTS: Record<string, CallEvent> = {
   decline: { type: 'decline', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r9' },
   agentGone: { type: 'agentGone', wacid: W, at: SOON, agent: 'a1' },
   connLost: { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
-  attach: { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', reqId: 'r7' },
+  attach: { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't1' },
   answer: { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' },
   acceptOk: { type: 'acceptOk', wacid: W, at: SOON },
   acceptRefused: { type: 'acceptRefused', wacid: W, at: SOON, code: 'BAD_REQUEST', reason: 'call already ended' },
@@ -104,7 +104,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: 'ringing offer notify',
     decline: '= reply', // a1 was offered it earlier (timed out): harmless, acknowledged
-    agentGone: '=', connLost: '=', attach: '= reply',
+    agentGone: '=', connLost: '=', attach: '=',
     answer: 'answering accept revoke agentBusy notify', // a1's late answer may still claim it
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -119,7 +119,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=', // already ringing somebody
     decline: 'queued revoke reply route notify',
-    agentGone: 'queued revoke route notify', connLost: '=', attach: '= reply',
+    agentGone: 'queued revoke route notify', connLost: '=', attach: '=',
     answer: 'answering accept revoke agentBusy notify',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
@@ -133,7 +133,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
     decline: '= reply',
-    agentGone: '=', connLost: 'ending terminate notify', attach: 'answering reply',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'answering',
     answer: '= reply', // a second request while the first is in flight: CONFLICT
     acceptOk: 'active reply notify',
     acceptRefused: 'rejecting reply reject agentFree notify',
@@ -148,7 +148,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=', connLost: '=', attach: '= reply',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -164,7 +164,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: 'active notify',
     offer: '=',
     decline: '= reply', // FORBIDDEN: nobody is offered an outbound call
-    agentGone: '=', connLost: 'ending terminate notify', attach: 'dialing reply',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'dialing',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -178,7 +178,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended agentFree notify',
     status: 'active notify',
     offer: '=',
-    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'connected reply',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'connected',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -191,7 +191,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'active reply',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'active',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -203,7 +203,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=', connLost: '=', attach: '= reply',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -216,7 +216,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=', connLost: '=', attach: '= reply',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -465,14 +465,15 @@ describe('transition: claims, refusals and timers', () => {
     const done = transition(r.call, { type: 'terminate', wacid: W, at: SOON + 300, result: 'COMPLETED', duration: 4, reason: 'BUSINESS_HANGUP' }, P);
     expect(done.call).toMatchObject({ state: 'ended', reason: AGENT_PAGE_LOST, result: 'COMPLETED' });
     expect(done.effects).toContainEqual({ kind: 'agentFree', agent: 'a1', wrapUp: true });
-    // The page reconnected on c2 and attached: losing c1 later changes nothing.
-    const attached = transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', reqId: 'r7' }, P);
+    // The same page (tab t1) reconnected on c2: the call moved there, losing c1 later changes nothing.
+    const attached = transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't1' }, P);
     expect(attached.call).toMatchObject({ state: 'active', conn: 'c2' });
     expect(transition(attached.call, lost, P).call).toBe(attached.call);
-    // Only the holder attaches.
-    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a2', conn: 'c2', reqId: 'r7' }, P).effects).toEqual([
-      { kind: 'reply', conn: 'c2', reqId: 'r7', ok: false, code: 'FORBIDDEN', message: 'you do not hold this call' },
-    ]);
+    // Another page (a reload has a new tab id), or another agent, does not take the call over.
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c3', tab: 't2' }, P).call).toBe(FIXTURES.active);
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a2', conn: 'c3', tab: 't1' }, P).call).toBe(FIXTURES.active);
+    // The answering page's tab is what the call keeps.
+    expect(transition(FIXTURES.ringing, { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', tab: 't9', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' }, P).call).toMatchObject({ conn: 'c1', tab: 't9' });
   });
 
   it('hangup by someone not holding the call is refused', () => {

@@ -59,6 +59,12 @@ export interface Call {
   agent?: string;
   /** The connection (browser tab / program) that holds the call. */
   conn?: string;
+  /**
+   * The page that holds it (`/ws?tab=`: the same on every reconnect of one page, new after a
+   * reload), when it sends one: a reconnect of that page moves `conn` to its new socket
+   * (`attach`), so only the page's going away ends the call (`connLost`).
+   */
+  tab?: string;
   /** Request id of the pending `call.answer` (acked after accept returns 200) or `call.dial`. */
   reqId?: string;
   /** Ringing: when this agent's ring times out. */
@@ -139,9 +145,9 @@ export type CallEvent =
    * without the page attaching again — so nobody hears the caller: the call is ended.
    */
   | (At & { type: 'connLost'; agent: string; conn: string })
-  /** A page that still has the call's audio is back on a new connection (a reconnect): the call is held there now. */
-  | (At & { type: 'attach'; agent: string; conn: string; reqId: string })
-  | (At & { type: 'answer'; agent: string; conn: string; reqId: string; sdp: string })
+  /** The page that holds the call (its `tab`) is back on a new connection (a reconnect): the call is held there now. */
+  | (At & { type: 'attach'; agent: string; conn: string; tab: string })
+  | (At & { type: 'answer'; agent: string; conn: string; tab?: string; reqId: string; sdp: string })
   | (At & { type: 'acceptOk' })
   | (At & { type: 'acceptRefused'; code: string; reason: string })
   | (At & { type: 'acceptUnknown' })
@@ -154,6 +160,7 @@ export type CallEvent =
       type: 'dialed';
       agent: string;
       conn: string;
+      tab?: string;
       reqId: string;
       phoneId: string;
       from: string;
@@ -512,6 +519,7 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
           declined: [],
           agent: e.agent,
           conn: e.conn,
+          ...(e.tab !== undefined ? { tab: e.tab } : {}),
           localSdp: e.sdp,
           endBy: e.at + policy.dialTimeoutMs,
         },
@@ -626,6 +634,7 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
         state: 'answering',
         agent: e.agent,
         conn: e.conn,
+        tab: e.tab,
         reqId: e.reqId,
         answerSdp: e.sdp,
         ringUntil: undefined,
@@ -713,12 +722,9 @@ function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, pol
 }
 
 function onAttach(call: Call, e: Extract<CallEvent, { type: 'attach' }>): Transition {
-  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
-  if (call.state !== 'answering' && call.state !== 'active' && call.state !== 'dialing' && call.state !== 'connected') {
-    return same(call, fail(e, 'CONFLICT', 'the call is over'));
-  }
-  if (call.conn === e.conn) return same(call, ok(e));
-  return to(call, { conn: e.conn }, ok(e));
+  const live = call.state === 'answering' || call.state === 'active' || call.state === 'dialing' || call.state === 'connected';
+  if (!live || holder(call) !== e.agent || call.tab === undefined || call.tab !== e.tab || call.conn === e.conn) return same(call);
+  return to(call, { conn: e.conn });
 }
 
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
@@ -727,7 +733,7 @@ function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transi
   }
   if (call.agent !== undefined) return same(call, ok(e, { wacid: call.wacid })); // repeated
   // A connect event that came first carried the Service's phone id; the dial knows only the number.
-  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, localSdp: e.sdp, from: e.from, to: e.to, phoneId: call.phoneId || e.phoneId, direction: 'BUSINESS_INITIATED' };
+  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, tab: e.tab, localSdp: e.sdp, from: e.from, to: e.to, phoneId: call.phoneId || e.phoneId, direction: 'BUSINESS_INITIATED' };
   const effects: Effect[] = [ok(e, { wacid: call.wacid })];
   if (call.state === 'connected' || call.state === 'active') {
     effects.unshift({ kind: 'agentBusy', agent: e.agent });
