@@ -36,7 +36,8 @@ const ANSWER = [
 let b: Bridge;
 const AGENTS = ['agent1', 'agent2', 'agent3', 'agent4', 'agent5'];
 beforeAll(async () => {
-  b = await startBridge({ history: true, agents: AGENTS, supervisors: ['sup'] });
+  // No business audio 2 s after accept → the Service drops the call (138023), as it does at 20 s.
+  b = await startBridge({ history: true, agents: AGENTS, supervisors: ['sup'], emulator: { noMediaAtStartMs: 2_000 } });
 }, 60_000);
 afterAll(async () => {
   await b?.close();
@@ -131,4 +132,39 @@ it('a page reloaded (a new tab id) does not take the call over: it is ended', as
   expect(at - t0).toBeLessThan(5_000);
   const ended = await reloaded.next('call.state', (m) => m.wacid === wacid && m.state === 'ended', 5_000);
   expect(ended.reason).toBe(AGENT_PAGE_LOST);
+}, 30_000);
+
+it('a call whose audio never connected (the Service drops it: 138023) is "no-audio" in history, not answered on the wallboard, and opens a cut-off task', async () => {
+  const a = await agentClient(b.url, 'agent5', { tab: 'tab-a5' });
+  // A real WebRTC caller; the agent's answer names an address nobody answers on: no audio ever flows.
+  const started = await b.emu.calls.start({});
+  const offered = await a.next('call.offered', (m) => m.wacid === started.wacid, 10_000);
+  expect((await a.request({ type: 'call.answer', wacid: offered.wacid, sdp: ANSWER })).type).toBe('ack');
+  const ended = await a.next('call.state', (m) => m.wacid === started.wacid && m.state === 'ended', 10_000);
+  expect(String(ended.errorCode)).toBe('138023');
+  const sup = await login(b.url, 'sup');
+  const rec = await until(
+    'history has the call ended',
+    async () => {
+      const r = await api(sup, `/api/history/calls/${encodeURIComponent(started.wacid)}`).catch(() => undefined);
+      return r && r.endedAt ? r : undefined;
+    },
+    10_000,
+  );
+  expect(rec.outcome).toBe('no-audio');
+  expect(rec.talkMs).toBeUndefined();
+  const board = (await api(sup, '/api/wallboard')) as { numbers: Array<{ businessNumber: string; offered: number; answered: number }>; agents: Array<{ name: string; callsToday: number }> };
+  const row = board.numbers.find((n) => n.businessNumber === started.to)!;
+  // The calls of this file so far: two ended by a lost page (answered, each had a connection) and this one.
+  const answeredSoFar = row.answered;
+  expect(board.agents.find((x) => x.name === 'agent5')?.callsToday ?? 0).toBe(0);
+  const byNumber = (await api(sup, `/api/history/calls?outcome=no-audio`)).items as Array<{ wacid: string }>;
+  expect(byNumber.map((c) => c.wacid)).toContain(started.wacid);
+  expect(row.offered).toBeGreaterThan(answeredSoFar);
+  const task = await until(
+    'a cut-off call-back task for the caller',
+    async () => ((await api(sup, '/api/callbacks?state=open,claimed')).items as Array<{ customer: string; reason: string }>).find((t) => t.customer === started.from),
+    10_000,
+  );
+  expect(task.reason).toBe('cut-off');
 }, 30_000);
