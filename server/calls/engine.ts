@@ -45,8 +45,8 @@ export interface EngineOptions {
   reconnectGraceMs?: number;
   /**
    * How long a lost socket that holds a call (not a page that left: that ends the call at
-   * once) waits for its page to reconnect and `call.attach` before the call is ended
-   * (`connLost`). Default 2000: with the terminate, well within 5 s of the loss.
+   * once) waits for the same page (its `tab`) to reconnect, on any node, before the call is
+   * ended (`connLost`). Default 2000: with the terminate, well within 5 s of the loss.
    */
   pageLostGraceMs?: number;
   /** Period of the sweep over stored calls (timers of dead nodes, queued calls). */
@@ -247,7 +247,7 @@ export class CallEngine {
 
   /**
    * A socket closed: `left` — the page went (its `pagehide` close, or the browser's going-away);
-   * `lost` — anything else but our own stop (it may reconnect and attach); `node-stopping` —
+   * `lost` — anything else but our own stop (the same page may reconnect); `node-stopping` —
    * this node is shutting down (the page reconnects elsewhere with its call intact).
    */
   agentDisconnected(conn: Conn, how: 'left' | 'lost' | 'node-stopping' = 'lost'): void {

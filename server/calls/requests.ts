@@ -33,7 +33,7 @@ export interface RequestsOptions {
   background: (what: string, wacid: string, p: Promise<unknown>) => void;
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   graceMs: number;
-  /** How long a lost socket holding a call waits for its page to attach again before the call is ended. */
+  /** How long a lost socket holding a call waits for its page (same `tab`) to connect again before the call is ended. */
   pageLostGraceMs: number;
   /**
    * Known calling permissions (`server/permissions/`): a `call.dial` the permission budget
