@@ -56,7 +56,7 @@ export function LostCallNotice({ lost, live, onDismiss }: { lost: LostCall | und
   return (
     <div class="elsewhere" data-testid="call-lost" data-wacid={lost.wacid} data-state={live ? 'ending' : 'ended'} role="alert">
       <p>
-        <strong>{`The call${caller} lost its audio when this page was reloaded or closed.`}</strong>{' '}
+        <strong>{`The call${caller} lost its audio: the page that had it was reloaded, closed or crashed.`}</strong>{' '}
         {live ? 'The call is being ended' : 'The call was ended'}, and the customer is in the call-back queue.
       </p>
       <button type="button" class="btn" data-testid="call-lost-dismiss" onClick={onDismiss}>
