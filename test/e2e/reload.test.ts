@@ -79,6 +79,10 @@ it('a reload mid-call: the call is ended at the Service at once and the reloaded
   await page.locator('[data-testid="call-lost"][data-state="ended"]').waitFor({ timeout: 10_000 });
   expect(await page.getByTestId('call-elsewhere').isVisible()).toBe(false);
   await until('the caller hung up by the Service', async () => (await callerState(wacid)) === 'ended', 5_000);
+  // The call log (history) has the call over, with why.
+  const logged = page.locator(`[data-testid="call-log-item"][data-wacid="${wacid}"][data-outcome="answered"]`);
+  await logged.waitFor({ timeout: 15_000 });
+  expect(await logged.textContent()).toMatch(/Agent page lost/);
   await shots(page, 'reload-lost');
 }, 90_000);
 

@@ -44,6 +44,8 @@ let call: TabCall | undefined;
 /** The call whose audio this tab had before a reload (issue 34: its audio is lost; the page says so). */
 let lostBefore: LostCall | undefined = takeCallHeldBeforeReload();
 const lostDismissed = new Set<string>();
+/** The lost call was still live when last drawn: its end is in history soon after (the call log is read again then). */
+let lostWasLive = lostBefore !== undefined;
 
 const audio = new PageAudio();
 const audioEl = el<HTMLAudioElement>('remote-audio');
@@ -244,9 +246,12 @@ function render(): void {
   const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
   const found = lostCall(state, lostBefore);
   const lost = found && !lostDismissed.has(found.wacid) ? found : undefined;
+  const lostLive = !!found && found.wacid in state.calls;
+  if (lostWasLive && found && !lostLive && state.link === 'online') setTimeout(() => desk.actions.reloadLog(), 1_500);
+  lostWasLive = lostLive || (lostWasLive && state.link !== 'online');
   draw(
     <>
-    <LostCallNotice lost={lost} live={!!lost && lost.wacid in state.calls} onDismiss={() => (lost && lostDismissed.add(lost.wacid), (lostBefore = undefined), render())} />
+    <LostCallNotice lost={lost} live={lostLive} onDismiss={() => (lost && lostDismissed.add(lost.wacid), (lostBefore = undefined), render())} />
     <Phone
       // The call back the Call back panel holds is drawn there, not as "a call in another tab";
       // a call whose audio this page lost in a reload is the notice above, not "another tab" either.
