@@ -48,10 +48,18 @@ interface EmulatorCall {
   media?: { packetsReceived: number; packetsSent: number; decodedFrames: number; audibleFrames: number; peakLevel: number; connectionState: string; path?: { local: string; remote: string; remoteType: string } };
 }
 
+async function control(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const base = running!.config.serviceBaseUrl!.replace(/\/v2$/, '/_emulator');
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers: { 'x-api-key': running!.config.serviceApiKey, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return (await r.json()) as Record<string, unknown>;
+}
+
 async function emulatorCalls(): Promise<EmulatorCall[]> {
-  const control = running!.config.serviceBaseUrl!.replace(/\/v2$/, '/_emulator');
-  const r = await fetch(`${control}/calls`, { headers: { 'x-api-key': running!.config.serviceApiKey } });
-  return ((await r.json()) as { items: EmulatorCall[] }).items;
+  return (await control('GET', '/calls')).items as EmulatorCall[];
 }
 
 it('Chromium launched without the loopback flag (fake devices only) answers the demo call: it connects over the veth, audio measured both ways', async () => {
@@ -111,3 +119,45 @@ it('Chromium launched without the loopback flag (fake devices only) answers the 
   await page.getByTestId('call-ended').waitFor({ timeout: 10_000 });
   expect(await page.getByTestId('call-ended-result').getAttribute('data-result')).toBe('COMPLETED');
 }, 90_000);
+
+it('the other way: a supervisor calls a customer back (Call back panel) and the emulator’s callee answers, over the veth, audio both ways', async () => {
+  const origin = `http://127.0.0.1:${port}`;
+  const user = '+15550123777';
+  await control('POST', '/callPermissions', { business: '+15550100001', user });
+  const page = await browser!.newPage();
+  await page.goto(`${origin}/login`);
+  await page.getByTestId('login-name').fill('supervisor');
+  await page.getByTestId('login-password').fill('supervisor');
+  await page.getByTestId('login-submit').click();
+  await page.waitForURL(`${origin}/supervisor`);
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+  await page.locator('[data-testid="callback-from"] option[value="+15550100001"]').waitFor({ state: 'attached', timeout: 15_000 });
+  await page.getByTestId('callback-from').selectOption('+15550100001');
+  await page.getByTestId('callback-user').fill(user);
+  await page.getByTestId('callback-call').click();
+  await page.locator('[data-testid="callback-call-box"][data-phase="active"]').waitFor({ timeout: 20_000 });
+  const wacid = (await page.getByTestId('callback-call-box').getAttribute('data-wacid'))!;
+  const inbound = await until(
+    'the callee’s audio in the page',
+    async () => {
+      const st = await page.evaluate(() => (window as unknown as { __switchboard: { callback: { stats(): Promise<{ inbound?: { packetsReceived: number } } | null> } } }).__switchboard.callback.stats());
+      return (st?.inbound?.packetsReceived ?? 0) > 50 ? st : undefined;
+    },
+    15_000,
+  );
+  const callee = await until(
+    'the page’s audio at the callee',
+    async () => {
+      const c = (await emulatorCalls()).find((x) => x.wacid === wacid);
+      return c?.media && c.media.decodedFrames > 50 && c.media.audibleFrames > 2 ? c : undefined;
+    },
+    15_000,
+  );
+  console.log(
+    `figure demo-browser call back: page ← callee ${inbound!.inbound!.packetsReceived} packets; callee ← page ${callee.media!.decodedFrames} frames, ${callee.media!.audibleFrames} audible; path ${callee.media!.path?.local} ↔ ${callee.media!.path?.remote} (${callee.media!.path?.remoteType})`,
+  );
+  expect(callee.media!.path?.local.split(':')[0]).toBe(ns!.hostAddress);
+  expect(callee.media!.path?.remote.split(':')[0]).toBe(ns!.nsAddress);
+  await page.getByTestId('callback-hangup').click();
+}, 90_000);
+
