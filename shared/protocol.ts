@@ -74,8 +74,15 @@
  *   `holdMs`. The caller's audio (hold music) is the page's job.
  * - A call that failed at the Service carries its numeric code in `CallView.errorCode` and
  *   the worded reason in `reason`.
+ * - The page that holds a call (answered or dialed there: its audio lives in that page, in
+ *   direct mode) going away ends the call: at once when it leaves (it closes its socket
+ *   with 4010 `page left` on `pagehide`, or the browser closes it with 1001), otherwise
+ *   when its socket is lost and the same page (the `tab` query parameter of `/ws`, the
+ *   same on every reconnect of a page, new after a reload) has not connected again within
+ *   the grace (2 s). The call is terminated at the Service with `reason` `AGENT_PAGE_LOST`
+ *   (`shared/callErrors.ts`); another tab of the same agent closing changes nothing.
  *
- * Real networks (issue 29; added: `welcome.ice`, `ice.servers`):
+ * Real networks (added: `welcome.ice`, `ice.servers`):
  * - `welcome.ice` gives the page the STUN/TURN servers every RTCPeerConnection it makes uses
  *   (`iceServers`, `iceTransportPolicy`), with TURN credentials for this user only: minted
  *   from coturn's REST secret (username `<expiry>:<user>`, `expiresAt` epoch ms) or the
@@ -450,8 +457,10 @@ export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: r
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
-/** The holding page reports how the call's audio travels (issue 29). Ack `{}`. */
+/** The holding page reports how the call's audio travels. Ack `{}`. */
 export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
+/** Close code a page uses for its socket on `pagehide`: the page is gone, with any call's audio. */
+export const PAGE_LEFT_CLOSE = 4010;
 export const CallDial = z
   .object({
     type: z.literal('call.dial'),

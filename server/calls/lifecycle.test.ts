@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import {
   CALL_EVENT_TYPES,
   CALL_STATES,
@@ -41,13 +42,13 @@ const outbound: Call = { ...base, direction: 'BUSINESS_INITIATED', offerSdp: und
 const FIXTURES: Record<CallStateName, Call> = {
   queued: base,
   ringing: { ...base, state: 'ringing', agent: 'a1', ringUntil: T0 + P.ringTimeoutMs },
-  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
+  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', tab: 't1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
   rejecting: { ...base, state: 'rejecting', reason: 'no agent answered in time', endBy: T0 + 60_000 },
-  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', endBy: T0 + P.dialTimeoutMs },
-  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
-  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
-  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endBy: T0 + 60_000 },
-  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
+  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', tab: 't1', endBy: T0 + P.dialTimeoutMs },
+  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', tab: 't1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
+  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', tab: 't1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
+  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', tab: 't1', startedAt: T0 + 500, endBy: T0 + 60_000 },
+  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', tab: 't1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
 };
 
 /** One representative event of each kind; a1 is the ringing/holding agent, a2 another agent. */
@@ -59,6 +60,8 @@ const EVENTS: Record<string, CallEvent> = {
   offer: { type: 'offer', wacid: W, at: SOON, agent: 'a2' },
   decline: { type: 'decline', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r9' },
   agentGone: { type: 'agentGone', wacid: W, at: SOON, agent: 'a1' },
+  connLost: { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
+  attach: { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't1' },
   answer: { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' },
   acceptOk: { type: 'acceptOk', wacid: W, at: SOON },
   acceptRefused: { type: 'acceptRefused', wacid: W, at: SOON, code: 'BAD_REQUEST', reason: 'call already ended' },
@@ -85,7 +88,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=',
     decline: '=',
-    agentGone: '=',
+    agentGone: '=', connLost: '=', attach: '=',
     answer: '=',
     acceptOk: '=',
     acceptRefused: '=',
@@ -103,7 +106,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: 'ringing offer notify',
     decline: '= reply', // a1 was offered it earlier (timed out): harmless, acknowledged
-    agentGone: '=',
+    agentGone: '=', connLost: '=', attach: '=',
     answer: 'answering accept revoke agentBusy notify', // a1's late answer may still claim it
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -119,7 +122,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=', // already ringing somebody
     decline: 'queued revoke reply route notify',
-    agentGone: 'queued revoke route notify',
+    agentGone: 'queued revoke route notify', connLost: '=', attach: '=',
     answer: 'answering accept revoke agentBusy notify',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
@@ -134,7 +137,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
     decline: '= reply',
-    agentGone: '=',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'answering',
     answer: '= reply', // a second request while the first is in flight: CONFLICT
     acceptOk: 'active reply notify',
     acceptRefused: 'rejecting reply reject agentFree notify',
@@ -150,7 +153,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -167,7 +170,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: 'active notify',
     offer: '=',
     decline: '= reply', // FORBIDDEN: nobody is offered an outbound call
-    agentGone: '=',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'dialing',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -182,7 +185,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended agentFree notify',
     status: 'active notify',
     offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'connected',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -196,7 +199,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'active',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
@@ -209,7 +212,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -223,7 +226,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
@@ -461,6 +464,27 @@ describe('transition: claims, refusals and timers', () => {
     const declined = transition(FIXTURES.ringing, EVENTS.decline!, P).call!;
     const r = transition(declined, { ...(EVENTS.offer as Extract<CallEvent, { type: 'offer' }>), agent: 'a1' }, P);
     expect(r.call).toBe(declined);
+  });
+
+  it('the holding page lost (reload, close, crash): the call is ended at the Service, and the terminate event keeps why; another tab of the agent closing changes nothing; a page that attached again is not lost with its old socket', () => {
+    const lost = { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' } as const;
+    // Another tab (c9) of the same agent goes: the call stays.
+    expect(transition(FIXTURES.active, { ...lost, conn: 'c9' }, P).call).toBe(FIXTURES.active);
+    const r = transition(FIXTURES.active, lost, P);
+    expect(r.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
+    expect(r.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    const done = transition(r.call, { type: 'terminate', wacid: W, at: SOON + 300, result: 'COMPLETED', duration: 4, reason: 'BUSINESS_HANGUP' }, P);
+    expect(done.call).toMatchObject({ state: 'ended', reason: AGENT_PAGE_LOST, result: 'COMPLETED' });
+    expect(done.effects).toContainEqual({ kind: 'agentFree', agent: 'a1', wrapUp: true });
+    // The same page (tab t1) reconnected on c2: the call moved there, losing c1 later changes nothing.
+    const attached = transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't1' }, P);
+    expect(attached.call).toMatchObject({ state: 'active', conn: 'c2' });
+    expect(transition(attached.call, lost, P).call).toBe(attached.call);
+    // Another page (a reload has a new tab id), or another agent, does not take the call over.
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c3', tab: 't2' }, P).call).toBe(FIXTURES.active);
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a2', conn: 'c3', tab: 't1' }, P).call).toBe(FIXTURES.active);
+    // The answering page's tab is what the call keeps.
+    expect(transition(FIXTURES.ringing, { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', tab: 't9', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' }, P).call).toMatchObject({ conn: 'c1', tab: 't9' });
   });
 
   it('hangup by someone not holding the call is refused', () => {

@@ -39,6 +39,7 @@ import {
   CLOSE_TOO_MANY_SOCKETS,
   FLOOD_REFUSALS,
   MAX_FRAME_BYTES,
+  PAGE_LEFT_CLOSE,
   MAX_PENDING_REQUESTS,
   MAX_SOCKETS_PER_SESSION,
   parseClientMsg,
@@ -213,6 +214,8 @@ export function createGateway(o: GatewayOptions): Gateway {
   const bySid = new Map<string, Set<Live>>();
 
   let unsubscribe: (() => Promise<void>) | undefined;
+  /** This node is stopping: its sockets close, the pages go on elsewhere (their calls too). */
+  let stopping = false;
 
   /** The socket's session ended: no frame of it is handled any more; close it. */
   function endSession(l: Live, why: string): void {
@@ -390,9 +393,11 @@ export function createGateway(o: GatewayOptions): Gateway {
         });
         log.info({ user: user.name, conn: conn.id }, 'socket open');
       },
-      onClose() {
+      onClose(e: { code?: number }) {
         const me = l;
         if (!me) return;
+        // How the page went decides when a call it holds is ended (`engine.agentDisconnected`).
+        const how = stopping ? 'node-stopping' : e.code === PAGE_LEFT_CLOSE || e.code === 1001 ? 'left' : 'lost';
         // Its queue goes with it: nothing more is handled for a socket that is gone.
         me.closed = true;
         me.pending.length = 0;
@@ -403,7 +408,7 @@ export function createGateway(o: GatewayOptions): Gateway {
         slots[me.slot]!.delete(me);
         clearTimeout(me.iceTimer);
         hub.remove(me.conn);
-        engine.agentDisconnected(me.conn);
+        engine.agentDisconnected(me.conn, how);
         o.monitors?.connClosed(me.conn).catch((err: Error) => log.warn({ conn: me.conn.id, err: err.message }, 'monitor: close not handled'));
         log.info({ user: user.name, conn: me.conn.id }, 'socket closed');
       },
@@ -565,6 +570,7 @@ export function createGateway(o: GatewayOptions): Gateway {
       return { sockets: live.size, pending, bufferedBytes };
     },
     close() {
+      stopping = true;
       clearInterval(beat);
       clearInterval(sessionCheck);
       void unsubscribe?.().catch(() => undefined);

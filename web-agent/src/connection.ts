@@ -6,7 +6,7 @@
  * - pairs requests with their `ack` / `error` by `id`, with a timeout.
  * On every (re)connect the server sends `welcome`, and the page rebuilds itself from it.
  */
-import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
+import { PAGE_LEFT_CLOSE, parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import type { BackoffPolicy } from './backoff.ts';
 import { setIceConfig } from './ice.ts';
 import { silenceLimit, type WatchdogOptions } from './heartbeat.ts';
@@ -61,6 +61,8 @@ export class Connection {
   private pending = new Map<string, Pending>();
   private seq = 0;
   private readonly tabId = Math.random().toString(36).slice(2, 12);
+  /** Hidden by `pagehide` (its socket closed as `page left`) until a `pageshow` from the cache. */
+  private hidden = false;
 
   constructor(private readonly opts: ConnectionOptions) {}
 
@@ -68,6 +70,8 @@ export class Connection {
     if (!this.stopped) return;
     this.stopped = false;
     addEventListener('online', this.onOnline);
+    addEventListener('pagehide', this.onPageHide);
+    addEventListener('pageshow', this.onPageShow);
     document.addEventListener('visibilitychange', this.onVisible);
     this.open();
   }
@@ -75,6 +79,8 @@ export class Connection {
   stop(): void {
     this.stopped = true;
     removeEventListener('online', this.onOnline);
+    removeEventListener('pagehide', this.onPageHide);
+    removeEventListener('pageshow', this.onPageShow);
     document.removeEventListener('visibilitychange', this.onVisible);
     clearTimeout(this.retryTimer);
     this.drop('stopped');
@@ -107,7 +113,7 @@ export class Connection {
   }
 
   private open(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.hidden) return;
     // The tab id goes along (the same on every reconnect): monitoring finds this tab's call on its new socket.
     const ws = new WebSocket(`${this.opts.url}${this.opts.url.includes('?') ? '&' : '?'}tab=${this.tabId}`);
     this.ws = ws;
@@ -184,14 +190,14 @@ export class Connection {
   }
 
   /** Forget the current socket: detach it, close it, fail its pending requests. */
-  private drop(why: string): void {
+  private drop(why: string, code = 4000): void {
     clearInterval(this.watchTimer);
     const ws = this.ws;
     this.ws = undefined;
     if (ws) {
       ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
       try {
-        ws.close(4000, why);
+        ws.close(code, why);
       } catch {
         // already closing
       }
@@ -217,6 +223,23 @@ export class Connection {
     if (this.stopped || this.isOpen) return;
     clearTimeout(this.retryTimer);
     this.drop('network back');
+    this.open();
+  };
+
+  /**
+   * The page is going (reload, close, navigation): say so with the close code, so the server
+   * ends at once a call whose audio lives in this page instead of waiting for it to reconnect.
+   */
+  private readonly onPageHide = () => {
+    clearTimeout(this.retryTimer);
+    this.drop('page left', PAGE_LEFT_CLOSE);
+    this.hidden = true;
+  };
+
+  /** Back from the back/forward cache: connect again. */
+  private readonly onPageShow = (e: PageTransitionEvent) => {
+    if (!e.persisted || !this.hidden || this.stopped) return;
+    this.hidden = false;
     this.open();
   };
 

@@ -28,6 +28,7 @@ import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
 import { agentMonitoring } from './agent/monitor.tsx';
+import { LostCallNotice, lostCall, rememberCallHere, takeCallHeldBeforeReload, type LostCall } from './agent/lost.tsx';
 import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
 import { CallbackPanel, withoutPanelCall } from './callback/panel.tsx';
@@ -40,6 +41,11 @@ let sound: SoundStatus = 'unchecked';
 let busy = false;
 /** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
 let call: TabCall | undefined;
+/** The call whose audio this tab had before a reload (issue 34: its audio is lost; the page says so). */
+let lostBefore: LostCall | undefined = takeCallHeldBeforeReload();
+const lostDismissed = new Set<string>();
+/** The lost call was still live when last drawn: its end is in history soon after (the call log is read again then). */
+let lostWasLive = lostBefore !== undefined;
 
 const audio = new PageAudio();
 const audioEl = el<HTMLAudioElement>('remote-audio');
@@ -108,6 +114,9 @@ function reconcile(): void {
   const mine = tabCall(state);
   // The call left this tab (ended, revoked, taken elsewhere): release its session.
   if (call && (!mine || mine.view.wacid !== call.wacid)) endSession();
+  // A reload knows which call's audio it lost; a new call here supersedes that notice.
+  rememberCallHere(call?.wacid);
+  if (call) lostBefore = undefined;
   // An answer whose ack never came (timeout, lost link, OUTCOME_UNKNOWN) is settled by the
   // server's state: accepted for this agent means audio may start.
   if (call?.outcomeUnknown && mine && mine.local === 'answering' && mine.view.agent === me?.name && (mine.view.state === 'active' || mine.view.startedAt !== undefined)) {
@@ -235,11 +244,18 @@ function render(): void {
   const t = now();
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
   const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality, networkWarning: call.session.networkWarning };
+  const found = lostCall(state, lostBefore);
+  const lost = found && !lostDismissed.has(found.wacid) ? found : undefined;
+  const lostLive = !!found && found.wacid in state.calls;
+  if (lostWasLive && found && !lostLive && state.link === 'online') setTimeout(() => desk.actions.reloadLog(), 1_500);
+  lostWasLive = lostLive || (lostWasLive && state.link !== 'online');
   draw(
     <>
+    <LostCallNotice lost={lost} live={lostLive} onDismiss={() => (lost && lostDismissed.add(lost.wacid), (lostBefore = undefined), render())} />
     <Phone
-      // The call back the Call back panel holds is drawn there, not as "a call in another tab".
-      state={withoutPanelCall(state, callbackPanel.heldWacid())}
+      // The call back the Call back panel holds is drawn there, not as "a call in another tab";
+      // a call whose audio this page lost in a reload is the notice above, not "another tab" either.
+      state={withoutPanelCall(withoutPanelCall(state, callbackPanel.heldWacid()), lost?.wacid)}
       now={t}
       demo={me?.demo === true}
       mic={{ status: mic.status, detail: mic.detail, deviceId: mic.deviceId }}
