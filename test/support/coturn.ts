@@ -1,5 +1,5 @@
 /**
- * A private coturn (`turnserver`) for TURN tests (issue 29): free loopback ports, a config
+ * A private coturn (`turnserver`) for TURN tests: free loopback ports, a config
  * written into a temp dir and passed with `-c` (never /etc/turnserver.conf, never the
  * system's database), REST authentication (`use-auth-secret`) with a secret of its own, and
  * loopback peers allowed — in these tests every peer (Chromium, werift) is on 127.0.0.1.
