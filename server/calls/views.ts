@@ -18,6 +18,7 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     direction: call.direction,
     sdp: call.offerSdp!,
     deadline: call.deadline!,
+    ...(call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
   };
 }
 
@@ -33,6 +34,7 @@ export function view(call: Call): CallView {
   };
   if (call.agent !== undefined) v.agent = call.agent;
   if (call.deadline !== undefined && (call.state === 'queued' || call.state === 'ringing')) v.deadline = call.deadline;
+  if (call.ringUntil !== undefined && call.state === 'ringing') v.ringUntil = call.ringUntil;
   if (call.startedAt !== undefined) v.startedAt = call.startedAt;
   if (call.endedAt !== undefined) v.endedAt = call.endedAt;
   if (call.result !== undefined) v.result = call.result;
