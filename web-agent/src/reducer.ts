@@ -57,6 +57,8 @@ export interface UiError {
   message: string;
   code?: string;
   at: number;
+  /** The call it is about: the error goes when that call and its wrap-up are over, or the next call rings. */
+  wacid?: string;
 }
 
 export interface UiState {
@@ -83,7 +85,7 @@ export type UiEvent =
   | { type: 'server'; msg: ServerMsg; now: number }
   | { type: 'link'; link: Link }
   | { type: 'local'; wacid: string; local: Local; now: number }
-  | { type: 'error'; message: string; code?: string; now: number }
+  | { type: 'error'; message: string; code?: string; now: number; wacid?: string | undefined }
   | { type: 'dismissError' }
   | { type: 'dismissEnded' };
 
@@ -111,7 +113,7 @@ export function reduce(state: UiState, ev: UiEvent): UiState {
     case 'link':
       return ev.link === state.link ? state : { ...state, link: ev.link };
     case 'error':
-      return { ...state, error: { message: ev.message, ...(ev.code ? { code: ev.code } : {}), at: ev.now } };
+      return { ...state, error: { message: ev.message, ...(ev.code ? { code: ev.code } : {}), at: ev.now, ...(ev.wacid ? { wacid: ev.wacid } : {}) } };
     case 'dismissError':
       return state.error ? omit(state, 'error') : state;
     case 'dismissEnded':
@@ -168,7 +170,10 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       };
       if (prev?.heldAt !== undefined) entry.heldAt = prev.heldAt;
       const next = { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
-      return keep ? next : omit(next, 'lastEnded');
+      if (keep) return next;
+      // A new call rings: nothing of the last one stays (its ending, an error about it).
+      const fresh = omit(next, 'lastEnded');
+      return fresh.error?.wacid !== undefined && fresh.error.wacid !== msg.wacid ? omit(fresh, 'error') : fresh;
     }
     case 'call.revoked': {
       const prev = state.calls[msg.wacid];
@@ -205,7 +210,10 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     }
     case 'agent.state': {
       const { type: _t, ...agent } = msg;
-      return { ...state, agent };
+      const next = { ...state, agent };
+      // The call and its wrap-up are over: an error about that call is old news.
+      const over = agent.status === 'available' || agent.status === 'away';
+      return over && next.error?.wacid !== undefined && !tabCall(next) ? omit(next, 'error') : next;
     }
     case 'ping': {
       const skew = msg.t - now;
@@ -306,9 +314,18 @@ export function ringingCalls(state: UiState, now: number): CallEntry[] {
         c.view.sdp !== undefined &&
         !c.revoked &&
         c.local === 'none' &&
-        (c.view.deadline === undefined || c.view.deadline > serverNow),
+        (ringEnd(c.view) ?? Infinity) > serverNow,
     )
-    .sort((a, b) => (a.view.deadline ?? Infinity) - (b.view.deadline ?? Infinity));
+    .sort((a, b) => (ringEnd(a.view) ?? Infinity) - (ringEnd(b.view) ?? Infinity));
+}
+
+/**
+ * When an offer stops ringing here (server clock): its ring timeout (`ringUntil`,
+ * RING_TIMEOUT_MS), never after the accept window (`deadline`); the agent's countdown.
+ */
+export function ringEnd(view: Pick<CallView, 'ringUntil' | 'deadline'>): number | undefined {
+  if (view.ringUntil !== undefined && view.deadline !== undefined) return Math.min(view.ringUntil, view.deadline);
+  return view.ringUntil ?? view.deadline;
 }
 
 /** The call this tab is answering, holding or hanging up, if any. */

@@ -45,6 +45,10 @@ export type DeskEvent =
   | { type: 'customer.loaded'; data: Customer }
   | { type: 'customer.failed'; id: string; error: string }
   | { type: 'wrap.start'; wacid: string; caller: string }
+  /** `welcome.wrapDraft`: after a reload the server gives back what was typed (and whom the call was with). */
+  | { type: 'wrap.restore'; wacid: string; caller?: string | undefined; disposition?: string | undefined; notes?: string | undefined }
+  /** A new call rings or is held here: nothing of a finished call stays on screen but wrap-up still being saved. */
+  | { type: 'call.started'; wacid: string }
   | { type: 'wrap.edit'; disposition?: string; notes?: string }
   | { type: 'wrap.saving' }
   | { type: 'wrap.saved' }
@@ -85,15 +89,27 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
     case 'customer.failed':
       return s.customer?.id === ev.id ? { ...s, customer: { id: ev.id, status: 'failed', error: ev.error } } : s;
     case 'wrap.start':
-      if (s.wrap?.wacid === ev.wacid) return s;
+      if (s.wrap?.wacid === ev.wacid) return s.wrap.caller || !ev.caller ? s : { ...s, wrap: { ...s.wrap, caller: ev.caller } };
       return { ...s, wrap: { wacid: ev.wacid, caller: ev.caller, disposition: '', notes: '', status: 'editing', extended: false } };
+    case 'wrap.restore': {
+      const cur = s.wrap?.wacid === ev.wacid ? s.wrap : undefined;
+      // What this tab has typed since is newer than the server's draft.
+      const notes = cur && cur.notes !== '' ? cur.notes : (ev.notes ?? '');
+      const disposition = cur && cur.disposition !== '' ? cur.disposition : ev.disposition && s.dispositions.includes(ev.disposition) ? ev.disposition : '';
+      const caller = cur?.caller || ev.caller || '';
+      return { ...s, wrap: { wacid: ev.wacid, caller, disposition, notes, status: cur?.status ?? 'editing', extended: cur?.extended ?? false } };
+    }
+    case 'call.started':
+      if (!s.wrap || s.wrap.wacid === ev.wacid || s.wrap.status === 'saving') return s;
+      return omitWrap(s);
     case 'wrap.edit':
       if (!s.wrap || s.wrap.status === 'saving' || s.wrap.status === 'saved') return s;
       return { ...s, wrap: { ...s.wrap, ...(ev.disposition !== undefined ? { disposition: ev.disposition } : {}), ...(ev.notes !== undefined ? { notes: ev.notes } : {}) } };
     case 'wrap.saving':
       return s.wrap && canSaveWrap(s.wrap) ? { ...s, wrap: { ...omitError(s.wrap), status: 'saving' } } : s;
     case 'wrap.saved':
-      return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'saved' } } : s;
+      // One button ends the wrap-up: saved, it leaves the screen (the call log shows it).
+      return s.wrap ? omitWrap(s) : s;
     case 'wrap.failed':
       return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'failed', error: ev.error } } : s;
     case 'wrap.extended':
@@ -110,7 +126,6 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
       if (s.wrap && (s.wrap.status === 'editing' || s.wrap.status === 'failed') && (ev.status === 'available' || ev.status === 'ringing' || ev.status === 'away' || ev.status === 'offline')) {
         return { ...s, wrap: { ...s.wrap, status: 'not-set' } };
       }
-      if (s.wrap?.status === 'saved' && ev.status !== 'after-call-work' && ev.status !== 'on-call') return omitWrap(s);
       return s;
     case 'log.loading':
       return { ...s, log: { ...s.log, status: 'loading' } };
@@ -130,9 +145,14 @@ function omitWrap(s: DeskState): DeskState {
   return rest;
 }
 
+/** The wrap-up's heading: whom the call was with, when the page knows it (never a dangling "·"). */
+export function wrapTitle(w: Pick<WrapUp, 'caller'>, format: (party: string) => string): string {
+  return w.caller ? `After-call work · ${format(w.caller)}` : 'After-call work';
+}
+
 /** A disposition from the list is required; notes are optional. */
 export function canSaveWrap(w: WrapUp): boolean {
-  return w.disposition !== '' && (w.status === 'editing' || w.status === 'failed');
+  return w.disposition !== '' && (w.status === 'editing' || w.status === 'failed' || w.status === 'not-set');
 }
 
 /** Words for the agent's state (the server's `agent.state`). */
@@ -170,3 +190,61 @@ export function shortcutFor(e: { altKey: boolean; ctrlKey: boolean; metaKey: boo
 
 /** "Alt+A" for the button's label and `aria-keyshortcuts`. */
 export const shortcutLabel = (a: ShortcutAction) => `Alt+${SHORTCUTS[a]}`;
+
+/** One row of the agent's one call list: a call from history, or one of this session's not yet there. */
+export interface CallRow {
+  wacid: string;
+  customer: string;
+  /** Local ms. */
+  at: number;
+  /** History's outcome (`answered`, `missed`, ...), or this session's result in lower case (`declined`, `completed`). */
+  outcome: string;
+  /** This session's result (`DECLINED`, `MISSED`, `COMPLETED`...) for a row history has not written yet. */
+  result?: string;
+  /** "Answered · Resolved · 1:05", or "Declined · just now". */
+  text: string;
+  /** Notes of the wrap-up, from history. */
+  notes?: string;
+}
+
+/** Session results as the call list words them (history's `logOutcome` words for the same calls). */
+const SESSION_WORDS: Record<string, string> = { COMPLETED: 'Answered', DECLINED: 'Declined', MISSED: 'Missed', FAILED: 'Failed', REJECTED: 'Not taken', ENDED: 'Ended' };
+
+/**
+ * The one call list (issue 34): the call log from history, newest first, with this session's
+ * calls (missed and declined included) that history does not list yet on top, so a call is
+ * in the list the moment it is over and never twice.
+ */
+export function callList(log: readonly CallRecord[], session: readonly SessionCall[], describe: (result: string) => string, formatDuration: (s: number) => string): CallRow[] {
+  const known = new Set(log.map((r) => r.wacid));
+  const fromSession: CallRow[] = session
+    .filter((e) => !known.has(e.wacid))
+    .map((e) => ({
+      wacid: e.wacid,
+      customer: e.direction === 'BUSINESS_INITIATED' ? e.to : e.from,
+      at: e.endedAt,
+      outcome: e.result === 'COMPLETED' ? 'answered' : e.result.toLowerCase(),
+      result: e.result,
+      text: `${SESSION_WORDS[e.result] ?? describe(e.result)}${e.duration !== undefined && e.result === 'COMPLETED' ? ` · ${formatDuration(e.duration)}` : ''}`,
+    }));
+  const fromLog: CallRow[] = log.map((r) => ({
+    wacid: r.wacid,
+    customer: customerOf(r),
+    at: Date.parse(r.receivedAt),
+    outcome: r.outcome,
+    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}`,
+    ...(r.notes ? { notes: r.notes } : {}),
+  }));
+  return [...fromSession, ...fromLog];
+}
+
+/** What `callList` needs of this session's calls (reducer.ts `EndedCall`). */
+export interface SessionCall {
+  wacid: string;
+  from: string;
+  to: string;
+  direction: string;
+  result: string;
+  duration?: number;
+  endedAt: number;
+}

@@ -15,7 +15,7 @@ import { renderShell } from '../ui/shell.tsx';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiState } from '../reducer.ts';
 import type { CallView } from '../../../shared/protocol.ts';
-import { liveStateText } from './supervisor/live.ts';
+import { liveStateText, timeText } from './supervisor/live.ts';
 import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
 import { WallboardView } from './supervisor/wallboard.tsx';
 import { mountReports } from './supervisor/reports.tsx';
@@ -26,7 +26,7 @@ let conn: Connection | undefined;
 let me: Me | undefined;
 /** The last wallboard (GET /api/wallboard first, then every `wallboard` frame). */
 let board: Wallboard | undefined;
-const panel = new CallbackPanel(() => conn, () => state);
+const panel = new CallbackPanel(() => conn, () => state, (from, to, message) => queue.callOutcome(from, to, message));
 const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) }); // call-back queue (issue 16)
 const monitoring = new SupervisorMonitoring(() => conn, () => draw(), (message) => dispatch({ type: 'error', message, code: 'MONITOR', now: Date.now() })); // issue 17
 
@@ -48,11 +48,6 @@ function dispatch(ev: UiEvent): void {
 const customer = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.to : v.from);
 const business = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.from : v.to);
 
-/** Time column: talking time once started, else the time left to answer (waiting or ringing). Server times; `now` is server time too. */
-function timeText(v: CallView, now: number): string {
-  if (v.startedAt !== undefined) return formatDuration((now - v.startedAt) / 1000);
-  return v.deadline !== undefined ? `${formatDuration(Math.max(0, v.deadline - now) / 1000)} to answer` : '';
-}
 
 export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?: SupervisorMonitoring }) {
   return (
