@@ -12,10 +12,14 @@ import type { Customer } from './customer.ts';
 export const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
 export const DEFAULT_AWAY_REASONS = ['Break', 'Lunch', 'Training', 'Meeting'];
 
-export type CustomerPanel =
+export type CustomerPanel = (
   | { id: string; status: 'loading' }
   | { id: string; status: 'ready'; data: Customer }
-  | { id: string; status: 'failed'; error: string };
+  | { id: string; status: 'failed'; error: string }
+) & {
+  /** The call it was opened for (ring, call, its wrap-up): it goes when that call and its wrap-up are over. */
+  forCall?: string | undefined;
+};
 
 export interface WrapUp {
   wacid: string;
@@ -41,7 +45,9 @@ export interface DeskState {
 export type DeskEvent =
   | { type: 'lists'; dispositions?: readonly string[]; awayReasons?: readonly string[] }
   | { type: 'awayReason'; reason: string }
-  | { type: 'customer.load'; id: string }
+  | { type: 'customer.load'; id: string; forCall?: string | undefined }
+  /** The call the panel was opened for is over (and its wrap-up): nothing of it stays on screen. */
+  | { type: 'customer.close' }
   | { type: 'customer.loaded'; data: Customer }
   | { type: 'customer.failed'; id: string; error: string }
   | { type: 'wrap.start'; wacid: string; caller: string }
@@ -79,15 +85,22 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
     }
     case 'awayReason':
       return s.awayReasons.includes(ev.reason) ? { ...s, awayReason: ev.reason } : s;
-    case 'customer.load':
+    case 'customer.load': {
+      const forCall = ev.forCall !== undefined ? { forCall: ev.forCall } : {};
       // The same customer already shown (ring → call): keep what is there, no flicker.
-      if (s.customer?.id === ev.id && s.customer.status !== 'failed') return s;
-      return { ...s, customer: { id: ev.id, status: 'loading' } };
+      if (s.customer?.id === ev.id && s.customer.status !== 'failed') return s.customer.forCall === ev.forCall ? s : { ...s, customer: { ...omitFor(s.customer), ...forCall } };
+      return { ...s, customer: { id: ev.id, status: 'loading', ...forCall } };
+    }
     case 'customer.loaded':
       // A late answer for a customer no longer shown is dropped.
-      return s.customer?.id === ev.data.id || s.customer === undefined ? { ...s, customer: { id: ev.data.id, status: 'ready', data: ev.data } } : s;
+      return s.customer?.id === ev.data.id ? { ...s, customer: { id: ev.data.id, status: 'ready', data: ev.data, ...(s.customer.forCall ? { forCall: s.customer.forCall } : {}) } } : s;
     case 'customer.failed':
-      return s.customer?.id === ev.id ? { ...s, customer: { id: ev.id, status: 'failed', error: ev.error } } : s;
+      return s.customer?.id === ev.id ? { ...s, customer: { id: ev.id, status: 'failed', error: ev.error, ...(s.customer.forCall ? { forCall: s.customer.forCall } : {}) } } : s;
+    case 'customer.close': {
+      if (!s.customer) return s;
+      const { customer: _c, ...rest } = s;
+      return rest;
+    }
     case 'wrap.start':
       if (s.wrap?.wacid === ev.wacid) return s.wrap.caller || !ev.caller ? s : { ...s, wrap: { ...s.wrap, caller: ev.caller } };
       return { ...s, wrap: { wacid: ev.wacid, caller: ev.caller, disposition: '', notes: '', status: 'editing', extended: false } };
@@ -108,14 +121,19 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
     case 'wrap.saving':
       return s.wrap && canSaveWrap(s.wrap) ? { ...s, wrap: { ...omitError(s.wrap), status: 'saving' } } : s;
     case 'wrap.saved':
-      // One button ends the wrap-up: saved, it leaves the screen (the call log shows it).
-      return s.wrap ? omitWrap(s) : s;
+    case 'wrap.close': {
+      // One button ends the wrap-up: saved, it leaves the screen (the call log shows it), and
+      // so does the customer panel opened for that call.
+      if (!s.wrap) return s;
+      const next = omitWrap(s);
+      if (next.customer?.forCall !== s.wrap.wacid) return next;
+      const { customer: _c, ...rest } = next;
+      return rest;
+    }
     case 'wrap.failed':
       return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'failed', error: ev.error } } : s;
     case 'wrap.extended':
       return s.wrap ? { ...s, wrap: { ...s.wrap, extended: true } } : s;
-    case 'wrap.close':
-      return s.wrap ? omitWrap(s) : s;
     case 'agent.state':
       // After-call work for a call this tab has no form for (a reload, another tab): open one.
       if (ev.status === 'after-call-work' && ev.wacid && s.wrap?.wacid !== ev.wacid) {
@@ -139,6 +157,10 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
 function omitError(w: WrapUp): WrapUp {
   const { error: _e, ...rest } = w;
   return rest;
+}
+function omitFor(c: CustomerPanel): CustomerPanel {
+  const { forCall: _f, ...rest } = c;
+  return rest as CustomerPanel;
 }
 function omitWrap(s: DeskState): DeskState {
   const { wrap: _w, ...rest } = s;

@@ -47,6 +47,15 @@ export interface DeskProps {
   dial?: ((from: string, to: string) => void) | undefined;
 }
 
+/** The permission's state in words when the server gave none. */
+const PERMISSION_WORDS: Record<string, string> = {
+  unknown: 'not known (no request or answer seen): ask before calling back',
+  requested: 'asked, no answer yet',
+  granted: 'granted',
+  rejected: 'refused by the customer',
+  expired: 'expired',
+};
+
 const secs = (ms: number) => formatDuration(Math.max(0, Math.floor(ms / 1000)));
 
 /** No customer shown yet: the work area says what will come here (it never jumps into an empty page). */
@@ -190,7 +199,7 @@ function CustomerBody({ data, callBack, sent }: { data: Customer; callBack?: ((i
         </dl>
       ) : null}
       <p data-testid="customer-permission" data-state={data.permission.state}>
-        Calling permission: {data.permission.text ?? data.permission.state}
+        Calling permission: {data.permission.text ?? PERMISSION_WORDS[data.permission.state] ?? data.permission.state}
       </p>
       <div class="actions">
         <button type="button" class="btn btn-quiet" data-testid="customer-call-back" hidden={!callBack} disabled={!verdict.allowed} onClick={() => callBack?.(data.id)}>

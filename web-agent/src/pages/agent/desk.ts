@@ -72,8 +72,8 @@ export function agentDesk(x: DeskContext) {
   }
 
   /** `fresh`: fetch even when this customer is shown already (a new call: its past calls changed). */
-  async function loadCustomer(id: string, fresh = false): Promise<void> {
-    dispatch({ type: 'customer.load', id });
+  async function loadCustomer(id: string, fresh = false, forCall?: string): Promise<void> {
+    dispatch({ type: 'customer.load', id, forCall });
     dispatchMsg({ type: 'msg.open', customer: id });
     if (!fresh && desk.customer?.status === 'ready') return;
     try {
@@ -166,7 +166,7 @@ export function agentDesk(x: DeskContext) {
         // After a reload: the wrap-up as far as it was typed, and whom the call was with.
         if (msg.wrapDraft) {
           dispatch({ type: 'wrap.restore', ...msg.wrapDraft });
-          if (msg.wrapDraft.caller && !desk.customer) void loadCustomer(msg.wrapDraft.caller);
+          if (msg.wrapDraft.caller && !desk.customer) void loadCustomer(msg.wrapDraft.caller, false, msg.wrapDraft.wacid);
         }
       }
     },
@@ -192,14 +192,20 @@ export function agentDesk(x: DeskContext) {
       if (ringing && ringing.view.wacid !== (ringingCalls(before, now)[0] ?? tabCall(before))?.view.wacid) {
         // A new call: nothing of the last one stays on screen (a wrap-up being saved excepted).
         dispatch({ type: 'call.started', wacid: ringing.view.wacid });
-        void loadCustomer(ringing.view.from, true);
+        void loadCustomer(ringing.view.from, true, ringing.view.wacid);
       }
+
       const ended = after.lastEnded;
       if (ended && ended !== before.lastEnded) {
-        const wasHere = tabCall(before)?.view.wacid === ended.wacid && tabCall(before)?.local === 'held';
+        // Held here until it ended (hung up here, or by the caller): its wrap-up opens here.
+        const wasHere = tabCall(before)?.view.wacid === ended.wacid && (tabCall(before)?.local === 'held' || tabCall(before)?.local === 'hangingUp');
         if (wasHere) dispatch({ type: 'wrap.start', wacid: ended.wacid, caller: ended.from });
         scheduleLog();
       } else if (after.history.length !== before.history.length) scheduleLog(); // missed / declined here
+      // The call the customer panel was opened for is over, without a wrap-up here (declined,
+      // missed, taken elsewhere) or after it: the panel goes with it.
+      const c = desk.customer;
+      if (c?.forCall && !ringing && desk.wrap?.wacid !== c.forCall) dispatch({ type: 'customer.close' });
     },
   };
 }
