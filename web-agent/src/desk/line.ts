@@ -49,7 +49,7 @@ export function stateLine({ ui, now, onHold, typing }: LineInput): StateLine {
     if (a.until === undefined) return { status: 'after-call-work', words: 'After-call work', detail: 'no time limit: end it when you are done', since: a.since };
     if (a.until > serverNow) {
       const left = Math.max(0, Math.ceil((a.until - serverNow) / 1000));
-      return { status: 'after-call-work', words: 'After-call work', detail: typing ? 'countdown paused while you type' : `next call in ${left} s`, since: a.since, secondsLeft: left };
+      return { status: 'after-call-work', words: 'After-call work', detail: typing ? 'paused while you type' : `next call in ${left} s`, since: a.since, secondsLeft: left };
     }
   }
   if (ui.presence === 'available') return { status: 'available', words: 'Available', ...since('available') };

@@ -93,7 +93,8 @@ export function WrapUpCard(p: DeskProps) {
         </span>
         {' · '}
         <span data-testid="call-ended-duration">{e ? (e.duration !== undefined ? formatDuration(e.duration) : '–') : ''}</span>
-        <span data-testid="call-ended-reason">{e && (e.reason || e.errorCode !== undefined) ? ` · ${describeReason(e.reason, e.errorCode)}` : ''}</span>
+        {e && (e.reason || e.errorCode !== undefined) ? ' · ' : ''}
+        <span data-testid="call-ended-reason">{e && (e.reason || e.errorCode !== undefined) ? describeReason(e.reason, e.errorCode) : ''}</span>
       </p>
       <form
         data-testid="wrapup-form"
