@@ -48,7 +48,8 @@ export function stateLine({ ui, now, onHold, typing }: LineInput): StateLine {
   if (a?.status === 'after-call-work') {
     if (a.until === undefined) return { status: 'after-call-work', words: 'After-call work', detail: 'no time limit: end it when you are done', since: a.since };
     if (a.until > serverNow) {
-      const left = Math.max(0, Math.ceil((a.until - serverNow) / 1000));
+      // Never more than the wrap-up's own length (the estimate of the server's clock can be a little off).
+      const left = Math.max(0, Math.ceil(Math.min(a.until - serverNow, a.until - a.since) / 1000));
       return { status: 'after-call-work', words: 'After-call work', detail: typing ? 'paused while you type' : `next call in ${left} s`, since: a.since, secondsLeft: left };
     }
   }

@@ -81,7 +81,8 @@ export function WrapUpCard(p: DeskProps) {
   const locked = w.status === 'saving';
   const e = p.ended?.wacid === w.wacid ? p.ended : undefined;
   const a = p.agent?.status === 'after-call-work' && p.agent.wacid === w.wacid ? p.agent : undefined;
-  const left = a?.until !== undefined ? Math.max(0, Math.ceil((a.until - p.serverNow) / 1000)) : undefined;
+  // Never more than the wrap-up's own length (the page's estimate of the server's clock can be a little off).
+  const left = a?.until !== undefined ? Math.max(0, Math.ceil((Math.min(a.until - p.serverNow, a.until - a.since)) / 1000)) : undefined;
   return (
     <section class="card wrapup" aria-labelledby="wrapup-title" data-testid="wrapup" data-state={w.status} data-wacid={w.wacid}>
       <h2 id="wrapup-title" class="card-title" data-testid="wrapup-title">
