@@ -227,6 +227,8 @@ export interface CallRow {
   text: string;
   /** Notes of the wrap-up, from history. */
   notes?: string;
+  /** Why a call of this session ended as it did (the Service's 138xxx code in words), when it says more than the result. */
+  reason?: string;
 }
 
 /** Session results as the call list words them (history's `logOutcome` words for the same calls). */
@@ -237,7 +239,13 @@ const SESSION_WORDS: Record<string, string> = { COMPLETED: 'Answered', DECLINED:
  * calls (missed and declined included) that history does not list yet on top, so a call is
  * in the list the moment it is over and never twice.
  */
-export function callList(log: readonly CallRecord[], session: readonly SessionCall[], describe: (result: string) => string, formatDuration: (s: number) => string): CallRow[] {
+export function callList(
+  log: readonly CallRecord[],
+  session: readonly SessionCall[],
+  describe: (result: string) => string,
+  formatDuration: (s: number) => string,
+  describeReason?: (reason: string | undefined, errorCode?: number) => string,
+): CallRow[] {
   const known = new Set(log.map((r) => r.wacid));
   const fromSession: CallRow[] = session
     .filter((e) => !known.has(e.wacid))
@@ -248,6 +256,8 @@ export function callList(log: readonly CallRecord[], session: readonly SessionCa
       outcome: e.result === 'COMPLETED' ? 'answered' : e.result.toLowerCase(),
       result: e.result,
       text: `${SESSION_WORDS[e.result] ?? describe(e.result)}${e.duration !== undefined && e.result === 'COMPLETED' ? ` · ${formatDuration(e.duration)}` : ''}`,
+      // A call that failed says why (a refused accept, a media timeout); a plain hang-up needs no words.
+      ...(describeReason && e.result !== 'COMPLETED' && (e.reason || e.errorCode !== undefined) ? { reason: describeReason(e.reason, e.errorCode) } : {}),
     }));
   const fromLog: CallRow[] = log.map((r) => ({
     wacid: r.wacid,
@@ -269,4 +279,6 @@ export interface SessionCall {
   result: string;
   duration?: number;
   endedAt: number;
+  reason?: string;
+  errorCode?: number;
 }

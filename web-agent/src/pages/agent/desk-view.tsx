@@ -246,7 +246,7 @@ function CustomerBody({ data, callBack, sent }: { data: Customer; callBack?: ((i
 /** The one call list: the call log from history with this session's calls in it (desk/state.ts `callList`). */
 export function CallLog(p: DeskProps) {
   const log = p.desk.log;
-  const rows = callList(log.items, p.session, describeResult, formatDuration);
+  const rows = callList(log.items, p.session, describeResult, formatDuration, describeReason);
   return (
     <section class="card call-log" aria-labelledby="call-log-title" data-testid="call-log" data-state={log.status}>
       <h2 id="call-log-title" class="card-title">
@@ -272,6 +272,11 @@ export function CallLog(p: DeskProps) {
               {formatCaller(r.customer)}
             </button>
             <span class="sub">{` ${new Date(r.at).toLocaleString()} · ${r.text}`}</span>
+            {r.reason ? (
+              <div class="sub" data-testid="call-log-reason">
+                {r.reason}
+              </div>
+            ) : null}
             {r.notes ? <div class="sub log-notes">{r.notes}</div> : null}
           </li>
         ))}
