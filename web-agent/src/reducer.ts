@@ -28,6 +28,8 @@ export interface CallEntry {
   heldAt?: number;
   /** Set when the offer was taken away (`call.revoked`); the reason as the server gave it. */
   revoked?: string;
+  /** Every ring of this call seen here (supervisors): the agent, once per ring. */
+  rang?: string[];
 }
 
 export interface EndedCall {
@@ -44,6 +46,8 @@ export interface EndedCall {
   duration?: number;
   /** Local ms. */
   endedAt: number;
+  /** The agents it rang (one entry per ring), for a call nobody answered. */
+  rang?: string[];
 }
 
 export interface MediaItem {
@@ -190,13 +194,16 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       const { type: _t, ...fields } = msg;
       const prev = state.calls[msg.wacid];
       const view: CallView = prev ? { ...prev.view, ...fields } : fields;
+      // A new ring (another agent, or the same one again): counted, so a missed call can say whom it rang.
+      const newRing = view.state === 'ringing' && view.agent !== undefined && (prev?.view.state !== 'ringing' || prev.view.agent !== view.agent);
+      const rang = newRing ? [...(prev?.rang ?? []), view.agent!] : prev?.rang;
       if (isOver(view)) {
-        const entry = prev ?? { view, local: 'none' as const };
+        const entry = { ...(prev ?? { view, local: 'none' as const }), ...(rang ? { rang } : {}) };
         const calls = { ...state.calls };
         delete calls[msg.wacid];
         return recordEnd({ ...state, calls }, entry, view, now);
       }
-      return { ...state, calls: { ...state.calls, [msg.wacid]: { ...(prev ?? { local: 'none' }), view } } };
+      return { ...state, calls: { ...state.calls, [msg.wacid]: { ...(prev ?? { local: 'none' }), view, ...(rang ? { rang } : {}) } } };
     }
     case 'media.available': {
       if (state.media.some((m) => m.wacid === msg.wacid && m.kind === msg.kind)) return state;
@@ -272,7 +279,9 @@ function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number
     from: view.from,
     to: view.to,
     direction: view.direction,
-    result: view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : entry.view.state === 'ringing' ? 'MISSED' : 'ENDED'),
+    // A call that rang agents and was answered by none was missed, whatever the Service calls its end (REJECTED at the window's close).
+    result: view.startedAt === undefined && entry.rang?.length ? 'MISSED' : (view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : entry.view.state === 'ringing' ? 'MISSED' : 'ENDED')),
+    ...(view.startedAt === undefined && entry.rang?.length ? { rang: entry.rang } : {}),
     endedAt: now,
     ...(view.agent !== undefined ? { agent: view.agent } : {}),
     ...(view.reason !== undefined ? { reason: view.reason } : {}),

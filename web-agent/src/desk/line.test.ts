@@ -59,3 +59,16 @@ describe('errors about a call (issue 34: no old banners after the call)', () => 
     expect(offered(general, T + 15_000, T + 30_000).error?.code).toBe('MIC');
   });
 });
+
+describe('a missed call on the supervisor page (issue 34)', () => {
+  test('a call that rang agent1 twice and ended unanswered (REJECTED at the window) is missed, with whom it rang', () => {
+    let s: UiState = { ...initialState, link: 'online', me: { name: 'boss', roles: ['supervisor'] } };
+    const st = (over: Partial<CallView>) => (s = reduce(s, { type: 'server', msg: { type: 'call.state', ...call(over) }, now: T }));
+    st({ state: 'queued' });
+    st({ state: 'ringing', agent: 'agent1' });
+    st({ state: 'queued' });
+    st({ state: 'ringing', agent: 'agent1' });
+    st({ state: 'ended', result: 'REJECTED', reason: 'REJECTED', endedAt: T });
+    expect(s.ended[0]).toMatchObject({ wacid: 'w1', result: 'MISSED', rang: ['agent1', 'agent1'] });
+  });
+});

@@ -15,7 +15,7 @@ import { renderShell } from '../ui/shell.tsx';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiState } from '../reducer.ts';
 import type { CallView } from '../../../shared/protocol.ts';
-import { liveStateText, timeText } from './supervisor/live.ts';
+import { liveStateText, rangText, timeText } from './supervisor/live.ts';
 import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
 import { WallboardView } from './supervisor/wallboard.tsx';
 import { mountReports } from './supervisor/reports.tsx';
@@ -92,6 +92,12 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
   );
 }
 
+/** "Missed · rang agent1 twice", "Completed · agent2 · The caller hung up." */
+function recentMeta(e: EndedCall): string {
+  if (e.rang?.length) return `${describeResult(e.result)} · ${rangText(e.rang)}`;
+  return `${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`;
+}
+
 export function RecentCalls({ ended }: { ended: EndedCall[] }) {
   return (
     <>
@@ -106,7 +112,7 @@ export function RecentCalls({ ended }: { ended: EndedCall[] }) {
           <li key={e.wacid} data-testid="recent-call" data-wacid={e.wacid} data-result={e.result}>
             <span class="h-caller">{e.direction === 'BUSINESS_INITIATED' ? `${formatCaller(e.to)} (callback)` : formatCaller(e.from)}</span>
             <span class="h-duration">{e.duration !== undefined ? formatDuration(e.duration) : '–'}</span>
-            <span class="h-meta">{`${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`}</span>
+            <span class="h-meta">{recentMeta(e)}</span>
           </li>
         ))}
       </ol>

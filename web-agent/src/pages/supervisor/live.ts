@@ -40,3 +40,11 @@ export function timeText(v: Pick<CallView, 'state' | 'startedAt' | 'deadline' | 
   if (v.state === 'ringing' && v.ringUntil !== undefined && (v.deadline === undefined || v.ringUntil < v.deadline)) return `rings ${left(v.ringUntil)} more · ${window}`.replace(/ · $/, '');
   return window;
 }
+
+/** Whom a missed call rang, in words: "rang agent1", "rang agent1 twice", "rang agent1 twice and agent2". */
+export function rangText(rang: readonly string[]): string {
+  const counts = new Map<string, number>();
+  for (const a of rang) counts.set(a, (counts.get(a) ?? 0) + 1);
+  const parts = [...counts].map(([a, n]) => (n === 1 ? a : n === 2 ? `${a} twice` : `${a} ${n} times`));
+  return `rang ${parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0]}`;
+}
