@@ -70,6 +70,8 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
   let recs: CallRecord[];
   if (supervisor) {
     recs = await s.store.listLiveCalls();
+  } else if (!user.roles.includes('agent')) {
+    recs = []; // ops: no calls of their own, and no place on the board
   } else {
     const v = s.board.view(user.name);
     recs = await s.getMany([...new Set([v.ringing, v.holding, ...s.live()].filter((w): w is string => typeof w === 'string'))]);
@@ -85,7 +87,8 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
     type: 'welcome',
     protocol: PROTOCOL_VERSION,
     user,
-    presence: s.board.presence(user.name),
+    // Only agents are on the board (issue 34: `ops` opening the archive is no agent of the wallboard).
+    presence: user.roles.includes('agent') ? s.board.presence(user.name) : 'away',
     calls,
     ...(user.roles.includes('agent') ? { agentState: s.board.state(user.name) } : {}),
     dispositions: [...s.dispositions],

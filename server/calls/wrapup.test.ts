@@ -146,6 +146,15 @@ describe('after-call work keeps what the agent typed (issue 34)', () => {
   });
 });
 
+describe('the board holds agents only (issue 34)', () => {
+  it("a welcome for a user who is no agent (ops) does not put them on the board (the wallboard lists the board's agents)", async () => {
+    const d = await desk(60_000);
+    await d.engine.welcome({ name: 'ops', roles: ['ops'] });
+    await d.engine.welcome({ name: 'boss', roles: ['supervisor'] });
+    expect([...d.engine.board.views()].map((v) => v.name)).toEqual(['agent1']);
+  });
+});
+
 describe('configuration', () => {
   it('WRAP_UP_MS is 60 s by default, and 0 is allowed (until the agent ends it)', () => {
     expect(loadConfig({}).wrapUpMs).toBe(60_000);
