@@ -155,6 +155,9 @@ describe('the first hour', () => {
       expect(note.length * 50).toBeGreaterThan(WRAP_UP_MS);
       await page.getByTestId('wrapup-notes').pressSequentially(note, { delay: 50 });
       if (i === 0) await shot('07-wrap-up-typing');
+      // Still in after-call work after typing for longer than WRAP_UP_MS: the countdown stood still.
+      expect(await page.getByTestId('agent-state').getAttribute('data-status'), `call ${i}: the wrap-up ran out while typing`).toBe('after-call-work');
+      expect(await page.getByTestId('wrapup').getAttribute('data-state')).toBe('editing');
       const disposition = DISPOSITIONS[i]!;
       await page.getByTestId('wrapup-disposition').selectOption(disposition);
       await check(`call ${i} typed`);
