@@ -2,7 +2,8 @@
  * The agent's first hour (issue 34), in real Chromium against the real server with history
  * and the emulator's real WebRTC callers: log in → ready-check → available → calls answered,
  * held, muted, hung up, each with a wrap-up note typed at human speed (50 ms a key) while a
- * short WRAP_UP_MS runs (the countdown must stand still while the agent types) → 2 calls
+ * short WRAP_UP_MS runs (the countdown must stand still while the agent types; one wrap-up
+ * survives a reload of the page with its notes) → 2 calls
  * declined → 1 call ringing out (the agent is set away) → logout and login (away again, the
  * ready-check first) → a task claimed in the queue pane → the page reloaded (the claimed task
  * is still there, the page goes away until its ready-check). After every step: the state line
@@ -161,9 +162,28 @@ describe('the first hour', () => {
       const disposition = DISPOSITIONS[i]!;
       await page.getByTestId('wrapup-disposition').selectOption(disposition);
       await check(`call ${i} typed`);
+      if (i === 1) {
+        // A reload in the middle of the wrap-up keeps what was typed (the server has the draft).
+        await page.getByTestId('acw-more-time').click(); // the reload itself must not run the countdown out
+        await page.locator('[data-testid="acw-more-time"][disabled]').waitFor();
+        await page.waitForTimeout(800); // the last draft (sent at most every 0.6 s) reaches the server
+        await page.reload();
+        await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
+        const back = page.locator(`[data-testid="wrapup"][data-wacid="${wacid}"]`);
+        await back.waitFor({ timeout: 10_000 });
+        expect(await page.getByTestId('wrapup-notes').inputValue()).toBe(note);
+        expect(await page.getByTestId('wrapup-disposition').inputValue()).toBe(disposition);
+        expect(await page.getByTestId('wrapup-title').textContent()).toBe(`After-call work · ${from}`);
+        await check(`call ${i} reloaded in wrap-up`);
+      }
       await page.getByTestId('acw-ready').click();
       await page.locator('[data-testid="wrapup"]').waitFor({ state: 'detached', timeout: 10_000 });
       wrapOf = undefined;
+      if (i === 1) {
+        // The reloaded page could not ring: away until its ready-check.
+        await lineIs('away');
+        await goAvailable(page);
+      }
       await lineIs('available');
       await check(`call ${i} done`);
       answered.push({ wacid, note, disposition });
