@@ -6,7 +6,7 @@
  */
 import type { AgentStateMsg } from '../../../../shared/protocol.ts';
 import type { MessageRecord } from '../../../../shared/records.ts';
-import { describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
+import { describeMoment, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
 import { callBackVerdict, contactName, type Customer } from '../../desk/customer.ts';
 import type { MessageState } from '../../desk/message.ts';
 import type { EndedCall } from '../../reducer.ts';
@@ -271,7 +271,7 @@ export function CallLog(p: DeskProps) {
             <button type="button" class="linkish" data-testid="call-log-open" onClick={() => p.actions.openCustomer(r.customer)}>
               {formatCaller(r.customer)}
             </button>
-            <span class="sub">{` ${new Date(r.at).toLocaleString()} · ${r.text}`}</span>
+            <span class="sub">{` ${describeMoment(r.at, Date.now())} · ${r.text}`}</span>
             {r.reason ? (
               <div class="sub" data-testid="call-log-reason">
                 {r.reason}

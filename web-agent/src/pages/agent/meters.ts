@@ -10,7 +10,8 @@ export function startMeters(level: () => number, silenced: () => boolean, caller
   let heard = 0;
   const loop = () => {
     // Fast attack, slow release: short sounds stay visible long enough to be seen.
-    shown = Math.max(silenced() ? 0 : level(), shown * 0.9);
+    // Muted or on hold the caller hears nothing of the microphone: the meter drops at once.
+    shown = silenced() ? 0 : Math.max(level(), shown * 0.9);
     heard = Math.max(caller(), heard * 0.9);
     setMeter('input-level', shown);
     setMeter('caller-level', heard);
