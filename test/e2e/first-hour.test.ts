@@ -248,6 +248,13 @@ describe('the first hour', () => {
     await page.locator(`[data-testid="queue-task"][data-customer="+15550350000"][data-state="claimed"]`).waitFor({ timeout: 10_000 });
     await check('task claimed');
     await shot('11-task-claimed');
+    // Call: the customer never allowed calls, so the Service refuses (138006): said on the task itself.
+    await task.getByTestId('queue-call').click();
+    const refused = task.getByTestId('queue-task-error');
+    await refused.waitFor({ timeout: 15_000 });
+    expect(await refused.textContent()).toMatch(/^Call back refused: .*138006/);
+    await check('call back refused');
+    await shot('11b-call-back-refused');
     await page.reload();
     await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
     await page.locator(`[data-testid="queue-task"][data-customer="+15550350000"][data-state="claimed"][data-mine="true"]`).waitFor({ timeout: 10_000 });
