@@ -1,5 +1,5 @@
 /**
- * Issue 35 item 11 figures (prints, doesn't assert):
+ * Search pool figures (prints, doesn't assert):
  *   npx tsx bench/search-pool.ts [--rows 200000] [--searchers 16] [--seconds 5]
  * On the local PostgreSQL (a database of its own, dropped after): N call rows, then
  * `--searchers` loops of full-text searches matching nothing, and meanwhile, one after the
@@ -9,7 +9,7 @@
  * their own pool (now).
  */
 import { createTestDatabase } from '../test/support/postgres.ts';
-import { CallbackStore } from '../server/history/callbacks.ts';
+import { CallbackStore } from '../server/callbacks/store.ts';
 import { openPostgres, type Db } from '../server/history/db.ts';
 import { migrate } from '../server/history/migrations.ts';
 import { HistoryFact } from '../server/history/schema.ts';

@@ -28,6 +28,7 @@ import { WEBHOOK_PATH } from './webhooks/receiver.ts';
 import { createSwitchboard } from './switchboard.ts';
 import { guardUpgrades } from './gateway/index.ts';
 import { emulatorDemoCaller } from './web/demo.ts';
+import { runningBuilt } from './web/pages.ts';
 
 export { createStore } from './store/index.ts';
 
@@ -70,7 +71,7 @@ async function startDemoService(config: Config, log: Logger): Promise<DemoServic
   let mod: typeof import('../test/emulator/index.ts');
   try {
     // A computed specifier keeps bundlers and type-only builds from pulling the emulator in.
-    const spec = new URL('../test/emulator/index.ts', import.meta.url).href;
+    const spec = new URL(`../test/emulator/index.${runningBuilt ? 'js' : 'ts'}`, import.meta.url).href;
     mod = (await import(spec)) as typeof import('../test/emulator/index.ts');
   } catch (err) {
     log.warn({ err }, 'demo mode without a Service: the emulator (test/emulator) could not be loaded');

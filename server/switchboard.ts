@@ -19,19 +19,22 @@ import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv
 import { createNumberScope } from './auth/scope.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
+import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
 import { loadQueues } from './calls/routing.ts';
 import { secretsOf, type Config } from './config/config.ts';
+import { createIceIssuer } from './ice/ice.ts';
 import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
+import { Bus } from './events/bus.ts';
 import { factsOfMedia, factsOfTransition } from './history/recorder.ts';
 import { openHistory, type History, type HistoryFact } from './history/index.ts';
 import { createHistoryRoutes } from './history/routes.ts';
-import { CallbackStore } from './history/callbacks.ts';
-import { MessagingStore } from './history/messages.ts';
+import { CallbackStore } from './callbacks/store.ts';
+import { MessagingStore } from './messaging/store.ts';
 import { createCustomerRoutes } from './customers/routes.ts';
 import { createRetention } from './history/retention.ts';
-import { createDeadLetterRoutes } from './ops/dead-letters.ts';
+import { createDeadLetterRoutes } from './webhooks/dead-letters.ts';
 import { HttpUnavailable } from './ops/errors.ts';
 import { foundationMetrics, Metrics } from './ops/metrics.ts';
 import { createPermissions, type Permissions, type PermissionMessages, type PermissionNumbers } from './permissions/index.ts';
@@ -44,13 +47,13 @@ import type { Wrapup } from './calls/engine.ts';
 import type { Store, StreamEntry } from './store/store.ts';
 import { RedisStore } from './store/redis.ts';
 import { createWebRoutes, type DemoCaller, type WebAsset } from './web/index.ts';
+import { loadPages } from './web/pages.ts';
 import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
 import { laneGroup, createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
-import { buildWebAgent } from '../web-agent/build.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -75,7 +78,7 @@ export interface SwitchboardOptions {
   log: Logger;
   /** Default: a Service client built from the config (none without SERVICE_BASE_URL). */
   service?: ServiceParts;
-  /** Pages and assets; default: built from web-agent/ at start (an empty map: API only). */
+  /** Pages and assets; default: `loadPages()` (the build's, or bundled from web-agent/ at start; an empty map: API only). */
   assets?: Map<string, WebAsset>;
   /** Demo mode: starts a simulated call for the page's button. */
   demo?: DemoCaller;
@@ -95,6 +98,8 @@ export interface SwitchboardOptions {
   policy?: Partial<Policy>;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Life of minted TURN credentials, seconds, instead of TURN_TTL_S (tests make it short). */
+  iceTtlS?: number;
   /** Per-socket bounds beyond the defaults (tests make them small). */
   socketLimits?: SocketLimits;
   reconnectGraceMs?: number;
@@ -294,8 +299,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const now = o.now ?? Date.now;
   const assets =
     o.assets ??
-    (await buildWebAgent().catch((err: unknown) => {
-      log.error({ err }, 'web-agent build failed: pages are not served');
+    (await loadPages().catch((err: unknown) => {
+      log.error({ err }, 'pages could not be loaded (built or bundled): pages are not served');
       return new Map<string, WebAsset>();
     }));
   const auth = createAuth({
@@ -332,18 +337,37 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
   });
-  // The facts of the transitions committed in one event-loop turn: one queue entry (one XADD).
-  const factsLater: HistoryFact[] = [];
-  const recordLater = (facts: HistoryFact[]) => {
-    if (factsLater.length === 0) queueMicrotask(() => history?.enqueue(...factsLater.splice(0)));
-    factsLater.push(...facts);
-  };
+  // Every stored transition is published on the call bus (behind its effects, in commit
+  // order); each feature listens on its own, and one that throws costs the others nothing.
+  const offerLatency = metrics.histogram('switchboard_offer_latency_seconds', 'Inbound calls: webhook received → first offer pushed to an agent (seconds).');
+  const listenerFailures = metrics.counter('switchboard_listener_failures_total', 'Event listeners that threw, by event and listener (the others and the event itself went on).', ['event', 'listener']);
+  const callBus = new Bus<CallBusEvents>(log.child({ part: 'events' }), (event, listener) => listenerFailures.inc({ event, listener }));
+  // A call carries its business number's phone id (a dialed one: once its connect event came).
+  callBus.on('committed', 'number scope', (_before, after) => {
+    const number = after.direction === 'USER_INITIATED' ? after.to : after.from;
+    if (after.phoneId !== number) scope.learn(number, after.phoneId);
+  });
   // The wallboard is built after the engine (it reads the agent board); changes before that are none.
   let wallboard: ReturnType<typeof createWallboard> | undefined;
-  const onCommittedMonitor = (before: { state: string } | null, after: { state: string; wacid: string }) => {
+  callBus.on('committed', 'wallboard', (before, after) => {
     if (before?.state !== after.state) wallboard?.changed();
+  });
+  callBus.on('committed', 'monitors', (before, after) => {
     if (after.state === 'ended' && before?.state !== 'ended') monitors.callEnded(after.wacid).catch((err: Error) => log.warn({ wacid: after.wacid, err: err.message }, 'monitor end failed'));
-  };
+  });
+  // Connected and unanswered business calls count against the permission budget.
+  callBus.on('committed', 'permission budget', (before, after) => permissions.onCommitted(before, after));
+  if (history) {
+    // Every stored transition becomes history facts (queued; the call never waits for them):
+    // the facts of one event-loop turn go as one queue entry (one XADD).
+    const factsLater: HistoryFact[] = [];
+    callBus.on('committed', 'history', (before, after, event, version) => {
+      if (factsLater.length === 0) queueMicrotask(() => history.enqueue(...factsLater.splice(0)));
+      factsLater.push(...factsOfTransition(before, after, event, now(), { version }));
+    });
+    // An ended call reaches the call-back queue.
+    callBus.on('committed', 'call-back queue', (before, after, _event, version) => queue.onCommitted(before, after, version));
+  }
   // ---- end supervisor console ----
   const engine = new CallEngine({
     store,
@@ -361,18 +385,9 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(numbers ? { phoneIdOf: (n: string) => phoneIdOf(numbers, n) } : {}),
     ...(o.sweepMs !== undefined ? { sweepMs: o.sweepMs } : {}),
     ...(o.reconnectGraceMs !== undefined ? { reconnectGraceMs: o.reconnectGraceMs } : {}),
-    // Every stored transition becomes history facts (queued; the call never waits for them).
-    // The engine runs this behind the transition's effects, transitions of one turn together:
-    // their facts go as one queue entry.
-    onCommitted: (before, after, event, version) => {
-      // A call carries its business number's phone id (a dialed one: once its connect event came).
-      if (after && after.phoneId !== (after.direction === 'USER_INITIATED' ? after.to : after.from)) scope.learn(after.direction === 'USER_INITIATED' ? after.to : after.from, after.phoneId);
-      onCommittedMonitor(before, after); // issue 17
-      permissions.onCommitted(before, after); // issue 16: connected / unanswered business calls for the permission budget
-      if (history) {
-        recordLater(factsOfTransition(before, after, event, now(), { version }));
-        queue.onCommitted(before, after, version); // issue 16: an ended call reaches the callback queue
-      }
+    onCommitted: (before, after, event, version) => callBus.emit('committed', before, after, event, version),
+    onOffered: (call) => {
+      if (call.offeredTo.length === 1) offerLatency.observe(Math.max(0, now() - call.createdAt) / 1000);
     },
     // ---- agent desktop (issue 15): wrap-up codes, away reasons, where a wrap-up goes ----
     dispositions: config.dispositions,
@@ -402,6 +417,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...o.socketLimits,
     monitors, // issue 17
+    ice: createIceIssuer(o.iceTtlS !== undefined && config.ice.turnAuth.kind === 'secret' ? { ...config.ice, turnAuth: { ...config.ice.turnAuth, ttlS: o.iceTtlS } } : config.ice), // issue 29
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();

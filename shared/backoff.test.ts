@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest';
-import { fullJitter, seededRandom } from './backoff.ts';
+import { describe, expect, it, test } from 'vitest';
+import { fullJitter, seededRandom, retrier } from './backoff.ts';
 
 describe('fullJitter', () => {
   test('the ceiling grows by the factor per attempt from the base and stops at the max', () => {
@@ -57,5 +57,16 @@ describe('fullJitter', () => {
     const mean = xs.reduce((a, b) => a + b, 0) / xs.length;
     expect(mean).toBeGreaterThan(0.45);
     expect(mean).toBeLessThan(0.55);
+  });
+});
+
+describe('retrier', () => {
+  it('grows the ceiling per retry from baseMs, never below minMs nor above maxMs, and starts over after reset', () => {
+    const r = retrier({ baseMs: 100, maxMs: 1000, minMs: 50, random: () => 0.999999 });
+    expect([r.next(), r.next(), r.next(), r.next(), r.next()]).toEqual([100, 200, 400, 800, 1000]);
+    r.reset();
+    expect(r.next()).toBe(100);
+    const low = retrier({ baseMs: 100, maxMs: 1000, minMs: 50, random: () => 0 });
+    expect([low.next(), low.next()]).toEqual([50, 50]);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * The one backoff policy of the project: exponential with "full jitter" (a random delay
+ * The one backoff policy of the project (every retry loop uses it: the pages' reconnect, the Service client, the webhook workers, history, the archive, the call-back queue): exponential with "full jitter" (a random delay
  * between 0 and an exponentially growing ceiling), so that many clients failing at once
  * (every agent's tab after a server restart, every request paused by the same 429) do not
  * all come back in the same millisecond. Pure: the random source is injected, and
@@ -43,5 +43,25 @@ export function fullJitter(opts: BackoffOptions): Backoff {
       const ceiling = Math.min(max, opts.baseMs * factor ** Math.min(n, 30));
       return Math.round(Math.max(min, random() * ceiling));
     },
+  };
+}
+
+/** A retry loop's delays: `next()` before each retry (the ceiling grows), `reset()` after a success. */
+export interface Retrier {
+  next(): number;
+  reset(): void;
+}
+
+/**
+ * The policy above as a loop's state, for loops that retry until they succeed (a database
+ * to open, a queue to drain, a disk to write): delays between `minMs` and a ceiling that
+ * doubles from `baseMs` up to `maxMs`.
+ */
+export function retrier(opts: BackoffOptions): Retrier {
+  const b = fullJitter(opts);
+  let attempt = 0;
+  return {
+    next: () => b.nextDelay(attempt++),
+    reset: () => void (attempt = 0),
   };
 }

@@ -25,9 +25,11 @@ export interface BuildWebAgentOptions {
    * point at the .ts, and the maps are only downloaded when the developer tools are open.
    */
   sourcemap?: boolean;
+  /** The web-agent source folder (default: this file's own; the compiled builder in dist/ is given it). */
+  root?: string;
 }
 
-const here = (rel: string) => fileURLToPath(new URL(rel, import.meta.url));
+const ownRoot = fileURLToPath(new URL('.', import.meta.url));
 
 /** Page entry points: bundle name → source file. The bundle is served at `/assets/<name>.js`. */
 export const ENTRIES = {
@@ -35,6 +37,7 @@ export const ENTRIES = {
   login: 'src/pages/login.ts',
   supervisor: 'src/pages/supervisor.tsx',
   archive: 'src/pages/archive.tsx',
+  preflight: 'src/pages/preflight.tsx',
 } as const;
 
 /**
@@ -48,6 +51,7 @@ export const PAGES = {
   '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
   '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
   '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
+  '/preflight': { entry: 'preflight', title: 'Network check', body: 'static/preflight.html' },
 } as const satisfies Record<string, PageSpec>;
 
 interface PageSpec {
@@ -124,6 +128,7 @@ const MAP = 'application/json; charset=utf-8';
 
 /** Build every page and asset. Throws with esbuild's messages when a bundle fails to build. */
 export async function buildWebAgent(opts: BuildWebAgentOptions = {}): Promise<Map<string, WebAsset>> {
+  const here = (rel: string) => join(opts.root ?? ownRoot, rel);
   const entryPoints = Object.fromEntries(Object.entries(ENTRIES).map(([name, rel]) => [name, here(rel)]));
   const result = await esbuild.build({
     entryPoints,

@@ -46,6 +46,7 @@ import type { Store, StreamEntry } from '../store/store.ts';
 import { NotFoundError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import { digestFile, MediaDigest, oggProblem, readTranscript } from './media.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 export type MediaKind = 'recording' | 'transcription';
 
@@ -308,6 +309,7 @@ export function createArchive(o: ArchiveOptions) {
   // ---- a disk that cannot be written: events wait, retried with backoff ------------------
   const minMs = o.retry?.minMs ?? 1000;
   const maxMs = o.retry?.maxMs ?? 30_000;
+  const delays = retrier({ baseMs: minMs * 2, maxMs, minMs });
   const giveUpMs = o.retry?.giveUpMs ?? 6 * 3600_000;
   const maxWaiting = o.retry?.maxWaiting ?? 10_000;
   let writable = true;
@@ -316,7 +318,6 @@ export function createArchive(o: ArchiveOptions) {
   let probing: Promise<boolean> | undefined;
   const waiting = new Map<string, { event: MediaEvent; entry: StreamEntry | undefined; since: number; failures: number }>();
   let timer: NodeJS.Timeout | undefined;
-  let delay = 0;
   let stopped = false;
   let retrying = false;
 
@@ -336,7 +337,7 @@ export function createArchive(o: ArchiveOptions) {
     if (timer && !retrying) {
       clearTimeout(timer);
       timer = undefined;
-      delay = 0;
+      delays.reset();
       setImmediate(() => void retryWaiting().finally(schedule));
     }
   };
@@ -364,7 +365,7 @@ export function createArchive(o: ArchiveOptions) {
 
   function schedule(): void {
     if (timer || stopped || waiting.size === 0) return;
-    delay = Math.min(Math.max(delay * 2, minMs), maxMs);
+    const delay = delays.next();
     timer = setTimeout(() => {
       timer = undefined;
       void retryWaiting().finally(schedule);
@@ -407,7 +408,7 @@ export function createArchive(o: ArchiveOptions) {
         if (++w.failures >= 5 || err instanceof ArchiveConflictError) await giveUp(key, (err as Error).message);
       }
     }
-    delay = 0;
+    delays.reset();
   }
 
   function park(event: MediaEvent, entry: StreamEntry | undefined, err: unknown): void {

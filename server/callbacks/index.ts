@@ -4,7 +4,8 @@
  * `onCallEnded(call)` is the call engine's hook, given the call as history records it (a
  * `CallFact` of server/history/recorder.ts, or a `CallRecord`), once or many times per call
  * (repeats change nothing):
- * - inbound, `missed` / `abandoned` / `rejected`: the customer's open task for that business
+ * - inbound, `missed` / `abandoned` / `rejected`, or cut off (`no-audio`, or answered and ended
+ *   `AGENT_PAGE_LOST`: reason `cut-off`): the customer's open task for that business
  *   number is created or gains the call; the first time, the follow-up of
  *   `MISSED_CALL_FOLLOWUP` is decided and sent, once per task (across nodes);
  * - inbound, `answered`: the customer called in and was answered: their task is done;
@@ -19,18 +20,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { CallbackFollowup, CallbackPermission, CallbackState, CallbackTask } from '../../shared/records.ts';
-import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from '../history/callbacks.ts';
-import type { MessagingStore } from '../history/messages.ts';
+import { RETRY_SCHEDULE_MS, type CallbackStore, type ClaimResult } from './store.ts';
+import type { MessagingStore } from '../messaging/store.ts';
 import type { Outcome } from '../history/schema.ts';
 import type { Logger } from '../log/logger.ts';
-import { permissionBudget } from '../messaging/budget.ts';
+import { permissionBudget } from '../permissions/budget.ts';
 import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
 import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
 import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import type { PermissionBook } from '../permissions/book.ts';
 import { applyRequest, toView } from '../permissions/model.ts';
 import { surelyNotSent } from '../permissions/routes.ts';
 import type { NumberScope } from '../auth/scope.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 /** What the hook needs of a call: the shape of a history call fact / `CallRecord`. */
 export interface EndedCall {
@@ -41,7 +44,14 @@ export interface EndedCall {
   customer: { phoneNumber?: string | undefined; userId?: string | undefined };
   endedAt?: string | undefined;
   agent?: string | undefined;
+  endReason?: string | undefined;
 }
+
+/**
+ * An inbound call the customer was cut off from on our side: accepted but no audio ever
+ * flowed (`no-audio`), or the agent's page went away mid-call (`AGENT_PAGE_LOST`).
+ */
+const cutOff = (call: EndedCall): boolean => call.outcome === 'no-audio' || (call.outcome === 'answered' && call.endReason === AGENT_PAGE_LOST);
 
 export interface CallbacksOptions {
   store: CallbackStore;
@@ -255,10 +265,11 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     if (!customer || !businessNumber) return;
     const at = call.endedAt ?? new Date(now()).toISOString();
     if (call.direction === 'inbound') {
-      if (MISSED.has(call.outcome)) {
+      if (MISSED.has(call.outcome) || cutOff(call)) {
         // Follow-up off: the new task is created with it (one statement for the missed call).
+        const reason = cutOff(call) ? 'cut-off' : (call.outcome as 'missed' | 'abandoned' | 'rejected');
         const r = await store.noteMissedCall(
-          { wacid: call.wacid, customer, businessNumber, reason: call.outcome as 'missed' | 'abandoned' | 'rejected', at },
+          { wacid: call.wacid, customer, businessNumber, reason, at },
           o.followup.kind === 'off' ? followupOff(now()) : undefined,
         );
         if (r.added) announce(r.task);
@@ -278,11 +289,10 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
   // Ended calls the database could not take, by wacid (the latest observation), oldest first.
   const kept = new Map<string, EndedCall>();
   let retryTimer: NodeJS.Timeout | undefined;
-  let retryMs = 0;
+  const retries = retrier({ baseMs: 200, maxMs: 30_000, minMs: 100 });
   const retryLater = () => {
     if (retryTimer || kept.size === 0) return;
-    retryMs = Math.min(Math.max(retryMs * 2, 100), 30_000);
-    retryTimer = setTimeout(() => void retry(), retryMs);
+    retryTimer = setTimeout(() => void retry(), retries.next());
     retryTimer.unref();
   };
   const keep = (call: EndedCall) => {
@@ -313,7 +323,7 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
       }
     }
     retryTimer = undefined;
-    if (taken === calls.length) retryMs = 0;
+    if (taken === calls.length) retries.reset();
     if (taken > 0) log.info({ calls: taken, waiting: kept.size }, 'callback queue: ended calls taken after all');
     retryLater();
   };

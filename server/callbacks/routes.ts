@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { CALLBACK_STATES, type CallbackState } from '../../shared/records.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpError } from '../ops/errors.ts';
-import type { ClaimResult } from '../history/callbacks.ts';
+import type { ClaimResult } from './store.ts';
 import { historyUnavailable, isDbOutage } from '../history/errors.ts';
 import type { Callbacks } from './index.ts';
 

@@ -1,5 +1,5 @@
 /**
- * Issue 16 in the switchboard: messaging (message records, template catalog, opt-outs,
+ * Messaging and the call-back queue in the switchboard: messaging (message records, template catalog, opt-outs,
  * `POST /api/messages`) and the missed-call callback queue, built on the history database.
  * `createSwitchboard` calls `wireMessaging` once; without history (or without a messaging
  * client) the same routes answer 503 naming why, so a page knows the feature is off and why.
@@ -16,8 +16,8 @@ import type { NumberScope } from '../auth/scope.ts';
 import type { Call } from '../calls/lifecycle.ts';
 import type { Config } from '../config/config.ts';
 import type { History } from '../history/index.ts';
-import { CallbackStore } from '../history/callbacks.ts';
-import { MessagingStore } from '../history/messages.ts';
+import { CallbackStore } from './store.ts';
+import { MessagingStore } from '../messaging/store.ts';
 import { callFact } from '../history/recorder.ts';
 import type { Logger } from '../log/logger.ts';
 import { createMessaging, type Messaging, type MessagingClient, type Push } from '../messaging/service.ts';

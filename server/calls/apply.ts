@@ -49,6 +49,9 @@ export type AgentChange =
 /** A stored transition, with the record's version after it (history orders call facts by it). */
 export type Committed = (before: Call | null, after: Call, event: CallEvent, version: number) => void;
 
+/** What the call engine publishes on the call bus (server/events/bus.ts): each stored transition, behind its effects. */
+export type CallBusEvents = { committed: Parameters<Committed> };
+
 export interface ApplierOptions {
   store: Store;
   calls: ServiceCalls;
@@ -60,6 +63,7 @@ export interface ApplierOptions {
   sweepMs: number;
   routing: () => RoutingPort;
   onCommitted?: Committed;
+  onOffered?: (call: Call) => void;
 }
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
@@ -240,6 +244,7 @@ export class Applier {
         // others would otherwise offer the same agent a second call).
         this.o.routing().agentChange({ kind: 'offered', agent: e.agent, wacid });
         hub.toUser(e.agent, offered(call));
+        this.o.onOffered?.(call);
         return;
       case 'revoke':
         // The agent's own answer revokes the offer on its other tabs: the agent goes from
@@ -351,13 +356,19 @@ export class Applier {
 // ---- the stored record ------------------------------------------------------------------
 
 export function fromRecord(rec: CallRecord): Call {
-  const { version: _v, ...rest } = rec;
-  return rest as unknown as Call;
+  if (!holdsCall(rec)) throw new Error(`call ${rec.wacid}: the stored record is not a call (no state, direction, from or to)`);
+  const { version: _v, ...call } = rec;
+  return call;
+}
+
+/** A record `toRecord` wrote: the store keeps plain JSON, the engine the call it came from. */
+function holdsCall(rec: CallRecord): rec is CallRecord & Call {
+  return typeof rec.state === 'string' && typeof rec.direction === 'string' && typeof rec.from === 'string' && typeof rec.to === 'string';
 }
 
 export function toRecord(call: Call, version: number): CallRecord {
   // JSON drops undefined fields, so cleared fields really disappear from the store.
-  return { ...(JSON.parse(JSON.stringify(call)) as Call), version } as unknown as CallRecord;
+  return { ...(JSON.parse(JSON.stringify(call)) as Call), version };
 }
 
 /**

@@ -9,6 +9,8 @@ import { createLogger } from '../log/logger.ts';
 import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
+import type { CallBusEvents } from './apply.ts';
+import { Bus } from '../events/bus.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -114,6 +116,37 @@ describe('the commit hook runs behind the effects', () => {
     expect(order.indexOf('frame call.offered')).toBeLessThan(order.indexOf('hook ringing'));
     expect(order.filter((o) => o.startsWith('hook'))).toEqual(['hook queued', 'hook ringing', 'hook ended']);
     expect(warnings.join('\n')).toMatch(/commit hook failed.*a subscriber failed/);
+  });
+});
+
+describe('the call bus (the wiring publishes every commit on it)', () => {
+  it('a listener that throws costs neither the offer push nor the listeners after it', async () => {
+    const frames: string[] = [];
+    const conn: Conn = {
+      id: 'conn-b1',
+      user: { name: 'b1', roles: ['agent'] },
+      send: (d) => void frames.push((JSON.parse(String(d)) as { type: string }).type),
+      close: () => {},
+      kill: () => {},
+    };
+    const bus = new Bus<CallBusEvents>(log);
+    const recorded: string[] = [];
+    bus.on('committed', 'broken', () => {
+      throw new Error('a listener failed');
+    });
+    bus.on('committed', 'history', (_b, after) => void recorded.push(after.state));
+    const hub = new Hub(log);
+    hub.add(conn);
+    const engine = new CallEngine({ store: new MemoryStore(), calls: noService, hub, log, onCommitted: (...c) => bus.emit('committed', ...c) });
+    engines.push(engine);
+    engine.agentConnected(conn);
+    engine.setPresence(conn.user, 'available', conn, 'p1');
+    const now = Date.now();
+    await engine.handleEvent(connectEvent('wacid.bus', now), now);
+    await sleep(20);
+    expect(frames).toContain('call.offered');
+    expect(recorded).toEqual(['queued', 'ringing']);
+    expect(bus.failures.get('committed broken')).toBe(2);
   });
 });
 

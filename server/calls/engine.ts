@@ -43,6 +43,12 @@ export interface EngineOptions {
   now?: () => number;
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   reconnectGraceMs?: number;
+  /**
+   * How long a lost socket that holds a call (not a page that left: that ends the call at
+   * once) waits for the same page (its `tab`) to reconnect, on any node, before the call is
+   * ended (`connLost`). Default 2000: with the terminate, well within 5 s of the loss.
+   */
+  pageLostGraceMs?: number;
   /** Period of the sweep over stored calls (timers of dead nodes, queued calls). */
   sweepMs?: number;
   /** Set when other nodes share the store (Redis): routing hints go through its pub/sub. */
@@ -55,6 +61,8 @@ export interface EngineOptions {
   numberScope?: RequestsOptions['numberScope'];
   /** Called once per transition committed to the store (history's recorder hooks in here). */
   onCommitted?: Committed;
+  /** Called as an offer is pushed to its agent (the webhook → offer latency metric). */
+  onOffered?: (call: Call) => void;
   /** `DISPOSITIONS` / `AWAY_REASONS` (config); defaults as the config's. */
   dispositions?: readonly string[];
   awayReasons?: readonly string[];
@@ -118,6 +126,7 @@ export class CallEngine {
       sweepMs: o.sweepMs ?? 2_000,
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
+      ...(o.onOffered ? { onOffered: o.onOffered } : {}),
     });
     this.requests = new Requests({
       store: o.store,
@@ -129,6 +138,7 @@ export class CallEngine {
       apply,
       background: (what, wacid, p) => this.applier.background(what, wacid, p),
       graceMs: o.reconnectGraceMs ?? 4_000,
+      pageLostGraceMs: o.pageLostGraceMs ?? 2_000,
       permissions: o.permissions,
       phoneIdOf: o.phoneIdOf,
       numberScope: o.numberScope,
@@ -261,7 +271,13 @@ export class CallEngine {
     this.requests.agentConnected(conn);
   }
 
-  agentDisconnected(conn: Conn): void {
+  /**
+   * A socket closed: `left` — the page went (its `pagehide` close, or the browser's going-away);
+   * `lost` — anything else but our own stop (the same page may reconnect); `node-stopping` —
+   * this node is shutting down (the page reconnects elsewhere with its call intact).
+   */
+  agentDisconnected(conn: Conn, how: 'left' | 'lost' | 'node-stopping' = 'lost'): void {
+    if (how !== 'node-stopping') this.requests.holderClosed(conn, how === 'left');
     this.requests.agentDisconnected(conn);
   }
 

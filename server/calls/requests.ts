@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
 import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
-import { refusal, type ServiceCalls } from './apply.ts';
+import { fromRecord, refusal, type ServiceCalls } from './apply.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import type { Router } from './router.ts';
 
@@ -34,6 +34,8 @@ export interface RequestsOptions {
   background: (what: string, wacid: string, p: Promise<unknown>) => void;
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   graceMs: number;
+  /** How long a lost socket holding a call waits for its page (same `tab`) to connect again before the call is ended. */
+  pageLostGraceMs: number;
   /**
    * Known calling permissions (`server/permissions/`): a `call.dial` the permission budget
    * refuses (rejected / expired / revoked permission: `NO_PERMISSION`; 5 connected calls in
@@ -95,6 +97,7 @@ export class Requests {
   private readonly graceTimers = new Map<string, NodeJS.Timeout>();
   /** Each agent's last draft (this node): drafts close together are typing, and the countdown waits. */
   private readonly lastDraft = new Map<string, { wacid: string; at: number }>();
+  private readonly lostTimers = new Set<NodeJS.Timeout>();
   private closed = false;
 
   constructor(private readonly o: RequestsOptions) {}
@@ -103,9 +106,32 @@ export class Requests {
     this.closed = true;
     for (const t of this.graceTimers.values()) clearTimeout(t);
     this.graceTimers.clear();
+    for (const t of this.lostTimers) clearTimeout(t);
+    this.lostTimers.clear();
+  }
+
+  /**
+   * A socket closed; if it holds the user's call (answered or dialed there: the audio is in
+   * that page, direct mode), the call is ended — at once when the page left, else after
+   * `pageLostGraceMs` unless the page attached again meanwhile (the lifecycle's `connLost`
+   * compares the record's connection, so a reconnect that attached, on any node, and another
+   * tab of the same user, change nothing). The call record is in the store: any node applies it.
+   */
+  holderClosed(conn: Conn, left: boolean): void {
+    const wacid = this.o.router.board.view(conn.user.name).holding;
+    if (!wacid || this.closed) return;
+    const lose = () => this.o.background('connLost', wacid, this.o.apply({ type: 'connLost', wacid, at: this.o.now(), agent: conn.user.name, conn: conn.id }));
+    if (left) return lose();
+    const t = setTimeout(() => {
+      this.lostTimers.delete(t);
+      if (!this.closed) lose();
+    }, this.o.pageLostGraceMs);
+    t.unref();
+    this.lostTimers.add(t);
   }
 
   agentConnected(conn: Conn): void {
+    this.reattach(conn);
     if (!conn.user.roles.includes('agent')) return;
     const g = this.graceTimers.get(conn.user.name);
     if (g) clearTimeout(g);
@@ -113,6 +139,13 @@ export class Requests {
     // The first connection here: the other nodes count the agent online (state pushed).
     if (this.o.router.board.connect(conn.user.name) === 1) this.o.router.connection(conn.user.name, true);
     this.o.router.routeQueuedSoon();
+  }
+
+  /** The page holding the user's call reconnected (same `tab`): the call is held on this socket now. */
+  private reattach(conn: Conn): void {
+    const wacid = this.o.router.board.view(conn.user.name).holding;
+    if (!conn.tab || !wacid || this.closed) return;
+    this.o.background('attach', wacid, this.o.apply({ type: 'attach', wacid, at: this.o.now(), agent: conn.user.name, conn: conn.id, tab: conn.tab }));
   }
 
   /** The last connection of an agent went: after the grace, its ringing call moves on. */
@@ -191,7 +224,7 @@ export class Requests {
           // One conversation per agent: a late answer to an earlier offer must not take a second call.
           return fail('CONFLICT', 'you are already on another call');
         }
-        if (msg.type === 'call.answer') await this.o.apply({ type: 'answer', ...common, sdp: msg.sdp }, rec);
+        if (msg.type === 'call.answer') await this.o.apply({ type: 'answer', ...common, ...(conn.tab ? { tab: conn.tab } : {}), sdp: msg.sdp }, rec);
         else await this.o.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common }, rec);
         return;
       }
@@ -201,6 +234,13 @@ export class Requests {
         const rec = await this.o.store.getCall(msg.wacid);
         if (!rec) return fail('NOT_FOUND', 'no such call');
         await this.o.apply({ type: msg.type === 'call.hold' ? 'hold' : 'resume', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id }, rec);
+        return;
+      }
+      case 'call.path': {
+        // The holder's page (an agent's call, or a supervisor's call back): the lifecycle checks who holds it.
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        await this.o.apply({ type: 'path', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id, path: msg.path }, rec);
         return;
       }
       case 'call.wrapup':
@@ -247,7 +287,7 @@ export class Requests {
     const f = this.o.router.board.facts(user.name);
     // The call record lives an hour after the end; the board's after-call work names the call too.
     if (!rec && f.wrapWacid !== msg.wacid) return fail('NOT_FOUND', 'no such call');
-    const call = rec as unknown as Call | null;
+    const call = rec ? fromRecord(rec) : null;
     if (call) {
       if (call.agent !== user.name || call.startedAt === undefined) return fail('FORBIDDEN', 'you did not take this call');
       if (call.state !== 'ended') return fail('CONFLICT', 'the call is still going on: hang up first');
@@ -286,6 +326,7 @@ export class Requests {
       at: this.o.now(),
       agent: user.name,
       conn: conn.id,
+      ...(conn.tab ? { tab: conn.tab } : {}),
       reqId: msg.id,
       // Until the connect event brings the Service's phone id (lifecycle `onConnect`).
       phoneId: msg.from,

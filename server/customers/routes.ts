@@ -1,5 +1,5 @@
 /**
- * The customer panel (issue 15; design.md "Wave 2 contracts"):
+ * The customer panel (design.md "Wave 2 contracts"):
  * `GET /api/customers/:id` (agent, supervisor), `:id` an E.164 number or a BSUID →
  * `{id, contact?, permission, calls, messages, callbacks}`:
  * - `contact`: the Service's contact for a phone number (`GET /contact/contacts/{phone}`),
@@ -29,8 +29,8 @@ import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import type { Permission, User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { seesEveryNumber, type NumberScope } from '../auth/scope.ts';
-import type { CallbackStore } from '../history/callbacks.ts';
-import type { MessagingStore } from '../history/messages.ts';
+import type { CallbackStore } from '../callbacks/store.ts';
+import type { MessagingStore } from '../messaging/store.ts';
 import type { CallRecord } from '../history/schema.ts';
 import type { HistoryStore } from '../history/store.ts';
 import type { Logger } from '../log/logger.ts';

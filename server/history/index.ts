@@ -20,6 +20,7 @@ import { MemoryHistoryQueue, RedisHistoryQueue, type HistoryQueue, type RedisHis
 import type { HistoryFact } from './schema.ts';
 import { HistoryStore, type RetentionResult } from './store.ts';
 import { HistoryWriter } from './writer.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 export * from './schema.ts';
 export { HistoryStore, HistoryQueryError, type RetentionResult } from './store.ts';
@@ -62,7 +63,9 @@ export async function openingDb(
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
   let attempt: Promise<void> | undefined;
-  let delay = o.retryMs ?? 1000;
+  const base = o.retryMs ?? 1000;
+  const delays = retrier({ baseMs: base, maxMs: 30_000, minMs: base / 2 });
+  let delay = base;
   const tryOpen = (): Promise<void> =>
     (attempt = open().then(
       async (opened) => {
@@ -78,7 +81,7 @@ export async function openingDb(
       void tryOpen().then(() => {
         if (db) o.log?.info('history database open: queued facts are being written');
         else if (!closed) {
-          delay = Math.min(delay * 2, 30_000);
+          delay = delays.next();
           retry();
         }
       });

@@ -177,6 +177,14 @@ UPDATE history_callbacks SET misses = (
 WHERE jsonb_array_length(misses) > 20;
 `,
   },
+  {
+    version: 4,
+    name: 'each call keeps the network path its audio took (issue 29)',
+    sql: `
+-- direct, relay-udp, relay-tcp or relay-tls: the selected candidate pair the agent's page saw.
+ALTER TABLE history_calls ADD COLUMN network_path text;
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

@@ -14,17 +14,20 @@
  * - `MemoryHistoryQueue` (memory store / demo, one process, not durable across restarts,
  *   like the memory store itself).
  */
-import { sentinelOptions } from '../store/redis.ts';
+import { reopenWhenEnded, sentinelOptions } from '../store/redis.ts';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { HistoryFact } from './schema.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 export interface QueuedFact {
   /** Queue entry id (ack with it; the facts of one entry share it). */
   id: string;
   /** The fact as enqueued: JSON text (validated by the writer). */
   body: string;
+  /** Epoch ms it was enqueued (the history lag metric); absent on entries of older versions. */
+  at?: number;
 }
 
 export interface QueueLag {
@@ -90,7 +93,7 @@ export class MemoryHistoryQueue implements HistoryQueue {
         if (out.length >= count) break;
         if (e.delivered) continue;
         e.delivered = true;
-        out.push({ id, body: e.body });
+        out.push({ id, body: e.body, at: e.at });
       }
       return out;
     };
@@ -181,7 +184,7 @@ export class RedisHistoryQueue implements HistoryQueue {
   private outbox: Array<{ body: string; at: number }> = [];
   private flushing: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
-  private retryMs = 0;
+  private readonly retries = retrier({ baseMs: 200, maxMs: 5000, minMs: 100 });
   private groupReady = false;
   private lastClaim = 0;
   private closed = false;
@@ -208,6 +211,7 @@ export class RedisHistoryQueue implements HistoryQueue {
     this.blocking = connect({ ...base, enableAutoPipelining: false, commandTimeout: undefined, connectionName: 'switchboard-history-reader' });
     this.send = opts.send ?? this.cmd;
     for (const r of [this.cmd, this.blocking]) {
+      reopenWhenEnded(r, () => this.closed);
       r.on('error', (err: Error & { code?: string }) => {
         const code = err.code ?? err.message;
         if (code === this.lastErrorCode) return;
@@ -270,15 +274,14 @@ export class RedisHistoryQueue implements HistoryQueue {
         while (ok < chunk.length && res && !res[ok]![0]) ok++;
         this.outbox.splice(0, ok);
         if (ok < chunk.length) throw (res?.[ok]?.[0] as Error | undefined) ?? new Error('pipeline aborted');
-        this.retryMs = 0;
+        this.retries.reset();
       }
     } catch {
       if (!this.closed) {
-        this.retryMs = Math.min(Math.max(this.retryMs * 2, 100), 5000);
         this.retryTimer = setTimeout(() => {
           this.retryTimer = undefined;
           if (!this.flushing) this.flushing = this.drain();
-        }, this.retryMs);
+        }, this.retries.next());
       }
     } finally {
       this.flushing = undefined;
@@ -381,7 +384,9 @@ function toFacts(entries: Array<[string, string[] | null]>): QueuedFact[] {
   for (const [id, fields] of entries) {
     if (!fields) continue; // deleted meanwhile
     const n = out.length;
-    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'f') out.push({ id, body: fields[i + 1]! });
+    const a = fields.indexOf('a');
+    const at = a >= 0 && a % 2 === 0 ? Number(fields[a + 1]) : undefined;
+    for (let i = 0; i + 1 < fields.length; i += 2) if (fields[i] === 'f') out.push({ id, body: fields[i + 1]!, ...(at !== undefined && Number.isFinite(at) ? { at } : {}) });
     if (out.length === n) out.push({ id, body: '' });
   }
   return out;

@@ -33,7 +33,7 @@ import { BSUID_RE, E164_RE } from '../service/validate.ts';
 import type { CallRecord, CallSearch, MediaKind, MediaRecord } from './schema.ts';
 import { HistoryQueryError, type HistoryStore } from './store.ts';
 import type { HistoryWriter } from './writer.ts';
-import { parseLimit } from '../ops/dead-letters.ts';
+import { parseLimit } from '../ops/query.ts';
 
 export interface HistoryRoutesOptions {
   /** Searches one user may have running at once on this node (default 2); past it 429. */

@@ -62,16 +62,16 @@ const TRANSCRIPT_OF = (param: string) =>
 // Many facts per statement: rows come from unnest() of one array per column.
 const UPSERT_CALLS = `
 INSERT INTO history_calls AS c (wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent,
-  outcome, outcome_rank, received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, transcript)
+  outcome, outcome_rank, received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, network_path, transcript)
 SELECT u.*, ${TRANSCRIPT_OF('u.wacid')}
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
-  $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::text[], $17::int[])
+  $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::text[], $17::int[], $18::text[])
   AS u(wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent, outcome, outcome_rank,
-  received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version)
+  received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, network_path)
 ON CONFLICT (wacid) DO UPDATE SET
   phone_id = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.phone_id ELSE c.phone_id END,
   direction = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.direction ELSE c.direction END,
-  ${['business_number', 'customer_phone', 'customer_user_id', 'agent', 'wait_ms', 'talk_ms', 'hold_ms', 'end_reason'].map(pick).join(',\n  ')},
+  ${['business_number', 'customer_phone', 'customer_user_id', 'agent', 'wait_ms', 'talk_ms', 'hold_ms', 'end_reason', 'network_path'].map(pick).join(',\n  ')},
   outcome = CASE WHEN (EXCLUDED.outcome_rank, EXCLUDED.version) > (c.outcome_rank, c.version) THEN EXCLUDED.outcome ELSE c.outcome END,
   outcome_rank = GREATEST(c.outcome_rank, EXCLUDED.outcome_rank),
   received_at = LEAST(c.received_at, EXCLUDED.received_at),
@@ -131,6 +131,7 @@ const PICKED: Array<(f: CallFactP) => unknown> = [
   (f) => f.talkMs,
   (f) => f.holdMs,
   (f) => f.endReason,
+  (f) => f.networkPath,
 ];
 const rankOf = (f: CallFactP) => (f.outcome === 'in-progress' ? 0 : 1);
 const earliest = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : a < b ? a : b);
@@ -208,7 +209,7 @@ export interface CallGroup {
 }
 
 const CALL_COLUMNS = `c.wacid, c.phone_id, c.business_number, c.customer_phone, c.customer_user_id, c.direction, c.agent,
-  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, d.disposition, d.notes`;
+  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, c.network_path, d.disposition, d.notes`;
 
 interface CallRow {
   wacid: string;
@@ -226,6 +227,7 @@ interface CallRow {
   talk_ms: number | null;
   hold_ms: number | null;
   end_reason: string | null;
+  network_path: string | null;
   disposition: string | null;
   notes: string | null;
 }
@@ -263,6 +265,7 @@ function toRecord(r: CallRow, media: MediaRecord[]): CallRecord {
   if (r.talk_ms !== null) out.talkMs = r.talk_ms;
   if (r.hold_ms !== null) out.holdMs = r.hold_ms;
   if (r.end_reason !== null) out.endReason = r.end_reason;
+  if (r.network_path !== null) out.networkPath = r.network_path as NonNullable<CallRecord['networkPath']>;
   if (r.disposition !== null) out.disposition = r.disposition;
   if (r.notes !== null) out.notes = r.notes;
   return out;
@@ -345,6 +348,7 @@ export class HistoryStore {
         (f) => f.holdMs,
         (f) => f.endReason,
         (f) => f.version,
+        (f) => f.networkPath,
       ]),
       PREPARED,
     );

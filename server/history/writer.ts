@@ -22,6 +22,7 @@ import { isDataError } from './errors.ts';
 import type { HistoryDeadLetter, HistoryQueue, QueueLag, QueuedFact } from './queue.ts';
 import { HistoryFact, type ParsedFact } from './schema.ts';
 import type { HistoryStore } from './store.ts';
+import { retrier } from '../../shared/backoff.ts';
 
 /** Facts validated per event-loop turn (few: an offer arriving meanwhile waits behind little). */
 const PARSE_SLICE = 10;
@@ -82,6 +83,7 @@ export class HistoryWriter {
       invalid: m.counter('switchboard_history_facts_invalid_total', 'History facts dropped because they were not valid.'),
       failures: m.counter('switchboard_history_write_failures_total', 'Failed history write attempts (retried).'),
       deadLettered: m.counter('switchboard_history_facts_dead_lettered_total', 'History facts the database refused to store (data errors), set aside as dead letters.'),
+      lag: m.histogram('switchboard_history_lag_seconds', 'A history fact enqueued → written to the database (seconds), one observation per queue entry.', { buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300] }),
     };
     if (m) {
       m.gauge('switchboard_history_queue_pending', 'History facts not yet written to the database (on Redis: stream entries, one per transition, plus any outbox).', async () => (await o.queue.lag()).pending);
@@ -141,7 +143,7 @@ export class HistoryWriter {
 
   private async run(): Promise<void> {
     let held: { entries: QueuedFact[]; facts: ParsedFact[] } | undefined;
-    let backoff = 0;
+    const backoff = retrier({ baseMs: this.min * 2, maxMs: this.max, minMs: this.min });
     // When the last batch was read, and whether it was full (then the next one is not held back).
     let lastRead = 0;
     let full = false;
@@ -161,14 +163,14 @@ export class HistoryWriter {
         }
         await this.write(held);
         this.recovered(held.facts.length);
+        this.observeLag(held.entries);
         const ids = held.entries.map((e) => e.id);
         held = undefined;
-        backoff = 0;
+        backoff.reset();
         await this.o.queue.ack(ids);
       } catch (err) {
         this.failed(err);
-        backoff = Math.min(Math.max(backoff * 2, this.min), this.max);
-        await this.pause(backoff);
+        await this.pause(backoff.next());
       }
     }
   }
@@ -222,6 +224,18 @@ export class HistoryWriter {
       }
     }
     return out;
+  }
+
+  /** Each queue entry's time from enqueue to written (its facts share it: observed once). */
+  private observeLag(entries: readonly QueuedFact[]): void {
+    if (!this.counters) return;
+    const now = Date.now();
+    let last: string | undefined;
+    for (const e of entries) {
+      if (e.id === last || e.at === undefined) continue;
+      last = e.id;
+      this.counters.lag.observe(Math.max(0, now - e.at) / 1000);
+    }
   }
 
   private recovered(n: number): void {

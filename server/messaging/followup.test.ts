@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Permission } from '../../shared/protocol.ts';
-import { permissionBudget } from './budget.ts';
+import { permissionBudget } from '../permissions/budget.ts';
 import { FOLLOWUP_TEXT, FollowupSettingError, missedCallFollowup, parseFollowupSetting, type FollowupFacts } from './followup.ts';
 import { applyUnsubscribeEvent, emptyOptOuts, mayMessage } from './optout.ts';
 import { emptyCatalog, syncTemplates } from './templates.ts';

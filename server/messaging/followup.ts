@@ -4,30 +4,12 @@
  * what — from the opt-outs, the template catalog and the permission budget. The callback
  * task is created either way; this only decides the message. No I/O, no clock.
  */
-import type { Budget } from './budget.ts';
+import type { Budget } from '../permissions/budget.ts';
 import type { MayMessage } from './optout.ts';
 import { sendableTemplate, type CatalogTemplate, type TemplateCatalog } from './templates.ts';
+import type { FollowupSetting } from '../config/followup.ts';
 
-export type FollowupSetting = { kind: 'off' } | { kind: 'interactive' } | { kind: 'template'; name: string; language: string };
-
-/** Thrown for a setting that breaks the grammar; the message names the rule. */
-export class FollowupSettingError extends Error {
-  override readonly name = 'FollowupSettingError';
-}
-
-/**
- * `off` (also unset or empty), `interactive`, or `template:<name>:<language>` (name: lower
- * case letters, digits, underscores; language: an exact locale code such as `en_US`).
- * For `server/config/config.ts`, the one reader of the environment.
- */
-export function parseFollowupSetting(raw: string | undefined): FollowupSetting {
-  const v = (raw ?? '').trim();
-  if (v === '' || v === 'off') return { kind: 'off' };
-  if (v === 'interactive') return { kind: 'interactive' };
-  const m = /^template:([a-z0-9_]{1,512}):([A-Za-z]{2,3}(?:_[A-Za-z0-9]{2,8})?)$/.exec(v);
-  if (m) return { kind: 'template', name: m[1]!, language: m[2]! };
-  throw new FollowupSettingError("must be 'off', 'interactive' or 'template:<name>:<language>' (e.g. template:missed_call:en_US)");
-}
+export { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from '../config/followup.ts';
 
 /** The default text of the interactive permission request sent after a missed call. */
 export const FOLLOWUP_TEXT = 'Sorry we missed your call. May we call you back?';

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import type { NumberScope } from '../auth/scope.ts';
 import { HttpError } from '../ops/errors.ts';
-import type { MessagingStore } from '../history/messages.ts';
+import type { MessagingStore } from './store.ts';
 import { historyUnavailable, isDbOutage } from '../history/errors.ts';
 import { ServiceError } from '../service/errors.ts';
 import type { Logger } from '../log/logger.ts';

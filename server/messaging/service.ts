@@ -1,5 +1,5 @@
 /**
- * Messaging in the product (issue 16, parts 1–4): the webhook handlers that keep message
+ * Messaging in the product: the webhook handlers that keep message
  * records, the template catalog and the opt-outs in history; the catalog sync and opt-out
  * load at start; the reconcile loop; and the send path of `POST /api/messages`.
  *
@@ -15,7 +15,7 @@
 import type { ChatMessage, Envelope, KnownEventType, PayloadOf } from '../../shared/events.ts';
 import type { Role, ServerMsg } from '../../shared/protocol.ts';
 import type { MessageDirection, MessageRecord } from '../../shared/records.ts';
-import type { MessageChange, MessagingStore } from '../history/messages.ts';
+import type { MessageChange, MessagingStore } from './store.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PushOptions } from '../push/hub.ts';
 import { NotFoundError, TimeoutError, ValidationError, type ServiceClient } from '../service/index.ts';

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ChatMessage, parseEvent, type KnownEventType } from '../../shared/events.ts';
 import type { MessageRecord } from '../../shared/records.ts';
 import { openTestHistory, type TestHistory } from '../../test/support/history.ts';
-import { MessagingStore } from '../history/messages.ts';
+import { MessagingStore } from './store.ts';
 import { createLogger, memoryDestination } from '../log/logger.ts';
 import type { ServiceClient } from '../service/index.ts';
 import { createMessaging, type TypedEvent } from './service.ts';

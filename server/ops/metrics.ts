@@ -1,10 +1,11 @@
 /**
- * A small Prometheus registry (text exposition format 0.0.4): counters with labels and
- * gauges read at scrape time. Enough for `/metrics` without another dependency.
+ * `/metrics` on prom-client: each node's own registry (counters, histograms, and gauges and
+ * summaries read at scrape time), plus the process's default metrics (CPU, memory, heap,
+ * event-loop lag, GC: one registry per process, however many nodes a test runs in it).
  *
  * Other parts add their own: `metrics.counter('switchboard_calls_total', 'help', ['result'])`.
  */
-
+import { collectDefaultMetrics, Counter as PromCounter, Gauge, Histogram as PromHistogram, Registry, Summary } from 'prom-client';
 import { isKnownEventType } from '../../shared/events.ts';
 
 type Labels = Record<string, string>;
@@ -17,96 +18,126 @@ export function eventTypeLabel(type: string): string {
   return isKnownEventType(type) ? type : 'unknown';
 }
 
-const escapeLabel = (v: string) => v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
-const fmtLabels = (l: Labels) => {
-  const keys = Object.keys(l);
-  return keys.length === 0 ? '' : `{${keys.map((k) => `${k}="${escapeLabel(l[k]!)}"`).join(',')}}`;
-};
-
 export interface Counter {
   inc(labels?: Labels, n?: number): void;
   /** Current value for these labels (tests). */
   get(labels?: Labels): number;
 }
 
-interface Metric {
-  name: string;
-  help: string;
-  type: 'counter' | 'gauge' | 'summary';
-  render(): Promise<string[]>;
+export interface Histogram {
+  /** One observation, in the histogram's unit (seconds for `_seconds`). */
+  observe(value: number, labels?: Labels): void;
+}
+
+/** Seconds: 1 ms to 10 s, for latencies on the call path. */
+export const LATENCY_BUCKETS = [0.001, 0.002, 0.005, 0.01, 0.015, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+let processRegistry: Registry | undefined;
+/** The process's default metrics, collected once per process. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
+/** A gauge read at scrape time; a failing read leaves it out of the scrape. */
+class ReadGauge extends Gauge {
+  constructor(name: string, help: string, registry: Registry, private readonly read: () => number | Promise<number>) {
+    super({ name, help, registers: [registry] });
+  }
+  override async get() {
+    try {
+      this.set(await this.read());
+      return super.get();
+    } catch {
+      return { ...(await super.get()), values: [] };
+    }
+  }
+}
+
+/** A summary whose quantiles, count and sum are read at scrape time (a histogram kept elsewhere). */
+class ReadSummary extends Summary {
+  constructor(private readonly metricName: string, help: string, registry: Registry, private readonly read: () => { quantiles: Array<[string, number]>; count: number; sum: number }) {
+    super({ name: metricName, help, registers: [registry] });
+  }
+  override async get() {
+    const { quantiles, count, sum } = this.read();
+    const name = this.metricName;
+    return {
+      ...(await super.get()),
+      values: [
+        ...quantiles.map(([q, v]) => ({ value: v, labels: { quantile: q } })),
+        { value: sum, labels: {}, metricName: `${name}_sum` },
+        { value: count, labels: {}, metricName: `${name}_count` },
+      ],
+    };
+  }
 }
 
 export class Metrics {
-  private readonly metrics = new Map<string, Metric>();
+  readonly registry = new Registry();
   private readonly counters = new Map<string, Counter>();
+  private readonly histograms = new Map<string, Histogram>();
+
+  constructor(o: { processMetrics?: boolean } = {}) {
+    this.withProcess = o.processMetrics ?? true;
+  }
+  private readonly withProcess: boolean;
 
   /** A counter; asking twice for the same name returns the same counter. */
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
     const existing = this.counters.get(name);
     if (existing) return existing;
-    const values = new Map<string, { labels: Labels; value: number }>();
-    const keyOf = (labels: Labels) => {
-      let key = '';
-      for (const k of labelNames) key += (labels[k] ?? '') + '\u0000';
-      return key;
-    };
+    const c = new PromCounter({ name, help, labelNames: [...labelNames], registers: [this.registry] });
+    // Read back synchronously (tests, the ready check): prom-client's own get() is async.
+    const values = new Map<string, number>();
+    const keyOf = (labels: Labels) => labelNames.map((k) => labels[k] ?? '').join('\u0000');
     const counter: Counter = {
       inc(labels = {}, n = 1) {
+        const full = Object.fromEntries(labelNames.map((k) => [k, labels[k] ?? '']));
+        c.inc(full, n);
         const key = keyOf(labels);
-        const v = values.get(key);
-        if (v) v.value += n;
-        else values.set(key, { labels: Object.fromEntries(labelNames.map((k) => [k, labels[k] ?? ''])), value: n });
+        values.set(key, (values.get(key) ?? 0) + n);
       },
-      get(labels = {}) {
-        return values.get(keyOf(labels))?.value ?? 0;
-      },
+      get: (labels = {}) => values.get(keyOf(labels)) ?? 0,
     };
     this.counters.set(name, counter);
-    this.metrics.set(name, {
-      name,
-      help,
-      type: 'counter',
-      render: async () => [...values.values()].map((v) => `${name}${fmtLabels(v.labels)} ${v.value}`),
-    });
     return counter;
+  }
+
+  /** A histogram; asking twice for the same name returns the same one. */
+  histogram(name: string, help: string, o: { buckets?: readonly number[]; labelNames?: readonly string[] } = {}): Histogram {
+    const existing = this.histograms.get(name);
+    if (existing) return existing;
+    const h = new PromHistogram({ name, help, buckets: [...(o.buckets ?? LATENCY_BUCKETS)], labelNames: [...(o.labelNames ?? [])], registers: [this.registry] });
+    const out: Histogram = { observe: (v, labels) => (labels ? h.observe(labels, v) : h.observe(v)) };
+    this.histograms.set(name, out);
+    return out;
   }
 
   /** A gauge whose value is read at scrape time; a failing read is left out of the scrape. */
   gauge(name: string, help: string, read: () => number | Promise<number>): void {
-    this.metrics.set(name, {
-      name,
-      help,
-      type: 'gauge',
-      render: async () => {
-        try {
-          return [`${name} ${await read()}`];
-        } catch {
-          return [];
-        }
-      },
-    });
+    this.forget(name);
+    new ReadGauge(name, help, this.registry, read);
   }
 
   /** A summary read at scrape time: its quantiles (`[['0.5', v], ...]`, in that order), count and sum. */
   summary(name: string, help: string, read: () => { quantiles: Array<[string, number]>; count: number; sum: number }): void {
-    this.metrics.set(name, {
-      name,
-      help,
-      type: 'summary',
-      render: async () => {
-        const { quantiles, count, sum } = read();
-        return [...quantiles.map(([q, v]) => `${name}{quantile="${q}"} ${v}`), `${name}_sum ${sum}`, `${name}_count ${count}`];
-      },
-    });
+    this.forget(name);
+    new ReadSummary(name, help, this.registry, read);
   }
 
-  /** The text exposition of every metric. */
+  /** A gauge or summary defined again (a part re-created in tests) replaces the old one. */
+  private forget(name: string): void {
+    if (this.registry.getSingleMetric(name)) this.registry.removeSingleMetric(name);
+  }
+
+  /** The text exposition of every metric (this node's, then the process's). */
   async render(): Promise<string> {
-    const out: string[] = [];
-    for (const m of this.metrics.values()) {
-      out.push(`# HELP ${m.name} ${m.help}`, `# TYPE ${m.name} ${m.type}`, ...(await m.render()));
-    }
-    return out.join('\n') + '\n';
+    const own = await this.registry.metrics();
+    return this.withProcess ? own + (await processMetrics().metrics()) : own;
   }
 }
 
@@ -125,6 +156,7 @@ export function foundationMetrics(metrics: Metrics) {
       ['type', 'outcome'],
     ),
     deadLettered: metrics.counter('switchboard_webhook_dead_lettered_total', 'Events moved to the dead-letter list, by type.', ['type']),
+    handlerSeconds: metrics.histogram('switchboard_webhook_handler_seconds', 'Webhook handler attempts by lane, start to end (seconds).', { labelNames: ['lane'], buckets: [...LATENCY_BUCKETS, 30, 60] }),
   };
 }
 export type FoundationMetrics = ReturnType<typeof foundationMetrics>;

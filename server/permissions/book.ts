@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import { UNANSWERED_REVOKE_AT } from '../messaging/budget.ts';
+import { UNANSWERED_REVOKE_AT } from './budget.ts';
 import type { Store } from '../store/store.ts';
 import { RATION, toView, ttlFor, type StoredPermission } from './model.ts';
 

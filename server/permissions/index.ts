@@ -27,7 +27,7 @@ import type { Hub } from '../push/hub.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
 import { PermissionBook } from './book.ts';
-import { permissionBudget } from '../messaging/budget.ts';
+import { permissionBudget } from './budget.ts';
 import { applyReply, callOutcomeOf, replyOf, toView, type CallOutcomeView } from './model.ts';
 import { createPermissionRoutes, type PermissionMessages, type PermissionRoutesOptions, type PermissionNumbers } from './routes.ts';
 
@@ -48,7 +48,7 @@ export interface PermissionsOptions {
   log: Logger;
   messages?: PermissionMessages | undefined;
   phoneNumbers?: PermissionNumbers | undefined;
-  /** Record a sent permission request (messaging history, issue 16). */
+  /** Record a sent permission request (messaging history). */
   onSent?: PermissionRoutesOptions['onSent'];
   now?: () => number;
   /** Which numbers each agent may ask from and read (QUEUES_FILE). */

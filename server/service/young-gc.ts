@@ -6,27 +6,10 @@
  * grew RSS by ~39 MB (bench/history.ts). A young-generation collection (a scavenge, ~1 ms)
  * after every MiB frees the reads already written and keeps the growth under ~10 MB.
  *
- * The collector is V8's own `gc` function with `{ type: 'minor' }`: taken from the global
- * when Node runs with `--expose-gc`, otherwise exposed once through `v8.setFlagsFromString`
- * (the flag only adds the function; it changes no other behaviour). If neither works the
- * nudge is a no-op and downloads behave as before.
+ * The collector is V8's own `gc` function with `{ type: 'minor' }` (server/ops/internals.ts,
+ * `exposedGc`). If it is unavailable the nudge is a no-op and downloads behave as before.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-
-type GcFn = (options?: { type?: 'minor' | 'major' }) => void;
-
-function findGc(): GcFn | undefined {
-  const own = (globalThis as { gc?: GcFn }).gc;
-  if (typeof own === 'function') return own;
-  try {
-    setFlagsFromString('--expose-gc');
-    const fn = runInNewContext('gc') as unknown;
-    return typeof fn === 'function' ? (fn as GcFn) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+import { exposedGc, type GcFn } from '../ops/internals.ts';
 
 let gc: GcFn | null | undefined;
 
@@ -35,7 +18,7 @@ export const YOUNG_GC_EVERY_BYTES = 1 << 20;
 
 /** Runs a young-generation collection (a scavenge); a no-op where V8's `gc` is unavailable. */
 export function collectYoung(): void {
-  if (gc === undefined) gc = findGc() ?? null;
+  if (gc === undefined) gc = exposedGc() ?? null;
   gc?.({ type: 'minor' });
 }
 

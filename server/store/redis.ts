@@ -292,6 +292,27 @@ function defineScripts(r: Redis): ScriptedRedis {
   return r as ScriptedRedis;
 }
 
+/**
+ * Opens again a connection that ioredis ended on its own. ioredis ends a connection for good
+ * (status `end`, every later command refused) when its connector fails to connect; behind
+ * Sentinel that happens in a failover: the failover detector (`+switch-master`) disconnects
+ * the connector while a reconnect is still asking a sentinel for the primary, and that
+ * reconnect then fails with "Connection is closed." — the node stays deaf until restarted.
+ * A connection this process did not close (`closed()` false) is connected again; a failed
+ * attempt ends it again and is retried the same way.
+ */
+export function reopenWhenEnded(r: Redis, closed: () => boolean, o: { delayMs?: number; onReopen?: () => void } = {}): void {
+  r.on('end', () => {
+    if (closed()) return;
+    const t = setTimeout(() => {
+      if (closed() || r.status !== 'end') return;
+      o.onReopen?.();
+      r.connect().catch(() => undefined); // its failure is reported through 'error' and ends here again
+    }, o.delayMs ?? 250);
+    t.unref();
+  });
+}
+
 /** ioredis options for a Sentinel-managed primary; password and db from the URL (history's queue uses them too). */
 export function sentinelOptions(opts: Pick<RedisStoreOptions, 'url' | 'sentinels' | 'sentinelName'>): RedisOptions {
   const out: RedisOptions = {
@@ -469,6 +490,7 @@ export class RedisStore implements Store {
   }
 
   private watch(r: Redis): void {
+    reopenWhenEnded(r, () => this.closed, { onReopen: () => this.reopened++ });
     r.on('error', (err: Error & { code?: string }) => {
       // One report per kind of failure, not one per reconnect attempt.
       const code = err.code ?? err.message;
@@ -662,6 +684,9 @@ export class RedisStore implements Store {
       return run();
     }
   }
+
+  /** Connections ioredis had ended on its own and this store opened again (`reopenWhenEnded`). */
+  reopened = 0;
 
   /** Consumer groups created again after Redis lost them (`inGroup`). */
   groupsRecreated = 0;

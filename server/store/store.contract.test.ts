@@ -190,19 +190,19 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       await s.acceptEvent(ev('orphan'), 60_000);
       const [first] = await s.readGroup('g', 'dead-consumer', 10, 0);
       expect(first?.deliveries).toBe(1);
-      expect(await s.claimStale('g', 'rescuer', 200, 10)).toEqual([]); // not idle long enough
-      await sleep(250);
-      const claimed = await s.claimStale('g', 'rescuer', 200, 10);
+      expect(await s.claimStale('g', 'rescuer', 800, 10)).toEqual([]); // not idle long enough
+      await sleep(1000);
+      const claimed = await s.claimStale('g', 'rescuer', 800, 10);
       expect(claimed).toHaveLength(1);
       expect(claimed[0]).toMatchObject({ eventId: 'orphan', body: ev('orphan').body, deliveries: 2 });
       // Now owned by the rescuer and fresh again.
-      expect(await s.claimStale('g', 'third', 200, 10)).toEqual([]);
-      await sleep(250);
-      expect((await s.claimStale('g', 'third', 200, 10))[0]?.deliveries).toBe(3);
+      expect(await s.claimStale('g', 'third', 800, 10)).toEqual([]);
+      await sleep(1000);
+      expect((await s.claimStale('g', 'third', 800, 10))[0]?.deliveries).toBe(3);
       await s.ack('g', [claimed[0]!.streamId]);
       expect(await s.streamLag('g')).toBe(0);
-      await sleep(250);
-      expect(await s.claimStale('g', 'fourth', 200, 10)).toEqual([]);
+      await sleep(1000);
+      expect(await s.claimStale('g', 'fourth', 800, 10)).toEqual([]);
     });
 
     it('touchPending keeps a live consumer\'s entries from being claimed, never takes back another\'s, and keeps the delivery count', async () => {
@@ -211,19 +211,19 @@ describe.each(impls)('Store contract: %s', (name, make) => {
       await s.acceptEvent(ev('held'), 60_000);
       await s.acceptEvent(ev('other'), 60_000);
       const [held, other] = await s.readGroup('g', 'live', 10, 0);
-      await sleep(150);
+      await sleep(1000);
       expect(await s.touchPending('g', 'live', [held!.streamId])).toEqual([held!.streamId]);
-      await sleep(100);
-      // 250 ms since the read, 100 ms since the touch: only the untouched one is stale.
-      const claimed = await s.claimStale('g', 'rescuer', 200, 10);
+      await sleep(200);
+      // 1.2 s since the read, 0.2 s since the touch (idle counts from 0.8 s): only the untouched one is stale.
+      const claimed = await s.claimStale('g', 'rescuer', 800, 10);
       expect(claimed.map((e) => e.eventId)).toEqual(['other']);
       expect(claimed[0]!.deliveries).toBe(2);
       // `other` is the rescuer's now: the old consumer's touch does not take it back.
       expect(await s.touchPending('g', 'live', [other!.streamId, held!.streamId])).toEqual([held!.streamId]);
       await s.ack('g', [held!.streamId]);
       expect(await s.touchPending('g', 'live', [held!.streamId])).toEqual([]);
-      await sleep(250);
-      expect((await s.claimStale('g', 'third', 200, 10)).map((e) => [e.eventId, e.deliveries])).toEqual([['other', 3]]);
+      await sleep(1000);
+      expect((await s.claimStale('g', 'third', 800, 10)).map((e) => [e.eventId, e.deliveries])).toEqual([['other', 3]]);
     });
 
     it('a dead-lettered entry is acked and listed, newest first', async () => {
@@ -442,10 +442,11 @@ describe.each(impls)('Store contract: %s', (name, make) => {
   describe('small values', () => {
     it('setNX sets only when absent, until the TTL', async () => {
       const s = fresh();
-      expect(await s.setNX('lock', 'a', 80)).toBe(true);
-      expect(await s.setNX('lock', 'b', 80)).toBe(false);
+      // TTLs long enough that a loaded machine cannot expire them between two commands.
+      expect(await s.setNX('lock', 'a', 800)).toBe(true);
+      expect(await s.setNX('lock', 'b', 800)).toBe(false);
       expect(await s.get('lock')).toBe('a');
-      await sleep(150);
+      await sleep(1000);
       expect(await s.get('lock')).toBeNull();
       expect(await s.setNX('lock', 'c', 1000)).toBe(true);
     });
@@ -453,10 +454,10 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     it('set/get/del, with and without TTL', async () => {
       const s = fresh();
       await s.set('k', 'v1');
-      await s.set('t', 'v2', 80);
+      await s.set('t', 'v2', 800);
       expect(await s.get('k')).toBe('v1');
       expect(await s.get('t')).toBe('v2');
-      await sleep(150);
+      await sleep(1000);
       expect(await s.get('t')).toBeNull();
       expect(await s.get('k')).toBe('v1');
       await s.del('k');

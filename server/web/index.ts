@@ -45,6 +45,7 @@ const PAGE_ROLES: Record<string, Role[]> = {
   '/': ['agent'],
   '/supervisor': ['supervisor'],
   '/archive': ['ops', 'supervisor'],
+  '/preflight': ['agent', 'supervisor'],
 };
 
 /** The page a user lands on: a supervisor's console before the phone (supervisors are often agents too). */
@@ -54,7 +55,7 @@ export function homeFor(roles: readonly Role[]): string {
   return '/archive';
 }
 
-const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive' };
+const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/preflight': 'Network check' };
 const ROLE_WORDS: Record<Role, string> = { agent: 'agents', supervisor: 'supervisors', ops: 'ops' };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

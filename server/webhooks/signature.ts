@@ -8,9 +8,10 @@
  * reach the HMAC compare with an ambiguous meaning.
  */
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
+import { SIGNATURE_TOLERANCE_S } from '../config/config.ts';
 
-/** Allowed clock difference between the signer and us, in seconds. */
-export const SIGNATURE_TOLERANCE_S = 300;
+/** Allowed clock difference between the signer and us, in seconds (the config's). */
+export { SIGNATURE_TOLERANCE_S };
 
 /**
  * HMAC-SHA256 (RFC 2104) from two one-shot `crypto.hash` calls over the key's inner and

@@ -41,6 +41,7 @@ import type { Logger } from 'pino';
 import { EventPayloadError, parseEvent, type EventOf, type KnownEvent, type KnownEventType, type ParsedEvent } from '../../shared/events.ts';
 import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import type { Store, StreamEntry } from '../store/store.ts';
+import { fullJitter } from '../../shared/backoff.ts';
 
 /** The consumer group of the bridge's workers. */
 export const WORKER_GROUP = 'workers';
@@ -346,10 +347,12 @@ export function createWorkers(opts: WorkersOptions): Workers {
     // A handler abandoned at its deadline may still settle later: nobody listens then.
     run.catch(() => undefined);
     limit.catch(() => undefined);
+    const t0 = performance.now();
     try {
       await Promise.race([run, limit]);
     } finally {
       clearTimeout(timer);
+      m.handlerSeconds.observe((performance.now() - t0) / 1000, { lane: name });
     }
   }
 
@@ -387,7 +390,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
         if (attempt >= opts.maxAttempts) {
           await deadLetter(lane, entry, message, attempt);
         } else {
-          const delay = Math.min(retryBase * 2 ** (attempt - 1), Math.max(retryBase, claimIdleMs / 4));
+          const delay = fullJitter({ baseMs: retryBase * 2, maxMs: Math.max(retryBase, claimIdleMs / 4), minMs: retryBase }).nextDelay(attempt - 1);
           log.warn({ err, eventId: entry.eventId, type: entry.type, attempt, retryInMs: delay }, 'webhook handler failed, will retry');
           retrying = true;
           const t = setTimeout(() => {

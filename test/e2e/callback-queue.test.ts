@@ -1,5 +1,5 @@
 /**
- * Issue 16's Done-when over the real WebSocket and HTTP, with program agents (protocol
+ * Messaging and the call-back queue over the real WebSocket and HTTP, with program agents (protocol
  * clients, a Chromium peer for the dial) against the Service emulator and real history
  * (PGlite): a call nobody answers → a task appears live for agents and supervisors → the
  * follow-up goes out and its status climbs to read → the emulated customer grants
@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
-import { MessagingStore } from '../../server/history/messages.ts';
+import { MessagingStore } from '../../server/messaging/store.ts';
 import { mayMessage } from '../../server/messaging/optout.ts';
 import { agentClient, emulatorRequest, fakeConnect, login, postEvent, sleep, until, type Bridge } from './harness.ts';
 import { programSuite } from './suite.ts';

@@ -1,5 +1,5 @@
 /**
- * Call history end to end (issue 14): the real server with history on (PGlite), the
+ * Call history end to end: the real server with history on (PGlite), the
  * emulator with capture on, program agents answering with Chromium peers, and the archive
  * search page in Debian Chromium. A call → its record (outcome, times, agent); its recording
  * plays in the page (streamed with byte ranges: the <audio> knows its duration) beside the
@@ -121,6 +121,15 @@ describe('call history', () => {
     const metrics = await (await fetch(`${b.url}/metrics`)).text();
     expect(metrics).toMatch(/^switchboard_history_queue_pending \d+$/m);
     expect(metrics).toMatch(/^switchboard_history_facts_written_total \d+$/m);
+    // Histograms: webhook → first offer (three inbound calls offered), handler time per lane, history lag.
+    expect(Number(/^switchboard_offer_latency_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBe(3);
+    expect(metrics).toMatch(/^switchboard_offer_latency_seconds_bucket\{le="\+Inf"\} 3$/m);
+    expect(Number(/^switchboard_webhook_handler_seconds_count\{lane="calls"\} (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(6);
+    expect(Number(/^switchboard_history_lag_seconds_count (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0);
+    // The process's own (prom-client's defaults): CPU, memory, event-loop lag.
+    expect(metrics).toMatch(/^process_cpu_user_seconds_total [\d.e+-]+$/m);
+    expect(metrics).toMatch(/^nodejs_eventloop_lag_p99_seconds [\d.e+-]+$/m);
+    expect(metrics).toMatch(/^switchboard_event_loop_delay_seconds\{quantile="0.99"\} [\d.e+-]+$/m);
 
     // The page, as the supervisor: search by customer, by outcome, by a transcript word.
     const page = await archivePage('boss');

@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (f: string) => readFileSync(`${root}/${f}`, 'utf8');
 
 interface Compose {
-  services: Record<string, { image?: string; build?: unknown; command?: string | string[]; environment?: Record<string, string> | string[]; volumes?: string[]; depends_on?: unknown }>;
+  services: Record<string, { image?: string; build?: unknown; command?: string | string[]; environment?: Record<string, string> | string[]; volumes?: string[]; depends_on?: unknown; ports?: string[]; networks?: unknown }>;
   volumes?: Record<string, unknown>;
 }
 
@@ -53,6 +53,33 @@ describe('docker-compose.yml', () => {
     expect(env.REDIS_URL).toMatch(/^redis:\/\/redis:6379/);
     for (const v of VARIABLES) expect(Object.keys(env), `${v} in compose`).toContain(v);
     expect(JSON.stringify(server.depends_on)).toContain('redis');
+  });
+
+  it('has a coturn service on the bridge with use-auth-secret on the same TURN_SECRET the server mints from, STUN/TURN and the relay range published', () => {
+    const turn = compose.services.coturn!;
+    expect(turn.image).toMatch(/^coturn\/coturn:/);
+    expect(turn.networks ?? ['default']).toEqual(['default']); // the compose bridge, not the host's network
+    const cmd = Array.isArray(turn.command) ? turn.command : String(turn.command).split(/\s+/);
+    expect(cmd).toContain('--use-auth-secret');
+    const secretArg = cmd.find((a) => a.startsWith('--static-auth-secret='));
+    expect(secretArg).toMatch(/^--static-auth-secret=\$\{TURN_SECRET[:}]/);
+    const min = Number(cmd.find((a) => a.startsWith('--min-port='))!.split('=')[1]);
+    const max = Number(cmd.find((a) => a.startsWith('--max-port='))!.split('=')[1]);
+    expect(min).toBeLessThan(max);
+    const ports = turn.ports ?? [];
+    expect(ports).toContain('3478:3478/udp');
+    expect(ports).toContain('3478:3478/tcp');
+    expect(ports).toContain(`${min}-${max}:${min}-${max}/udp`);
+    const env = compose.services.server!.environment as Record<string, string>;
+    expect(env.TURN_SECRET).toMatch(/^\$\{TURN_SECRET[:}]/);
+    expect(env.ICE_SERVERS).toMatch(/^\$\{ICE_SERVERS[:}]/);
+  });
+
+  it('runs the build output with node, never tsx', () => {
+    const cmd = [compose.services.server!.command].flat().join(' ');
+    expect(cmd).toContain('npm run build');
+    expect(cmd).toMatch(/node --single-threaded-gc dist\/server\/main\.js/);
+    expect(cmd).not.toMatch(/tsx/);
   });
 });
 
@@ -103,7 +130,9 @@ describe('.ci/run and package.json', () => {
     const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string>; type: string };
     expect(pkg.type).toBe('module');
     // V8's GC on the event-loop thread only: nodes sharing cores do not stall each other (README).
-    expect(pkg.scripts.start).toBe('tsx --single-threaded-gc server/main.ts');
+    // The built server with node (built first when missing or stale: `npm install && npm start` stays the demo).
+    expect(pkg.scripts.start).toBe('node scripts/build.mjs --if-stale && node --single-threaded-gc dist/server/main.js');
+    expect(pkg.scripts.build).toBe('node scripts/build.mjs');
     expect(pkg.scripts.test).toMatch(/^vitest run/);
     expect(pkg.scripts.typecheck).toBeTruthy();
     expect(pkg.scripts.bench).toBe('tsx bench/run.ts');

@@ -126,6 +126,7 @@ const REASON: Record<string, string> = {
   missed: 'Missed: rang an agent, nobody answered',
   abandoned: 'Abandoned: the customer hung up while waiting',
   rejected: 'Not taken: no agent was free',
+  'cut-off': 'Cut off: the call lost its audio',
 };
 
 const STATUS_WORDS: Record<string, string> = {

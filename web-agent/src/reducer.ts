@@ -244,6 +244,9 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'monitor.signal':
       // Monitoring media lives in this tab's monitor controller (src/monitor/), not in the call list.
       return state;
+    case 'ice.servers':
+      // STUN/TURN credentials go to the peer connections (src/ice.ts, set by the connection), not the screen.
+      return state;
   }
 }
 

@@ -94,6 +94,8 @@ describe('lists, log words and shortcuts', () => {
     expect(logOutcome(rec({ outcome: 'missed', endReason: 'ring timeout' }))).toBe('Rung out');
     expect(logOutcome(rec({ direction: 'outbound', outcome: 'no-answer' }))).toBe('Call back · not answered');
     expect(logOutcome(rec({}))).toBe('Answered');
+    // Accepted, dropped by the Service because no audio ever flowed (138023): not "Answered".
+    expect(logOutcome(rec({ outcome: 'no-audio' }))).toBe('No audio');
   });
 
   test('Alt + letter maps to an action; plain letters (typing notes) never do', () => {

@@ -30,6 +30,7 @@ import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
 import { agentMonitoring } from './agent/monitor.tsx';
+import { LostCallNotice, lostCall, rememberCallHere, takeCallHeldBeforeReload, type LostCall } from './agent/lost.tsx';
 import { Softphone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import { Setup } from './agent/presence.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
@@ -43,6 +44,11 @@ let sound: SoundStatus = 'unchecked';
 let busy = false;
 /** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
 let call: TabCall | undefined;
+/** The call whose audio this tab had before a reload (issue 34: its audio is lost; the page says so). */
+let lostBefore: LostCall | undefined = takeCallHeldBeforeReload();
+const lostDismissed = new Set<string>();
+/** The lost call was still live when last drawn: its end is in history soon after (the call log is read again then). */
+let lostWasLive = lostBefore !== undefined;
 
 const audio = new PageAudio();
 const audioEl = el<HTMLAudioElement>('remote-audio');
@@ -115,6 +121,9 @@ function reconcile(): void {
   const mine = tabCall(state);
   // The call left this tab (ended, revoked, taken elsewhere): release its session.
   if (call && (!mine || mine.view.wacid !== call.wacid)) endSession();
+  // A reload knows which call's audio it lost; a new call here supersedes that notice.
+  rememberCallHere(call?.wacid);
+  if (call) lostBefore = undefined;
   // An answer whose ack never came (timeout, lost link, OUTCOME_UNKNOWN) is settled by the
   // server's state: accepted for this agent means audio may start.
   if (call?.outcomeUnknown && mine && mine.local === 'answering' && mine.view.agent === me?.name && (mine.view.state === 'active' || mine.view.startedAt !== undefined)) {
@@ -281,13 +290,20 @@ function render(): void {
     outcomeUnknown: call.outcomeUnknown,
     muted: s.isMuted,
     quality: s.quality,
+    networkWarning: s.networkWarning,
     onHold: s.onHold,
     heldSince: s.heldSince,
     noAudio: s.noInboundAudio,
     canHold: s.media.isStarted,
   };
-  // The call back the Call back panel holds is drawn there, not as "a call in another tab".
-  const shown = withoutPanelCall(state, callbackPanel.heldWacid());
+  const found = lostCall(state, lostBefore);
+  const lost = found && !lostDismissed.has(found.wacid) ? found : undefined;
+  const lostLive = !!found && found.wacid in state.calls;
+  if (lostWasLive && found && !lostLive && state.link === 'online') setTimeout(() => desk.actions.reloadLog(), 1_500);
+  lostWasLive = lostLive || (lostWasLive && state.link !== 'online');
+  // The call back the Call back panel holds is drawn there, not as "a call in another tab";
+  // a call whose audio this page lost in a reload is the notice in the work, not "another tab" either.
+  const shown = withoutPanelCall(withoutPanelCall(state, callbackPanel.heldWacid()), lost?.wacid);
   const line = stateLine({ ui: shown, now: t, onHold: s?.onHold ?? false, typing: desk.typing(t) });
   const dp = deskProps(desk, state, t, (from, to) => callbackPanel.callTo(from, to));
   const phone = {
@@ -313,6 +329,7 @@ function render(): void {
         <Setup {...phone} awayReasons={dp.desk.awayReasons} awayReason={dp.desk.awayReason} chooseAwayReason={dp.actions.chooseAwayReason} />
       </div>
       <div class="desk-work">
+        <LostCallNotice lost={lost} live={lostLive} onDismiss={() => (lost && lostDismissed.add(lost.wacid), (lostBefore = undefined), render())} />
         <DeskWork props={dp} />
       </div>
     </>,

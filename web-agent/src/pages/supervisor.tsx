@@ -4,6 +4,7 @@
  * the "Call back" panel (callback/panel.tsx): permission for a user, and a callback placed
  * from this tab. The lists are Preact components drawn from the reducer's state.
  */
+import { PATH_LABELS } from '../quality.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './shell.ts';
@@ -80,7 +81,14 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
                 <td data-label="Customer">{formatCaller(customer(v))}</td>
                 <td data-label="Business number">{formatCaller(business(v))}</td>
                 <td data-label="State">{liveStateText(v)}</td>
-                <td data-label="Agent">{v.agent ?? '–'}</td>
+                <td data-label="Agent">
+                  {v.agent ?? '–'}
+                  {v.path && (
+                    <span class="live-path" data-testid="live-path" data-path={v.path}>
+                      {` · ${PATH_LABELS[v.path]}`}
+                    </span>
+                  )}
+                </td>
                 <td data-label="Time">{timeText(v, now)}</td>
                 {m && <td data-label="Monitor">{<MonitorCell call={v} m={m} />}</td>}
               </tr>

@@ -1,4 +1,4 @@
-/** "Send a message" in the customer panel (issue 16): text or an APPROVED template, its status live. */
+/** "Send a message" in the customer panel: text or an APPROVED template, its status live. */
 import type { MessageRecord } from '../../../../shared/records.ts';
 import { chosenTemplate, messageProblem, statusWords, templateKey } from '../../desk/message.ts';
 import type { DeskProps } from './desk-view.tsx';

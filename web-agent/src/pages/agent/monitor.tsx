@@ -6,6 +6,7 @@
  * server says the agent is to see it: whisper and barge always, listening per
  * MONITOR_SHOW_LISTENING).
  */
+import { sampleConnection } from '../../quality.ts';
 import { render as draw } from 'preact';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
 import type { Connection } from '../../connection.ts';
@@ -72,6 +73,11 @@ export function agentMonitoring(x: AgentMonitoringContext) {
       heard: (hz: number[]) => {
         const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
         return m instanceof AgentMonitor ? m.heard.tones(hz) : hz.map(() => 0);
+      },
+      /** How the monitor's audio travels (its selected pair: direct or relayed), issue 29. */
+      path: async () => {
+        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
+        return m instanceof AgentMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;
       },
     }),
     configurable: false,

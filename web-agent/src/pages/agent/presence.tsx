@@ -100,6 +100,11 @@ export function Setup(p: SetupProps) {
         <p class="hint" data-testid="ready-hint">
           {hint}
         </p>
+        <p class="hint">
+          <a href="/preflight" data-testid="ready-preflight">
+            Check the network for calls
+          </a>
+        </p>
       </div>
       <div class="demo" data-testid="demo" hidden={!p.demo || busyWithCall}>
         {/* A simulated call rings only an available agent: while away it would wait and ring later. */}

@@ -51,7 +51,18 @@ export interface PhoneProps {
   canChooseSpeaker: boolean;
   /** The session of the call this tab holds, when any. */
   session?:
-    | { connection: RTCPeerConnectionState; outcomeUnknown: boolean; muted: boolean; quality: Quality | undefined; onHold: boolean; heldSince: number | undefined; noAudio: boolean; canHold: boolean }
+    | {
+        connection: RTCPeerConnectionState;
+        outcomeUnknown: boolean;
+        muted: boolean;
+        quality: Quality | undefined;
+        /** The TURN server gave no relay while the call was prepared (issue 29). */
+        networkWarning?: string | undefined;
+        onHold: boolean;
+        heldSince: number | undefined;
+        noAudio: boolean;
+        canHold: boolean;
+      }
     | undefined;
   actions: PhoneActions;
 }
@@ -184,7 +195,7 @@ function CallBox(p: BoxProps) {
       </div>
       <Controls {...p} />
       <div class="callbox-notes">
-        <QualityBox prefix="quality" quality={p.session?.quality} hidden={mode !== 'active'} />
+        <QualityBox prefix="quality" quality={p.session?.quality} notice={p.session?.networkWarning} hidden={mode !== 'active'} />
         <p class="hint sound-locked" data-testid="sound-locked" hidden={p.audioUnlocked || mode !== 'incoming'}>
           The ringtone is silent until you click this page (the browser needs a click after a reload).
         </p>

@@ -209,7 +209,15 @@ export class CallbackPanel {
       media.close(); // cancelled while the offer was being made
       return;
     }
-    session = new CallSession(media, { audioEl: this.audioEl, onChange: () => this.render() });
+    session = new CallSession(media, {
+      audioEl: this.audioEl,
+      onChange: () => this.render(),
+      // How the audio travels, for the supervisors' live view and history (issue 29).
+      onPath: (path) => {
+        const wacid = this.s.call?.wacid;
+        if (wacid) void this.conn()?.request({ type: 'call.path', wacid, path }).catch(() => undefined);
+      },
+    });
     session.setConnection(media.pc.connectionState);
     this.session = session;
     void media.play(this.audioEl);
@@ -305,7 +313,7 @@ export class CallbackPanel {
     const root = document.getElementById('callback');
     if (!root) return;
     const now = Date.now();
-    const session = this.session && { connection: this.session.connection, quality: this.session.quality };
+    const session = this.session && { connection: this.session.connection, quality: this.session.quality, networkWarning: this.session.networkWarning };
     draw(
       <CallbackView
         s={this.s}

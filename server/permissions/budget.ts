@@ -20,7 +20,7 @@
  * No I/O, no clock: `now` is a fact like the others.
  */
 import type { Permission } from '../../shared/protocol.ts';
-import { dialRefusal, RATION, REASK_AFTER_REJECT_MS } from '../permissions/model.ts';
+import { dialRefusal, RATION, REASK_AFTER_REJECT_MS } from './model.ts';
 
 const DAY = 24 * 3600 * 1000;
 

@@ -17,14 +17,14 @@
  */
 import { Hono, type Context } from 'hono';
 import type { Auth, AuthEnv } from '../auth/index.ts';
-import { HttpBadRequest } from './errors.ts';
+import { HttpBadRequest } from '../ops/errors.ts';
+import { parseLimit, shown } from '../ops/query.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
-import { eventTypeLabel, type Metrics } from './metrics.ts';
+import { eventTypeLabel, type Metrics } from '../ops/metrics.ts';
 import type { DeadLetter, Store } from '../store/store.ts';
 
 export const DEAD_LETTERS_PATH = '/api/ops/dead-letters';
-export const LIMIT_DEFAULT = 100;
-export const LIMIT_MAX = 1000;
+export { LIMIT_DEFAULT, LIMIT_MAX } from '../ops/query.ts';
 /** Most stream ids one replay request may name. */
 export const REPLAY_MAX_IDS = 1000;
 
@@ -54,18 +54,6 @@ export interface DeadLetterRoutesOptions {
   secrets?: readonly string[];
 }
 
-const shown = (v: string) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
-
-/** `limit` from the query: the value, or the message of the 400. */
-export function parseLimit(values: string[] | undefined): number | { error: string } {
-  if (!values || values.length === 0) return LIMIT_DEFAULT;
-  if (values.length > 1) return { error: 'limit: give it at most once' };
-  const v = values[0]!;
-  const rule = `limit: must be an integer from 1 to ${LIMIT_MAX} (got ${shown(v)})`;
-  if (!/^\d{1,7}$/.test(v)) return { error: rule };
-  const n = Number(v);
-  return n >= 1 && n <= LIMIT_MAX ? n : { error: rule };
-}
 
 const REPLAY_BODY = `body must be {"streamIds": ["<stream id>", ...]} (1 to ${REPLAY_MAX_IDS} ids) or {"all": true}`;
 

@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallbackTask } from '../../shared/records.ts';
-import { CallbackStore, MISSES_KEPT } from './callbacks.ts';
-import type { Db } from './db.ts';
-import { MessagingStore } from './messages.ts';
-import { migrate } from './migrations.ts';
-import { mayMessage } from '../messaging/optout.ts';
-import { sendableTemplate } from '../messaging/templates.ts';
+import { CallbackStore, MISSES_KEPT } from '../callbacks/store.ts';
+import type { Db } from '../history/db.ts';
+import { MessagingStore } from './store.ts';
+import { migrate } from '../history/migrations.ts';
+import { mayMessage } from './optout.ts';
+import { sendableTemplate } from './templates.ts';
 import { pgliteEngine, postgresEngine, type HistoryEngine } from '../../test/support/history.ts';
 
 

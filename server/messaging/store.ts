@@ -11,10 +11,10 @@
  */
 import type { ChatMessage } from '../../shared/events.ts';
 import { MessageRecord, type MessageDirection } from '../../shared/records.ts';
-import { applyChatMessage } from '../messaging/status.ts';
-import { applyUnsubscribeEvent, syncUnsubscribers, type OptOutEntry, type OptOuts } from '../messaging/optout.ts';
-import { applyTemplateEvent, syncTemplates, templateKey, type CatalogTemplate, type TemplateCatalog } from '../messaging/templates.ts';
-import type { Db, Sql } from './db.ts';
+import { applyChatMessage } from './status.ts';
+import { applyUnsubscribeEvent, syncUnsubscribers, type OptOutEntry, type OptOuts } from './optout.ts';
+import { applyTemplateEvent, syncTemplates, templateKey, type CatalogTemplate, type TemplateCatalog } from './templates.ts';
+import type { Db, Sql } from '../history/db.ts';
 
 /** First key of this file's advisory locks (two-int form: apart from the migrations' bigint key). */
 const LOCK_MESSAGE = 71_420_031;

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CallbackAttempt, CallbackFollowup, CallbackMiss, CallbackReason, CallbackState, CallbackTask } from '../../shared/records.ts';
-import { PREPARED, type Db } from './db.ts';
+import { PREPARED, type Db } from '../history/db.ts';
 
 const LOCK_PAIR = 71_420_040;
 const UNIQUE_VIOLATION = '23505';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Permission } from '../../shared/protocol.ts';
 import { MemoryStore } from '../store/memory.ts';
-import { RATION, REASK_AFTER_REJECT_MS } from '../permissions/model.ts';
+import { RATION, REASK_AFTER_REJECT_MS } from './model.ts';
 import { CONNECTED_CALLS, nextAllowed, permissionBudget, UNANSWERED_REVOKE_AT, UNANSWERED_WARN_AT, windowCheck, type BudgetFacts } from './budget.ts';
 
 const H = 3600_000;
