@@ -68,6 +68,12 @@
  *   WRAP_UP_MS once (ack `{until}`; CONFLICT when not in after-call work or already
  *   extended; `agent.state.extended` is then true). A wrap-up is accepted for the agent's
  *   last call even after the countdown ended (it replaces `Not set`).
+ * - Issue 34: `call.wrapupDraft {wacid, disposition?, notes}` keeps what is typed (sent as the
+ *   agent types); drafts less than WRAP_TYPING_PAUSE_MS apart move `until` on by the time
+ *   between them (the countdown pauses while the agent types); a countdown that runs out
+ *   records the draft's notes with `Not set`; `welcome.wrapDraft` gives it back. WRAP_UP_MS=0:
+ *   after-call work has no `until` and lasts until `call.wrapup`. `call.offered.ringUntil` /
+ *   `CallView.ringUntil`: when the offer stops ringing the agent (the agent's countdown).
  * - `call.hold` / `call.resume {wacid}`: only the agent holding an `active` call. Ack
  *   `{heldSince}` / `{holdMs}`. The call's view carries `heldSince` while held and `holdMs`
  *   (total so far); `call.state` goes to supervisors; timeline `hold` / `resume`; history
@@ -177,8 +183,10 @@ export const CallView = z.object({
   state: CallStateName,
   /** Agent who holds (or held) the call, when any. */
   agent: userName.optional(),
-  /** Epoch ms by which the call must be accepted (ringing calls). */
+  /** Epoch ms by which the call must be accepted (ringing calls): the accept window (ACCEPT_WINDOW_MS). */
   deadline: z.number().optional(),
+  /** Epoch ms when the offer stops ringing its agent and moves on (RING_TIMEOUT_MS, never after `deadline`). */
+  ringUntil: z.number().optional(),
   /** Epoch ms (server clock) when audio started (accept returned 200, or the user picked up). */
   startedAt: z.number().optional(),
   /** Epoch ms (server clock) when the call ended; set exactly when `state` is `ended`. */
@@ -254,6 +262,10 @@ export const Welcome = z.object({
   dispositions: z.array(z.string()).optional(),
   /** The away reasons (`AWAY_REASONS`) a `presence.set` may name. */
   awayReasons: z.array(z.string()).optional(),
+  /** Agents in after-call work: what was typed so far (`call.wrapupDraft`) and whom the call was with. */
+  wrapDraft: z
+    .object({ wacid, caller: party.optional(), disposition: z.string().max(200).optional(), notes: z.string().max(10_000).optional() })
+    .optional(),
   /** STUN/TURN for this user's peer connections (issue 29). */
   ice: IceConfig.optional(),
 });
@@ -268,6 +280,8 @@ export const CallOffered = z.object({
   direction: Direction,
   sdp,
   deadline: z.number(),
+  /** When this offer stops ringing here (RING_TIMEOUT_MS): the agent's countdown. `deadline` is the accept window. */
+  ringUntil: z.number().optional(),
 });
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
@@ -452,6 +466,20 @@ export const CallWrapup = z.object({
   disposition: z.string().min(1).max(200),
   notes: z.string().max(10_000).optional(),
 });
+/**
+ * What the agent has typed so far in after-call work for `wacid`: kept by the server (a reload
+ * shows it again; a countdown that runs out records it with disposition `Not set`), and while
+ * drafts keep coming (less than WRAP_TYPING_PAUSE_MS apart) the countdown stands still. Ack `{until?}`.
+ */
+export const CallWrapupDraft = z.object({
+  type: z.literal('call.wrapupDraft'),
+  id: reqId,
+  wacid,
+  disposition: z.string().max(200).optional(),
+  notes: z.string().max(10_000),
+});
+/** Drafts closer together than this count as typing: the wrap-up countdown does not run between them. */
+export const WRAP_TYPING_PAUSE_MS = 3_000;
 /** "More time": extend after-call work once by WRAP_UP_MS. Ack `{until}`. */
 export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: reqId });
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
@@ -494,6 +522,7 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallResume,
   CallPath,
   CallWrapup,
+  CallWrapupDraft,
   AgentMoreTime,
   Pong,
   MonitorStart,

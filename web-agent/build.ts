@@ -47,7 +47,7 @@ export const ENTRIES = {
  * Preact `Shell` in src/ui/shell.tsx).
  */
 export const PAGES = {
-  '/': { entry: 'agent', title: 'Agent', body: 'static/agent.html', skipTo: 'Skip to the phone' },
+  '/': { entry: 'agent', title: 'Agent', body: 'static/agent.html', bodyClass: 'agent-page', skipTo: 'Skip to the phone' },
   '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
   '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
   '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },

@@ -103,6 +103,8 @@ export interface AuthOptions {
   log: Logger;
   /** Demo mode: `/api/me` says so (the page then offers "simulate an incoming call"). */
   demo?: boolean;
+  /** A user logged out (after the session is gone): an agent is set away (issue 34: the next login starts with the ready-check). */
+  onLogout?: (user: User) => void;
 }
 
 export function createAuth(deps: AuthOptions): Auth {
@@ -196,7 +198,9 @@ export function createAuth(deps: AuthOptions): Auth {
   });
 
   routes.post('/api/logout', async (c) => {
+    const who = await userOf(c.req.raw).catch(() => undefined);
     await sessions.destroy(readCookie(c.req.header('cookie'), SESSION_COOKIE));
+    if (who) deps.onLogout?.(who);
     c.header('Set-Cookie', clearedCookie(secure(c)));
     return c.body(null, 204);
   });

@@ -22,7 +22,7 @@ import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
-import { Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
+import { readWrapDraft, Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
 import { welcome } from './views.ts';
@@ -86,9 +86,11 @@ export class CallEngine {
   private readonly log: Logger;
   private readonly dispositions: readonly string[];
   private readonly awayReasons: readonly string[];
+  private readonly now: () => number;
 
   constructor(o: EngineOptions) {
     const now = o.now ?? Date.now;
+    this.now = now;
     this.store = o.store;
     this.log = o.log;
     this.policy = Object.freeze({ ...DEFAULT_POLICY, ...o.policy });
@@ -120,7 +122,7 @@ export class CallEngine {
       log: o.log,
       policy: this.policy,
       now,
-      wrapUpMs: o.wrapUpMs ?? 5_000,
+      wrapUpMs: o.wrapUpMs ?? 60_000,
       sweepMs: o.sweepMs ?? 2_000,
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
@@ -142,7 +144,7 @@ export class CallEngine {
       numberScope: o.numberScope,
       dispositions: this.dispositions,
       awayReasons: this.awayReasons,
-      wrapUpMs: o.wrapUpMs ?? 5_000,
+      wrapUpMs: o.wrapUpMs ?? 60_000,
       onWrapup: o.onWrapup,
     });
   }
@@ -154,7 +156,9 @@ export class CallEngine {
     const call = rec ? fromRecord(rec) : null;
     const customer = call ? (call.direction === 'USER_INITIATED' ? call.from : call.to) : undefined;
     const businessNumber = call ? (call.direction === 'USER_INITIATED' ? call.to : call.from) : undefined;
-    onWrapup({ wacid, agent, disposition: NOT_SET, at, customer, businessNumber });
+    // What the agent typed is kept (`call.wrapupDraft`): the countdown ends the wrap-up, never the notes.
+    const draft = await readWrapDraft(this.store, wacid, agent);
+    onWrapup({ wacid, agent, disposition: NOT_SET, ...(draft?.notes.trim() ? { notes: draft.notes.trim() } : {}), at, customer, businessNumber });
   }
 
   /**
@@ -233,7 +237,7 @@ export class CallEngine {
     // What the agent chose (presence, after-call work), kept in the store: a node that
     // started after the agent's last change knows it from there only.
     if (user.roles.includes('agent')) await this.router.restoreAgent(user.name);
-    return welcome(user, {
+    const msg = await welcome(user, {
       store: this.store,
       board: this.board,
       live: () => this.applier.live,
@@ -242,6 +246,25 @@ export class CallEngine {
       dispositions: this.dispositions,
       awayReasons: this.awayReasons,
     });
+    // In after-call work: what was typed so far, and whom the call was with (a reload keeps both).
+    const f = user.roles.includes('agent') ? this.board.facts(user.name) : undefined;
+    if (msg.type === 'welcome' && f?.wrapWacid && f.wrapUntil > this.now()) {
+      const [draft, rec] = await Promise.all([readWrapDraft(this.store, f.wrapWacid, user.name), this.store.getCall(f.wrapWacid).catch(() => null)]);
+      const call = rec ? fromRecord(rec) : undefined;
+      const caller = call ? (call.direction === 'USER_INITIATED' ? call.from : call.to) : undefined;
+      msg.wrapDraft = {
+        wacid: f.wrapWacid,
+        ...(caller ? { caller } : {}),
+        ...(draft?.disposition ? { disposition: draft.disposition } : {}),
+        ...(draft ? { notes: draft.notes } : {}),
+      };
+    }
+    return msg;
+  }
+
+  /** The user logged out: an agent goes away (the next login runs the ready-check before Available). */
+  loggedOut(user: User): void {
+    if (user.roles.includes('agent') && this.board.presence(user.name) === 'available') this.router.presence(user.name, 'away');
   }
 
   agentConnected(conn: Conn): void {

@@ -4,7 +4,8 @@
  * going (a disconnected agent keeps its ringing offer for a grace, then the call moves on).
  * Refusals go back to the requesting connection as `error` frames with the request's id.
  */
-import type { ClientMsg, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+import { WRAP_TYPING_PAUSE_MS, type ClientMsg, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
+import { hasLimit } from './agentState.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
@@ -69,8 +70,33 @@ export interface Wrapup {
   businessNumber?: string | undefined;
 }
 
+/** What an agent typed so far in after-call work (`call.wrapupDraft`), kept by wacid. */
+export interface WrapDraft {
+  agent: string;
+  disposition?: string | undefined;
+  notes: string;
+  at: number;
+}
+export const wrapDraftKey = (wacid: string) => `wrapdraft:${wacid}`;
+/** A draft outlives any after-call work (the `Not set` record and a reload both read it). */
+const WRAP_DRAFT_TTL_MS = 24 * 3600 * 1000;
+
+/** The agent's draft of `wacid`'s wrap-up, when the store has one of this agent's. */
+export async function readWrapDraft(store: Pick<Store, 'get'>, wacid: string, agent: string): Promise<WrapDraft | undefined> {
+  const raw = await store.get(wrapDraftKey(wacid)).catch(() => null);
+  if (raw === null) return undefined;
+  try {
+    const d = JSON.parse(raw) as WrapDraft;
+    return d.agent === agent && typeof d.notes === 'string' ? d : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class Requests {
   private readonly graceTimers = new Map<string, NodeJS.Timeout>();
+  /** Each agent's last draft (this node): drafts close together are typing, and the countdown waits. */
+  private readonly lastDraft = new Map<string, { wacid: string; at: number }>();
   private readonly lostTimers = new Set<NodeJS.Timeout>();
   private closed = false;
 
@@ -219,10 +245,28 @@ export class Requests {
       }
       case 'call.wrapup':
         return this.wrapup(conn, msg, fail);
+      case 'call.wrapupDraft': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents do after-call work');
+        const f = this.o.router.board.facts(user.name);
+        if (f.wrapWacid !== msg.wacid || f.wrapUntil <= at) return fail('CONFLICT', 'you are not in after-call work for this call');
+        const draft: WrapDraft = { agent: user.name, notes: msg.notes, ...(msg.disposition ? { disposition: msg.disposition } : {}), at };
+        await this.o.store.set(wrapDraftKey(msg.wacid), JSON.stringify(draft), WRAP_DRAFT_TTL_MS);
+        // Typing: the time since the previous draft (when it came less than a pause ago) is not counted.
+        const last = this.lastDraft.get(user.name);
+        this.lastDraft.set(user.name, { wacid: msg.wacid, at });
+        let until = f.wrapUntil;
+        if (last?.wacid === msg.wacid && at - last.at < WRAP_TYPING_PAUSE_MS && at > last.at && hasLimit(until)) {
+          until += at - last.at;
+          this.o.router.wrapExtend(user.name, msg.wacid, until, true);
+        }
+        this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...(hasLimit(until) ? { until } : {}) } as ServerMsg);
+        return;
+      }
       case 'agent.moreTime': {
         if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents do after-call work');
         const f = this.o.router.board.facts(user.name);
         if (!f.wrapWacid || f.wrapUntil <= at) return fail('CONFLICT', 'you are not in after-call work');
+        if (!hasLimit(f.wrapUntil)) return fail('CONFLICT', 'after-call work has no time limit: it lasts until you end it');
         if (f.wrapExtended) return fail('CONFLICT', 'more time was already given once for this call');
         const until = f.wrapUntil + this.o.wrapUpMs;
         this.o.router.wrapExtend(user.name, f.wrapWacid, until);
@@ -252,6 +296,9 @@ export class Requests {
     const businessNumber = call ? (call.direction === 'USER_INITIATED' ? call.to : call.from) : undefined;
     this.o.onWrapup?.({ wacid: msg.wacid, agent: user.name, disposition: msg.disposition, notes: msg.notes, at: this.o.now(), customer, businessNumber });
     this.o.router.wrapEnd(user.name, msg.wacid);
+    this.lastDraft.delete(user.name);
+    // The draft has done its job (a failure only leaves it to expire).
+    this.o.store.del(wrapDraftKey(msg.wacid)).catch(() => undefined);
     this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id });
   }
 

@@ -32,7 +32,7 @@ describe('loadConfig', () => {
     expect(c.acceptWindowMs).toBe(30_000);
     expect(c.logLevel).toBe('info');
     expect(c.ringTimeoutMs).toBe(15_000);
-    expect(c.wrapUpMs).toBe(5_000);
+    expect(c.wrapUpMs).toBe(60_000);
     expect(c.queuesFile).toBeUndefined();
     expect(c.webhookDedupeTtlMs).toBe(48 * 3600 * 1000);
     expect(c.webhookMaxAttempts).toBe(5);

@@ -414,7 +414,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     usersFile: demo ? usersFile : required(usersFile, 'USERS_FILE', outside),
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',
     ringTimeoutMs: read(env, 'RING_TIMEOUT_MS') ?? 15_000,
-    wrapUpMs: read(env, 'WRAP_UP_MS') ?? 5_000,
+    wrapUpMs: read(env, 'WRAP_UP_MS') ?? 60_000,
     queuesFile: read(env, 'QUEUES_FILE'),
     webhookDedupeTtlMs: read(env, 'WEBHOOK_DEDUPE_TTL_MS') ?? 48 * 3600 * 1000,
     webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,

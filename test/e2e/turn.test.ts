@@ -94,7 +94,7 @@ async function availableAgent(): Promise<Page> {
   await agent.getByTestId('ready-check').click();
   await agent.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
   await agent.getByTestId('presence-available').click();
-  await agent.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+  await agent.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
   return agent;
 }
 

@@ -30,7 +30,8 @@ export function agentMonitoring(x: AgentMonitoringContext) {
   const box = document.createElement('div');
   box.dataset.testid = 'monitor-box';
   document.body.append(audioEl);
-  document.getElementById('main')?.before(box);
+  // Before the desk's grid (not one of its cells); it floats over the page (style.css), moving nothing.
+  (document.querySelector('.desk') ?? document.getElementById('main'))?.before(box);
 
   const controller = new MonitorController({
     request: (m) => x.conn().request(m),
