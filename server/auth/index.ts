@@ -23,6 +23,7 @@ import { HttpBadRequest, HttpForbidden, HttpTooManyRequests, HttpUnauthorized } 
 import type { Store } from '../store/store.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
+import type { Audit } from '../audit/trail.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
 export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
@@ -103,11 +104,14 @@ export interface AuthOptions {
   log: Logger;
   /** Demo mode: `/api/me` says so (the page then offers "simulate an incoming call"). */
   demo?: boolean;
+  /** The audit trail: logins (success, failure with the name tried), logouts. */
+  audit?: Audit | undefined;
 }
 
 export function createAuth(deps: AuthOptions): Auth {
   const { users, sessions, log, store } = deps;
   const demo = deps.demo ?? false;
+  const audit: Audit = deps.audit ?? (() => undefined);
   /** A name that is no user's may be a password typed into the wrong field: never logged. */
   const loggedName = (name: string) => (users.get(name) ? name : 'unknown user');
   const origin = deps.origin ?? {};
@@ -175,6 +179,7 @@ export function createAuth(deps: AuthOptions): Auth {
       await giveBack();
       const waitMs = Math.max(...over.map((k) => k.resetInMs));
       log.warn({ user: loggedName(body.name), address, limit: over[0]!.what }, 'login refused: too many failed attempts');
+      audit({ action: 'login.failure', actor: body.name, address, detail: { reason: 'rate-limited' } });
       throw new HttpTooManyRequests(`too many failed logins for this ${over[0]!.what}; try again after Retry-After seconds`, waitMs, 'RATE_LIMITED');
     }
     let user: User | undefined;
@@ -186,17 +191,22 @@ export function createAuth(deps: AuthOptions): Auth {
     }
     if (!user) {
       log.warn({ user: loggedName(body.name), address }, 'login failed');
+      audit({ action: 'login.failure', actor: body.name, address, detail: { reason: 'wrong name or password' } });
       throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
     const cookie = await sessions.create(user.name, users.passwordHashOf(user.name));
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
+    audit({ action: 'login.success', actor: user.name, address });
     return c.json({ ...user, demo });
   });
 
   routes.post('/api/logout', async (c) => {
-    await sessions.destroy(readCookie(c.req.header('cookie'), SESSION_COOKIE));
+    const cookie = readCookie(c.req.header('cookie'), SESSION_COOKIE);
+    const ending = await sessions.lookup(cookie);
+    await sessions.destroy(cookie);
+    if (ending) audit({ action: 'logout', actor: ending.user, address: clientAddress(c) });
     c.header('Set-Cookie', clearedCookie(secure(c)));
     return c.body(null, 204);
   });

@@ -13,10 +13,12 @@
  * one report reads (choose a shorter range); 503 when history does not answer.
  */
 import { Hono, type Context } from 'hono';
-import type { Auth, AuthEnv } from '../auth/index.ts';
+import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Audit } from '../audit/trail.ts';
 import type { History } from '../history/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpError } from '../ops/errors.ts';
+import { toCsv } from '../ops/csv.ts';
 import { computeFigures, type AgentFigures, type NumberFigures } from '../wallboard/compute.ts';
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
@@ -33,6 +35,8 @@ export interface ReportsOptions {
    * own (its calls count under `unknown number`). Absent or failing: every number is shown.
    */
   businessNumbers?: () => Promise<readonly string[]>;
+  /** The audit trail: every CSV export (who, which range, which table). */
+  audit?: Audit | undefined;
 }
 
 /** The row of calls whose business number is not one of the known ones. */
@@ -52,21 +56,7 @@ const FIELDS = ['from', 'to', 'by'] as const;
 export const NUMBER_COLUMNS = ['businessNumber', 'offered', 'answered', 'abandoned', 'missed', 'serviceLevel', 'asaMs', 'ahtMs'] as const satisfies readonly (keyof NumberFigures)[];
 export const AGENT_COLUMNS = ['name', 'callsHandled', 'inbound', 'outbound', 'talkMs', 'holdMs', 'ahtMs'] as const satisfies readonly (keyof AgentFigures)[];
 
-/**
- * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text a
- * spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or CR: a
- * webhook's `to` becomes a row's business number) gets a leading `'` (OWASP, CSV
- * injection); an E.164 number (`+` and digits only) cannot hide a formula and stays as is.
- */
-const field = (v: string | number) => {
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !/^\+\d+$/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
-export function toCsv<T>(columns: readonly (keyof T & string)[], rows: readonly T[]): string {
-  return [columns.join(','), ...rows.map((r) => columns.map((k) => field(r[k] as string | number)).join(','))].map((l) => `${l}\r\n`).join('');
-}
+export { toCsv };
 
 export function createReports(o: ReportsOptions): Hono<AuthEnv> {
   const now = o.now ?? Date.now;
@@ -118,6 +108,7 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
     if (by !== 'number' && by !== 'agent') throw new HttpError(400, 'BAD_REQUEST', 'by: must be number or agent');
     const r = await report(q);
     const body = by === 'number' ? toCsv(NUMBER_COLUMNS, r.numbers) : toCsv(AGENT_COLUMNS, r.agents);
+    o.audit?.({ action: 'report.export', actor: c.get('user').name, target: `${r.from}..${r.to}`, address: clientAddress(c), detail: { by, from: r.from, to: r.to } });
     return c.body(body, 200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="switchboard-${by}s-${r.from}_${r.to}.csv"`,
