@@ -19,7 +19,8 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpBadRequest, HttpForbidden, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
+import { HttpBadRequest, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
+import { deviceOf } from './device.ts';
 import type { Store } from '../store/store.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
@@ -195,7 +196,7 @@ export function createAuth(deps: AuthOptions): Auth {
       throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
-    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name));
+    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name), { device: deviceOf(c.req.header('user-agent')), address });
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
     audit({ action: 'login.success', actor: user.name, address });
@@ -213,6 +214,50 @@ export function createAuth(deps: AuthOptions): Auth {
 
   // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
   routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
+
+  // ---- sessions (issue 32 item 6): your own, and (admins) anyone's -----------------------
+  // Ending a session deletes it from the store and publishes its id on `session-ended`:
+  // every node's gateway closes its sockets (4001), as on logout.
+  const current = async (c: Context) => (await sessionOf(c.req.raw))?.session.sid;
+  const known = (name: string) => {
+    if (!users.get(name)) throw new HttpNotFound(`name: no user ${JSON.stringify(name.slice(0, 64))}`);
+    return name;
+  };
+  const revoked = (c: Context<AuthEnv>, subject: string, count: number, scope: 'all' | 'one') => {
+    const actor = c.get('user').name;
+    audit({ action: 'sessions.revoked', actor, ...(subject !== actor ? { subject } : {}), address: clientAddress(c), detail: { count, scope } });
+    log.info({ user: actor, of: subject, count, scope }, 'sessions ended');
+  };
+  routes.get('/api/sessions', requireUser(), async (c) => {
+    c.header('Cache-Control', 'private, no-store');
+    return c.json({ items: await sessions.list(c.get('user').name, await current(c)) });
+  });
+  routes.post('/api/sessions/end-all', requireUser(), async (c) => {
+    const name = c.get('user').name;
+    const ended = await sessions.endAll(name);
+    revoked(c, name, ended, 'all');
+    c.header('Set-Cookie', clearedCookie(secure(c)));
+    return c.json({ ended });
+  });
+  routes.delete('/api/sessions/:id', requireUser(), async (c) => {
+    const name = c.get('user').name;
+    const id = c.req.param('id');
+    if (!/^[A-Za-z0-9_-]{16}$/.test(id)) throw new HttpBadRequest('id: must be a session id from GET /api/sessions');
+    const ended = await sessions.endAll(name, id);
+    if (ended === 0) throw new HttpNotFound('id: no such session of yours');
+    revoked(c, name, ended, 'one');
+    return c.json({ ended });
+  });
+  routes.get('/api/users/:name/sessions', requireUser('admin'), async (c) => {
+    c.header('Cache-Control', 'private, no-store');
+    return c.json({ items: await sessions.list(known(c.req.param('name')), await current(c)) });
+  });
+  routes.post('/api/users/:name/sessions/end-all', requireUser('admin'), async (c) => {
+    const name = known(c.req.param('name'));
+    const ended = await sessions.endAll(name);
+    revoked(c, name, ended, 'all');
+    return c.json({ ended });
+  });
 
   return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, hostAllowed: (host) => hostAllowed(host, origin), sessions, users };
 }
