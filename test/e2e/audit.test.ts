@@ -75,8 +75,8 @@ describe.each([
     await host.unmute(wacid);
     await host.connectedAt(wacid);
     const started = await boss.request({ type: 'monitor.start', wacid, mode: 'listen' });
-    expect(started).toMatchObject({ type: 'ack' });
-    const monitorId = (started as { monitorId: string }).monitorId;
+    if (started.type !== 'ack' || typeof started.monitorId !== 'string') throw new Error(`monitor.start refused: ${JSON.stringify(started)}`);
+    const monitorId = started.monitorId;
     expect(await boss.request({ type: 'monitor.mode', monitorId, mode: 'whisper' })).toMatchObject({ type: 'ack' });
     expect(await boss.request({ type: 'monitor.signal', monitorId, kind: 'end' })).toMatchObject({ type: 'ack' });
     await sleep(1000);
