@@ -37,6 +37,8 @@ export const ENTRIES = {
   login: 'src/pages/login.ts',
   supervisor: 'src/pages/supervisor.tsx',
   archive: 'src/pages/archive.tsx',
+  audit: 'src/pages/audit.tsx',
+  account: 'src/pages/account.tsx',
 } as const;
 
 /**
@@ -50,6 +52,8 @@ export const PAGES = {
   '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
   '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
   '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
+  '/admin/audit': { entry: 'audit', title: 'Audit', body: 'static/audit.html' },
+  '/account': { entry: 'account', title: 'Account', body: 'static/account.html' },
 } as const satisfies Record<string, PageSpec>;
 
 interface PageSpec {

@@ -7,26 +7,8 @@
  * (`FORBIDDEN_DETAIL`) before the row is kept.
  */
 
-export const AUDIT_ACTIONS = [
-  'login.success',
-  'login.failure',
-  'logout',
-  'sessions.revoked',
-  'monitor.start',
-  'monitor.mode',
-  'monitor.stop',
-  'recording.play',
-  'recording.download',
-  'transcript.view',
-  'transcript.download',
-  'report.export',
-  'dead-letters.replay',
-  'user.password-changed',
-  'user.added',
-  'user.removed',
-  'user.roles-changed',
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+import { AUDIT_ACTIONS, type AuditAction } from '../../shared/audit.ts';
+export { AUDIT_ACTIONS, type AuditAction };
 
 /** What a feature hands to `record` (the id and time are the trail's). */
 export interface AuditInput {
