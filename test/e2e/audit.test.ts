@@ -13,6 +13,7 @@ import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { agentClient, emulatorRequest, login, PASSWORD, sleep, until, type Bridge } from './harness.ts';
 import { programSuite } from './suite.ts';
 import type { AuditEntry } from '../../server/audit/index.ts';
+import { runBin } from '../service/cli-run.ts';
 
 let dir: string | undefined;
 let pg: TestDatabase | undefined;
@@ -174,5 +175,20 @@ describe('audit search', () => {
     expect(first.items.map((e) => e.actor)).toEqual(['root']);
     const next = (await (await fetch(`${b.url}/api/audit?action=login.success&limit=1&cursor=${first.cursor}`, { headers: { cookie: root } })).json()) as { items: AuditEntry[]; cursor?: string };
     expect(next.items.map((e) => e.actor)).toEqual(['agent1']);
+
+    // `switchboard audit` over the running server (logged in as root; the login is itself a row).
+    const env = { SWITCHBOARD_URL: b.url, SWITCHBOARD_USER: 'root', SWITCHBOARD_PASSWORD: PASSWORD };
+    const json = await runBin(['audit', '--action', 'login.failure', '--json'], env);
+    expect(json).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(json.stdout)).toEqual({ items: [] });
+    const human = await runBin(['audit', '--user', 'agent1'], env);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^\d{4}-\d{2}-\d{2} [\d:]+Z  agent1 +login\.success +- +- +127\.0\.0\.1\s*$/);
+    const csvOut = await runBin(['audit', '--action', 'login.success', '--user', 'agent1', '--csv'], env);
+    expect(csvOut.stdout.split('\r\n')[0]).toBe('at,actor,action,subject,target,address,detail');
+    const bad = await runBin(['audit', '--action', 'nope'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/^BAD_REQUEST: action: must be one of/);
+    expect(bad.stdout + bad.stderr + human.stdout + json.stdout).not.toContain(PASSWORD);
   }, 60_000);
 });
