@@ -18,6 +18,7 @@ import { createArchiveRoutes } from './archive/routes.ts';
 import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv, type LoginLimits, type Users } from './auth/index.ts';
 import { createNumberScope } from './auth/scope.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
+import { recordUserChanges } from './auth/changes.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
@@ -300,6 +301,9 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
+  // Issue 32: what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared).
+  if (o.users || config.usersFile)
+    void recordUserChanges({ users, store, audit: audit.record, log: log.child({ part: 'auth' }) }).catch((err: Error) => log.warn({ err: { message: err.message } }, 'users changes not compared with the last start'));
   const now = o.now ?? Date.now;
   const assets =
     o.assets ??
