@@ -12,15 +12,14 @@
  * Features import this folder; it imports none of them (the route guard is handed in).
  */
 import type { Hono, MiddlewareHandler } from 'hono';
-import type { Db } from '../history/db.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { createAuditRoutes, type AuditEnv } from './routes.ts';
-import { AuditStore } from './store.ts';
+import { AuditStore, type AuditDb } from './store.ts';
 import { AuditTrail, type Audit } from './trail.ts';
 
 export * from './schema.ts';
-export { AuditStore, type AuditRow } from './store.ts';
+export { AuditStore, type AuditRow, type AuditDb } from './store.ts';
 export { AuditTrail, type Audit } from './trail.ts';
 export { createAuditRoutes, type AuditEnv } from './routes.ts';
 
@@ -28,7 +27,7 @@ export const AUDIT_RETENTION_EVERY_MS = 24 * 3600 * 1000;
 
 export interface AuditOptions {
   /** The history database (migrated); undefined: rows are dropped and the routes answer 503. */
-  db: Db | undefined;
+  db: AuditDb | undefined;
   retentionDays: number;
   log: Logger;
   metrics?: Metrics;

@@ -4,7 +4,17 @@
  * newest first, and retention — the only DELETE, and the table's trigger refuses any
  * other change (UPDATE, TRUNCATE, DELETE of a row younger than a day).
  */
-import type { Db } from '../history/db.ts';
+
+/**
+ * The statements the audit table needs, as the history database (server/history/db.ts
+ * `Db`) offers them; named here so that this folder imports nothing above it (history
+ * imports features; features import audit).
+ */
+export interface AuditDb {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+  /** A statement that may be slow (a search), on its own pool when there is one. */
+  search?<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
+}
 import { encodeCursor, type AuditAction, type AuditEntry, type AuditQuery } from './schema.ts';
 
 /** A row as it is written (`at` ISO). */
@@ -35,7 +45,7 @@ function entryOf(r: DbRow): AuditEntry {
 }
 
 export class AuditStore {
-  constructor(readonly db: Db) {}
+  constructor(readonly db: AuditDb) {}
 
   /** Write rows in one statement; a row whose id is there already is skipped. */
   async insert(rows: readonly AuditRow[]): Promise<void> {
