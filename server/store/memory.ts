@@ -362,6 +362,7 @@ export class MemoryStore implements Store {
   async indexAdd(key: string, member: string, until: number): Promise<void> {
     this.check();
     const m = this.indexes.get(key) ?? new Map<string, number>();
+    for (const [x, t] of m) if (t <= this.now()) m.delete(x);
     m.set(member, until);
     this.indexes.set(key, m);
   }

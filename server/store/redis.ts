@@ -905,6 +905,8 @@ export class RedisStore implements Store {
 
   async indexAdd(key: string, member: string, until: number): Promise<void> {
     const k = this.indexKey(key);
+    // Members past their time go here too (a user who never lists their sessions).
+    await this.up().zremrangebyscore(k, '-inf', Date.now());
     await this.up().zadd(k, until, member);
     // The key lives as long as its latest member.
     const last = await this.up().zrange(k, '-1', '-1', 'WITHSCORES');
