@@ -14,6 +14,7 @@ import { agentClient, emulatorRequest, login, PASSWORD, sleep, until, type Bridg
 import { programSuite } from './suite.ts';
 import type { AuditEntry } from '../../server/audit/index.ts';
 import { runBin } from '../service/cli-run.ts';
+import pgClient from 'pg';
 
 let dir: string | undefined;
 let pg: TestDatabase | undefined;
@@ -144,6 +145,35 @@ describe.each([
       expect(text).not.toContain(secret);
     }
   }, 120_000);
+});
+
+describe('audit writes never hold up the action', () => {
+  it('PostgreSQL with the audit table locked: logins answer at once, the rows wait and are written once it is free', async () => {
+    pg = await createTestDatabase('sb_audit_lock');
+    const b = await suite.startBridge({ agents: ['agent1'], history: true, env: { DATABASE_URL: pg.url } });
+    await until('history open', async () => (await b.sb.history!.health()).ok);
+    const locker = new pgClient.Client({ connectionString: pg.url });
+    await locker.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE audit_log IN ACCESS EXCLUSIVE MODE');
+      const times: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const t = performance.now();
+        await login(b.url, 'agent1');
+        times.push(performance.now() - t);
+      }
+      // A login is a scrypt check and a few store commands; a wait for the database would be seconds.
+      expect(Math.max(...times)).toBeLessThan(1000);
+      await sleep(500);
+      expect(b.sb.audit.trail.written).toBe(0);
+      await locker.query('ROLLBACK');
+    } finally {
+      await locker.end();
+    }
+    const ops = await login(b.url, 'ops');
+    await until('the rows written', async () => (await auditRows(b, ops, '&action=login.success&user=agent1')).length === 3, 20_000, 200);
+  }, 60_000);
 });
 
 describe('audit search', () => {
