@@ -219,6 +219,11 @@ export function createAuth(deps: AuthOptions): Auth {
   // Ending a session deletes it from the store and publishes its id on `session-ended`:
   // every node's gateway closes its sockets (4001), as on logout.
   const current = async (c: Context) => (await sessionOf(c.req.raw))?.session.sid;
+  /** The fingerprint a session of `name` must carry to be live (see sessionOf). */
+  const credentialOf = (name: string) => {
+    const hash = users.passwordHashOf(name);
+    return hash === undefined ? '' : sessions.fingerprint(hash);
+  };
   const known = (name: string) => {
     if (!users.get(name)) throw new HttpNotFound(`name: no user ${JSON.stringify(name.slice(0, 64))}`);
     return name;
@@ -230,7 +235,8 @@ export function createAuth(deps: AuthOptions): Auth {
   };
   routes.get('/api/sessions', requireUser(), async (c) => {
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await sessions.list(c.get('user').name, await current(c)) });
+    const name = c.get('user').name;
+    return c.json({ items: await sessions.list(name, await current(c), credentialOf(name)) });
   });
   routes.post('/api/sessions/end-all', requireUser(), async (c) => {
     const name = c.get('user').name;
@@ -250,7 +256,8 @@ export function createAuth(deps: AuthOptions): Auth {
   });
   routes.get('/api/users/:name/sessions', requireUser('admin'), async (c) => {
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await sessions.list(known(c.req.param('name')), await current(c)) });
+    const name = known(c.req.param('name'));
+    return c.json({ items: await sessions.list(name, await current(c), credentialOf(name)) });
   });
   routes.post('/api/users/:name/sessions/end-all', requireUser('admin'), async (c) => {
     const name = known(c.req.param('name'));

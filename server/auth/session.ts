@@ -89,13 +89,17 @@ export class Sessions {
     return createHmac('sha256', this.secret).update(`tag:${sid}`).digest('base64url').slice(0, 16);
   }
 
-  /** The user's live sessions, oldest first (`current`: the asking request's session id). */
-  async list(user: string, current?: string): Promise<SessionInfo[]> {
+  /**
+   * The user's live sessions, oldest first (`current`: the asking request's session id;
+   * `credential`: the fingerprint of the user's password hash now — a session opened with
+   * another one is over, see `fingerprint`, and is not listed).
+   */
+  async list(user: string, current?: string, credential?: string): Promise<SessionInfo[]> {
     const out: SessionInfo[] = [];
     const gone: string[] = [];
     for (const sid of await this.store.indexMembers(indexOf(user), this.now())) {
       const raw = await this.store.get(`session:${sid}`);
-      let v: { u?: unknown; exp?: unknown; ua?: unknown; ip?: unknown; at?: unknown } | undefined;
+      let v: { u?: unknown; exp?: unknown; pw?: unknown; ua?: unknown; ip?: unknown; at?: unknown } | undefined;
       try {
         v = raw === null ? undefined : (JSON.parse(raw) as typeof v);
       } catch {
@@ -105,6 +109,8 @@ export class Sessions {
         gone.push(sid);
         continue;
       }
+      // Opened with an old password: refused already, still ended by endAll.
+      if (credential !== undefined && v.pw !== credential) continue;
       out.push({
         id: this.tag(sid),
         device: typeof v.ua === 'string' ? v.ua : 'unknown device',
