@@ -54,7 +54,8 @@ import { laneGroup, createWorkers, type HandlerRegistry, type Workers, type Work
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
-import { createAudit, type AuditService } from './audit/index.ts';
+import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
+import { RedisHistoryQueue } from './history/queue.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -185,7 +186,20 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   // Daily: rows past retention and their files together; media lost before download reported.
   const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
   // Issue 32 item 5: the audit trail, in the history database (rows dropped without one).
-  const audit = service ? createAudit({ db: history?.store.db, retentionDays: config.auditRetentionDays, log: log.child({ part: 'audit' }), metrics, ...(o.now ? { now: o.now } : {}) }) : undefined;
+  // With Redis its rows go through a stream of their own (`<prefix>audit-history`), as history's facts do: a row survives its node.
+  const auditQueue =
+    service && history && config.redisUrl
+      ? new RedisHistoryQueue<AuditRow>({
+          url: config.redisUrl,
+          ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
+          prefix: `${store.prefix}audit-`,
+          ...(store instanceof RedisStore ? { send: store.redis } : {}),
+          onError: (err) => log.error({ err: { message: err.message } }, 'audit queue error'),
+        })
+      : undefined;
+  const audit = service
+    ? createAudit({ db: history?.store.db, retentionDays: config.auditRetentionDays, log: log.child({ part: 'audit' }), metrics, ...(o.now ? { now: o.now } : {}), ...(auditQueue ? { queue: auditQueue } : {}) })
+    : undefined;
   const calling = service && audit ? await createCalling(o, service, metrics, history, audit) : undefined;
   if (!calling) log.warn('no Service: webhook intake, health and metrics only');
   // History's health is shown, never failing readiness: its outage delays history, not calls.

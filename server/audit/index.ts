@@ -16,11 +16,11 @@ import type { Logger } from '../log/logger.ts';
 import type { Metrics } from '../ops/metrics.ts';
 import { createAuditRoutes, type AuditEnv } from './routes.ts';
 import { AuditStore, type AuditDb } from './store.ts';
-import { AuditTrail, type Audit } from './trail.ts';
+import { AuditTrail, type Audit, type AuditQueue } from './trail.ts';
 
 export * from './schema.ts';
 export { AuditStore, type AuditRow, type AuditDb } from './store.ts';
-export { AuditTrail, type Audit } from './trail.ts';
+export { AuditTrail, LocalAuditQueue, type Audit, type AuditQueue } from './trail.ts';
 export { createAuditRoutes, type AuditEnv } from './routes.ts';
 
 export const AUDIT_RETENTION_EVERY_MS = 24 * 3600 * 1000;
@@ -32,7 +32,8 @@ export interface AuditOptions {
   log: Logger;
   metrics?: Metrics;
   now?: () => number;
-  flushMs?: number;
+  /** The durable queue rows go through (default: one in this process). */
+  queue?: AuditQueue;
 }
 
 export interface AuditService {
@@ -49,7 +50,7 @@ export interface AuditService {
 export function createAudit(o: AuditOptions): AuditService {
   const store = o.db ? new AuditStore(o.db) : undefined;
   const now = o.now ?? Date.now;
-  const trail = new AuditTrail({ store, log: o.log, ...(o.metrics ? { metrics: o.metrics } : {}), now, ...(o.flushMs !== undefined ? { flushMs: o.flushMs } : {}) });
+  const trail = new AuditTrail({ store, log: o.log, ...(o.metrics ? { metrics: o.metrics } : {}), now, ...(o.queue ? { queue: o.queue } : {}) });
   let timer: NodeJS.Timeout | undefined;
   const purge = async () => (store ? store.purge(o.retentionDays, new Date(now())) : 0);
   return {
