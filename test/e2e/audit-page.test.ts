@@ -41,6 +41,23 @@ describe('audit page', () => {
     await until('the filtered rows', async () => (await page.getByTestId('audit-row').count()) === 1 && (await page.getByTestId('audit-row').getAttribute('data-action')) === 'login.failure', 10_000);
     expect(await page.getByTestId('audit-row').locator('td').allInnerTexts()).toEqual([expect.any(String), 'agent1', 'login.failure', '', '', '127.0.0.1', 'reason: wrong name or password']);
 
+    // Dates are whole days of the browser: today keeps the row, tomorrow has none.
+    const day = (plus: number) => {
+      const d = new Date(Date.now() + plus * 86_400_000);
+      return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, '0')}-${String(d.getDate()).padStart(2, '0')}`;
+    };
+    await page.getByTestId('audit-from').fill(day(1));
+    await page.getByTestId('audit-search').click();
+    await page.getByTestId('audit-empty').waitFor({ state: 'visible', timeout: 10_000 });
+    await page.getByTestId('audit-from').fill(day(0));
+    await page.getByTestId('audit-to').fill(day(0));
+    await page.getByTestId('audit-search').click();
+    await until('the row of today', async () => (await page.getByTestId('audit-row').count()) === 1, 10_000);
+    await page.getByTestId('audit-from').fill('');
+    await page.getByTestId('audit-to').fill('');
+    await page.getByTestId('audit-search').click();
+    await until('the row again', async () => (await page.getByTestId('audit-rows').getAttribute('data-phase')) === 'idle' && (await page.getByTestId('audit-row').count()) === 1, 10_000);
+
     const href = await page.getByTestId('audit-csv').getAttribute('href');
     expect(href).toBe('/api/audit.csv?user=agent1&action=login.failure');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('audit-csv').click()]);

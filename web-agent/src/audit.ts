@@ -49,15 +49,22 @@ export type AuditEvent =
 
 export const initialAudit: AuditState = { form: { user: '', action: '', from: '', to: '' }, applied: '', items: [], phase: 'idle', seq: 0 };
 
-const nextDay = (d: string) => new Date(Date.parse(`${d}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
+/** The start of a day of the form (the browser's time zone, as its date inputs mean it), `plus` days on. */
+function startOf(d: string, plus = 0): string | undefined {
+  const m = DAY.exec(d);
+  return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]) + plus).toISOString() : undefined;
+}
 
-/** The API query of a form (`to` inclusive in the form, exclusive in the API). */
+/** The API query of a form (dates are whole local days: `to` inclusive in the form, exclusive in the API). */
 export function auditQuery(f: AuditForm): string {
   const q = new URLSearchParams();
   if (f.user.trim()) q.set('user', f.user.trim());
   if (f.action) q.set('action', f.action);
-  if (f.from) q.set('from', f.from);
-  if (f.to && /^\d{4}-\d{2}-\d{2}$/.test(f.to)) q.set('to', nextDay(f.to));
+  const from = startOf(f.from);
+  const to = startOf(f.to, 1);
+  if (from) q.set('from', from);
+  if (to) q.set('to', to);
   return q.toString();
 }
 
