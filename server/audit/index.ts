@@ -3,7 +3,7 @@
  * logged out, ended sessions, monitored which call of which agent, played or downloaded
  * which recording or transcript, exported which report, replayed which dead letters, and
  * what changed among the users. Append-only rows in the history database (`audit_log`,
- * migration 4), deleted only by retention (`AUDIT_RETENTION_DAYS`).
+ * migration 5), deleted only by retention (`AUDIT_RETENTION_DAYS`).
  *
  *   const audit = createAudit({ db, retentionDays, log, metrics });
  *   audit.record({ action: 'logout', actor: 'alice', address });   // never waits

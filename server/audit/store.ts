@@ -1,5 +1,5 @@
 /**
- * The audit table's statements (table `audit_log`, migration 4 in server/history): insert
+ * The audit table's statements (table `audit_log`, migration 5 in server/history): insert
  * (idempotent by id: a batch written twice after a lost commit adds nothing), keyset search
  * newest first, and retention — the only DELETE, and the table's trigger refuses any
  * other change (UPDATE, TRUNCATE, DELETE of a row younger than a day).

@@ -178,7 +178,8 @@ WHERE jsonb_array_length(misses) > 20;
 `,
   },
   {
-    version: 4,
+    // 5, not 4: main's 4 adds history_calls.network_path (issue 29); versions need not be contiguous.
+    version: 5,
     name: 'audit trail (server/audit)',
     sql: `
 -- Append-only: who did what, when (server/audit owns it). Never updated; deleted only by
