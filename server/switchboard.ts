@@ -18,6 +18,7 @@ import { createArchiveRoutes } from './archive/routes.ts';
 import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv, type LoginLimits, type Users } from './auth/index.ts';
 import { createNumberScope } from './auth/scope.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
+import { recordUserChanges } from './auth/changes.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
@@ -54,6 +55,8 @@ import { laneGroup, createWorkers, type HandlerRegistry, type Workers, type Work
 import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
+import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
+import { RedisHistoryQueue } from './history/queue.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -134,6 +137,8 @@ export interface Calling {
   mount(app: App | Hono): void;
   /** The system of record (undefined when built without one). */
   history: History | undefined;
+  /** The audit trail (its rows are dropped without history). */
+  audit: AuditService;
 }
 
 export interface Switchboard extends Partial<Calling> {
@@ -183,7 +188,22 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics, ...(store instanceof RedisStore ? { send: store.redis } : {}) })));
   // Daily: rows past retention and their files together; media lost before download reported.
   const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
-  const calling = service ? await createCalling(o, service, metrics, history) : undefined;
+  // Issue 32 item 5: the audit trail, in the history database (rows dropped without one).
+  // With Redis its rows go through a stream of their own (`<prefix>audit-history`), as history's facts do: a row survives its node.
+  const auditQueue =
+    service && history && config.redisUrl
+      ? new RedisHistoryQueue<AuditRow>({
+          url: config.redisUrl,
+          ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
+          prefix: `${store.prefix}audit-`,
+          ...(store instanceof RedisStore ? { send: store.redis } : {}),
+          onError: (err) => log.error({ err: { message: err.message } }, 'audit queue error'),
+        })
+      : undefined;
+  const audit = service
+    ? createAudit({ db: history?.store.db, retentionDays: config.auditRetentionDays, log: log.child({ part: 'audit' }), metrics, ...(o.now ? { now: o.now } : {}), ...(auditQueue ? { queue: auditQueue } : {}) })
+    : undefined;
+  const calling = service && audit ? await createCalling(o, service, metrics, history, audit) : undefined;
   if (!calling) log.warn('no Service: webhook intake, health and metrics only');
   // History's health is shown, never failing readiness: its outage delays history, not calls.
   const historyCheck: ReadinessCheck[] = history
@@ -219,7 +239,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   });
   let closed = false;
   return {
-    ...(calling ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history } : {}),
+    ...(calling && audit ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history, audit } : {}),
     app,
     metrics,
     wss: calling?.wss,
@@ -228,6 +248,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       await workers.start();
       await calling?.start();
       retention?.start();
+      audit?.start();
     },
     async close() {
       if (closed) return;
@@ -239,6 +260,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       await stopped;
       await retention?.stop();
       await calling?.archive?.close(); // what waits for the disk goes to the dead letters
+      await audit?.close(); // rows waiting are written (bounded) before the database closes
       // After the workers: what they handed to history is in its queue (durable with Redis).
       await history?.close().catch((err: unknown) => log.error({ err }, 'history close failed'));
     },
@@ -247,9 +269,9 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
 
 /** The switchboard with its calling half, or an error saying there is none (no Service). */
 export function withCalling(sb: Switchboard): Switchboard & Calling {
-  const { auth, engine, hub, gateway, permissions, mount, history } = sb;
-  if (!auth || !engine || !hub || !gateway || !permissions || !mount) throw new Error('no calling half: the config names no Service (SERVICE_BASE_URL)');
-  return { ...sb, auth, engine, hub, gateway, permissions, mount, history };
+  const { auth, engine, hub, gateway, permissions, mount, history, audit } = sb;
+  if (!auth || !engine || !hub || !gateway || !permissions || !mount || !audit) throw new Error('no calling half: the config names no Service (SERVICE_BASE_URL)');
+  return { ...sb, auth, engine, hub, gateway, permissions, mount, history, audit };
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
@@ -292,10 +314,13 @@ function historyOff(auth: Auth): Hono<AuthEnv> {
 }
 
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
-async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics, history: History | undefined) {
+async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics, history: History | undefined, audit: AuditService) {
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
+  // Issue 32: what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared).
+  if (o.users || config.usersFile)
+    void recordUserChanges({ users, store, audit: audit.record, log: log.child({ part: 'auth' }) }).catch((err: Error) => log.warn({ err: { message: err.message } }, 'users changes not compared with the last start'));
   const now = o.now ?? Date.now;
   const assets =
     o.assets ??
@@ -313,6 +338,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     demo: config.demo,
     // Logged out: not available (a page that has not run its ready-check never rings).
     onLogout: (u) => engine.loggedOut(u),
+    audit: audit.record,
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
@@ -336,6 +362,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     showListening: config.monitorShowListening,
     now,
     timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
+    audit: audit.record,
   });
   // Every stored transition is published on the call bus (behind its effects, in commit
   // order); each feature listens on its own, and one that throws costs the others nothing.
@@ -434,7 +461,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         deadLetter: (entry, error) => store.deadLetter(laneGroup('media'), entry, error),
       })
     : undefined;
-  const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir });
+  const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir, audit: audit.record, store });
   const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : historyOff(auth);
   // ---- agent desktop (issue 15): the customer panel ----
   const customerRoutes = createCustomerRoutes({
@@ -454,7 +481,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     },
   });
   // ---- end agent desktop ----
-  const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics });
+  const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics, audit: audit.record });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
     'chat.call.connect': onCallEvent,
@@ -479,9 +506,10 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', m16.routes); // issue 16: /api/messages, /api/templates, /api/callbacks
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
+      app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // issue 32: /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
       app.route('/', wallboard!.routes); // issue 17
-      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // issue 17 item 4: /api/reports
+      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, audit: audit.record, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // issue 17 item 4: /api/reports
       app.route('/', webRoutes);
     },
     async start() {

@@ -140,7 +140,7 @@ export type Presence = z.infer<typeof Presence>;
 export const Direction = z.enum(['USER_INITIATED', 'BUSINESS_INITIATED']);
 export type Direction = z.infer<typeof Direction>;
 
-export const Role = z.enum(['agent', 'supervisor', 'ops']);
+export const Role = z.enum(['agent', 'supervisor', 'ops', 'admin']);
 export type Role = z.infer<typeof Role>;
 
 export const User = z.object({ name: z.string(), roles: z.array(Role) });

@@ -38,6 +38,8 @@ export const ENTRIES = {
   supervisor: 'src/pages/supervisor.tsx',
   archive: 'src/pages/archive.tsx',
   preflight: 'src/pages/preflight.tsx',
+  audit: 'src/pages/audit.tsx',
+  account: 'src/pages/account.tsx',
 } as const;
 
 /**
@@ -52,6 +54,8 @@ export const PAGES = {
   '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
   '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
   '/preflight': { entry: 'preflight', title: 'Network check', body: 'static/preflight.html' },
+  '/admin/audit': { entry: 'audit', title: 'Audit', body: 'static/audit.html' },
+  '/account': { entry: 'account', title: 'Account', body: 'static/account.html' },
 } as const satisfies Record<string, PageSpec>;
 
 interface PageSpec {

@@ -17,7 +17,9 @@ import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
-import type { Auth, AuthEnv } from '../auth/index.ts';
+import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Audit } from '../audit/trail.ts';
+import type { Store } from '../store/store.ts';
 import { HttpNotFound } from '../ops/errors.ts';
 import { archiveUrl, INDEX_DIR, isArchived, type MediaKind } from './index.ts';
 
@@ -76,7 +78,21 @@ export function byteRange(header: string | undefined, size: number): [number, nu
   return [start, end];
 }
 
-export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEnv> {
+/** One play (or transcript view) of a file by a user is one audit row for this long, however many range requests it makes. */
+export const PLAY_AUDIT_WINDOW_MS = 10 * 60 * 1000;
+
+/**
+ * The audit action of one request for a file: `?use=play` (the page's player; a recording)
+ * and `?use=view` (the page's transcript) are plays and views, anything else a download.
+ * A range that does not start at 0 continues a fetch already recorded: none.
+ */
+export function auditAction(kind: MediaKind, use: string | undefined, rangeStart: number | undefined): 'recording.play' | 'recording.download' | 'transcript.view' | 'transcript.download' | undefined {
+  if (rangeStart !== undefined && rangeStart > 0) return undefined;
+  const inPage = use === 'play' || use === 'view';
+  return kind === 'recording' ? (inPage ? 'recording.play' : 'recording.download') : inPage ? 'transcript.view' : 'transcript.download';
+}
+
+export function createArchiveRoutes(o: { auth: Auth; dir: string; audit?: Audit | undefined; store?: Pick<Store, 'setNX'> | undefined }): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('ops', 'supervisor');
 
@@ -103,6 +119,15 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string }): Hono<AuthEn
       'cache-control': 'private, no-store',
     };
     const range = byteRange(c.req.header('range'), st.size);
+    const action = auditAction(kind, c.req.query('use'), Array.isArray(range) ? range[0] : undefined);
+    if (o.audit && action && range !== 'unsatisfiable') {
+      const user = c.get('user').name;
+      const wacid = decodeURIComponent(callDir);
+      // A play or a view is one row per window, not one per range request (seeks, the
+      // page's whole-file fallback); a download is one row each.
+      const once = action.endsWith('.download') || !o.store || (await o.store.setNX(`audit-once:${action}:${user}:${callDir}/${file}`, '1', PLAY_AUDIT_WINDOW_MS).catch(() => true));
+      if (once) o.audit({ action, actor: user, target: wacid, address: clientAddress(c), detail: { file } });
+    }
     if (range === 'unsatisfiable') return new Response(null, { status: 416, headers: { ...headers, 'content-range': `bytes */${st.size}` } });
     if (range) {
       const [start, end] = range;

@@ -19,13 +19,13 @@ async function readStdin(): Promise<string> {
 async function main(argv: string[]): Promise<number> {
   const [file, name, rolesArg] = argv;
   if (!file || !name || !rolesArg) {
-    process.stderr.write('usage: add-user.ts <users.json> <name> <roles: agent,supervisor,ops>  (password on stdin)\n');
+    process.stderr.write('usage: add-user.ts <users.json> <name> <roles: agent,supervisor,ops,admin>  (password on stdin)\n');
     return 2;
   }
   const roles = rolesArg.split(',').map((r) => r.trim());
   for (const r of roles) {
     if (!Role.safeParse(r).success) {
-      process.stderr.write(`unknown role "${r}": use agent, supervisor, ops\n`);
+      process.stderr.write(`unknown role "${r}": use agent, supervisor, ops, admin\n`);
       return 2;
     }
   }

@@ -19,10 +19,12 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpBadRequest, HttpForbidden, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
+import { HttpBadRequest, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
+import { deviceOf } from './device.ts';
 import type { Store } from '../store/store.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
+import type { Audit } from '../audit/trail.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
 export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
@@ -105,11 +107,14 @@ export interface AuthOptions {
   demo?: boolean;
   /** A user logged out (after the session is gone): an agent is set away (issue 34: the next login starts with the ready-check). */
   onLogout?: (user: User) => void;
+  /** The audit trail: logins (success, failure with the name tried), logouts. */
+  audit?: Audit | undefined;
 }
 
 export function createAuth(deps: AuthOptions): Auth {
   const { users, sessions, log, store } = deps;
   const demo = deps.demo ?? false;
+  const audit: Audit = deps.audit ?? (() => undefined);
   /** A name that is no user's may be a password typed into the wrong field: never logged. */
   const loggedName = (name: string) => (users.get(name) ? name : 'unknown user');
   const origin = deps.origin ?? {};
@@ -177,6 +182,7 @@ export function createAuth(deps: AuthOptions): Auth {
       await giveBack();
       const waitMs = Math.max(...over.map((k) => k.resetInMs));
       log.warn({ user: loggedName(body.name), address, limit: over[0]!.what }, 'login refused: too many failed attempts');
+      audit({ action: 'login.failure', actor: body.name, address, detail: { reason: 'rate-limited' } });
       throw new HttpTooManyRequests(`too many failed logins for this ${over[0]!.what}; try again after Retry-After seconds`, waitMs, 'RATE_LIMITED');
     }
     let user: User | undefined;
@@ -188,25 +194,81 @@ export function createAuth(deps: AuthOptions): Auth {
     }
     if (!user) {
       log.warn({ user: loggedName(body.name), address }, 'login failed');
+      audit({ action: 'login.failure', actor: body.name, address, detail: { reason: 'wrong name or password' } });
       throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
-    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name));
+    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name), { device: deviceOf(c.req.header('user-agent')), address });
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
+    audit({ action: 'login.success', actor: user.name, address });
     return c.json({ ...user, demo });
   });
 
   routes.post('/api/logout', async (c) => {
+    const cookie = readCookie(c.req.header('cookie'), SESSION_COOKIE);
+    const ending = await sessions.lookup(cookie);
     const who = await userOf(c.req.raw).catch(() => undefined);
-    await sessions.destroy(readCookie(c.req.header('cookie'), SESSION_COOKIE));
+    await sessions.destroy(cookie);
     if (who) deps.onLogout?.(who);
+    if (ending) audit({ action: 'logout', actor: ending.user, address: clientAddress(c) });
     c.header('Set-Cookie', clearedCookie(secure(c)));
     return c.body(null, 204);
   });
 
   // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
   routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
+
+  // ---- sessions (issue 32 item 6): your own, and (admins) anyone's -----------------------
+  // Ending a session deletes it from the store and publishes its id on `session-ended`:
+  // every node's gateway closes its sockets (4001), as on logout.
+  const current = async (c: Context) => (await sessionOf(c.req.raw))?.session.sid;
+  /** The fingerprint a session of `name` must carry to be live (see sessionOf). */
+  const credentialOf = (name: string) => {
+    const hash = users.passwordHashOf(name);
+    return hash === undefined ? '' : sessions.fingerprint(hash);
+  };
+  const known = (name: string) => {
+    if (!users.get(name)) throw new HttpNotFound(`name: no user ${JSON.stringify(name.slice(0, 64))}`);
+    return name;
+  };
+  const revoked = (c: Context<AuthEnv>, subject: string, count: number, scope: 'all' | 'one') => {
+    const actor = c.get('user').name;
+    audit({ action: 'sessions.revoked', actor, ...(subject !== actor ? { subject } : {}), address: clientAddress(c), detail: { count, scope } });
+    log.info({ user: actor, of: subject, count, scope }, 'sessions ended');
+  };
+  routes.get('/api/sessions', requireUser(), async (c) => {
+    c.header('Cache-Control', 'private, no-store');
+    const name = c.get('user').name;
+    return c.json({ items: await sessions.list(name, await current(c), credentialOf(name)) });
+  });
+  routes.post('/api/sessions/end-all', requireUser(), async (c) => {
+    const name = c.get('user').name;
+    const ended = await sessions.endAll(name);
+    revoked(c, name, ended, 'all');
+    c.header('Set-Cookie', clearedCookie(secure(c)));
+    return c.json({ ended });
+  });
+  routes.delete('/api/sessions/:id', requireUser(), async (c) => {
+    const name = c.get('user').name;
+    const id = c.req.param('id');
+    if (!/^[A-Za-z0-9_-]{16}$/.test(id)) throw new HttpBadRequest('id: must be a session id from GET /api/sessions');
+    const ended = await sessions.endAll(name, id);
+    if (ended === 0) throw new HttpNotFound('id: no such session of yours');
+    revoked(c, name, ended, 'one');
+    return c.json({ ended });
+  });
+  routes.get('/api/users/:name/sessions', requireUser('admin'), async (c) => {
+    c.header('Cache-Control', 'private, no-store');
+    const name = known(c.req.param('name'));
+    return c.json({ items: await sessions.list(name, await current(c), credentialOf(name)) });
+  });
+  routes.post('/api/users/:name/sessions/end-all', requireUser('admin'), async (c) => {
+    const name = known(c.req.param('name'));
+    const ended = await sessions.endAll(name);
+    revoked(c, name, ended, 'all');
+    return c.json({ ended });
+  });
 
   return { routes, requireUser, sameOriginWrites, userOf, sessionOf, sameOrigin: isSameOrigin, hostAllowed: (host) => hostAllowed(host, origin), sessions, users };
 }

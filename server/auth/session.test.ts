@@ -32,3 +32,42 @@ describe('sameOrigin: Host and Origin against the origin policy (DNS rebinding)'
     expect(hostAllowed(null, {})).toBe(false);
   });
 });
+
+describe("a user's sessions (list, end one, end all)", () => {
+  it('lists live sessions by tag with device, address and since; ends one or all, publishing each id; a session of an old password is not listed', async () => {
+    const { MemoryStore } = await import('../store/memory.ts');
+    const { Sessions, SESSION_ENDED_CHANNEL } = await import('./session.ts');
+    const store = new MemoryStore();
+    // The store expires by its own (real) clock, so the sessions' clock starts at now.
+    const t0 = Date.now();
+    let t = t0;
+    const sessions = new Sessions(store, 'a-secret-of-sixteen-chars', 3_600_000, () => t);
+    const ended: string[] = [];
+    await store.subscribe(SESSION_ENDED_CHANNEL, (sid) => ended.push(sid));
+    const sid = (cookie: string) => cookie.split('.')[0]!;
+    const a1 = await sessions.create('ann', 'hash-1', { device: 'Chrome 120 on Linux', address: '10.0.0.1' });
+    t += 1000;
+    const a2 = await sessions.create('ann', 'hash-1', { device: 'a program', address: '10.0.0.2' });
+    const old = await sessions.create('ann', 'hash-0', { device: 'Firefox 120 on Windows', address: '10.0.0.3' });
+    await sessions.create('bob', 'hash-9');
+    const now = sessions.fingerprint('hash-1');
+    const listed = await sessions.list('ann', sid(a2), now);
+    expect(listed).toEqual([
+      { id: sessions.tag(sid(a1)), device: 'Chrome 120 on Linux', address: '10.0.0.1', since: t0, expiresAt: t0 + 3_600_000 },
+      { id: sessions.tag(sid(a2)), device: 'a program', address: '10.0.0.2', since: t0 + 1000, expiresAt: t0 + 3_601_000, current: true },
+    ]);
+    expect(JSON.stringify(listed)).not.toContain(sid(a1));
+    expect(await sessions.list('ann')).toHaveLength(3); // without the credential: the old one too
+
+    expect(await sessions.endAll('ann', sessions.tag(sid(a1)))).toBe(1);
+    expect(await sessions.lookup(a1)).toBeUndefined();
+    expect(await sessions.lookup(a2)).toBeDefined();
+    expect(await sessions.endAll('ann')).toBe(2);
+    expect(await sessions.lookup(a2)).toBeUndefined();
+    expect(await sessions.lookup(old)).toBeUndefined();
+    expect(ended.sort()).toEqual([sid(a1), sid(a2), sid(old)].sort());
+    expect(await sessions.list('ann')).toEqual([]);
+    expect(await sessions.list('bob')).toHaveLength(1);
+    await store.close();
+  });
+});

@@ -26,6 +26,28 @@ export interface Session {
   credential?: string | undefined;
 }
 
+/** Where a session was opened from (kept with it, shown on the user's sessions page). */
+export interface SessionOrigin {
+  /** In words, from the User-Agent (`deviceOf`). */
+  device: string;
+  address: string;
+}
+
+/** One session as its user (or an admin) sees it: `id` is a tag of the session id, never the id itself. */
+export interface SessionInfo {
+  id: string;
+  device: string;
+  address: string;
+  /** Epoch ms it was opened. */
+  since: number;
+  expiresAt: number;
+  /** The session of the request that asked. */
+  current?: true;
+}
+
+/** The store index of a user's session ids. */
+const indexOf = (user: string) => `sessions-of:${user}`;
+
 export class Sessions {
   constructor(
     private readonly store: Store,
@@ -47,11 +69,76 @@ export class Sessions {
   }
 
   /** Start a session (`passwordHash`: the hash the password was checked against); returns the cookie value. */
-  async create(user: string, passwordHash?: string): Promise<string> {
+  async create(user: string, passwordHash?: string, origin?: SessionOrigin): Promise<string> {
     const sid = randomBytes(24).toString('base64url');
-    const value = { u: user, exp: this.now() + this.ttlMs, ...(passwordHash !== undefined ? { pw: this.fingerprint(passwordHash) } : {}) };
+    const at = this.now();
+    const value = {
+      u: user,
+      exp: at + this.ttlMs,
+      ...(passwordHash !== undefined ? { pw: this.fingerprint(passwordHash) } : {}),
+      ...(origin ? { ua: origin.device.slice(0, 100), ip: origin.address.slice(0, 100) } : {}),
+      at,
+    };
     await this.store.set(`session:${sid}`, JSON.stringify(value), this.ttlMs);
+    await this.store.indexAdd(indexOf(user), sid, value.exp);
     return `${sid}.${this.mac(sid)}`;
+  }
+
+  /** A session's public tag: names it on the sessions page and in requests, and cannot be turned back into its id. */
+  tag(sid: string): string {
+    return createHmac('sha256', this.secret).update(`tag:${sid}`).digest('base64url').slice(0, 16);
+  }
+
+  /**
+   * The user's live sessions, oldest first (`current`: the asking request's session id;
+   * `credential`: the fingerprint of the user's password hash now — a session opened with
+   * another one is over, see `fingerprint`, and is not listed).
+   */
+  async list(user: string, current?: string, credential?: string): Promise<SessionInfo[]> {
+    const out: SessionInfo[] = [];
+    const gone: string[] = [];
+    for (const sid of await this.store.indexMembers(indexOf(user), this.now())) {
+      const raw = await this.store.get(`session:${sid}`);
+      let v: { u?: unknown; exp?: unknown; pw?: unknown; ua?: unknown; ip?: unknown; at?: unknown } | undefined;
+      try {
+        v = raw === null ? undefined : (JSON.parse(raw) as typeof v);
+      } catch {
+        v = undefined;
+      }
+      if (!v || v.u !== user || typeof v.exp !== 'number' || v.exp <= this.now()) {
+        gone.push(sid);
+        continue;
+      }
+      // Opened with an old password: refused already, still ended by endAll.
+      if (credential !== undefined && v.pw !== credential) continue;
+      out.push({
+        id: this.tag(sid),
+        device: typeof v.ua === 'string' ? v.ua : 'unknown device',
+        address: typeof v.ip === 'string' ? v.ip : 'unknown',
+        since: typeof v.at === 'number' ? v.at : v.exp - this.ttlMs,
+        expiresAt: v.exp,
+        ...(sid === current ? { current: true as const } : {}),
+      });
+    }
+    if (gone.length > 0) await this.store.indexRemove(indexOf(user), ...gone);
+    return out;
+  }
+
+  /**
+   * End the user's sessions (all, or the one tagged `only`): their cookies stop working
+   * and every node closes their sockets. Answers how many ended.
+   */
+  async endAll(user: string, only?: string): Promise<number> {
+    let n = 0;
+    for (const sid of await this.store.indexMembers(indexOf(user), this.now())) {
+      if (only !== undefined && this.tag(sid) !== only) continue;
+      const existed = (await this.store.get(`session:${sid}`)) !== null;
+      await this.store.del(`session:${sid}`);
+      await this.store.indexRemove(indexOf(user), sid);
+      await this.store.publish(SESSION_ENDED_CHANNEL, sid);
+      if (existed) n++;
+    }
+    return n;
   }
 
   /** The user name of a valid cookie value, else undefined. */
@@ -88,7 +175,9 @@ export class Sessions {
   async destroy(cookie: string | undefined): Promise<void> {
     const sid = this.verify(cookie);
     if (!sid) return;
+    const session = await this.lookup(cookie);
     await this.store.del(`session:${sid}`);
+    if (session) await this.store.indexRemove(indexOf(session.user), sid);
     await this.store.publish(SESSION_ENDED_CHANNEL, sid);
   }
 

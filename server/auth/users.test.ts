@@ -28,9 +28,9 @@ describe('users', () => {
     expect(await users.check('alice', 'a long password')).toEqual({ name: 'alice', roles: ['agent', 'supervisor'] });
     expect(await users.check('alice', 'wrong')).toBeUndefined();
     expect(await users.check('nobody', 'a long password')).toBeUndefined();
-    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'server/auth/add-user.ts', file, 'bob', 'admin'], { input: 'a long password\n', encoding: 'utf8' });
+    const bad = spawnSync(process.execPath, ['--import', 'tsx', 'server/auth/add-user.ts', file, 'bob', 'root'], { input: 'a long password\n', encoding: 'utf8' });
     expect(bad.status).toBe(2);
-    expect(bad.stderr).toMatch(/unknown role "admin"/);
+    expect(bad.stderr).toMatch(/unknown role "root"/);
   }, 20_000);
 
   it('a malformed USERS_FILE fails with a message naming the variable and the field', async () => {

@@ -62,6 +62,8 @@ Commands:
                           [--business-number <E.164>] [--direction inbound|outbound] [--outcome <outcome>]
                           [--q <transcript words>] [--limit <1-100>] [--cursor <c>] [--database]
   archive get <wacid> --out <dir> [--database]   (the call's archived recording and transcription)
+  audit                   [--user <name>] [--action <action>] [--from <ISO>] [--to <ISO>] [--limit <n>]
+                          [--cursor <c>] [--csv] [--database]   (the audit trail, newest first; ops, admin)
 
 Options:
   --json      machine-readable output (one JSON document on stdout)
@@ -293,6 +295,26 @@ const COMMANDS: Record<string, Command> = {
       const saved = [];
       for (const m of media) saved.push({ kind: m.kind, mediaAssetId: m.mediaAssetId, ...(await src.saveMedia(call, m, out)) });
       return { json: { wacid, files: saved }, human: saved.map((f) => `Saved ${f.kind} ${fmtBytes(f.bytes)} to ${f.path} (sha256 ${f.sha256})`).join('\n') };
+    },
+  },
+  audit: {
+    options: { user: { type: 'string' }, action: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, limit: { type: 'string' }, cursor: { type: 'string' }, csv: { type: 'boolean' }, database: { type: 'boolean' } },
+    async history(src, v) {
+      const query: Record<string, string> = {};
+      for (const k of ['user', 'action', 'from', 'to', 'limit', 'cursor'] as const) {
+        const val = s(v[k]);
+        if (val !== undefined) query[k] = val;
+      }
+      const got = await src.audit(query, v.csv === true);
+      if (typeof got === 'string') return { json: got, human: got };
+      const lines =
+        got.items.length === 0
+          ? ['Nothing recorded matches.']
+          : got.items.map((e) =>
+              [e.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z'), e.actor.padEnd(12), e.action.padEnd(20), (e.subject ?? '-').padEnd(10), e.target ?? '-', e.address ?? '-', e.detail ? JSON.stringify(e.detail) : ''].join('  ').trimEnd(),
+            );
+      if (got.cursor) lines.push(`more: --cursor ${got.cursor}`);
+      return { json: got, human: lines.join('\n') };
     },
   },
   'contacts list': {

@@ -13,6 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import { openHistoryDb } from '../history/index.ts';
 import { HistoryQueryError, HistoryStore } from '../history/store.ts';
 import type { CallDetail, CallPage, CallSearch, MediaRecord } from '../history/schema.ts';
+import { AuditQueryError, AuditStore, auditCsv, parseAuditQuery, type AuditEntry } from '../audit/index.ts';
+
+/** The audit trail's columns, as `/api/audit.csv` has them. */
 
 export class SwitchboardError extends Error {
   override readonly name = 'SwitchboardError';
@@ -41,6 +44,11 @@ export interface SwitchboardConfig {
 export interface HistorySource {
   searchCalls(q: CallSearch): Promise<CallPage>;
   getCall(wacid: string): Promise<CallDetail | null>;
+  /**
+   * The audit trail (ops, admin): `query` as `/api/audit` takes it (user, action, from, to,
+   * limit, cursor); `csv`: the CSV `/api/audit.csv` answers.
+   */
+  audit(query: Record<string, string>, csv: boolean): Promise<{ items: AuditEntry[]; cursor?: string } | string>;
   /** Save one media file of a call into `dir`; resolves its path and size. */
   saveMedia(call: CallDetail, m: MediaRecord, dir: string): Promise<{ path: string; bytes: number; sha256: string }>;
   close(): Promise<void>;
@@ -137,6 +145,14 @@ export async function connectServer(cfg: SwitchboardConfig, fetchImpl: typeof fe
         throw err;
       }
     },
+    async audit(query, csv) {
+      const qs = new URLSearchParams(query);
+      const path = `/api/audit${csv ? '.csv' : ''}${qs.size ? `?${qs}` : ''}`;
+      if (!csv) return getJson<{ items: AuditEntry[]; cursor?: string }>(path);
+      const res = await call(path, { headers });
+      if (!res.ok) await fail(res);
+      return res.text();
+    },
     async saveMedia(_call, m, dir) {
       if (!m.url) throw new SwitchboardError('NOT_AVAILABLE', `${m.mediaAssetId}: no download URL (not archived, or your role may not download)`);
       const res = await call(m.url, { headers });
@@ -172,6 +188,18 @@ export async function connectDatabase(cfg: SwitchboardConfig): Promise<HistorySo
       }
     },
     getCall: (wacid) => store.getCall(wacid),
+    async audit(query, csv) {
+      let q;
+      try {
+        q = parseAuditQuery(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, [v]])), csv ? 10_000 : undefined);
+      } catch (err) {
+        if (err instanceof AuditQueryError) throw new SwitchboardError('BAD_REQUEST', err.message);
+        throw err;
+      }
+      if (csv && query.limit === undefined) q.limit = 10_000;
+      const page = await new AuditStore(store.db).search(q);
+      return csv ? auditCsv(page.items) : page;
+    },
     async saveMedia(_call, m, dir) {
       if (m.status !== 'available' || !m.path) throw new SwitchboardError('NOT_AVAILABLE', `${m.mediaAssetId}: not in the archive (${m.status})`);
       const got = await saveStream(createReadStream(m.path), dir, fileName(m)).catch((err: NodeJS.ErrnoException) => {

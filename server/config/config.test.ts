@@ -97,6 +97,7 @@ describe('loadConfig', () => {
     ['WEBHOOK_MAX_ATTEMPTS', '0', /^WEBHOOK_MAX_ATTEMPTS: must be an integer from 1 to 100/],
     ['RING_TIMEOUT_MS', '-5', /^RING_TIMEOUT_MS: must be an integer/],
     ['HISTORY_RETENTION_DAYS', '0', /^HISTORY_RETENTION_DAYS: must be an integer from 1 to 36500/],
+    ['AUDIT_RETENTION_DAYS', '0', /^AUDIT_RETENTION_DAYS: must be an integer from 1 to 36500/],
     ['ARCHIVE_RETENTION_DAYS', '9x', /^ARCHIVE_RETENTION_DAYS: must be an integer from 1 to 36500/],
   ])('an invalid %s=%s stops the start with one line naming the variable and the rule', (name, value, re) => {
     expect(failure({ ...prod, [name]: value })).toMatch(re);
@@ -127,6 +128,7 @@ describe('loadConfig', () => {
     expect(c.databaseUrl).toBeUndefined();
     expect(c.dataDir).toBe('./data');
     expect(c.historyRetentionDays).toBe(365);
+    expect(c.auditRetentionDays).toBe(400);
     expect(c.archiveRetentionDays).toBe(90);
     const d = loadConfig({ DATA_DIR: '/var/lib/sb/', HISTORY_RETENTION_DAYS: '30', ARCHIVE_RETENTION_DAYS: '7' });
     expect(d.archiveDir).toBe('/var/lib/sb/archive');
@@ -234,6 +236,7 @@ describe('loadConfig', () => {
         'DISPOSITIONS', 'AWAY_REASONS', 'CONTACT_NOTES',
         'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
+        'AUDIT_RETENTION_DAYS',
       ].sort(),
     );
   });

@@ -81,6 +81,9 @@ export interface Config {
   readonly historyRetentionDays: number;
   /** Media files and their rows older than this are deleted. */
   readonly archiveRetentionDays: number;
+  // ---- administration (issue 32) ----
+  /** Audit rows older than this are deleted (the only deletion of audit rows). */
+  readonly auditRetentionDays: number;
   // ---- messaging (issue 16) ----
   /** What goes to a customer after a missed call (`off`, an interactive permission request, or a template). */
   readonly missedCallFollowup: FollowupSetting;
@@ -174,6 +177,8 @@ export const VARIABLES = [
   'TURN_USERNAME',
   'TURN_PASSWORD',
   'ICE_TRANSPORT_POLICY',
+  // administration (issue 32)
+  'AUDIT_RETENTION_DAYS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -317,6 +322,7 @@ const schemas = {
   DATA_DIR: nonEmpty('a directory path'),
   HISTORY_RETENTION_DAYS: intIn(1, 36_500),
   ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
+  AUDIT_RETENTION_DAYS: intIn(1, 36_500),
   DISPOSITIONS: labelList.refine((a) => !a.includes('Not set'), "must not list 'Not set' (recorded when none was given)"),
   AWAY_REASONS: labelList.refine((a) => !a.includes('Missed a call'), "must not list 'Missed a call' (set by the server)"),
   CONTACT_NOTES: z.enum(['on', 'off'], 'must be on or off').transform((v) => v === 'on'),
@@ -424,6 +430,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     dataDir: read(env, 'DATA_DIR') ?? './data',
     historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
     archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
+    auditRetentionDays: read(env, 'AUDIT_RETENTION_DAYS') ?? 400,
     missedCallFollowup: read(env, 'MISSED_CALL_FOLLOWUP') ?? { kind: 'off' },
     dispositions: Object.freeze(read(env, 'DISPOSITIONS') ?? ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other']),
     awayReasons: Object.freeze(read(env, 'AWAY_REASONS') ?? ['Break', 'Lunch', 'Training', 'Meeting']),

@@ -179,10 +179,53 @@ WHERE jsonb_array_length(misses) > 20;
   },
   {
     version: 4,
-    name: 'each call keeps the network path its audio took (issue 29)',
+    name: 'each call keeps the network path its audio took',
     sql: `
 -- direct, relay-udp, relay-tcp or relay-tls: the selected candidate pair the agent's page saw.
 ALTER TABLE history_calls ADD COLUMN network_path text;
+`,
+  },
+  {
+    version: 5,
+    name: 'audit trail (server/audit)',
+    sql: `
+-- Append-only: who did what, when (server/audit owns it). Never updated; deleted only by
+-- retention (AUDIT_RETENTION_DAYS, at least 1 day): the trigger refuses any UPDATE, and
+-- any DELETE of a row younger than a day, whoever sends it.
+CREATE TABLE audit_log (
+  id       text PRIMARY KEY,
+  at       timestamptz NOT NULL,
+  -- who acted (a user name; for a failed login the name tried; 'system' for the server)
+  actor    text NOT NULL,
+  action   text NOT NULL,
+  -- whose thing it was (the agent monitored, the user whose sessions ended), when another's
+  subject  text,
+  -- what it was done to (a call's wacid, a media file, a report range)
+  target   text,
+  -- the client's address
+  address  text,
+  detail   jsonb
+);
+CREATE INDEX audit_log_at ON audit_log (at DESC, id DESC);
+CREATE INDEX audit_log_actor ON audit_log (actor, at DESC);
+CREATE INDEX audit_log_subject ON audit_log (subject, at DESC) WHERE subject IS NOT NULL;
+CREATE INDEX audit_log_action ON audit_log (action, at DESC);
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' THEN
+    RAISE EXCEPTION 'audit_log is append-only: rows are never updated';
+  END IF;
+  IF OLD.at > now() - interval '1 day' THEN
+    RAISE EXCEPTION 'audit_log is append-only: only retention deletes, and only rows older than a day';
+  END IF;
+  RETURN OLD;
+END $$;
+CREATE TRIGGER audit_log_append_only BEFORE UPDATE OR DELETE ON audit_log FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+CREATE FUNCTION audit_log_no_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  RAISE EXCEPTION 'audit_log is append-only: never truncated';
+END $$;
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_no_truncate();
 `,
   },
 ];

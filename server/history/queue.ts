@@ -50,9 +50,10 @@ export interface HistoryDeadLetter {
 /** Most dead letters kept (the oldest go first). */
 export const DEAD_LETTERS_MAX = 10_000;
 
-export interface HistoryQueue {
+/** `F`: what is queued (history's facts; the audit trail queues its rows the same way). */
+export interface HistoryQueue<F = HistoryFact> {
   /** Append facts (a transition's: one entry on Redis). Never waits, never throws. */
-  enqueue(...facts: HistoryFact[]): void;
+  enqueue(...facts: F[]): void;
   /** The facts of up to `count` entries (memory: a fact each), waiting up to `blockMs` when there are none. */
   read(count: number, blockMs: number): Promise<QueuedFact[]>;
   /** The facts are in the database: remove them from the queue. */
@@ -71,7 +72,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---- memory -------------------------------------------------------------------------
 
-export class MemoryHistoryQueue implements HistoryQueue {
+export class MemoryHistoryQueue<F = HistoryFact> implements HistoryQueue<F> {
   private seq = 0;
   /** Insertion order = age order. */
   private readonly entries = new Map<string, { body: string; at: number; delivered: boolean }>();
@@ -80,7 +81,7 @@ export class MemoryHistoryQueue implements HistoryQueue {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  enqueue(...facts: HistoryFact[]): void {
+  enqueue(...facts: F[]): void {
     if (this.closed) return;
     for (const fact of facts) this.entries.set(String(++this.seq), { body: JSON.stringify(fact), at: this.now(), delivered: false });
     this.wake?.();
@@ -169,7 +170,7 @@ export interface RedisHistoryQueueOptions {
 
 const GROUP = 'history';
 
-export class RedisHistoryQueue implements HistoryQueue {
+export class RedisHistoryQueue<F = HistoryFact> implements HistoryQueue<F> {
   readonly stream: string;
   /** Facts the database refused (a list, newest first, at most `DEAD_LETTERS_MAX`). */
   readonly deadList: string;
@@ -222,7 +223,7 @@ export class RedisHistoryQueue implements HistoryQueue {
     }
   }
 
-  enqueue(...facts: HistoryFact[]): void {
+  enqueue(...facts: F[]): void {
     if (this.closed || facts.length === 0) return;
     const at = Date.now();
     const bodies = facts.map((f) => JSON.stringify(f));

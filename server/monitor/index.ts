@@ -23,6 +23,7 @@ import { monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, 
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { Store } from '../store/store.ts';
+import type { Audit } from '../audit/trail.ts';
 
 type MonitorRequest = Extract<ClientMsg, { type: 'monitor.start' | 'monitor.mode' | 'monitor.signal' }>;
 
@@ -53,6 +54,8 @@ export interface MonitorsOptions {
   showListening: boolean;
   timeline?: MonitorTimeline | undefined;
   now?: () => number;
+  /** The audit trail: who monitored which call of which agent (start, mode, stop). */
+  audit?: Audit | undefined;
 }
 
 /** Monitors outlive no call: a call record lives at most 4 h. */
@@ -110,6 +113,7 @@ export class Monitors {
         this.o.hub.toConn(m.agentConn, { ...frame, shown: monitorShown(msg.mode, this.o.showListening) });
         this.o.hub.toConn(m.supervisorConn, { ...frame, shown: true });
         this.timeline(m, `monitor:${m.monitorId}:mode:${this.now()}`, 'monitor.mode', { mode: msg.mode });
+        this.o.audit?.({ action: 'monitor.mode', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { mode: msg.mode, from: m.mode, monitorId: m.monitorId } });
         return;
       }
       case 'monitor.signal': {
@@ -159,6 +163,7 @@ export class Monitors {
     this.o.hub.toConn(m.agentConn, { ...frame, side: 'agent', shown: monitorShown(m.mode, this.o.showListening) });
     this.o.hub.toConn(m.supervisorConn, { ...frame, side: 'supervisor', shown: true });
     this.timeline(m, `monitor:${m.monitorId}:started`, 'monitor.started', { supervisor: m.supervisor, mode: m.mode });
+    this.o.audit?.({ action: 'monitor.start', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { mode: m.mode, monitorId: m.monitorId } });
     this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, supervisor: m.supervisor, mode: m.mode }, 'monitor started');
   }
 
@@ -182,6 +187,7 @@ export class Monitors {
     const frame: ServerMsg = { type: 'monitor.ended', monitorId: m.monitorId, wacid: m.wacid, reason };
     for (const c of [m.agentConn, m.supervisorConn]) if (c !== gone) hub.toConn(c, frame);
     this.timeline(m, `monitor:${m.monitorId}:ended`, 'monitor.ended', { reason });
+    this.o.audit?.({ action: 'monitor.stop', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { reason, monitorId: m.monitorId } });
     this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, reason }, 'monitor ended');
   }
 

@@ -13,10 +13,12 @@
  * one report reads (choose a shorter range); 503 when history does not answer.
  */
 import { Hono, type Context } from 'hono';
-import type { Auth, AuthEnv } from '../auth/index.ts';
+import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Audit } from '../audit/trail.ts';
 import type { History } from '../history/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpError } from '../ops/errors.ts';
+import { toCsv, type CsvColumn } from '../ops/csv.ts';
 import { computeFigures, type AgentFigures, type NumberFigures } from '../wallboard/compute.ts';
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
@@ -33,6 +35,8 @@ export interface ReportsOptions {
    * own (its calls count under `unknown number`). Absent or failing: every number is shown.
    */
   businessNumbers?: () => Promise<readonly string[]>;
+  /** The audit trail: every CSV export (who, which range, which table). */
+  audit?: Audit | undefined;
 }
 
 /** The row of calls whose business number is not one of the known ones. */
@@ -49,14 +53,9 @@ const MAX_PAGES = 1_000;
 
 const FIELDS = ['from', 'to', 'by'] as const;
 
-/** A CSV column: its heading and its value, in the units the page's table shows (seconds, percent). */
-export interface CsvColumn<T> {
-  head: string;
-  value(row: T): string | number;
-}
 /** Seconds with one decimal, as a spreadsheet reads them (the table shows the same time as m:ss). */
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
-/** The per-number table's columns (issue 34: the table's words and units, not `asaMs` and `0.75`). */
+/** The per-number table's columns: the table's words and units (seconds, percent), not `asaMs` and `0.75`. */
 export const numberColumns = (slaSeconds: number): CsvColumn<NumberFigures>[] => [
   { head: 'Business number', value: (r) => r.businessNumber },
   { head: 'Offered', value: (r) => r.offered },
@@ -77,21 +76,7 @@ export const AGENT_COLUMNS: CsvColumn<AgentFigures>[] = [
   { head: 'Avg. handle (s)', value: (r) => seconds(r.ahtMs) },
 ];
 
-/**
- * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text a
- * spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or CR: a
- * webhook's `to` becomes a row's business number) gets a leading `'` (OWASP, CSV
- * injection); an E.164 number (`+` and digits only) cannot hide a formula and stays as is.
- */
-const field = (v: string | number) => {
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !/^\+\d+$/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
-export function toCsv<T>(columns: readonly CsvColumn<T>[], rows: readonly T[]): string {
-  return [columns.map((c) => field(c.head)).join(','), ...rows.map((r) => columns.map((c) => field(c.value(r))).join(','))].map((l) => `${l}\r\n`).join('');
-}
+export { toCsv, type CsvColumn };
 
 export function createReports(o: ReportsOptions): Hono<AuthEnv> {
   const now = o.now ?? Date.now;
@@ -143,6 +128,7 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
     if (by !== 'number' && by !== 'agent') throw new HttpError(400, 'BAD_REQUEST', 'by: must be number or agent');
     const r = await report(q);
     const body = by === 'number' ? toCsv(numberColumns(r.slaSeconds), r.numbers) : toCsv(AGENT_COLUMNS, r.agents);
+    o.audit?.({ action: 'report.export', actor: c.get('user').name, target: `${r.from}..${r.to}`, address: clientAddress(c), detail: { by, from: r.from, to: r.to } });
     return c.body(body, 200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="switchboard-${by}s-${r.from}_${r.to}.csv"`,

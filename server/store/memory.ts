@@ -60,6 +60,8 @@ export class MemoryStore implements Store {
   /** Ration slots per key: slot id → epoch ms. */
   private readonly slots = new Map<string, Map<string, number>>();
   private readonly counters = new Map<string, { count: number; expiresAt: number }>();
+  /** Small indexes: member → epoch ms it stays until. */
+  private readonly indexes = new Map<string, Map<string, number>>();
   /** Business-initiated call outcomes per pair: call id → epoch ms, for each list. */
   private readonly outcomes = new Map<string, { connected: Map<string, number>; unanswered: Map<string, number>; expiresAt: number }>();
   private counterOps = 0;
@@ -353,6 +355,34 @@ export class MemoryStore implements Store {
   async del(key: string): Promise<void> {
     this.check();
     this.kv.delete(key);
+  }
+
+  // ---- small indexes ---------------------------------------------------------------------
+
+  async indexAdd(key: string, member: string, until: number): Promise<void> {
+    this.check();
+    const m = this.indexes.get(key) ?? new Map<string, number>();
+    for (const [x, t] of m) if (t <= this.now()) m.delete(x);
+    m.set(member, until);
+    this.indexes.set(key, m);
+  }
+
+  async indexRemove(key: string, ...members: string[]): Promise<void> {
+    this.check();
+    const m = this.indexes.get(key);
+    for (const x of members) m?.delete(x);
+    if (m?.size === 0) this.indexes.delete(key);
+  }
+
+  async indexMembers(key: string, now: number): Promise<string[]> {
+    this.check();
+    const m = this.indexes.get(key);
+    if (!m) return [];
+    // The key's own life (its latest member's time, as Redis expires it) counts too.
+    const t = Math.max(now, this.now());
+    for (const [x, until] of m) if (until <= t) m.delete(x);
+    if (m.size === 0) this.indexes.delete(key);
+    return [...m.entries()].sort((a, b) => a[1] - b[1]).map(([x]) => x);
   }
 
   // ---- rations -------------------------------------------------------------------------

@@ -897,6 +897,32 @@ export class RedisStore implements Store {
     await this.up().del(this.kvKey(key));
   }
 
+  // ---- small indexes -------------------------------------------------------------------
+
+  private indexKey(key: string): string {
+    return `${this.prefix}idx:${key}`;
+  }
+
+  async indexAdd(key: string, member: string, until: number): Promise<void> {
+    const k = this.indexKey(key);
+    // Members past their time go here too (a user who never lists their sessions).
+    await this.up().zremrangebyscore(k, '-inf', Date.now());
+    await this.up().zadd(k, until, member);
+    // The key lives as long as its latest member.
+    const last = await this.up().zrange(k, '-1', '-1', 'WITHSCORES');
+    await this.up().pexpireat(k, Math.max(until, Number(last[1] ?? until)));
+  }
+
+  async indexRemove(key: string, ...members: string[]): Promise<void> {
+    if (members.length > 0) await this.up().zrem(this.indexKey(key), ...members);
+  }
+
+  async indexMembers(key: string, now: number): Promise<string[]> {
+    const k = this.indexKey(key);
+    await this.up().zremrangebyscore(k, '-inf', now);
+    return this.up().zrange(k, '0', '-1');
+  }
+
   // ---- rations ---------------------------------------------------------------------------
 
   private slotKey(key: string): string {

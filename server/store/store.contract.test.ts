@@ -465,6 +465,26 @@ describe.each(impls)('Store contract: %s', (name, make) => {
     });
   });
 
+  describe('small indexes (a user\'s sessions)', () => {
+    it('members until their time, oldest first; removed ones and past ones gone; the key goes with its latest member', async () => {
+      const s = fresh();
+      const now = Date.now();
+      await s.indexAdd('sessions-of:ann', 'a', now + 60_000);
+      await s.indexAdd('sessions-of:ann', 'b', now + 30_000);
+      await s.indexAdd('sessions-of:ann', 'c', now + 700);
+      await s.indexAdd('sessions-of:bob', 'x', now + 60_000);
+      expect(await s.indexMembers('sessions-of:ann', now)).toEqual(['c', 'b', 'a']);
+      await s.indexRemove('sessions-of:ann', 'b');
+      expect(await s.indexMembers('sessions-of:ann', now + 1000)).toEqual(['a']);
+      expect(await s.indexMembers('sessions-of:bob', now)).toEqual(['x']);
+      expect(await s.indexMembers('sessions-of:nobody', now)).toEqual([]);
+      const t = fresh();
+      await t.indexAdd('short', 'only', Date.now() + 500);
+      await sleep(900);
+      expect(await t.indexMembers('short', 0)).toEqual([]);
+    });
+  });
+
   describe('rations (reserveSlot)', () => {
     const H = 3600_000;
     const DAY = 24 * H;

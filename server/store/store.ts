@@ -193,6 +193,15 @@ export interface Store {
   get(key: string): Promise<string | null>;
   del(key: string): Promise<void>;
 
+  // ---- small indexes (a user's login sessions) ----------------------------------------
+
+  /** Add `member` to the index `key` until epoch ms `until` (again: its time is replaced). The index lives as long as its latest member. */
+  indexAdd(key: string, member: string, until: number): Promise<void>;
+  /** Remove members from an index. */
+  indexRemove(key: string, ...members: string[]): Promise<void>;
+  /** The members of an index whose time is after `now` (those past it are dropped). */
+  indexMembers(key: string, now: number): Promise<string[]>;
+
   // ---- rations (sliding windows, across nodes) ----------------------------------------
 
   /**

@@ -46,17 +46,21 @@ const PAGE_ROLES: Record<string, Role[]> = {
   '/supervisor': ['supervisor'],
   '/archive': ['ops', 'supervisor'],
   '/preflight': ['agent', 'supervisor'],
+  '/admin/audit': ['ops', 'admin'],
+  '/account': ['agent', 'supervisor', 'ops', 'admin'],
 };
 
 /** The page a user lands on: a supervisor's console before the phone (supervisors are often agents too). */
 export function homeFor(roles: readonly Role[]): string {
   if (roles.includes('supervisor')) return '/supervisor';
   if (roles.includes('agent')) return '/';
-  return '/archive';
+  if (roles.includes('ops')) return '/archive';
+  if (roles.includes('admin')) return '/admin/audit';
+  return '/account';
 }
 
-const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/preflight': 'Network check' };
-const ROLE_WORDS: Record<Role, string> = { agent: 'agents', supervisor: 'supervisors', ops: 'ops' };
+const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/preflight': 'Network check', '/admin/audit': 'Audit', '/account': 'Account' };
+const ROLE_WORDS: Record<Role, string> = { agent: 'agents', supervisor: 'supervisors', ops: 'ops', admin: 'admins' };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 

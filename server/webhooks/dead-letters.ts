@@ -16,7 +16,8 @@
  * as a second line of defence; an item where that happened says `redacted: true`.
  */
 import { Hono, type Context } from 'hono';
-import type { Auth, AuthEnv } from '../auth/index.ts';
+import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
+import type { Audit } from '../audit/trail.ts';
 import { HttpBadRequest } from '../ops/errors.ts';
 import { parseLimit, shown } from '../ops/query.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
@@ -52,6 +53,8 @@ export interface DeadLetterRoutesOptions {
   metrics?: Metrics;
   /** Secret values never to answer with (scrubbed, like the logger does). */
   secrets?: readonly string[];
+  /** The audit trail: every replay (who, which, how many). */
+  audit?: Audit | undefined;
 }
 
 
@@ -130,6 +133,13 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
       { user: c.get('user').name, all: which === 'all', replayed: res.replayed, notFound: res.notFound },
       'dead letters replayed',
     );
+    o.audit?.({
+      action: 'dead-letters.replay',
+      actor: c.get('user').name,
+      target: which === 'all' ? 'all' : which.slice(0, 20).join(' ') + (which.length > 20 ? ` (+${which.length - 20})` : ''),
+      address: clientAddress(c),
+      detail: { all: which === 'all', replayed: res.replayed.length, notFound: res.notFound.length, types: [...new Set(res.replayed.map((r) => r.type))] },
+    });
     noStore(c);
     return c.json(res);
   });

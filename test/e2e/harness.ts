@@ -52,6 +52,8 @@ export interface BridgeOptions {
   history?: boolean;
   agents?: string[];
   supervisors?: string[];
+  /** Users with role `admin` only (default none). */
+  admins?: string[];
   emulator?: EmulatorOptions;
   env?: Record<string, string>;
   redisUrl?: string;
@@ -121,6 +123,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...agents.map((name) => ({ name, roles: ['agent' as const], passwordHash: hash })),
     ...supervisors.map((name) => ({ name, roles: ['supervisor' as const, 'agent' as const], passwordHash: hash })),
     { name: 'ops', roles: ['ops' as const], passwordHash: hash },
+    ...(o.admins ?? []).map((name) => ({ name, roles: ['admin' as const], passwordHash: hash })),
   ]);
   let passwordChecks = 0;
   const check = users.check.bind(users);

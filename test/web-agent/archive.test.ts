@@ -198,7 +198,7 @@ describe('archive search page', () => {
     // The archive route sends no byte ranges, so the page plays the fetched file from memory.
     expect(await audio.getAttribute('data-source')).toBe('whole-file');
     expect(media.src).toMatch(/^blob:/);
-    expect(s!.requests.filter((r) => r === '/api/archive/w1/cma_1.ogg').length).toBeGreaterThanOrEqual(1);
+    expect(s!.requests.filter((r) => r === '/api/archive/w1/cma_1.ogg?use=play').length).toBeGreaterThanOrEqual(1);
     expect(media.duration).toBeGreaterThan(3.5);
     expect(media.duration).toBeLessThan(4.5);
 

@@ -171,7 +171,8 @@ export function homeFor(roles: readonly string[]): string {
   if (roles.includes('supervisor')) return '/supervisor';
   if (roles.includes('agent')) return '/';
   if (roles.includes('ops')) return '/archive';
-  return '/';
+  if (roles.includes('admin')) return '/admin/audit';
+  return '/account';
 }
 
 /**

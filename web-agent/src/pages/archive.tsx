@@ -77,7 +77,7 @@ async function loadDetail(wacid: string, refresh = false): Promise<void> {
   if (!file || search.selected !== wacid || search.transcript.state === 'ready' || search.transcript.state === 'loading') return;
   act({ type: 'transcriptLoading', wacid });
   try {
-    act({ type: 'transcript', wacid, result: readTranscript(await getJson(file.url)) });
+    act({ type: 'transcript', wacid, result: readTranscript(await getJson(`${file.url}?use=view`)) });
   } catch (e) {
     act({ type: 'transcriptFailed', wacid, message: message(e) });
   }

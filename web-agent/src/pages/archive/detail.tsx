@@ -204,7 +204,7 @@ export function CallDetailView({ s, call, now, onClose, onRetry }: DetailProps) 
               Recording
             </h3>
             {recording ? (
-              <Player key={recording.url} url={recording.url} seek={seek} onPosition={setPositionMs} />
+              <Player key={recording.url} url={`${recording.url}?use=play`} seek={seek} onPosition={setPositionMs} />
             ) : (
               <p class="hint" data-testid="detail-no-recording">
                 {recordingAsset ? describeMediaStatus(recordingAsset) : s.detail.state === 'loading' ? 'Loading…' : 'This call was not recorded.'}

@@ -1,0 +1,205 @@
+/**
+ * Account (`/account`, every signed-in user; issue 32 item 6): your live sessions (device,
+ * address, since; this one marked), ending one, and "Sign out everywhere" (every session,
+ * this one too: their sockets close on every node). An admin also looks up any user's
+ * sessions and ends them. Drawn from the shell's state and the pure sessions state
+ * (src/sessions.ts).
+ */
+import '../csp.ts'; // first: before any frame is parsed
+import { render } from 'preact';
+import { useState } from 'preact/hooks';
+import { ApiError, getJson, getMe, goToLogin, type Me } from '../api.ts';
+import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
+import { SessionList, initialSessions, reduceSessions, type SessionInfo, type SessionsEvent, type SessionsState } from '../sessions.ts';
+import { mayOpen, renderShell } from '../ui/shell.tsx';
+import { connectPage } from './shell.ts';
+
+let state: UiState = initialState;
+let sessions: SessionsState = initialSessions;
+let me: Me | undefined;
+
+function dispatch(ev: UiEvent): void {
+  state = reduce(state, ev);
+  draw();
+}
+
+function act(ev: SessionsEvent): void {
+  sessions = reduceSessions(sessions, ev);
+  draw();
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+async function send(method: 'POST' | 'DELETE', path: string): Promise<number> {
+  const res = await fetch(path, { method, credentials: 'same-origin', headers: { accept: 'application/json' } });
+  const body = (await res.json().catch(() => undefined)) as { ended?: number; error?: { message?: string; code?: string } } | undefined;
+  if (!res.ok) throw new ApiError(res.status, body?.error?.code ?? `HTTP_${res.status}`, body?.error?.message ?? `The server answered ${res.status}.`);
+  return body?.ended ?? 0;
+}
+
+async function loadMine(): Promise<void> {
+  act({ type: 'busy' });
+  try {
+    act({ type: 'mine', items: SessionList.parse(await getJson('/api/sessions')).items });
+  } catch (e) {
+    act({ type: 'failed', message: `Your sessions could not be read: ${message(e)}` });
+  }
+}
+
+async function signOutEverywhere(): Promise<void> {
+  act({ type: 'busy' });
+  try {
+    await send('POST', '/api/sessions/end-all');
+    location.assign('/login');
+  } catch (e) {
+    act({ type: 'failed', message: message(e) });
+  }
+}
+
+async function endOne(id: string): Promise<void> {
+  act({ type: 'busy' });
+  try {
+    act({ type: 'ended', count: await send('DELETE', `/api/sessions/${encodeURIComponent(id)}`) });
+    await loadMine();
+  } catch (e) {
+    act({ type: 'failed', message: message(e) });
+  }
+}
+
+async function lookUp(name: string): Promise<void> {
+  act({ type: 'busy' });
+  try {
+    act({ type: 'other', name, items: SessionList.parse(await getJson(`/api/users/${encodeURIComponent(name)}/sessions`)).items });
+  } catch (e) {
+    act({ type: 'failed', message: message(e) });
+  }
+}
+
+async function endUser(name: string): Promise<void> {
+  act({ type: 'busy' });
+  try {
+    act({ type: 'ended', count: await send('POST', `/api/users/${encodeURIComponent(name)}/sessions/end-all`), whose: name });
+  } catch (e) {
+    act({ type: 'failed', message: message(e) });
+  }
+}
+
+const when = (ms: number) => new Date(ms).toLocaleString('en-GB', { hour12: false });
+
+function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: string; onEnd?: (id: string) => void }) {
+  return (
+    <div class="table-wrap">
+      <table class="table" data-testid={testid}>
+        <thead>
+          <tr>
+            <th scope="col">Device</th>
+            <th scope="col">Address</th>
+            <th scope="col">Since</th>
+            {onEnd && <th scope="col" />}
+          </tr>
+        </thead>
+        <tbody>
+          {items.map((s) => (
+            <tr key={s.id} data-testid="session" data-current={s.current ? 'true' : 'false'}>
+              <td>
+                {s.device}
+                {s.current && <strong> (this one)</strong>}
+              </td>
+              <td>{s.address}</td>
+              <td>
+                <time dateTime={new Date(s.since).toISOString()}>{when(s.since)}</time>
+              </td>
+              {onEnd && (
+                <td>
+                  {!s.current && (
+                    <button type="button" class="btn btn-quiet" data-testid="session-end" onClick={() => onEnd(s.id)}>
+                      Sign out
+                    </button>
+                  )}
+                </td>
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function AdminLookup({ s }: { s: SessionsState }) {
+  const [name, setName] = useState('');
+  return (
+    <section class="card" aria-labelledby="admin-sessions-title" data-testid="admin-sessions">
+      <h2 id="admin-sessions-title" class="card-title">
+        A user's sessions
+      </h2>
+      <form
+        class="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (name.trim()) void lookUp(name.trim());
+        }}
+      >
+        <div class="filter">
+          <label for="admin-user">User</label>
+          <input id="admin-user" data-testid="admin-user" value={name} onInput={(e) => setName(e.currentTarget.value)} autocomplete="off" />
+        </div>
+        <div class="filter">
+          <button class="btn" type="submit" data-testid="admin-lookup" disabled={s.busy}>
+            Show sessions
+          </button>
+        </div>
+      </form>
+      {s.other && (
+        <div data-testid="admin-user-sessions" data-user={s.other.name} data-count={s.other.items.length}>
+          <p>{`${s.other.name}: ${s.other.items.length} live session${s.other.items.length === 1 ? '' : 's'}.`}</p>
+          {s.other.items.length > 0 && <SessionTable items={s.other.items} testid="admin-session-list" />}
+          <button type="button" class="btn btn-stop" data-testid="admin-end-all" disabled={s.busy || s.other.items.length === 0} onClick={() => void endUser(s.other!.name)}>
+            {`Sign ${s.other.name} out everywhere`}
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function Page({ s, admin }: { s: SessionsState; admin: boolean }) {
+  return (
+    <>
+      <section class="card" aria-labelledby="sessions-title" data-testid="my-sessions" data-loaded={s.loaded ? 'true' : 'false'}>
+        <h2 id="sessions-title" class="card-title">
+          Your sessions
+        </h2>
+        <p class="warn" role="alert" data-testid="sessions-error" hidden={!s.error}>
+          {s.error}
+        </p>
+        <p role="status" data-testid="sessions-notice" hidden={!s.notice}>
+          {s.notice}
+        </p>
+        <SessionTable items={s.mine} testid="session-list" onEnd={(id) => void endOne(id)} />
+        <p>
+          <button type="button" class="btn btn-stop" data-testid="sign-out-everywhere" disabled={s.busy} onClick={() => void signOutEverywhere()}>
+            Sign out everywhere
+          </button>
+        </p>
+      </section>
+      {admin && <AdminLookup s={s} />}
+    </>
+  );
+}
+
+function draw(): void {
+  renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
+  const root = document.getElementById('main');
+  if (root && me && mayOpen(me, '/account')) render(<Page s={sessions} admin={me.roles.includes('admin')} />, root);
+}
+
+async function boot(): Promise<void> {
+  me = await getMe().catch(() => undefined);
+  if (!me) return goToLogin();
+  draw();
+  await loadMine();
+  connectPage(me, dispatch);
+}
+
+void boot();

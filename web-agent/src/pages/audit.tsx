@@ -1,0 +1,171 @@
+/**
+ * Audit (`/admin/audit`, ops and admins; issue 32 item 5): the audit trail searched by user,
+ * action and dates (`GET /api/audit`), newest first with "Load more", and "Download CSV" of
+ * the same search (`GET /api/audit.csv`). Drawn from the shell's state and the pure audit
+ * state (src/audit.ts); this file sends the requests the state asks for.
+ */
+import '../csp.ts'; // first: before any frame is parsed
+import { render } from 'preact';
+import { AUDIT_ACTIONS } from '../../../shared/audit.ts';
+import { getJson, getMe, goToLogin, type Me } from '../api.ts';
+import { AuditPage, describeAuditDetail, initialAudit, reduceAudit, type AuditEvent, type AuditForm, type AuditState } from '../audit.ts';
+import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
+import { mayOpen, renderShell } from '../ui/shell.tsx';
+import { connectPage } from './shell.ts';
+
+let state: UiState = initialState;
+let audit: AuditState = initialAudit;
+let me: Me | undefined;
+
+function dispatch(ev: UiEvent): void {
+  state = reduce(state, ev);
+  draw();
+}
+
+function act(ev: AuditEvent): void {
+  const before = audit;
+  audit = reduceAudit(audit, ev);
+  if (audit.seq !== before.seq) void run(audit.seq, audit.applied, audit.phase === 'more' ? audit.cursor : undefined);
+  draw();
+}
+
+async function run(seq: number, query: string, cursor: string | undefined): Promise<void> {
+  const q = new URLSearchParams(query);
+  q.set('limit', '100');
+  if (cursor) q.set('cursor', cursor);
+  try {
+    const r = AuditPage.safeParse(await getJson(`/api/audit?${q.toString()}`));
+    if (!r.success) throw new Error('The server answered /api/audit with an unexpected shape.');
+    act({ type: 'results', seq, page: r.data });
+  } catch (e) {
+    act({ type: 'failed', seq, message: `The search failed: ${e instanceof Error ? e.message : String(e)}` });
+  }
+}
+
+function Filters({ s }: { s: AuditState }) {
+  const edit = (field: keyof AuditForm) => (e: Event) => act({ type: 'edit', field, value: (e.currentTarget as HTMLInputElement).value });
+  return (
+    <form
+      class="filters"
+      data-testid="audit-form"
+      onSubmit={(e) => {
+        e.preventDefault();
+        act({ type: 'search' });
+      }}
+    >
+      <div class="filter">
+        <label for="audit-user">User</label>
+        <input id="audit-user" data-testid="audit-user" value={s.form.user} onInput={edit('user')} autocomplete="off" />
+      </div>
+      <div class="filter">
+        <label for="audit-action">Action</label>
+        <select id="audit-action" data-testid="audit-action" value={s.form.action} onChange={edit('action')}>
+          <option value="">Any</option>
+          {AUDIT_ACTIONS.map((a) => (
+            <option key={a} value={a}>
+              {a}
+            </option>
+          ))}
+        </select>
+      </div>
+      <div class="filter">
+        <label for="audit-from">From</label>
+        <input id="audit-from" type="date" data-testid="audit-from" value={s.form.from} onInput={edit('from')} />
+      </div>
+      <div class="filter">
+        <label for="audit-to">To</label>
+        <input id="audit-to" type="date" data-testid="audit-to" value={s.form.to} min={s.form.from} onInput={edit('to')} />
+      </div>
+      <div class="filter">
+        <button class="btn" type="submit" data-testid="audit-search" disabled={s.phase === 'searching'}>
+          Search
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function Rows({ s }: { s: AuditState }) {
+  return (
+    <>
+      <h2 id="audit-results-title" class="card-title">
+        Audit trail{' '}
+        <a class="btn btn-quiet" data-testid="audit-csv" href={`/api/audit.csv${s.applied ? `?${s.applied}` : ''}`} download>
+          Download CSV
+        </a>
+      </h2>
+      <p class="warn" role="alert" data-testid="audit-error" hidden={!s.error}>
+        {s.error}
+      </p>
+      <p class="empty" data-testid="audit-empty" hidden={s.phase !== 'idle' || s.items.length > 0}>
+        Nothing recorded matches.
+      </p>
+      <div class="table-wrap" hidden={s.items.length === 0}>
+        <table class="table" data-testid="audit-rows" data-phase={s.phase}>
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Who</th>
+              <th scope="col">Action</th>
+              <th scope="col">Whose</th>
+              <th scope="col">What</th>
+              <th scope="col">Address</th>
+              <th scope="col">Detail</th>
+            </tr>
+          </thead>
+          <tbody>
+            {s.items.map((e) => (
+              <tr key={e.id} data-testid="audit-row" data-action={e.action} data-actor={e.actor}>
+                <td>
+                  <time dateTime={e.at}>{new Date(e.at).toLocaleString('en-GB', { hour12: false })}</time>
+                </td>
+                <td>{e.actor}</td>
+                <td>{e.action}</td>
+                <td>{e.subject ?? ''}</td>
+                <td class="mono">{e.target ?? ''}</td>
+                <td>{e.address ?? ''}</td>
+                <td>{describeAuditDetail(e.detail)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <p hidden={!s.cursor}>
+        <button type="button" class="btn btn-quiet" data-testid="audit-more" disabled={s.phase !== 'idle'} onClick={() => act({ type: 'more' })}>
+          Load more
+        </button>
+      </p>
+    </>
+  );
+}
+
+function draw(): void {
+  renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
+  const root = document.getElementById('main');
+  if (root && me && mayOpen(me, '/admin/audit'))
+    render(
+      <>
+        <section class="card" id="audit-search" aria-label="Search the audit trail">
+          <Filters s={audit} />
+        </section>
+        <section class="card" id="audit-results" aria-labelledby="audit-results-title">
+          <Rows s={audit} />
+        </section>
+      </>,
+      root,
+    );
+}
+
+async function boot(): Promise<void> {
+  me = await getMe().catch(() => undefined);
+  if (!me) return goToLogin();
+  draw();
+  if (!mayOpen(me, '/admin/audit')) {
+    dispatch({ type: 'error', message: 'This page is for ops and admins. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+    return;
+  }
+  act({ type: 'search' });
+  connectPage(me, dispatch);
+}
+
+void boot();
