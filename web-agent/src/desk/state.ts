@@ -264,7 +264,7 @@ export function callList(
     customer: customerOf(r),
     at: Date.parse(r.receivedAt),
     outcome: r.outcome,
-    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}`,
+    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}${r.endReason ? ` · ${describe(r.endReason)}` : ''}`,
     ...(r.notes ? { notes: r.notes } : {}),
   }));
   return [...fromSession, ...fromLog];
