@@ -1,5 +1,5 @@
 /**
- * Answer click → audio flowing, direct vs relayed through TURN (issue 29): the real agent
+ * Answer click → audio flowing, direct vs relayed through TURN: the real agent
  * page in Debian Chromium answers calls from the emulator's werift caller, on two bridges —
  * one with no ICE servers (host candidates, direct), one with `ICE_TRANSPORT_POLICY=relay`
  * and a private coturn (test/support/coturn.ts) — alternating call by call so that drift of

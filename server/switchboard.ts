@@ -370,6 +370,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   }
   // ---- end supervisor console ----
   const engine = new CallEngine({
+    waitForStart: true,
     store,
     calls: service.calls,
     hub,

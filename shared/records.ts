@@ -139,7 +139,7 @@ export const CallRecord = z.object({
   talkMs: ms.optional(),
   holdMs: ms.optional(),
   endReason: z.string().max(200).optional(),
-  /** How the audio travelled (issue 29): `direct`, `relay-udp`, `relay-tcp` or `relay-tls`. */
+  /** How the audio travelled: `direct`, `relay-udp`, `relay-tcp` or `relay-tls`. */
   networkPath: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   disposition: z.string().max(200).optional(),
   notes: z.string().max(10_000).optional(),

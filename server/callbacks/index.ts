@@ -1,5 +1,5 @@
 /**
- * The missed-call callback queue (issue 16, part 5).
+ * The missed-call callback queue.
  *
  * `onCallEnded(call)` is the call engine's hook, given the call as history records it (a
  * `CallFact` of server/history/recorder.ts, or a `CallRecord`), once or many times per call

@@ -60,6 +60,8 @@ export interface EngineOptions {
   phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
   /** Which business numbers each agent may dial from (QUEUES_FILE, server/auth/scope.ts). */
   numberScope?: RequestsOptions['numberScope'];
+  /** Welcomes and call events wait until `start()` has rebuilt the board (the server's wiring; tests without start leave it off). */
+  waitForStart?: boolean;
   /** Called once per transition committed to the store (history's recorder hooks in here). */
   onCommitted?: Committed;
   /** Called as an offer is pushed to its agent (the webhook → offer latency metric). */
@@ -89,7 +91,16 @@ export class CallEngine {
   private readonly awayReasons: readonly string[];
   private readonly now: () => number;
 
+  /**
+   * Resolved once `start()` rebuilt the board (with `waitForStart`): welcomes and call events
+   * wait for it, so a socket that connects to a node still restoring (it listens first) is not
+   * welcomed without its call, and no call is routed by a board that does not know who is busy.
+   */
+  private readonly started: Promise<void>;
+  private markStarted: () => void = () => undefined;
+
   constructor(o: EngineOptions) {
+    this.started = o.waitForStart ? new Promise<void>((resolve) => (this.markStarted = resolve)) : Promise.resolve();
     const now = o.now ?? Date.now;
     this.now = now;
     this.store = o.store;
@@ -180,6 +191,7 @@ export class CallEngine {
       }
     }
     this.applier.start();
+    this.markStarted();
   }
 
   /**
@@ -228,6 +240,7 @@ export class CallEngine {
    * processing.
    */
   async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
+    await this.started;
     const e = toCallEvent(event, receivedAt);
     // A connect is almost always new: created without reading first (one store round trip
     // less before the offer); one already known fails the create and is read and applied.
@@ -235,6 +248,7 @@ export class CallEngine {
   }
 
   async welcome(user: User): Promise<ServerMsg> {
+    await this.started;
     // What the agent chose (presence, after-call work), kept in the store: a node that
     // started after the agent's last change knows it from there only.
     if (user.roles.includes('agent')) await this.router.restoreAgent(user.name);

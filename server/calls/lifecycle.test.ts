@@ -96,7 +96,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '=',
     dialed: 'dialing agentBusy reply notify',
     hold: '=', resume: '=',
-    path: '=', // only the holder, while the call is set up or up (issue 29)
+    path: '=', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: '=',
   },
@@ -112,7 +112,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: '= reply', // only the holder, while the call is set up or up (issue 29)
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'rejecting reject notify',
   },
@@ -128,7 +128,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: '= reply', // only the holder, while the call is set up or up (issue 29)
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'rejecting revoke reject notify',
   },
@@ -145,7 +145,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: 'answering reply notify', // only the holder, while the call is set up or up (issue 29)
+    path: 'answering reply notify', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ending reply terminate notify',
   },
@@ -159,7 +159,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: '= reply', // only the holder, while the call is set up or up (issue 29)
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ended notify',
   },
@@ -176,7 +176,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: 'dialing reply notify', // only the holder, while the call is set up or up (issue 29)
+    path: 'dialing reply notify', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -191,7 +191,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: 'connected reply notify', // only the holder, while the call is set up or up (issue 29)
+    path: 'connected reply notify', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -205,7 +205,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: 'active reply notify', resume: '= reply', // resume when not held: acknowledged
-    path: 'active reply notify', // only the holder, while the call is set up or up (issue 29)
+    path: 'active reply notify', // only the holder, while the call is set up or up
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
@@ -218,7 +218,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: '= reply', // only the holder, while the call is set up or up (issue 29)
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ended agentFree notify',
   },
@@ -232,7 +232,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
-    path: '= reply', // only the holder, while the call is set up or up (issue 29)
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=', tickLate: '=',
   },
 };

@@ -107,7 +107,7 @@ export interface Call {
   heldSince?: number;
   /** Milliseconds on hold, finished holds (a hold still open at the end is closed by `ended`). */
   holdMs?: number;
-  /** How the audio travels, as the holding page reported it (issue 29). */
+  /** How the audio travels, as the holding page reported it. */
   path?: NetworkPath;
 }
 
@@ -160,7 +160,7 @@ export type CallEvent =
   /** The holding agent puts the active call on hold / takes it off hold (the page plays the music). */
   | (At & { type: 'hold'; agent: string; conn: string; reqId: string })
   | (At & { type: 'resume'; agent: string; conn: string; reqId: string })
-  /** The holding page says how the audio travels (issue 29). */
+  /** The holding page says how the audio travels. */
   | (At & { type: 'path'; agent: string; conn: string; reqId: string; path: NetworkPath })
   /** Outbound: the connect request returned this wacid. */
   | (At & {

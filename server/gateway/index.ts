@@ -116,9 +116,9 @@ export interface GatewayOptions extends SocketLimits {
    */
   sessionCheckMs?: number;
   now?: () => number;
-  /** Monitoring relay (issue 17): `monitor.*` requests and every socket's open and close. */
+  /** Monitoring relay: `monitor.*` requests and every socket's open and close. */
   monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
-  /** STUN/TURN for the user's pages (issue 29): in `welcome`, renewed with `ice.servers`. */
+  /** STUN/TURN for the user's pages: in `welcome`, renewed with `ice.servers`. */
   ice?: IceIssuer | undefined;
 }
 
@@ -173,7 +173,7 @@ interface Live {
   slot: number;
   /** When its page last answered a JSON ping (0: never). */
   pongAt: number;
-  /** Sends the socket fresh TURN credentials before its current ones expire (issue 29). */
+  /** Sends the socket fresh TURN credentials before its current ones expire. */
   iceTimer?: ReturnType<typeof setTimeout> | undefined;
 }
 

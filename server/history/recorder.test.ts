@@ -170,7 +170,7 @@ describe('replays and disorder through the store (PGlite)', () => {
     expect(await h.store.getCall('late-1')).toMatchObject({ outcome: 'answered', agent: 'agent1', answeredAt: iso(3), endedAt: iso(30), talkMs: 27_000, receivedAt: iso(0) });
   });
 
-  it('the network path the holding page reported is kept per call, in any order, with a timeline entry (issue 29)', async () => {
+  it('the network path the holding page reported is kept per call, in any order, with a timeline entry', async () => {
     const path = (sec: number, p: string): Ev => ({ type: 'path', at: s(sec), agent: 'agent1', conn: 'c1', reqId: `p${sec}`, path: p }) as Ev;
     const { facts } = drive('path-1', [connectIn(0), offer(1), answer(2), { type: 'acceptOk', at: s(3) } as Ev, path(4, 'relay-tcp'), path(5, 'relay-tcp'), terminate(30, 'COMPLETED', { duration: 27 })]);
     expect(facts.filter((f) => f.type === 'timeline' && f.event === 'path')).toHaveLength(1); // the repeat changed nothing

@@ -48,7 +48,7 @@ export const CallFact = z.object({
   talkMs: ms.optional(),
   holdMs: ms.optional(),
   endReason: z.string().max(200).optional(),
-  /** How the call's audio travelled (issue 29): the selected pair the agent's page reported. */
+  /** How the call's audio travelled: the selected pair the agent's page reported. */
   networkPath: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   version: z.number().int().min(0).default(0),
 });
@@ -135,7 +135,7 @@ export interface CallRecord {
   talkMs?: number;
   holdMs?: number;
   endReason?: string;
-  /** `direct` or `relay-udp` / `relay-tcp` / `relay-tls` (issue 29). */
+  /** `direct` or `relay-udp` / `relay-tcp` / `relay-tls`. */
   networkPath?: 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
   disposition?: string;
   notes?: string;

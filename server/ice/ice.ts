@@ -1,5 +1,5 @@
 /**
- * STUN/TURN for the pages (issue 29): what each logged-in page's peer connections are built
+ * STUN/TURN for the pages: what each logged-in page's peer connections are built
  * with. With `TURN_SECRET` (coturn's REST API, `use-auth-secret`) every page gets its own
  * short-lived credentials: username `<expiry unix s>:<user>`, credential
  * base64(HMAC-SHA1(secret, username)); the gateway sends them in `welcome` and renews them

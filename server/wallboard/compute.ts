@@ -1,5 +1,5 @@
 /**
- * The wallboard's figures (issue 17 item 1), one pure function of three inputs, so every
+ * The wallboard's figures, one pure function of three inputs, so every
  * node computes the same board from the same shared sources:
  * - today's calls from history (the system of record, shared by every node);
  * - the live calls from the store (Redis: every node's calls);

@@ -1,5 +1,5 @@
 /**
- * Issue 34 item 3: the demo works in an ordinary browser. Chromium runs as users run it —
+ * The demo works in an ordinary browser. Chromium runs as users run it —
  * without `--allow-loopback-in-peer-connection`, so it offers no 127.0.0.1 candidate — with
  * fake devices only, inside a network namespace this test creates, joined to this machine
  * by a veth pair (private /30, no route out): its traffic stays on this machine and off the

@@ -1,5 +1,5 @@
 /**
- * Issue 34 item 4 across nodes (ARCHITECTURE.md: a socket on one node, calls in Redis): two
+ * A page lost mid-call, across nodes (ARCHITECTURE.md: a socket on one node, calls in Redis): two
  * bridge nodes on one Redis and one Service. The page holding a call is on node A; its socket
  * drops and the same page (same `tab`) reconnects through node B within the grace: the call
  * stays (B moves it to the new socket); later that page leaves through node B and B ends the

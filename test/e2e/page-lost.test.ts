@@ -1,5 +1,5 @@
 /**
- * Issue 34 item 4, the server's half ("honest reload", direct mode): the page that holds a
+ * A page lost mid-call, the server's half ("honest reload", direct mode): the page that holds a
  * call has its audio, so its going away ends the call at the Service within 5 s — at once
  * when it leaves (close 4010 `page left` on pagehide, or the browser's 1001), after the 2 s
  * grace when its socket is just lost (a crash) — with the reason in history and a `cut-off`

@@ -1,5 +1,5 @@
 /**
- * The network check page (`/preflight`, issue 29) in Debian Chromium against a private coturn
+ * The network check page (`/preflight`) in Debian Chromium against a private coturn
  * (test/support/coturn.ts): with coturn up it reports STUN, TURN over UDP and over TCP with
  * their allocation times and a loopback call relayed through it with round trip, jitter and
  * loss, and says "Calls will work"; with coturn stopped it says in words that calls will not

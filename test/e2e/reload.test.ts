@@ -1,5 +1,5 @@
 /**
- * Issue 34 item 4 and list item 3, the page's half ("honest reload", direct mode), in real
+ * A reload mid-call, the page's half ("honest reload", direct mode), in real
  * Chromium against the real server and the emulator's WebRTC callers: a reload of the agent's
  * page mid-call ends the call at the Service at once (the page's socket closes as `page left`
  * on pagehide) and the reloaded page says the call's audio was lost — not "a call is open in

@@ -1,5 +1,5 @@
 /**
- * TURN credentials on the socket (issue 29), with protocol clients: each agent's and
+ * TURN credentials on the socket, with protocol clients: each agent's and
  * supervisor's `welcome` carries STUN/TURN servers with credentials minted for that user
  * (coturn REST: `<expiry>:<user>`, HMAC-SHA1 of it with TURN_SECRET), renewed with
  * `ice.servers` at half their life for as long as the socket lives; an ops user's pages make

@@ -182,7 +182,7 @@ describe('secrets in logs', () => {
   it.each([
     ['TURN_SECRET (coturn REST)', { ICE_SERVERS: 'stun:turn.example.com:3478,turn:turn.example.com:3478?transport=udp', TURN_SECRET: 'turn-REST-Secret-0123456789abcdef' }, 'turn-REST-Secret-0123456789abcdef'],
     ['a static TURN_PASSWORD', { ICE_SERVERS: 'turn:turn.example.com:3478', TURN_USERNAME: 'agents', TURN_PASSWORD: 'Static-Turn-Pass-42!' }, 'Static-Turn-Pass-42!'],
-  ])('%s: in no log line, no page source, no frame but the logged-in user\'s own credential (issue 29)', async (_what, env, secret) => {
+  ])('%s: in no log line, no page source, no frame but the logged-in user\'s own credential', async (_what, env, secret) => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-turn-secrets-'));
     const usersFile = join(dir, 'users.json');
     const hash = await hashPassword(PASSWORD);

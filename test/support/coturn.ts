@@ -1,5 +1,5 @@
 /**
- * A private coturn (`turnserver`) for TURN tests (issue 29): free loopback ports, a config
+ * A private coturn (`turnserver`) for TURN tests: free loopback ports, a config
  * written into a temp dir and passed with `-c` (never /etc/turnserver.conf, never the
  * system's database), REST authentication (`use-auth-secret`) with a secret of its own, and
  * loopback peers allowed — in these tests every peer (Chromium, werift) is on 127.0.0.1.
@@ -11,13 +11,14 @@
  * `stop()` leaves the ports known (a TURN server that is gone); `start()` brings it back on
  * them; `close()` ends it and removes its directory.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './redis.ts';
+import { serverProcess } from './server-process.ts';
 
 export const TURNSERVER = '/usr/bin/turnserver';
 
@@ -61,20 +62,14 @@ export interface TestTurn {
   close(): Promise<void>;
 }
 
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const p of live) p.kill('SIGKILL');
-});
 
-/** A port free for both TCP and UDP on loopback (coturn listens on both). */
-async function freeRange(size: number): Promise<number> {
-  // A random block above the ephemeral range's usual start, below 65535.
-  for (let i = 0; i < 20; i++) {
-    const base = 50_000 + Math.floor(Math.random() * 14_000);
-    const p = await freePort();
-    if (p) return base - (base % size);
-  }
-  throw new Error('no port range');
+/**
+ * The start of a block of `size` relay ports: random, above the usual ephemeral start, so two
+ * test servers rarely share one; coturn itself skips a port of its range that is taken.
+ */
+function relayRange(size: number): number {
+  const base = 50_000 + Math.floor(Math.random() * 14_000);
+  return base - (base % size);
 }
 
 function listening(port: number): Promise<boolean> {
@@ -95,7 +90,7 @@ export async function startTurn(o: StartTurnOptions = {}): Promise<TestTurn> {
   if (!turnserverAvailable()) throw new Error('turnserver is not installed (apt-get install -y coturn, or run .ci/run)');
   const dir = mkdtempSync(join(tmpdir(), 'sb-coturn-'));
   const port = await freePort();
-  const minPort = await freeRange(64);
+  const minPort = relayRange(64);
   const secret = randomBytes(24).toString('base64url');
   const realm = 'switchboard.test';
   const logFile = join(dir, 'turn.log');
@@ -128,7 +123,6 @@ export async function startTurn(o: StartTurnOptions = {}): Promise<TestTurn> {
       ...(o.extra ?? []),
     ].join('\n') + '\n',
   );
-  let proc: ChildProcess | undefined;
   let closed = false;
 
   const read = () => {
@@ -139,42 +133,12 @@ export async function startTurn(o: StartTurnOptions = {}): Promise<TestTurn> {
     }
   };
 
+  const server = serverProcess({ name: `turnserver on port ${port}`, command: TURNSERVER, args: ['-c', conf], ready: () => listening(port), exitDetail: () => read().slice(-2000), killAfterMs: 3000 });
   const start = async () => {
     if (closed) throw new Error('test coturn is closed');
-    if (proc) return;
-    const p = spawn(TURNSERVER, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    p.stderr?.on('data', (d) => (stderr += String(d)));
-    live.add(p);
-    proc = p;
-    let exited = false;
-    p.once('exit', () => {
-      exited = true;
-      live.delete(p);
-      if (proc === p) proc = undefined;
-    });
-    const deadline = Date.now() + 10_000;
-    while (!(await listening(port))) {
-      if (exited) throw new Error(`turnserver on port ${port} exited at start: ${stderr.trim()} ${read().slice(-2000)}`);
-      if (Date.now() > deadline) throw new Error(`turnserver on port ${port} did not listen within 10 s`);
-      await new Promise((r) => setTimeout(r, 30));
-    }
+    await server.start();
   };
-
-  const stop = async () => {
-    const p = proc;
-    if (!p) return;
-    await new Promise<void>((resolve) => {
-      if (p.exitCode !== null || p.signalCode !== null) return resolve();
-      const t = setTimeout(() => p.kill('SIGKILL'), 3000);
-      p.once('exit', () => {
-        clearTimeout(t);
-        resolve();
-      });
-      p.kill('SIGTERM');
-    });
-    proc = undefined;
-  };
+  const stop = () => server.stop();
 
   await start();
   const urls = { udp: `turn:127.0.0.1:${port}?transport=udp`, tcp: `turn:127.0.0.1:${port}?transport=tcp`, stun: `stun:127.0.0.1:${port}` };
@@ -205,7 +169,7 @@ export async function startTurn(o: StartTurnOptions = {}): Promise<TestTurn> {
     allocations: () => (read().match(/ALLOCATE processed, success/g) ?? []).length,
     // The first 401 of every allocation is the normal challenge (no user yet): only refusals of a named user count.
     refusals: () => (read().match(/user <[^>]+>: incoming packet \w+ processed, error 401/g) ?? []).length,
-    running: () => proc !== undefined,
+    running: () => server.running(),
     start,
     stop,
     async close() {

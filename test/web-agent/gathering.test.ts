@@ -1,5 +1,5 @@
 /**
- * Bounded, non-trickle ICE gathering (issue 29), in a real Chromium: web-agent/src/phone.ts
+ * Bounded, non-trickle ICE gathering, in a real Chromium: web-agent/src/phone.ts
  * is bundled on its own and run against real RTCPeerConnections, with a real private coturn
  * (test/support/coturn.ts) and a TURN "server" that accepts the TCP connection and never
  * answers (a black hole on loopback, so it works in a loopback-only network too). The SDP

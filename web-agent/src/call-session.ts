@@ -128,7 +128,7 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
     return this.media.isMuted;
   }
 
-  /** In words, when the TURN server did not answer while the call was prepared (issue 29). */
+  /** In words, when the TURN server did not answer while the call was prepared. */
   get networkWarning(): string | undefined {
     return this.media.gathered?.warning;
   }

@@ -150,7 +150,7 @@ export class Connection {
     const msg = parsed.msg;
     if (!this.gotFrame) this.gotFrame = true;
     if (msg.type === 'welcome') this.attempt = 0; // a full resync: the link is healthy again
-    // STUN/TURN for every peer connection this page makes from now on (issue 29).
+    // STUN/TURN for every peer connection this page makes from now on.
     if (msg.type === 'welcome' && msg.ice) setIceConfig(msg.ice);
     if (msg.type === 'ice.servers') {
       const { type: _t, ...ice } = msg;

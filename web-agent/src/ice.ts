@@ -1,5 +1,5 @@
 /**
- * STUN/TURN for every RTCPeerConnection this page makes (issue 29): the call leg in either
+ * STUN/TURN for every RTCPeerConnection this page makes: the call leg in either
  * direction, both sides of a monitor, the preflight. The server sends them in `welcome`
  * (with this user's own TURN credentials) and renews minted credentials with `ice.servers`;
  * the page's one `Connection` hands each to `setIceConfig`, and `rtcConfiguration()` builds a

@@ -35,7 +35,7 @@ export class CallSetupError extends Error {
 }
 
 /**
- * The bound on non-trickle gathering (issue 29): our SDP goes out when gathering completes,
+ * The bound on non-trickle gathering: our SDP goes out when gathering completes,
  * or `afterRelayMs` after the first relay candidate (the TURN server answered: what else
  * comes is rarely better), or at `maxMs`, with whatever was gathered by then. A TURN server
  * that does not answer costs at most `maxMs`.

@@ -105,7 +105,7 @@ describe('extractSample', () => {
     expect(extractSample([{ type: 'inbound-rtp', kind: 'audio', packetsReceived: 10, packetsLost: -2 }], 0).inbound?.packetsLost).toBe(0);
   });
 
-  test("the path is the selected pair's local candidate: host/srflx direct, relay by its protocol (issue 29)", () => {
+  test("the path is the selected pair's local candidate: host/srflx direct, relay by its protocol", () => {
     const report = (type: string, relayProtocol?: string) => [
       { type: 'transport', selectedCandidatePairId: 'p1' },
       { type: 'candidate-pair', id: 'p1', localCandidateId: 'L1', nominated: true, state: 'succeeded' },

@@ -23,7 +23,7 @@ export interface StatsSample {
   rtt?: number;
   /** Fraction of OUR audio the caller's side reports lost (RTCP receiver report), 0..1. */
   remoteFractionLost?: number;
-  /** The selected candidate pair's local side (issue 29): how the audio travels. */
+  /** The selected candidate pair's local side: how the audio travels. */
   path?: NetworkPath;
 }
 

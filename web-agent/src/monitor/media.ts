@@ -24,7 +24,7 @@ export interface MonitorBaseOptions {
   signaling: MonitorSignaling;
   /** The gathering bound's `maxMs` for the complete SDP (phone.ts's default otherwise). */
   gatherTimeoutMs?: number;
-  /** STUN/TURN for the monitor's connection (issue 29); the page's (ice.ts) by default. */
+  /** STUN/TURN for the monitor's connection; the page's (ice.ts) by default. */
   ice?: IceConfig;
   lostGraceMs?: number;
   peerClosedGraceMs?: number;

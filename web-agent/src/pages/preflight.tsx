@@ -1,5 +1,5 @@
 /**
- * Network check (`/preflight`, issue 29; linked from the agent's ready-check and every page's
+ * Network check (`/preflight`; linked from the agent's ready-check and every page's
  * top bar): microphone and its level, speaker, STUN, TURN over UDP and over TCP (allocation
  * time), and a loopback call through the configured servers with its round trip, jitter and
  * loss; a verdict in plain words; the results as text to copy for support. The servers come

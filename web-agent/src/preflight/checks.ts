@@ -1,5 +1,5 @@
 /**
- * The preflight's measurements in the browser (issue 29), each bounded in time and each
+ * The preflight's measurements in the browser, each bounded in time and each
  * answering in words (`CheckResult`). They use the page's STUN/TURN servers (`ice.ts`, from
  * `welcome`): STUN reachability, a TURN allocation over UDP and over TCP (time to the relay
  * candidate), and a loopback call between two peer connections of this page through the

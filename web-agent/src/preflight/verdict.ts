@@ -1,5 +1,5 @@
 /**
- * The preflight's results and what they mean (issue 29): pure, so the words are tested
+ * The preflight's results and what they mean: pure, so the words are tested
  * without a browser. `checks.ts` measures, `pages/preflight.tsx` draws, this file decides the
  * verdict in plain words and writes the report a user copies for support.
  */

@@ -77,7 +77,7 @@ export function callActions(x: CallContext) {
       audioEl: x.audioEl,
       onChange: () => x.render(),
       holdMusic: () => x.audio.holdMusic(),
-      // How the audio travels, for the supervisors' live view and history (issue 29).
+      // How the audio travels, for the supervisors' live view and history.
       onPath: (path) => void x.conn().request({ type: 'call.path', wacid, path }).catch(() => undefined),
     });
     session.setConnection(media.pc.connectionState);

@@ -1,51 +1,18 @@
 /**
- * The agent desk's work area (issues 15, 34): the after-call work of the call that just
+ * The agent desk's work area: the after-call work of the call that just
  * ended, the customer panel (on ring, during the call and its wrap-up), and the one call
  * list (the call log from history, with this session's calls not yet written there).
  * Drawn from desk/state.ts; the softphone (state, call, controls) is view.tsx.
  */
-import type { AgentStateMsg } from '../../../../shared/protocol.ts';
 import type { MessageRecord } from '../../../../shared/records.ts';
 import { describeMoment, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
 import { callBackVerdict, contactName, type Customer } from '../../desk/customer.ts';
-import type { MessageState } from '../../desk/message.ts';
 import type { EndedCall } from '../../reducer.ts';
+import type { DeskProps } from './desk-props.ts';
 import { MessageForm } from './desk-message.tsx';
-import { callList, canSaveWrap, logOutcome, wrapTitle, type DeskState } from '../../desk/state.ts';
+import { callList, canSaveWrap, logOutcome, wrapTitle } from '../../desk/state.ts';
 
-export interface DeskActions {
-  moreTime(): void;
-  chooseAwayReason(reason: string): void;
-  editWrap(edit: { disposition?: string; notes?: string }): void;
-  saveWrap(): void;
-  closeWrap(): void;
-  openCustomer(id: string): void;
-  reloadLog(): void;
-  editMessage(edit: { mode?: 'text' | 'template'; text?: string; template?: string; parameter?: { index: number; value: string } }): void;
-  sendMessage(from: string): void;
-}
-
-export interface DeskProps {
-  desk: DeskState;
-  /** "Send a message" in the customer panel. */
-  messages: MessageState;
-  agent?: Omit<AgentStateMsg, 'type'> | undefined;
-  /** Server time now (local clock plus the skew). */
-  serverNow: number;
-  online: boolean;
-  available: boolean;
-  /** A call is held (here or in another tab). */
-  inCall: boolean;
-  /** The agent typed into the wrap-up just now (the server's countdown stands still). */
-  typing: boolean;
-  /** The call that just ended here (its summary heads its wrap-up). */
-  ended?: EndedCall | undefined;
-  /** This session's calls (the reducer's), for the call list until history has them. */
-  session: readonly EndedCall[];
-  actions: DeskActions;
-  /** Dial a call back (`from` business number, `to` customer); absent where the page cannot dial. */
-  dial?: ((from: string, to: string) => void) | undefined;
-}
+export type { DeskActions, DeskProps } from './desk-props.ts';
 
 /** The permission's state in words when the server gave none. */
 const PERMISSION_WORDS: Record<string, string> = {

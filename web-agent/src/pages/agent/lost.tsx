@@ -1,5 +1,5 @@
 /**
- * Issue 34 item 4 ("honest reload", direct mode): the call's audio lives in the page that
+ * Honest reload (direct mode): the call's audio lives in the page that
  * answered it, so a reload or crash loses it, and the server ends the call (`AGENT_PAGE_LOST`).
  * The page that comes back says so — never "a call is open in another tab" when there is none.
  *

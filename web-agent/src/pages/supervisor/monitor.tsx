@@ -1,5 +1,5 @@
 /**
- * The supervisor console's monitoring (issue 17): Listen / Whisper / Barge on each live
+ * The supervisor console's monitoring: Listen / Whisper / Barge on each live
  * call, then the mode buttons, Stop and a level meter of what the supervisor hears
  * (caller + agent). The media is `MonitorController`'s (web-agent/src/monitor/); this file
  * sends `monitor.start` / `monitor.mode`, keeps the microphone (opened on the first click,
@@ -114,7 +114,7 @@ export class SupervisorMonitoring {
     return m instanceof SupervisorMonitor && m.meter ? m.meter.tones(hz) : hz.map(() => 0);
   }
 
-  /** How the monitor's audio travels (its selected pair: direct or relayed), issue 29. */
+  /** How the monitor's audio travels (its selected pair: direct or relayed). */
   async path(wacid: string): Promise<string | null> {
     const m = this.of(wacid)?.monitor;
     return m instanceof SupervisorMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;
