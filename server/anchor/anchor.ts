@@ -1,0 +1,226 @@
+/**
+ * The media anchor (MEDIA_MODE=anchor): each call's caller leg held in a Janus AudioBridge
+ * room, so the caller's audio no longer ends in one agent's page.
+ *
+ * - `openRoom(wacid, offer)`: the least loaded reachable Janus of `JANUS_URLS` gets a room;
+ *   the caller joins with the Service's SDP offer, non-trickle; Janus's complete answer
+ *   (candidates inline, Opus, SHA-256 fingerprint) is the business SDP for preAccept and
+ *   accept alike.
+ * - `agentOffer(wacid)`: a leg for the agent into the same room, Janus offering
+ *   (`generate_offer`); `agentAnswer(wacid, sdp)` completes it with the agent's answer. A
+ *   new offer replaces the agent's previous leg (a page that came back).
+ * - `closeRoom(wacid, where)`: the legs detached and the room destroyed (a room left behind
+ *   keeps a mixer thread), also for a room this process did not open (named on the record).
+ *
+ * Knows nothing of calls' states: the call engine (server/calls) decides when.
+ */
+import { randomInt } from 'node:crypto';
+import type { Logger } from '../log/logger.ts';
+import { JanusError, JanusServer, type JanusMessage } from './janus.ts';
+
+/** Where a call's room is: named on the call record, so any node can find and destroy it. */
+export interface RoomRef {
+  /** The Janus WebSocket API URL (one of JANUS_URLS). */
+  janus: string;
+  room: number;
+}
+
+export interface AnchorOptions {
+  urls: readonly string[];
+  apiSecret?: string | undefined;
+  log: Logger;
+  /** AudioBridge jitter buffer in 20 ms packets: 2 takes the mixer's added delay from ~180 ms to ~60 ms. */
+  prebuffering?: number;
+}
+
+interface Leg {
+  server: JanusServer;
+  room: number;
+  caller: number;
+  agent?: number | undefined;
+}
+
+/** How much a Janus carries now: rooms and participants (what `list` says, every node's calls included). */
+interface Load {
+  server: JanusServer;
+  rooms: number;
+  participants: number;
+}
+
+export class MediaAnchor {
+  private readonly servers = new Map<string, JanusServer>();
+  /** Control handles (room create / destroy / list), one per server. */
+  private readonly control = new Map<string, number>();
+  private readonly connecting = new Map<string, Promise<JanusServer | undefined>>();
+  private readonly legs = new Map<string, Leg>();
+  private closed = false;
+
+  constructor(private readonly o: AnchorOptions) {}
+
+  /** Connects to every Janus; one that does not answer is tried again when a call needs one. */
+  async start(): Promise<void> {
+    await Promise.all(this.o.urls.map((u) => this.server(u)));
+  }
+
+  /** Reachable Janus servers now (readiness). */
+  reachable(): string[] {
+    return [...this.servers.values()].filter((s) => s.up).map((s) => s.url);
+  }
+
+  private server(url: string): Promise<JanusServer | undefined> {
+    const have = this.servers.get(url);
+    // Up, or reconnecting to claim its session (its calls' legs live in it): never replaced then.
+    if (have && !have.gone) return Promise.resolve(have.up ? have : undefined);
+    const pending = this.connecting.get(url);
+    if (pending) return pending;
+    const p = (async () => {
+      try {
+        have?.close();
+        const s = await JanusServer.connect({ url, apiSecret: this.o.apiSecret, log: this.o.log });
+        const control = await s.attach();
+        if (this.closed) {
+          s.close();
+          return undefined;
+        }
+        this.servers.set(url, s);
+        this.control.set(url, control);
+        this.o.log.info({ janus: url }, 'janus connected');
+        return s;
+      } catch (err) {
+        this.o.log.warn({ janus: url, err: (err as Error).message }, 'janus not reachable');
+        return undefined;
+      } finally {
+        this.connecting.delete(url);
+      }
+    })();
+    this.connecting.set(url, p);
+    return p;
+  }
+
+  private async load(url: string): Promise<Load | undefined> {
+    const server = await this.server(url);
+    const control = this.control.get(url);
+    if (!server || control === undefined) return undefined;
+    try {
+      const r = await server.message(control, { request: 'list' }, undefined);
+      const list = (r.plugindata?.data.list ?? []) as Array<{ num_participants?: number }>;
+      return { server, rooms: list.length, participants: list.reduce((n, x) => n + (x.num_participants ?? 0), 0) };
+    } catch (err) {
+      this.o.log.warn({ janus: url, err: (err as Error).message }, 'janus did not list its rooms');
+      return undefined;
+    }
+  }
+
+  /** The least loaded reachable Janus (fewest participants, then fewest rooms, then the order of JANUS_URLS). */
+  private async pick(): Promise<JanusServer> {
+    const loads = (await Promise.all(this.o.urls.map((u) => this.load(u)))).filter((l): l is Load => l !== undefined);
+    loads.sort((a, b) => a.participants - b.participants || a.rooms - b.rooms);
+    const best = loads[0];
+    if (!best) throw new JanusError('DISCONNECTED', 'no Janus server of JANUS_URLS is reachable');
+    return best.server;
+  }
+
+  /**
+   * A room for the call on the least loaded Janus, and the caller's leg in it: joined with
+   * the Service's offer, answered completely by Janus (non-trickle).
+   */
+  async openRoom(wacid: string, callerOffer: string): Promise<RoomRef & { answer: string }> {
+    const existing = this.legs.get(wacid);
+    if (existing) throw new Error(`call ${wacid} already has a room (${existing.room})`);
+    const server = await this.pick();
+    const control = this.control.get(server.url)!;
+    let room = 0;
+    for (let tries = 0; ; tries++) {
+      room = randomInt(1, 2 ** 47);
+      try {
+        await server.message(control, {
+          request: 'create',
+          room,
+          description: wacid.slice(0, 64),
+          sampling_rate: 48000,
+          default_prebuffering: this.o.prebuffering ?? 2,
+          permanent: false,
+        });
+        break;
+      } catch (err) {
+        // 486: a room with that number exists already (another call's): draw another.
+        if (!(err instanceof JanusError && err.code === 486) || tries >= 3) throw err;
+      }
+    }
+    const leg: Leg = { server, room, caller: 0 };
+    this.legs.set(wacid, leg);
+    try {
+      leg.caller = await server.attach((m) => this.legEvent(wacid, 'caller', m));
+      const joined = await server.message(leg.caller, { request: 'join', room, display: 'caller', codec: 'opus' }, { type: 'offer', sdp: callerOffer });
+      if (joined.jsep?.type !== 'answer' || !joined.jsep.sdp) throw new Error(`janus gave no answer to the caller's offer (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
+      return { janus: server.url, room, answer: joined.jsep.sdp };
+    } catch (err) {
+      await this.closeRoom(wacid, { janus: server.url, room });
+      throw err;
+    }
+  }
+
+  /** An offer for the agent's leg into the call's room (Janus offers; the agent answers with `agentAnswer`). */
+  async agentOffer(wacid: string, name: string): Promise<string> {
+    const leg = this.legs.get(wacid);
+    if (!leg) throw new Error(`call ${wacid} has no room on this node`);
+    if (leg.agent !== undefined) {
+      // A page that came back: its old leg goes, the new one joins the same room.
+      const old = leg.agent;
+      leg.agent = undefined;
+      await leg.server.detach(old);
+    }
+    const handle = await leg.server.attach((m) => this.legEvent(wacid, 'agent', m));
+    leg.agent = handle;
+    const joined = await leg.server.message(handle, { request: 'join', room: leg.room, display: name.slice(0, 64), codec: 'opus', generate_offer: true });
+    if (joined.jsep?.type !== 'offer' || !joined.jsep.sdp) throw new Error(`janus gave no offer for the agent's leg (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
+    return joined.jsep.sdp;
+  }
+
+  /** The agent's answer to `agentOffer`: the leg is complete (ICE and DTLS follow). */
+  async agentAnswer(wacid: string, sdp: string): Promise<void> {
+    const leg = this.legs.get(wacid);
+    if (!leg || leg.agent === undefined) throw new Error(`call ${wacid} has no agent leg waiting for an answer on this node`);
+    await leg.server.message(leg.agent, { request: 'configure' }, { type: 'answer', sdp });
+  }
+
+  /** Whether this node holds the call's room (its legs are driven from here). */
+  holds(wacid: string): boolean {
+    return this.legs.has(wacid);
+  }
+
+  /**
+   * The legs detached and the room destroyed. `where` (from the call record) finds a room
+   * this process did not open; a room already gone is not an error. Safe twice.
+   */
+  async closeRoom(wacid: string, where?: RoomRef): Promise<void> {
+    const leg = this.legs.get(wacid);
+    this.legs.delete(wacid);
+    if (leg) {
+      await Promise.all([leg.server.detach(leg.caller), ...(leg.agent !== undefined ? [leg.server.detach(leg.agent)] : [])]);
+    }
+    const url = leg?.server.url ?? where?.janus;
+    const room = leg?.room ?? where?.room;
+    if (url === undefined || room === undefined || !this.o.urls.includes(url)) return;
+    const server = await this.server(url);
+    const control = this.control.get(url);
+    if (!server || control === undefined) return;
+    try {
+      await server.message(control, { request: 'destroy', room, permanent: false });
+    } catch (err) {
+      // 485: no such room (destroyed already).
+      if (!(err instanceof JanusError && err.code === 485)) this.o.log.warn({ wacid, janus: url, room, err: (err as Error).message }, 'room not destroyed');
+    }
+  }
+
+  private legEvent(wacid: string, who: 'caller' | 'agent', m: JanusMessage): void {
+    if (m.janus === 'webrtcup' || m.janus === 'hangup') this.o.log.info({ wacid, leg: who, janus: m.janus }, `anchor ${who} leg ${m.janus === 'webrtcup' ? 'connected' : 'hung up'}`);
+  }
+
+  /** Closes every connection (rooms stay until their calls' ends destroy them, or Janus's reclaim timeout). Safe twice. */
+  close(): void {
+    this.closed = true;
+    for (const s of this.servers.values()) s.close();
+    this.servers.clear();
+  }
+}
