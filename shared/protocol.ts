@@ -282,6 +282,12 @@ export const CallOffered = z.object({
   deadline: z.number(),
   /** When this offer stops ringing here (RING_TIMEOUT_MS): the agent's countdown. `deadline` is the accept window. */
   ringUntil: z.number().optional(),
+  /**
+   * `anchor` (MEDIA_MODE=anchor; added, issue 30): the caller is held in a media server's room
+   * and `sdp` is for information only. Answer with `call.answer` without `sdp`; the server
+   * then sends `call.legOffer` for this client's own leg into the room. Absent: direct.
+   */
+  media: z.literal('anchor').optional(),
 });
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
@@ -289,6 +295,12 @@ export const CallRevoked = z.object({
   reason,
 });
 export const CallRemoteAnswer = z.object({ type: z.literal('call.remoteAnswer'), wacid, sdp });
+/**
+ * Anchor mode (added, issue 30): an SDP offer for this client's own leg into the call's room
+ * on the media server (complete, non-trickle), sent to the connection that answered. Reply
+ * with `call.legAnswer`; the `call.answer` ack follows once the Service accepted.
+ */
+export const CallLegOffer = z.object({ type: z.literal('call.legOffer'), wacid, sdp });
 export const CallState = CallView.extend({ type: z.literal('call.state') });
 export const MediaAvailable = z.object({
   type: z.literal('media.available'),
@@ -432,6 +444,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   CallOffered,
   CallRevoked,
   CallRemoteAnswer,
+  CallLegOffer,
   CallState,
   MediaAvailable,
   PresenceChanged,
@@ -482,7 +495,10 @@ export const CallWrapupDraft = z.object({
 export const WRAP_TYPING_PAUSE_MS = 3_000;
 /** "More time": extend after-call work once by WRAP_UP_MS. Ack `{until}`. */
 export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: reqId });
-export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
+/** `sdp`: the complete answer to `call.offered.sdp`; required in direct mode, left out in anchor mode (`call.offered.media`). */
+export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp: sdp.optional() });
+/** Anchor mode (added, issue 30): the complete answer to `call.legOffer`. Ack `{}`. */
+export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
 /** The holding page reports how the call's audio travels. Ack `{}`. */
@@ -515,6 +531,7 @@ export const MonitorSignal = z
 export const ClientMsg = z.discriminatedUnion('type', [
   PresenceSet,
   CallAnswer,
+  CallLegAnswer,
   CallDecline,
   CallHangup,
   CallDial,

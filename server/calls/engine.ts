@@ -18,7 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
-import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.ts';
+import { Applier, fromRecord, type AnchorPort, type Committed, type ServiceCalls } from './apply.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
@@ -68,6 +68,8 @@ export interface EngineOptions {
   awayReasons?: readonly string[];
   /** A wrap-up was given, or after-call work ran out (`Not set`): history and the contact note. */
   onWrapup?: (w: Wrapup) => void;
+  /** MEDIA_MODE=anchor: inbound calls' caller legs go into rooms of this media anchor (server/anchor). */
+  anchor?: AnchorPort;
 }
 
 /** States in which the call's agent holds it (the lifecycle's `agentBusy` until `agentFree`). */
@@ -87,8 +89,10 @@ export class CallEngine {
   private readonly dispositions: readonly string[];
   private readonly awayReasons: readonly string[];
   private readonly now: () => number;
+  private readonly anchored: boolean;
 
   constructor(o: EngineOptions) {
+    this.anchored = o.anchor !== undefined;
     const now = o.now ?? Date.now;
     this.now = now;
     this.store = o.store;
@@ -127,6 +131,7 @@ export class CallEngine {
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
       ...(o.onOffered ? { onOffered: o.onOffered } : {}),
+      anchor: o.anchor,
     });
     this.requests = new Requests({
       store: o.store,
@@ -146,6 +151,7 @@ export class CallEngine {
       awayReasons: this.awayReasons,
       wrapUpMs: o.wrapUpMs ?? 60_000,
       onWrapup: o.onWrapup,
+      anchor: o.anchor,
     });
   }
 
@@ -228,6 +234,8 @@ export class CallEngine {
    */
   async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
     const e = toCallEvent(event, receivedAt);
+    // Anchor mode: an inbound call's caller goes into a media room (business-initiated calls stay direct for now).
+    if (this.anchored && e.type === 'connect' && e.direction === 'USER_INITIATED') e.media = 'anchor';
     // A connect is almost always new: created without reading first (one store round trip
     // less before the offer); one already known fails the create and is read and applied.
     await this.applier.apply(e, e.type === 'connect' ? null : undefined);

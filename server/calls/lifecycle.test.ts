@@ -71,6 +71,10 @@ const EVENTS: Record<string, CallEvent> = {
   resume: { type: 'resume', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r6' },
   path: { type: 'path', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r7', path: 'relay-tcp' },
   dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
+  anchored: { type: 'anchored', wacid: W, at: SOON, janus: 'ws://j1:8188', room: 7, sdp: 'v=0\r\njanus\r\n' },
+  anchorFailed: { type: 'anchorFailed', wacid: W, at: SOON, reason: 'no Janus server of JANUS_URLS is reachable' },
+  legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
+  legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -82,6 +86,7 @@ const EVENTS: Record<string, CallEvent> = {
  */
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
+    anchored: '=', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -101,6 +106,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: '=',
   },
   queued: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -117,6 +123,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting reject notify',
   },
   ringing: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -133,6 +140,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting revoke reject notify',
   },
   answering: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -150,6 +158,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending reply terminate notify',
   },
   rejecting: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -164,6 +173,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended notify',
   },
   dialing: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -181,6 +191,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   connected: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -196,6 +207,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   active: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -209,6 +221,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -223,6 +236,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended agentFree notify',
   },
   ended: {
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -609,5 +623,80 @@ describe('rejecting: a reject with no terminate event is sent again, bounded (as
     expect(r.effects.map((e) => e.kind)).toEqual(['reject']);
     expect(r.call!.terminateRetries).toBe(2);
     expect(nextDue(r.call!, P2)).toBe(r.call!.endBy);
+  });
+});
+
+describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent joins with a leg of its own', () => {
+  const JANUS_ANSWER = 'v=0\r\njanus answer\r\n';
+  const ev = (e: Omit<CallEvent, 'wacid' | 'at'> & { at?: number }) => ({ wacid: W, at: SOON, ...e }) as CallEvent;
+  const kinds = (effects: Effect[]) => effects.map((e) => e.kind);
+  const connect = ev({ ...EVENTS.connectIn!, media: 'anchor' } as never);
+
+  it('connect: queued, marked anchor; the room is opened while routing rings an agent', () => {
+    const r = transition(null, connect, P);
+    expect(r.call).toMatchObject({ state: 'queued', media: 'anchor' });
+    expect(kinds(r.effects)).toEqual(['anchor', 'route', 'notify']);
+  });
+
+  it("Janus's answer is the business SDP: answer → the agent's leg; legReady → preAccept + accept with Janus's answer, byte-identical", () => {
+    let c = transition(null, connect, P).call!;
+    c = transition(c, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).call!;
+    expect(c).toMatchObject({ state: 'queued', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: JANUS_ANSWER });
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    const answered = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P);
+    expect(answered.call).toMatchObject({ state: 'answering', agent: 'a1', conn: 'c1', answerSdp: JANUS_ANSWER });
+    expect(answered.effects[0]).toEqual({ kind: 'agentLeg', agent: 'a1', conn: 'c1' });
+    expect(kinds(answered.effects)).not.toContain('accept');
+    // Only the holding connection's leg counts.
+    expect(transition(answered.call, ev({ type: 'legReady', agent: 'a1', conn: 'c9' }), P).call).toBe(answered.call);
+    const ready = transition(answered.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
+    expect(ready.call).toMatchObject({ state: 'answering', legReady: true });
+    expect(ready.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
+    expect(transition(ready.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P).call).toBe(ready.call); // once
+    const active = transition(ready.call, ev({ type: 'acceptOk' }), P);
+    expect(active.call).toMatchObject({ state: 'active' });
+    // Whatever ends the call gives the room back.
+    const ended = transition(active.call, ev({ type: 'terminate', result: 'COMPLETED' }), P);
+    expect(ended.call?.state).toBe('ended');
+    expect(ended.effects.at(-1)).toEqual({ kind: 'closeRoom', janus: 'ws://j1:8188', room: 7 });
+  });
+
+  it('an answer before the room is ready: the accept waits for both legs', () => {
+    let c = transition(null, connect, P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
+    const ready = transition(c, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
+    expect(ready.effects).toEqual([]);
+    const anchored = transition(ready.call, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P);
+    expect(anchored.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
+  });
+
+  it('no room: the call is refused through the Service saying why (a ringing agent is told)', () => {
+    const q = transition(null, connect, P).call!;
+    const r1 = transition(q, ev({ type: 'anchorFailed', reason: 'no Janus server of JANUS_URLS is reachable' }), P);
+    expect(r1.call).toMatchObject({ state: 'rejecting', errorCode: 'ANCHOR_UNAVAILABLE', reason: 'media anchor unavailable: no Janus server of JANUS_URLS is reachable' });
+    expect(kinds(r1.effects)).toEqual(['reject', 'notify']);
+    const ringing = transition(q, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    expect(kinds(transition(ringing, ev({ type: 'anchorFailed', reason: 'x' }), P).effects)).toEqual(['revoke', 'reject', 'notify']);
+  });
+
+  it("the agent's leg failed: the answer is refused, the call rejected, the agent freed", () => {
+    let c = transition(null, connect, P).call!;
+    c = transition(c, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
+    const r = transition(c, ev({ type: 'legFailed', agent: 'a1', reason: 'janus gave no offer' }), P);
+    expect(r.call?.state).toBe('rejecting');
+    expect(kinds(r.effects)).toEqual(['reply', 'reject', 'agentFree', 'notify']);
+    // The room goes when the terminate event ends it.
+    expect(transition(r.call, ev({ type: 'terminate', result: 'REJECTED' }), P).effects.at(-1)).toMatchObject({ kind: 'closeRoom', room: 7 });
+  });
+
+  it('a room opened for a call that is over already (or a second one) is given back', () => {
+    const gone = { ...FIXTURES.ended, media: 'anchor' as const };
+    expect(transition(gone, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 9, sdp: JANUS_ANSWER }), P).effects).toEqual([{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 9 }]);
+    const held = { ...FIXTURES.queued, media: 'anchor' as const, anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: JANUS_ANSWER };
+    expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 8, sdp: 'v=0\r\nother\r\n' }), P)).toEqual({ call: held, effects: [{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 8 }] });
+    expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).effects).toEqual([]); // a repeat
   });
 });

@@ -109,6 +109,15 @@ export interface Call {
   holdMs?: number;
   /** How the audio travels, as the holding page reported it. */
   path?: NetworkPath;
+  /**
+   * `anchor` (MEDIA_MODE=anchor, inbound): the caller's leg is held in a Janus room and the
+   * agent joins it with a leg of its own; absent: direct (the caller's audio ends in the page).
+   */
+  media?: 'anchor';
+  /** Anchor mode: the room holding the caller's leg (which Janus, which room). Set once the caller joined. */
+  anchor?: { janus: string; room: number };
+  /** Anchor mode, answering: the agent's leg into the room is complete (its answer configured). */
+  legReady?: boolean;
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -129,6 +138,8 @@ export type CallEvent =
       to: string;
       sdp?: string;
       dialTime?: number;
+      /** MEDIA_MODE=anchor: an inbound call's caller leg goes into a Janus room. */
+      media?: 'anchor';
     })
   | (At & {
       type: 'terminate';
@@ -174,6 +185,14 @@ export type CallEvent =
       to: string;
       sdp: string;
     })
+  /** Anchor mode: the caller joined a room with the Service's offer; `sdp` is Janus's complete answer (the business SDP). */
+  | (At & { type: 'anchored'; janus: string; room: number; sdp: string })
+  /** Anchor mode: no room could hold the caller (no Janus reachable, Janus refused the offer). */
+  | (At & { type: 'anchorFailed'; reason: string })
+  /** Anchor mode: the holding agent's leg into the room is complete (it answered Janus's offer). */
+  | (At & { type: 'legReady'; agent: string; conn: string })
+  /** Anchor mode: the agent's leg could not be set up (no offer from Janus, or its answer refused). */
+  | (At & { type: 'legFailed'; agent: string; reason: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
   | (At & { type: 'tick' });
 
@@ -196,6 +215,10 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'resume',
   'path',
   'dialed',
+  'anchored',
+  'anchorFailed',
+  'legReady',
+  'legFailed',
   'tick',
 ];
 
@@ -223,7 +246,13 @@ export type Effect =
   /** The agent no longer holds this call; `wrapUp` when a conversation happened. */
   | { kind: 'agentFree'; agent: string; wrapUp: boolean }
   /** Ring timed out: set the agent away so calls stop ringing at an empty desk. */
-  | { kind: 'agentNoAnswer'; agent: string };
+  | { kind: 'agentNoAnswer'; agent: string }
+  /** Anchor mode: a room for the call, the caller joined with its offer (`anchored` / `anchorFailed` follow). */
+  | { kind: 'anchor' }
+  /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
+  | { kind: 'agentLeg'; agent: string; conn: string }
+  /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
+  | { kind: 'closeRoom'; janus: string; room: number };
 
 export interface Policy {
   acceptWindowMs: number;
@@ -355,6 +384,16 @@ function holder(call: Call): string | undefined {
  * the same output; the input is never mutated.
  */
 export function transition(call: Call | null, event: CallEvent, policy: Policy = DEFAULT_POLICY): Transition {
+  const t = step(call, event, policy);
+  // Anchor mode: a call that ends gives its room back (whatever ended it).
+  const after = t.call;
+  if (after?.anchor && after.state === 'ended' && call?.state !== 'ended') {
+    return { call: after, effects: [...t.effects, { kind: 'closeRoom', janus: after.anchor.janus, room: after.anchor.room }] };
+  }
+  return t;
+}
+
+function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
   if (call === null) return fromNothing(event, policy);
   const e = event;
   switch (e.type) {
@@ -450,9 +489,62 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
       return onPath(call, e);
     case 'dialed':
       return onDialed(call, e);
+    case 'anchored':
+      return onAnchored(call, e);
+    case 'anchorFailed':
+      return onAnchorFailed(call, e, policy);
+    case 'legReady':
+      if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
+      // Accept once both legs are there: the caller's (Janus's answer) and the agent's.
+      return to(call, { legReady: true }, ...(call.answerSdp !== undefined ? [{ kind: 'accept', sdp: call.answerSdp } as Effect] : []));
+    case 'legFailed':
+      if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent) return same(call);
+      return refuseAnswering(call, e.at, 'INTERNAL', `the agent's audio could not join the call: ${e.reason}`, policy);
     case 'tick':
       return onTick(call, e, policy);
   }
+}
+
+/**
+ * Anchor mode: the caller is in a room; Janus's answer is the business SDP. Its accept goes
+ * once the agent's leg is ready too. A room opened for a call that is over already is given back.
+ */
+function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Transition {
+  const room = { janus: e.janus, room: e.room };
+  const live = call.state === 'queued' || call.state === 'ringing' || call.state === 'answering';
+  if (call.media !== 'anchor' || call.anchor !== undefined || !live) {
+    const same_ = call.anchor?.janus === e.janus && call.anchor.room === e.room;
+    return same(call, ...(same_ ? [] : [{ kind: 'closeRoom', ...room } as Effect]));
+  }
+  const accept = call.state === 'answering' && call.legReady ? [{ kind: 'accept', sdp: e.sdp } as Effect] : [];
+  return to(call, { anchor: room, answerSdp: e.sdp }, ...accept);
+}
+
+/** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
+function onAnchorFailed(call: Call, e: Extract<CallEvent, { type: 'anchorFailed' }>, policy: Policy): Transition {
+  if (call.media !== 'anchor' || call.anchor !== undefined) return same(call);
+  const reason = `media anchor unavailable: ${e.reason}`;
+  if (call.state === 'answering') return refuseAnswering(call, e.at, 'ANCHOR_UNAVAILABLE', reason, policy);
+  if (call.state !== 'queued' && call.state !== 'ringing') return same(call);
+  return to(
+    call,
+    { state: 'rejecting', agent: undefined, ringUntil: undefined, reason, errorCode: 'ANCHOR_UNAVAILABLE', endBy: e.at + policy.endingTimeoutMs },
+    ...(call.state === 'ringing' && call.agent ? [{ kind: 'revoke', agent: call.agent, reason: 'media unavailable' } as Effect] : []),
+    { kind: 'reject' },
+    { kind: 'notify' },
+  );
+}
+
+/** An answering call that cannot be accepted (nothing was sent to the Service yet): reject it, tell the agent why, free the agent. */
+function refuseAnswering(call: Call, at: number, code: string, reason: string, policy: Policy): Transition {
+  return to(
+    call,
+    { state: 'rejecting', reason, errorCode: code, endBy: at + policy.endingTimeoutMs, reqId: undefined },
+    ...(call.conn && call.reqId ? [fail({ conn: call.conn, reqId: call.reqId }, 'SERVICE_ERROR', reason)] : []),
+    { kind: 'reject' },
+    ...(call.agent ? [{ kind: 'agentFree', agent: call.agent, wrapUp: false } as Effect] : []),
+    { kind: 'notify' },
+  );
 }
 
 function fromNothing(e: CallEvent, policy: Policy): Transition {
@@ -477,7 +569,7 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
         };
       }
       const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
-      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}) };
+      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}) };
       if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs) {
         // Delivered too late to ring anyone (or unusable): refuse it now rather than let it ring out.
         return {
@@ -490,7 +582,8 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
           effects: [{ kind: 'reject' }, { kind: 'notify' }],
         };
       }
-      return { call, effects: [{ kind: 'route' }, { kind: 'notify' }] };
+      // Anchor mode: the caller goes into a room while the call rings (the answer waits for it if it must).
+      return { call, effects: [...(call.media === 'anchor' ? [{ kind: 'anchor' } as Effect] : []), { kind: 'route' }, { kind: 'notify' }] };
     }
     case 'terminate':
       // Tombstone: the call is over before we saw it start; a late connect must not ring.
@@ -630,8 +723,11 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
     if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
     if (call.deadline !== undefined && e.at >= call.deadline) return same(call, fail(e, 'CONFLICT', 'the accept window has closed'));
     // First claim wins: the current ringing agent, or an earlier one whose ring just timed out.
+    // Anchor mode: the agent's leg into the room first (offered to the answering connection);
+    // the accept, with Janus's answer, goes when that leg is ready (`legReady`).
+    const anchor = call.media === 'anchor';
     const effects: Effect[] = [
-      { kind: 'accept', sdp: e.sdp },
+      anchor ? { kind: 'agentLeg', agent: e.agent, conn: e.conn } : { kind: 'accept', sdp: e.sdp },
       { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
     ];
     if (call.state === 'ringing' && call.agent && call.agent !== e.agent) {
@@ -646,7 +742,7 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
         conn: e.conn,
         tab: e.tab,
         reqId: e.reqId,
-        answerSdp: e.sdp,
+        ...(anchor ? {} : { answerSdp: e.sdp }),
         ringUntil: undefined,
         endBy: Math.max(call.deadline ?? e.at, e.at) + policy.answerGraceMs,
       },
