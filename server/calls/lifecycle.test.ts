@@ -628,9 +628,10 @@ describe('rejecting: a reject with no terminate event is sent again, bounded (as
 
 describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent joins with a leg of its own', () => {
   const JANUS_ANSWER = 'v=0\r\njanus answer\r\n';
-  const ev = (e: Omit<CallEvent, 'wacid' | 'at'> & { at?: number }) => ({ wacid: W, at: SOON, ...e }) as CallEvent;
+  type Without<E> = E extends CallEvent ? Omit<E, 'wacid' | 'at'> : never;
+  const ev = (e: Without<CallEvent>) => ({ wacid: W, at: SOON, ...e }) as CallEvent;
   const kinds = (effects: Effect[]) => effects.map((e) => e.kind);
-  const connect = ev({ ...EVENTS.connectIn!, media: 'anchor' } as never);
+  const connect: CallEvent = { ...(EVENTS.connectIn as Extract<CallEvent, { type: 'connect' }>), media: 'anchor' };
 
   it('connect: queued, marked anchor; the room is opened while routing rings an agent', () => {
     const r = transition(null, connect, P);
