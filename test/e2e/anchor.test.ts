@@ -1,0 +1,155 @@
+/**
+ * Anchor mode (MEDIA_MODE=anchor), end to end with real parts only: a private Janus 1.1.2
+ * (AudioBridge) in a network namespace this test makes, the bridge on loopback, the
+ * emulator's werift caller (it offers every address of this machine, the veth's host end
+ * included, and answers only checks from its links: Janus reaches it over the veth) and a
+ * werift program agent whose leg joins the room through the WebSocket signalling only.
+ *
+ * Asserted: the business SDP sent with preAccept and with accept is Janus's answer, byte for
+ * byte (non-trickle, Opus only, SHA-256, Janus's own address in its candidates); the agent
+ * gets an offer for its own leg after answering; the caller hears the agent's voice and the
+ * agent hears the caller's tone, through the room's mix, measured by energy per frequency;
+ * the room is destroyed when the call ends. Figures are printed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromRecord } from '../../server/calls/apply.ts';
+import { createNetns, type Netns } from '../support/netns.ts';
+import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
+import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { AGENT_HZ, WeriftAgent } from './werift-agent.ts';
+
+const CALLER_HZ = 400; // the emulator caller's default tone
+/** A 0.25–0.3 tone arrives at ~0.25 after Opus; an absent one measures ≤ 0.002. */
+const HEARD = 0.05;
+
+let ns: Netns;
+let janus: TestJanus;
+let control: JanusApi;
+let b: Bridge;
+let agent: ProtocolClient;
+const peers: WeriftAgent[] = [];
+
+beforeAll(async () => {
+  ns = await createNetns();
+  janus = await startJanus(ns);
+  control = await JanusApi.connect(janus.url);
+  b = await startBridge({ agents: ['agent1'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: '0' } });
+  agent = await agentClient(b.url, 'agent1');
+}, 60_000);
+afterAll(async () => {
+  for (const p of peers) await p.close();
+  agent?.close();
+  await b?.close();
+  control?.close();
+  await janus?.close();
+  await ns?.close();
+});
+
+async function rooms(): Promise<number[]> {
+  const h = await control.attach();
+  const list = (await control.message(h, { request: 'list' })).plugindata!.data.list as Array<{ room: number }>;
+  await control.request({ janus: 'detach', handle_id: h });
+  return list.map((r) => r.room);
+}
+
+async function callerHears(wacid: string, ms: number): Promise<{ voice: number; blocks: number }> {
+  const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ}&ms=${ms}`);
+  return { voice: (r.levels as number[])[0]!, blocks: r.blocks as number };
+}
+
+describe('anchor mode: the caller held in a Janus room, a werift program agent joins it', () => {
+  it("the business SDP of preAccept and accept is Janus's answer, byte-identical; the agent's leg is offered on answer; audio both ways through the room; the room is destroyed after", async () => {
+    const i = agent.received.length;
+    const tConnect = Date.now();
+    const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
+    const offered = await agent.next('call.offered', (m) => m.wacid === wacid, 10_000, i);
+    expect(offered.media).toBe('anchor');
+    const ringMs = Date.now() - tConnect;
+
+    // The room holds the caller already (or soon): its answer is on the record.
+    const rec = await until('the caller joined a room', async () => {
+      const r = await b.store.getCall(wacid);
+      const c = r ? fromRecord(r) : undefined;
+      return c?.anchor && c.answerSdp ? c : undefined;
+    }, 5_000);
+    expect(rec.anchor!.janus).toBe(janus.url);
+    expect(await rooms()).toContain(rec.anchor!.room);
+    const janusAnswer = rec.answerSdp!;
+    // Janus's: complete (non-trickle), its only address (the namespace's), Opus only, SHA-256.
+    expect(janusAnswer).toMatch(new RegExp(`^a=candidate:.* ${ns.nsAddress.replace(/\./g, '\\.')} \\d+ typ host`, 'm'));
+    expect(janusAnswer).toMatch(/^a=end-of-candidates/m);
+    expect(janusAnswer).toMatch(/^a=rtpmap:\d+ opus\/48000\/2/m);
+    expect(janusAnswer).not.toMatch(/telephone-event|PCMU|PCMA/);
+    expect(janusAnswer).toMatch(/^a=fingerprint:sha-256 /m);
+
+    // Answer (no SDP in anchor mode): the leg offer comes to this connection; the ack after accept.
+    const tAnswer = Date.now();
+    const answered = agent.request({ type: 'call.answer', wacid }, 20_000);
+    const legOffer = await agent.next('call.legOffer', (m) => m.wacid === wacid, 10_000, i);
+    const legOfferMs = Date.now() - tAnswer;
+    const peer = await WeriftAgent.answer(legOffer.sdp, { network: 'machine' });
+    peers.push(peer);
+    expect(await agent.request({ type: 'call.legAnswer', wacid, sdp: peer.sdp })).toMatchObject({ type: 'ack' });
+    expect(await answered).toMatchObject({ type: 'ack', wacid, startedAt: expect.any(Number) });
+    const acceptedMs = Date.now() - tAnswer;
+    peer.speak();
+    await peer.connected(15_000);
+    const agentConnectedMs = Date.now() - tAnswer;
+
+    // preAccept and accept carried Janus's answer, byte for byte.
+    const sent = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/answers`);
+    expect(sent.preAccept).toBe(janusAnswer);
+    expect(sent.accept).toBe(janusAnswer);
+
+    // Audio both ways through the room's mix: first heard (a 200 ms window), then a second of it.
+    await until('the caller first hears the agent', async () => (await callerHears(wacid, 200)).voice > HEARD, 15_000);
+    const callerFirstHeardMs = Date.now() - tAnswer;
+    let voice = 0;
+    await until('the caller hears the agent through the room', async () => {
+      const h = await callerHears(wacid, 1000);
+      voice = h.voice;
+      return h.voice > HEARD && h.blocks >= 10;
+    }, 15_000);
+    const callerHeardMs = Date.now() - tAnswer;
+    let tone = 0;
+    await until('the agent hears the caller through the room', () => {
+      const h = peer.peer.hears([CALLER_HZ], 1000);
+      tone = h.levels[0]!;
+      return tone > HEARD && h.blocks >= 10;
+    }, 15_000);
+    const emu = await emulatorCall(b.emu, wacid);
+    console.log(
+      `anchor e2e: connect → ring ${ringMs} ms; answer → leg offer ${legOfferMs} ms, → accepted (ack) ${acceptedMs} ms, → agent leg connected ${agentConnectedMs} ms, → caller first hears the agent ${callerFirstHeardMs} ms (a full second of it by ${callerHeardMs} ms); ` +
+        `levels: caller hears the agent at ${voice.toFixed(3)} (${AGENT_HZ} Hz), the agent hears the caller at ${tone.toFixed(3)} (${CALLER_HZ} Hz); caller packets before accept: ${emu.earlyPackets}`,
+    );
+
+    // Hang up: the call ends at the Service and its room is destroyed.
+    expect(await agent.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    const ended = await until('the emulator ends the call', async () => {
+      const c = await emulatorCall(b.emu, wacid);
+      return c.state === 'ended' ? c : undefined;
+    }, 10_000);
+    expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
+    expect(ended.terminate!.errors).toBeUndefined();
+    await until('the room is destroyed', async () => !(await rooms()).includes(rec.anchor!.room), 5_000);
+  }, 90_000);
+
+  it("without a reachable Janus the call is refused at the Service, saying why; readiness names Janus", async () => {
+    const other = await startBridge({ agents: ['agent1'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://127.0.0.1:9' } });
+    try {
+      const ready = await fetch(`${other.url}/readyz`);
+      expect(ready.status).toBe(503);
+      expect(await ready.text()).toContain('janus');
+      const wacid = (await emulatorRequest(other.emu, 'POST', '/calls', {})).wacid as string;
+      const ended = await until('the emulator ends the call', async () => {
+        const c = await emulatorCall(other.emu, wacid);
+        return c.state === 'ended' ? c : undefined;
+      }, 10_000);
+      expect(ended.terminate?.status).toBe('FAILED');
+      const rec = fromRecord((await other.store.getCall(wacid))!);
+      expect(rec.reason).toMatch(/^media anchor unavailable: no Janus server of JANUS_URLS is reachable/);
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
+});
