@@ -497,6 +497,12 @@ export const WRAP_TYPING_PAUSE_MS = 3_000;
 export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: reqId });
 /** `sdp`: the complete answer to `call.offered.sdp`; required in direct mode, left out in anchor mode (`call.offered.media`). */
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp: sdp.optional() });
+/**
+ * Anchor mode (added, issue 30): a page of the agent holding an active call (e.g. after a
+ * reload) takes its audio back: ack `{}`, then `call.legOffer` for a new leg into the call's
+ * room (the caller stayed there). CONFLICT in direct mode (the audio went with the old page).
+ */
+export const CallRejoin = z.object({ type: z.literal('call.rejoin'), id: reqId, wacid });
 /** Anchor mode (added, issue 30): the complete answer to `call.legOffer`. Ack `{}`. */
 export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
@@ -532,6 +538,7 @@ export const ClientMsg = z.discriminatedUnion('type', [
   PresenceSet,
   CallAnswer,
   CallLegAnswer,
+  CallRejoin,
   CallDecline,
   CallHangup,
   CallDial,

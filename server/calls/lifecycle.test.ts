@@ -75,6 +75,7 @@ const EVENTS: Record<string, CallEvent> = {
   anchorFailed: { type: 'anchorFailed', wacid: W, at: SOON, reason: 'no Janus server of JANUS_URLS is reachable' },
   legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
   legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
+  rejoin: { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -86,7 +87,7 @@ const EVENTS: Record<string, CallEvent> = {
  */
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
-    anchored: '=', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -106,7 +107,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: '=',
   },
   queued: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -123,7 +124,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting reject notify',
   },
   ringing: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -140,7 +141,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting revoke reject notify',
   },
   answering: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -158,7 +159,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending reply terminate notify',
   },
   rejecting: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -173,7 +174,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended notify',
   },
   dialing: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -191,7 +192,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   connected: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -207,7 +208,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   active: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -221,7 +222,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -236,7 +237,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended agentFree notify',
   },
   ended: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', // direct mode: no room (one opened anyway is given back)
+    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -699,5 +700,37 @@ describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent
     const held = { ...FIXTURES.queued, media: 'anchor' as const, anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: JANUS_ANSWER };
     expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 8, sdp: 'v=0\r\nother\r\n' }), P)).toEqual({ call: held, effects: [{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 8 }] });
     expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).effects).toEqual([]); // a repeat
+  });
+});
+
+describe('anchor mode: the call outlives the agent\'s page', () => {
+  const held: Call = { ...FIXTURES.active, media: 'anchor', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: 'v=0\r\njanus\r\n' };
+  const lost = { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' } as const;
+
+  it('the holding page lost: the call stays active (the caller in the room) until recoverBy, a timer way out', () => {
+    const r = transition(held, lost, P);
+    expect(r.call).toMatchObject({ state: 'active', recoverBy: SOON + P.agentRecoveryMs });
+    expect(r.effects).toEqual([]);
+    expect(nextDue(r.call!, P)).toBe(SOON + P.agentRecoveryMs);
+    expect(transition(r.call, lost, P).call).toBe(r.call); // once
+    expect(transition(r.call, { type: 'tick', wacid: W, at: SOON + 1000 }, P).call).toBe(r.call);
+    const late = transition(r.call, { type: 'tick', wacid: W, at: SOON + P.agentRecoveryMs }, P);
+    expect(late.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
+    expect(late.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+  });
+
+  it("the agent's new page rejoins: the call moves to it and a new leg is offered there", () => {
+    const away = transition(held, lost, P).call!;
+    const r = transition(away, { type: 'rejoin', wacid: W, at: SOON + 2000, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' }, P);
+    expect(r.call).toMatchObject({ state: 'active', conn: 'c2', tab: 't2' });
+    expect(r.call!.recoverBy).toBeUndefined();
+    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r8', ok: true }, { kind: 'agentLeg', agent: 'a1', conn: 'c2' }]);
+    // Another agent may not; a direct call cannot (its audio went with the page).
+    expect(transition(away, { type: 'rejoin', wacid: W, at: SOON, agent: 'a2', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'FORBIDDEN' });
+    expect(transition(FIXTURES.active, { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'CONFLICT' });
+  });
+
+  it('direct mode keeps ending the call when its page is lost', () => {
+    expect(transition(FIXTURES.active, lost, P).call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
   });
 });

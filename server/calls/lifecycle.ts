@@ -118,6 +118,11 @@ export interface Call {
   anchor?: { janus: string; room: number };
   /** Anchor mode, answering: the agent's leg into the room is complete (its answer configured). */
   legReady?: boolean;
+  /**
+   * Anchor mode, active: the holding page was lost (reload, crash) while the caller stays in
+   * the room; the agent has until then to come back (`rejoin`), or the call is ended.
+   */
+  recoverBy?: number;
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -193,6 +198,8 @@ export type CallEvent =
   | (At & { type: 'legReady'; agent: string; conn: string })
   /** Anchor mode: the agent's leg could not be set up (no offer from Janus, or its answer refused). */
   | (At & { type: 'legFailed'; agent: string; reason: string })
+  /** Anchor mode: the holding agent's page (a new one after a reload) joins the call's room again with a new leg. */
+  | (At & { type: 'rejoin'; agent: string; conn: string; tab?: string; reqId: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
   | (At & { type: 'tick' });
 
@@ -219,6 +226,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'anchorFailed',
   'legReady',
   'legFailed',
+  'rejoin',
   'tick',
 ];
 
@@ -272,6 +280,8 @@ export interface Policy {
   terminateRetryMs: number;
   /** How long an outbound call may stay unanswered (dialing/connected). */
   dialTimeoutMs: number;
+  /** Anchor mode: how long the caller waits in the room for the agent's lost page to come back before the call ends. */
+  agentRecoveryMs: number;
 }
 
 export const DEFAULT_POLICY: Policy = Object.freeze({
@@ -282,6 +292,7 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   endingTimeoutMs: ENDING_TIMEOUT_MS,
   terminateRetryMs: 5_000,
   dialTimeoutMs: 90_000,
+  agentRecoveryMs: 20_000,
 });
 
 export interface Transition {
@@ -312,6 +323,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
+      return call.recoverBy;
     case 'ended':
       return undefined;
   }
@@ -497,7 +509,13 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
       // Accept once both legs are there: the caller's (Janus's answer) and the agent's.
       return to(call, { legReady: true }, ...(call.answerSdp !== undefined ? [{ kind: 'accept', sdp: call.answerSdp } as Effect] : []));
+    case 'rejoin':
+      return onRejoin(call, e);
     case 'legFailed':
+      // Active (a rejoin's leg failed): the agent is still without audio; the recovery clock runs.
+      if (call.state === 'active' && call.media === 'anchor' && holder(call) === e.agent) {
+        return call.recoverBy !== undefined ? same(call) : to(call, { recoverBy: e.at + policy.agentRecoveryMs });
+      }
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent) return same(call);
       return refuseAnswering(call, e.at, 'INTERNAL', `the agent's audio could not join the call: ${e.reason}`, policy);
     case 'tick':
@@ -819,6 +837,11 @@ function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy:
  */
 function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, policy: Policy): Transition {
   if (holder(call) !== e.agent || call.conn !== e.conn) return same(call);
+  if (call.media === 'anchor' && call.state === 'active') {
+    // Anchor mode: the caller stays in the room; the agent's page may come back (`rejoin`) until `recoverBy`.
+    if (call.recoverBy !== undefined) return same(call);
+    return to(call, { recoverBy: e.at + policy.agentRecoveryMs });
+  }
   switch (call.state) {
     case 'answering':
     case 'active':
@@ -838,7 +861,15 @@ function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, pol
 function onAttach(call: Call, e: Extract<CallEvent, { type: 'attach' }>): Transition {
   const live = call.state === 'answering' || call.state === 'active' || call.state === 'dialing' || call.state === 'connected';
   if (!live || holder(call) !== e.agent || call.tab === undefined || call.tab !== e.tab || call.conn === e.conn) return same(call);
-  return to(call, { conn: e.conn });
+  return to(call, { conn: e.conn, recoverBy: undefined });
+}
+
+/** Anchor mode: the agent's page (a reload's new one) takes the call back: a new leg into the same room. */
+function onRejoin(call: Call, e: Extract<CallEvent, { type: 'rejoin' }>): Transition {
+  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  if (call.media !== 'anchor') return same(call, fail(e, 'CONFLICT', "this call has no media room: its audio was in the page that held it"));
+  if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be rejoined`));
+  return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), { kind: 'agentLeg', agent: e.agent, conn: e.conn });
 }
 
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
@@ -930,6 +961,14 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
       );
     }
     case 'active':
+      if (call.recoverBy === undefined || e.at < call.recoverBy) return same(call);
+      // The agent's page did not come back: end the call at the Service, saying why.
+      return to(
+        call,
+        { state: 'ending', reqId: undefined, recoverBy: undefined, reason: AGENT_PAGE_LOST, endBy: e.at + policy.endingTimeoutMs },
+        { kind: 'terminate' },
+        { kind: 'notify' },
+      );
     case 'ended':
       return same(call);
   }

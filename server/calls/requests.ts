@@ -254,6 +254,13 @@ export class Requests {
       }
       case 'call.legAnswer':
         return this.legAnswer(conn, msg, fail);
+      case 'call.rejoin': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        await this.o.apply({ type: 'rejoin', wacid: msg.wacid, at, agent: user.name, conn: conn.id, ...(conn.tab ? { tab: conn.tab } : {}), reqId: msg.id }, rec);
+        return;
+      }
       case 'call.wrapup':
         return this.wrapup(conn, msg, fail);
       case 'call.wrapupDraft': {
