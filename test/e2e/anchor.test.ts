@@ -17,6 +17,7 @@ import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 import { AGENT_HZ, WeriftAgent } from './werift-agent.ts';
+import { PAGE_LEFT_CLOSE, type ServerMsg } from '../../shared/protocol.ts';
 
 const CALLER_HZ = 400; // the emulator caller's default tone
 /** A 0.25–0.3 tone arrives at ~0.25 after Opus; an absent one measures ≤ 0.002. */
@@ -28,16 +29,18 @@ let control: JanusApi;
 let b: Bridge;
 let agent: ProtocolClient;
 const peers: WeriftAgent[] = [];
+const clients: ProtocolClient[] = [];
 
 beforeAll(async () => {
   ns = await createNetns();
   janus = await startJanus(ns);
   control = await JanusApi.connect(janus.url);
-  b = await startBridge({ agents: ['agent1'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: '0' } });
+  b = await startBridge({ agents: ['agent1', 'agent2'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: '0' } });
   agent = await agentClient(b.url, 'agent1');
 }, 60_000);
 afterAll(async () => {
   for (const p of peers) await p.close();
+  for (const c of clients) c.close();
   agent?.close();
   await b?.close();
   control?.close();
@@ -132,6 +135,69 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
     expect(ended.terminate!.errors).toBeUndefined();
     await until('the room is destroyed', async () => !(await rooms()).includes(rec.anchor!.room), 5_000);
+  }, 90_000);
+
+  it("the call outlives the agent's page: the page is reloaded mid-call, the caller stays in the room, the new page rejoins and audio flows again — same call, never dropped", async () => {
+    // agent1 is in after-call work (WRAP_UP_MS 0: until it ends it): this call rings agent2.
+    const page1 = await agentClient(b.url, 'agent2', { tab: 'tab-before-reload' });
+    clients.push(page1);
+    const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
+    await page1.next('call.offered', (m) => m.wacid === wacid, 10_000);
+    const answered = page1.request({ type: 'call.answer', wacid }, 20_000);
+    const legOffer = await page1.next('call.legOffer', (m) => m.wacid === wacid, 10_000);
+    const leg1 = await WeriftAgent.answer(legOffer.sdp, { network: 'machine' });
+    peers.push(leg1);
+    expect(await page1.request({ type: 'call.legAnswer', wacid, sdp: leg1.sdp })).toMatchObject({ type: 'ack' });
+    expect(await answered).toMatchObject({ type: 'ack', wacid });
+    leg1.speak();
+    await leg1.connected(15_000);
+    await until('the caller hears the agent', async () => (await callerHears(wacid, 300)).voice > HEARD, 15_000);
+    const room = fromRecord((await b.store.getCall(wacid))!).anchor!.room;
+
+    // The reload: the page leaves (its pagehide close) and its audio goes with it.
+    const tGone = Date.now();
+    page1.ws.close(PAGE_LEFT_CLOSE, 'page left');
+    await page1.closed;
+    await leg1.close();
+    const packetsAtLoss = (await emulatorCall(b.emu, wacid)).media?.packetsReceived ?? 0;
+    await new Promise((r) => setTimeout(r, 1000));
+    const away = await emulatorCall(b.emu, wacid);
+    expect(away.state).toBe('active'); // the caller was not dropped
+    const packetsWhileAway = (away.media?.packetsReceived ?? 0) - packetsAtLoss;
+    const recAway = fromRecord((await b.store.getCall(wacid))!);
+    expect(recAway).toMatchObject({ state: 'active', agent: 'agent2' });
+    expect(recAway.recoverBy).toBeGreaterThan(Date.now());
+
+    // The new page (a new tab id): the call is in its welcome; it rejoins the same room.
+    const page2 = await agentClient(b.url, 'agent2', { tab: 'tab-after-reload', available: false });
+    clients.push(page2);
+    const welcome = page2.received.find((m) => m.type === 'welcome') as Extract<ServerMsg, { type: 'welcome' }>;
+    expect(welcome.calls.map((c) => c.wacid)).toContain(wacid);
+    const tRejoin = Date.now();
+    expect(await page2.request({ type: 'call.rejoin', wacid })).toMatchObject({ type: 'ack' });
+    const offer2 = await page2.next('call.legOffer', (m) => m.wacid === wacid, 10_000);
+    const leg2 = await WeriftAgent.answer(offer2.sdp, { network: 'machine' });
+    peers.push(leg2);
+    expect(await page2.request({ type: 'call.legAnswer', wacid, sdp: leg2.sdp })).toMatchObject({ type: 'ack' });
+    leg2.speak();
+    await leg2.connected(15_000);
+    await until('the caller hears the agent again', async () => (await callerHears(wacid, 200)).voice > HEARD, 15_000);
+    const backMs = Date.now() - tGone;
+    const rejoinMs = Date.now() - tRejoin;
+    await until('the new leg hears the caller', () => leg2.peer.hears([CALLER_HZ], 300).levels[0]! > HEARD, 10_000);
+    const rec = fromRecord((await b.store.getCall(wacid))!);
+    expect(rec).toMatchObject({ state: 'active', agent: 'agent2', anchor: { room } });
+    expect(rec.recoverBy).toBeUndefined();
+    console.log(`anchor reload: page gone → caller hears the agent again ${backMs} ms (rejoin → heard ${rejoinMs} ms); caller packets from the room while the agent was away (1 s): ${packetsWhileAway}`);
+    expect(backMs).toBeLessThan(5_000);
+
+    expect(await page2.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+    const ended = await until('the emulator ends the call', async () => {
+      const c = await emulatorCall(b.emu, wacid);
+      return c.state === 'ended' ? c : undefined;
+    }, 10_000);
+    expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
+    await until('the room is destroyed', async () => !(await rooms()).includes(room), 5_000);
   }, 90_000);
 
   it("without a reachable Janus the call is refused at the Service, saying why; readiness names Janus", async () => {
