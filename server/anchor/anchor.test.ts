@@ -189,6 +189,42 @@ describe('media anchor on Janus (AudioBridge)', () => {
     }
   }, 30_000);
 
+  it("another process (node) joins an agent leg into a room it did not open, named by the record, and destroys it", async () => {
+    const nodeA = new MediaAnchor({ urls: [janus.url], log });
+    const nodeB = new MediaAnchor({ urls: [janus.url], log });
+    const caller = peer(ns.hostAddress);
+    const agent = peer(ns.hostAddress);
+    try {
+      await caller.pc.setLocalDescription(await caller.pc.createOffer());
+      await caller.gathered();
+      const opened = await nodeA.openRoom('wacid.anchor3', caller.pc.localDescription!.sdp);
+      await caller.pc.setRemoteDescription({ type: 'answer', sdp: opened.answer });
+      const ref = { janus: opened.janus, room: opened.room };
+      await agent.pc.setRemoteDescription({ type: 'offer', sdp: await nodeB.agentOffer('wacid.anchor3', 'agent1', ref) });
+      await agent.pc.setLocalDescription(await agent.pc.createAnswer());
+      await agent.gathered();
+      await nodeB.agentAnswer('wacid.anchor3', agent.pc.localDescription!.sdp);
+      await Promise.all([caller.connected(), agent.connected()]);
+      caller.send(true);
+      agent.send(true);
+      const [c0, a0] = [caller.received(), agent.received()];
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(caller.received() - c0).toBeGreaterThan(30);
+      expect(agent.received() - a0).toBeGreaterThan(30);
+      await nodeB.closeRoom('wacid.anchor3', ref);
+      const c1 = caller.received();
+      await new Promise((r) => setTimeout(r, 500));
+      expect(caller.received() - c1).toBeLessThan(5);
+    } finally {
+      caller.send(false);
+      agent.send(false);
+      await caller.close();
+      await agent.close();
+      nodeA.close();
+      nodeB.close();
+    }
+  }, 30_000);
+
   it('least loaded: a call goes to the Janus with fewer participants; an unreachable one takes none', async () => {
     const ns2 = await createNetns();
     const janus2 = await startJanus(ns2);

@@ -36,7 +36,8 @@ export interface AnchorOptions {
 interface Leg {
   server: JanusServer;
   room: number;
-  caller: number;
+  /** The caller's handle, when this process joined the caller. */
+  caller: number | undefined;
   agent?: number | undefined;
 }
 
@@ -147,7 +148,7 @@ export class MediaAnchor {
         if (!(err instanceof JanusError && err.code === 486) || tries >= 3) throw err;
       }
     }
-    const leg: Leg = { server, room, caller: 0 };
+    const leg: Leg = { server, room, caller: undefined };
     this.legs.set(wacid, leg);
     try {
       leg.caller = await server.attach((m) => this.legEvent(wacid, 'caller', m));
@@ -161,9 +162,14 @@ export class MediaAnchor {
   }
 
   /** An offer for the agent's leg into the call's room (Janus offers; the agent answers with `agentAnswer`). */
-  async agentOffer(wacid: string, name: string): Promise<string> {
-    const leg = this.legs.get(wacid);
-    if (!leg) throw new Error(`call ${wacid} has no room on this node`);
+  async agentOffer(wacid: string, name: string, where?: RoomRef): Promise<string> {
+    // Any session may join a room: a room opened by another process (named on the record) is joined from here.
+    let leg = this.legs.get(wacid);
+    if (!leg && where && this.o.urls.includes(where.janus)) {
+      const server = await this.server(where.janus);
+      if (server) this.legs.set(wacid, (leg = { server, room: where.room, caller: undefined }));
+    }
+    if (!leg) throw new Error(`call ${wacid} has no room reachable from this node`);
     if (leg.agent !== undefined) {
       // A page that came back: its old leg goes, the new one joins the same room.
       const old = leg.agent;
@@ -197,7 +203,7 @@ export class MediaAnchor {
     const leg = this.legs.get(wacid);
     this.legs.delete(wacid);
     if (leg) {
-      await Promise.all([leg.server.detach(leg.caller), ...(leg.agent !== undefined ? [leg.server.detach(leg.agent)] : [])]);
+      await Promise.all([leg.caller, leg.agent].filter((h): h is number => h !== undefined).map((h) => leg.server.detach(h)));
     }
     const url = leg?.server.url ?? where?.janus;
     const room = leg?.room ?? where?.room;

@@ -327,7 +327,7 @@ export class Applier {
   private async agentLeg(call: Call, agent: string, conn: string): Promise<void> {
     try {
       if (!this.o.anchor) throw new Error('no media anchor on this node');
-      const sdp = await this.o.anchor.agentOffer(call.wacid, agent);
+      const sdp = await this.o.anchor.agentOffer(call.wacid, agent, call.anchor);
       this.o.hub.toConn(conn, { type: 'call.legOffer', wacid: call.wacid, sdp });
     } catch (err) {
       await this.apply({ type: 'legFailed', wacid: call.wacid, at: this.o.now(), agent, reason: clip((err as Error).message, LIMITS.reason) });
