@@ -663,14 +663,16 @@ describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent
     expect(ended.effects.at(-1)).toEqual({ kind: 'closeRoom', janus: 'ws://j1:8188', room: 7 });
   });
 
-  it('an answer before the room is ready: the accept waits for both legs', () => {
+  it("an answer before the room holds the caller: the agent's leg is offered once it does, then the accept", () => {
     let c = transition(null, connect, P).call!;
     c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
-    c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
-    const ready = transition(c, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
-    expect(ready.effects).toEqual([]);
-    const anchored = transition(ready.call, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P);
-    expect(anchored.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
+    const answered = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P);
+    expect(answered.call?.state).toBe('answering');
+    expect(kinds(answered.effects)).not.toContain('agentLeg');
+    const anchored = transition(answered.call, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P);
+    expect(anchored.effects).toEqual([{ kind: 'agentLeg', agent: 'a1', conn: 'c1' }]);
+    const ready = transition(anchored.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
+    expect(ready.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
   });
 
   it('no room: the call is refused through the Service saying why (a ringing agent is told)', () => {

@@ -534,8 +534,9 @@ function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Tr
     const same_ = call.anchor?.janus === e.janus && call.anchor.room === e.room;
     return same(call, ...(same_ ? [] : [{ kind: 'closeRoom', ...room } as Effect]));
   }
-  const accept = call.state === 'answering' && call.legReady ? [{ kind: 'accept', sdp: e.sdp } as Effect] : [];
-  return to(call, { anchor: room, answerSdp: e.sdp }, ...accept);
+  // Answered while the room was being made: the agent's leg is offered now.
+  const leg = call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
+  return to(call, { anchor: room, answerSdp: e.sdp }, ...leg);
 }
 
 /** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
@@ -741,11 +742,12 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
     if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
     if (call.deadline !== undefined && e.at >= call.deadline) return same(call, fail(e, 'CONFLICT', 'the accept window has closed'));
     // First claim wins: the current ringing agent, or an earlier one whose ring just timed out.
-    // Anchor mode: the agent's leg into the room first (offered to the answering connection);
-    // the accept, with Janus's answer, goes when that leg is ready (`legReady`).
+    // Anchor mode: the agent's leg into the room first (offered to the answering connection,
+    // once the room holds the caller: else `anchored` offers it); the accept, with Janus's
+    // answer, goes when that leg is ready (`legReady`).
     const anchor = call.media === 'anchor';
     const effects: Effect[] = [
-      anchor ? { kind: 'agentLeg', agent: e.agent, conn: e.conn } : { kind: 'accept', sdp: e.sdp },
+      ...(!anchor ? [{ kind: 'accept', sdp: e.sdp } as Effect] : call.anchor ? [{ kind: 'agentLeg', agent: e.agent, conn: e.conn } as Effect] : []),
       { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
     ];
     if (call.state === 'ringing' && call.agent && call.agent !== e.agent) {

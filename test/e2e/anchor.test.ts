@@ -138,11 +138,14 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
   }, 90_000);
 
   it("the call outlives the agent's page: the page is reloaded mid-call, the caller stays in the room, the new page rejoins and audio flows again — same call, never dropped", async () => {
-    // agent1 is in after-call work (WRAP_UP_MS 0: until it ends it): this call rings agent2.
+    // This call rings agent2 (agent1 steps away).
+    expect(await agent.request({ type: 'presence.set', status: 'away', reason: 'Break' })).toMatchObject({ type: 'ack' });
     const page1 = await agentClient(b.url, 'agent2', { tab: 'tab-before-reload' });
     clients.push(page1);
     const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
-    await page1.next('call.offered', (m) => m.wacid === wacid, 10_000);
+    await page1.next('call.offered', (m) => m.wacid === wacid, 10_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}; the call: ${JSON.stringify(await b.store.getCall(wacid))}`);
+    });
     const answered = page1.request({ type: 'call.answer', wacid }, 20_000);
     const legOffer = await page1.next('call.legOffer', (m) => m.wacid === wacid, 10_000);
     const leg1 = await WeriftAgent.answer(legOffer.sdp, { network: 'machine' });
