@@ -25,6 +25,9 @@ export interface RoomRef {
   room: number;
 }
 
+/** Rooms this bridge makes say so in their description (`sb:<wacid>`): the orphan sweep touches no other room. */
+export const ROOM_TAG = 'sb:';
+
 export interface AnchorOptions {
   urls: readonly string[];
   apiSecret?: string | undefined;
@@ -137,7 +140,7 @@ export class MediaAnchor {
         await server.message(control, {
           request: 'create',
           room,
-          description: wacid.slice(0, 64),
+          description: `${ROOM_TAG}${wacid}`.slice(0, 128),
           sampling_rate: 48000,
           default_prebuffering: this.o.prebuffering ?? 2,
           permanent: false,
@@ -188,6 +191,21 @@ export class MediaAnchor {
     const leg = this.legs.get(wacid);
     if (!leg || leg.agent === undefined) throw new Error(`call ${wacid} has no agent leg waiting for an answer on this node`);
     await leg.server.message(leg.agent, { request: 'configure' }, { type: 'answer', sdp });
+  }
+
+  /** Every room of ours on the reachable Janus servers, with the call it was made for (the orphan sweep). */
+  async rooms(): Promise<Array<RoomRef & { wacid: string }>> {
+    const out: Array<RoomRef & { wacid: string }> = [];
+    for (const url of this.o.urls) {
+      const server = await this.server(url);
+      const control = this.control.get(url);
+      if (!server || control === undefined) continue;
+      const r = await server.message(control, { request: 'list' }).catch(() => undefined);
+      for (const x of (r?.plugindata?.data.list ?? []) as Array<{ room: number; description?: string }>) {
+        if (x.description?.startsWith(ROOM_TAG)) out.push({ janus: url, room: x.room, wacid: x.description.slice(ROOM_TAG.length) });
+      }
+    }
+    return out;
   }
 
   /** Whether this node holds the call's room (its legs are driven from here). */

@@ -70,6 +70,8 @@ export interface EngineOptions {
   onWrapup?: (w: Wrapup) => void;
   /** MEDIA_MODE=anchor: inbound calls' caller legs go into rooms of this media anchor (server/anchor). */
   anchor?: AnchorPort;
+  /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
+  roomSweepMs?: number;
 }
 
 /** States in which the call's agent holds it (the lifecycle's `agentBusy` until `agentFree`). */
@@ -90,9 +92,14 @@ export class CallEngine {
   private readonly awayReasons: readonly string[];
   private readonly now: () => number;
   private readonly anchored: boolean;
+  private readonly anchor: AnchorPort | undefined;
+  private readonly roomSweepMs: number;
+  private roomSweepTimer: NodeJS.Timeout | undefined;
 
   constructor(o: EngineOptions) {
     this.anchored = o.anchor !== undefined;
+    this.anchor = o.anchor;
+    this.roomSweepMs = o.roomSweepMs ?? 60_000;
     const now = o.now ?? Date.now;
     this.now = now;
     this.store = o.store;
@@ -185,6 +192,31 @@ export class CallEngine {
       }
     }
     this.applier.start();
+    if (this.anchor) {
+      this.roomSweepTimer = setInterval(() => void this.sweepRooms().catch((err: Error) => this.log.warn({ err: err.message }, 'room sweep failed')), this.roomSweepMs);
+      this.roomSweepTimer.unref();
+    }
+  }
+
+  /**
+   * Anchor mode: destroy the rooms of ours (on every reachable Janus) whose call has ended or
+   * is no longer stored — left by a node that crashed before its call's end destroyed them,
+   * or a room made twice. A live call still being placed (no room on its record yet) is left
+   * alone. Returns how many were destroyed.
+   */
+  async sweepRooms(): Promise<number> {
+    if (!this.anchor) return 0;
+    let destroyed = 0;
+    for (const r of await this.anchor.rooms()) {
+      const rec = await this.store.getCall(r.wacid);
+      const call = rec ? fromRecord(rec) : undefined;
+      const orphan = !call || call.state === 'ended' || (call.anchor !== undefined && (call.anchor.room !== r.room || call.anchor.janus !== r.janus));
+      if (!orphan) continue;
+      await this.anchor.closeRoom(call?.anchor?.room === r.room ? r.wacid : `orphan:${r.janus}:${r.room}`, { janus: r.janus, room: r.room });
+      destroyed++;
+      this.log.info({ wacid: r.wacid, janus: r.janus, room: r.room }, 'orphan room destroyed');
+    }
+    return destroyed;
   }
 
   /**
@@ -212,6 +244,7 @@ export class CallEngine {
   }
 
   close(): void {
+    clearInterval(this.roomSweepTimer);
     this.router.close();
     this.applier.close();
     this.requests.close();

@@ -203,6 +203,19 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     await until('the room is destroyed', async () => !(await rooms()).includes(room), 5_000);
   }, 90_000);
 
+  it("the sweep destroys rooms of ours whose call is over or unknown (a crashed node's), and leaves other rooms alone", async () => {
+    const h = await control.attach();
+    const make = async (room: number, description: string) => expect((await control.message(h, { request: 'create', room, description })).plugindata!.data.audiobridge).toBe('created');
+    await make(910001, 'sb:wacid.never-stored');
+    await make(910002, 'someone else\'s room');
+    expect(await rooms()).toEqual(expect.arrayContaining([910001, 910002]));
+    expect(await b.sb.engine.sweepRooms()).toBe(1);
+    const left = await rooms();
+    expect(left).not.toContain(910001);
+    expect(left).toContain(910002);
+    await control.message(h, { request: 'destroy', room: 910002 });
+  }, 30_000);
+
   it("without a reachable Janus the call is refused at the Service, saying why; readiness names Janus", async () => {
     const other = await startBridge({ agents: ['agent1'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://127.0.0.1:9' } });
     try {
