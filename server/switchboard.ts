@@ -381,7 +381,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     calls: service.calls,
     hub,
     log: log.child({ part: 'calls' }),
-    policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, ...o.policy },
+    policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, agentRecoveryMs: config.media.agentRecoveryMs, ...o.policy },
     wrapUpMs: config.wrapUpMs,
     queues,
     now,

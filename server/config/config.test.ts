@@ -234,7 +234,7 @@ describe('loadConfig', () => {
         'DISPOSITIONS', 'AWAY_REASONS', 'CONTACT_NOTES',
         'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
-        'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET',
+        'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS',
       ].sort(),
     );
   });
@@ -295,12 +295,12 @@ describe('loadConfig', () => {
   describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET (issue 30)', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
-      expect(loadConfig({}).media).toEqual({ mode: 'direct', janusUrls: [], janusApiSecret: undefined });
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000 });
     });
 
     it('anchor mode with one or more Janus servers and the API secret', () => {
-      const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret });
-      expect(c.media).toEqual({ mode: 'anchor', janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret });
+      const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
+      expect(c.media).toEqual({ mode: 'anchor', janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000 });
       expect(Object.isFrozen(c.media)).toBe(true);
     });
 
@@ -313,6 +313,8 @@ describe('loadConfig', () => {
       expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: ' , ' })).toMatch(/^JANUS_URLS: must be a comma-separated list/);
       expect(failure({ JANUS_URLS: 'ws://10.0.0.7:8188' })).toBe('JANUS_URLS: is only used with MEDIA_MODE=anchor');
       expect(failure({ JANUS_API_SECRET: janusSecret })).toBe('JANUS_API_SECRET: is only used with MEDIA_MODE=anchor');
+      expect(failure({ AGENT_RECOVERY_MS: '20000' })).toMatch(/^AGENT_RECOVERY_MS: is only used with MEDIA_MODE=anchor/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', AGENT_RECOVERY_MS: '10' })).toMatch(/^AGENT_RECOVERY_MS: must be an integer from 1000 to 600000/);
       const bad = failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', JANUS_API_SECRET: 'has space' });
       expect(bad).toBe('JANUS_API_SECRET: must not contain whitespace');
     });

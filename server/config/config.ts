@@ -111,6 +111,8 @@ export interface MediaSettings {
   readonly janusUrls: readonly string[];
   /** `JANUS_API_SECRET`: sent as `apisecret` on every Janus request. Secret: never log it. */
   readonly janusApiSecret: string | undefined;
+  /** `AGENT_RECOVERY_MS`: anchor mode, how long the caller waits in the room for the agent's lost page to come back. */
+  readonly agentRecoveryMs: number;
 }
 
 /** A STUN/TURN URL as browsers take it: `stun:`, `turn:` or `turns:` host[:port][?transport=udp|tcp]. */
@@ -190,6 +192,7 @@ export const VARIABLES = [
   'MEDIA_MODE',
   'JANUS_URLS',
   'JANUS_API_SECRET',
+  'AGENT_RECOVERY_MS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -388,6 +391,7 @@ const schemas = {
     if (new Set(urls).size !== urls.length) ctx.addIssue({ code: 'custom', message: 'must not list a URL twice' });
     return urls;
   }),
+  AGENT_RECOVERY_MS: intIn(1000, 600_000),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
@@ -519,7 +523,9 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   if (mode === 'anchor' && urls === undefined) throw new ConfigError('JANUS_URLS', 'is required with MEDIA_MODE=anchor (one or more Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188)');
   if (mode === 'direct' && urls !== undefined) throw new ConfigError('JANUS_URLS', 'is only used with MEDIA_MODE=anchor');
   if (mode === 'direct' && secret !== undefined) throw new ConfigError('JANUS_API_SECRET', 'is only used with MEDIA_MODE=anchor');
-  return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret });
+  const recovery = read(env, 'AGENT_RECOVERY_MS');
+  if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
+  return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000 });
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */
