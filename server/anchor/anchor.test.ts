@@ -225,6 +225,40 @@ describe('media anchor on Janus (AudioBridge)', () => {
     }
   }, 30_000);
 
+  it('business-initiated: Janus offers the user leg (generate_offer, complete, Opus, SHA-256); the user answers; the agent joins; audio both ways', async () => {
+    const anchor = new MediaAnchor({ urls: [janus.url], log });
+    const user = peer(ns.hostAddress);
+    const agent = peer(ns.hostAddress);
+    try {
+      const dial = await anchor.openRoomForDial('wacid.dial1');
+      expect(dial.offer).toMatch(/^a=candidate:/m);
+      expect(dial.offer).toMatch(/^a=rtpmap:\d+ opus\/48000\/2/m);
+      expect(dial.offer).toMatch(/^a=fingerprint:sha-256 /m);
+      await user.pc.setRemoteDescription({ type: 'offer', sdp: dial.offer });
+      await user.pc.setLocalDescription(await user.pc.createAnswer());
+      await user.gathered();
+      await anchor.userAnswer('wacid.dial1', user.pc.localDescription!.sdp);
+      await agent.pc.setRemoteDescription({ type: 'offer', sdp: await anchor.agentOffer('wacid.dial1', 'agent1') });
+      await agent.pc.setLocalDescription(await agent.pc.createAnswer());
+      await agent.gathered();
+      await anchor.agentAnswer('wacid.dial1', agent.pc.localDescription!.sdp);
+      await Promise.all([user.connected(), agent.connected()]);
+      user.send(true);
+      agent.send(true);
+      const [u0, a0] = [user.received(), agent.received()];
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(user.received() - u0).toBeGreaterThan(30);
+      expect(agent.received() - a0).toBeGreaterThan(30);
+      await anchor.closeRoom('wacid.dial1');
+    } finally {
+      user.send(false);
+      agent.send(false);
+      await user.close();
+      await agent.close();
+      anchor.close();
+    }
+  }, 30_000);
+
   it('least loaded: a call goes to the Janus with fewer participants; an unreachable one takes none', async () => {
     const ns2 = await createNetns();
     const janus2 = await startJanus(ns2);

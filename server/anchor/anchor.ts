@@ -129,13 +129,51 @@ export class MediaAnchor {
    * the Service's offer, answered completely by Janus (non-trickle).
    */
   async openRoom(wacid: string, callerOffer: string): Promise<RoomRef & { answer: string }> {
+    const leg = await this.createRoom(wacid);
+    try {
+      leg.caller = await leg.server.attach((m) => this.legEvent(wacid, 'caller', m));
+      const joined = await leg.server.message(leg.caller, { request: 'join', room: leg.room, display: 'caller', codec: 'opus' }, { type: 'offer', sdp: callerOffer });
+      if (joined.jsep?.type !== 'answer' || !joined.jsep.sdp) throw new Error(`janus gave no answer to the caller's offer (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
+      return { janus: leg.server.url, room: leg.room, answer: joined.jsep.sdp };
+    } catch (err) {
+      await this.closeRoom(wacid, { janus: leg.server.url, room: leg.room });
+      throw err;
+    }
+  }
+
+  /**
+   * Business-initiated (not wired into the dial yet): a room whose user leg Janus offers
+   * (`generate_offer`), complete and non-trickle: the offer for the Service's connect; the
+   * user's answer (the connect event's SDP) completes it with `userAnswer`.
+   */
+  async openRoomForDial(wacid: string): Promise<RoomRef & { offer: string }> {
+    const leg = await this.createRoom(wacid);
+    try {
+      leg.caller = await leg.server.attach((m) => this.legEvent(wacid, 'caller', m));
+      const joined = await leg.server.message(leg.caller, { request: 'join', room: leg.room, display: 'user', codec: 'opus', generate_offer: true });
+      if (joined.jsep?.type !== 'offer' || !joined.jsep.sdp) throw new Error(`janus gave no offer for the user's leg (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
+      return { janus: leg.server.url, room: leg.room, offer: joined.jsep.sdp };
+    } catch (err) {
+      await this.closeRoom(wacid, { janus: leg.server.url, room: leg.room });
+      throw err;
+    }
+  }
+
+  /** Business-initiated: the user's answer to `openRoomForDial`'s offer. */
+  async userAnswer(wacid: string, sdp: string): Promise<void> {
+    const leg = this.legs.get(wacid);
+    if (!leg || leg.caller === undefined) throw new Error(`call ${wacid} has no user leg waiting for an answer on this node`);
+    await leg.server.message(leg.caller, { request: 'configure' }, { type: 'answer', sdp });
+  }
+
+  /** A room on the least loaded Janus, registered for the call (no legs yet). */
+  private async createRoom(wacid: string): Promise<Leg> {
     const existing = this.legs.get(wacid);
     if (existing) throw new Error(`call ${wacid} already has a room (${existing.room})`);
     const server = await this.pick();
     const control = this.control.get(server.url)!;
-    let room = 0;
     for (let tries = 0; ; tries++) {
-      room = randomInt(1, 2 ** 47);
+      const room = randomInt(1, 2 ** 47);
       try {
         await server.message(control, {
           request: 'create',
@@ -145,22 +183,13 @@ export class MediaAnchor {
           default_prebuffering: this.o.prebuffering ?? 2,
           permanent: false,
         });
-        break;
+        const leg: Leg = { server, room, caller: undefined };
+        this.legs.set(wacid, leg);
+        return leg;
       } catch (err) {
         // 486: a room with that number exists already (another call's): draw another.
         if (!(err instanceof JanusError && err.code === 486) || tries >= 3) throw err;
       }
-    }
-    const leg: Leg = { server, room, caller: undefined };
-    this.legs.set(wacid, leg);
-    try {
-      leg.caller = await server.attach((m) => this.legEvent(wacid, 'caller', m));
-      const joined = await server.message(leg.caller, { request: 'join', room, display: 'caller', codec: 'opus' }, { type: 'offer', sdp: callerOffer });
-      if (joined.jsep?.type !== 'answer' || !joined.jsep.sdp) throw new Error(`janus gave no answer to the caller's offer (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
-      return { janus: server.url, room, answer: joined.jsep.sdp };
-    } catch (err) {
-      await this.closeRoom(wacid, { janus: server.url, room });
-      throw err;
     }
   }
 
