@@ -32,6 +32,16 @@
  *   does not read what it is sent is not read either (its requests wait) and is cut once
  *   its unsent frames pass 8 MiB.
  *
+ * Media anchor (issue 30; added: `call.offered.media`, `call.answer` without `sdp`,
+ * `call.legOffer`, `call.legAnswer`, `call.rejoin`). With MEDIA_MODE=anchor the caller is held
+ * in a media server's room: `call.offered.media` is `anchor`; the client answers with
+ * `call.answer {wacid}` (no sdp; refused BAD_REQUEST in direct mode), then gets `call.legOffer
+ * {wacid, sdp}` (an offer for its own leg into the room, complete), replies `call.legAnswer
+ * {id, wacid, sdp}` (ack `{}`); the `call.answer` ack follows the Service's accept. A page
+ * of the holding agent (e.g. after a reload) sends `call.rejoin {id, wacid}` to get a new leg
+ * (ack `{}`, then `call.legOffer`); the caller stays in the room meanwhile, for
+ * AGENT_RECOVERY_MS. Clients never reach the media server's API.
+ *
  * Monitoring (issue 17 item 3; added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
  * agent's tab mixes caller + microphone and sends it to the supervisor's tab over a second
