@@ -13,6 +13,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromRecord } from '../../server/calls/apply.ts';
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
@@ -202,6 +203,43 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
     await until('the room is destroyed', async () => !(await rooms()).includes(room), 5_000);
   }, 90_000);
+
+  it("the agent's page does not come back within AGENT_RECOVERY_MS: the call is ended at the Service saying why, the room destroyed", async () => {
+    const other = await startBridge({ agents: ['agent3'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, AGENT_RECOVERY_MS: '1500' } });
+    try {
+      const page = await agentClient(other.url, 'agent3', { tab: 'tab-closed-for-good' });
+      const wacid = (await emulatorRequest(other.emu, 'POST', '/calls', {})).wacid as string;
+      await page.next('call.offered', (m) => m.wacid === wacid, 10_000);
+      const answered = page.request({ type: 'call.answer', wacid }, 20_000);
+      const offer = await page.next('call.legOffer', (m) => m.wacid === wacid, 10_000);
+      const leg = await WeriftAgent.answer(offer.sdp, { network: 'machine' });
+      peers.push(leg);
+      expect(await page.request({ type: 'call.legAnswer', wacid, sdp: leg.sdp })).toMatchObject({ type: 'ack' });
+      expect(await answered).toMatchObject({ type: 'ack', wacid });
+      leg.speak();
+      await leg.connected(15_000);
+      const room = fromRecord((await other.store.getCall(wacid))!).anchor!.room;
+      const tGone = Date.now();
+      page.ws.close(PAGE_LEFT_CLOSE, 'page left');
+      await leg.close();
+      const ended = await until('the emulator ends the call', async () => {
+        const c = await emulatorCall(other.emu, wacid);
+        return c.state === 'ended' ? c : undefined;
+      }, 10_000);
+      const endedMs = Date.now() - tGone;
+      expect(endedMs).toBeGreaterThanOrEqual(1_400);
+      expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
+      const rec = await until('the record says why', async () => {
+        const r = fromRecord((await other.store.getCall(wacid))!);
+        return r.state === 'ended' ? r : undefined;
+      }, 10_000);
+      expect(rec.reason).toBe(AGENT_PAGE_LOST);
+      await until('the room is destroyed', async () => !(await rooms()).includes(room), 5_000);
+      console.log(`anchor recovery: page gone for good → call ended at the Service after ${endedMs} ms (AGENT_RECOVERY_MS 1500)`);
+    } finally {
+      await other.close();
+    }
+  }, 30_000);
 
   it("the sweep destroys rooms of ours whose call is over or unknown (a crashed node's), and leaves other rooms alone", async () => {
     const h = await control.attach();
