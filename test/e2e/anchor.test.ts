@@ -124,7 +124,7 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     const emu = await emulatorCall(b.emu, wacid);
     console.log(
       `anchor e2e: connect → ring ${ringMs} ms; answer → leg offer ${legOfferMs} ms, → accepted (ack) ${acceptedMs} ms, → agent leg connected ${agentConnectedMs} ms, → caller first hears the agent ${callerFirstHeardMs} ms (a full second of it by ${callerHeardMs} ms); ` +
-        `levels: caller hears the agent at ${voice.toFixed(3)} (${AGENT_HZ} Hz), the agent hears the caller at ${tone.toFixed(3)} (${CALLER_HZ} Hz); caller packets before accept: ${emu.earlyPackets}`,
+        `caller's first packet from the room ${emu.media?.firstReceivedAt !== undefined && emu.acceptedAt !== undefined ? `${emu.media.firstReceivedAt - emu.acceptedAt} ms after accept` : 'unknown'}; levels: caller hears the agent at ${voice.toFixed(3)} (${AGENT_HZ} Hz), the agent hears the caller at ${tone.toFixed(3)} (${CALLER_HZ} Hz); caller packets before accept: ${emu.earlyPackets}`,
     );
 
     // Hang up: the call ends at the Service and its room is destroyed.
