@@ -49,6 +49,12 @@ function peer(host: string) {
   };
 }
 
+/** A room, and the caller joined to it with its offer: Janus's answer. */
+async function openWithCaller(a: MediaAnchor, wacid: string, offer: string) {
+  const ref = await a.openRoom(wacid);
+  return { ...ref, answer: await a.joinCaller(wacid, offer) };
+}
+
 /** A TCP hop between the anchor and Janus's API that the test can cut (the control socket lost). */
 function cuttableProxy(host: string, port: number): Promise<{ url: string; cut(): void; close(): void }> {
   const sockets = new Set<Socket>();
@@ -101,7 +107,7 @@ describe('media anchor on Janus (AudioBridge)', () => {
       await caller.pc.setLocalDescription(await caller.pc.createOffer());
       await caller.gathered();
       const t0 = performance.now();
-      const opened = await anchor.openRoom('wacid.anchor1', caller.pc.localDescription!.sdp);
+      const opened = await openWithCaller(anchor, 'wacid.anchor1', caller.pc.localDescription!.sdp);
       const answerMs = performance.now() - t0;
       expect(opened.janus).toBe(janus.url);
       // Non-trickle, Opus only, SHA-256: what the Service takes.
@@ -158,7 +164,7 @@ describe('media anchor on Janus (AudioBridge)', () => {
       await anchor.start();
       await caller.pc.setLocalDescription(await caller.pc.createOffer());
       await caller.gathered();
-      const opened = await anchor.openRoom('wacid.anchor2', caller.pc.localDescription!.sdp);
+      const opened = await openWithCaller(anchor, 'wacid.anchor2', caller.pc.localDescription!.sdp);
       await caller.pc.setRemoteDescription({ type: 'answer', sdp: opened.answer });
       await agent.pc.setRemoteDescription({ type: 'offer', sdp: await anchor.agentOffer('wacid.anchor2', 'agent1') });
       await agent.pc.setLocalDescription(await agent.pc.createAnswer());
@@ -197,7 +203,7 @@ describe('media anchor on Janus (AudioBridge)', () => {
     try {
       await caller.pc.setLocalDescription(await caller.pc.createOffer());
       await caller.gathered();
-      const opened = await nodeA.openRoom('wacid.anchor3', caller.pc.localDescription!.sdp);
+      const opened = await openWithCaller(nodeA, 'wacid.anchor3', caller.pc.localDescription!.sdp);
       await caller.pc.setRemoteDescription({ type: 'answer', sdp: opened.answer });
       const ref = { janus: opened.janus, room: opened.room };
       await agent.pc.setRemoteDescription({ type: 'offer', sdp: await nodeB.agentOffer('wacid.anchor3', 'agent1', ref) });
@@ -273,7 +279,7 @@ describe('media anchor on Janus (AudioBridge)', () => {
         peers.push(p);
         await p.pc.setLocalDescription(await p.pc.createOffer());
         await p.gathered();
-        rooms.push((await anchor.openRoom(`wacid.load${i}`, p.pc.localDescription!.sdp)).janus);
+        rooms.push((await openWithCaller(anchor, `wacid.load${i}`, p.pc.localDescription!.sdp)).janus);
       }
       // Alternating: each new room goes where fewer callers are.
       expect(rooms.filter((u) => u === janus.url)).toHaveLength(2);

@@ -26,7 +26,7 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
 /** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
-export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms'>;
+export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms'>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
@@ -297,6 +297,9 @@ export class Applier {
       case 'anchor':
         this.background('anchor', call.wacid, this.openRoom(call));
         return;
+      case 'callerLeg':
+        this.background('callerLeg', call.wacid, this.joinCaller(call));
+        return;
       case 'agentLeg':
         this.background('agentLeg', call.wacid, this.agentLeg(call, e.agent, e.conn));
         return;
@@ -306,18 +309,27 @@ export class Applier {
     }
   }
 
-  /** Anchor mode: a room, the caller joined with the Service's offer; Janus's answer comes back as `anchored`. */
+  /** Anchor mode: a room for the call (`anchored`, or `anchorFailed`: the call is refused). */
   private async openRoom(call: Call): Promise<void> {
     const at = () => this.o.now();
-    if (!this.o.anchor || call.offerSdp === undefined) {
-      await this.apply({ type: 'anchorFailed', wacid: call.wacid, at: at(), reason: 'no media anchor on this node' });
-      return;
+    try {
+      if (!this.o.anchor) throw new Error('no media anchor on this node');
+      const r = await this.o.anchor.openRoom(call.wacid);
+      await this.apply({ type: 'anchored', wacid: call.wacid, at: at(), janus: r.janus, room: r.room });
+    } catch (err) {
+      await this.apply({ type: 'anchorFailed', wacid: call.wacid, at: at(), reason: clip((err as Error).message, LIMITS.reason) });
     }
+  }
+
+  /** Anchor mode: the caller joins the room with the Service's offer; Janus's answer comes back as `callerJoined`. */
+  private async joinCaller(call: Call): Promise<void> {
+    const at = () => this.o.now();
     const t0 = performance.now();
     try {
-      const r = await this.o.anchor.openRoom(call.wacid, call.offerSdp);
-      this.o.log.info({ wacid: call.wacid, janus: r.janus, room: r.room, ms: Math.round(performance.now() - t0) }, 'caller joined the anchor room');
-      await this.apply({ type: 'anchored', wacid: call.wacid, at: at(), janus: r.janus, room: r.room, sdp: r.answer });
+      if (!this.o.anchor || call.offerSdp === undefined) throw new Error('no media anchor on this node');
+      const sdp = await this.o.anchor.joinCaller(call.wacid, call.offerSdp, call.anchor);
+      this.o.log.info({ wacid: call.wacid, janus: call.anchor?.janus, room: call.anchor?.room, ms: Math.round(performance.now() - t0) }, 'caller joined the anchor room');
+      await this.apply({ type: 'callerJoined', wacid: call.wacid, at: at(), sdp });
     } catch (err) {
       await this.apply({ type: 'anchorFailed', wacid: call.wacid, at: at(), reason: clip((err as Error).message, LIMITS.reason) });
     }

@@ -71,7 +71,8 @@ const EVENTS: Record<string, CallEvent> = {
   resume: { type: 'resume', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r6' },
   path: { type: 'path', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r7', path: 'relay-tcp' },
   dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
-  anchored: { type: 'anchored', wacid: W, at: SOON, janus: 'ws://j1:8188', room: 7, sdp: 'v=0\r\njanus\r\n' },
+  anchored: { type: 'anchored', wacid: W, at: SOON, janus: 'ws://j1:8188', room: 7 },
+  callerJoined: { type: 'callerJoined', wacid: W, at: SOON, sdp: 'v=0\r\njanus\r\n' },
   anchorFailed: { type: 'anchorFailed', wacid: W, at: SOON, reason: 'no Janus server of JANUS_URLS is reachable' },
   legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
   legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
@@ -87,7 +88,7 @@ const EVENTS: Record<string, CallEvent> = {
  */
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
-    anchored: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -107,7 +108,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: '=',
   },
   queued: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -124,7 +125,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting reject notify',
   },
   ringing: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -141,7 +142,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting revoke reject notify',
   },
   answering: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -159,7 +160,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending reply terminate notify',
   },
   rejecting: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -174,7 +175,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended notify',
   },
   dialing: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -192,7 +193,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   connected: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -208,7 +209,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   active: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -222,7 +223,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -237,7 +238,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended agentFree notify',
   },
   ended: {
-    anchored: '= closeRoom', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -633,60 +634,70 @@ describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent
   const ev = (e: Without<CallEvent>) => ({ wacid: W, at: SOON, ...e }) as CallEvent;
   const kinds = (effects: Effect[]) => effects.map((e) => e.kind);
   const connect: CallEvent = { ...(EVENTS.connectIn as Extract<CallEvent, { type: 'connect' }>), media: 'anchor' };
+  const ROOM = { janus: 'ws://j1:8188', room: 7 };
 
-  it('connect: queued, marked anchor; the room is opened while routing rings an agent', () => {
+  it('connect: queued, marked anchor; the room is made while routing rings an agent', () => {
     const r = transition(null, connect, P);
     expect(r.call).toMatchObject({ state: 'queued', media: 'anchor' });
     expect(kinds(r.effects)).toEqual(['anchor', 'route', 'notify']);
   });
 
-  it("Janus's answer is the business SDP: answer → the agent's leg; legReady → preAccept + accept with Janus's answer, byte-identical", () => {
+  it("answer → the agent's leg; legReady → the caller joins; Janus's answer → preAccept + accept with it, byte-identical; the end gives the room back", () => {
     let c = transition(null, connect, P).call!;
-    c = transition(c, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).call!;
-    expect(c).toMatchObject({ state: 'queued', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: JANUS_ANSWER });
+    c = transition(c, ev({ type: 'anchored', ...ROOM }), P).call!;
+    expect(c).toMatchObject({ state: 'queued', anchor: ROOM });
     c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
     const answered = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P);
-    expect(answered.call).toMatchObject({ state: 'answering', agent: 'a1', conn: 'c1', answerSdp: JANUS_ANSWER });
+    expect(answered.call).toMatchObject({ state: 'answering', agent: 'a1', conn: 'c1' });
+    expect(answered.call!.answerSdp).toBeUndefined();
     expect(answered.effects[0]).toEqual({ kind: 'agentLeg', agent: 'a1', conn: 'c1' });
     expect(kinds(answered.effects)).not.toContain('accept');
     // Only the holding connection's leg counts.
     expect(transition(answered.call, ev({ type: 'legReady', agent: 'a1', conn: 'c9' }), P).call).toBe(answered.call);
     const ready = transition(answered.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
     expect(ready.call).toMatchObject({ state: 'answering', legReady: true });
-    expect(ready.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
+    expect(ready.effects).toEqual([{ kind: 'callerLeg' }]);
     expect(transition(ready.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P).call).toBe(ready.call); // once
-    const active = transition(ready.call, ev({ type: 'acceptOk' }), P);
+    const joined = transition(ready.call, ev({ type: 'callerJoined', sdp: JANUS_ANSWER }), P);
+    expect(joined.call).toMatchObject({ answerSdp: JANUS_ANSWER });
+    expect(joined.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
+    expect(transition(joined.call, ev({ type: 'callerJoined', sdp: 'v=0\r\nother\r\n' }), P).call).toBe(joined.call); // never a second answer
+    const active = transition(joined.call, ev({ type: 'acceptOk' }), P);
     expect(active.call).toMatchObject({ state: 'active' });
-    // Whatever ends the call gives the room back.
     const ended = transition(active.call, ev({ type: 'terminate', result: 'COMPLETED' }), P);
     expect(ended.call?.state).toBe('ended');
-    expect(ended.effects.at(-1)).toEqual({ kind: 'closeRoom', janus: 'ws://j1:8188', room: 7 });
+    expect(ended.effects.at(-1)).toEqual({ kind: 'closeRoom', ...ROOM });
   });
 
-  it("an answer before the room holds the caller: the agent's leg is offered once it does, then the accept", () => {
+  it("an answer before the room exists: the agent's leg is offered once it does", () => {
     let c = transition(null, connect, P).call!;
     c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
     const answered = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P);
     expect(answered.call?.state).toBe('answering');
     expect(kinds(answered.effects)).not.toContain('agentLeg');
-    const anchored = transition(answered.call, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P);
+    const anchored = transition(answered.call, ev({ type: 'anchored', ...ROOM }), P);
     expect(anchored.effects).toEqual([{ kind: 'agentLeg', agent: 'a1', conn: 'c1' }]);
-    const ready = transition(anchored.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
-    expect(ready.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
   });
 
-  it('no room: the call is refused through the Service saying why (a ringing agent is told)', () => {
+  it('no room, or the caller could not join it: the call is refused through the Service saying why', () => {
     const q = transition(null, connect, P).call!;
     const r1 = transition(q, ev({ type: 'anchorFailed', reason: 'no Janus server of JANUS_URLS is reachable' }), P);
     expect(r1.call).toMatchObject({ state: 'rejecting', errorCode: 'ANCHOR_UNAVAILABLE', reason: 'media anchor unavailable: no Janus server of JANUS_URLS is reachable' });
     expect(kinds(r1.effects)).toEqual(['reject', 'notify']);
     const ringing = transition(q, ev({ type: 'offer', agent: 'a1' }), P).call!;
     expect(kinds(transition(ringing, ev({ type: 'anchorFailed', reason: 'x' }), P).effects)).toEqual(['revoke', 'reject', 'notify']);
+    let c = transition(q, ev({ type: 'anchored', ...ROOM }), P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
+    c = transition(c, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P).call!;
+    const failed = transition(c, ev({ type: 'anchorFailed', reason: 'janus refused the offer' }), P);
+    expect(failed.call?.state).toBe('rejecting');
+    expect(kinds(failed.effects)).toEqual(['reply', 'reject', 'agentFree', 'notify']);
   });
 
   it("the agent's leg failed: the answer is refused, the call rejected, the agent freed", () => {
     let c = transition(null, connect, P).call!;
-    c = transition(c, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).call!;
+    c = transition(c, ev({ type: 'anchored', ...ROOM }), P).call!;
     c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
     c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
     const r = transition(c, ev({ type: 'legFailed', agent: 'a1', reason: 'janus gave no offer' }), P);
@@ -696,12 +707,12 @@ describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent
     expect(transition(r.call, ev({ type: 'terminate', result: 'REJECTED' }), P).effects.at(-1)).toMatchObject({ kind: 'closeRoom', room: 7 });
   });
 
-  it('a room opened for a call that is over already (or a second one) is given back', () => {
+  it('a room made for a call that is over already (or a second one) is given back', () => {
     const gone = { ...FIXTURES.ended, media: 'anchor' as const };
-    expect(transition(gone, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 9, sdp: JANUS_ANSWER }), P).effects).toEqual([{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 9 }]);
-    const held = { ...FIXTURES.queued, media: 'anchor' as const, anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: JANUS_ANSWER };
-    expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 8, sdp: 'v=0\r\nother\r\n' }), P)).toEqual({ call: held, effects: [{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 8 }] });
-    expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 7, sdp: JANUS_ANSWER }), P).effects).toEqual([]); // a repeat
+    expect(transition(gone, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 9 }), P).effects).toEqual([{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 9 }]);
+    const held = { ...FIXTURES.queued, media: 'anchor' as const, anchor: ROOM };
+    expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 8 }), P)).toEqual({ call: held, effects: [{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 8 }] });
+    expect(transition(held, ev({ type: 'anchored', ...ROOM }), P).effects).toEqual([]); // a repeat
   });
 });
 

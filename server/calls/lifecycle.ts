@@ -190,8 +190,10 @@ export type CallEvent =
       to: string;
       sdp: string;
     })
-  /** Anchor mode: the caller joined a room with the Service's offer; `sdp` is Janus's complete answer (the business SDP). */
-  | (At & { type: 'anchored'; janus: string; room: number; sdp: string })
+  /** Anchor mode: the call has a room (which Janus, which room). */
+  | (At & { type: 'anchored'; janus: string; room: number })
+  /** Anchor mode: the caller joined the room with the Service's offer; `sdp` is Janus's complete answer (the business SDP). */
+  | (At & { type: 'callerJoined'; sdp: string })
   /** Anchor mode: no room could hold the caller (no Janus reachable, Janus refused the offer). */
   | (At & { type: 'anchorFailed'; reason: string })
   /** Anchor mode: the holding agent's leg into the room is complete (it answered Janus's offer). */
@@ -223,6 +225,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'path',
   'dialed',
   'anchored',
+  'callerJoined',
   'anchorFailed',
   'legReady',
   'legFailed',
@@ -255,8 +258,10 @@ export type Effect =
   | { kind: 'agentFree'; agent: string; wrapUp: boolean }
   /** Ring timed out: set the agent away so calls stop ringing at an empty desk. */
   | { kind: 'agentNoAnswer'; agent: string }
-  /** Anchor mode: a room for the call, the caller joined with its offer (`anchored` / `anchorFailed` follow). */
+  /** Anchor mode: a room for the call (`anchored` / `anchorFailed` follow). */
   | { kind: 'anchor' }
+  /** Anchor mode: the caller joins the room with the Service's offer, right before the accept (`callerJoined` / `anchorFailed` follow). */
+  | { kind: 'callerLeg' }
   /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
   | { kind: 'agentLeg'; agent: string; conn: string }
   /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
@@ -503,12 +508,16 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onDialed(call, e);
     case 'anchored':
       return onAnchored(call, e);
+    case 'callerJoined':
+      // Janus's answer: the accept (preAccept + accept, the same text) goes with it.
+      if (call.state !== 'answering' || call.media !== 'anchor' || call.answerSdp !== undefined || !call.legReady) return same(call);
+      return to(call, { answerSdp: e.sdp }, { kind: 'accept', sdp: e.sdp });
     case 'anchorFailed':
       return onAnchorFailed(call, e, policy);
     case 'legReady':
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
-      // Accept once both legs are there: the caller's (Janus's answer) and the agent's.
-      return to(call, { legReady: true }, ...(call.answerSdp !== undefined ? [{ kind: 'accept', sdp: call.answerSdp } as Effect] : []));
+      // The agent is in the room: the caller joins now, and its answer goes to the Service (`callerJoined`).
+      return to(call, { legReady: true }, { kind: 'callerLeg' });
     case 'rejoin':
       return onRejoin(call, e);
     case 'legFailed':
@@ -524,8 +533,8 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
 }
 
 /**
- * Anchor mode: the caller is in a room; Janus's answer is the business SDP. Its accept goes
- * once the agent's leg is ready too. A room opened for a call that is over already is given back.
+ * Anchor mode: the call has a room; an agent who answered meanwhile is offered its leg now.
+ * A room opened for a call that is over already (or a second room) is given back.
  */
 function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Transition {
   const room = { janus: e.janus, room: e.room };
@@ -536,12 +545,13 @@ function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Tr
   }
   // Answered while the room was being made: the agent's leg is offered now.
   const leg = call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
-  return to(call, { anchor: room, answerSdp: e.sdp }, ...leg);
+  return to(call, { anchor: room }, ...leg);
 }
 
 /** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
 function onAnchorFailed(call: Call, e: Extract<CallEvent, { type: 'anchorFailed' }>, policy: Policy): Transition {
-  if (call.media !== 'anchor' || call.anchor !== undefined) return same(call);
+  // No room, or the caller could not join it (before any accept was sent).
+  if (call.media !== 'anchor' || call.answerSdp !== undefined) return same(call);
   const reason = `media anchor unavailable: ${e.reason}`;
   if (call.state === 'answering') return refuseAnswering(call, e.at, 'ANCHOR_UNAVAILABLE', reason, policy);
   if (call.state !== 'queued' && call.state !== 'ringing') return same(call);

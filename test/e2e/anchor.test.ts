@@ -70,21 +70,14 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     expect(offered.media).toBe('anchor');
     const ringMs = Date.now() - tConnect;
 
-    // The room holds the caller already (or soon): its answer is on the record.
-    const rec = await until('the caller joined a room', async () => {
+    // The call has its room (made at the connect event, on the one Janus).
+    const roomed = await until('the call has a room', async () => {
       const r = await b.store.getCall(wacid);
       const c = r ? fromRecord(r) : undefined;
-      return c?.anchor && c.answerSdp ? c : undefined;
+      return c?.anchor ? c : undefined;
     }, 5_000);
-    expect(rec.anchor!.janus).toBe(janus.url);
-    expect(await rooms()).toContain(rec.anchor!.room);
-    const janusAnswer = rec.answerSdp!;
-    // Janus's: complete (non-trickle), its only address (the namespace's), Opus only, SHA-256.
-    expect(janusAnswer).toMatch(new RegExp(`^a=candidate:.* ${ns.nsAddress.replace(/\./g, '\\.')} \\d+ typ host`, 'm'));
-    expect(janusAnswer).toMatch(/^a=end-of-candidates/m);
-    expect(janusAnswer).toMatch(/^a=rtpmap:\d+ opus\/48000\/2/m);
-    expect(janusAnswer).not.toMatch(/telephone-event|PCMU|PCMA/);
-    expect(janusAnswer).toMatch(/^a=fingerprint:sha-256 /m);
+    expect(roomed.anchor!.janus).toBe(janus.url);
+    expect(await rooms()).toContain(roomed.anchor!.room);
 
     // Answer (no SDP in anchor mode): the leg offer comes to this connection; the ack after accept.
     const tAnswer = Date.now();
@@ -100,6 +93,15 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     await peer.connected(15_000);
     const agentConnectedMs = Date.now() - tAnswer;
 
+    // The caller joined once the agent's leg was there; Janus's answer is on the record.
+    const rec = fromRecord((await b.store.getCall(wacid))!);
+    const janusAnswer = rec.answerSdp!;
+    // Janus's: complete (non-trickle), its only address (the namespace's), Opus only, SHA-256.
+    expect(janusAnswer).toMatch(new RegExp(`^a=candidate:.* ${ns.nsAddress.replace(/\./g, '\\.')} \\d+ typ host`, 'm'));
+    expect(janusAnswer).toMatch(/^a=end-of-candidates/m);
+    expect(janusAnswer).toMatch(/^a=rtpmap:\d+ opus\/48000\/2/m);
+    expect(janusAnswer).not.toMatch(/telephone-event|PCMU|PCMA/);
+    expect(janusAnswer).toMatch(/^a=fingerprint:sha-256 /m);
     // preAccept and accept carried Janus's answer, byte for byte.
     const sent = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/answers`);
     expect(sent.preAccept).toBe(janusAnswer);
@@ -135,7 +137,7 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     }, 10_000);
     expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
     expect(ended.terminate!.errors).toBeUndefined();
-    await until('the room is destroyed', async () => !(await rooms()).includes(rec.anchor!.room), 5_000);
+    await until('the room is destroyed', async () => !(await rooms()).includes(roomed.anchor!.room), 5_000);
   }, 90_000);
 
   it("the call outlives the agent's page: the page is reloaded mid-call, the caller stays in the room, the new page rejoins and audio flows again — same call, never dropped", async () => {
