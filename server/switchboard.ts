@@ -57,6 +57,7 @@ import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
 import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
+import { MediaAnchor } from './anchor/anchor.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -211,6 +212,10 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     : [];
   // The archive disk: reported (media wait for it), not failing readiness (calls do not need it).
   if (calling?.archive) historyCheck.push({ name: 'archive', informational: true, check: calling.archive.health });
+  // Anchor mode: no reachable Janus means no inbound call can be answered.
+  const anchorCheck: ReadinessCheck[] = calling?.anchor
+    ? [{ name: 'janus', check: async () => { await calling.anchor!.start(); if (calling.anchor!.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } }]
+    : [];
 
   // Webhooks answered 2xx but never processed (the stream unreadable) must take the node out.
   const intakeCheck: ReadinessCheck = {
@@ -226,7 +231,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     log,
     metrics,
     mount: calling ? [calling.mount] : [],
-    readiness: [...(o.readiness ?? []), intakeCheck, ...historyCheck],
+    readiness: [...(o.readiness ?? []), intakeCheck, ...anchorCheck, ...historyCheck],
     ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
   });
   const workers = createWorkers({
@@ -396,13 +401,15 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     callBus.on('committed', 'call-back queue', (before, after, _event, version) => queue.onCommitted(before, after, version));
   }
   // ---- end supervisor console ----
+  // Issue 30: MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
+  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }) }) : undefined;
   const engine = new CallEngine({
     waitForStart: true,
     store,
     calls: service.calls,
     hub,
     log: log.child({ part: 'calls' }),
-    policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, ...o.policy },
+    policy: { acceptWindowMs: config.acceptWindowMs, ringTimeoutMs: config.ringTimeoutMs, agentRecoveryMs: config.media.agentRecoveryMs, ...o.policy },
     wrapUpMs: config.wrapUpMs,
     queues,
     now,
@@ -422,6 +429,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     awayReasons: config.awayReasons,
     onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
     // ---- end agent desktop ----
+    ...(anchor ? { anchor } : {}),
   });
   // issue 17: the wallboard (shared sources only: history's rows of today, the store's live calls)
   wallboard = createWallboard({
@@ -496,6 +504,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     engine,
     hub,
     gateway,
+    anchor,
     permissions,
     wss,
     handlers,
@@ -516,12 +525,17 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       await hub.start();
       await gateway.start();
       await m16.start(); // issue 16: catalog, opt-outs, reconcile loop
+      if (anchor) {
+        await anchor.start(); // a Janus that does not answer now is tried again by the next call
+        log.info({ janus: config.media.janusUrls, reachable: anchor.reachable() }, 'media anchor mode: inbound callers are held in Janus rooms');
+      }
       await engine.start();
       wallboard?.start(); // issue 17
     },
     close() {
       m16.stop(); // issue 16
       engine.close();
+      anchor?.close(); // issue 30: rooms of live calls stay until their calls end (another node) or Janus reclaims
       wallboard?.close(); // issue 17
       permissions.close();
       gateway.close();

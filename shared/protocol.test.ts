@@ -25,7 +25,8 @@ describe('WebSocket protocol v1', () => {
     expect(r.ok && r.msg.type).toBe('call.answer');
   });
   it('names the missing field of an invalid request and keeps its id for the error reply', () => {
-    const r = parseClientMsg(JSON.stringify({ type: 'call.answer', id: '7', wacid: 'w1' }));
+    // `call.answer` takes no sdp in anchor mode (the server refuses it without one in direct mode, naming sdp).
+    const r = parseClientMsg(JSON.stringify({ type: 'call.legAnswer', id: '7', wacid: 'w1' }));
     expect(r).toEqual({ ok: false, id: '7', message: expect.stringMatching(/^sdp: /) });
   });
   it('refuses a frame that is not JSON', () => {

@@ -32,6 +32,16 @@
  *   does not read what it is sent is not read either (its requests wait) and is cut once
  *   its unsent frames pass 8 MiB.
  *
+ * Media anchor (issue 30; added: `call.offered.media`, `call.answer` without `sdp`,
+ * `call.legOffer`, `call.legAnswer`, `call.rejoin`). With MEDIA_MODE=anchor the caller is held
+ * in a media server's room: `call.offered.media` is `anchor`; the client answers with
+ * `call.answer {wacid}` (no sdp; refused BAD_REQUEST in direct mode), then gets `call.legOffer
+ * {wacid, sdp}` (an offer for its own leg into the room, complete), replies `call.legAnswer
+ * {id, wacid, sdp}` (ack `{}`); the `call.answer` ack follows the Service's accept. A page
+ * of the holding agent (e.g. after a reload) sends `call.rejoin {id, wacid}` to get a new leg
+ * (ack `{}`, then `call.legOffer`); the caller stays in the room meanwhile, for
+ * AGENT_RECOVERY_MS. Clients never reach the media server's API.
+ *
  * Monitoring (issue 17 item 3; added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
  * agent's tab mixes caller + microphone and sends it to the supervisor's tab over a second
@@ -282,6 +292,12 @@ export const CallOffered = z.object({
   deadline: z.number(),
   /** When this offer stops ringing here (RING_TIMEOUT_MS): the agent's countdown. `deadline` is the accept window. */
   ringUntil: z.number().optional(),
+  /**
+   * `anchor` (MEDIA_MODE=anchor; added, issue 30): the caller is held in a media server's room
+   * and `sdp` is for information only. Answer with `call.answer` without `sdp`; the server
+   * then sends `call.legOffer` for this client's own leg into the room. Absent: direct.
+   */
+  media: z.literal('anchor').optional(),
 });
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
@@ -289,6 +305,12 @@ export const CallRevoked = z.object({
   reason,
 });
 export const CallRemoteAnswer = z.object({ type: z.literal('call.remoteAnswer'), wacid, sdp });
+/**
+ * Anchor mode (added, issue 30): an SDP offer for this client's own leg into the call's room
+ * on the media server (complete, non-trickle), sent to the connection that answered. Reply
+ * with `call.legAnswer`; the `call.answer` ack follows once the Service accepted.
+ */
+export const CallLegOffer = z.object({ type: z.literal('call.legOffer'), wacid, sdp });
 export const CallState = CallView.extend({ type: z.literal('call.state') });
 export const MediaAvailable = z.object({
   type: z.literal('media.available'),
@@ -432,6 +454,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   CallOffered,
   CallRevoked,
   CallRemoteAnswer,
+  CallLegOffer,
   CallState,
   MediaAvailable,
   PresenceChanged,
@@ -482,7 +505,16 @@ export const CallWrapupDraft = z.object({
 export const WRAP_TYPING_PAUSE_MS = 3_000;
 /** "More time": extend after-call work once by WRAP_UP_MS. Ack `{until}`. */
 export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: reqId });
-export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
+/** `sdp`: the complete answer to `call.offered.sdp`; required in direct mode, left out in anchor mode (`call.offered.media`). */
+export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp: sdp.optional() });
+/**
+ * Anchor mode (added, issue 30): a page of the agent holding an active call (e.g. after a
+ * reload) takes its audio back: ack `{}`, then `call.legOffer` for a new leg into the call's
+ * room (the caller stayed there). CONFLICT in direct mode (the audio went with the old page).
+ */
+export const CallRejoin = z.object({ type: z.literal('call.rejoin'), id: reqId, wacid });
+/** Anchor mode (added, issue 30): the complete answer to `call.legOffer`. Ack `{}`. */
+export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
 /** The holding page reports how the call's audio travels. Ack `{}`. */
@@ -515,6 +547,8 @@ export const MonitorSignal = z
 export const ClientMsg = z.discriminatedUnion('type', [
   PresenceSet,
   CallAnswer,
+  CallLegAnswer,
+  CallRejoin,
   CallDecline,
   CallHangup,
   CallDial,

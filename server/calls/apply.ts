@@ -21,8 +21,12 @@ import type { CallRecord, Store } from '../store/store.ts';
 import { nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
 import { offered, view } from './views.ts';
 import { NO_LIMIT } from './agentState.ts';
+import type { MediaAnchor } from '../anchor/anchor.ts';
 
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
+
+/** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
+export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms'>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
@@ -65,6 +69,8 @@ export interface ApplierOptions {
   routing: () => RoutingPort;
   onCommitted?: Committed;
   onOffered?: (call: Call) => void;
+  /** MEDIA_MODE=anchor: the media anchor the `anchor`, `agentLeg` and `closeRoom` effects drive. */
+  anchor?: AnchorPort | undefined;
 }
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
@@ -289,6 +295,55 @@ export class Applier {
       case 'terminate':
         this.background('terminate', call.wacid, this.signal('terminate', call));
         return;
+      case 'anchor':
+        this.background('anchor', call.wacid, this.openRoom(call));
+        return;
+      case 'callerLeg':
+        this.background('callerLeg', call.wacid, this.joinCaller(call));
+        return;
+      case 'agentLeg':
+        this.background('agentLeg', call.wacid, this.agentLeg(call, e.agent, e.conn));
+        return;
+      case 'closeRoom':
+        if (this.o.anchor) this.background('closeRoom', call.wacid, this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
+        return;
+    }
+  }
+
+  /** Anchor mode: a room for the call (`anchored`, or `anchorFailed`: the call is refused). */
+  private async openRoom(call: Call): Promise<void> {
+    const at = () => this.o.now();
+    try {
+      if (!this.o.anchor) throw new Error('no media anchor on this node');
+      const r = await this.o.anchor.openRoom(call.wacid);
+      await this.apply({ type: 'anchored', wacid: call.wacid, at: at(), janus: r.janus, room: r.room });
+    } catch (err) {
+      await this.apply({ type: 'anchorFailed', wacid: call.wacid, at: at(), reason: clip((err as Error).message, LIMITS.reason) });
+    }
+  }
+
+  /** Anchor mode: the caller joins the room with the Service's offer; Janus's answer comes back as `callerJoined`. */
+  private async joinCaller(call: Call): Promise<void> {
+    const at = () => this.o.now();
+    const t0 = performance.now();
+    try {
+      if (!this.o.anchor || call.offerSdp === undefined) throw new Error('no media anchor on this node');
+      const sdp = await this.o.anchor.joinCaller(call.wacid, call.offerSdp, call.anchor);
+      this.o.log.info({ wacid: call.wacid, janus: call.anchor?.janus, room: call.anchor?.room, ms: Math.round(performance.now() - t0) }, 'caller joined the anchor room');
+      await this.apply({ type: 'callerJoined', wacid: call.wacid, at: at(), sdp });
+    } catch (err) {
+      await this.apply({ type: 'anchorFailed', wacid: call.wacid, at: at(), reason: clip((err as Error).message, LIMITS.reason) });
+    }
+  }
+
+  /** Anchor mode: Janus's offer for the agent's own leg, to the connection that answered (`call.legOffer`). */
+  private async agentLeg(call: Call, agent: string, conn: string): Promise<void> {
+    try {
+      if (!this.o.anchor) throw new Error('no media anchor on this node');
+      const sdp = await this.o.anchor.agentOffer(call.wacid, agent, call.anchor);
+      this.o.hub.toConn(conn, { type: 'call.legOffer', wacid: call.wacid, sdp });
+    } catch (err) {
+      await this.apply({ type: 'legFailed', wacid: call.wacid, at: this.o.now(), agent, reason: clip((err as Error).message, LIMITS.reason) });
     }
   }
 

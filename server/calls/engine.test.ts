@@ -345,3 +345,30 @@ describe('a node started on a store with live calls (after a crash)', () => {
     expect(JSON.parse((await store.get('agent:agent2'))!)).toMatchObject({ presence: 'available' });
   });
 });
+
+describe('call.answer and its SDP by media mode', () => {
+  it('direct mode: an answer without an SDP is refused, naming sdp, and nothing is claimed', async () => {
+    const frames: Array<Record<string, unknown>> = [];
+    const conn: Conn = {
+      id: 'conn-d1',
+      user: { name: 'd1', roles: ['agent'] },
+      send: (d) => void frames.push(JSON.parse(String(d)) as Record<string, unknown>),
+      close: () => {},
+      kill: () => {},
+    };
+    const hub = new Hub(log);
+    hub.add(conn);
+    const store = new MemoryStore();
+    const engine = new CallEngine({ store, calls: noService, hub, log });
+    engines.push(engine);
+    engine.agentConnected(conn);
+    engine.setPresence(conn.user, 'available', conn, 'p1');
+    const now = Date.now();
+    await engine.handleEvent(connectEvent('wacid.nosdp', now), now);
+    await sleep(20);
+    expect(frames.find((f) => f.type === 'call.offered')).not.toHaveProperty('media');
+    await engine.request(conn, { type: 'call.answer', id: 'a1', wacid: 'wacid.nosdp' });
+    expect(frames.find((f) => f.id === 'a1')).toMatchObject({ type: 'error', code: 'BAD_REQUEST', message: expect.stringMatching(/^sdp: required/) });
+    expect((await store.getCall('wacid.nosdp'))?.state).toBe('ringing');
+  });
+});

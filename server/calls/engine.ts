@@ -18,7 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
-import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.ts';
+import { Applier, fromRecord, type AnchorPort, type Committed, type ServiceCalls } from './apply.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
@@ -71,6 +71,10 @@ export interface EngineOptions {
   awayReasons?: readonly string[];
   /** A wrap-up was given, or after-call work ran out (`Not set`): history and the contact note. */
   onWrapup?: (w: Wrapup) => void;
+  /** MEDIA_MODE=anchor: inbound calls' caller legs go into rooms of this media anchor (server/anchor). */
+  anchor?: AnchorPort;
+  /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
+  roomSweepMs?: number;
 }
 
 /** States in which the call's agent holds it (the lifecycle's `agentBusy` until `agentFree`). */
@@ -90,6 +94,10 @@ export class CallEngine {
   private readonly dispositions: readonly string[];
   private readonly awayReasons: readonly string[];
   private readonly now: () => number;
+  private readonly anchored: boolean;
+  private readonly anchor: AnchorPort | undefined;
+  private readonly roomSweepMs: number;
+  private roomSweepTimer: NodeJS.Timeout | undefined;
 
   /**
    * Resolved once `start()` rebuilt the board (with `waitForStart`): welcomes and call events
@@ -101,6 +109,9 @@ export class CallEngine {
 
   constructor(o: EngineOptions) {
     this.started = o.waitForStart ? new Promise<void>((resolve) => (this.markStarted = resolve)) : Promise.resolve();
+    this.anchored = o.anchor !== undefined;
+    this.anchor = o.anchor;
+    this.roomSweepMs = o.roomSweepMs ?? 60_000;
     const now = o.now ?? Date.now;
     this.now = now;
     this.store = o.store;
@@ -139,6 +150,7 @@ export class CallEngine {
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
       ...(o.onOffered ? { onOffered: o.onOffered } : {}),
+      anchor: o.anchor,
     });
     this.requests = new Requests({
       store: o.store,
@@ -158,6 +170,7 @@ export class CallEngine {
       awayReasons: this.awayReasons,
       wrapUpMs: o.wrapUpMs ?? 60_000,
       onWrapup: o.onWrapup,
+      anchor: o.anchor,
     });
   }
 
@@ -192,6 +205,31 @@ export class CallEngine {
     }
     this.applier.start();
     this.markStarted();
+    if (this.anchor) {
+      this.roomSweepTimer = setInterval(() => void this.sweepRooms().catch((err: Error) => this.log.warn({ err: err.message }, 'room sweep failed')), this.roomSweepMs);
+      this.roomSweepTimer.unref();
+    }
+  }
+
+  /**
+   * Anchor mode: destroy the rooms of ours (on every reachable Janus) whose call has ended or
+   * is no longer stored — left by a node that crashed before its call's end destroyed them,
+   * or a room made twice. A live call still being placed (no room on its record yet) is left
+   * alone. Returns how many were destroyed.
+   */
+  async sweepRooms(): Promise<number> {
+    if (!this.anchor) return 0;
+    let destroyed = 0;
+    for (const r of await this.anchor.rooms()) {
+      const rec = await this.store.getCall(r.wacid);
+      const call = rec ? fromRecord(rec) : undefined;
+      const orphan = !call || call.state === 'ended' || (call.anchor !== undefined && (call.anchor.room !== r.room || call.anchor.janus !== r.janus));
+      if (!orphan) continue;
+      await this.anchor.closeRoom(call?.anchor?.room === r.room ? r.wacid : `orphan:${r.janus}:${r.room}`, { janus: r.janus, room: r.room });
+      destroyed++;
+      this.log.info({ wacid: r.wacid, janus: r.janus, room: r.room }, 'orphan room destroyed');
+    }
+    return destroyed;
   }
 
   /**
@@ -219,6 +257,7 @@ export class CallEngine {
   }
 
   close(): void {
+    clearInterval(this.roomSweepTimer);
     this.router.close();
     this.applier.close();
     this.requests.close();
@@ -242,6 +281,8 @@ export class CallEngine {
   async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
     await this.started;
     const e = toCallEvent(event, receivedAt);
+    // Anchor mode: an inbound call's caller goes into a media room (business-initiated calls stay direct for now).
+    if (this.anchored && e.type === 'connect' && e.direction === 'USER_INITIATED') e.media = 'anchor';
     // A connect is almost always new: created without reading first (one store round trip
     // less before the offer); one already known fails the create and is read and applied.
     await this.applier.apply(e, e.type === 'connect' ? null : undefined);

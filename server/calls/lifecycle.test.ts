@@ -71,6 +71,12 @@ const EVENTS: Record<string, CallEvent> = {
   resume: { type: 'resume', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r6' },
   path: { type: 'path', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r7', path: 'relay-tcp' },
   dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
+  anchored: { type: 'anchored', wacid: W, at: SOON, janus: 'ws://j1:8188', room: 7 },
+  callerJoined: { type: 'callerJoined', wacid: W, at: SOON, sdp: 'v=0\r\njanus\r\n' },
+  anchorFailed: { type: 'anchorFailed', wacid: W, at: SOON, reason: 'no Janus server of JANUS_URLS is reachable' },
+  legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
+  legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
+  rejoin: { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -82,6 +88,7 @@ const EVENTS: Record<string, CallEvent> = {
  */
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
+    anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -101,6 +108,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: '=',
   },
   queued: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -117,6 +125,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting reject notify',
   },
   ringing: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -133,6 +142,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting revoke reject notify',
   },
   answering: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -150,6 +160,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending reply terminate notify',
   },
   rejecting: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -164,6 +175,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended notify',
   },
   dialing: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -181,6 +193,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   connected: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -196,6 +209,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   active: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -209,6 +223,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -223,6 +238,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended agentFree notify',
   },
   ended: {
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -609,5 +625,125 @@ describe('rejecting: a reject with no terminate event is sent again, bounded (as
     expect(r.effects.map((e) => e.kind)).toEqual(['reject']);
     expect(r.call!.terminateRetries).toBe(2);
     expect(nextDue(r.call!, P2)).toBe(r.call!.endBy);
+  });
+});
+
+describe('anchor mode (MEDIA_MODE=anchor): the caller in a Janus room, the agent joins with a leg of its own', () => {
+  const JANUS_ANSWER = 'v=0\r\njanus answer\r\n';
+  type Without<E> = E extends CallEvent ? Omit<E, 'wacid' | 'at'> : never;
+  const ev = (e: Without<CallEvent>) => ({ wacid: W, at: SOON, ...e }) as CallEvent;
+  const kinds = (effects: Effect[]) => effects.map((e) => e.kind);
+  const connect: CallEvent = { ...(EVENTS.connectIn as Extract<CallEvent, { type: 'connect' }>), media: 'anchor' };
+  const ROOM = { janus: 'ws://j1:8188', room: 7 };
+
+  it('connect: queued, marked anchor; the room is made while routing rings an agent', () => {
+    const r = transition(null, connect, P);
+    expect(r.call).toMatchObject({ state: 'queued', media: 'anchor' });
+    expect(kinds(r.effects)).toEqual(['anchor', 'route', 'notify']);
+  });
+
+  it("answer → the agent's leg; legReady → the caller joins; Janus's answer → preAccept + accept with it, byte-identical; the end gives the room back", () => {
+    let c = transition(null, connect, P).call!;
+    c = transition(c, ev({ type: 'anchored', ...ROOM }), P).call!;
+    expect(c).toMatchObject({ state: 'queued', anchor: ROOM });
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    const answered = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P);
+    expect(answered.call).toMatchObject({ state: 'answering', agent: 'a1', conn: 'c1' });
+    expect(answered.call!.answerSdp).toBeUndefined();
+    expect(answered.effects[0]).toEqual({ kind: 'agentLeg', agent: 'a1', conn: 'c1' });
+    expect(kinds(answered.effects)).not.toContain('accept');
+    // Only the holding connection's leg counts.
+    expect(transition(answered.call, ev({ type: 'legReady', agent: 'a1', conn: 'c9' }), P).call).toBe(answered.call);
+    const ready = transition(answered.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P);
+    expect(ready.call).toMatchObject({ state: 'answering', legReady: true });
+    expect(ready.effects).toEqual([{ kind: 'callerLeg' }]);
+    expect(transition(ready.call, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P).call).toBe(ready.call); // once
+    const joined = transition(ready.call, ev({ type: 'callerJoined', sdp: JANUS_ANSWER }), P);
+    expect(joined.call).toMatchObject({ answerSdp: JANUS_ANSWER });
+    expect(joined.effects).toEqual([{ kind: 'accept', sdp: JANUS_ANSWER }]);
+    expect(transition(joined.call, ev({ type: 'callerJoined', sdp: 'v=0\r\nother\r\n' }), P).call).toBe(joined.call); // never a second answer
+    const active = transition(joined.call, ev({ type: 'acceptOk' }), P);
+    expect(active.call).toMatchObject({ state: 'active' });
+    const ended = transition(active.call, ev({ type: 'terminate', result: 'COMPLETED' }), P);
+    expect(ended.call?.state).toBe('ended');
+    expect(ended.effects.at(-1)).toEqual({ kind: 'closeRoom', ...ROOM });
+  });
+
+  it("an answer before the room exists: the agent's leg is offered once it does", () => {
+    let c = transition(null, connect, P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    const answered = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P);
+    expect(answered.call?.state).toBe('answering');
+    expect(kinds(answered.effects)).not.toContain('agentLeg');
+    const anchored = transition(answered.call, ev({ type: 'anchored', ...ROOM }), P);
+    expect(anchored.effects).toEqual([{ kind: 'agentLeg', agent: 'a1', conn: 'c1' }]);
+  });
+
+  it('no room, or the caller could not join it: the call is refused through the Service saying why', () => {
+    const q = transition(null, connect, P).call!;
+    const r1 = transition(q, ev({ type: 'anchorFailed', reason: 'no Janus server of JANUS_URLS is reachable' }), P);
+    expect(r1.call).toMatchObject({ state: 'rejecting', errorCode: 'ANCHOR_UNAVAILABLE', reason: 'media anchor unavailable: no Janus server of JANUS_URLS is reachable' });
+    expect(kinds(r1.effects)).toEqual(['reject', 'notify']);
+    const ringing = transition(q, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    expect(kinds(transition(ringing, ev({ type: 'anchorFailed', reason: 'x' }), P).effects)).toEqual(['revoke', 'reject', 'notify']);
+    let c = transition(q, ev({ type: 'anchored', ...ROOM }), P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
+    c = transition(c, ev({ type: 'legReady', agent: 'a1', conn: 'c1' }), P).call!;
+    const failed = transition(c, ev({ type: 'anchorFailed', reason: 'janus refused the offer' }), P);
+    expect(failed.call?.state).toBe('rejecting');
+    expect(kinds(failed.effects)).toEqual(['reply', 'reject', 'agentFree', 'notify']);
+  });
+
+  it("the agent's leg failed: the answer is refused, the call rejected, the agent freed", () => {
+    let c = transition(null, connect, P).call!;
+    c = transition(c, ev({ type: 'anchored', ...ROOM }), P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a1' }), P).call!;
+    c = transition(c, ev({ type: 'answer', agent: 'a1', conn: 'c1', reqId: 'r1', sdp: '' }), P).call!;
+    const r = transition(c, ev({ type: 'legFailed', agent: 'a1', reason: 'janus gave no offer' }), P);
+    expect(r.call?.state).toBe('rejecting');
+    expect(kinds(r.effects)).toEqual(['reply', 'reject', 'agentFree', 'notify']);
+    // The room goes when the terminate event ends it.
+    expect(transition(r.call, ev({ type: 'terminate', result: 'REJECTED' }), P).effects.at(-1)).toMatchObject({ kind: 'closeRoom', room: 7 });
+  });
+
+  it('a room made for a call that is over already (or a second one) is given back', () => {
+    const gone = { ...FIXTURES.ended, media: 'anchor' as const };
+    expect(transition(gone, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 9 }), P).effects).toEqual([{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 9 }]);
+    const held = { ...FIXTURES.queued, media: 'anchor' as const, anchor: ROOM };
+    expect(transition(held, ev({ type: 'anchored', janus: 'ws://j1:8188', room: 8 }), P)).toEqual({ call: held, effects: [{ kind: 'closeRoom', janus: 'ws://j1:8188', room: 8 }] });
+    expect(transition(held, ev({ type: 'anchored', ...ROOM }), P).effects).toEqual([]); // a repeat
+  });
+});
+
+describe('anchor mode: the call outlives the agent\'s page', () => {
+  const held: Call = { ...FIXTURES.active, media: 'anchor', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: 'v=0\r\njanus\r\n' };
+  const lost = { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' } as const;
+
+  it('the holding page lost: the call stays active (the caller in the room) until recoverBy, a timer way out', () => {
+    const r = transition(held, lost, P);
+    expect(r.call).toMatchObject({ state: 'active', recoverBy: SOON + P.agentRecoveryMs });
+    expect(r.effects).toEqual([]);
+    expect(nextDue(r.call!, P)).toBe(SOON + P.agentRecoveryMs);
+    expect(transition(r.call, lost, P).call).toBe(r.call); // once
+    expect(transition(r.call, { type: 'tick', wacid: W, at: SOON + 1000 }, P).call).toBe(r.call);
+    const late = transition(r.call, { type: 'tick', wacid: W, at: SOON + P.agentRecoveryMs }, P);
+    expect(late.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
+    expect(late.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+  });
+
+  it("the agent's new page rejoins: the call moves to it and a new leg is offered there", () => {
+    const away = transition(held, lost, P).call!;
+    const r = transition(away, { type: 'rejoin', wacid: W, at: SOON + 2000, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' }, P);
+    expect(r.call).toMatchObject({ state: 'active', conn: 'c2', tab: 't2' });
+    expect(r.call!.recoverBy).toBeUndefined();
+    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r8', ok: true }, { kind: 'agentLeg', agent: 'a1', conn: 'c2' }]);
+    // Another agent may not; a direct call cannot (its audio went with the page).
+    expect(transition(away, { type: 'rejoin', wacid: W, at: SOON, agent: 'a2', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'FORBIDDEN' });
+    expect(transition(FIXTURES.active, { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'CONFLICT' });
+  });
+
+  it('direct mode keeps ending the call when its page is lost', () => {
+    expect(transition(FIXTURES.active, lost, P).call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
   });
 });

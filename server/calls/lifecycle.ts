@@ -109,6 +109,20 @@ export interface Call {
   holdMs?: number;
   /** How the audio travels, as the holding page reported it. */
   path?: NetworkPath;
+  /**
+   * `anchor` (MEDIA_MODE=anchor, inbound): the caller's leg is held in a Janus room and the
+   * agent joins it with a leg of its own; absent: direct (the caller's audio ends in the page).
+   */
+  media?: 'anchor';
+  /** Anchor mode: the room holding the caller's leg (which Janus, which room). Set once the caller joined. */
+  anchor?: { janus: string; room: number };
+  /** Anchor mode, answering: the agent's leg into the room is complete (its answer configured). */
+  legReady?: boolean;
+  /**
+   * Anchor mode, active: the holding page was lost (reload, crash) while the caller stays in
+   * the room; the agent has until then to come back (`rejoin`), or the call is ended.
+   */
+  recoverBy?: number;
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -129,6 +143,8 @@ export type CallEvent =
       to: string;
       sdp?: string;
       dialTime?: number;
+      /** MEDIA_MODE=anchor: an inbound call's caller leg goes into a Janus room. */
+      media?: 'anchor';
     })
   | (At & {
       type: 'terminate';
@@ -174,6 +190,18 @@ export type CallEvent =
       to: string;
       sdp: string;
     })
+  /** Anchor mode: the call has a room (which Janus, which room). */
+  | (At & { type: 'anchored'; janus: string; room: number })
+  /** Anchor mode: the caller joined the room with the Service's offer; `sdp` is Janus's complete answer (the business SDP). */
+  | (At & { type: 'callerJoined'; sdp: string })
+  /** Anchor mode: no room could hold the caller (no Janus reachable, Janus refused the offer). */
+  | (At & { type: 'anchorFailed'; reason: string })
+  /** Anchor mode: the holding agent's leg into the room is complete (it answered Janus's offer). */
+  | (At & { type: 'legReady'; agent: string; conn: string })
+  /** Anchor mode: the agent's leg could not be set up (no offer from Janus, or its answer refused). */
+  | (At & { type: 'legFailed'; agent: string; reason: string })
+  /** Anchor mode: the holding agent's page (a new one after a reload) joins the call's room again with a new leg. */
+  | (At & { type: 'rejoin'; agent: string; conn: string; tab?: string; reqId: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
   | (At & { type: 'tick' });
 
@@ -196,6 +224,12 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'resume',
   'path',
   'dialed',
+  'anchored',
+  'callerJoined',
+  'anchorFailed',
+  'legReady',
+  'legFailed',
+  'rejoin',
   'tick',
 ];
 
@@ -223,7 +257,15 @@ export type Effect =
   /** The agent no longer holds this call; `wrapUp` when a conversation happened. */
   | { kind: 'agentFree'; agent: string; wrapUp: boolean }
   /** Ring timed out: set the agent away so calls stop ringing at an empty desk. */
-  | { kind: 'agentNoAnswer'; agent: string };
+  | { kind: 'agentNoAnswer'; agent: string }
+  /** Anchor mode: a room for the call (`anchored` / `anchorFailed` follow). */
+  | { kind: 'anchor' }
+  /** Anchor mode: the caller joins the room with the Service's offer, right before the accept (`callerJoined` / `anchorFailed` follow). */
+  | { kind: 'callerLeg' }
+  /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
+  | { kind: 'agentLeg'; agent: string; conn: string }
+  /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
+  | { kind: 'closeRoom'; janus: string; room: number };
 
 export interface Policy {
   acceptWindowMs: number;
@@ -243,6 +285,8 @@ export interface Policy {
   terminateRetryMs: number;
   /** How long an outbound call may stay unanswered (dialing/connected). */
   dialTimeoutMs: number;
+  /** Anchor mode: how long the caller waits in the room for the agent's lost page to come back before the call ends. */
+  agentRecoveryMs: number;
 }
 
 export const DEFAULT_POLICY: Policy = Object.freeze({
@@ -253,6 +297,7 @@ export const DEFAULT_POLICY: Policy = Object.freeze({
   endingTimeoutMs: ENDING_TIMEOUT_MS,
   terminateRetryMs: 5_000,
   dialTimeoutMs: 90_000,
+  agentRecoveryMs: 20_000,
 });
 
 export interface Transition {
@@ -283,6 +328,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
+      return call.recoverBy;
     case 'ended':
       return undefined;
   }
@@ -355,6 +401,16 @@ function holder(call: Call): string | undefined {
  * the same output; the input is never mutated.
  */
 export function transition(call: Call | null, event: CallEvent, policy: Policy = DEFAULT_POLICY): Transition {
+  const t = step(call, event, policy);
+  // Anchor mode: a call that ends gives its room back (whatever ended it).
+  const after = t.call;
+  if (after?.anchor && after.state === 'ended' && call?.state !== 'ended') {
+    return { call: after, effects: [...t.effects, { kind: 'closeRoom', janus: after.anchor.janus, room: after.anchor.room }] };
+  }
+  return t;
+}
+
+function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
   if (call === null) return fromNothing(event, policy);
   const e = event;
   switch (e.type) {
@@ -450,9 +506,74 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
       return onPath(call, e);
     case 'dialed':
       return onDialed(call, e);
+    case 'anchored':
+      return onAnchored(call, e);
+    case 'callerJoined':
+      // Janus's answer: the accept (preAccept + accept, the same text) goes with it.
+      if (call.state !== 'answering' || call.media !== 'anchor' || call.answerSdp !== undefined || !call.legReady) return same(call);
+      return to(call, { answerSdp: e.sdp }, { kind: 'accept', sdp: e.sdp });
+    case 'anchorFailed':
+      return onAnchorFailed(call, e, policy);
+    case 'legReady':
+      if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
+      // The agent is in the room: the caller joins now, and its answer goes to the Service (`callerJoined`).
+      return to(call, { legReady: true }, { kind: 'callerLeg' });
+    case 'rejoin':
+      return onRejoin(call, e);
+    case 'legFailed':
+      // Active (a rejoin's leg failed): the agent is still without audio; the recovery clock runs.
+      if (call.state === 'active' && call.media === 'anchor' && holder(call) === e.agent) {
+        return call.recoverBy !== undefined ? same(call) : to(call, { recoverBy: e.at + policy.agentRecoveryMs });
+      }
+      if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent) return same(call);
+      return refuseAnswering(call, e.at, 'INTERNAL', `the agent's audio could not join the call: ${e.reason}`, policy);
     case 'tick':
       return onTick(call, e, policy);
   }
+}
+
+/**
+ * Anchor mode: the call has a room; an agent who answered meanwhile is offered its leg now.
+ * A room opened for a call that is over already (or a second room) is given back.
+ */
+function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Transition {
+  const room = { janus: e.janus, room: e.room };
+  const live = call.state === 'queued' || call.state === 'ringing' || call.state === 'answering';
+  if (call.media !== 'anchor' || call.anchor !== undefined || !live) {
+    const same_ = call.anchor?.janus === e.janus && call.anchor.room === e.room;
+    return same(call, ...(same_ ? [] : [{ kind: 'closeRoom', ...room } as Effect]));
+  }
+  // Answered while the room was being made: the agent's leg is offered now.
+  const leg = call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
+  return to(call, { anchor: room }, ...leg);
+}
+
+/** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
+function onAnchorFailed(call: Call, e: Extract<CallEvent, { type: 'anchorFailed' }>, policy: Policy): Transition {
+  // No room, or the caller could not join it (before any accept was sent).
+  if (call.media !== 'anchor' || call.answerSdp !== undefined) return same(call);
+  const reason = `media anchor unavailable: ${e.reason}`;
+  if (call.state === 'answering') return refuseAnswering(call, e.at, 'ANCHOR_UNAVAILABLE', reason, policy);
+  if (call.state !== 'queued' && call.state !== 'ringing') return same(call);
+  return to(
+    call,
+    { state: 'rejecting', agent: undefined, ringUntil: undefined, reason, errorCode: 'ANCHOR_UNAVAILABLE', endBy: e.at + policy.endingTimeoutMs },
+    ...(call.state === 'ringing' && call.agent ? [{ kind: 'revoke', agent: call.agent, reason: 'media unavailable' } as Effect] : []),
+    { kind: 'reject' },
+    { kind: 'notify' },
+  );
+}
+
+/** An answering call that cannot be accepted (nothing was sent to the Service yet): reject it, tell the agent why, free the agent. */
+function refuseAnswering(call: Call, at: number, code: string, reason: string, policy: Policy): Transition {
+  return to(
+    call,
+    { state: 'rejecting', reason, errorCode: code, endBy: at + policy.endingTimeoutMs, reqId: undefined },
+    ...(call.conn && call.reqId ? [fail({ conn: call.conn, reqId: call.reqId }, 'SERVICE_ERROR', reason)] : []),
+    { kind: 'reject' },
+    ...(call.agent ? [{ kind: 'agentFree', agent: call.agent, wrapUp: false } as Effect] : []),
+    { kind: 'notify' },
+  );
 }
 
 function fromNothing(e: CallEvent, policy: Policy): Transition {
@@ -477,7 +598,7 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
         };
       }
       const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
-      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}) };
+      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}) };
       if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs) {
         // Delivered too late to ring anyone (or unusable): refuse it now rather than let it ring out.
         return {
@@ -490,7 +611,8 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
           effects: [{ kind: 'reject' }, { kind: 'notify' }],
         };
       }
-      return { call, effects: [{ kind: 'route' }, { kind: 'notify' }] };
+      // Anchor mode: the caller goes into a room while the call rings (the answer waits for it if it must).
+      return { call, effects: [...(call.media === 'anchor' ? [{ kind: 'anchor' } as Effect] : []), { kind: 'route' }, { kind: 'notify' }] };
     }
     case 'terminate':
       // Tombstone: the call is over before we saw it start; a late connect must not ring.
@@ -630,8 +752,12 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
     if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
     if (call.deadline !== undefined && e.at >= call.deadline) return same(call, fail(e, 'CONFLICT', 'the accept window has closed'));
     // First claim wins: the current ringing agent, or an earlier one whose ring just timed out.
+    // Anchor mode: the agent's leg into the room first (offered to the answering connection,
+    // once the room holds the caller: else `anchored` offers it); the accept, with Janus's
+    // answer, goes when that leg is ready (`legReady`).
+    const anchor = call.media === 'anchor';
     const effects: Effect[] = [
-      { kind: 'accept', sdp: e.sdp },
+      ...(!anchor ? [{ kind: 'accept', sdp: e.sdp } as Effect] : call.anchor ? [{ kind: 'agentLeg', agent: e.agent, conn: e.conn } as Effect] : []),
       { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
     ];
     if (call.state === 'ringing' && call.agent && call.agent !== e.agent) {
@@ -646,7 +772,7 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
         conn: e.conn,
         tab: e.tab,
         reqId: e.reqId,
-        answerSdp: e.sdp,
+        ...(anchor ? {} : { answerSdp: e.sdp }),
         ringUntil: undefined,
         endBy: Math.max(call.deadline ?? e.at, e.at) + policy.answerGraceMs,
       },
@@ -723,6 +849,11 @@ function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy:
  */
 function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, policy: Policy): Transition {
   if (holder(call) !== e.agent || call.conn !== e.conn) return same(call);
+  if (call.media === 'anchor' && call.state === 'active') {
+    // Anchor mode: the caller stays in the room; the agent's page may come back (`rejoin`) until `recoverBy`.
+    if (call.recoverBy !== undefined) return same(call);
+    return to(call, { recoverBy: e.at + policy.agentRecoveryMs });
+  }
   switch (call.state) {
     case 'answering':
     case 'active':
@@ -742,7 +873,15 @@ function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, pol
 function onAttach(call: Call, e: Extract<CallEvent, { type: 'attach' }>): Transition {
   const live = call.state === 'answering' || call.state === 'active' || call.state === 'dialing' || call.state === 'connected';
   if (!live || holder(call) !== e.agent || call.tab === undefined || call.tab !== e.tab || call.conn === e.conn) return same(call);
-  return to(call, { conn: e.conn });
+  return to(call, { conn: e.conn, recoverBy: undefined });
+}
+
+/** Anchor mode: the agent's page (a reload's new one) takes the call back: a new leg into the same room. */
+function onRejoin(call: Call, e: Extract<CallEvent, { type: 'rejoin' }>): Transition {
+  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  if (call.media !== 'anchor') return same(call, fail(e, 'CONFLICT', "this call has no media room: its audio was in the page that held it"));
+  if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be rejoined`));
+  return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), { kind: 'agentLeg', agent: e.agent, conn: e.conn });
 }
 
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
@@ -834,6 +973,14 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
       );
     }
     case 'active':
+      if (call.recoverBy === undefined || e.at < call.recoverBy) return same(call);
+      // The agent's page did not come back: end the call at the Service, saying why.
+      return to(
+        call,
+        { state: 'ending', reqId: undefined, recoverBy: undefined, reason: AGENT_PAGE_LOST, endBy: e.at + policy.endingTimeoutMs },
+        { kind: 'terminate' },
+        { kind: 'notify' },
+      );
     case 'ended':
       return same(call);
   }

@@ -6,13 +6,16 @@
  */
 import { WRAP_TYPING_PAUSE_MS, type ClientMsg, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
 import { hasLimit } from './agentState.ts';
+import { clip, LIMITS } from '../../shared/limits.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
 import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
-import { fromRecord, refusal, type ServiceCalls } from './apply.ts';
+import { fromRecord, refusal, type AnchorPort, type ServiceCalls } from './apply.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import type { Router } from './router.ts';
+
+const clipReason = (s: string) => clip(s, LIMITS.reason);
 
 /** A dialed call's first write: tried this often, this far apart, before the call is ended at the Service. */
 const DIAL_TRACK_ATTEMPTS = 3;
@@ -56,6 +59,8 @@ export interface RequestsOptions {
   wrapUpMs: number | 'off';
   /** A disposition was given (or `Not set` recorded): history, and the contact note when configured. */
   onWrapup?: ((w: Wrapup) => void) | undefined;
+  /** MEDIA_MODE=anchor: the agent's answers to its leg offers (`call.legAnswer`) go to it. */
+  anchor?: AnchorPort | undefined;
 }
 
 /** One wrap-up: what `call.wrapup` saves (the call's customer and number for the contact note). */
@@ -224,7 +229,11 @@ export class Requests {
           // One conversation per agent: a late answer to an earlier offer must not take a second call.
           return fail('CONFLICT', 'you are already on another call');
         }
-        if (msg.type === 'call.answer') await this.o.apply({ type: 'answer', ...common, ...(conn.tab ? { tab: conn.tab } : {}), sdp: msg.sdp }, rec);
+        if (msg.type === 'call.answer') {
+          // Direct mode: the page's answer to the caller's offer is the business SDP. Anchor mode: none (Janus answers).
+          if (msg.sdp === undefined && fromRecord(rec).media !== 'anchor') return fail('BAD_REQUEST', 'sdp: required, the complete SDP answer to the offer');
+          await this.o.apply({ type: 'answer', ...common, ...(conn.tab ? { tab: conn.tab } : {}), sdp: msg.sdp ?? '' }, rec);
+        }
         else await this.o.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common }, rec);
         return;
       }
@@ -241,6 +250,15 @@ export class Requests {
         const rec = await this.o.store.getCall(msg.wacid);
         if (!rec) return fail('NOT_FOUND', 'no such call');
         await this.o.apply({ type: 'path', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id, path: msg.path }, rec);
+        return;
+      }
+      case 'call.legAnswer':
+        return this.legAnswer(conn, msg, fail);
+      case 'call.rejoin': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        await this.o.apply({ type: 'rejoin', wacid: msg.wacid, at, agent: user.name, conn: conn.id, ...(conn.tab ? { tab: conn.tab } : {}), reqId: msg.id }, rec);
         return;
       }
       case 'call.wrapup':
@@ -276,6 +294,28 @@ export class Requests {
       case 'call.dial':
         return this.dial(conn, msg, fail);
     }
+  }
+
+  /**
+   * Anchor mode: the answer to the agent's leg offer, from the connection holding the call;
+   * once Janus took it the leg is ready (`legReady`: the accept goes to the Service).
+   */
+  private async legAnswer(conn: Conn, msg: Extract<CallRequest, { type: 'call.legAnswer' }>, fail: (code: string, message: string) => void): Promise<void> {
+    const rec = await this.o.store.getCall(msg.wacid);
+    if (!rec) return fail('NOT_FOUND', 'no such call');
+    const call = fromRecord(rec);
+    if (call.media !== 'anchor' || !this.o.anchor) return fail('CONFLICT', 'this call has no media room');
+    if (call.agent !== conn.user.name || call.conn !== conn.id) return fail('FORBIDDEN', 'you do not hold this call on this connection');
+    if (call.state !== 'answering' && call.state !== 'active') return fail('CONFLICT', `the call is ${call.state}`);
+    try {
+      await this.o.anchor.agentAnswer(msg.wacid, msg.sdp);
+    } catch (err) {
+      const reason = clipReason((err as Error).message);
+      await this.o.apply({ type: 'legFailed', wacid: msg.wacid, at: this.o.now(), agent: conn.user.name, reason });
+      return fail('BAD_REQUEST', `sdp: the media server refused the answer (${reason})`);
+    }
+    this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id });
+    await this.o.apply({ type: 'legReady', wacid: msg.wacid, at: this.o.now(), agent: conn.user.name, conn: conn.id });
   }
 
   /** The disposition (and notes) of the agent's call: saved, and its after-call work ends. */

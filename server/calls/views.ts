@@ -19,6 +19,7 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     sdp: call.offerSdp!,
     deadline: call.deadline!,
     ...(call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
+    ...(call.media === 'anchor' ? { media: 'anchor' as const } : {}),
   };
 }
 

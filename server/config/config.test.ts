@@ -237,6 +237,7 @@ describe('loadConfig', () => {
         'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS',
+        'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS',
       ].sort(),
     );
   });
@@ -291,6 +292,41 @@ describe('loadConfig', () => {
       const b = loadConfig({ ...prod, ICE_SERVERS: 'turn:t.example.com', TURN_USERNAME: 'agents', TURN_PASSWORD: 'static-pass-word' });
       expect(JSON.stringify(describeConfig(b))).not.toContain('static-pass-word');
       expect(secretsOf(b)).toContain('static-pass-word');
+    });
+  });
+
+  describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET (issue 30)', () => {
+    const janusSecret = 'janus-api-secret-0123';
+    it('unset: direct mode, no Janus', () => {
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000 });
+    });
+
+    it('anchor mode with one or more Janus servers and the API secret', () => {
+      const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
+      expect(c.media).toEqual({ mode: 'anchor', janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000 });
+      expect(Object.isFrozen(c.media)).toBe(true);
+    });
+
+    it('invalid values stop the start naming the variable; the secret is never echoed', () => {
+      expect(failure({ MEDIA_MODE: 'relay' })).toBe('MEDIA_MODE: must be direct or anchor (got "relay")');
+      expect(failure({ MEDIA_MODE: 'anchor' })).toMatch(/^JANUS_URLS: is required with MEDIA_MODE=anchor/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'http://10.0.0.7:8088/janus' })).toMatch(/^JANUS_URLS: "http:\/\/10.0.0.7:8088\/janus" is not a Janus WebSocket API URL/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://u:p@10.0.0.7:8188' })).toMatch(/^JANUS_URLS: .* is not a Janus WebSocket API URL/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188,ws://a:8188' })).toMatch(/^JANUS_URLS: must not list a URL twice/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: ' , ' })).toMatch(/^JANUS_URLS: must be a comma-separated list/);
+      expect(failure({ JANUS_URLS: 'ws://10.0.0.7:8188' })).toBe('JANUS_URLS: is only used with MEDIA_MODE=anchor');
+      expect(failure({ JANUS_API_SECRET: janusSecret })).toBe('JANUS_API_SECRET: is only used with MEDIA_MODE=anchor');
+      expect(failure({ AGENT_RECOVERY_MS: '20000' })).toMatch(/^AGENT_RECOVERY_MS: is only used with MEDIA_MODE=anchor/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', AGENT_RECOVERY_MS: '10' })).toMatch(/^AGENT_RECOVERY_MS: must be an integer from 1000 to 600000/);
+      const bad = failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', JANUS_API_SECRET: 'has space' });
+      expect(bad).toBe('JANUS_API_SECRET: must not contain whitespace');
+    });
+
+    it('describeConfig hides the Janus secret; secretsOf lists it for the log scrubber', () => {
+      const c = loadConfig({ ...prod, MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://10.0.0.7:8188', JANUS_API_SECRET: janusSecret });
+      expect(JSON.stringify(describeConfig(c))).not.toContain(janusSecret);
+      expect(JSON.stringify(describeConfig(c))).toContain('ws://10.0.0.7:8188');
+      expect(secretsOf(c)).toContain(janusSecret);
     });
   });
 });

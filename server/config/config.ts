@@ -103,6 +103,20 @@ export interface Config {
   // ---- real networks (issue 29) ----
   /** STUN/TURN for every peer connection the pages make (server/ice mints what a page gets). */
   readonly ice: IceSettings;
+  // ---- media anchor (issue 30) ----
+  /** Where the caller's audio ends: the agent's page (`direct`), or a Janus AudioBridge room (`anchor`). */
+  readonly media: MediaSettings;
+}
+
+/** `MEDIA_MODE` and the Janus servers of anchor mode. */
+export interface MediaSettings {
+  readonly mode: 'direct' | 'anchor';
+  /** `JANUS_URLS`: Janus WebSocket API URLs (`janus-protocol`); each call goes to the least loaded reachable one. Empty in direct mode. */
+  readonly janusUrls: readonly string[];
+  /** `JANUS_API_SECRET`: sent as `apisecret` on every Janus request. Secret: never log it. */
+  readonly janusApiSecret: string | undefined;
+  /** `AGENT_RECOVERY_MS`: anchor mode, how long the caller waits in the room for the agent's lost page to come back. */
+  readonly agentRecoveryMs: number;
 }
 
 /** A STUN/TURN URL as browsers take it: `stun:`, `turn:` or `turns:` host[:port][?transport=udp|tcp]. */
@@ -180,6 +194,11 @@ export const VARIABLES = [
   'ICE_TRANSPORT_POLICY',
   // administration (issue 32)
   'AUDIT_RETENTION_DAYS',
+  // media anchor (issue 30)
+  'MEDIA_MODE',
+  'JANUS_URLS',
+  'JANUS_API_SECRET',
+  'AGENT_RECOVERY_MS',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -192,6 +211,7 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'DATABASE_URL',
   'TURN_SECRET',
   'TURN_PASSWORD',
+  'JANUS_API_SECRET',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -260,6 +280,16 @@ const databaseUrl = z.string().refine((s) => {
     return false;
   }
 }, 'must be a postgres:// URL with host and database, e.g. postgres://user:password@host:5432/switchboard');
+
+/** A Janus WebSocket API URL: ws(s)://host[:port][/path], no credentials, query or fragment. */
+function janusUrl(s: string): boolean {
+  try {
+    const u = new URL(s);
+    return (u.protocol === 'ws:' || u.protocol === 'wss:') && u.hostname !== '' && !u.username && !u.password && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+}
 
 const nonEmpty = (what: string) => z.string().min(1, `must be ${what}`);
 
@@ -356,6 +386,21 @@ const schemas = {
   TURN_USERNAME: z.string().regex(/^[^\s:]{1,128}$/, 'must be the TURN user name (no spaces or colons, at most 128 characters)'),
   TURN_PASSWORD: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
   ICE_TRANSPORT_POLICY: z.enum(['all', 'relay'], 'must be all or relay'),
+  MEDIA_MODE: z.enum(['direct', 'anchor'], 'must be direct or anchor'),
+  JANUS_URLS: z.string().transform((s, ctx) => {
+    const urls = s.split(',').map((x) => x.trim()).filter(Boolean);
+    if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188' });
+    for (const u of urls) {
+      if (!janusUrl(u)) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(u.length > 80 ? u.slice(0, 80) + '…' : u)} is not a Janus WebSocket API URL: use ws://host:port or wss://host[:port][/path], without credentials` });
+        return z.NEVER;
+      }
+    }
+    if (new Set(urls).size !== urls.length) ctx.addIssue({ code: 'custom', message: 'must not list a URL twice' });
+    return urls;
+  }),
+  AGENT_RECOVERY_MS: intIn(1000, 600_000),
+  JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -440,6 +485,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     monitorShowListening: read(env, 'MONITOR_SHOW_LISTENING') ?? true,
     slaSeconds: read(env, 'SLA_SECONDS') ?? 20,
     ice: readIce(env),
+    media: readMedia(env),
   };
   return Object.freeze(config);
 }
@@ -476,6 +522,19 @@ function readIce(env: Record<string, string | undefined>): IceSettings {
     throw new ConfigError('ICE_TRANSPORT_POLICY', 'relay needs a turn:/turns: URL in ICE_SERVERS (no call could connect without one)');
   }
   return Object.freeze({ urls: Object.freeze(urls), turnAuth: Object.freeze(turnAuth), transportPolicy: policy });
+}
+
+/** MEDIA_MODE and its Janus servers: anchor mode needs JANUS_URLS; direct mode takes none (a set one would be a mistake). */
+function readMedia(env: Record<string, string | undefined>): MediaSettings {
+  const mode = read(env, 'MEDIA_MODE') ?? 'direct';
+  const urls = read(env, 'JANUS_URLS');
+  const secret = read(env, 'JANUS_API_SECRET');
+  if (mode === 'anchor' && urls === undefined) throw new ConfigError('JANUS_URLS', 'is required with MEDIA_MODE=anchor (one or more Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188)');
+  if (mode === 'direct' && urls !== undefined) throw new ConfigError('JANUS_URLS', 'is only used with MEDIA_MODE=anchor');
+  if (mode === 'direct' && secret !== undefined) throw new ConfigError('JANUS_API_SECRET', 'is only used with MEDIA_MODE=anchor');
+  const recovery = read(env, 'AGENT_RECOVERY_MS');
+  if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
+  return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000 });
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */
@@ -516,6 +575,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
     metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
     databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
+    media: config.media && { ...config.media, janusApiSecret: config.media.janusApiSecret === undefined ? undefined : '[redacted]' },
     ice: config.ice && {
       ...config.ice,
       turnAuth:
@@ -530,7 +590,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
 
 /** Every secret value of the configuration (for log scrubbing): the Redis password, the metrics token and the database URL too. */
 export function secretsOf(
-  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl' | 'ice'>>,
+  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl' | 'ice' | 'media'>>,
 ): string[] {
   const turn = config.ice?.turnAuth;
   const redis = redisPassword(config.redisUrl);
@@ -542,6 +602,7 @@ export function secretsOf(
     ...(config.metricsToken ? [config.metricsToken] : []),
     ...databaseSecrets(config.databaseUrl),
     ...(turn?.kind === 'secret' ? [turn.secret] : turn?.kind === 'static' ? [turn.password] : []),
+    ...(config.media?.janusApiSecret ? [config.media.janusApiSecret] : []),
   ];
 }
 

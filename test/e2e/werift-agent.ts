@@ -23,6 +23,12 @@ export interface WeriftAgentOptions {
   dtlsRole?: 'client' | 'server';
   /** The agent's voice (default AGENT_HZ). */
   hz?: number;
+  /**
+   * Where its media may go (the emulator's `PeerOptions.network`): `loopback` (default), or
+   * `machine` — every address of this machine and its links' neighbours, e.g. a Janus in a
+   * test's network namespace (anchor mode).
+   */
+  network?: 'loopback' | 'machine';
 }
 
 export class WeriftAgent {
@@ -35,7 +41,7 @@ export class WeriftAgent {
 
   /** Apply `offer` and build a complete answer (ICE gathering finished, with a timeout). */
   static async answer(offer: string, opts: WeriftAgentOptions = {}): Promise<WeriftAgent> {
-    const { peer, sdp } = await AudioPeer.answerer(offer, { dtlsRole: opts.dtlsRole ?? 'server' });
+    const { peer, sdp } = await AudioPeer.answerer(offer, { dtlsRole: opts.dtlsRole ?? 'server', ...(opts.network ? { network: opts.network } : {}) });
     return new WeriftAgent(peer, sdp, { kind: 'tone', hz: opts.hz ?? AGENT_HZ });
   }
 

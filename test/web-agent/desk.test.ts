@@ -104,7 +104,7 @@ async function inCall(page: Page, wacid: string, send = true): Promise<AudioPeer
   const before = s.received.length;
   await page.keyboard.press('Alt+KeyA');
   const frame = await s.frame('call.answer', before);
-  await peer.applyAnswer(frame.sdp);
+  await peer.applyAnswer(frame.sdp!);
   if (send) peer.startSending({ kind: 'tone', hz: 300 });
   s.state(view(wacid, { state: 'active', startedAt: Date.now() }) as never);
   await waitForState(page, 's.media && s.media.started');

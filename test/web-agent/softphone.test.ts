@@ -73,9 +73,9 @@ async function answerCall(page: Page, peer: AudioPeer, wacid: string): Promise<s
   await page.getByTestId('answer').click();
   const frame = await s.frame('call.answer', before);
   expect(frame.wacid).toBe(wacid);
-  await peer.applyAnswer(frame.sdp);
+  await peer.applyAnswer(frame.sdp!);
   peer.startSending({ kind: 'tone' });
-  return frame.sdp;
+  return frame.sdp!;
 }
 
 describe('login', () => {

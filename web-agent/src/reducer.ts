@@ -227,6 +227,8 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       return Math.abs(skew) <= MAX_SKEW_MS ? { ...state, skewMs: skew } : state;
     }
     case 'call.remoteAnswer':
+    // Anchor mode (MEDIA_MODE=anchor): the pages do not join media rooms yet; program agents do.
+    case 'call.legOffer':
     case 'ack':
     case 'error':
       // Answers to this tab's requests: the controller that sent them handles these.

@@ -566,6 +566,12 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const call = mine(c);
     return call ? c.json(view(call)) : notFound(c, 'call');
   });
+  // The business SDP answers this call was preAccepted and accepted with, byte-exact (what the bridge sent).
+  control.get('/calls/:wacid/answers', (c) => {
+    const call = mine(c);
+    if (!call) return notFound(c, 'call');
+    return c.json({ ...(call.preAcceptSdp !== undefined ? { preAccept: call.preAcceptSdp } : {}), ...(call.acceptSdp !== undefined ? { accept: call.acceptSdp } : {}) });
+  });
   // What the simulated user heard lately, tone by tone (tests tell voices apart by frequency).
   control.get('/calls/:wacid/hears', (c) => {
     const call = mine(c);
