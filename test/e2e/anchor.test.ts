@@ -36,7 +36,7 @@ beforeAll(async () => {
   ns = await createNetns();
   janus = await startJanus(ns);
   control = await JanusApi.connect(janus.url);
-  b = await startBridge({ agents: ['agent1', 'agent2'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: '0' } });
+  b = await startBridge({ agents: ['agent1', 'agent2'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' } });
   agent = await agentClient(b.url, 'agent1');
 }, 60_000);
 afterAll(async () => {
