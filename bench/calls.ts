@@ -1,5 +1,5 @@
 /**
- * Calls benchmark (issue 5). Prints:
+ * Calls benchmark. Prints:
  *
  * 1. webhook → `call.offered` on the agent socket, at 100 calls/s with 50 agents, for the
  *    in-memory store and (when `redis-server` is installed) a private Redis: p50, p99, lost.

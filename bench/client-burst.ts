@@ -1,5 +1,5 @@
 /**
- * Burst figures for the Service client's rate limiter (issue 3): prints, doesn't assert.
+ * Burst figures for the Service client's rate limiter: prints, doesn't assert.
  *   npx tsx bench/client-burst.ts
  * Each run: N concurrent chat sends from one sender against a local server that answers 429
  * above its per-sender rps (sliding 1 s window, Retry-After: 1).

@@ -1,5 +1,5 @@
 /**
- * Fleet benchmark (issue 18 §3): N nodes (each its own process, the whole server through
+ * Fleet benchmark: N nodes (each its own process, the whole server through
  * `startSwitchboard`) on one Redis, A agents spread over them (WebSocket clients speaking
  * protocol v1, logged in through sessions minted in the shared store), and the Service
  * played by this process: the emulator's signaling-only callers (no media stack: thousands

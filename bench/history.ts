@@ -1,5 +1,5 @@
 /**
- * History figures (issue 14): prints, doesn't assert.
+ * History figures: prints, doesn't assert.
  *   npx tsx bench/history.ts [--rows 1000000]
  * On the local PostgreSQL (test/support/postgres.ts: a database of its own, dropped after):
  * - search p95 over N call rows (generated in SQL with generate_series): customer + date

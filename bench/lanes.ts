@@ -1,5 +1,5 @@
 /**
- * Offers under a flood of message events (issue 35 item 7). The server (`server/main.ts`,
+ * Offers under a flood of message events. The server (`server/main.ts`,
  * a process of its own) with Redis and PostgreSQL history; a worker thread sends `--rate`
  * (default 500) signed `chat.message.updated` events a second, each about a message of its
  * own (a history write each), for `--seconds` (default 30); meanwhile calls arrive one

@@ -1,5 +1,5 @@
 /**
- * Issue 35 item 11 figures (prints, doesn't assert):
+ * Search pool figures (prints, doesn't assert):
  *   npx tsx bench/search-pool.ts [--rows 200000] [--searchers 16] [--seconds 5]
  * On the local PostgreSQL (a database of its own, dropped after): N call rows, then
  * `--searchers` loops of full-text searches matching nothing, and meanwhile, one after the

@@ -1,5 +1,5 @@
 /**
- * werift ↔ werift connects through the whole answer path (issue 15): the emulator's ice-lite
+ * werift ↔ werift connects through the whole answer path: the emulator's ice-lite
  * werift caller rings, a werift program agent (test/e2e/werift-agent.ts) answers over the
  * WebSocket, the bridge preAccepts/accepts, and the caller applies the answer. A connect
  * counts as good when both peers reach `connected` and each has received the other's RTP.

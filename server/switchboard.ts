@@ -24,6 +24,7 @@ import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
 import { loadQueues } from './calls/routing.ts';
 import { secretsOf, type Config } from './config/config.ts';
+import { createIceIssuer } from './ice/ice.ts';
 import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
 import type { Logger } from './log/logger.ts';
 import { Bus } from './events/bus.ts';
@@ -100,6 +101,8 @@ export interface SwitchboardOptions {
   policy?: Partial<Policy>;
   heartbeatMs?: number;
   deadAfterMs?: number;
+  /** Life of minted TURN credentials, seconds, instead of TURN_TTL_S (tests make it short). */
+  iceTtlS?: number;
   /** Per-socket bounds beyond the defaults (tests make them small). */
   socketLimits?: SocketLimits;
   reconnectGraceMs?: number;
@@ -334,6 +337,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     log: log.child({ part: 'auth' }),
     demo: config.demo,
     audit: audit.record,
+    // Logged out: not available (a page that has not run its ready-check never rings).
+    onLogout: (u) => engine.loggedOut(u),
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
@@ -392,6 +397,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   }
   // ---- end supervisor console ----
   const engine = new CallEngine({
+    waitForStart: true,
     store,
     calls: service.calls,
     hub,
@@ -439,6 +445,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...o.socketLimits,
     monitors, // issue 17
+    ice: createIceIssuer(o.iceTtlS !== undefined && config.ice.turnAuth.kind === 'secret' ? { ...config.ice, turnAuth: { ...config.ice.turnAuth, ttlS: o.iceTtlS } } : config.ice), // issue 29
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();

@@ -15,6 +15,20 @@ const CALL_ERRORS: Readonly<Record<number, string>> = {
   138023: 'The call was accepted but no audio ever flowed',
 };
 
+/**
+ * Codes with which the Service drops a call that was accepted but whose audio never
+ * flowed (calling-facts.md: 138023 "accepted but no media", after 20 s without the
+ * business's media): history's outcome `no-audio`, not `answered`.
+ */
+export const NO_AUDIO_CODES: ReadonlySet<string> = new Set(['138023']);
+
+/**
+ * Why our side ended a call whose agent's page went away mid-call (reloaded, closed or
+ * crashed: in direct mode its audio went with it). History's `endReason`; the call-back
+ * queue opens a `cut-off` task on it.
+ */
+export const AGENT_PAGE_LOST = 'Agent page lost: the agent’s page was reloaded, closed or crashed during the call, and its audio with it';
+
 /** The words for a Service call error code, or undefined for a code not listed. */
 export function describeCallError(code: number | string | undefined): string | undefined {
   if (code === undefined) return undefined;

@@ -68,12 +68,38 @@
  *   WRAP_UP_MS once (ack `{until}`; CONFLICT when not in after-call work or already
  *   extended; `agent.state.extended` is then true). A wrap-up is accepted for the agent's
  *   last call even after the countdown ended (it replaces `Not set`).
+ * - Issue 34: `call.wrapupDraft {wacid, disposition?, notes}` keeps what is typed (sent as the
+ *   agent types); drafts less than WRAP_TYPING_PAUSE_MS apart move `until` on by the time
+ *   between them (the countdown pauses while the agent types); a countdown that runs out
+ *   records the draft's notes with `Not set`; `welcome.wrapDraft` gives it back. WRAP_UP_MS=0:
+ *   after-call work has no `until` and lasts until `call.wrapup`. `call.offered.ringUntil` /
+ *   `CallView.ringUntil`: when the offer stops ringing the agent (the agent's countdown).
  * - `call.hold` / `call.resume {wacid}`: only the agent holding an `active` call. Ack
  *   `{heldSince}` / `{holdMs}`. The call's view carries `heldSince` while held and `holdMs`
  *   (total so far); `call.state` goes to supervisors; timeline `hold` / `resume`; history
  *   `holdMs`. The caller's audio (hold music) is the page's job.
  * - A call that failed at the Service carries its numeric code in `CallView.errorCode` and
  *   the worded reason in `reason`.
+ * - The page that holds a call (answered or dialed there: its audio lives in that page, in
+ *   direct mode) going away ends the call: at once when it leaves (it closes its socket
+ *   with 4010 `page left` on `pagehide`, or the browser closes it with 1001), otherwise
+ *   when its socket is lost and the same page (the `tab` query parameter of `/ws`, the
+ *   same on every reconnect of a page, new after a reload) has not connected again within
+ *   the grace (2 s). The call is terminated at the Service with `reason` `AGENT_PAGE_LOST`
+ *   (`shared/callErrors.ts`); another tab of the same agent closing changes nothing.
+ *
+ * Real networks (added: `welcome.ice`, `ice.servers`):
+ * - `welcome.ice` gives the page the STUN/TURN servers every RTCPeerConnection it makes uses
+ *   (`iceServers`, `iceTransportPolicy`), with TURN credentials for this user only: minted
+ *   from coturn's REST secret (username `<expiry>:<user>`, `expiresAt` epoch ms) or the
+ *   static pair. Never in the HTML, a URL or a log.
+ * - Minted credentials are renewed on the socket with `ice.servers` (same fields) at half
+ *   their life: new connections use the newest; a connection keeps the allocation it made
+ *   (coturn checks the expiry when an allocation is made, not on its refreshes).
+ * - `call.path {id, wacid, path}` (added): the page holding a call says how its audio travels
+ *   (`direct`, `relay-udp`, `relay-tcp`, `relay-tls`; the selected candidate pair) when it
+ *   learns it or it changes. Ack `{}`; only the call's holder (FORBIDDEN otherwise). The call's
+ *   view then carries `path` (supervisors' live view) and history keeps it per call.
  */
 import { z } from 'zod';
 import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
@@ -157,8 +183,10 @@ export const CallView = z.object({
   state: CallStateName,
   /** Agent who holds (or held) the call, when any. */
   agent: userName.optional(),
-  /** Epoch ms by which the call must be accepted (ringing calls). */
+  /** Epoch ms by which the call must be accepted (ringing calls): the accept window (ACCEPT_WINDOW_MS). */
   deadline: z.number().optional(),
+  /** Epoch ms when the offer stops ringing its agent and moves on (RING_TIMEOUT_MS, never after `deadline`). */
+  ringUntil: z.number().optional(),
   /** Epoch ms (server clock) when audio started (accept returned 200, or the user picked up). */
   startedAt: z.number().optional(),
   /** Epoch ms (server clock) when the call ended; set exactly when `state` is `ended`. */
@@ -175,6 +203,8 @@ export const CallView = z.object({
   heldSince: z.number().optional(),
   /** Milliseconds on hold so far (finished holds; add `now - heldSince` while held). */
   holdMs: z.number().optional(),
+  /** How the call's audio travels, as the holding page's stats show it (issue 29). */
+  path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
   errorCode: z.number().optional(),
 });
@@ -204,6 +234,22 @@ export type AgentState = z.infer<typeof AgentState>;
 
 // ---- server → client ------------------------------------------------------------------
 
+/** One STUN/TURN server as `RTCIceServer` takes it. */
+export const IceServer = z.object({
+  urls: z.array(z.string().min(1).max(300)).min(1).max(8),
+  username: z.string().max(300).optional(),
+  credential: z.string().max(300).optional(),
+});
+export type IceServer = z.infer<typeof IceServer>;
+/** What every peer connection of a page is built with (issue 29). */
+export const IceConfig = z.object({
+  iceServers: z.array(IceServer).max(8),
+  iceTransportPolicy: z.enum(['all', 'relay']),
+  /** Minted TURN credentials stop working for new allocations at this time (epoch ms). */
+  expiresAt: z.number().optional(),
+});
+export type IceConfig = z.infer<typeof IceConfig>;
+
 export const Welcome = z.object({
   type: z.literal('welcome'),
   protocol: z.literal(PROTOCOL_VERSION),
@@ -216,7 +262,15 @@ export const Welcome = z.object({
   dispositions: z.array(z.string()).optional(),
   /** The away reasons (`AWAY_REASONS`) a `presence.set` may name. */
   awayReasons: z.array(z.string()).optional(),
+  /** Agents in after-call work: what was typed so far (`call.wrapupDraft`) and whom the call was with. */
+  wrapDraft: z
+    .object({ wacid, caller: party.optional(), disposition: z.string().max(200).optional(), notes: z.string().max(10_000).optional() })
+    .optional(),
+  /** STUN/TURN for this user's peer connections (issue 29). */
+  ice: IceConfig.optional(),
 });
+/** Renewed TURN credentials (issue 29): for peer connections made from now on. */
+export const IceServersMsg = IceConfig.extend({ type: z.literal('ice.servers') });
 export const CallOffered = z.object({
   type: z.literal('call.offered'),
   wacid,
@@ -226,6 +280,8 @@ export const CallOffered = z.object({
   direction: Direction,
   sdp,
   deadline: z.number(),
+  /** When this offer stops ringing here (RING_TIMEOUT_MS): the agent's countdown. `deadline` is the accept window. */
+  ringUntil: z.number().optional(),
 });
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
@@ -372,6 +428,7 @@ export const ServerMsg = z.discriminatedUnion('type', [
   MonitorEnded,
   MonitorSignalRelayed,
   Welcome,
+  IceServersMsg,
   CallOffered,
   CallRevoked,
   CallRemoteAnswer,
@@ -409,11 +466,29 @@ export const CallWrapup = z.object({
   disposition: z.string().min(1).max(200),
   notes: z.string().max(10_000).optional(),
 });
+/**
+ * What the agent has typed so far in after-call work for `wacid`: kept by the server (a reload
+ * shows it again; a countdown that runs out records it with disposition `Not set`), and while
+ * drafts keep coming (less than WRAP_TYPING_PAUSE_MS apart) the countdown stands still. Ack `{until?}`.
+ */
+export const CallWrapupDraft = z.object({
+  type: z.literal('call.wrapupDraft'),
+  id: reqId,
+  wacid,
+  disposition: z.string().max(200).optional(),
+  notes: z.string().max(10_000),
+});
+/** Drafts closer together than this count as typing: the wrap-up countdown does not run between them. */
+export const WRAP_TYPING_PAUSE_MS = 3_000;
 /** "More time": extend after-call work once by WRAP_UP_MS. Ack `{until}`. */
 export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: reqId });
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
+/** The holding page reports how the call's audio travels. Ack `{}`. */
+export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
+/** Close code a page uses for its socket on `pagehide`: the page is gone, with any call's audio. */
+export const PAGE_LEFT_CLOSE = 4010;
 export const CallDial = z
   .object({
     type: z.literal('call.dial'),
@@ -445,7 +520,9 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallDial,
   CallHold,
   CallResume,
+  CallPath,
   CallWrapup,
+  CallWrapupDraft,
   AgentMoreTime,
   Pong,
   MonitorStart,

@@ -79,7 +79,11 @@ export type MessageRecord = z.infer<typeof MessageRecord>;
 // what the history routes answer with these.
 
 /** `answered`, `missed` (rang, nobody answered), `abandoned` (caller hung up first), `rejected` (no agent could take it), `failed`, `no-answer` (a callback not picked up), `in-progress`. */
-export const CALL_OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress'] as const;
+/**
+ * `no-audio`: accepted, but the Service dropped it because no audio ever flowed (138023,
+ * `shared/callErrors.ts` `NO_AUDIO_CODES`): not answered for the figures, no talk time.
+ */
+export const CALL_OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'no-audio', 'in-progress'] as const;
 export const CallOutcome = z.enum(CALL_OUTCOMES);
 export type CallOutcome = z.infer<typeof CallOutcome>;
 
@@ -135,6 +139,8 @@ export const CallRecord = z.object({
   talkMs: ms.optional(),
   holdMs: ms.optional(),
   endReason: z.string().max(200).optional(),
+  /** How the audio travelled: `direct`, `relay-udp`, `relay-tcp` or `relay-tls`. */
+  networkPath: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   disposition: z.string().max(200).optional(),
   notes: z.string().max(10_000).optional(),
   media: z.array(MediaRecord),
@@ -154,7 +160,8 @@ export const CALL_SEARCH_FIELDS = ['from', 'to', 'customer', 'agent', 'businessN
 export type CallSearchField = (typeof CALL_SEARCH_FIELDS)[number];
 
 /** Why a callback task exists: an unanswered inbound call (outcome), or asked for by hand. */
-export const CALLBACK_REASONS = ['missed', 'abandoned', 'rejected', 'requested'] as const;
+/** `cut-off`: an inbound call that was taken but lost its audio (no audio ever, or the agent's page lost mid-call). */
+export const CALLBACK_REASONS = ['missed', 'abandoned', 'rejected', 'cut-off', 'requested'] as const;
 export const CallbackReason = z.enum(CALLBACK_REASONS);
 export type CallbackReason = z.infer<typeof CallbackReason>;
 

@@ -1,4 +1,4 @@
-/** Issue 35 item 2: text PostgreSQL cannot store is refused at the WebSocket intake, naming the field. */
+/** Text PostgreSQL cannot store is refused at the WebSocket intake, naming the field. */
 import { describe, expect, it } from 'vitest';
 import { parseClientMsg } from './protocol.ts';
 import { findUnstorable, unstorableRule } from './storable.ts';

@@ -1,5 +1,5 @@
 /**
- * Text PostgreSQL cannot store (issue 35 item 2): a NUL (U+0000) anywhere in `text` or
+ * Text PostgreSQL cannot store: a NUL (U+0000) anywhere in `text` or
  * `jsonb`, and a UTF-16 surrogate without its pair (no UTF-8 form: `jsonb` refuses its
  * escape, `text` would silently get U+FFFD). One such character in a wrap-up note once
  * stopped every history write, so every intake refuses them, naming the field: WebSocket

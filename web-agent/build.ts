@@ -37,6 +37,7 @@ export const ENTRIES = {
   login: 'src/pages/login.ts',
   supervisor: 'src/pages/supervisor.tsx',
   archive: 'src/pages/archive.tsx',
+  preflight: 'src/pages/preflight.tsx',
   audit: 'src/pages/audit.tsx',
   account: 'src/pages/account.tsx',
 } as const;
@@ -48,10 +49,11 @@ export const ENTRIES = {
  * Preact `Shell` in src/ui/shell.tsx).
  */
 export const PAGES = {
-  '/': { entry: 'agent', title: 'Agent', body: 'static/agent.html', skipTo: 'Skip to the phone' },
+  '/': { entry: 'agent', title: 'Agent', body: 'static/agent.html', bodyClass: 'agent-page', skipTo: 'Skip to the phone' },
   '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
   '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
   '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
+  '/preflight': { entry: 'preflight', title: 'Network check', body: 'static/preflight.html' },
   '/admin/audit': { entry: 'audit', title: 'Audit', body: 'static/audit.html' },
   '/account': { entry: 'account', title: 'Account', body: 'static/account.html' },
 } as const satisfies Record<string, PageSpec>;

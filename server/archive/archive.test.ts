@@ -251,7 +251,7 @@ describe('one asset, one call', () => {
   });
 });
 
-describe('a disk that cannot be written (issue 35 item 12)', () => {
+describe('a disk that cannot be written', () => {
   const entry = (id: string) => ({ streamId: `1-${id}`, eventId: id, type: 'chat.call.recording.updated', body: '{}', receivedAt: Date.now(), deliveries: 1 });
 
   it('the handler resolves and the event waits; once the disk is back it is archived and told (no worker retry needed)', async () => {

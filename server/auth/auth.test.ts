@@ -1,5 +1,5 @@
 /**
- * Sessions end when their user's password changes (issue 35, Low): a session carries a
+ * Sessions end when their user's password changes: a session carries a
  * fingerprint of the password hash it was opened with; after the users file gets a new
  * hash (add-user.ts, then a restart) the old cookie no longer works on any node.
  */

@@ -105,6 +105,8 @@ export interface AuthOptions {
   log: Logger;
   /** Demo mode: `/api/me` says so (the page then offers "simulate an incoming call"). */
   demo?: boolean;
+  /** A user logged out (after the session is gone): an agent is set away (issue 34: the next login starts with the ready-check). */
+  onLogout?: (user: User) => void;
   /** The audit trail: logins (success, failure with the name tried), logouts. */
   audit?: Audit | undefined;
 }
@@ -206,8 +208,10 @@ export function createAuth(deps: AuthOptions): Auth {
   routes.post('/api/logout', async (c) => {
     const cookie = readCookie(c.req.header('cookie'), SESSION_COOKIE);
     const ending = await sessions.lookup(cookie);
+    const who = await userOf(c.req.raw).catch(() => undefined);
     await sessions.destroy(cookie);
     if (ending) audit({ action: 'logout', actor: ending.user, address: clientAddress(c) });
+    if (who) deps.onLogout?.(who);
     c.header('Set-Cookie', clearedCookie(secure(c)));
     return c.body(null, 204);
   });

@@ -1,6 +1,5 @@
 /**
- * Which business numbers a user may read and act on (issue 35 items 8, 9 and the Low item
- * on dialing): the same rule as call routing. QUEUES_FILE maps the Service's phone ids to
+ * Which business numbers a user may read and act on: the same rule as call routing. QUEUES_FILE maps the Service's phone ids to
  * the agents who take their calls; an agent may see a number's customers, messages and
  * call-back tasks, dial from it and ask permission from it only when they take its calls.
  * Supervisors (and ops) see every number; without QUEUES_FILE every agent takes every

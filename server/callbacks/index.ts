@@ -1,10 +1,11 @@
 /**
- * The missed-call callback queue (issue 16, part 5).
+ * The missed-call callback queue.
  *
  * `onCallEnded(call)` is the call engine's hook, given the call as history records it (a
  * `CallFact` of server/history/recorder.ts, or a `CallRecord`), once or many times per call
  * (repeats change nothing):
- * - inbound, `missed` / `abandoned` / `rejected`: the customer's open task for that business
+ * - inbound, `missed` / `abandoned` / `rejected`, or cut off (`no-audio`, or answered and ended
+ *   `AGENT_PAGE_LOST`: reason `cut-off`): the customer's open task for that business
  *   number is created or gains the call; the first time, the follow-up of
  *   `MISSED_CALL_FOLLOWUP` is decided and sent, once per task (across nodes);
  * - inbound, `answered`: the customer called in and was answered: their task is done;
@@ -27,6 +28,7 @@ import { permissionBudget } from '../permissions/budget.ts';
 import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
 import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
 import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import type { PermissionBook } from '../permissions/book.ts';
 import { applyRequest, toView } from '../permissions/model.ts';
 import { surelyNotSent } from '../permissions/routes.ts';
@@ -42,7 +44,14 @@ export interface EndedCall {
   customer: { phoneNumber?: string | undefined; userId?: string | undefined };
   endedAt?: string | undefined;
   agent?: string | undefined;
+  endReason?: string | undefined;
 }
+
+/**
+ * An inbound call the customer was cut off from on our side: accepted but no audio ever
+ * flowed (`no-audio`), or the agent's page went away mid-call (`AGENT_PAGE_LOST`).
+ */
+const cutOff = (call: EndedCall): boolean => call.outcome === 'no-audio' || (call.outcome === 'answered' && call.endReason === AGENT_PAGE_LOST);
 
 export interface CallbacksOptions {
   store: CallbackStore;
@@ -256,10 +265,11 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     if (!customer || !businessNumber) return;
     const at = call.endedAt ?? new Date(now()).toISOString();
     if (call.direction === 'inbound') {
-      if (MISSED.has(call.outcome)) {
+      if (MISSED.has(call.outcome) || cutOff(call)) {
         // Follow-up off: the new task is created with it (one statement for the missed call).
+        const reason = cutOff(call) ? 'cut-off' : (call.outcome as 'missed' | 'abandoned' | 'rejected');
         const r = await store.noteMissedCall(
-          { wacid: call.wacid, customer, businessNumber, reason: call.outcome as 'missed' | 'abandoned' | 'rejected', at },
+          { wacid: call.wacid, customer, businessNumber, reason, at },
           o.followup.kind === 'off' ? followupOff(now()) : undefined,
         );
         if (r.added) announce(r.task);

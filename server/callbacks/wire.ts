@@ -1,5 +1,5 @@
 /**
- * Issue 16 in the switchboard: messaging (message records, template catalog, opt-outs,
+ * Messaging and the call-back queue in the switchboard: messaging (message records, template catalog, opt-outs,
  * `POST /api/messages`) and the missed-call callback queue, built on the history database.
  * `createSwitchboard` calls `wireMessaging` once; without history (or without a messaging
  * client) the same routes answer 503 naming why, so a page knows the feature is off and why.

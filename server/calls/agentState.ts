@@ -12,6 +12,13 @@ import type { AgentView } from './routing.ts';
 export const MISSED_A_CALL = 'Missed a call';
 /** Disposition recorded when after-call work ended by its countdown without one. */
 export const NOT_SET = 'Not set';
+/**
+ * `wrapUntil` of after-call work with no countdown (WRAP_UP_MS=0: until the agent ends it).
+ * A number (it is stored as JSON); never sent to pages (`agent.state` then has no `until`).
+ */
+export const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+/** Whether after-call work ending at `until` has a countdown. */
+export const hasLimit = (until: number) => until < NO_LIMIT;
 
 export interface AgentFacts extends AgentView {
   /** Connections on other nodes (their node ids): not routable from here, but the agent is online. */
@@ -39,7 +46,7 @@ export function deriveAgentState(a: AgentFacts, now: number): DerivedState {
   if (status === 'ringing' && a.ringing) s.wacid = a.ringing;
   if (status === 'after-call-work') {
     s.wacid = a.wrapWacid!;
-    s.until = a.wrapUntil;
+    if (hasLimit(a.wrapUntil)) s.until = a.wrapUntil;
     if (a.wrapExtended) s.extended = true;
   }
   if (status === 'away' && a.awayReason) s.reason = a.awayReason;

@@ -211,13 +211,13 @@ export class AgentBoard {
     }
   }
 
-  /** "More time": after-call work for `wacid` now ends at `until`. */
-  wrapExtend(name: string, wacid: string, until: number): void {
+  /** "More time" (once), or the time the agent spent typing (`typing`): after-call work for `wacid` now ends at `until`. */
+  wrapExtend(name: string, wacid: string, until: number, typing = false): void {
     const a = this.entry(name);
     if (a.wrapWacid !== wacid) return;
     a.wrapUntil = until;
     a.idleSince = until;
-    a.wrapExtended = true;
+    if (!typing) a.wrapExtended = true;
   }
 
   /** The agent let a call ring out: set away, so calls stop ringing at an empty desk. */

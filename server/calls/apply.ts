@@ -20,6 +20,7 @@ import type { Calls } from '../service/resources/calls.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
 import { offered, view } from './views.ts';
+import { NO_LIMIT } from './agentState.ts';
 
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
@@ -268,7 +269,7 @@ export class Applier {
         return;
       case 'agentFree': {
         const at = this.o.now();
-        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? at + this.o.wrapUpMs : 0, at });
+        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? (this.o.wrapUpMs === 0 ? NO_LIMIT : at + this.o.wrapUpMs) : 0, at });
         // The board's new state (after-call work with its countdown) is pushed by the router.
         return;
       }

@@ -9,7 +9,8 @@ import { createLogger } from '../log/logger.ts';
 import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
-import type { CallBusEvents } from './apply.ts';
+import { toRecord, type CallBusEvents } from './apply.ts';
+import type { ServerMsg } from '../../shared/protocol.ts';
 import { Bus } from '../events/bus.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 
@@ -147,6 +148,28 @@ describe('the call bus (the wiring publishes every commit on it)', () => {
     expect(frames).toContain('call.offered');
     expect(recorded).toEqual(['queued', 'ringing']);
     expect(bus.failures.get('committed broken')).toBe(2);
+  });
+});
+
+describe('a node that listens before its board is rebuilt', () => {
+  it('welcomes an agent only once start() restored the board: the call the agent holds is in the welcome', async () => {
+    /** The stored live calls come back late, as from a loaded Redis right after a restart. */
+    class SlowStore extends MemoryStore {
+      override async listLiveCalls() {
+        await sleep(300);
+        return super.listLiveCalls();
+      }
+    }
+    const store = new SlowStore();
+    const now = Date.now();
+    const held: Call = { wacid: 'wacid.held', phoneId: 'p1', direction: 'USER_INITIATED', from: '+15550001111', to: '+15550002222', state: 'active', createdAt: now - 10_000, offeredTo: ['w1'], declined: [], agent: 'w1', conn: 'old-conn', startedAt: now - 5_000 };
+    await store.createCall(toRecord(held, 0), 60_000);
+    const engine = new CallEngine({ store, calls: noService, hub: new Hub(log), log, waitForStart: true });
+    engines.push(engine);
+    const starting = engine.start(); // the server listens meanwhile: a socket may connect now
+    const w = (await engine.welcome({ name: 'w1', roles: ['agent'] })) as Extract<ServerMsg, { type: 'welcome' }>;
+    await starting;
+    expect(w.calls.map((c) => c.wacid)).toEqual(['wacid.held']);
   });
 });
 

@@ -22,7 +22,7 @@ import { Applier, fromRecord, type Committed, type ServiceCalls } from './apply.
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
-import { Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
+import { readWrapDraft, Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
 import { welcome } from './views.ts';
@@ -43,6 +43,12 @@ export interface EngineOptions {
   now?: () => number;
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   reconnectGraceMs?: number;
+  /**
+   * How long a lost socket that holds a call (not a page that left: that ends the call at
+   * once) waits for the same page (its `tab`) to reconnect, on any node, before the call is
+   * ended (`connLost`). Default 2000: with the terminate, well within 5 s of the loss.
+   */
+  pageLostGraceMs?: number;
   /** Period of the sweep over stored calls (timers of dead nodes, queued calls). */
   sweepMs?: number;
   /** Set when other nodes share the store (Redis): routing hints go through its pub/sub. */
@@ -53,6 +59,8 @@ export interface EngineOptions {
   phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
   /** Which business numbers each agent may dial from (QUEUES_FILE, server/auth/scope.ts). */
   numberScope?: RequestsOptions['numberScope'];
+  /** Welcomes and call events wait until `start()` has rebuilt the board (the server's wiring; tests without start leave it off). */
+  waitForStart?: boolean;
   /** Called once per transition committed to the store (history's recorder hooks in here). */
   onCommitted?: Committed;
   /** Called as an offer is pushed to its agent (the webhook → offer latency metric). */
@@ -80,9 +88,20 @@ export class CallEngine {
   private readonly log: Logger;
   private readonly dispositions: readonly string[];
   private readonly awayReasons: readonly string[];
+  private readonly now: () => number;
+
+  /**
+   * Resolved once `start()` rebuilt the board (with `waitForStart`): welcomes and call events
+   * wait for it, so a socket that connects to a node still restoring (it listens first) is not
+   * welcomed without its call, and no call is routed by a board that does not know who is busy.
+   */
+  private readonly started: Promise<void>;
+  private markStarted: () => void = () => undefined;
 
   constructor(o: EngineOptions) {
+    this.started = o.waitForStart ? new Promise<void>((resolve) => (this.markStarted = resolve)) : Promise.resolve();
     const now = o.now ?? Date.now;
+    this.now = now;
     this.store = o.store;
     this.log = o.log;
     this.policy = Object.freeze({ ...DEFAULT_POLICY, ...o.policy });
@@ -114,7 +133,7 @@ export class CallEngine {
       log: o.log,
       policy: this.policy,
       now,
-      wrapUpMs: o.wrapUpMs ?? 5_000,
+      wrapUpMs: o.wrapUpMs ?? 60_000,
       sweepMs: o.sweepMs ?? 2_000,
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
@@ -130,12 +149,13 @@ export class CallEngine {
       apply,
       background: (what, wacid, p) => this.applier.background(what, wacid, p),
       graceMs: o.reconnectGraceMs ?? 4_000,
+      pageLostGraceMs: o.pageLostGraceMs ?? 2_000,
       permissions: o.permissions,
       phoneIdOf: o.phoneIdOf,
       numberScope: o.numberScope,
       dispositions: this.dispositions,
       awayReasons: this.awayReasons,
-      wrapUpMs: o.wrapUpMs ?? 5_000,
+      wrapUpMs: o.wrapUpMs ?? 60_000,
       onWrapup: o.onWrapup,
     });
   }
@@ -147,7 +167,9 @@ export class CallEngine {
     const call = rec ? fromRecord(rec) : null;
     const customer = call ? (call.direction === 'USER_INITIATED' ? call.from : call.to) : undefined;
     const businessNumber = call ? (call.direction === 'USER_INITIATED' ? call.to : call.from) : undefined;
-    onWrapup({ wacid, agent, disposition: NOT_SET, at, customer, businessNumber });
+    // What the agent typed is kept (`call.wrapupDraft`): the countdown ends the wrap-up, never the notes.
+    const draft = await readWrapDraft(this.store, wacid, agent);
+    onWrapup({ wacid, agent, disposition: NOT_SET, ...(draft?.notes.trim() ? { notes: draft.notes.trim() } : {}), at, customer, businessNumber });
   }
 
   /**
@@ -168,6 +190,7 @@ export class CallEngine {
       }
     }
     this.applier.start();
+    this.markStarted();
   }
 
   /**
@@ -216,6 +239,7 @@ export class CallEngine {
    * processing.
    */
   async handleEvent(event: CallSignalEvent, receivedAt: number): Promise<void> {
+    await this.started;
     const e = toCallEvent(event, receivedAt);
     // A connect is almost always new: created without reading first (one store round trip
     // less before the offer); one already known fails the create and is read and applied.
@@ -223,10 +247,11 @@ export class CallEngine {
   }
 
   async welcome(user: User): Promise<ServerMsg> {
+    await this.started;
     // What the agent chose (presence, after-call work), kept in the store: a node that
     // started after the agent's last change knows it from there only.
     if (user.roles.includes('agent')) await this.router.restoreAgent(user.name);
-    return welcome(user, {
+    const msg = await welcome(user, {
       store: this.store,
       board: this.board,
       live: () => this.applier.live,
@@ -235,13 +260,38 @@ export class CallEngine {
       dispositions: this.dispositions,
       awayReasons: this.awayReasons,
     });
+    // In after-call work: what was typed so far, and whom the call was with (a reload keeps both).
+    const f = user.roles.includes('agent') ? this.board.facts(user.name) : undefined;
+    if (msg.type === 'welcome' && f?.wrapWacid && f.wrapUntil > this.now()) {
+      const [draft, rec] = await Promise.all([readWrapDraft(this.store, f.wrapWacid, user.name), this.store.getCall(f.wrapWacid).catch(() => null)]);
+      const call = rec ? fromRecord(rec) : undefined;
+      const caller = call ? (call.direction === 'USER_INITIATED' ? call.from : call.to) : undefined;
+      msg.wrapDraft = {
+        wacid: f.wrapWacid,
+        ...(caller ? { caller } : {}),
+        ...(draft?.disposition ? { disposition: draft.disposition } : {}),
+        ...(draft ? { notes: draft.notes } : {}),
+      };
+    }
+    return msg;
+  }
+
+  /** The user logged out: an agent goes away (the next login runs the ready-check before Available). */
+  loggedOut(user: User): void {
+    if (user.roles.includes('agent') && this.board.presence(user.name) === 'available') this.router.presence(user.name, 'away');
   }
 
   agentConnected(conn: Conn): void {
     this.requests.agentConnected(conn);
   }
 
-  agentDisconnected(conn: Conn): void {
+  /**
+   * A socket closed: `left` — the page went (its `pagehide` close, or the browser's going-away);
+   * `lost` — anything else but our own stop (the same page may reconnect); `node-stopping` —
+   * this node is shutting down (the page reconnects elsewhere with its call intact).
+   */
+  agentDisconnected(conn: Conn, how: 'left' | 'lost' | 'node-stopping' = 'lost'): void {
+    if (how !== 'node-stopping') this.requests.holderClosed(conn, how === 'left');
     this.requests.agentDisconnected(conn);
   }
 

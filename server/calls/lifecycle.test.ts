@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import {
   CALL_EVENT_TYPES,
   CALL_STATES,
@@ -41,13 +42,13 @@ const outbound: Call = { ...base, direction: 'BUSINESS_INITIATED', offerSdp: und
 const FIXTURES: Record<CallStateName, Call> = {
   queued: base,
   ringing: { ...base, state: 'ringing', agent: 'a1', ringUntil: T0 + P.ringTimeoutMs },
-  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
+  answering: { ...base, state: 'answering', agent: 'a1', conn: 'c1', tab: 't1', reqId: 'r1', answerSdp: 'v=0\r\nanswer\r\n', endBy: DEADLINE + P.answerGraceMs },
   rejecting: { ...base, state: 'rejecting', reason: 'no agent answered in time', endBy: T0 + 60_000 },
-  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', endBy: T0 + P.dialTimeoutMs },
-  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
-  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
-  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endBy: T0 + 60_000 },
-  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
+  dialing: { ...outbound, state: 'dialing', agent: 'a1', conn: 'c1', tab: 't1', endBy: T0 + P.dialTimeoutMs },
+  connected: { ...outbound, state: 'connected', agent: 'a1', conn: 'c1', tab: 't1', remoteSdp: 'v=0\r\nremote\r\n', endBy: T0 + P.dialTimeoutMs },
+  active: { ...base, state: 'active', agent: 'a1', conn: 'c1', tab: 't1', answerSdp: 'v=0\r\nanswer\r\n', startedAt: T0 + 500 },
+  ending: { ...base, state: 'ending', agent: 'a1', conn: 'c1', tab: 't1', startedAt: T0 + 500, endBy: T0 + 60_000 },
+  ended: { ...base, state: 'ended', agent: 'a1', conn: 'c1', tab: 't1', startedAt: T0 + 500, endedAt: T0 + 900, result: 'COMPLETED', duration: 0, endedBy: 'event' },
 };
 
 /** One representative event of each kind; a1 is the ringing/holding agent, a2 another agent. */
@@ -59,6 +60,8 @@ const EVENTS: Record<string, CallEvent> = {
   offer: { type: 'offer', wacid: W, at: SOON, agent: 'a2' },
   decline: { type: 'decline', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r9' },
   agentGone: { type: 'agentGone', wacid: W, at: SOON, agent: 'a1' },
+  connLost: { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
+  attach: { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't1' },
   answer: { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' },
   acceptOk: { type: 'acceptOk', wacid: W, at: SOON },
   acceptRefused: { type: 'acceptRefused', wacid: W, at: SOON, code: 'BAD_REQUEST', reason: 'call already ended' },
@@ -66,6 +69,7 @@ const EVENTS: Record<string, CallEvent> = {
   hangup: { type: 'hangup', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r3' },
   hold: { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r5' },
   resume: { type: 'resume', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r6' },
+  path: { type: 'path', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r7', path: 'relay-tcp' },
   dialed: { type: 'dialed', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r4', phoneId: 'phone-1', from: '+15550002', to: '+15550001', sdp: 'v=0\r\nlocal\r\n' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
@@ -84,7 +88,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=',
     decline: '=',
-    agentGone: '=',
+    agentGone: '=', connLost: '=', attach: '=',
     answer: '=',
     acceptOk: '=',
     acceptRefused: '=',
@@ -92,6 +96,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: '=',
     dialed: 'dialing agentBusy reply notify',
     hold: '=', resume: '=',
+    path: '=', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: '=',
   },
@@ -101,12 +106,13 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: 'ringing offer notify',
     decline: '= reply', // a1 was offered it earlier (timed out): harmless, acknowledged
-    agentGone: '=',
+    agentGone: '=', connLost: '=', attach: '=',
     answer: 'answering accept revoke agentBusy notify', // a1's late answer may still claim it
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'rejecting reject notify',
   },
@@ -116,12 +122,13 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: '=',
     offer: '=', // already ringing somebody
     decline: 'queued revoke reply route notify',
-    agentGone: 'queued revoke route notify',
+    agentGone: 'queued revoke route notify', connLost: '=', attach: '=',
     answer: 'answering accept revoke agentBusy notify',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'queued revoke reply route notify', // hangup while ringing = decline
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'rejecting revoke reject notify',
   },
@@ -130,7 +137,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
     decline: '= reply',
-    agentGone: '=',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'answering',
     answer: '= reply', // a second request while the first is in flight: CONFLICT
     acceptOk: 'active reply notify',
     acceptRefused: 'rejecting reply reject agentFree notify',
@@ -138,6 +145,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     hangup: 'ending terminate reply reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: 'answering reply notify', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ending reply terminate notify',
   },
@@ -145,12 +153,13 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ended notify',
   },
@@ -161,12 +170,13 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     status: 'active notify',
     offer: '=',
     decline: '= reply', // FORBIDDEN: nobody is offered an outbound call
-    agentGone: '=',
+    agentGone: '=', connLost: 'ending terminate notify', attach: 'dialing',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: 'dialing reply notify', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -175,12 +185,13 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     terminate: 'ended agentFree notify',
     status: 'active notify',
     offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'connected',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: 'connected reply notify', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ending terminate notify',
   },
@@ -188,24 +199,26 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: 'ending terminate notify', attach: 'active',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: 'ending terminate reply notify',
     dialed: '= reply',
     hold: 'active reply notify', resume: '= reply', // resume when not held: acknowledged
+    path: 'active reply notify', // only the holder, while the call is set up or up
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=',
     tickLate: 'ended agentFree notify',
   },
@@ -213,12 +226,13 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
-    decline: '= reply', agentGone: '=',
+    decline: '= reply', agentGone: '=', connLost: '=', attach: '=',
     answer: '= reply',
     acceptOk: '=', acceptRefused: '=', acceptUnknown: '=',
     hangup: '= reply',
     dialed: '= reply',
     hold: '= reply', resume: '= reply', // FORBIDDEN or CONFLICT: only an active call is held
+    path: '= reply', // only the holder, while the call is set up or up
     tickEarly: '=', tickLate: '=',
   },
 };
@@ -450,6 +464,27 @@ describe('transition: claims, refusals and timers', () => {
     const declined = transition(FIXTURES.ringing, EVENTS.decline!, P).call!;
     const r = transition(declined, { ...(EVENTS.offer as Extract<CallEvent, { type: 'offer' }>), agent: 'a1' }, P);
     expect(r.call).toBe(declined);
+  });
+
+  it('the holding page lost (reload, close, crash): the call is ended at the Service, and the terminate event keeps why; another tab of the agent closing changes nothing; a page that attached again is not lost with its old socket', () => {
+    const lost = { type: 'connLost', wacid: W, at: SOON, agent: 'a1', conn: 'c1' } as const;
+    // Another tab (c9) of the same agent goes: the call stays.
+    expect(transition(FIXTURES.active, { ...lost, conn: 'c9' }, P).call).toBe(FIXTURES.active);
+    const r = transition(FIXTURES.active, lost, P);
+    expect(r.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
+    expect(r.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    const done = transition(r.call, { type: 'terminate', wacid: W, at: SOON + 300, result: 'COMPLETED', duration: 4, reason: 'BUSINESS_HANGUP' }, P);
+    expect(done.call).toMatchObject({ state: 'ended', reason: AGENT_PAGE_LOST, result: 'COMPLETED' });
+    expect(done.effects).toContainEqual({ kind: 'agentFree', agent: 'a1', wrapUp: true });
+    // The same page (tab t1) reconnected on c2: the call moved there, losing c1 later changes nothing.
+    const attached = transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't1' }, P);
+    expect(attached.call).toMatchObject({ state: 'active', conn: 'c2' });
+    expect(transition(attached.call, lost, P).call).toBe(attached.call);
+    // Another page (a reload has a new tab id), or another agent, does not take the call over.
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a1', conn: 'c3', tab: 't2' }, P).call).toBe(FIXTURES.active);
+    expect(transition(FIXTURES.active, { type: 'attach', wacid: W, at: SOON, agent: 'a2', conn: 'c3', tab: 't1' }, P).call).toBe(FIXTURES.active);
+    // The answering page's tab is what the call keeps.
+    expect(transition(FIXTURES.ringing, { type: 'answer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', tab: 't9', reqId: 'r2', sdp: 'v=0\r\nanswer\r\n' }, P).call).toMatchObject({ conn: 'c1', tab: 't9' });
   });
 
   it('hangup by someone not holding the call is refused', () => {

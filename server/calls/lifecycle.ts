@@ -14,6 +14,7 @@
  * - An accept whose outcome is unknown (timeout) is never retried: we wait for events.
  */
 
+import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
@@ -58,6 +59,12 @@ export interface Call {
   agent?: string;
   /** The connection (browser tab / program) that holds the call. */
   conn?: string;
+  /**
+   * The page that holds it (`/ws?tab=`: the same on every reconnect of one page, new after a
+   * reload), when it sends one: a reconnect of that page moves `conn` to its new socket
+   * (`attach`), so only the page's going away ends the call (`connLost`).
+   */
+  tab?: string;
   /** Request id of the pending `call.answer` (acked after accept returns 200) or `call.dial`. */
   reqId?: string;
   /** Ringing: when this agent's ring times out. */
@@ -100,7 +107,12 @@ export interface Call {
   heldSince?: number;
   /** Milliseconds on hold, finished holds (a hold still open at the end is closed by `ended`). */
   holdMs?: number;
+  /** How the audio travels, as the holding page reported it. */
+  path?: NetworkPath;
 }
+
+/** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
+export type NetworkPath = 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
 
 interface At {
   wacid: string;
@@ -132,7 +144,15 @@ export type CallEvent =
   | (At & { type: 'decline'; agent: string; conn: string; reqId: string })
   /** Every connection of `agent` vanished (closed, or heartbeat missed) past the grace. */
   | (At & { type: 'agentGone'; agent: string })
-  | (At & { type: 'answer'; agent: string; conn: string; reqId: string; sdp: string })
+  /**
+   * The connection that holds the call (`conn`: the page with its audio, in direct mode) is
+   * gone — the page left (reload, close) or the socket stayed lost past the reconnect grace
+   * without the page attaching again — so nobody hears the caller: the call is ended.
+   */
+  | (At & { type: 'connLost'; agent: string; conn: string })
+  /** The page that holds the call (its `tab`) is back on a new connection (a reconnect): the call is held there now. */
+  | (At & { type: 'attach'; agent: string; conn: string; tab: string })
+  | (At & { type: 'answer'; agent: string; conn: string; tab?: string; reqId: string; sdp: string })
   | (At & { type: 'acceptOk' })
   | (At & { type: 'acceptRefused'; code: string; reason: string })
   | (At & { type: 'acceptUnknown' })
@@ -140,11 +160,14 @@ export type CallEvent =
   /** The holding agent puts the active call on hold / takes it off hold (the page plays the music). */
   | (At & { type: 'hold'; agent: string; conn: string; reqId: string })
   | (At & { type: 'resume'; agent: string; conn: string; reqId: string })
+  /** The holding page says how the audio travels. */
+  | (At & { type: 'path'; agent: string; conn: string; reqId: string; path: NetworkPath })
   /** Outbound: the connect request returned this wacid. */
   | (At & {
       type: 'dialed';
       agent: string;
       conn: string;
+      tab?: string;
       reqId: string;
       phoneId: string;
       from: string;
@@ -162,6 +185,8 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'offer',
   'decline',
   'agentGone',
+  'connLost',
+  'attach',
   'answer',
   'acceptOk',
   'acceptRefused',
@@ -169,6 +194,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'hangup',
   'hold',
   'resume',
+  'path',
   'dialed',
   'tick',
 ];
@@ -379,6 +405,10 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
         );
       }
       return same(call);
+    case 'connLost':
+      return onConnLost(call, e, policy);
+    case 'attach':
+      return onAttach(call, e);
     case 'answer':
       return onAnswer(call, e, policy);
     case 'acceptOk':
@@ -416,6 +446,8 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
     case 'hold':
     case 'resume':
       return onHold(call, e);
+    case 'path':
+      return onPath(call, e);
     case 'dialed':
       return onDialed(call, e);
     case 'tick':
@@ -497,6 +529,7 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
           declined: [],
           agent: e.agent,
           conn: e.conn,
+          ...(e.tab !== undefined ? { tab: e.tab } : {}),
           localSdp: e.sdp,
           endBy: e.at + policy.dialTimeoutMs,
         },
@@ -540,7 +573,7 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined;
+  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason === AGENT_PAGE_LOST;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
@@ -611,6 +644,7 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
         state: 'answering',
         agent: e.agent,
         conn: e.conn,
+        tab: e.tab,
         reqId: e.reqId,
         answerSdp: e.sdp,
         ringUntil: undefined,
@@ -641,6 +675,14 @@ function onHold(call: Call, e: Extract<CallEvent, { type: 'hold' | 'resume' }>):
   if (call.heldSince === undefined) return same(call, ok(e, { holdMs: call.holdMs ?? 0 }));
   const holdMs = (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince);
   return to(call, { heldSince: undefined, holdMs }, ok(e, { holdMs }), { kind: 'notify' });
+}
+
+/** Only the call's holder reports its path, while the call is set up or up; a repeat changes nothing. */
+function onPath(call: Call, e: Extract<CallEvent, { type: 'path' }>): Transition {
+  if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
+  if (call.state === 'ending' || call.state === 'ended') return same(call, fail(e, 'CONFLICT', `the call is ${call.state}`));
+  if (call.path === e.path) return same(call, ok(e, {}));
+  return to(call, { path: e.path }, ok(e, {}), { kind: 'notify' });
 }
 
 function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy: Policy): Transition {
@@ -674,13 +716,42 @@ function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy:
   }
 }
 
+/**
+ * The holding page is gone: end the call at the Service as a hangup would, saying why
+ * (`AGENT_PAGE_LOST`, kept when the terminate event comes). Only for the connection that
+ * holds it: another tab of the same agent closing changes nothing.
+ */
+function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, policy: Policy): Transition {
+  if (holder(call) !== e.agent || call.conn !== e.conn) return same(call);
+  switch (call.state) {
+    case 'answering':
+    case 'active':
+    case 'dialing':
+    case 'connected':
+      return to(
+        call,
+        { state: 'ending', reqId: undefined, reason: AGENT_PAGE_LOST, endBy: e.at + policy.endingTimeoutMs },
+        { kind: 'terminate' },
+        { kind: 'notify' },
+      );
+    default:
+      return same(call);
+  }
+}
+
+function onAttach(call: Call, e: Extract<CallEvent, { type: 'attach' }>): Transition {
+  const live = call.state === 'answering' || call.state === 'active' || call.state === 'dialing' || call.state === 'connected';
+  if (!live || holder(call) !== e.agent || call.tab === undefined || call.tab !== e.tab || call.conn === e.conn) return same(call);
+  return to(call, { conn: e.conn });
+}
+
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
   if (call.direction !== 'BUSINESS_INITIATED' && !call.tombstone) {
     return same(call, fail(e, 'CONFLICT', 'this id belongs to an inbound call'));
   }
   if (call.agent !== undefined) return same(call, ok(e, { wacid: call.wacid })); // repeated
   // A connect event that came first carried the Service's phone id; the dial knows only the number.
-  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, localSdp: e.sdp, from: e.from, to: e.to, phoneId: call.phoneId || e.phoneId, direction: 'BUSINESS_INITIATED' };
+  const patch: Partial<Call> = { agent: e.agent, conn: e.conn, tab: e.tab, localSdp: e.sdp, from: e.from, to: e.to, phoneId: call.phoneId || e.phoneId, direction: 'BUSINESS_INITIATED' };
   const effects: Effect[] = [ok(e, { wacid: call.wacid })];
   if (call.state === 'connected' || call.state === 'active') {
     effects.unshift({ kind: 'agentBusy', agent: e.agent });

@@ -4,7 +4,8 @@
  * going (a disconnected agent keeps its ringing offer for a grace, then the call moves on).
  * Refusals go back to the requesting connection as `error` frames with the request's id.
  */
-import type { ClientMsg, Presence, ServerMsg, User } from '../../shared/protocol.ts';
+import { WRAP_TYPING_PAUSE_MS, type ClientMsg, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
+import { hasLimit } from './agentState.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
@@ -33,6 +34,8 @@ export interface RequestsOptions {
   background: (what: string, wacid: string, p: Promise<unknown>) => void;
   /** How long a disconnected agent keeps its ringing offer (reconnect = offer replayed). */
   graceMs: number;
+  /** How long a lost socket holding a call waits for its page (same `tab`) to connect again before the call is ended. */
+  pageLostGraceMs: number;
   /**
    * Known calling permissions (`server/permissions/`): a `call.dial` the permission budget
    * refuses (rejected / expired / revoked permission: `NO_PERMISSION`; 5 connected calls in
@@ -67,8 +70,34 @@ export interface Wrapup {
   businessNumber?: string | undefined;
 }
 
+/** What an agent typed so far in after-call work (`call.wrapupDraft`), kept by wacid. */
+export interface WrapDraft {
+  agent: string;
+  disposition?: string | undefined;
+  notes: string;
+  at: number;
+}
+export const wrapDraftKey = (wacid: string) => `wrapdraft:${wacid}`;
+/** A draft outlives any after-call work (the `Not set` record and a reload both read it). */
+const WRAP_DRAFT_TTL_MS = 24 * 3600 * 1000;
+
+/** The agent's draft of `wacid`'s wrap-up, when the store has one of this agent's. */
+export async function readWrapDraft(store: Pick<Store, 'get'>, wacid: string, agent: string): Promise<WrapDraft | undefined> {
+  const raw = await store.get(wrapDraftKey(wacid)).catch(() => null);
+  if (raw === null) return undefined;
+  try {
+    const d = JSON.parse(raw) as WrapDraft;
+    return d.agent === agent && typeof d.notes === 'string' ? d : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export class Requests {
   private readonly graceTimers = new Map<string, NodeJS.Timeout>();
+  /** Each agent's last draft (this node): drafts close together are typing, and the countdown waits. */
+  private readonly lastDraft = new Map<string, { wacid: string; at: number }>();
+  private readonly lostTimers = new Set<NodeJS.Timeout>();
   private closed = false;
 
   constructor(private readonly o: RequestsOptions) {}
@@ -77,9 +106,32 @@ export class Requests {
     this.closed = true;
     for (const t of this.graceTimers.values()) clearTimeout(t);
     this.graceTimers.clear();
+    for (const t of this.lostTimers) clearTimeout(t);
+    this.lostTimers.clear();
+  }
+
+  /**
+   * A socket closed; if it holds the user's call (answered or dialed there: the audio is in
+   * that page, direct mode), the call is ended — at once when the page left, else after
+   * `pageLostGraceMs` unless the page attached again meanwhile (the lifecycle's `connLost`
+   * compares the record's connection, so a reconnect that attached, on any node, and another
+   * tab of the same user, change nothing). The call record is in the store: any node applies it.
+   */
+  holderClosed(conn: Conn, left: boolean): void {
+    const wacid = this.o.router.board.view(conn.user.name).holding;
+    if (!wacid || this.closed) return;
+    const lose = () => this.o.background('connLost', wacid, this.o.apply({ type: 'connLost', wacid, at: this.o.now(), agent: conn.user.name, conn: conn.id }));
+    if (left) return lose();
+    const t = setTimeout(() => {
+      this.lostTimers.delete(t);
+      if (!this.closed) lose();
+    }, this.o.pageLostGraceMs);
+    t.unref();
+    this.lostTimers.add(t);
   }
 
   agentConnected(conn: Conn): void {
+    this.reattach(conn);
     if (!conn.user.roles.includes('agent')) return;
     const g = this.graceTimers.get(conn.user.name);
     if (g) clearTimeout(g);
@@ -87,6 +139,13 @@ export class Requests {
     // The first connection here: the other nodes count the agent online (state pushed).
     if (this.o.router.board.connect(conn.user.name) === 1) this.o.router.connection(conn.user.name, true);
     this.o.router.routeQueuedSoon();
+  }
+
+  /** The page holding the user's call reconnected (same `tab`): the call is held on this socket now. */
+  private reattach(conn: Conn): void {
+    const wacid = this.o.router.board.view(conn.user.name).holding;
+    if (!conn.tab || !wacid || this.closed) return;
+    this.o.background('attach', wacid, this.o.apply({ type: 'attach', wacid, at: this.o.now(), agent: conn.user.name, conn: conn.id, tab: conn.tab }));
   }
 
   /** The last connection of an agent went: after the grace, its ringing call moves on. */
@@ -165,7 +224,7 @@ export class Requests {
           // One conversation per agent: a late answer to an earlier offer must not take a second call.
           return fail('CONFLICT', 'you are already on another call');
         }
-        if (msg.type === 'call.answer') await this.o.apply({ type: 'answer', ...common, sdp: msg.sdp }, rec);
+        if (msg.type === 'call.answer') await this.o.apply({ type: 'answer', ...common, ...(conn.tab ? { tab: conn.tab } : {}), sdp: msg.sdp }, rec);
         else await this.o.apply({ type: msg.type === 'call.decline' ? 'decline' : 'hangup', ...common }, rec);
         return;
       }
@@ -177,12 +236,37 @@ export class Requests {
         await this.o.apply({ type: msg.type === 'call.hold' ? 'hold' : 'resume', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id }, rec);
         return;
       }
+      case 'call.path': {
+        // The holder's page (an agent's call, or a supervisor's call back): the lifecycle checks who holds it.
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        await this.o.apply({ type: 'path', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id, path: msg.path }, rec);
+        return;
+      }
       case 'call.wrapup':
         return this.wrapup(conn, msg, fail);
+      case 'call.wrapupDraft': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents do after-call work');
+        const f = this.o.router.board.facts(user.name);
+        if (f.wrapWacid !== msg.wacid || f.wrapUntil <= at) return fail('CONFLICT', 'you are not in after-call work for this call');
+        const draft: WrapDraft = { agent: user.name, notes: msg.notes, ...(msg.disposition ? { disposition: msg.disposition } : {}), at };
+        await this.o.store.set(wrapDraftKey(msg.wacid), JSON.stringify(draft), WRAP_DRAFT_TTL_MS);
+        // Typing: the time since the previous draft (when it came less than a pause ago) is not counted.
+        const last = this.lastDraft.get(user.name);
+        this.lastDraft.set(user.name, { wacid: msg.wacid, at });
+        let until = f.wrapUntil;
+        if (last?.wacid === msg.wacid && at - last.at < WRAP_TYPING_PAUSE_MS && at > last.at && hasLimit(until)) {
+          until += at - last.at;
+          this.o.router.wrapExtend(user.name, msg.wacid, until, true);
+        }
+        this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...(hasLimit(until) ? { until } : {}) } as ServerMsg);
+        return;
+      }
       case 'agent.moreTime': {
         if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents do after-call work');
         const f = this.o.router.board.facts(user.name);
         if (!f.wrapWacid || f.wrapUntil <= at) return fail('CONFLICT', 'you are not in after-call work');
+        if (!hasLimit(f.wrapUntil)) return fail('CONFLICT', 'after-call work has no time limit: it lasts until you end it');
         if (f.wrapExtended) return fail('CONFLICT', 'more time was already given once for this call');
         const until = f.wrapUntil + this.o.wrapUpMs;
         this.o.router.wrapExtend(user.name, f.wrapWacid, until);
@@ -212,6 +296,9 @@ export class Requests {
     const businessNumber = call ? (call.direction === 'USER_INITIATED' ? call.to : call.from) : undefined;
     this.o.onWrapup?.({ wacid: msg.wacid, agent: user.name, disposition: msg.disposition, notes: msg.notes, at: this.o.now(), customer, businessNumber });
     this.o.router.wrapEnd(user.name, msg.wacid);
+    this.lastDraft.delete(user.name);
+    // The draft has done its job (a failure only leaves it to expire).
+    this.o.store.del(wrapDraftKey(msg.wacid)).catch(() => undefined);
     this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id });
   }
 
@@ -239,6 +326,7 @@ export class Requests {
       at: this.o.now(),
       agent: user.name,
       conn: conn.id,
+      ...(conn.tab ? { tab: conn.tab } : {}),
       reqId: msg.id,
       // Until the connect event brings the Service's phone id (lifecycle `onConnect`).
       phoneId: msg.from,

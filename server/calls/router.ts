@@ -13,6 +13,7 @@ import { Presence, type AgentState } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard, type StoredAgent } from './agents.ts';
+import { hasLimit } from './agentState.ts';
 import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import { anyEligible, pickAgent, type Queues } from './routing.ts';
@@ -32,7 +33,8 @@ type BoardMessage =
   | AgentChange
   | { kind: 'presence'; agent: string; presence: Presence; reason?: string | undefined }
   | { kind: 'wrapEnd'; agent: string; wacid: string }
-  | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number }
+  /** `typing`: the countdown stood still while the agent typed (not "More time", which is once). */
+  | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number; typing?: boolean }
   | { kind: 'conn'; agent: string; connected: boolean }
   /** A node started: the others say which agents they hold connections of (`conn`). */
   | { kind: 'hello'; agent: string };
@@ -95,7 +97,7 @@ export class Router implements RoutingPort {
         // Online elsewhere: this board shows it to its supervisors with what it chose.
         if (m.connected === true) void this.restoreAgent(m.agent);
       } else if (m.kind === 'wrapExtend') {
-        if (typeof m.wacid === 'string' && typeof m.wrapUntil === 'number') this.apply(m, true);
+        if (typeof m.wacid === 'string' && typeof m.wrapUntil === 'number') this.apply({ ...m, typing: m.typing === true }, true);
       } else if ((m.kind === 'wrapEnd' || m.kind === 'offered' || m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
         this.apply(m, true);
       }
@@ -142,7 +144,7 @@ export class Router implements RoutingPort {
       const changed = this.board.observe(name);
       if (changed) this.o.pushState?.(name, changed);
       const wait = s.wrapUntil - this.o.now();
-      if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+      if (wait > 0 && hasLimit(s.wrapUntil)) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
       if (s.presence === 'available') this.routeQueuedSoon();
     })();
     this.restored.set(name, p);
@@ -179,9 +181,9 @@ export class Router implements RoutingPort {
     this.apply({ kind: 'wrapEnd', agent, wacid });
   }
 
-  /** "More time": after-call work for `wacid` ends at `wrapUntil` instead. */
-  wrapExtend(agent: string, wacid: string, wrapUntil: number): void {
-    this.apply({ kind: 'wrapExtend', agent, wacid, wrapUntil });
+  /** "More time" (or, `typing`, the time the agent spent typing): after-call work for `wacid` ends at `wrapUntil` instead. */
+  wrapExtend(agent: string, wacid: string, wrapUntil: number, typing = false): void {
+    this.apply({ kind: 'wrapExtend', agent, wacid, wrapUntil, ...(typing ? { typing } : {}) });
   }
 
   /**
@@ -194,6 +196,7 @@ export class Router implements RoutingPort {
 
   /** The countdown of after-call work: at its end (extended: later) `Not set` and ready again. */
   private wrapTimer(agent: string, wacid: string, at: number): void {
+    if (!hasLimit(at)) return; // WRAP_UP_MS=0: until the agent ends it
     setTimeout(() => {
       const f = this.board.facts(agent);
       if (f.wrapWacid !== wacid) return;
@@ -221,7 +224,7 @@ export class Router implements RoutingPort {
       case 'agentFree': {
         board.agentFree(m.agent, m.wacid, m.wrapUntil, typeof m.at === 'number' ? m.at : undefined);
         const wait = m.wrapUntil - this.o.now();
-        if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+        if (wait > 0 && hasLimit(m.wrapUntil)) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
         // The node that freed the agent runs the countdown (one `Not set`, one push).
         if (!fromOtherNode && board.facts(m.agent).wrapWacid === m.wacid) this.wrapTimer(m.agent, m.wacid, m.wrapUntil);
         this.routeQueuedSoon();
@@ -232,9 +235,9 @@ export class Router implements RoutingPort {
         this.routeQueuedSoon();
         break;
       case 'wrapExtend': {
-        board.wrapExtend(m.agent, m.wacid, m.wrapUntil);
+        board.wrapExtend(m.agent, m.wacid, m.wrapUntil, m.typing === true);
         const wait = m.wrapUntil - this.o.now();
-        if (wait > 0) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
+        if (wait > 0 && hasLimit(m.wrapUntil)) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
         break;
       }
       case 'conn':

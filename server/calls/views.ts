@@ -18,6 +18,7 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     direction: call.direction,
     sdp: call.offerSdp!,
     deadline: call.deadline!,
+    ...(call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
   };
 }
 
@@ -33,6 +34,7 @@ export function view(call: Call): CallView {
   };
   if (call.agent !== undefined) v.agent = call.agent;
   if (call.deadline !== undefined && (call.state === 'queued' || call.state === 'ringing')) v.deadline = call.deadline;
+  if (call.ringUntil !== undefined && call.state === 'ringing') v.ringUntil = call.ringUntil;
   if (call.startedAt !== undefined) v.startedAt = call.startedAt;
   if (call.endedAt !== undefined) v.endedAt = call.endedAt;
   if (call.result !== undefined) v.result = call.result;
@@ -40,6 +42,7 @@ export function view(call: Call): CallView {
   if (call.reason !== undefined) v.reason = call.reason;
   if (call.heldSince !== undefined) v.heldSince = call.heldSince;
   if (call.holdMs !== undefined) v.holdMs = call.holdMs;
+  if (call.path !== undefined) v.path = call.path;
   // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
   return v;
@@ -68,6 +71,8 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
   let recs: CallRecord[];
   if (supervisor) {
     recs = await s.store.listLiveCalls();
+  } else if (!user.roles.includes('agent')) {
+    recs = []; // ops: no calls of their own, and no place on the board
   } else {
     const v = s.board.view(user.name);
     recs = await s.getMany([...new Set([v.ringing, v.holding, ...s.live()].filter((w): w is string => typeof w === 'string'))]);
@@ -83,7 +88,8 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
     type: 'welcome',
     protocol: PROTOCOL_VERSION,
     user,
-    presence: s.board.presence(user.name),
+    // Only agents are on the board (issue 34: `ops` opening the archive is no agent of the wallboard).
+    presence: user.roles.includes('agent') ? s.board.presence(user.name) : 'away',
     calls,
     ...(user.roles.includes('agent') ? { agentState: s.board.state(user.name) } : {}),
     dispositions: [...s.dispositions],

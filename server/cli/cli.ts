@@ -92,7 +92,7 @@ interface Command {
   history?(src: HistorySource, v: Values, pos: string[], io: CliIo): Promise<Output>;
 }
 
-const OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress'];
+const OUTCOMES = ['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'no-audio', 'in-progress'];
 const fmtDuration = (ms: number | undefined) => (ms === undefined ? '-' : ms >= 60_000 ? `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, '0')}s` : `${Math.round(ms / 1000)}s`);
 const callLine = (c: CallRecord) =>
   [

@@ -32,7 +32,7 @@ describe('loadConfig', () => {
     expect(c.acceptWindowMs).toBe(30_000);
     expect(c.logLevel).toBe('info');
     expect(c.ringTimeoutMs).toBe(15_000);
-    expect(c.wrapUpMs).toBe(5_000);
+    expect(c.wrapUpMs).toBe(60_000);
     expect(c.queuesFile).toBeUndefined();
     expect(c.webhookDedupeTtlMs).toBe(48 * 3600 * 1000);
     expect(c.webhookMaxAttempts).toBe(5);
@@ -235,8 +235,62 @@ describe('loadConfig', () => {
         'MISSED_CALL_FOLLOWUP',
         'DISPOSITIONS', 'AWAY_REASONS', 'CONTACT_NOTES',
         'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
+        'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS',
       ].sort(),
     );
+  });
+
+  describe('ICE_SERVERS, TURN_* and ICE_TRANSPORT_POLICY (issue 29)', () => {
+    const turnSecret = 'turn-secret-0123456789abcdef';
+    it('unset: no servers, no TURN, policy all', () => {
+      expect(loadConfig({}).ice).toEqual({ urls: [], turnAuth: { kind: 'none' }, transportPolicy: 'all' });
+    });
+
+    it('a URL list (stun, turn with transport, turns) with the REST secret; TTL 3600 s by default', () => {
+      const c = loadConfig({ ICE_SERVERS: ' stun:stun.example.com:3478, turn:turn.example.com:3478?transport=udp,turn:turn.example.com:443?transport=tcp , turns:turn.example.com:443?transport=tcp', TURN_SECRET: turnSecret });
+      expect(c.ice.urls).toEqual(['stun:stun.example.com:3478', 'turn:turn.example.com:3478?transport=udp', 'turn:turn.example.com:443?transport=tcp', 'turns:turn.example.com:443?transport=tcp']);
+      expect(c.ice.turnAuth).toEqual({ kind: 'secret', secret: turnSecret, ttlS: 3600 });
+      expect(loadConfig({ ICE_SERVERS: 'turn:127.0.0.1:3478', TURN_SECRET: turnSecret, TURN_TTL_S: '600' }).ice.turnAuth).toMatchObject({ ttlS: 600 });
+      expect(Object.isFrozen(c.ice)).toBe(true);
+    });
+
+    it('static credentials and the relay policy', () => {
+      const c = loadConfig({ ICE_SERVERS: 'turn:[::1]:3478', TURN_USERNAME: 'agents', TURN_PASSWORD: 'static-pass-word', ICE_TRANSPORT_POLICY: 'relay' });
+      expect(c.ice).toEqual({ urls: ['turn:[::1]:3478'], turnAuth: { kind: 'static', username: 'agents', password: 'static-pass-word' }, transportPolicy: 'relay' });
+    });
+
+    it.each([
+      ['http://turn.example.com', /^ICE_SERVERS: "http:\/\/turn.example.com" is not a STUN\/TURN URL/],
+      ['stun:stun.example.com,turn:bad host', /^ICE_SERVERS: "turn:bad host" is not a STUN\/TURN URL/],
+      ['turn:turn.example.com?transport=sctp', /^ICE_SERVERS: "turn:turn.example.com\?transport=sctp" is not a STUN\/TURN URL/],
+      ['stun:stun.example.com?transport=tcp', /^ICE_SERVERS: "stun:stun.example.com\?transport=tcp" is not a STUN\/TURN URL/],
+      [' , ', /^ICE_SERVERS: must be a comma-separated list/],
+    ])('an invalid ICE_SERVERS=%s stops the start naming the URL', (value, re) => {
+      expect(failure({ ICE_SERVERS: value, TURN_SECRET: turnSecret })).toMatch(re);
+    });
+
+    it('combinations that cannot work stop the start naming the variable; secrets are never echoed', () => {
+      expect(failure({ ICE_SERVERS: 'turn:t.example.com' })).toMatch(/^ICE_SERVERS: lists a turn:\/turns: URL but neither TURN_SECRET nor TURN_USERNAME\/TURN_PASSWORD is set/);
+      expect(failure({ ICE_SERVERS: 'turn:t.example.com', TURN_SECRET: turnSecret, TURN_USERNAME: 'u', TURN_PASSWORD: 'p' })).toMatch(/^TURN_SECRET: set either/);
+      expect(failure({ ICE_SERVERS: 'turn:t.example.com', TURN_USERNAME: 'u' })).toBe('TURN_PASSWORD: is required with TURN_USERNAME');
+      expect(failure({ ICE_SERVERS: 'stun:s.example.com', TURN_SECRET: turnSecret })).toMatch(/^TURN_SECRET: is set but ICE_SERVERS lists no turn/);
+      expect(failure({ ICE_SERVERS: 'stun:s.example.com', ICE_TRANSPORT_POLICY: 'relay' })).toMatch(/^ICE_TRANSPORT_POLICY: relay needs a turn/);
+      expect(failure({ ICE_TRANSPORT_POLICY: 'public' })).toBe('ICE_TRANSPORT_POLICY: must be all or relay (got "public")');
+      expect(failure({ ICE_SERVERS: 'turn:t.example.com', TURN_SECRET: turnSecret, TURN_TTL_S: '10' })).toMatch(/^TURN_TTL_S: must be an integer from 60 to 604800/);
+      expect(failure({ ICE_SERVERS: 'turn:t.example.com', TURN_TTL_S: '600', TURN_USERNAME: 'u', TURN_PASSWORD: 'p' })).toBe('TURN_TTL_S: is only used with TURN_SECRET');
+      const short = failure({ ICE_SERVERS: 'turn:t.example.com', TURN_SECRET: 'short-turn' });
+      expect(short).toMatch(/^TURN_SECRET: must be at least 16 characters$/);
+      expect(short).not.toContain('short-turn');
+    });
+
+    it('describeConfig hides the TURN secret and password; secretsOf lists them for the log scrubber', () => {
+      const a = loadConfig({ ...prod, ICE_SERVERS: 'turn:t.example.com', TURN_SECRET: turnSecret });
+      expect(JSON.stringify(describeConfig(a))).not.toContain(turnSecret);
+      expect(secretsOf(a)).toContain(turnSecret);
+      const b = loadConfig({ ...prod, ICE_SERVERS: 'turn:t.example.com', TURN_USERNAME: 'agents', TURN_PASSWORD: 'static-pass-word' });
+      expect(JSON.stringify(describeConfig(b))).not.toContain('static-pass-word');
+      expect(secretsOf(b)).toContain('static-pass-word');
+    });
   });
 });

@@ -99,6 +99,28 @@ export interface Config {
   readonly monitorShowListening: boolean;
   /** Service level: a call answered within this many seconds of arriving counts as within SLA. */
   readonly slaSeconds: number;
+  // ---- real networks (issue 29) ----
+  /** STUN/TURN for every peer connection the pages make (server/ice mints what a page gets). */
+  readonly ice: IceSettings;
+}
+
+/** A STUN/TURN URL as browsers take it: `stun:`, `turn:` or `turns:` host[:port][?transport=udp|tcp]. */
+export const ICE_URL = /^(stun|stuns|turn|turns):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?(\?transport=(udp|tcp))?$/;
+
+/** How TURN credentials are made: none, minted per session from coturn's REST secret, or one static pair. */
+export type TurnAuth =
+  | { readonly kind: 'none' }
+  /** coturn `use-auth-secret`: username `<expiry>:<user>`, credential base64(HMAC-SHA1(secret, username)). Secret: never log it. */
+  | { readonly kind: 'secret'; readonly secret: string; readonly ttlS: number }
+  /** coturn `lt-cred-mech` with one user. The password is a secret: only a logged-in page gets it. */
+  | { readonly kind: 'static'; readonly username: string; readonly password: string };
+
+export interface IceSettings {
+  /** `ICE_SERVERS`, in order; empty: host candidates only (loopback / one LAN). */
+  readonly urls: readonly string[];
+  readonly turnAuth: TurnAuth;
+  /** `relay`: only relayed candidates (hides agents' addresses; what the TURN tests use). */
+  readonly transportPolicy: 'all' | 'relay';
 }
 
 /** Thrown by `loadConfig`; `message` is one line naming the variable and the rule. */
@@ -148,6 +170,13 @@ export const VARIABLES = [
   // supervisor console (issue 17)
   'MONITOR_SHOW_LISTENING',
   'SLA_SECONDS',
+  // real networks (issue 29)
+  'ICE_SERVERS',
+  'TURN_SECRET',
+  'TURN_TTL_S',
+  'TURN_USERNAME',
+  'TURN_PASSWORD',
+  'ICE_TRANSPORT_POLICY',
   // administration (issue 32)
   'AUDIT_RETENTION_DAYS',
 ] as const;
@@ -160,6 +189,8 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'SESSION_SECRET',
   'METRICS_TOKEN',
   'DATABASE_URL',
+  'TURN_SECRET',
+  'TURN_PASSWORD',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -306,6 +337,23 @@ const schemas = {
   }),
   MONITOR_SHOW_LISTENING: z.enum(['true', 'false'], 'must be true or false').transform((v) => v === 'true'),
   SLA_SECONDS: intIn(1, 3600),
+  ICE_SERVERS: z.string().transform((s, ctx) => {
+    const urls = s.split(',').map((x) => x.trim()).filter(Boolean);
+    if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of stun:, turn: or turns: URLs' });
+    for (const u of urls) {
+      if (!ICE_URL.test(u) || (/^stuns?:/.test(u) && u.includes('?'))) {
+        ctx.addIssue({ code: 'custom', message: `${JSON.stringify(u.length > 80 ? u.slice(0, 80) + '…' : u)} is not a STUN/TURN URL: use stun:host[:port], turn:host[:port][?transport=udp|tcp] or turns:host[:port][?transport=tcp]` });
+        return z.NEVER;
+      }
+    }
+    if (urls.length > 8) ctx.addIssue({ code: 'custom', message: 'must list at most 8 URLs' });
+    return urls;
+  }),
+  TURN_SECRET: secret,
+  TURN_TTL_S: intIn(60, 7 * 24 * 3600),
+  TURN_USERNAME: z.string().regex(/^[^\s:]{1,128}$/, 'must be the TURN user name (no spaces or colons, at most 128 characters)'),
+  TURN_PASSWORD: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
+  ICE_TRANSPORT_POLICY: z.enum(['all', 'relay'], 'must be all or relay'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
 type Parsed = { [K in Variable]: z.output<(typeof schemas)[K]> };
@@ -372,7 +420,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     usersFile: demo ? usersFile : required(usersFile, 'USERS_FILE', outside),
     logLevel: read(env, 'LOG_LEVEL') ?? 'info',
     ringTimeoutMs: read(env, 'RING_TIMEOUT_MS') ?? 15_000,
-    wrapUpMs: read(env, 'WRAP_UP_MS') ?? 5_000,
+    wrapUpMs: read(env, 'WRAP_UP_MS') ?? 60_000,
     queuesFile: read(env, 'QUEUES_FILE'),
     webhookDedupeTtlMs: read(env, 'WEBHOOK_DEDUPE_TTL_MS') ?? 48 * 3600 * 1000,
     webhookMaxAttempts: read(env, 'WEBHOOK_MAX_ATTEMPTS') ?? 5,
@@ -389,8 +437,43 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     contactNotes: read(env, 'CONTACT_NOTES') ?? false,
     monitorShowListening: read(env, 'MONITOR_SHOW_LISTENING') ?? true,
     slaSeconds: read(env, 'SLA_SECONDS') ?? 20,
+    ice: readIce(env),
   };
   return Object.freeze(config);
+}
+
+/**
+ * ICE_SERVERS and its credentials. The combinations that cannot work stop the start: TURN
+ * URLs without credentials (every allocation would be refused), both kinds of credentials,
+ * credentials without a TURN URL, and `relay` without TURN (no call could connect).
+ */
+function readIce(env: Record<string, string | undefined>): IceSettings {
+  const urls = read(env, 'ICE_SERVERS') ?? [];
+  const secret = read(env, 'TURN_SECRET');
+  const ttl = read(env, 'TURN_TTL_S');
+  const username = read(env, 'TURN_USERNAME');
+  const password = read(env, 'TURN_PASSWORD');
+  const policy = read(env, 'ICE_TRANSPORT_POLICY') ?? 'all';
+  const hasTurn = urls.some((u) => u.startsWith('turn'));
+  if (secret !== undefined && (username !== undefined || password !== undefined)) {
+    throw new ConfigError('TURN_SECRET', 'set either TURN_SECRET (coturn use-auth-secret) or TURN_USERNAME/TURN_PASSWORD, not both');
+  }
+  if ((username === undefined) !== (password === undefined)) {
+    throw new ConfigError(username === undefined ? 'TURN_USERNAME' : 'TURN_PASSWORD', 'is required with ' + (username === undefined ? 'TURN_PASSWORD' : 'TURN_USERNAME'));
+  }
+  if (ttl !== undefined && secret === undefined) throw new ConfigError('TURN_TTL_S', 'is only used with TURN_SECRET');
+  const turnAuth: TurnAuth =
+    secret !== undefined ? { kind: 'secret', secret, ttlS: ttl ?? 3600 } : username !== undefined && password !== undefined ? { kind: 'static', username, password } : { kind: 'none' };
+  if (hasTurn && turnAuth.kind === 'none') {
+    throw new ConfigError('ICE_SERVERS', 'lists a turn:/turns: URL but neither TURN_SECRET nor TURN_USERNAME/TURN_PASSWORD is set (the TURN server would refuse every allocation)');
+  }
+  if (!hasTurn && turnAuth.kind !== 'none') {
+    throw new ConfigError(secret !== undefined ? 'TURN_SECRET' : 'TURN_USERNAME', 'is set but ICE_SERVERS lists no turn:/turns: URL');
+  }
+  if (policy === 'relay' && !hasTurn) {
+    throw new ConfigError('ICE_TRANSPORT_POLICY', 'relay needs a turn:/turns: URL in ICE_SERVERS (no call could connect without one)');
+  }
+  return Object.freeze({ urls: Object.freeze(urls), turnAuth: Object.freeze(turnAuth), transportPolicy: policy });
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */
@@ -431,13 +514,23 @@ export function describeConfig(config: Config): Record<string, unknown> {
     redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
     metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
     databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
+    ice: config.ice && {
+      ...config.ice,
+      turnAuth:
+        config.ice.turnAuth.kind === 'secret'
+          ? { ...config.ice.turnAuth, secret: '[redacted]' }
+          : config.ice.turnAuth.kind === 'static'
+            ? { ...config.ice.turnAuth, password: '[redacted]' }
+            : config.ice.turnAuth,
+    },
   };
 }
 
 /** Every secret value of the configuration (for log scrubbing): the Redis password, the metrics token and the database URL too. */
 export function secretsOf(
-  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl'>>,
+  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl' | 'ice'>>,
 ): string[] {
+  const turn = config.ice?.turnAuth;
   const redis = redisPassword(config.redisUrl);
   return [
     config.serviceApiKey,
@@ -446,6 +539,7 @@ export function secretsOf(
     ...(redis ? [redis] : []),
     ...(config.metricsToken ? [config.metricsToken] : []),
     ...databaseSecrets(config.databaseUrl),
+    ...(turn?.kind === 'secret' ? [turn.secret] : turn?.kind === 'static' ? [turn.password] : []),
   ];
 }
 

@@ -1,5 +1,5 @@
 /**
- * The customer panel (issue 15; design.md "Wave 2 contracts"):
+ * The customer panel (design.md "Wave 2 contracts"):
  * `GET /api/customers/:id` (agent, supervisor), `:id` an E.164 number or a BSUID →
  * `{id, contact?, permission, calls, messages, callbacks}`:
  * - `contact`: the Service's contact for a phone number (`GET /contact/contacts/{phone}`),

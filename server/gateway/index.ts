@@ -39,9 +39,11 @@ import {
   CLOSE_TOO_MANY_SOCKETS,
   FLOOD_REFUSALS,
   MAX_FRAME_BYTES,
+  PAGE_LEFT_CLOSE,
   MAX_PENDING_REQUESTS,
   MAX_SOCKETS_PER_SESSION,
   parseClientMsg,
+  type IceConfig,
   type ServerMsg,
   type User,
 } from '../../shared/protocol.ts';
@@ -53,6 +55,7 @@ import { REQUEST_ID } from '../ops/request.ts';
 import { StoreUnavailableError } from '../store/store.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
+import type { IceIssuer } from '../ice/ice.ts';
 import { socketOf } from '../ops/internals.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
@@ -113,8 +116,10 @@ export interface GatewayOptions extends SocketLimits {
    */
   sessionCheckMs?: number;
   now?: () => number;
-  /** Monitoring relay (issue 17): `monitor.*` requests and every socket's open and close. */
+  /** Monitoring relay: `monitor.*` requests and every socket's open and close. */
   monitors?: Pick<Monitors, 'handle' | 'connOpened' | 'connClosed'> | undefined;
+  /** STUN/TURN for the user's pages: in `welcome`, renewed with `ice.servers`. */
+  ice?: IceIssuer | undefined;
 }
 
 /** Per-socket bounds (defaults from shared/protocol.ts and above; tests make them small). */
@@ -168,6 +173,8 @@ interface Live {
   slot: number;
   /** When its page last answered a JSON ping (0: never). */
   pongAt: number;
+  /** Sends the socket fresh TURN credentials before its current ones expire. */
+  iceTimer?: ReturnType<typeof setTimeout> | undefined;
 }
 
 /** A request's `id` as its client wrote it (a refused frame is not validated), when it is one. */
@@ -207,6 +214,8 @@ export function createGateway(o: GatewayOptions): Gateway {
   const bySid = new Map<string, Set<Live>>();
 
   let unsubscribe: (() => Promise<void>) | undefined;
+  /** This node is stopping: its sockets close, the pages go on elsewhere (their calls too). */
+  let stopping = false;
 
   /** The socket's session ended: no frame of it is handled any more; close it. */
   function endSession(l: Live, why: string): void {
@@ -371,7 +380,12 @@ export function createGateway(o: GatewayOptions): Gateway {
         engine.agentConnected(conn);
         o.monitors?.connOpened(conn).catch((err: Error) => log.warn({ conn: conn.id, err: err.message }, 'monitor: socket not recorded'));
         // welcome first: requests wait for it, so no reply can overtake it.
-        me.welcomed = (async () => conn.send(JSON.stringify(await engine.welcome(user))))().catch((err: Error) => {
+        me.welcomed = (async () => {
+          const msg = await engine.welcome(user);
+          // Only pages that make peer connections (agents', supervisors') get TURN credentials.
+          if (msg.type === 'welcome' && o.ice && user.roles.some((r) => r === 'agent' || r === 'supervisor')) msg.ice = issueIce(me, user.name);
+          conn.send(JSON.stringify(msg));
+        })().catch((err: Error) => {
           // No state to show (the store is down): say so and close, so the client reconnects later.
           log.warn({ conn: conn.id, err: err.message }, 'welcome failed; closing socket');
           conn.send(JSON.stringify(errorFrame(undefined, err)));
@@ -379,9 +393,11 @@ export function createGateway(o: GatewayOptions): Gateway {
         });
         log.info({ user: user.name, conn: conn.id }, 'socket open');
       },
-      onClose() {
+      onClose(e: { code?: number }) {
         const me = l;
         if (!me) return;
+        // How the page went decides when a call it holds is ended (`engine.agentDisconnected`).
+        const how = stopping ? 'node-stopping' : e.code === PAGE_LEFT_CLOSE || e.code === 1001 ? 'left' : 'lost';
         // Its queue goes with it: nothing more is handled for a socket that is gone.
         me.closed = true;
         me.pending.length = 0;
@@ -390,12 +406,30 @@ export function createGateway(o: GatewayOptions): Gateway {
         set?.delete(me);
         if (set?.size === 0) bySid.delete(me.sid);
         slots[me.slot]!.delete(me);
+        clearTimeout(me.iceTimer);
         hub.remove(me.conn);
-        engine.agentDisconnected(me.conn);
+        engine.agentDisconnected(me.conn, how);
         o.monitors?.connClosed(me.conn).catch((err: Error) => log.warn({ conn: me.conn.id, err: err.message }, 'monitor: close not handled'));
         log.info({ user: user.name, conn: me.conn.id }, 'socket closed');
       },
     };
+  }
+
+  /**
+   * This user's STUN/TURN servers, with credentials of their own (never logged); minted ones
+   * are sent again (`ice.servers`) at half their life, for as long as the socket lives.
+   */
+  function issueIce(me: Live, userName: string): IceConfig {
+    const { config, renewAt } = o.ice!.issue(userName, now());
+    clearTimeout(me.iceTimer);
+    if (renewAt !== undefined) {
+      me.iceTimer = setTimeout(() => {
+        if (me.closed) return;
+        me.conn.send(JSON.stringify({ type: 'ice.servers', ...issueIce(me, userName) } satisfies ServerMsg));
+      }, Math.max(1_000, renewAt - now()));
+      me.iceTimer.unref?.();
+    }
+    return config;
   }
 
   function onFrame(me: Live, data: Buffer, isBinary: boolean): void {
@@ -536,6 +570,7 @@ export function createGateway(o: GatewayOptions): Gateway {
       return { sockets: live.size, pending, bufferedBytes };
     },
     close() {
+      stopping = true;
       clearInterval(beat);
       clearInterval(sessionCheck);
       void unsubscribe?.().catch(() => undefined);

@@ -90,7 +90,7 @@ export function openPostgres(o: PostgresOptions): Db {
   const poolOf = (max: number, statementTimeoutMs: number, name: string) =>
     new pg.Pool({ connectionString: o.url, max, connectionTimeoutMillis: o.connectTimeoutMs ?? 3000, statement_timeout: statementTimeoutMs, idleTimeoutMillis: 30_000, application_name: name });
   const pool = poolOf(o.max ?? 4, o.statementTimeoutMs ?? 15_000, 'switchboard');
-  // Searches: a pool of their own (issue 35 item 11: 16 slow searches held the whole pool).
+  // Searches: a pool of their own (16 slow searches once held the whole pool).
   const searchPool = poolOf(o.searchMax ?? 2, o.searchTimeoutMs ?? 5000, 'switchboard-search');
   // An idle client's error (server restarted) must not crash the process; the next query reconnects.
   pool.on('error', (err) => o.onError?.(safeError(err)));

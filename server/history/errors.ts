@@ -29,3 +29,14 @@ export function isDbOutage(err: unknown): boolean {
 
 /** The answer to a route whose history statement failed because the database is out. */
 export const historyUnavailable = (): HttpUnavailable => new HttpUnavailable('the call history database is not answering; try again shortly');
+
+/** Bad input to the search: names the field and the rule (the route answers 400). */
+export class HistoryQueryError extends Error {
+  override readonly name = 'HistoryQueryError';
+  constructor(
+    readonly field: string,
+    readonly rule: string,
+  ) {
+    super(`${field}: ${rule}`);
+  }
+}

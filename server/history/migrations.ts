@@ -178,7 +178,15 @@ WHERE jsonb_array_length(misses) > 20;
 `,
   },
   {
-    // 5, not 4: main's 4 adds history_calls.network_path (issue 29); versions need not be contiguous.
+    version: 4,
+    name: 'each call keeps the network path its audio took (issue 29)',
+    sql: `
+-- direct, relay-udp, relay-tcp or relay-tls: the selected candidate pair the agent's page saw.
+ALTER TABLE history_calls ADD COLUMN network_path text;
+`,
+  },
+  {
+    // After 4 (history_calls.network_path).
     version: 5,
     name: 'audit trail (server/audit)',
     sql: `

@@ -62,6 +62,8 @@ const PATHS: Array<[string, Ev[], Outcome, Record<string, unknown>?]> = [
   ['inbound, accept outcome unknown but the Service connected it: answered', [connectIn(0), offer(1), answer(2), { type: 'acceptUnknown', at: s(3) } as Ev, terminate(50, 'COMPLETED', { duration: 45 })], 'answered'],
   ['inbound, terminate before the connect (tombstone): abandoned', [terminate(0, 'FAILED'), connectIn(1)], 'abandoned'],
   ['inbound tombstone with a provider error: failed', [terminate(0, 'FAILED', { errorCode: '138019' })], 'failed'],
+  ['inbound, accepted but no audio ever flowed, dropped by the Service at 20 s (138023): no-audio, no talk time', [connectIn(0), offer(1), answer(2), { type: 'acceptOk', at: s(3) } as Ev, terminate(23, 'FAILED', { duration: 20, errorCode: '138023' })], 'no-audio', { agent: 'agent1', answeredAt: iso(3) }],
+  ['inbound, audio lost mid-call (138021): still answered', [connectIn(0), offer(1), answer(2), { type: 'acceptOk', at: s(3) } as Ev, terminate(63, 'FAILED', { duration: 60, errorCode: '138021' })], 'answered', { talkMs: 60_000 }],
   ['inbound, still ringing: in-progress', [connectIn(0), offer(1)], 'in-progress'],
   ['outbound, accepted and hung up by the agent', [dialed(0), connectOut(1), status(2, 'RINGING'), status(6, 'ACCEPTED'), { type: 'hangup', at: s(36), agent: 'agent2', conn: 'c2', reqId: 'h' } as Ev, terminate(37, 'COMPLETED', { duration: 31 })], 'answered', { agent: 'agent2', direction: 'outbound', customer: { phoneNumber: CALLER }, businessNumber: BUSINESS, talkMs: 31_000 }],
   ['outbound, the user declined: no-answer', [dialed(0), connectOut(1), status(4, 'REJECTED'), terminate(5, 'FAILED')], 'no-answer', { agent: 'agent2' }],
@@ -80,12 +82,13 @@ describe('outcomes: every path through the lifecycle', () => {
     // Every fact is valid for the queue's schema (the writer parses them again).
     for (const f of facts) expect(() => HistoryFact.parse(f), JSON.stringify(f)).not.toThrow();
     if (fields) expect(fact).toMatchObject(fields);
+    if (outcome === 'no-audio') expect(fact).not.toHaveProperty('talkMs');
     if (outcome === 'in-progress') expect(fact.endedAt).toBeUndefined();
     else expect(fact.endedAt).toBeDefined();
   });
 
   it('covers every outcome of the design', () => {
-    expect(new Set(PATHS.map((p) => p[2]))).toEqual(new Set(['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'in-progress']));
+    expect(new Set(PATHS.map((p) => p[2]))).toEqual(new Set(['answered', 'missed', 'abandoned', 'rejected', 'failed', 'no-answer', 'no-audio', 'in-progress']));
   });
 
   it('a call that only rang has no agent; the one who answered is its agent', () => {
@@ -165,6 +168,14 @@ describe('replays and disorder through the store (PGlite)', () => {
     await write(end);
     await write(facts.slice(0, -2));
     expect(await h.store.getCall('late-1')).toMatchObject({ outcome: 'answered', agent: 'agent1', answeredAt: iso(3), endedAt: iso(30), talkMs: 27_000, receivedAt: iso(0) });
+  });
+
+  it('the network path the holding page reported is kept per call, in any order, with a timeline entry', async () => {
+    const path = (sec: number, p: string): Ev => ({ type: 'path', at: s(sec), agent: 'agent1', conn: 'c1', reqId: `p${sec}`, path: p }) as Ev;
+    const { facts } = drive('path-1', [connectIn(0), offer(1), answer(2), { type: 'acceptOk', at: s(3) } as Ev, path(4, 'relay-tcp'), path(5, 'relay-tcp'), terminate(30, 'COMPLETED', { duration: 27 })]);
+    expect(facts.filter((f) => f.type === 'timeline' && f.event === 'path')).toHaveLength(1); // the repeat changed nothing
+    for (const f of [...facts].reverse()) await write([f]);
+    expect(await h.store.getCall('path-1')).toMatchObject({ outcome: 'answered', networkPath: 'relay-tcp' });
   });
 
   it('media facts: the archive result indexed once, the transcript searchable', async () => {

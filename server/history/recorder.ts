@@ -12,6 +12,7 @@
  */
 import type { Call, CallEvent } from '../calls/lifecycle.ts';
 import type { ArchiveOutcome } from '../archive/index.ts';
+import { NO_AUDIO_CODES } from '../../shared/callErrors.ts';
 import type { HistoryFact, MediaStatus, Outcome } from './schema.ts';
 
 const E164 = /^\+\d/;
@@ -24,6 +25,8 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
  * gives the same answer):
  *
  * - not `ended` → `in-progress`;
+ * - accepted (`startedAt`), but the Service dropped it for audio that never flowed
+ *   (`NO_AUDIO_CODES`: 138023) → `no-audio` (no talk time);
  * - a conversation happened (accepted: `startedAt`; or the Service's terminate says
  *   COMPLETED with a duration, when our accept's outcome was unknown) → `answered`;
  * - business-initiated: `failed` when the Service reported an error before the user's
@@ -42,7 +45,7 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
  */
 export function outcomeOf(call: Call): Outcome {
   if (call.state !== 'ended') return 'in-progress';
-  if (call.startedAt !== undefined) return 'answered';
+  if (call.startedAt !== undefined) return call.errorCode !== undefined && NO_AUDIO_CODES.has(call.errorCode) ? 'no-audio' : 'answered';
   if (call.result === 'COMPLETED' && (call.duration ?? 0) > 0 && call.endedBy === 'event') return 'answered';
   if (call.direction === 'BUSINESS_INITIATED') {
     const rang = call.remoteSdp !== undefined || call.remoteStatus !== undefined;
@@ -99,10 +102,11 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   }
   if (ended && call.endedAt !== undefined) {
     fact.endedAt = iso(call.endedAt);
-    if (call.startedAt !== undefined) fact.talkMs = Math.max(0, call.endedAt - call.startedAt);
+    if (call.startedAt !== undefined && outcome !== 'no-audio') fact.talkMs = Math.max(0, call.endedAt - call.startedAt);
   }
   if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
   if (call.holdMs !== undefined) fact.holdMs = call.holdMs;
+  if (call.path !== undefined) fact.networkPath = call.path;
   return fact;
 }
 
@@ -118,7 +122,16 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'hold':
     case 'resume':
     case 'dialed':
+    case 'attach':
       d.agent = event.agent;
+      break;
+    case 'path':
+      d.agent = event.agent;
+      d.path = event.path;
+      break;
+    case 'connLost':
+      d.agent = event.agent;
+      if (after.reason !== undefined) d.reason = after.reason;
       break;
     case 'terminate':
       d.result = event.result;
@@ -179,7 +192,7 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       event: event.type === 'status' ? `status ${event.value}` : event.type,
       detail: detailOf(event, after),
     });
-  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume'))) {
+  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume' || event.type === 'path'))) {
     // Our own events (routing, agents, timers) matter when they move the call.
     facts.push({
       type: 'timeline',

@@ -213,7 +213,7 @@ describe('GET /api/history/calls/:wacid', () => {
   });
 });
 
-describe('search limits (issue 35 item 11)', () => {
+describe('search limits', () => {
   it('one user has at most 2 searches running: a third is 429 with Retry-After; other users are not held back; a statement timeout is 504 saying so', async () => {
     // The real store, with each search held open until the test lets it go (the slow search of the report).
     let release!: () => void;

@@ -48,6 +48,8 @@ export const CallFact = z.object({
   talkMs: ms.optional(),
   holdMs: ms.optional(),
   endReason: z.string().max(200).optional(),
+  /** How the call's audio travelled: the selected pair the agent's page reported. */
+  networkPath: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   version: z.number().int().min(0).default(0),
 });
 export type CallFact = z.input<typeof CallFact>;
@@ -133,6 +135,8 @@ export interface CallRecord {
   talkMs?: number;
   holdMs?: number;
   endReason?: string;
+  /** `direct` or `relay-udp` / `relay-tcp` / `relay-tls`. */
+  networkPath?: 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
   disposition?: string;
   notes?: string;
   media: MediaRecord[];

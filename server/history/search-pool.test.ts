@@ -1,5 +1,5 @@
 /**
- * Issue 35 item 11: slow searches (16 full-text searches matching nothing tied up the
+ * Slow searches (16 full-text searches matching nothing tied up the
  * 4-connection pool: the customer panel went from 9 ms to 1 s) must never hold a
  * connection the call path needs. On a real PostgreSQL database: searches run on their own
  * small pool with a statement timeout; with that pool saturated (pg_sleep stands in for a

@@ -1,7 +1,7 @@
 /** `foldCalls`: a batch's call facts as few statements as is exact (pure; the contract suite checks the rows). */
 import { describe, expect, it } from 'vitest';
 import { HistoryFact, type ParsedFact } from './schema.ts';
-import { foldCalls } from './store.ts';
+import { foldCalls } from './merge.ts';
 
 type CallFactP = Extract<ParsedFact, { type: 'call' }>;
 const at = (s: number) => new Date(Date.parse('2026-03-01T10:00:00.000Z') + s * 1000).toISOString();

@@ -12,6 +12,9 @@
  * - disposition: the latest `at` wins.
  */
 import { PREPARED, type Db, type Sql } from './db.ts';
+import { HistoryQueryError } from './errors.ts';
+import { type CallFactP, INSERT_TIMELINE, TRANSCRIPT_OF, UPSERT_CALLS, UPSERT_DISPOSITIONS, UPSERT_MEDIA, cols, foldCalls, rankOf, rounds, statusRank } from './merge.ts';
+import { CALL_COLUMNS, type CallGroup, type CallRow, type MediaRow, decodeCursor, encodeCursor, iso, toMedia, toRecord } from './rows.ts';
 import {
   CallSearch,
   HistoryFact,
@@ -27,269 +30,18 @@ import {
   type ParsedFact,
 } from './schema.ts';
 
-type CallFactP = Extract<ParsedFact, { type: 'call' }>;
 type TimelineFactP = Extract<ParsedFact, { type: 'timeline' }>;
 type MediaFactP = Extract<ParsedFact, { type: 'media' }>;
 type DispositionFactP = Extract<ParsedFact, { type: 'disposition' }>;
 
-/** Bad input to the search: names the field and the rule (the route answers 400). */
-export class HistoryQueryError extends Error {
-  override readonly name = 'HistoryQueryError';
-  constructor(
-    readonly field: string,
-    readonly rule: string,
-  ) {
-    super(`${field}: ${rule}`);
-  }
-}
+export { HistoryQueryError } from './errors.ts';
+export type { CallGroup } from './rows.ts';
 
 export interface RetentionResult {
   calls: number;
   media: number;
   /** Files of the deleted media rows: the archive deletes them (their rows are gone). */
   paths: string[];
-}
-
-const statusRank = (s: MediaStatus) => Math.min(MEDIA_STATUSES.indexOf(s), 2);
-
-// Newer (higher version) wins a field; a known value is never replaced by an absent one.
-const pick = (col: string) =>
-  `${col} = CASE WHEN EXCLUDED.version >= c.version THEN COALESCE(EXCLUDED.${col}, c.${col}) ELSE COALESCE(c.${col}, EXCLUDED.${col}) END`;
-
-const TRANSCRIPT_OF = (param: string) =>
-  `(SELECT string_agg(text, E'\\n' ORDER BY media_asset_id) FROM history_media WHERE wacid = ${param} AND text IS NOT NULL)`;
-
-// Many facts per statement: rows come from unnest() of one array per column.
-const UPSERT_CALLS = `
-INSERT INTO history_calls AS c (wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent,
-  outcome, outcome_rank, received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, transcript)
-SELECT u.*, ${TRANSCRIPT_OF('u.wacid')}
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
-  $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::text[], $17::int[])
-  AS u(wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent, outcome, outcome_rank,
-  received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version)
-ON CONFLICT (wacid) DO UPDATE SET
-  phone_id = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.phone_id ELSE c.phone_id END,
-  direction = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.direction ELSE c.direction END,
-  ${['business_number', 'customer_phone', 'customer_user_id', 'agent', 'wait_ms', 'talk_ms', 'hold_ms', 'end_reason'].map(pick).join(',\n  ')},
-  outcome = CASE WHEN (EXCLUDED.outcome_rank, EXCLUDED.version) > (c.outcome_rank, c.version) THEN EXCLUDED.outcome ELSE c.outcome END,
-  outcome_rank = GREATEST(c.outcome_rank, EXCLUDED.outcome_rank),
-  received_at = LEAST(c.received_at, EXCLUDED.received_at),
-  answered_at = LEAST(c.answered_at, EXCLUDED.answered_at),
-  ended_at = LEAST(c.ended_at, EXCLUDED.ended_at),
-  version = GREATEST(c.version, EXCLUDED.version)`;
-
-const mediaPick = (col: string) =>
-  `${col} = CASE WHEN EXCLUDED.status_rank >= m.status_rank THEN COALESCE(EXCLUDED.${col}, m.${col}) ELSE COALESCE(m.${col}, EXCLUDED.${col}) END`;
-
-const UPSERT_MEDIA = `
-INSERT INTO history_media AS m (media_asset_id, wacid, kind, status, status_rank, bytes, sha256, path, text, first_at, updated_at)
-SELECT u.*, u.first_at
-FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::smallint[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::timestamptz[])
-  AS u(media_asset_id, wacid, kind, status, status_rank, bytes, sha256, path, text, first_at)
-ON CONFLICT (media_asset_id) DO UPDATE SET
-  status = CASE WHEN EXCLUDED.status_rank > m.status_rank THEN EXCLUDED.status ELSE m.status END,
-  status_rank = GREATEST(m.status_rank, EXCLUDED.status_rank),
-  ${['bytes', 'sha256', 'path', 'text'].map(mediaPick).join(',\n  ')},
-  first_at = LEAST(m.first_at, EXCLUDED.first_at),
-  updated_at = GREATEST(m.updated_at, EXCLUDED.updated_at)`;
-
-const INSERT_TIMELINE = `
-INSERT INTO history_timeline (wacid, key, at, event, detail)
-SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::jsonb[])
-ON CONFLICT DO NOTHING`;
-
-const UPSERT_DISPOSITIONS = `
-INSERT INTO history_dispositions AS d (wacid, disposition, notes, at)
-SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[])
-ON CONFLICT (wacid) DO UPDATE SET disposition = EXCLUDED.disposition, notes = EXCLUDED.notes, at = EXCLUDED.at
-WHERE EXCLUDED.at > d.at`;
-
-/**
- * Split facts into rounds in which no key repeats: one INSERT … ON CONFLICT DO UPDATE may
- * not touch a row twice. The merge rules are commutative, so the rounds' order is free.
- */
-function rounds<T>(facts: readonly T[], key: (f: T) => string): T[][] {
-  const out: Array<{ keys: Set<string>; facts: T[] }> = [];
-  for (const f of facts) {
-    const k = key(f);
-    let r = out.find((x) => !x.keys.has(k));
-    if (!r) out.push((r = { keys: new Set(), facts: [] }));
-    r.keys.add(k);
-    r.facts.push(f);
-  }
-  return out.map((r) => r.facts);
-}
-
-/** The call fact fields merged by version (`pick`): newer wins, a known value is never lost. */
-const PICKED: Array<(f: CallFactP) => unknown> = [
-  (f) => f.businessNumber,
-  (f) => f.customer.phoneNumber,
-  (f) => f.customer.userId,
-  (f) => f.agent,
-  (f) => f.waitMs,
-  (f) => f.talkMs,
-  (f) => f.holdMs,
-  (f) => f.endReason,
-];
-const rankOf = (f: CallFactP) => (f.outcome === 'in-progress' ? 0 : 1);
-const earliest = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : a < b ? a : b);
-
-/**
- * A batch's call facts as rounds of statements (one INSERT … ON CONFLICT DO UPDATE may not
- * touch a row twice), each call's facts merged wherever that is exact, so a batch usually
- * writes each call once.
- *
- * A call's facts, in version order, fold into one while each next fact dominates what is
- * folded so far: a version and an outcome rank no lower, and every field known so far
- * known too. Writing the folded fact (with the earliest of the times) gives the row writing
- * them one by one would, whatever the stored row is: every other rule takes the newer
- * value. A fact that knows less (a call taken back from its agent) starts the call's next
- * round, so rounds go in version order. The engine's facts carry everything known of the
- * call, so a batch is one round.
- */
-export function foldCalls(facts: readonly CallFactP[]): CallFactP[][] {
-  const groups = new Map<string, CallFactP[]>();
-  for (const f of facts) {
-    const g = groups.get(f.wacid);
-    if (g) g.push(f);
-    else groups.set(f.wacid, [f]);
-  }
-  const out: CallFactP[][] = [];
-  for (const g of groups.values()) {
-    // Stable: of equal versions the later fact stays later, as written one by one.
-    g.sort((a, b) => a.version - b.version || rankOf(a) - rankOf(b));
-    let round = 0;
-    let acc = g[0]!;
-    for (const f of g.slice(1)) {
-      if (rankOf(f) >= rankOf(acc) && PICKED.every((get) => get(f) !== undefined || get(acc) === undefined)) {
-        acc = folded(acc, f);
-        continue;
-      }
-      (out[round++] ??= []).push(acc);
-      acc = f;
-    }
-    (out[round] ??= []).push(acc);
-  }
-  return out;
-}
-
-/** `f` written after `acc` (`f` dominates it), as one fact. */
-function folded(acc: CallFactP, f: CallFactP): CallFactP {
-  // The outcome moves only to a higher (rank, version), as the upsert's rule has it.
-  const outcome = rankOf(f) > rankOf(acc) || f.version > acc.version ? f.outcome : acc.outcome;
-  const out: CallFactP = { ...f, outcome, receivedAt: earliest(f.receivedAt, acc.receivedAt)! };
-  const answeredAt = earliest(f.answeredAt, acc.answeredAt);
-  const endedAt = earliest(f.endedAt, acc.endedAt);
-  if (answeredAt !== undefined) out.answeredAt = answeredAt;
-  if (endedAt !== undefined) out.endedAt = endedAt;
-  return out;
-}
-
-/** Column arrays for unnest(): `cols(rows, [f => a, f => b])` → `[[a…], [b…]]`. */
-const cols = <T>(rows: readonly T[], getters: Array<(f: T) => unknown>) => getters.map((g) => rows.map((r) => g(r) ?? null));
-
-/** A group of alike calls (`callGroups`): the shape the wallboard's figures read, with a count and sums. */
-export interface CallGroup {
-  count: number;
-  businessNumber?: string;
-  direction: Direction;
-  outcome: string;
-  agent?: string;
-  /** Every call of the group waited at most the SLA (waitMs is their sum). */
-  withinSla: boolean;
-  waitMs: number;
-  /** Present when the calls were answered (a marker, not a time). */
-  answeredAt?: string;
-  /** Present when the calls ended with a talk time (a marker); talkMs and holdMs are then their sums. */
-  endedAt?: string;
-  talkMs?: number;
-  holdMs?: number;
-}
-
-const CALL_COLUMNS = `c.wacid, c.phone_id, c.business_number, c.customer_phone, c.customer_user_id, c.direction, c.agent,
-  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, d.disposition, d.notes`;
-
-interface CallRow {
-  wacid: string;
-  phone_id: string;
-  business_number: string | null;
-  customer_phone: string | null;
-  customer_user_id: string | null;
-  direction: Direction;
-  agent: string | null;
-  outcome: Outcome;
-  received_at: Date;
-  answered_at: Date | null;
-  ended_at: Date | null;
-  wait_ms: number | null;
-  talk_ms: number | null;
-  hold_ms: number | null;
-  end_reason: string | null;
-  disposition: string | null;
-  notes: string | null;
-}
-
-interface MediaRow {
-  wacid: string;
-  media_asset_id: string;
-  kind: MediaKind;
-  status: MediaStatus;
-  bytes: number | null;
-  sha256: string | null;
-  path: string | null;
-}
-
-const iso = (d: Date | string) => new Date(d).toISOString();
-
-function toRecord(r: CallRow, media: MediaRecord[]): CallRecord {
-  const customer: CallRecord['customer'] = {};
-  if (r.customer_phone !== null) customer.phoneNumber = r.customer_phone;
-  if (r.customer_user_id !== null) customer.userId = r.customer_user_id;
-  const out: CallRecord = {
-    wacid: r.wacid,
-    phoneId: r.phone_id,
-    businessNumber: r.business_number ?? '',
-    customer,
-    direction: r.direction,
-    outcome: r.outcome,
-    receivedAt: iso(r.received_at),
-    media,
-  };
-  if (r.agent !== null) out.agent = r.agent;
-  if (r.answered_at !== null) out.answeredAt = iso(r.answered_at);
-  if (r.ended_at !== null) out.endedAt = iso(r.ended_at);
-  if (r.wait_ms !== null) out.waitMs = r.wait_ms;
-  if (r.talk_ms !== null) out.talkMs = r.talk_ms;
-  if (r.hold_ms !== null) out.holdMs = r.hold_ms;
-  if (r.end_reason !== null) out.endReason = r.end_reason;
-  if (r.disposition !== null) out.disposition = r.disposition;
-  if (r.notes !== null) out.notes = r.notes;
-  return out;
-}
-
-function toMedia(r: MediaRow): MediaRecord {
-  const m: MediaRecord = { kind: r.kind, mediaAssetId: r.media_asset_id, status: r.status };
-  if (r.bytes !== null) m.bytes = Number(r.bytes);
-  if (r.sha256 !== null) m.sha256 = r.sha256;
-  if (r.path !== null) m.path = r.path;
-  return m;
-}
-
-function encodeCursor(receivedAt: string, wacid: string): string {
-  return Buffer.from(JSON.stringify([receivedAt, wacid])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {
-      return [v[0], v[1]];
-    }
-  } catch {
-    // fall through
-  }
-  throw new HistoryQueryError('cursor', 'must be the cursor of a previous page');
 }
 
 export class HistoryStore {
@@ -345,6 +97,7 @@ export class HistoryStore {
         (f) => f.holdMs,
         (f) => f.endReason,
         (f) => f.version,
+        (f) => f.networkPath,
       ]),
       PREPARED,
     );

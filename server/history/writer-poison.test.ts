@@ -1,5 +1,5 @@
 /**
- * A fact the database cannot store (issue 35 item 2: a NUL in a wrap-up note; a lone
+ * A fact the database cannot store (a NUL in a wrap-up note; a lone
  * surrogate in a timeline's JSON detail) is set aside as a history dead letter — counted,
  * listed for ops — and never blocks the facts behind it; on both engines (PostgreSQL and
  * PGlite) and both queues. A connection failure is still retried, never set aside.

@@ -1,5 +1,5 @@
 /**
- * Messaging in the product (issue 16, parts 1–4): the webhook handlers that keep message
+ * Messaging in the product: the webhook handlers that keep message
  * records, the template catalog and the opt-outs in history; the catalog sync and opt-out
  * load at start; the reconcile loop; and the send path of `POST /api/messages`.
  *

@@ -1,5 +1,5 @@
 /**
- * Monitoring relay (issue 17 item 3; the flow is in `shared/protocol.ts`). The media never
+ * Monitoring relay (the flow is in `shared/protocol.ts`). The media never
  * touches the server: it checks roles, keeps who monitors what, and relays the offer, the
  * answer and the end between exactly two tabs (the agent's tab holding the call and the
  * supervisor's requesting tab).

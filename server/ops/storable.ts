@@ -1,5 +1,5 @@
 /**
- * The HTTP half of `shared/storable.ts` (issue 35 item 2): a request whose path, query or
+ * The HTTP half of `shared/storable.ts`: a request whose path, query or
  * JSON body holds text PostgreSQL cannot store (NUL, an unpaired surrogate) is refused
  * with 400 naming the field, before any route sees it. Mounted once, in `server/app.ts`.
  */

@@ -48,7 +48,7 @@ export interface PermissionsOptions {
   log: Logger;
   messages?: PermissionMessages | undefined;
   phoneNumbers?: PermissionNumbers | undefined;
-  /** Record a sent permission request (messaging history, issue 16). */
+  /** Record a sent permission request (messaging history). */
   onSent?: PermissionRoutesOptions['onSent'];
   now?: () => number;
   /** Which numbers each agent may ask from and read (QUEUES_FILE). */

@@ -18,7 +18,6 @@ import type { Audit } from '../audit/trail.ts';
 import type { History } from '../history/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpError } from '../ops/errors.ts';
-import { toCsv } from '../ops/csv.ts';
 import { computeFigures, type AgentFigures, type NumberFigures } from '../wallboard/compute.ts';
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
@@ -53,10 +52,49 @@ const MAX_PAGES = 1_000;
 
 const FIELDS = ['from', 'to', 'by'] as const;
 
-export const NUMBER_COLUMNS = ['businessNumber', 'offered', 'answered', 'abandoned', 'missed', 'serviceLevel', 'asaMs', 'ahtMs'] as const satisfies readonly (keyof NumberFigures)[];
-export const AGENT_COLUMNS = ['name', 'callsHandled', 'inbound', 'outbound', 'talkMs', 'holdMs', 'ahtMs'] as const satisfies readonly (keyof AgentFigures)[];
+/** A CSV column: its heading and its value, in the units the page's table shows (seconds, percent). */
+export interface CsvColumn<T> {
+  head: string;
+  value(row: T): string | number;
+}
+/** Seconds with one decimal, as a spreadsheet reads them (the table shows the same time as m:ss). */
+const seconds = (ms: number) => Math.round(ms / 100) / 10;
+/** The per-number table's columns (issue 34: the table's words and units, not `asaMs` and `0.75`). */
+export const numberColumns = (slaSeconds: number): CsvColumn<NumberFigures>[] => [
+  { head: 'Business number', value: (r) => r.businessNumber },
+  { head: 'Offered', value: (r) => r.offered },
+  { head: 'Answered', value: (r) => r.answered },
+  { head: 'Abandoned', value: (r) => r.abandoned },
+  { head: 'Missed', value: (r) => r.missed },
+  { head: `Service level (${slaSeconds} s) %`, value: (r) => Math.round(r.serviceLevel * 1000) / 10 },
+  { head: 'Avg. answer (s)', value: (r) => seconds(r.asaMs) },
+  { head: 'Avg. handle (s)', value: (r) => seconds(r.ahtMs) },
+];
+export const AGENT_COLUMNS: CsvColumn<AgentFigures>[] = [
+  { head: 'Agent', value: (r) => r.name },
+  { head: 'Calls handled', value: (r) => r.callsHandled },
+  { head: 'Inbound', value: (r) => r.inbound },
+  { head: 'Outbound', value: (r) => r.outbound },
+  { head: 'Talk time (s)', value: (r) => seconds(r.talkMs) },
+  { head: 'Hold time (s)', value: (r) => seconds(r.holdMs) },
+  { head: 'Avg. handle (s)', value: (r) => seconds(r.ahtMs) },
+];
 
-export { toCsv };
+/**
+ * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text a
+ * spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or CR: a
+ * webhook's `to` becomes a row's business number) gets a leading `'` (OWASP, CSV
+ * injection); an E.164 number (`+` and digits only) cannot hide a formula and stays as is.
+ */
+const field = (v: string | number) => {
+  let s = String(v);
+  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !/^\+\d+$/.test(s)) s = `'${s}`;
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+};
+
+export function toCsv<T>(columns: readonly CsvColumn<T>[], rows: readonly T[]): string {
+  return [columns.map((c) => field(c.head)).join(','), ...rows.map((r) => columns.map((c) => field(c.value(r))).join(','))].map((l) => `${l}\r\n`).join('');
+}
 
 export function createReports(o: ReportsOptions): Hono<AuthEnv> {
   const now = o.now ?? Date.now;
@@ -107,7 +145,7 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
     const by = q.by ?? 'number';
     if (by !== 'number' && by !== 'agent') throw new HttpError(400, 'BAD_REQUEST', 'by: must be number or agent');
     const r = await report(q);
-    const body = by === 'number' ? toCsv(NUMBER_COLUMNS, r.numbers) : toCsv(AGENT_COLUMNS, r.agents);
+    const body = by === 'number' ? toCsv(numberColumns(r.slaSeconds), r.numbers) : toCsv(AGENT_COLUMNS, r.agents);
     o.audit?.({ action: 'report.export', actor: c.get('user').name, target: `${r.from}..${r.to}`, address: clientAddress(c), detail: { by, from: r.from, to: r.to } });
     return c.body(body, 200, {
       'content-type': 'text/csv; charset=utf-8',

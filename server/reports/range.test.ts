@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { computeFigures } from '../wallboard/compute.ts';
 import { MAX_RANGE_DAYS, ReportQueryError, localDate, reportRange } from './range.ts';
-import { AGENT_COLUMNS, NUMBER_COLUMNS, toCsv } from './index.ts';
+import { AGENT_COLUMNS, numberColumns, toCsv } from './index.ts';
 
 const NOW = new Date(2026, 10, 24, 15, 30, 0).getTime(); // 24 Nov 2026, 15:30 server time
 const iso = (y: number, m: number, d: number) => new Date(y, m - 1, d).toISOString();
@@ -77,9 +77,10 @@ describe('computeFigures over a range (the wallboard definitions)', () => {
 
   it('CSV: a header, one row each, CRLF, quoted fields where needed', () => {
     const f = computeFigures(rows, 20);
-    expect(toCsv(NUMBER_COLUMNS, f.numbers)).toBe(
-      'businessNumber,offered,answered,abandoned,missed,serviceLevel,asaMs,ahtMs\r\n' + `${A},3,2,1,0,${1 / 3},17500,95000\r\n` + `${B},2,1,0,1,0.5,1000,0\r\n`,
+    // Issue 34: the table's headings and units (percent, seconds), not raw field names and fractions.
+    expect(toCsv(numberColumns(20), f.numbers)).toBe(
+      'Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)\r\n' + `${A},3,2,1,0,33.3,17.5,95\r\n` + `${B},2,1,0,1,50,1,0\r\n`,
     );
-    expect(toCsv(AGENT_COLUMNS, [{ ...f.agents[0]!, name: 'Ann "A", desk 2' }])).toBe('name,callsHandled,inbound,outbound,talkMs,holdMs,ahtMs\r\n"Ann ""A"", desk 2",2,1,1,100000,10000,55000\r\n');
+    expect(toCsv(AGENT_COLUMNS, [{ ...f.agents[0]!, name: 'Ann "A", desk 2' }])).toBe('Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s)\r\n"Ann ""A"", desk 2",2,1,1,100,10,55\r\n');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * A report's date range (issue 17 item 4): whole days in the server's time zone (process
+ * A report's date range: whole days in the server's time zone (process
  * TZ, as the wallboard's "today"). `from` and `to` are calendar dates, both included (what
  * a person picks: "1 to 24 November"); the history read is the half-open instant range
  * [midnight of `from`, midnight after `to`), so a day across a DST change is still one day.

@@ -148,7 +148,7 @@ describe('GET /api/reports.csv', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="switchboard-numbers-2026-05-04_2026-05-05.csv"');
     expect(await res.text()).toBe(
-      ['businessNumber,offered,answered,abandoned,missed,serviceLevel,asaMs,ahtMs', `${A},4,3,1,0,0.5,26667,130000`, `${B},1,0,0,1,0,0,0`, ''].join('\r\n'),
+      ['Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)', `${A},4,3,1,0,50,26.7,130`, `${B},1,0,0,1,0,0,0`, ''].join('\r\n'),
     );
   });
 
@@ -161,7 +161,7 @@ describe('GET /api/reports.csv', () => {
   it('per agent, today', async () => {
     const res = await get('supervisor', '/api/reports.csv?by=agent');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="switchboard-agents-2026-05-05_2026-05-05.csv"');
-    expect(await res.text()).toBe(['name,callsHandled,inbound,outbound,talkMs,holdMs,ahtMs', 'agent1,1,1,0,60000,30000,90000', 'agent2,2,1,1,250000,0,125000', ''].join('\r\n'));
+    expect(await res.text()).toBe(['Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s)', 'agent1,1,1,0,60,30,90', 'agent2,2,1,1,250,0,125', ''].join('\r\n'));
   });
 });
 

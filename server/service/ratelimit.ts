@@ -19,7 +19,7 @@
  *
  * Call signalling (`isSignalling`: connect, preAccept, accept, reject, terminate) shares the
  * management quota with everything else (contact reads, phone number lists, message
- * lookups), so a flood of those could leave a call unanswerable for up to an hour (issue 35).
+ * lookups), so a flood of those could leave a call unanswerable for up to an hour.
  * A share of it is reserved: other requests may use at most `1 - signallingReserve` of each
  * management rule (default 20 % reserved: 8,000 of the 10,000 per hour, 160 of the 200 per
  * second), and signalling is served first. So signalling always finds at least the reserved

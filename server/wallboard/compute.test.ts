@@ -34,4 +34,19 @@ describe('computeWallboard', () => {
       { name: 'b', status: 'available', since: NOW - 1_000, callsToday: 0 },
     ]);
   });
+
+  it('a call accepted whose audio never flowed (no-audio) is offered, not answered, and not among the agent’s calls', () => {
+    const w = computeWallboard({
+      today: [
+        { businessNumber: N, direction: 'inbound', outcome: 'answered', waitMs: 5_000, talkMs: 60_000, answeredAt: 'x', endedAt: 'x', agent: 'a' },
+        { businessNumber: N, direction: 'inbound', outcome: 'no-audio', waitMs: 4_000, answeredAt: 'x', endedAt: 'x', agent: 'a' },
+      ],
+      live: [],
+      agents: [],
+      now: NOW,
+      slaSeconds: 20,
+    });
+    expect(w.numbers[0]).toMatchObject({ offered: 2, answered: 1, serviceLevel: 0.5, asaMs: 5_000, ahtMs: 60_000 });
+    expect(w.agents).toEqual([{ name: 'a', status: 'offline', since: startOfDay(NOW), callsToday: 1 }]);
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * The wallboard's figures (issue 17 item 1), one pure function of three inputs, so every
+ * The wallboard's figures, one pure function of three inputs, so every
  * node computes the same board from the same shared sources:
  * - today's calls from history (the system of record, shared by every node);
  * - the live calls from the store (Redis: every node's calls);
@@ -7,7 +7,9 @@
  *
  * Definitions (inbound calls only; counts since the start of today, server's TZ):
  * - offered: calls received today that are settled (answered, abandoned, missed, rejected,
- *   failed; an answered call counts from its answer). Calls still waiting count in
+ *   failed, no-audio; an answered call counts from its answer). A `no-audio` call (accepted,
+ *   dropped by the Service because no audio ever flowed) is offered, never answered, and
+ *   not among the agent's calls handled. Calls still waiting count in
  *   `waiting` / `ringing`, not yet in `offered`.
  * - serviceLevel: answered within SLA_SECONDS (wait ≤ SLA) / offered; 1 when nothing was offered.
  * - asaMs: mean wait of the answered calls; ahtMs: mean talk + hold of the answered calls
@@ -64,7 +66,7 @@ export interface WallboardInput {
   numbers?: readonly string[];
 }
 
-const SETTLED = new Set(['answered', 'abandoned', 'missed', 'rejected', 'failed']);
+const SETTLED = new Set(['answered', 'abandoned', 'missed', 'rejected', 'failed', 'no-audio']);
 
 /** A number's figures over a span of history (today on the wallboard; any range in reports). */
 export interface NumberFigures {
@@ -122,7 +124,8 @@ export function computeFigures(calls: readonly DayCall[], slaSeconds: number, nu
   const agents = new Map<string, AgentFigures & { handled: number }>();
   for (const c of calls) {
     const n = c.count ?? 1;
-    if (c.agent && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
+    // A call that never had audio (`no-audio`) was accepted but not handled.
+    if (c.agent && c.outcome !== 'no-audio' && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
       let g = agents.get(c.agent);
       if (!g) agents.set(c.agent, (g = { name: c.agent, callsHandled: 0, inbound: 0, outbound: 0, talkMs: 0, holdMs: 0, ahtMs: 0, handled: 0 }));
       g.callsHandled += n;

@@ -1,5 +1,5 @@
 /**
- * The wallboard (issue 17 item 1): `GET /api/wallboard` (supervisors) and the `wallboard`
+ * The wallboard: `GET /api/wallboard` (supervisors) and the `wallboard`
  * push to supervisors, every `periodMs` and soon after a call changes. The figures come
  * from `computeWallboard` over shared sources only (history's rows of today, the store's
  * live calls), so two nodes show the same board; no node's memory is counted, except the

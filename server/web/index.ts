@@ -45,6 +45,7 @@ const PAGE_ROLES: Record<string, Role[]> = {
   '/': ['agent'],
   '/supervisor': ['supervisor'],
   '/archive': ['ops', 'supervisor'],
+  '/preflight': ['agent', 'supervisor'],
   '/admin/audit': ['ops', 'admin'],
   '/account': ['agent', 'supervisor', 'ops', 'admin'],
 };
@@ -58,7 +59,7 @@ export function homeFor(roles: readonly Role[]): string {
   return '/account';
 }
 
-const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/admin/audit': 'Audit', '/account': 'Account' };
+const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/preflight': 'Network check', '/admin/audit': 'Audit', '/account': 'Account' };
 const ROLE_WORDS: Record<Role, string> = { agent: 'agents', supervisor: 'supervisors', ops: 'ops', admin: 'admins' };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

@@ -1,5 +1,5 @@
 /**
- * Issue 35 items 8, 9 and the Low items on scoping, over the real bridge (real emulator,
+ * Scoping agents to their queues' numbers (customers, messages, call-back tasks, dial, permission requests), over the real bridge (real emulator,
  * real history in PGlite): with QUEUES_FILE, an agent reads and acts on the customers,
  * messages and call-back tasks of the numbers they take calls for only, and dials and asks
  * permission only from those numbers; supervisors see all. Plus the WebSocket upgrade's

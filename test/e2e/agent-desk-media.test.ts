@@ -158,8 +158,10 @@ describe('the agent desk media against the real server and emulator', () => {
     await card.waitFor({ timeout: 15_000 });
     await card.getByTestId('answer').click();
     const words = describeCallError(138019)!;
-    await page.locator('[data-testid="call-ended"]:not([hidden])').waitFor({ timeout: 15_000 });
-    const reason = await page.getByTestId('call-ended-reason').textContent();
+    // Never answered, so no wrap-up: the call list says why (nothing else of the call stays on screen).
+    const why = page.locator(`[data-testid="call-log-item"][data-wacid="${wacid}"] [data-testid="call-log-reason"]`);
+    await why.waitFor({ timeout: 15_000 });
+    const reason = await why.textContent();
     expect(reason).toContain(words);
     expect(reason).toContain('138019');
     await until('the caller is refused', async () => ((await callerMedia(b, wacid)).state === 'ended' ? true : undefined), 10_000);

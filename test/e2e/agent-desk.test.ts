@@ -85,7 +85,7 @@ describe('the agent desk against the real server', () => {
     const seconds = Number(await countdown.getAttribute('data-seconds'));
     expect(seconds).toBeGreaterThan(10);
     expect(seconds).toBeLessThanOrEqual(WRAP_UP_MS / 1000);
-    expect(await countdown.textContent()).toMatch(/^Next call can ring in \d+ s$/);
+    expect(await countdown.textContent()).toMatch(/^Next call can ring in \d+ s\. Your notes are saved as you type\.$/);
     expect(await page.getByTestId('acw-ready').isDisabled()).toBe(true); // no disposition yet
     await page.getByTestId('acw-more-time').click();
     await page.locator('[data-testid="acw-more-time"][disabled]').waitFor();
@@ -103,7 +103,7 @@ describe('the agent desk against the real server', () => {
     await page.getByTestId('away-reason').selectOption('Lunch');
     await page.getByTestId('presence-away').click();
     await stateIs(page, 'away');
-    expect(await page.getByTestId('agent-state-reason').textContent()).toBe(' · Lunch');
+    expect(await page.getByTestId('agent-state-detail').textContent()).toBe(' · Lunch');
     await bossSees('agent1', k, 'away:Lunch');
     await until('time in state counts', async () => (/for 0:0[2-9]/.test((await page.getByTestId('agent-state-time').textContent()) ?? '') ? true : undefined), 8_000);
     await shots(page, 'away-reason');
@@ -113,7 +113,7 @@ describe('the agent desk against the real server', () => {
     await stateIs(page, 'available');
     const missed = await placeCall(b, { from: '+15550301002' });
     await card(page, missed).waitFor({ timeout: 15_000 });
-    await until('away: Missed a call', async () => ((await page.getByTestId('agent-state-reason').textContent().catch(() => '')) === ' · Missed a call' ? true : undefined), RING_TIMEOUT_MS + 10_000);
+    await until('away: Missed a call', async () => ((await page.getByTestId('agent-state-detail').textContent().catch(() => '')) === ' · Missed a call' ? true : undefined), RING_TIMEOUT_MS + 10_000);
     await stateIs(page, 'away');
     expect(await page.getByTestId('presence-reason').textContent()).toMatch(/rang .*unanswered/);
     await bossSees('agent1', k, 'away:Missed a call');
@@ -182,8 +182,8 @@ describe('the agent desk against the real server', () => {
     await sleep(1_000); // chosen but not saved: still held back
     expect(await card(page, second).count()).toBe(0);
     await page.getByTestId('acw-ready').click();
-    await card(page, second).waitFor({ timeout: 15_000 }); // now it rings (the saved form closes with the ring)
-    expect(await page.locator('[data-testid="wrapup"]:not([data-state="saved"])').count()).toBe(0);
+    await card(page, second).waitFor({ timeout: 15_000 }); // now it rings (the saved wrap-up has left the screen)
+    expect(await page.locator('[data-testid="wrapup"]').count()).toBe(0);
     await card(page, second).getByTestId('decline').click();
 
     const store = b.sb.history!.store;

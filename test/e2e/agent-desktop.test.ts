@@ -1,5 +1,5 @@
 /**
- * The agent desktop through the protocol alone (issue 15): a program agent goes available,
+ * The agent desktop through the protocol alone: a program agent goes available,
  * answers, holds, resumes, hangs up and wraps up; its state goes to its tabs and to the
  * supervisors on every change; no call rings during after-call work until the disposition
  * (or the countdown's `Not set`); the wrap-up is in history (with the hold time) and, with

@@ -1,5 +1,5 @@
 /**
- * Issue 35 item 12: the archive disk cannot be written (here: ARCHIVE_DIR lies under a
+ * The archive disk cannot be written (here: ARCHIVE_DIR lies under a
  * regular file, so every mkdir fails with ENOTDIR — this holds for root too, unlike chmod).
  * A captured call's recording and transcription are not dead-lettered within seconds: they
  * wait; `/readyz` and `/metrics` say the archive cannot write; once the directory can be

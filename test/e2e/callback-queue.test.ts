@@ -1,5 +1,5 @@
 /**
- * Issue 16's Done-when over the real WebSocket and HTTP, with program agents (protocol
+ * Messaging and the call-back queue over the real WebSocket and HTTP, with program agents (protocol
  * clients, a Chromium peer for the dial) against the Service emulator and real history
  * (PGlite): a call nobody answers → a task appears live for agents and supervisors → the
  * follow-up goes out and its status climbs to read → the emulated customer grants

@@ -79,12 +79,12 @@ export async function hangUp(page: Page, wacid: string): Promise<void> {
   await page.locator(`[data-testid="wrapup"][data-wacid="${wacid}"][data-state="editing"]`).waitFor({ timeout: 15_000 });
 }
 
-/** Choose a disposition (and notes), then "Ready now"; waits until it is saved. */
+/** Choose a disposition (and notes), then the one button that ends the wrap-up; waits until it is saved (the wrap-up leaves). */
 export async function wrapUp(page: Page, disposition: string, notes?: string): Promise<void> {
   await page.getByTestId('wrapup-disposition').selectOption(disposition);
   if (notes) await page.getByTestId('wrapup-notes').fill(notes);
   await page.getByTestId('acw-ready').click();
-  await page.locator('[data-testid="wrapup"][data-state="saved"]').waitFor({ timeout: 10_000 });
+  await page.locator('[data-testid="wrapup"]').waitFor({ state: 'detached', timeout: 10_000 });
 }
 
 /** The emulator's record of what its caller got (RTP counts, connection). */

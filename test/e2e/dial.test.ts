@@ -276,7 +276,7 @@ describe('business-initiated calls (program agents, real emulator, real WebRTC)'
     await expectNothingLive(b, 'agent1');
   }, 60_000);
 
-  // ---- the permission budget (issue 16, item 6): connected calls per day, unanswered calls in a row ----
+  // ---- the permission budget: connected calls per day, unanswered calls in a row ----
 
   /** A dial that rings out unanswered (the user's callee knob says noAnswer): ended FAILED. */
   async function unansweredCall(c: ProtocolClient, user: string): Promise<void> {

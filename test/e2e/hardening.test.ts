@@ -1,5 +1,5 @@
 /**
- * Issue 11 (defects found by adversarial testing), through real bridges on real ports:
+ * Defects found by adversarial testing, through real bridges on real ports:
  * two nodes on one private redis-server for the login limit and for logout, one node for
  * session expiry, body limits, Host checks and headers.
  */

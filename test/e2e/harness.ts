@@ -10,7 +10,7 @@ import WebSocket from 'ws';
 import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
 import type { LoginLimits } from '../../server/auth/index.ts';
-import { loadConfig } from '../../server/config/config.ts';
+import { loadConfig, secretsOf } from '../../server/config/config.ts';
 import { createLogger } from '../../server/log/logger.ts';
 import { MemoryStore } from '../../server/store/memory.ts';
 import { RedisStore } from '../../server/store/redis.ts';
@@ -74,6 +74,8 @@ export interface BridgeOptions {
   loginLimits?: Partial<LoginLimits>;
   /** Client-side Service limits (match `emulator.rateLimits` when a test shrinks the quota). */
   serviceLimits?: RateLimitOptions;
+  /** Life of minted TURN credentials, seconds, below TURN_TTL_S's minimum (renewal tests). */
+  iceTtlS?: number;
 }
 
 let passwordHash: Promise<string> | undefined;
@@ -102,7 +104,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
     ...o.env,
   });
-  const log = createLogger({ level: config.logLevel, secrets: [config.serviceApiKey, config.sessionSecret, secret] });
+  const log = createLogger({ level: config.logLevel, secrets: [config.serviceApiKey, config.sessionSecret, secret, ...secretsOf(config)] });
   const prefix = o.storePrefix ?? uniquePrefix('e2e');
   const store: Store = o.redisUrl
     ? new RedisStore({
@@ -149,6 +151,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     ...(o.sessionTtlMs !== undefined ? { sessionTtlMs: o.sessionTtlMs } : {}),
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
     ...(o.serviceLimits ? { serviceLimits: o.serviceLimits } : {}),
+    ...(o.iceTtlS !== undefined ? { iceTtlS: o.iceTtlS } : {}),
     history: o.history ? await openHistory(config, { log, prefix, metrics }) : null,
   }));
   await sb.start();

@@ -1,5 +1,5 @@
 /**
- * Issue 35 item 2 and a Low item, against a bridge with Redis and a real PostgreSQL
+ * Text PostgreSQL cannot store, refused at every intake and set aside by the writer, against a bridge with Redis and a real PostgreSQL
  * database of its own:
  * - text PostgreSQL cannot store (NUL, lone surrogates) is refused at every intake with a
  *   400 (or an error frame) naming the field: query, path, JSON body, WebSocket frame,

@@ -1,5 +1,5 @@
 /**
- * History with several nodes (issue 14): two bridges on one Redis, one PostgreSQL database
+ * History with several nodes: two bridges on one Redis, one PostgreSQL database
  * (DATABASE_URL) and one ARCHIVE_DIR. A captured call answered through node A is recorded
  * and archived by whichever node's workers took its events, and both nodes answer its
  * history record and serve its recording.

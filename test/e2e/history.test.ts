@@ -1,5 +1,5 @@
 /**
- * Call history end to end (issue 14): the real server with history on (PGlite), the
+ * Call history end to end: the real server with history on (PGlite), the
  * emulator with capture on, program agents answering with Chromium peers, and the archive
  * search page in Debian Chromium. A call → its record (outcome, times, agent); its recording
  * plays in the page (streamed with byte ranges: the <audio> knows its duration) beside the

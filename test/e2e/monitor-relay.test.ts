@@ -1,5 +1,5 @@
 /**
- * The server's monitoring relay (issue 17 item 3) across two nodes sharing one Redis: the
+ * The server's monitoring relay across two nodes sharing one Redis: the
  * agent's tab on node A holds a real call (werift answer, emulator caller), the supervisor
  * on node B monitors it. Roles and states are checked, the offer / answer go to exactly
  * the other tab (without the request id), the mode reaches both, and each end trigger
@@ -212,12 +212,15 @@ describe('monitoring relay, two nodes', () => {
   it('a tab whose new socket opened before the server noticed the old one die is monitored on the new socket; the old one closing later leaves the monitor up', async () => {
     const wacid = await liveCall('tab-quick');
     const old = agent;
+    const oldConn = (await a.store.getCall(wacid))?.conn as string;
     const back = await agentClient(b.url, 'agent1', { tab: 'tab-quick', available: false });
+    // The same page on a new socket holds the call now (the old socket's loss must not end it).
+    await until('the call held on the new socket', async () => ((await a.store.getCall(wacid))?.conn !== oldConn ? true : undefined), 5_000);
     const boss = await supervisor();
     const monitorId = idOf(await boss.request({ type: 'monitor.start', wacid, mode: 'whisper' }));
     expect(await back.next('monitor.started', (m) => m.monitorId === monitorId)).toMatchObject({ side: 'agent', wacid });
     old.ws.terminate();
-    await until('the old socket closed on the server', async () => ((await a.store.get(`conn-live:${(await a.store.getCall(wacid))?.conn as string}`)) === null ? true : undefined), 10_000);
+    await until('the old socket closed on the server', async () => ((await a.store.get(`conn-live:${oldConn}`)) === null ? true : undefined), 10_000);
     await sleep(300);
     expect(monitorFrames(old)).toEqual([]);
     expect(monitorFrames(boss).filter((m) => m.type === 'monitor.ended')).toEqual([]);

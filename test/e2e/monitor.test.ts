@@ -77,7 +77,7 @@ async function agentOnCall(): Promise<{ agent: Page; wacid: string }> {
   await agent.getByTestId('ready-check').click();
   await agent.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
   await agent.getByTestId('presence-available').click();
-  await agent.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+  await agent.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
   const wacid = (await emulatorRequest(bridge!.emu, 'POST', '/calls', { audio: 'tone', toneHz: CALLER_HZ })).wacid as string;
   await agent.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 10_000 });
   await agent.getByTestId('answer').click();

@@ -34,7 +34,7 @@ async function agentPage(name: string, opts: { available?: boolean; viewport?: {
   await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
   if (opts.available ?? true) {
     await page.getByTestId('presence-available').click();
-    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+    await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
   }
   return page;
 }
@@ -93,7 +93,7 @@ describe('what a new user hits, fixed', () => {
     await shoot(page, 'agent-ringing');
     await page.getByTestId('answer').click();
     await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
-    await page.locator('[data-testid="presence-status"][data-status="on-call"]').waitFor();
+    await page.locator('[data-testid="agent-state"][data-status="on-call"]').waitFor();
     const hint = page.getByTestId('ready-hint');
     expect(await hint.textContent()).not.toMatch(/You will ring/);
     expect(await page.getByTestId('presence-away').isVisible()).toBe(false);
@@ -101,15 +101,15 @@ describe('what a new user hits, fixed', () => {
     await shoot(page, 'agent-in-call');
 
     await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
-    await page.locator('[data-testid="presence-status"][data-status="wrap-up"]').waitFor({ timeout: 10_000 });
-    const countdown = page.getByTestId('wrap-up-countdown');
+    await page.locator('[data-testid="agent-state"][data-status="after-call-work"]').waitFor({ timeout: 10_000 });
+    const countdown = page.getByTestId('agent-state-detail'); // the one state line: "next call in N s"
     await expect(countdown.textContent()).resolves.toMatch(/\d+ s/);
     expect(await hint.textContent()).not.toMatch(/You will ring/);
     expect(await page.getByTestId('presence-away').isVisible()).toBe(false);
     expect(await page.getByTestId('simulate-call').isVisible()).toBe(false);
     await shoot(page, 'agent-wrap-up');
     // Wrap-up over: available again, and "Simulate" is back.
-    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 10_000 });
     expect(await hint.textContent()).toMatch(/You will ring/);
     expect(await page.getByTestId('simulate-call').isVisible()).toBe(true);
   }, 60_000);
@@ -121,19 +121,21 @@ describe('what a new user hits, fixed', () => {
     const first = (await suite.control('POST', '/calls', {})).wacid as string;
     await card(page, first).waitFor({ timeout: 10_000 });
     await page.getByTestId('decline').click();
-    await page.locator(`[data-testid="history-item"][data-wacid="${first}"][data-result="DECLINED"]`).waitFor({ timeout: 5_000 });
+    await page.locator(`[data-testid="call-log-item"][data-wacid="${first}"][data-result="DECLINED"]`).waitFor({ timeout: 5_000 });
 
     // Rings out: away, with the reason, and the missed call listed.
     const second = (await suite.control('POST', '/calls', {})).wacid as string;
     await card(page, second).waitFor({ timeout: 10_000 });
-    await page.locator('[data-testid="presence-status"][data-status="away"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor({ timeout: 10_000 });
     await expect(page.getByTestId('presence-reason').textContent()).resolves.toMatch(/rang .*unanswered/i);
-    await page.locator(`[data-testid="history-item"][data-wacid="${second}"][data-result="MISSED"]`).waitFor({ timeout: 5_000 });
-    expect(await page.getByTestId('history-empty').isVisible()).toBe(false);
+    await page.locator(`[data-testid="call-log-item"][data-wacid="${second}"][data-result="MISSED"]`).waitFor({ timeout: 5_000 });
+    expect(await page.getByTestId('call-log-empty').isVisible()).toBe(false);
     await shoot(page, 'agent-away-reason');
     // Going available again clears the reason.
     await page.getByTestId('presence-available').click();
-    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+    // Available again, and the call that rang out (queued again) may ring at once: the one
+    // state line then says ringing, never "available" (issue 34); either way not away.
+    await page.locator('[data-testid="agent-state"]:is([data-status="available"], [data-status="ringing"])').waitFor();
     expect(await page.getByTestId('presence-reason').isVisible()).toBe(false);
   }, 60_000);
 

@@ -44,7 +44,8 @@ describe('reports on the supervisor page', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('reports-csv-number').click()]);
     expect(download.suggestedFilename()).toBe(`switchboard-numbers-${today}_${today}.csv`);
     const saved = await readFile((await download.path())!, 'utf8');
-    expect(saved).toBe(`businessNumber,offered,answered,abandoned,missed,serviceLevel,asaMs,ahtMs\r\n${N},3,2,1,0,${1 / 3},20000,90000\r\n`);
+    // The table's headings and units (issue 34): percent and seconds, not `serviceLevel 0.33` and `asaMs`.
+    expect(saved).toBe(`Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)\r\n${N},3,2,1,0,33.3,20,90\r\n`);
     const cookie = await login(b.url, 'boss');
     expect(await (await fetch(`${b.url}/api/reports.csv?from=${today}&to=${today}&by=number`, { headers: { cookie } })).text()).toBe(saved);
 

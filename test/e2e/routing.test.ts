@@ -41,7 +41,7 @@ describe('routing', () => {
     expect(revoked.reason).toBe('not answered');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(950);
     await a1.next('presence', (m) => m.presence === 'away');
-    // The page and the supervisors are told why (issue 15): away, "Missed a call".
+    // The page and the supervisors are told why: away, "Missed a call".
     await a1.next('agent.state', (m) => m.status === 'away' && m.reason === 'Missed a call', 3000);
     await a2.next('call.offered', (m) => m.wacid === wacid, 3000);
   });

@@ -94,7 +94,7 @@ describe('sessions and roles', () => {
     expect(anon.headers.get('location')).toBe('/login?next=%2F');
     const ops = await login(b.url, 'ops');
     const wrong = await fetch(`${b.url}/`, { headers: { cookie: ops }, redirect: 'manual' });
-    // Issue 13: a silent redirect left people lost; the page now says whose page it is.
+    // A silent redirect left people lost; the page now says whose page it is.
     expect(wrong.status).toBe(403);
     expect(await wrong.text()).toContain('href="/archive"');
     const sup = await fetch(`${b.url}/supervisor`, { headers: { cookie: await login(b.url, 'agent1') }, redirect: 'manual' });

@@ -1,5 +1,5 @@
 /**
- * Bounds per socket (issue 35 item 3 and its Low item on sockets per session): requests
+ * Bounds per socket: requests
  * queued or in flight, a socket that floods, a client that does not read, sockets per login
  * session. The full-size flood against a server process is test/faults/socket-flood.test.ts.
  */

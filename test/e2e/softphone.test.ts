@@ -32,7 +32,7 @@ async function agentPage(name: string): Promise<Page> {
   await page.getByTestId('ready-check').click();
   await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
   await page.getByTestId('presence-available').click();
-  await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+  await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
   return page;
 }
 
@@ -83,7 +83,7 @@ describe('softphone in Chromium', () => {
     const duration = (await page.getByTestId('call-ended-duration').textContent())?.trim() ?? '';
     expect(duration).toMatch(/^\d+:\d\d$/);
     expect(duration).not.toBe('0:00');
-    await expect(page.locator(`[data-testid="history-item"][data-wacid="${wacid}"]`).count()).resolves.toBe(1);
+    await expect(page.locator(`[data-testid="call-log-item"][data-wacid="${wacid}"]`).count()).resolves.toBe(1);
     await page.screenshot({ path: join(SHOTS, '4-ended.png') });
   });
 

@@ -1,5 +1,5 @@
 /**
- * The supervisor console on a busy floor (issue 17, screenshots "wallboard busy"): the real
+ * The supervisor console on a busy floor: the real
  * server with history (PGlite), two business numbers with their own agent queues, ten agents
  * (protocol clients; the answered calls have real media through a PeerHost) in every state:
  * available, ringing, on a call, on hold, after-call work, away with a reason. Earlier today:

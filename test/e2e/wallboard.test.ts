@@ -1,5 +1,5 @@
 /**
- * The wallboard (issue 17 item 1) on two nodes: one PostgreSQL history and one Redis,
+ * The wallboard on two nodes: one PostgreSQL history and one Redis,
  * a scripted day of 200 inbound calls with known outcomes and times (history facts, as the
  * recorder writes them), plus calls that must not count (yesterday's, outbound) or count
  * differently (one answered and still talking), plus live calls in the store. Both nodes'

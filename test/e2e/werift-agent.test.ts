@@ -1,5 +1,5 @@
 /**
- * Issue 15, part 2: an agent that is a program — signaling over the WebSocket, media in Node
+ * An agent that is a program — signaling over the WebSocket, media in Node
  * with werift (test/e2e/werift-agent.ts), no browser anywhere — goes available, answers the
  * emulator's werift caller, holds (the caller hears hold music, packets keep flowing),
  * resumes, hangs up and wraps up with a disposition; the history record has the hold time

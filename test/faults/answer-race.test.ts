@@ -1,5 +1,5 @@
 /**
- * Concurrent answers raced across two nodes (issue 18 §2): every agent has a tab on node A
+ * Concurrent answers raced across two nodes: every agent has a tab on node A
  * and a tab on node B (two bridges, one Redis, one emulator); every call rings both tabs
  * of its agent; all tabs answer at once. Each call must be accepted exactly once: one
  * tab acked, the other told CONFLICT, the call record held by that agent, the Service's

@@ -1,5 +1,5 @@
 /**
- * The history database down (issue 14, Faults): a real PostgreSQL database (DATABASE_URL on
+ * The history database down: a real PostgreSQL database (DATABASE_URL on
  * the bridge), a private Redis, emulator calls with werift callers, answered by program
  * agents over the protocol.
  *

@@ -1,5 +1,5 @@
 /**
- * Webhook intake under faults (issue 18 §2, first case): events delivered with 30 %
+ * Webhook intake under faults: events delivered with 30 %
  * duplicates, shuffled, while Redis restarts (append-only file, fsync always) and a worker
  * process is SIGKILLed. Counts effects in Redis — the accepted stream and the handler's
  * guarded effect (test/faults/fixtures/effect-worker.ts) — not log lines.

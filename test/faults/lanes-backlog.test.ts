@@ -1,5 +1,5 @@
 /**
- * Call events never wait behind other event types (issue 35 item 7). The tester sent ~500
+ * Call events never wait behind other event types. The tester sent ~500
  * `chat.message.updated` events/s with PostgreSQL: message handling fell behind, the
  * reader stopped at 1,000 queued events across all lanes, and offers took up to 7 s.
  *

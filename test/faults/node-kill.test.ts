@@ -1,5 +1,5 @@
 /**
- * A node SIGKILLed while a call rings on it (issue 18 §2): two server processes (the real
+ * A node SIGKILLed while a call rings on it: two server processes (the real
  * `server/main.ts`) on one Redis, the emulator delivering every webhook to both; the call
  * rings an agent on node A, A is killed, the call must ring again through node B and be
  * answered there inside the accept window. Counts what the Service saw (its call record).

@@ -1,5 +1,5 @@
 /**
- * ONE node SIGKILLed and restarted on the same Redis (issue 35 item 5). Before the kill an
+ * ONE node SIGKILLed and restarted on the same Redis. Before the kill an
  * agent is on an active call and another agent's desk rings with a second call. After the
  * restart (the real `server/main.ts`, a fresh process: nothing in memory), from Redis alone:
  * - the busy agent's `welcome` carries the active call, its state is `on-call` and its

@@ -1,5 +1,5 @@
 /**
- * Issue 35 item 1: customer panel lookups must not starve call signalling of the Service's
+ * Customer panel lookups must not starve call signalling of the Service's
  * shared management quota (interface part 8: contact reads, phone number lists and call
  * signalling share 200 rps and N per hour). The emulator enforces a small hourly quota
  * (the bridge's client is told the same), agents flood the panel with new numbers, then a

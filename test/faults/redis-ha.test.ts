@@ -1,5 +1,5 @@
 /**
- * Redis high availability (issue 18 §1) with real processes: a primary, a replica and
+ * Redis high availability with real processes: a primary, a replica and
  * three sentinels on loopback ports (test/support/redis.ts), the bridge through the e2e
  * harness. Counts effects in Redis (the stream of accepted events on whichever server is
  * primary), not log lines.

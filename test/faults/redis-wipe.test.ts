@@ -1,5 +1,5 @@
 /**
- * Redis that lost its data (issue 35 item 6): a private redis-server without persistence is
+ * Redis that lost its data: a private redis-server without persistence is
  * restarted under a running node (everything gone: the event stream's consumer group, the
  * history queue's group, login sessions, call records). Without a restart of the node:
  * - the agent's socket, whose session no longer exists, is closed (4001);

@@ -1,5 +1,5 @@
 /**
- * The Service failing on each call endpoint (issue 18 §2): 429 (twice, Retry-After 1 s),
+ * The Service failing on each call endpoint: 429 (twice, Retry-After 1 s),
  * 500 (once) and never answering (once) on `preAccept`, `accept`, `terminate` and
  * `reject`. Counts the requests the Service received for the call (the emulator's request
  * log) — retries stay bounded, a POST whose outcome is unknown (500, no answer) is never

@@ -1,5 +1,5 @@
 /**
- * One socket's flood (issue 35 item 3): a logged-in agent's socket sends `call.hold` frames
+ * One socket's flood: a logged-in agent's socket sends `call.hold` frames
  * as fast as the network takes them, reading every reply, for 5 s (60 s with
  * FAULTS_SIZE=full), against a real server process on Redis; whenever the node closes the
  * socket the flooder opens another and goes on. The node must refuse past its per-socket

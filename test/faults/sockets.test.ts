@@ -1,5 +1,5 @@
 /**
- * Agent sockets dropped at once (issue 18 §2): every agent has a call ringing, every
+ * Agent sockets dropped at once: every agent has a call ringing, every
  * socket is cut (no close frame: a network drop), every agent reconnects at once; each
  * must be offered its ringing call again (in its `welcome`, with the offer's SDP). Counts
  * the offers the reconnected sockets got.

@@ -4,7 +4,7 @@
  * line every case prints.
  *
  *   npx vitest run test/faults                   quick sizes (part of npm test)
- *   FAULTS_SIZE=full npx vitest run test/faults  the sizes of issue 18
+ *   FAULTS_SIZE=full npx vitest run test/faults  the full sizes
  */
 import { signatureHeader } from '../emulator/index.ts';
 

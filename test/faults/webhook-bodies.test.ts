@@ -1,5 +1,5 @@
 /**
- * Memory before authentication (issue 35 item 4): many connections at once, each POSTing a
+ * Memory before authentication: many connections at once, each POSTing a
  * 1 MiB webhook body slowly (64 KiB every 100 ms) under a well-formed, current
  * `Service-Signature` whose digest is wrong, against a real server process. 300 connections
  * (1,200 with FAULTS_SIZE=full). The node must keep its memory (growth < 100 MB), keep

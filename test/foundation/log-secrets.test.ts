@@ -178,4 +178,62 @@ describe('secrets in logs', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
+
+  it.each([
+    ['TURN_SECRET (coturn REST)', { ICE_SERVERS: 'stun:turn.example.com:3478,turn:turn.example.com:3478?transport=udp', TURN_SECRET: 'turn-REST-Secret-0123456789abcdef' }, 'turn-REST-Secret-0123456789abcdef'],
+    ['a static TURN_PASSWORD', { ICE_SERVERS: 'turn:turn.example.com:3478', TURN_USERNAME: 'agents', TURN_PASSWORD: 'Static-Turn-Pass-42!' }, 'Static-Turn-Pass-42!'],
+  ])('%s: in no log line, no page source, no frame but the logged-in user\'s own credential', async (_what, env, secret) => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-turn-secrets-'));
+    const usersFile = join(dir, 'users.json');
+    const hash = await hashPassword(PASSWORD);
+    writeFileSync(usersFile, JSON.stringify({ users: [{ name: 'boss', roles: ['supervisor', 'agent'], passwordHash: hash }, { name: 'agent1', roles: ['agent'], passwordHash: hash }] }));
+    const port = await freePort();
+    const config = testConfig({ SERVICE_BASE_URL: emu.baseUrl, SERVICE_WEBHOOK_SECRETS: SECRET_A, USERS_FILE: usersFile, PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, ARCHIVE_DIR: join(dir, 'archive'), LOG_LEVEL: 'trace', ...env });
+    const logs = memoryDestination();
+    // No scrubbing list: the code itself must keep the secrets out.
+    const log = createLogger({ level: 'trace', destination: logs, secrets: [] });
+    const running = await startSwitchboard(config, { log, drainMs: 1000 });
+    const clients: ProtocolClient[] = [];
+    try {
+      const bossCookie = await login(running.url, 'boss');
+      const agentCookie = await login(running.url, 'agent1');
+      const boss = new ProtocolClient(running.url, bossCookie);
+      const agent = new ProtocolClient(running.url, agentCookie);
+      clients.push(boss, agent);
+      const [bw, aw] = await Promise.all([boss.next('welcome'), agent.next('welcome')]);
+      const cred = (w: typeof bw) => w.ice?.iceServers.find((x) => x.urls.some((u) => u.startsWith('turn')));
+      const bossCred = cred(bw)!;
+      const agentCred = cred(aw)!;
+      expect(agentCred.credential).toBeTruthy();
+      // Each page gets its own credential (REST: the username names the user and its expiry).
+      if ('TURN_SECRET' in env) {
+        expect(agentCred.username).toMatch(/^\d+:agent1$/);
+        expect(bossCred.username).toMatch(/^\d+:boss$/);
+        expect(JSON.stringify(agent.received)).not.toContain(bossCred.credential!);
+        expect(JSON.stringify(boss.received)).not.toContain(agentCred.credential!);
+      } else {
+        expect(agentCred.credential).toBe(secret); // the static password is the credential itself: logged-in pages only
+      }
+      // Page sources (HTML and the scripts they load), logged in and not.
+      const sources: string[] = [];
+      for (const [path, cookie] of [['/login', ''], ['/', agentCookie], ['/supervisor', bossCookie], ['/archive', bossCookie]] as const) {
+        const r = await fetch(`${running.url}${path}`, { headers: cookie ? { cookie } : {} });
+        const html = await r.text();
+        sources.push(html);
+        for (const m of html.matchAll(/<script[^>]+src="([^"]+)"/g)) sources.push(await (await fetch(new URL(m[1]!, running.url), { headers: cookie ? { cookie } : {} })).text());
+      }
+      expect(sources.length).toBeGreaterThan(4);
+      const text = logs.text();
+      expect(text).toContain('switchboard started');
+      for (const s of [secret, agentCred.credential!, bossCred.credential!]) {
+        expect(text).not.toContain(s);
+        for (const src of sources) expect(src).not.toContain(s);
+      }
+      if ('TURN_SECRET' in env) expect(JSON.stringify([...boss.received, ...agent.received])).not.toContain(secret);
+    } finally {
+      for (const c of clients) c.close();
+      await running.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

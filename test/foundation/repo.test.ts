@@ -12,7 +12,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const read = (f: string) => readFileSync(`${root}/${f}`, 'utf8');
 
 interface Compose {
-  services: Record<string, { image?: string; build?: unknown; command?: string | string[]; environment?: Record<string, string> | string[]; volumes?: string[]; depends_on?: unknown }>;
+  services: Record<string, { image?: string; build?: unknown; command?: string | string[]; environment?: Record<string, string> | string[]; volumes?: string[]; depends_on?: unknown; ports?: string[]; networks?: unknown }>;
   volumes?: Record<string, unknown>;
 }
 
@@ -53,6 +53,26 @@ describe('docker-compose.yml', () => {
     expect(env.REDIS_URL).toMatch(/^redis:\/\/redis:6379/);
     for (const v of VARIABLES) expect(Object.keys(env), `${v} in compose`).toContain(v);
     expect(JSON.stringify(server.depends_on)).toContain('redis');
+  });
+
+  it('has a coturn service on the bridge with use-auth-secret on the same TURN_SECRET the server mints from, STUN/TURN and the relay range published', () => {
+    const turn = compose.services.coturn!;
+    expect(turn.image).toMatch(/^coturn\/coturn:/);
+    expect(turn.networks ?? ['default']).toEqual(['default']); // the compose bridge, not the host's network
+    const cmd = Array.isArray(turn.command) ? turn.command : String(turn.command).split(/\s+/);
+    expect(cmd).toContain('--use-auth-secret');
+    const secretArg = cmd.find((a) => a.startsWith('--static-auth-secret='));
+    expect(secretArg).toMatch(/^--static-auth-secret=\$\{TURN_SECRET[:}]/);
+    const min = Number(cmd.find((a) => a.startsWith('--min-port='))!.split('=')[1]);
+    const max = Number(cmd.find((a) => a.startsWith('--max-port='))!.split('=')[1]);
+    expect(min).toBeLessThan(max);
+    const ports = turn.ports ?? [];
+    expect(ports).toContain('3478:3478/udp');
+    expect(ports).toContain('3478:3478/tcp');
+    expect(ports).toContain(`${min}-${max}:${min}-${max}/udp`);
+    const env = compose.services.server!.environment as Record<string, string>;
+    expect(env.TURN_SECRET).toMatch(/^\$\{TURN_SECRET[:}]/);
+    expect(env.ICE_SERVERS).toMatch(/^\$\{ICE_SERVERS[:}]/);
   });
 
   it('runs the build output with node, never tsx', () => {

@@ -1,5 +1,5 @@
 /**
- * The webhook receiver before authentication (issue 35 item 4 and its Low item on nesting):
+ * The webhook receiver before authentication:
  * the signature header is judged before the body is read, unauthenticated bodies are
  * bounded together, a deeply nested body is refused before it is parsed, and the HTTP
  * server cuts a body that never finishes. Real HTTP servers on loopback, raw requests.

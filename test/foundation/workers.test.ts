@@ -284,7 +284,7 @@ describe('workers', () => {
       expect(called).toBe(0);
       const [dl] = await store.listDeadLetters(10);
       expect(dl?.error).toMatch(/^chat\.call\.connect: callingConnect\.phoneId/);
-      // Counted under one label for every unknown type (issue 11: /metrics labels stay bounded).
+      // Counted under one label for every unknown type (/metrics labels stay bounded).
       expect(m.webhookEvents.get({ type: 'unknown', outcome: 'ignored' })).toBe(1);
     } finally {
       await w.stop();

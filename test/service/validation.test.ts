@@ -1,5 +1,5 @@
 /**
- * Validation before sending: one test per rule of issue 3 part 2. Each asserts the error
+ * Validation before sending: one test per rule of the interface's validation part. Each asserts the error
  * names the field and that no request reached the (real, local) server.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

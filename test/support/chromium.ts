@@ -26,6 +26,12 @@ export interface LaunchChromiumOptions {
    * tests should exercise that path as a user would.
    */
   autoplayWithoutGesture?: boolean;
+  /**
+   * Gather 127.0.0.1 candidates (`--allow-loopback-in-peer-connection`, a test-only flag).
+   * Default true; false is Chromium as users run it (the demo-browser test, in a network
+   * namespace).
+   */
+  loopbackCandidates?: boolean;
   /** Extra Chromium flags, appended after the defaults. */
   args?: string[];
   /** Passed through to playwright-core (e.g. `slowMo`, `timeout`). */
@@ -34,8 +40,9 @@ export interface LaunchChromiumOptions {
 
 /**
  * Flags for WebRTC on loopback with fake devices:
- * - `--allow-loopback-in-peer-connection`: without it Chromium gathers no 127.0.0.1
- *   candidates, and in a loopback-only network ICE gathering never completes.
+ * - `--allow-loopback-in-peer-connection` (unless `loopbackCandidates: false`): without it
+ *   Chromium gathers no 127.0.0.1 candidates, and in a loopback-only network ICE gathering
+ *   never completes.
  * - `--use-fake-ui-for-media-stream`: grant getUserMedia without a permission prompt.
  * - `--use-fake-device-for-media-stream`: a fake microphone (a periodic beep) and speaker.
  * - `--disable-quic`, background networking/sync/update off: no stray traffic or timers.
@@ -46,7 +53,7 @@ export function chromiumArgs(opts: LaunchChromiumOptions = {}): string[] {
     '--disable-gpu',
     '--use-fake-ui-for-media-stream',
     '--use-fake-device-for-media-stream',
-    '--allow-loopback-in-peer-connection',
+    ...(opts.loopbackCandidates === false ? [] : ['--allow-loopback-in-peer-connection']),
     '--disable-background-networking',
     '--disable-component-update',
     '--disable-sync',

@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { serverProcess } from './server-process.ts';
 
 export interface TestRedis {
   /** `redis://127.0.0.1:<port>/0` */
@@ -94,7 +95,6 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
   }
   const dir = mkdtempSync(join(tmpdir(), 'sb-redis-'));
   const port = await freePort();
-  let proc: ChildProcess | undefined;
   let closed = false;
 
   const args = [
@@ -111,42 +111,12 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
     ...(opts.args ?? []),
   ];
 
+  const server = serverProcess({ name: `redis-server on port ${port}`, command: 'redis-server', args, ready: () => ping(port, opts.password) });
   const start = async (): Promise<void> => {
     if (closed) throw new Error('test redis is closed');
-    if (proc) return;
-    const p = spawn('redis-server', args, { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    p.stderr?.on('data', (d) => (stderr += String(d)));
-    live.add(p);
-    proc = p;
-    let exited = false;
-    p.once('exit', () => {
-      exited = true;
-      live.delete(p);
-      if (proc === p) proc = undefined;
-    });
-    const deadline = Date.now() + 10_000;
-    while (!(await ping(port, opts.password))) {
-      if (exited) throw new Error(`redis-server on port ${port} exited at start: ${stderr.trim()}`);
-      if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer within 10 s`);
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    await server.start();
   };
-
-  const stop = async (o: { kill?: boolean } = {}): Promise<void> => {
-    const p = proc;
-    if (!p) return;
-    await new Promise<void>((resolve) => {
-      if (p.exitCode !== null || p.signalCode !== null) return resolve();
-      const t = setTimeout(() => p.kill('SIGKILL'), 5000);
-      p.once('exit', () => {
-        clearTimeout(t);
-        resolve();
-      });
-      p.kill(o.kill ? 'SIGKILL' : 'SIGTERM');
-    });
-    proc = undefined;
-  };
+  const stop = (o: { kill?: boolean } = {}) => server.stop(o);
 
   await start();
   return {
@@ -157,14 +127,12 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
     stop,
     async close() {
       if (closed) return;
-      proc?.kill('SIGCONT'); // a frozen server would not hear SIGTERM
+      server.signal('SIGCONT'); // a frozen server would not hear SIGTERM
       await stop();
       closed = true;
       rmSync(dir, { recursive: true, force: true });
     },
-    signal(sig) {
-      proc?.kill(sig);
-    },
+    signal: (sig) => server.signal(sig),
   };
 }
 

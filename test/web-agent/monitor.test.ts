@@ -1,5 +1,5 @@
 /**
- * Monitoring without a media server (issue 17 item 3), the media core in real Chromium:
+ * Monitoring without a media server, the media core in real Chromium:
  * a werift caller (the emulator's peer) plays a 440 Hz tone; the agent's browser answers
  * with the real `CallMedia` and its fake microphone plays 730 Hz; the supervisor's browser
  * (a second Chromium process, its own fake microphone at 1230 Hz) monitors the call.

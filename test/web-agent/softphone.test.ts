@@ -127,11 +127,11 @@ describe('ready-check and presence', () => {
     await page.getByTestId('presence-available').click();
     const set = await s.frame('presence.set');
     expect(set.status).toBe('available');
-    await page.locator('[data-testid="presence-status"][data-status="available"]').waitFor();
+    await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
     // Available: the tab keeps rendering audio so background throttling cannot stop the ring.
     expect((await hookState(page)).audio.keepAlive).toBe(true);
     await page.getByTestId('presence-away').click();
-    await page.locator('[data-testid="presence-status"][data-status="away"]').waitFor();
+    await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor();
     expect((await hookState(page)).audio.keepAlive).toBe(false);
   });
 });
@@ -427,7 +427,7 @@ describe('answer', () => {
 });
 
 describe('hang up and end', () => {
-  test('hang up sends call.hangup; the call shows ended with its duration once the server says so, and joins history', async () => {
+  test('hang up sends call.hangup; the call shows ended with its duration (at the head of its wrap-up) once the server says so, and joins the call list', async () => {
     s = await StandIn.start();
     const page = await agentPage();
     await goAvailable(page);
@@ -447,9 +447,10 @@ describe('hang up and end', () => {
     expect(await page.getByTestId('call-active').isHidden()).toBe(true);
     expect(await page.getByTestId('call-ended-duration').textContent()).toBe('0:42');
     expect(await page.getByTestId('call-ended-result').textContent()).toBe('Completed');
-    const items = page.getByTestId('history-item');
+    // The one call list (issue 34): this session's call, with its duration, once.
+    const items = page.locator('[data-testid="call-log-item"][data-wacid="w-end"]');
     expect(await items.count()).toBe(1);
-    expect(await items.first().getByTestId('history-duration').textContent()).toBe('0:42');
+    expect(await items.first().textContent()).toContain('Answered · 0:42');
     expect((await hookState(page)).media).toBeNull();
   });
 

@@ -10,7 +10,7 @@
  * reducers); it only owns what lives in this tab: the peer connection and its timers.
  */
 import { ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
-import { assessQuality, type Quality, type StatsSample } from './quality.ts';
+import { assessQuality, type NetworkPath, type Quality, type StatsSample } from './quality.ts';
 
 /** What the session needs of the media (CallMedia; a fake in the unit tests). */
 export interface SessionMedia {
@@ -22,6 +22,8 @@ export interface SessionMedia {
   hold(music: MediaStreamTrack): Promise<void>;
   resume(): Promise<void>;
   close(): void;
+  /** How gathering went (CallMedia): its warning is shown with the line's quality. */
+  readonly gathered?: { warning?: string };
 }
 
 /** Music for the caller while on hold (hold-music.ts; a fake in the unit tests). */
@@ -47,6 +49,8 @@ export interface SessionOptions {
   onChange(): void;
   /** Starts the hold music (a WebAudio tune); needed only for `hold()`. */
   holdMusic?: () => HoldSource;
+  /** The audio's path (the selected pair) is known or changed: the page tells the server (`call.path`). */
+  onPath?(path: NetworkPath): void;
 }
 
 export class CallSession<M extends SessionMedia = SessionMedia> {
@@ -62,6 +66,8 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
   /** True once the line has been up `NO_AUDIO_WARN_MS` without a single inbound packet. */
   noInboundAudio = false;
   private noAudioTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The path last told to the server. */
+  private reportedPath: NetworkPath | undefined;
 
   constructor(
     readonly media: M,
@@ -111,11 +117,20 @@ export class CallSession<M extends SessionMedia = SessionMedia> {
     if (this.noInboundAudio) this.noteInbound(sample);
     this.quality = assessQuality(sample, this.lastSample);
     this.lastSample = sample;
+    if (sample.path && sample.path !== this.reportedPath) {
+      this.reportedPath = sample.path;
+      this.opts.onPath?.(sample.path);
+    }
     this.opts.onChange();
   }
 
   get isMuted(): boolean {
     return this.media.isMuted;
+  }
+
+  /** In words, when the TURN server did not answer while the call was prepared. */
+  get networkWarning(): string | undefined {
+    return this.media.gathered?.warning;
   }
 
   /** Mute = the track sends silence; the sender keeps its track (see phone.ts). */

@@ -6,8 +6,9 @@
  * - pairs requests with their `ack` / `error` by `id`, with a timeout.
  * On every (re)connect the server sends `welcome`, and the page rebuilds itself from it.
  */
-import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
+import { PAGE_LEFT_CLOSE, parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import type { BackoffPolicy } from './backoff.ts';
+import { setIceConfig } from './ice.ts';
 import { silenceLimit, type WatchdogOptions } from './heartbeat.ts';
 import type { Link } from './reducer.ts';
 
@@ -60,6 +61,8 @@ export class Connection {
   private pending = new Map<string, Pending>();
   private seq = 0;
   private readonly tabId = Math.random().toString(36).slice(2, 12);
+  /** Hidden by `pagehide` (its socket closed as `page left`) until a `pageshow` from the cache. */
+  private hidden = false;
 
   constructor(private readonly opts: ConnectionOptions) {}
 
@@ -67,6 +70,8 @@ export class Connection {
     if (!this.stopped) return;
     this.stopped = false;
     addEventListener('online', this.onOnline);
+    addEventListener('pagehide', this.onPageHide);
+    addEventListener('pageshow', this.onPageShow);
     document.addEventListener('visibilitychange', this.onVisible);
     this.open();
   }
@@ -74,6 +79,8 @@ export class Connection {
   stop(): void {
     this.stopped = true;
     removeEventListener('online', this.onOnline);
+    removeEventListener('pagehide', this.onPageHide);
+    removeEventListener('pageshow', this.onPageShow);
     document.removeEventListener('visibilitychange', this.onVisible);
     clearTimeout(this.retryTimer);
     this.drop('stopped');
@@ -106,7 +113,7 @@ export class Connection {
   }
 
   private open(): void {
-    if (this.stopped) return;
+    if (this.stopped || this.hidden) return;
     // The tab id goes along (the same on every reconnect): monitoring finds this tab's call on its new socket.
     const ws = new WebSocket(`${this.opts.url}${this.opts.url.includes('?') ? '&' : '?'}tab=${this.tabId}`);
     this.ws = ws;
@@ -143,6 +150,12 @@ export class Connection {
     const msg = parsed.msg;
     if (!this.gotFrame) this.gotFrame = true;
     if (msg.type === 'welcome') this.attempt = 0; // a full resync: the link is healthy again
+    // STUN/TURN for every peer connection this page makes from now on.
+    if (msg.type === 'welcome' && msg.ice) setIceConfig(msg.ice);
+    if (msg.type === 'ice.servers') {
+      const { type: _t, ...ice } = msg;
+      setIceConfig(ice);
+    }
     if (msg.type === 'ping') {
       if (this.lastPingAt) this.pingIntervals = [...this.pingIntervals.slice(-4), now - this.lastPingAt];
       this.lastPingAt = now;
@@ -177,14 +190,14 @@ export class Connection {
   }
 
   /** Forget the current socket: detach it, close it, fail its pending requests. */
-  private drop(why: string): void {
+  private drop(why: string, code = 4000): void {
     clearInterval(this.watchTimer);
     const ws = this.ws;
     this.ws = undefined;
     if (ws) {
       ws.onopen = ws.onmessage = ws.onclose = ws.onerror = null;
       try {
-        ws.close(4000, why);
+        ws.close(code, why);
       } catch {
         // already closing
       }
@@ -210,6 +223,23 @@ export class Connection {
     if (this.stopped || this.isOpen) return;
     clearTimeout(this.retryTimer);
     this.drop('network back');
+    this.open();
+  };
+
+  /**
+   * The page is going (reload, close, navigation): say so with the close code, so the server
+   * ends at once a call whose audio lives in this page instead of waiting for it to reconnect.
+   */
+  private readonly onPageHide = () => {
+    clearTimeout(this.retryTimer);
+    this.drop('page left', PAGE_LEFT_CLOSE);
+    this.hidden = true;
+  };
+
+  /** Back from the back/forward cache: connect again. */
+  private readonly onPageShow = (e: PageTransitionEvent) => {
+    if (!e.persisted || !this.hidden || this.stopped) return;
+    this.hidden = false;
     this.open();
   };
 

@@ -5,8 +5,11 @@
  *
  * Signaling is non-trickle: our SDP goes out once, complete, with every candidate in it,
  * byte-exact as the browser wrote it (the Service's `accept` must see the same SDP as its
- * `preAccept`). Gathering gets a timeout so a browser that cannot gather fails fast with a
- * clear message instead of letting the ring run out.
+ * `preAccept`). Gathering is bounded (`gatherWithin`): the SDP goes out at completion, ~1 s
+ * after the first relay candidate, or at 4 s with what was found, so a TURN server that does
+ * not answer costs at most the bound (the page then says so in words); a browser that found
+ * nothing fails fast with a clear message instead of letting the ring run out. Every peer
+ * connection uses the page's STUN/TURN servers and policy (`ice.ts`, from `welcome`).
  *
  * Sending is "live" only once the call is taken: incoming, after the server's ack (= the
  * Service's `accept` returned 200; before it the answer's sender has no track, so nothing
@@ -17,11 +20,13 @@
  * swapped in with `replaceTrack` (no renegotiation) and keeps the live and mute state.
  */
 
+import type { IceConfig } from '../../shared/protocol.ts';
+import { hasTurn, iceConfig, rtcConfiguration } from './ice.ts';
 import { sampleConnection, type StatsSample } from './quality.ts';
 
 export class CallSetupError extends Error {
   constructor(
-    readonly code: 'GATHER_TIMEOUT' | 'NO_AUDIO_IN_OFFER' | 'SDP_REJECTED',
+    readonly code: 'GATHER_TIMEOUT' | 'NO_RELAY' | 'NO_AUDIO_IN_OFFER' | 'SDP_REJECTED',
     message: string,
   ) {
     super(message);
@@ -29,36 +34,108 @@ export class CallSetupError extends Error {
   }
 }
 
-export const GATHER_TIMEOUT_MS = 3_000;
+/**
+ * The bound on non-trickle gathering: our SDP goes out when gathering completes,
+ * or `afterRelayMs` after the first relay candidate (the TURN server answered: what else
+ * comes is rarely better), or at `maxMs`, with whatever was gathered by then. A TURN server
+ * that does not answer costs at most `maxMs`.
+ */
+export interface GatherBound {
+  afterRelayMs: number;
+  maxMs: number;
+}
+export const GATHER_BOUND: GatherBound = { afterRelayMs: 1_000, maxMs: 4_000 };
 
-/** Resolve when ICE gathering is complete; reject with a clear error after `timeoutMs`. */
-export function waitForGathering(pc: RTCPeerConnection, timeoutMs = GATHER_TIMEOUT_MS): Promise<void> {
-  if (pc.iceGatheringState === 'complete') return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const done = () => {
-      if (pc.iceGatheringState !== 'complete') return;
-      clearTimeout(timer);
-      pc.removeEventListener('icegatheringstatechange', done);
-      resolve();
+/** What gathering gave: how it ended, what it found, and in words what the page should say. */
+export interface Gathered {
+  /** `complete`: the browser finished; `relay`: cut after the first relay candidate; `bound`: cut at maxMs. */
+  ended: 'complete' | 'relay' | 'bound';
+  candidates: number;
+  relay: boolean;
+  ms: number;
+  /** Set when a TURN server is configured and gave no relay candidate within the bound. */
+  warning?: string;
+}
+
+const secs = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+
+export const turnMissingWarning = (ms: number) =>
+  `The relay server (TURN) did not answer (waited ${secs(ms)}), so this call goes out without it, on a direct path only. ` +
+  'If you hear nothing, this network may be blocking calls: open the Network check (/preflight) or ask IT to allow TURN.';
+
+/**
+ * Run `describe` (setLocalDescription of an offer or answer) and wait for ICE gathering
+ * within `bound`. Resolves with what was gathered; rejects with a worded `CallSetupError`
+ * when there is nothing to send: no candidate at all (GATHER_TIMEOUT), or, with
+ * `iceTransportPolicy: relay`, no relay candidate (NO_RELAY: the call could never connect).
+ */
+export function gatherWithin(pc: RTCPeerConnection, describe: () => Promise<void>, bound: Partial<GatherBound> = {}, o: { expectRelay?: boolean; relayOnly?: boolean } = {}): Promise<Gathered> {
+  const { afterRelayMs, maxMs } = { ...GATHER_BOUND, ...bound };
+  const t0 = performance.now();
+  let candidates = 0;
+  let relay = false;
+  return new Promise<Gathered>((resolve, reject) => {
+    let settled = false;
+    let relayTimer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (ended: Gathered['ended']) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(maxTimer);
+      clearTimeout(relayTimer);
+      pc.removeEventListener('icecandidate', onCandidate);
+      pc.removeEventListener('icegatheringstatechange', onState);
+      const ms = performance.now() - t0;
+      if (o.relayOnly && !relay) {
+        return reject(
+          new CallSetupError(
+            'NO_RELAY',
+            `The relay server (TURN) did not answer within ${secs(ms)}, and calls here must go through it: this call cannot connect. ` +
+              'Check the network or VPN, or ask IT to allow TURN (UDP/TCP 3478, TLS 443); the Network check (/preflight) tests it.',
+          ),
+        );
+      }
+      if (candidates === 0) {
+        return reject(
+          new CallSetupError(
+            'GATHER_TIMEOUT',
+            `Could not prepare the network path for the call within ${secs(ms)} ` + '(ICE gathering found no address). Check the network or VPN, then try again.',
+          ),
+        );
+      }
+      resolve({ ended, candidates, relay, ms, ...(o.expectRelay && !relay ? { warning: turnMissingWarning(ms) } : {}) });
     };
-    const timer = setTimeout(() => {
-      pc.removeEventListener('icegatheringstatechange', done);
-      reject(
-        new CallSetupError(
-          'GATHER_TIMEOUT',
-          `Could not prepare the network path for the call within ${timeoutMs / 1000} s ` +
-            '(ICE gathering did not finish). Check the network or VPN, then try again.',
-        ),
-      );
-    }, timeoutMs);
-    pc.addEventListener('icegatheringstatechange', done);
+    const onCandidate = (e: RTCPeerConnectionIceEvent) => {
+      if (!e.candidate || !e.candidate.candidate) return;
+      candidates++;
+      if (e.candidate.type === 'relay' && !relay) {
+        relay = true;
+        relayTimer = setTimeout(() => finish('relay'), afterRelayMs);
+      }
+    };
+    const onState = () => {
+      if (pc.iceGatheringState === 'complete') finish('complete');
+    };
+    const maxTimer = setTimeout(() => finish('bound'), maxMs);
+    pc.addEventListener('icecandidate', onCandidate);
+    pc.addEventListener('icegatheringstatechange', onState);
+    describe().then(onState, (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(maxTimer);
+      clearTimeout(relayTimer);
+      reject(err);
+    });
   });
 }
 
-/** A peer connection for one audio call (both sides): no STUN/TURN, one bundled transport. */
-export function newPeerConnection(): RTCPeerConnection {
-  // The Service's SDP carries its candidates (ice-lite, host candidates): no STUN/TURN needed on our side.
-  return new RTCPeerConnection({ iceServers: [], bundlePolicy: 'max-bundle', rtcpMuxPolicy: 'require' });
+/** A peer connection for one audio call or monitor (both sides): the page's STUN/TURN (ice.ts), one bundled transport. */
+export function newPeerConnection(cfg: IceConfig = iceConfig()): RTCPeerConnection {
+  return new RTCPeerConnection(rtcConfiguration(cfg));
+}
+
+/** Gather for `pc` made from `cfg`, within the bound: relay expected when TURN is configured. */
+export function gatherFor(pc: RTCPeerConnection, describe: () => Promise<void>, cfg: IceConfig = iceConfig(), bound: Partial<GatherBound> = {}): Promise<Gathered> {
+  return gatherWithin(pc, describe, bound, { expectRelay: hasTurn(cfg), relayOnly: cfg.iceTransportPolicy === 'relay' });
 }
 
 /** Play the remote side of `transceiver` in `audioEl`, unmuted. */
@@ -93,6 +170,8 @@ export class CallMedia {
     /** Our SDP (`localDescription.sdp` untouched): the answer or the offer. */
     readonly localSdp: string,
     readonly direction: 'answer' | 'offer',
+    /** How gathering went (its `warning`, if any, is for the page to show). */
+    readonly gathered: Gathered,
     track?: MediaStreamTrack,
   ) {
     this.sendTrack = track;
@@ -105,8 +184,9 @@ export class CallMedia {
    * Incoming: build the answer to `offerSdp`: setRemoteDescription(offer), createAnswer,
    * setLocalDescription, wait for ICE gathering (with a timeout).
    */
-  static async answer(offerSdp: string, events: CallMediaEvents, gatherTimeoutMs = GATHER_TIMEOUT_MS): Promise<CallMedia> {
-    const pc = newPeerConnection();
+  static async answer(offerSdp: string, events: CallMediaEvents, bound: Partial<GatherBound> = {}): Promise<CallMedia> {
+    const cfg = iceConfig();
+    const pc = newPeerConnection(cfg);
     try {
       try {
         await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
@@ -117,11 +197,10 @@ export class CallMedia {
       if (!audio) throw new CallSetupError('NO_AUDIO_IN_OFFER', 'The call offer has no audio.');
       // sendrecv with no track yet: the answer promises audio, but nothing is sent before the ack.
       audio.direction = 'sendrecv';
-      await pc.setLocalDescription(await pc.createAnswer());
-      await waitForGathering(pc, gatherTimeoutMs);
+      const gathered = await gatherFor(pc, async () => pc.setLocalDescription(await pc.createAnswer()), cfg, bound);
       const sdp = pc.localDescription?.sdp;
       if (!sdp) throw new CallSetupError('SDP_REJECTED', 'The browser produced no answer.');
-      const media = new CallMedia(pc, audio, sdp, 'answer');
+      const media = new CallMedia(pc, audio, sdp, 'answer', gathered);
       media.answered = true;
       media.events = events;
       return media;
@@ -135,17 +214,17 @@ export class CallMedia {
    * Outgoing: a sendrecv audio transceiver carrying a clone of `micTrack` (disabled until
    * `setLive(true)`), createOffer, setLocalDescription, ICE gathering (with a timeout).
    */
-  static async offer(micTrack: MediaStreamTrack, events: CallMediaEvents, gatherTimeoutMs = GATHER_TIMEOUT_MS): Promise<CallMedia> {
-    const pc = newPeerConnection();
+  static async offer(micTrack: MediaStreamTrack, events: CallMediaEvents, bound: Partial<GatherBound> = {}): Promise<CallMedia> {
+    const cfg = iceConfig();
+    const pc = newPeerConnection(cfg);
     const track = micTrack.clone();
     track.enabled = false;
     try {
       const transceiver = pc.addTransceiver(track, { direction: 'sendrecv', streams: [new MediaStream([track])] });
-      await pc.setLocalDescription(await pc.createOffer());
-      await waitForGathering(pc, gatherTimeoutMs);
+      const gathered = await gatherFor(pc, async () => pc.setLocalDescription(await pc.createOffer()), cfg, bound);
       const sdp = pc.localDescription?.sdp;
       if (!sdp) throw new CallSetupError('SDP_REJECTED', 'The browser produced no offer.');
-      const media = new CallMedia(pc, transceiver, sdp, 'offer', track);
+      const media = new CallMedia(pc, transceiver, sdp, 'offer', gathered, track);
       media.events = events;
       return media;
     } catch (e) {

@@ -104,4 +104,20 @@ describe('extractSample', () => {
   test('a negative packetsLost (duplicates, RFC 3550) counts as no loss', () => {
     expect(extractSample([{ type: 'inbound-rtp', kind: 'audio', packetsReceived: 10, packetsLost: -2 }], 0).inbound?.packetsLost).toBe(0);
   });
+
+  test("the path is the selected pair's local candidate: host/srflx direct, relay by its protocol", () => {
+    const report = (type: string, relayProtocol?: string) => [
+      { type: 'transport', selectedCandidatePairId: 'p1' },
+      { type: 'candidate-pair', id: 'p1', localCandidateId: 'L1', nominated: true, state: 'succeeded' },
+      { type: 'local-candidate', id: 'L1', candidateType: type, ...(relayProtocol ? { relayProtocol } : {}) },
+      { type: 'local-candidate', id: 'L2', candidateType: 'host' },
+    ];
+    expect(extractSample(report('host'), 0).path).toBe('direct');
+    expect(extractSample(report('srflx'), 0).path).toBe('direct');
+    expect(extractSample(report('relay', 'udp'), 0).path).toBe('relay-udp');
+    expect(extractSample(report('relay', 'tcp'), 0).path).toBe('relay-tcp');
+    expect(extractSample(report('relay', 'tls'), 0).path).toBe('relay-tls');
+    expect(assessQuality(extractSample(report('relay', 'tcp'), 0)).path).toBe('relay-tcp');
+    expect(extractSample([{ type: 'candidate-pair', id: 'p1', localCandidateId: 'L9' }], 0).path).toBeUndefined();
+  });
 });

@@ -23,6 +23,24 @@ export interface StatsSample {
   rtt?: number;
   /** Fraction of OUR audio the caller's side reports lost (RTCP receiver report), 0..1. */
   remoteFractionLost?: number;
+  /** The selected candidate pair's local side: how the audio travels. */
+  path?: NetworkPath;
+}
+
+/** How a call's audio travels: straight to the other side, or through a TURN relay over UDP, TCP or TLS. */
+export type NetworkPath = 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
+export const PATH_LABELS: Record<NetworkPath, string> = {
+  direct: 'direct',
+  'relay-udp': 'relayed (TURN/UDP)',
+  'relay-tcp': 'relayed (TURN/TCP)',
+  'relay-tls': 'relayed (TURN/TLS)',
+};
+
+/** The path of a local candidate's stats (`candidateType`, `relayProtocol`). */
+export function pathOf(candidateType: unknown, relayProtocol: unknown): NetworkPath | undefined {
+  if (candidateType === 'relay') return relayProtocol === 'tcp' ? 'relay-tcp' : relayProtocol === 'tls' ? 'relay-tls' : 'relay-udp';
+  if (candidateType === 'host' || candidateType === 'srflx' || candidateType === 'prflx') return 'direct';
+  return undefined;
 }
 
 type StatLike = Record<string, unknown> & { type?: unknown };
@@ -39,6 +57,7 @@ export async function sampleConnection(pc: RTCPeerConnection): Promise<StatsSamp
 export function extractSample(stats: Iterable<StatLike>, at: number): StatsSample {
   const sample: StatsSample = { at };
   const pairs: StatLike[] = [];
+  const locals = new Map<unknown, StatLike>();
   let selectedPairId: string | undefined;
   let remoteRtt: number | undefined;
   for (const s of stats) {
@@ -73,11 +92,17 @@ export function extractSample(stats: Iterable<StatLike>, at: number): StatsSampl
       case 'candidate-pair':
         pairs.push(s);
         break;
+      case 'local-candidate':
+        locals.set(s.id, s);
+        break;
     }
   }
   const pair = pairs.find((p) => p.id === selectedPairId) ?? pairs.find((p) => p.nominated === true && p.state === 'succeeded');
   const rtt = remoteRtt ?? num(pair?.currentRoundTripTime);
   if (rtt !== undefined) sample.rtt = rtt;
+  const local = pair ? locals.get(pair.localCandidateId) : undefined;
+  const path = local ? pathOf(local.candidateType, local.relayProtocol) : undefined;
+  if (path) sample.path = path;
   return sample;
 }
 
@@ -99,6 +124,8 @@ export interface Quality {
   jitterMs?: number;
   /** Milliseconds. */
   rttMs?: number;
+  /** How the audio travels (the selected pair), when known. */
+  path?: NetworkPath;
 }
 
 /** Thresholds. Opus with in-band FEC hides ~2 % loss; beyond ~8 % speech is choppy. */
@@ -181,6 +208,7 @@ export function assessQuality(cur: StatsSample, prev?: StatsSample): Quality {
     if (l !== 'good') found.push({ level: l, text: `The caller is losing ${pct(cur.remoteFractionLost)} of your audio: they may not hear you well.` });
   }
 
+  if (cur.path) q.path = cur.path;
   found.sort((a, b) => rank[b.level] - rank[a.level]);
   q.level = level;
   q.label = LABELS[level];

@@ -113,3 +113,25 @@ describe('call-back queue state', () => {
     expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.error).toMatch(/claimed by agent2/);
   });
 });
+
+describe('the queue tells the truth about permission (issue 34)', () => {
+  it('an unknown permission is said plainly (a call may be refused), never "Calls allowed now", and "Ask permission" is offered', () => {
+    const s = run({ type: 'task', task: task({ permission: { state: 'unknown', text: 'No permission is known here; the Service refuses the call unless the user has allowed it.', callAllowed: true, requestAllowed: true } }) });
+    const [row] = queueView(s, 'agent1', false, NOW, TZ);
+    expect(row!.permissionText).toMatch(/^Permission not known: .*may be refused/);
+    expect(row!.allowedText).toBe('Ask permission first.');
+    expect(row!.canAsk).toBe(true);
+    // Granted: nothing to ask.
+    const granted = run({ type: 'task', task: task({ permission: { state: 'granted', text: 'Allowed permanently.', callAllowed: true, requestAllowed: false } }) });
+    expect(queueView(granted, 'agent1', false, NOW, TZ)[0]).toMatchObject({ allowedText: 'Calls allowed now.', canAsk: false });
+  });
+
+  it("a call back refused (138006) or not answered is said on its task; a permission request's result too", () => {
+    let s = run({ type: 'task', task: task() });
+    s = reduceQueue(s, { type: 'callOutcome', businessNumber: '+15550100001', customer: '+15550123601', message: 'Call back refused: no call permission (138006)' });
+    expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.error).toBe('Call back refused: no call permission (138006)');
+    expect(reduceQueue(s, { type: 'callOutcome', businessNumber: '+1', customer: '+2', message: 'x' })).toBe(s);
+    s = reduceQueue(s, { type: 'actionDone', id: 't1', note: 'Permission asked.' });
+    expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.note).toBe('Permission asked.');
+  });
+});

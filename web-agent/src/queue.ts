@@ -15,8 +15,10 @@ export interface QueueState {
   messages: Record<string, MessageRecord>;
   loaded: boolean;
   loadError?: string;
-  /** A claim or done in flight, by task id. */
-  busy: Record<string, 'claim' | 'done'>;
+  /** A claim, done or permission request in flight, by task id. */
+  busy: Record<string, 'claim' | 'done' | 'ask'>;
+  /** What happened to a task's last call back or permission request, by task id (shown on the task). */
+  notes: Record<string, string>;
   /** The last refusal of an action, by task id ("claimed by agent2", ...). */
   errors: Record<string, string>;
   /** Version at which a task left the list (a list answer older than that must not bring it back). */
@@ -27,7 +29,7 @@ export interface QueueState {
   pushedAt: Record<string, number>;
 }
 
-export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {}, gone: {}, pushes: 0, pushedAt: {} };
+export const initialQueue: QueueState = { tasks: {}, messages: {}, loaded: false, busy: {}, errors: {}, notes: {}, gone: {}, pushes: 0, pushedAt: {} };
 
 export type QueueEvent =
   /** A list answer; `since`: the state's `pushes` when the read was sent. */
@@ -35,9 +37,11 @@ export type QueueEvent =
   | { type: 'loadFailed'; message: string }
   | { type: 'task'; task: CallbackTask }
   | { type: 'message'; message: MessageRecord }
-  | { type: 'busy'; id: string; action: 'claim' | 'done' }
+  | { type: 'busy'; id: string; action: 'claim' | 'done' | 'ask' }
   | { type: 'actionFailed'; id: string; message: string }
-  | { type: 'actionDone'; id: string };
+  | { type: 'actionDone'; id: string; note?: string }
+  /** A call back to this pair ended without being answered, or was refused (138006...): said on its task. */
+  | { type: 'callOutcome'; businessNumber: string; customer: string; message: string };
 
 const LISTED = new Set(['open', 'claimed']);
 const without = <T>(r: Record<string, T>, k: string): Record<string, T> => {
@@ -93,7 +97,11 @@ export function reduceQueue(s: QueueState, ev: QueueEvent): QueueState {
     case 'actionFailed':
       return { ...s, busy: without(s.busy, ev.id), errors: { ...s.errors, [ev.id]: ev.message } };
     case 'actionDone':
-      return { ...s, busy: without(s.busy, ev.id) };
+      return { ...s, busy: without(s.busy, ev.id), ...(ev.note ? { notes: { ...s.notes, [ev.id]: ev.note } } : {}) };
+    case 'callOutcome': {
+      const t = Object.values(s.tasks).find((x) => x.businessNumber === ev.businessNumber && x.customer === ev.customer);
+      return t ? { ...s, errors: { ...s.errors, [t.id]: ev.message } } : s;
+    }
   }
 }
 
@@ -118,6 +126,7 @@ const REASON: Record<string, string> = {
   missed: 'Missed: rang an agent, nobody answered',
   abandoned: 'Abandoned: the customer hung up while waiting',
   rejected: 'Not taken: no agent was free',
+  'cut-off': 'Cut off: the call lost its audio',
 };
 
 const STATUS_WORDS: Record<string, string> = {
@@ -164,8 +173,12 @@ export interface TaskRow {
   canCall: boolean;
   callBlockedReason?: string;
   canDone: boolean;
-  busy?: 'claim' | 'done';
+  /** "Ask permission" is offered: the permission is not known (or expired) and a request may go now. */
+  canAsk: boolean;
+  busy?: 'claim' | 'done' | 'ask';
   error?: string;
+  /** What the last permission request did ("Permission asked: ..."). */
+  note?: string;
 }
 
 function ago(ms: number): string {
@@ -199,10 +212,16 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
       const notYet = due !== undefined && due > now;
       const mine = t.state === 'claimed' && t.assignee === me;
       const fu = followupOf(t, s.messages);
-      const permissionText = p ? p.text : 'Permission could not be read.';
+      // Not known: said plainly (a call may well be refused), with "Ask permission" beside it.
+      const unknown = p?.state === 'unknown';
+      const permissionText = !p ? 'Permission could not be read.' : unknown ? 'Permission not known: the customer may not have allowed calls from this number, so a call may be refused.' : p.text;
       const allowedText = !p
         ? ''
-        : p.callAllowed
+        : unknown
+          ? p.requestAllowed
+            ? 'Ask permission first.'
+            : 'A permission request cannot be sent now.'
+          : p.callAllowed
           ? 'Calls allowed now.'
           : p.nextAt !== undefined
             ? `${p.nextText ?? 'Allowed'} ${describeMoment(p.nextAt, now, timeZone)}.`
@@ -240,12 +259,14 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
         canCall: callBlockedReason === undefined && !s.busy[t.id],
         // The assignee, or a supervisor; anyone while it is unclaimed.
         canDone: !s.busy[t.id] && (t.state === 'open' || mine || isSupervisor),
+        canAsk: !!p && p.requestAllowed && (p.state === 'unknown' || p.state === 'expired') && !s.busy[t.id],
       };
       if (t.assignee) row.assignee = t.assignee;
       if (notYet) row.dueText = `Call again ${describeMoment(due!, now, timeZone)}`;
       if (callBlockedReason) row.callBlockedReason = callBlockedReason;
       if (s.busy[t.id]) row.busy = s.busy[t.id]!;
       if (s.errors[t.id]) row.error = s.errors[t.id]!;
+      if (s.notes[t.id]) row.note = s.notes[t.id]!;
       return row;
     });
 }

@@ -70,7 +70,7 @@ describe('welcome', () => {
   });
 });
 
-describe('unanswered offers and the agent\'s own state (issue 13)', () => {
+describe('unanswered offers and the agent\'s own state', () => {
   test('an offer that rang out here is listed as missed; one taken by another agent is not listed', () => {
     const s = run(srv(welcome()), srv(offer('w1')), srv({ type: 'call.revoked', wacid: 'w1', reason: 'not answered' }));
     expect(s.history.map((h) => [h.wacid, h.result])).toEqual([['w1', 'MISSED']]);
@@ -134,7 +134,7 @@ describe('ringing', () => {
     expect(reduce(s, srv({ type: 'call.revoked', wacid: 'nope', reason: 'x' }))).toBe(s);
   });
 
-  test('declined here: no ring; listed as declined (issue 13), and when it ends elsewhere that end is not this agent\'s', () => {
+  test('declined here: no ring; listed as declined, and when it ends elsewhere that end is not this agent\'s', () => {
     const s = run(srv(welcome()), srv(offer('w1')), local('w1', 'declined'));
     expect(ringingCalls(s, T)).toEqual([]);
     const ended = reduce(s, srv({ type: 'call.state', ...view('w1', { state: 'ended', agent: 'agent2', result: 'COMPLETED' }) }));

@@ -28,6 +28,8 @@ export interface CallEntry {
   heldAt?: number;
   /** Set when the offer was taken away (`call.revoked`); the reason as the server gave it. */
   revoked?: string;
+  /** Every ring of this call seen here (supervisors): the agent, once per ring. */
+  rang?: string[];
 }
 
 export interface EndedCall {
@@ -44,6 +46,8 @@ export interface EndedCall {
   duration?: number;
   /** Local ms. */
   endedAt: number;
+  /** The agents it rang (one entry per ring), for a call nobody answered. */
+  rang?: string[];
 }
 
 export interface MediaItem {
@@ -57,6 +61,8 @@ export interface UiError {
   message: string;
   code?: string;
   at: number;
+  /** The call it is about: the error goes when that call and its wrap-up are over, or the next call rings. */
+  wacid?: string;
 }
 
 export interface UiState {
@@ -83,7 +89,7 @@ export type UiEvent =
   | { type: 'server'; msg: ServerMsg; now: number }
   | { type: 'link'; link: Link }
   | { type: 'local'; wacid: string; local: Local; now: number }
-  | { type: 'error'; message: string; code?: string; now: number }
+  | { type: 'error'; message: string; code?: string; now: number; wacid?: string | undefined }
   | { type: 'dismissError' }
   | { type: 'dismissEnded' };
 
@@ -111,7 +117,7 @@ export function reduce(state: UiState, ev: UiEvent): UiState {
     case 'link':
       return ev.link === state.link ? state : { ...state, link: ev.link };
     case 'error':
-      return { ...state, error: { message: ev.message, ...(ev.code ? { code: ev.code } : {}), at: ev.now } };
+      return { ...state, error: { message: ev.message, ...(ev.code ? { code: ev.code } : {}), at: ev.now, ...(ev.wacid ? { wacid: ev.wacid } : {}) } };
     case 'dismissError':
       return state.error ? omit(state, 'error') : state;
     case 'dismissEnded':
@@ -168,7 +174,10 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       };
       if (prev?.heldAt !== undefined) entry.heldAt = prev.heldAt;
       const next = { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
-      return keep ? next : omit(next, 'lastEnded');
+      if (keep) return next;
+      // A new call rings: nothing of the last one stays (its ending, an error about it).
+      const fresh = omit(next, 'lastEnded');
+      return fresh.error?.wacid !== undefined && fresh.error.wacid !== msg.wacid ? omit(fresh, 'error') : fresh;
     }
     case 'call.revoked': {
       const prev = state.calls[msg.wacid];
@@ -185,13 +194,16 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
       const { type: _t, ...fields } = msg;
       const prev = state.calls[msg.wacid];
       const view: CallView = prev ? { ...prev.view, ...fields } : fields;
+      // A new ring (another agent, or the same one again): counted, so a missed call can say whom it rang.
+      const newRing = view.state === 'ringing' && view.agent !== undefined && (prev?.view.state !== 'ringing' || prev.view.agent !== view.agent);
+      const rang = newRing ? [...(prev?.rang ?? []), view.agent!] : prev?.rang;
       if (isOver(view)) {
-        const entry = prev ?? { view, local: 'none' as const };
+        const entry = { ...(prev ?? { view, local: 'none' as const }), ...(rang ? { rang } : {}) };
         const calls = { ...state.calls };
         delete calls[msg.wacid];
         return recordEnd({ ...state, calls }, entry, view, now);
       }
-      return { ...state, calls: { ...state.calls, [msg.wacid]: { ...(prev ?? { local: 'none' }), view } } };
+      return { ...state, calls: { ...state.calls, [msg.wacid]: { ...(prev ?? { local: 'none' }), view, ...(rang ? { rang } : {}) } } };
     }
     case 'media.available': {
       if (state.media.some((m) => m.wacid === msg.wacid && m.kind === msg.kind)) return state;
@@ -205,7 +217,10 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     }
     case 'agent.state': {
       const { type: _t, ...agent } = msg;
-      return { ...state, agent };
+      const next = { ...state, agent };
+      // The call and its wrap-up are over: an error about that call is old news.
+      const over = agent.status === 'available' || agent.status === 'away';
+      return over && next.error?.wacid !== undefined && !tabCall(next) ? omit(next, 'error') : next;
     }
     case 'ping': {
       const skew = msg.t - now;
@@ -228,6 +243,9 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'monitor.ended':
     case 'monitor.signal':
       // Monitoring media lives in this tab's monitor controller (src/monitor/), not in the call list.
+      return state;
+    case 'ice.servers':
+      // STUN/TURN credentials go to the peer connections (src/ice.ts, set by the connection), not the screen.
       return state;
   }
 }
@@ -264,7 +282,9 @@ function recordEnd(state: UiState, entry: CallEntry, view: CallView, now: number
     from: view.from,
     to: view.to,
     direction: view.direction,
-    result: view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : entry.view.state === 'ringing' ? 'MISSED' : 'ENDED'),
+    // A call that rang agents and was answered by none was missed, whatever the Service calls its end (REJECTED at the window's close).
+    result: view.startedAt === undefined && entry.rang?.length ? 'MISSED' : (view.result ?? (entry.local === 'held' || entry.heldAt !== undefined ? 'COMPLETED' : entry.view.state === 'ringing' ? 'MISSED' : 'ENDED')),
+    ...(view.startedAt === undefined && entry.rang?.length ? { rang: entry.rang } : {}),
     endedAt: now,
     ...(view.agent !== undefined ? { agent: view.agent } : {}),
     ...(view.reason !== undefined ? { reason: view.reason } : {}),
@@ -306,9 +326,18 @@ export function ringingCalls(state: UiState, now: number): CallEntry[] {
         c.view.sdp !== undefined &&
         !c.revoked &&
         c.local === 'none' &&
-        (c.view.deadline === undefined || c.view.deadline > serverNow),
+        (ringEnd(c.view) ?? Infinity) > serverNow,
     )
-    .sort((a, b) => (a.view.deadline ?? Infinity) - (b.view.deadline ?? Infinity));
+    .sort((a, b) => (ringEnd(a.view) ?? Infinity) - (ringEnd(b.view) ?? Infinity));
+}
+
+/**
+ * When an offer stops ringing here (server clock): its ring timeout (`ringUntil`,
+ * RING_TIMEOUT_MS), never after the accept window (`deadline`); the agent's countdown.
+ */
+export function ringEnd(view: Pick<CallView, 'ringUntil' | 'deadline'>): number | undefined {
+  if (view.ringUntil !== undefined && view.deadline !== undefined) return Math.min(view.ringUntil, view.deadline);
+  return view.ringUntil ?? view.deadline;
 }
 
 /** The call this tab is answering, holding or hanging up, if any. */

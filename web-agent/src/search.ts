@@ -217,6 +217,7 @@ const OUTCOME_WORDS: Record<CallOutcome, string> = {
   rejected: 'No agent could take it',
   failed: 'Failed',
   'no-answer': 'Not picked up',
+  'no-audio': 'No audio (dropped by the Service)',
   'in-progress': 'In progress',
 };
 export const describeOutcome = (o: CallOutcome): string => OUTCOME_WORDS[o];

@@ -286,7 +286,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     // Received packets are kept only when a recording or transcription will need them.
     const { peer, sdp } = opts.signalingOnly
       ? { peer: undefined, sdp: signalingOnlyOffer(++userCounter) }
-      : await AudioPeer.offerer({ iceLite: true, keepPackets: captureNow.recordingEnabled || captureNow.transcriptionEnabled });
+      : await AudioPeer.offerer({ iceLite: true, network: 'machine', keepPackets: captureNow.recordingEnabled || captureNow.transcriptionEnabled });
     if (ctx.closed) {
       await peer?.close();
       throw new CallError(503, 'SERVICE_UNAVAILABLE', 'emulator closed');
@@ -488,7 +488,7 @@ export function createCalls(ctx: EmulatorContext, capture: Capture): Calls {
     const behaviour: CalleeBehaviour = { ...ctx.callee, ...ctx.calleeOverrides.get(call.user) };
     let answer: string;
     try {
-      const made = await AudioPeer.answerer(offer, { iceLite: true, keepPackets: call.capture.recordingEnabled || call.capture.transcriptionEnabled });
+      const made = await AudioPeer.answerer(offer, { iceLite: true, network: 'machine', keepPackets: call.capture.recordingEnabled || call.capture.transcriptionEnabled });
       answer = made.sdp;
       if (call.state !== 'dialing') return void made.peer.close(); // cancelled meanwhile
       call.peer = made.peer;

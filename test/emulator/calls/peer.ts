@@ -1,6 +1,7 @@
 /**
  * A werift peer that speaks and listens like a chat user's phone: only Opus (PT 111,
- * in-band FEC) and telephone-event (PT 126), loopback ICE, non-trickle SDP.
+ * in-band FEC) and telephone-event (PT 126), non-trickle SDP; ICE on loopback (test agents)
+ * or on this machine's addresses (the emulator's users, `network.ts`).
  *
  * It plays a tone (or the silence frame) in 20 ms Opus frames and keeps what it
  * receives: RTP counts, arrival times and the decoded level, and the packets themselves
@@ -11,6 +12,7 @@
  */
 import type * as Werift from 'werift';
 import { toneLevel } from '../../../web-agent/src/monitor/energy.ts';
+import { machineLinks, onLink } from './network.ts';
 import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, OpusEncoder, SAMPLE_RATE, frameSource, rms, type AudioSource, type WindowStats } from './audio.ts';
 
 /** How much decoded audio a peer keeps for `hears` (what the simulated user heard lately). */
@@ -26,17 +28,65 @@ let weriftModule: Promise<typeof Werift> | undefined;
  * `scripts/patch-werift.mjs` (npm's postinstall): unpatched, a retransmitted ClientHello
  * answered twice fails the DTLS client's side of the call (on a slow or loaded path).
  */
-export const loadWerift = () => (weriftModule ??= import('werift'));
+export const loadWerift = () => (weriftModule ??= import('werift').then(withoutMdnsQueries));
+
+/**
+ * werift looks a remote `<name>.local` candidate up with a multicast DNS query (through every
+ * interface, the outside one included, and up to 10 s). Our peers never do: such a candidate
+ * is dropped, and the browser's own checks, sent from its real address, teach the peer that
+ * address as a peer-reflexive candidate (`network.ts`). Applies to every werift connection
+ * in this process (emulator users and test agents alike; the server never loads werift).
+ */
+function withoutMdnsQueries(w: typeof Werift): typeof Werift {
+  const proto = w.Connection.prototype as unknown as { addRemoteCandidate(c?: { host: string }): Promise<void>; __sbNoMdns?: true };
+  if (proto.__sbNoMdns) return w;
+  const add = proto.addRemoteCandidate;
+  proto.addRemoteCandidate = async function (this: unknown, c?: { host: string }) {
+    if (c && c.host.toLowerCase().endsWith('.local')) return;
+    return add.call(this, c);
+  };
+  proto.__sbNoMdns = true;
+  return w;
+}
 
 export interface PeerOptions {
   /** Advertise ICE lite (the provider's side of a chat call is ice-lite). Default false. */
   iceLite?: boolean;
+  /**
+   * Where the peer's media may go. `loopback` (default): 127.0.0.1 only (test agents and
+   * business peers beside the emulator). `machine`: every IPv4 address of this machine and
+   * neighbours on its links, never through a router (`network.ts`): what a browser on this
+   * machine, or in a network namespace joined to it, offers without test flags. The
+   * emulator's callers and callees use `machine`.
+   */
+  network?: 'loopback' | 'machine';
   /** Gathering must finish within this, or creation fails (non-trickle: we can't hand out half an SDP). Default 5000. */
   gatheringTimeoutMs?: number;
 }
 
 export async function createPeerConnection(opts: PeerOptions = {}): Promise<Werift.RTCPeerConnection> {
   const w = await loadWerift();
+  const codecs = {
+    audio: [
+      w.useOPUS({ payloadType: 111, parameters: 'minptime=10;useinbandfec=1' }),
+      new w.RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, payloadType: 126 }),
+    ],
+  };
+  if (opts.network === 'machine') {
+    const links = machineLinks();
+    return new w.RTCPeerConnection({
+      iceServers: [],
+      iceUseIpv6: false,
+      iceLite: opts.iceLite ?? false,
+      // werift leaves loopback and veth links out of its host candidates: name them all.
+      iceAdditionalHostAddresses: links.map((l) => l.address),
+      codecs,
+      // Sockets on the wildcard address (one per candidate): a check is answered only when
+      // the reply leaves from the address it was sent to, on this machine's links.
+      iceFilterStunResponse: (_m, addr, protocol) => onLink(links, protocol.localCandidate?.host, addr[0]),
+      iceFilterCandidatePair: (p) => onLink(links, p.protocol.localCandidate?.host, p.remoteCandidate.host),
+    });
+  }
   return new w.RTCPeerConnection({
     iceServers: [],
     iceUseIpv6: false,
@@ -46,12 +96,7 @@ export async function createPeerConnection(opts: PeerOptions = {}): Promise<Weri
     // Bind to loopback only: otherwise an ice-lite caller may nominate its non-loopback
     // socket (e.g. 192.0.2.2) for a 127.0.0.1 remote, and Chromium's DTLS never completes.
     iceInterfaceAddresses: { udp4: '127.0.0.1' },
-    codecs: {
-      audio: [
-        w.useOPUS({ payloadType: 111, parameters: 'minptime=10;useinbandfec=1' }),
-        new w.RTCRtpCodecParameters({ mimeType: 'audio/telephone-event', clockRate: 8000, payloadType: 126 }),
-      ],
-    },
+    codecs,
     iceFilterStunResponse: (_m, addr) => addr[0] === '127.0.0.1',
     iceFilterCandidatePair: (p) => p.remoteCandidate.host === '127.0.0.1',
   });
@@ -99,6 +144,8 @@ export interface MediaStats {
   audibleFrames: number;
   /** Connection state of the peer. */
   connectionState: string;
+  /** The nominated candidate pair (`address:port`), once ICE chose one: where the audio goes. */
+  path?: { local: string; remote: string; remoteType: string };
 }
 
 
@@ -326,7 +373,16 @@ export class AudioPeer {
       peakLevel: s.peakLevel,
       audibleFrames: s.audibleFrames,
       connectionState: this.pc.connectionState,
+      ...this.path(),
     };
+  }
+
+  private path(): { path?: MediaStats['path'] } {
+    const pair = this.pc.iceTransports[0]?.connection.nominated;
+    if (!pair) return {};
+    const l = pair.protocol.localCandidate;
+    const r = pair.remoteCandidate;
+    return l ? { path: { local: `${l.host}:${l.port}`, remote: `${r.host}:${r.port}`, remoteType: r.type } } : {};
   }
 
   /** Closes the peer connection and the codecs. Safe to call twice. */

@@ -32,6 +32,8 @@ export interface MessageForm {
 export interface MessageState {
   templates: { status: 'idle' | 'loading' | 'ready' | 'failed'; items: OfferedTemplate[]; error?: string };
   form?: MessageForm;
+  /** Messages sent from this page, newest first, their status kept live: "Recent messages" shows them at once. */
+  recent: MessageRecord[];
 }
 
 export type MessageEvent =
@@ -45,7 +47,7 @@ export type MessageEvent =
   | { type: 'templates.loaded'; items: OfferedTemplate[] }
   | { type: 'templates.failed'; error: string };
 
-export const initialMessages: MessageState = { templates: { status: 'idle', items: [] } };
+export const initialMessages: MessageState = { templates: { status: 'idle', items: [] }, recent: [] };
 
 const MAX_TEXT = 4096;
 export const templateKey = (t: Pick<OfferedTemplate, 'name' | 'language'>) => `${t.name}|${t.language}`;
@@ -97,12 +99,19 @@ export function reduceMessages(s: MessageState, ev: MessageEvent): MessageState 
     case 'msg.sending':
       return f && messageProblem(s) === undefined && f.status !== 'sending' ? { ...s, form: { ...drop(f, 'error', 'sent'), status: 'sending' } } : s;
     case 'msg.sent':
-      return f?.status === 'sending' ? { ...s, form: { ...f, status: 'sent', sent: ev.message } } : s;
+      // Sent: the box is cleared for the next message, and the message joins "Recent messages".
+      return f?.status === 'sending'
+        ? { ...s, form: { ...f, text: '', parameters: f.parameters.map(() => ''), status: 'sent', sent: ev.message }, recent: [ev.message, ...s.recent.filter((m) => m.id !== ev.message.id)].slice(0, 50) }
+        : s;
     case 'msg.failed':
       return f?.status === 'sending' ? { ...s, form: { ...f, status: 'failed', error: ev.error } } : s;
     case 'msg.updated':
       // Only the message this form sent; a frame that came before the 202 is older than it anyway.
-      return f?.sent && f.sent.id === ev.message.id ? { ...s, form: { ...f, sent: ev.message } } : s;
+    {
+      const recent = s.recent.some((m) => m.id === ev.message.id) ? s.recent.map((m) => (m.id === ev.message.id ? ev.message : m)) : s.recent;
+      const next = recent !== s.recent ? { ...s, recent } : s;
+      return f?.sent && f.sent.id === ev.message.id ? { ...next, form: { ...f, sent: ev.message } } : next;
+    }
     case 'templates.loading':
       return { ...s, templates: { ...s.templates, status: 'loading' } };
     case 'templates.loaded':

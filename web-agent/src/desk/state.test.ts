@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import type { CallRecord } from '../../../shared/records.ts';
 import { callBackVerdict } from './customer.ts';
-import { canSaveWrap, initialDesk, logOutcome, reduceDesk, shortcutFor, type DeskEvent, type DeskState } from './state.ts';
+import { callList, canSaveWrap, initialDesk, logOutcome, reduceDesk, shortcutFor, wrapTitle, type DeskEvent, type DeskState } from './state.ts';
 
 const run = (...evs: DeskEvent[]): DeskState => evs.reduce(reduceDesk, initialDesk);
 const customer = (id: string) => ({ id, permission: { state: 'granted' }, calls: [], messages: [], callbacks: [] });
@@ -16,14 +16,38 @@ describe('after-call work', () => {
     expect(canSaveWrap(s.wrap!)).toBe(true);
     s = reduceDesk(s, { type: 'wrap.saving' });
     expect(s.wrap!.status).toBe('saving');
+    expect(reduceDesk(s, { type: 'wrap.edit', disposition: 'Other' }).wrap!.disposition).toBe('Resolved'); // locked while saving
+    // Issue 34: the one button ends the wrap-up; saved, nothing of the call stays on screen.
     s = reduceDesk(s, { type: 'wrap.saved' });
-    expect(reduceDesk(s, { type: 'wrap.edit', disposition: 'Other' }).wrap!.disposition).toBe('Resolved'); // saved is final
-    expect(reduceDesk(s, { type: 'agent.state', status: 'available' }).wrap).toBeUndefined();
+    expect(s.wrap).toBeUndefined();
   });
 
-  test('the countdown ending with no disposition saved shows "Not set" was recorded', () => {
-    const s = run({ type: 'wrap.start', wacid: 'w1', caller: '+4477' }, { type: 'agent.state', status: 'after-call-work' }, { type: 'agent.state', status: 'available' });
-    expect(s.wrap!.status).toBe('not-set');
+  test('the countdown ending with no disposition saved shows "Not set" was recorded; the notes stay, and a disposition may still replace it', () => {
+    let s = run({ type: 'wrap.start', wacid: 'w1', caller: '+4477' }, { type: 'agent.state', status: 'after-call-work' }, { type: 'wrap.edit', notes: 'Call me later' }, { type: 'agent.state', status: 'available' });
+    expect(s.wrap).toMatchObject({ status: 'not-set', notes: 'Call me later' });
+    s = reduceDesk(s, { type: 'wrap.edit', disposition: 'Resolved' });
+    expect(canSaveWrap(s.wrap!)).toBe(true);
+    expect(reduceDesk(s, { type: 'wrap.saving' }).wrap!.status).toBe('saving');
+  });
+
+  test("a new call ringing or held here takes the last call's wrap-up off the screen (unless it is being saved)", () => {
+    const s = run({ type: 'wrap.start', wacid: 'w1', caller: '+4477' }, { type: 'wrap.edit', notes: 'x' }, { type: 'agent.state', status: 'available' });
+    expect(reduceDesk(s, { type: 'call.started', wacid: 'w2' }).wrap).toBeUndefined();
+    expect(reduceDesk(s, { type: 'call.started', wacid: 'w1' }).wrap).toBeDefined();
+    const saving = run({ type: 'wrap.start', wacid: 'w1', caller: '+4477' }, { type: 'wrap.edit', disposition: 'Other' }, { type: 'wrap.saving' });
+    expect(reduceDesk(saving, { type: 'call.started', wacid: 'w2' }).wrap?.status).toBe('saving');
+  });
+
+  test("after a reload the server's draft comes back (disposition, notes, caller); what this tab typed since wins", () => {
+    let s = run({ type: 'agent.state', status: 'after-call-work', wacid: 'w9' });
+    expect(wrapTitle(s.wrap!, (x) => x)).toBe('After-call work'); // never "After-call work ·" with nothing after it
+    s = reduceDesk(s, { type: 'wrap.restore', wacid: 'w9', caller: '+4477', disposition: 'Resolved', notes: 'Refund sent' });
+    expect(s.wrap).toMatchObject({ wacid: 'w9', caller: '+4477', disposition: 'Resolved', notes: 'Refund sent', status: 'editing' });
+    expect(wrapTitle(s.wrap!, (x) => x)).toBe('After-call work · +4477');
+    const typed = reduceDesk(run({ type: 'wrap.start', wacid: 'w9', caller: '+4477' }, { type: 'wrap.edit', notes: 'newer' }), { type: 'wrap.restore', wacid: 'w9', notes: 'older' });
+    expect(typed.wrap!.notes).toBe('newer');
+    // A disposition the server no longer offers is not chosen for the agent.
+    expect(reduceDesk(run(), { type: 'wrap.restore', wacid: 'w1', disposition: 'Gone' }).wrap!.disposition).toBe('');
   });
 
   test("the server's after-call work opens the form for its call (after a reload); More time shows once used", () => {
@@ -70,6 +94,8 @@ describe('lists, log words and shortcuts', () => {
     expect(logOutcome(rec({ outcome: 'missed', endReason: 'ring timeout' }))).toBe('Rung out');
     expect(logOutcome(rec({ direction: 'outbound', outcome: 'no-answer' }))).toBe('Call back · not answered');
     expect(logOutcome(rec({}))).toBe('Answered');
+    // Accepted, dropped by the Service because no audio ever flowed (138023): not "Answered".
+    expect(logOutcome(rec({ outcome: 'no-audio' }))).toBe('No audio');
   });
 
   test('Alt + letter maps to an action; plain letters (typing notes) never do', () => {
@@ -79,5 +105,21 @@ describe('lists, log words and shortcuts', () => {
     expect(k('KeyX')).toBe('hangup');
     expect(k('KeyA', false)).toBeUndefined();
     expect(k('KeyQ')).toBeUndefined();
+  });
+});
+
+describe('the one call list (issue 34)', () => {
+  test("history's calls with this session's calls not yet written there on top; a call is never listed twice", () => {
+    const log = [rec({ wacid: 'w1', disposition: 'Resolved', talkMs: 65_000, notes: 'Refund' })];
+    const session = [
+      { wacid: 'w3', from: '+4488', to: '+1555', direction: 'USER_INITIATED', result: 'DECLINED', endedAt: 3 },
+      { wacid: 'w1', from: '+4477', to: '+1555', direction: 'USER_INITIATED', result: 'COMPLETED', duration: 65, endedAt: 2 },
+    ];
+    const rows = callList(log, session, (r) => r, (s) => `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`);
+    expect(rows.map((r) => [r.wacid, r.outcome, r.text])).toEqual([
+      ['w3', 'declined', 'Declined'],
+      ['w1', 'answered', 'Answered · Resolved · 1:05'],
+    ]);
+    expect(rows[1]!.notes).toBe('Refund');
   });
 });

@@ -12,10 +12,14 @@ import type { Customer } from './customer.ts';
 export const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
 export const DEFAULT_AWAY_REASONS = ['Break', 'Lunch', 'Training', 'Meeting'];
 
-export type CustomerPanel =
+export type CustomerPanel = (
   | { id: string; status: 'loading' }
   | { id: string; status: 'ready'; data: Customer }
-  | { id: string; status: 'failed'; error: string };
+  | { id: string; status: 'failed'; error: string }
+) & {
+  /** The call it was opened for (ring, call, its wrap-up): it goes when that call and its wrap-up are over. */
+  forCall?: string | undefined;
+};
 
 export interface WrapUp {
   wacid: string;
@@ -41,10 +45,16 @@ export interface DeskState {
 export type DeskEvent =
   | { type: 'lists'; dispositions?: readonly string[]; awayReasons?: readonly string[] }
   | { type: 'awayReason'; reason: string }
-  | { type: 'customer.load'; id: string }
+  | { type: 'customer.load'; id: string; forCall?: string | undefined }
+  /** The call the panel was opened for is over (and its wrap-up): nothing of it stays on screen. */
+  | { type: 'customer.close' }
   | { type: 'customer.loaded'; data: Customer }
   | { type: 'customer.failed'; id: string; error: string }
   | { type: 'wrap.start'; wacid: string; caller: string }
+  /** `welcome.wrapDraft`: after a reload the server gives back what was typed (and whom the call was with). */
+  | { type: 'wrap.restore'; wacid: string; caller?: string | undefined; disposition?: string | undefined; notes?: string | undefined }
+  /** A new call rings or is held here: nothing of a finished call stays on screen but wrap-up still being saved. */
+  | { type: 'call.started'; wacid: string }
   | { type: 'wrap.edit'; disposition?: string; notes?: string }
   | { type: 'wrap.saving' }
   | { type: 'wrap.saved' }
@@ -75,31 +85,55 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
     }
     case 'awayReason':
       return s.awayReasons.includes(ev.reason) ? { ...s, awayReason: ev.reason } : s;
-    case 'customer.load':
+    case 'customer.load': {
+      const forCall = ev.forCall !== undefined ? { forCall: ev.forCall } : {};
       // The same customer already shown (ring → call): keep what is there, no flicker.
-      if (s.customer?.id === ev.id && s.customer.status !== 'failed') return s;
-      return { ...s, customer: { id: ev.id, status: 'loading' } };
+      if (s.customer?.id === ev.id && s.customer.status !== 'failed') return s.customer.forCall === ev.forCall ? s : { ...s, customer: { ...omitFor(s.customer), ...forCall } };
+      return { ...s, customer: { id: ev.id, status: 'loading', ...forCall } };
+    }
     case 'customer.loaded':
       // A late answer for a customer no longer shown is dropped.
-      return s.customer?.id === ev.data.id || s.customer === undefined ? { ...s, customer: { id: ev.data.id, status: 'ready', data: ev.data } } : s;
+      return s.customer?.id === ev.data.id ? { ...s, customer: { id: ev.data.id, status: 'ready', data: ev.data, ...(s.customer.forCall ? { forCall: s.customer.forCall } : {}) } } : s;
     case 'customer.failed':
-      return s.customer?.id === ev.id ? { ...s, customer: { id: ev.id, status: 'failed', error: ev.error } } : s;
+      return s.customer?.id === ev.id ? { ...s, customer: { id: ev.id, status: 'failed', error: ev.error, ...(s.customer.forCall ? { forCall: s.customer.forCall } : {}) } } : s;
+    case 'customer.close': {
+      if (!s.customer) return s;
+      const { customer: _c, ...rest } = s;
+      return rest;
+    }
     case 'wrap.start':
-      if (s.wrap?.wacid === ev.wacid) return s;
+      if (s.wrap?.wacid === ev.wacid) return s.wrap.caller || !ev.caller ? s : { ...s, wrap: { ...s.wrap, caller: ev.caller } };
       return { ...s, wrap: { wacid: ev.wacid, caller: ev.caller, disposition: '', notes: '', status: 'editing', extended: false } };
+    case 'wrap.restore': {
+      const cur = s.wrap?.wacid === ev.wacid ? s.wrap : undefined;
+      // What this tab has typed since is newer than the server's draft.
+      const notes = cur && cur.notes !== '' ? cur.notes : (ev.notes ?? '');
+      const disposition = cur && cur.disposition !== '' ? cur.disposition : ev.disposition && s.dispositions.includes(ev.disposition) ? ev.disposition : '';
+      const caller = cur?.caller || ev.caller || '';
+      return { ...s, wrap: { wacid: ev.wacid, caller, disposition, notes, status: cur?.status ?? 'editing', extended: cur?.extended ?? false } };
+    }
+    case 'call.started':
+      if (!s.wrap || s.wrap.wacid === ev.wacid || s.wrap.status === 'saving') return s;
+      return omitWrap(s);
     case 'wrap.edit':
       if (!s.wrap || s.wrap.status === 'saving' || s.wrap.status === 'saved') return s;
       return { ...s, wrap: { ...s.wrap, ...(ev.disposition !== undefined ? { disposition: ev.disposition } : {}), ...(ev.notes !== undefined ? { notes: ev.notes } : {}) } };
     case 'wrap.saving':
       return s.wrap && canSaveWrap(s.wrap) ? { ...s, wrap: { ...omitError(s.wrap), status: 'saving' } } : s;
     case 'wrap.saved':
-      return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'saved' } } : s;
+    case 'wrap.close': {
+      // One button ends the wrap-up: saved, it leaves the screen (the call log shows it), and
+      // so does the customer panel opened for that call.
+      if (!s.wrap) return s;
+      const next = omitWrap(s);
+      if (next.customer?.forCall !== s.wrap.wacid) return next;
+      const { customer: _c, ...rest } = next;
+      return rest;
+    }
     case 'wrap.failed':
       return s.wrap ? { ...s, wrap: { ...s.wrap, status: 'failed', error: ev.error } } : s;
     case 'wrap.extended':
       return s.wrap ? { ...s, wrap: { ...s.wrap, extended: true } } : s;
-    case 'wrap.close':
-      return s.wrap ? omitWrap(s) : s;
     case 'agent.state':
       // After-call work for a call this tab has no form for (a reload, another tab): open one.
       if (ev.status === 'after-call-work' && ev.wacid && s.wrap?.wacid !== ev.wacid) {
@@ -110,7 +144,6 @@ export function reduceDesk(s: DeskState, ev: DeskEvent): DeskState {
       if (s.wrap && (s.wrap.status === 'editing' || s.wrap.status === 'failed') && (ev.status === 'available' || ev.status === 'ringing' || ev.status === 'away' || ev.status === 'offline')) {
         return { ...s, wrap: { ...s.wrap, status: 'not-set' } };
       }
-      if (s.wrap?.status === 'saved' && ev.status !== 'after-call-work' && ev.status !== 'on-call') return omitWrap(s);
       return s;
     case 'log.loading':
       return { ...s, log: { ...s.log, status: 'loading' } };
@@ -125,14 +158,23 @@ function omitError(w: WrapUp): WrapUp {
   const { error: _e, ...rest } = w;
   return rest;
 }
+function omitFor(c: CustomerPanel): CustomerPanel {
+  const { forCall: _f, ...rest } = c;
+  return rest as CustomerPanel;
+}
 function omitWrap(s: DeskState): DeskState {
   const { wrap: _w, ...rest } = s;
   return rest;
 }
 
+/** The wrap-up's heading: whom the call was with, when the page knows it (never a dangling "·"). */
+export function wrapTitle(w: Pick<WrapUp, 'caller'>, format: (party: string) => string): string {
+  return w.caller ? `After-call work · ${format(w.caller)}` : 'After-call work';
+}
+
 /** A disposition from the list is required; notes are optional. */
 export function canSaveWrap(w: WrapUp): boolean {
-  return w.disposition !== '' && (w.status === 'editing' || w.status === 'failed');
+  return w.disposition !== '' && (w.status === 'editing' || w.status === 'failed' || w.status === 'not-set');
 }
 
 /** Words for the agent's state (the server's `agent.state`). */
@@ -170,3 +212,73 @@ export function shortcutFor(e: { altKey: boolean; ctrlKey: boolean; metaKey: boo
 
 /** "Alt+A" for the button's label and `aria-keyshortcuts`. */
 export const shortcutLabel = (a: ShortcutAction) => `Alt+${SHORTCUTS[a]}`;
+
+/** One row of the agent's one call list: a call from history, or one of this session's not yet there. */
+export interface CallRow {
+  wacid: string;
+  customer: string;
+  /** Local ms. */
+  at: number;
+  /** History's outcome (`answered`, `missed`, ...), or this session's result in lower case (`declined`, `completed`). */
+  outcome: string;
+  /** This session's result (`DECLINED`, `MISSED`, `COMPLETED`...) for a row history has not written yet. */
+  result?: string;
+  /** "Answered · Resolved · 1:05", or "Declined · just now". */
+  text: string;
+  /** Notes of the wrap-up, from history. */
+  notes?: string;
+  /** Why a call of this session ended as it did (the Service's 138xxx code in words), when it says more than the result. */
+  reason?: string;
+}
+
+/** Session results as the call list words them (history's `logOutcome` words for the same calls). */
+const SESSION_WORDS: Record<string, string> = { COMPLETED: 'Answered', DECLINED: 'Declined', MISSED: 'Missed', FAILED: 'Failed', REJECTED: 'Not taken', ENDED: 'Ended' };
+
+/**
+ * The one call list (issue 34): the call log from history, newest first, with this session's
+ * calls (missed and declined included) that history does not list yet on top, so a call is
+ * in the list the moment it is over and never twice.
+ */
+export function callList(
+  log: readonly CallRecord[],
+  session: readonly SessionCall[],
+  describe: (result: string) => string,
+  formatDuration: (s: number) => string,
+  describeReason?: (reason: string | undefined, errorCode?: number) => string,
+): CallRow[] {
+  const known = new Set(log.map((r) => r.wacid));
+  const fromSession: CallRow[] = session
+    .filter((e) => !known.has(e.wacid))
+    .map((e) => ({
+      wacid: e.wacid,
+      customer: e.direction === 'BUSINESS_INITIATED' ? e.to : e.from,
+      at: e.endedAt,
+      outcome: e.result === 'COMPLETED' ? 'answered' : e.result.toLowerCase(),
+      result: e.result,
+      text: `${SESSION_WORDS[e.result] ?? describe(e.result)}${e.duration !== undefined && e.result === 'COMPLETED' ? ` · ${formatDuration(e.duration)}` : ''}`,
+      // A call that failed says why (a refused accept, a media timeout); a plain hang-up needs no words.
+      ...(describeReason && e.result !== 'COMPLETED' && (e.reason || e.errorCode !== undefined) ? { reason: describeReason(e.reason, e.errorCode) } : {}),
+    }));
+  const fromLog: CallRow[] = log.map((r) => ({
+    wacid: r.wacid,
+    customer: customerOf(r),
+    at: Date.parse(r.receivedAt),
+    outcome: r.outcome,
+    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}`,
+    ...(r.notes ? { notes: r.notes } : {}),
+  }));
+  return [...fromSession, ...fromLog];
+}
+
+/** What `callList` needs of this session's calls (reducer.ts `EndedCall`). */
+export interface SessionCall {
+  wacid: string;
+  from: string;
+  to: string;
+  direction: string;
+  result: string;
+  duration?: number;
+  endedAt: number;
+  reason?: string;
+  errorCode?: number;
+}

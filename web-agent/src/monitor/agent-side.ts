@@ -15,7 +15,7 @@
  * Mute keeps working: the call mutes by disabling its own microphone track, which is what
  * the mixes read. After a microphone switch (`CallMedia.setMic`) call `setMic` here.
  */
-import { newPeerConnection, waitForGathering } from '../phone.ts';
+import { gatherFor, newPeerConnection } from '../phone.ts';
 import { EnergyMeter } from './energy.ts';
 import { MonitorBase, keepFlowing, type MonitorBaseOptions } from './media.ts';
 import { ROUTING_OFF, routingFor, type Routing } from './routing.ts';
@@ -86,7 +86,7 @@ export class AgentMonitor extends MonitorBase {
       o.audioEl.muted = false;
       void o.audioEl.play().catch(() => undefined);
     }
-    this.pc = newPeerConnection();
+    this.pc = newPeerConnection(this.ice);
     this.watch(this.pc);
     this.pc.addEventListener('track', (e) => this.supervisorArrived(e.track));
   }
@@ -101,8 +101,7 @@ export class AgentMonitor extends MonitorBase {
     try {
       const track = m.graph.toSupervisor.stream.getAudioTracks()[0]!;
       m.pc.addTransceiver(track, { direction: 'sendrecv', streams: [m.graph.toSupervisor.stream] });
-      await m.pc.setLocalDescription(await m.pc.createOffer());
-      await waitForGathering(m.pc, opts.gatherTimeoutMs);
+      await gatherFor(m.pc, async () => m.pc.setLocalDescription(await m.pc.createOffer()), m.ice, opts.gatherTimeoutMs !== undefined ? { maxMs: opts.gatherTimeoutMs } : {});
       if (m.phase === 'ended') return m;
       // offering before the send: the answer may come back before the send's ack does.
       m.dispatch({ type: 'offer' });

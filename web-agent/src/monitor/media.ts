@@ -3,6 +3,8 @@
  * and watching the monitor connection (state changes, and the DTLS transport closed by
  * the other side, which is how a closed tab shows up at once).
  */
+import type { IceConfig } from '../../../shared/protocol.ts';
+import { iceConfig } from '../ice.ts';
 import type { MonitorEndReason, MonitorMode } from '../../../shared/protocol.ts';
 import { newSession, step, type MonitorEffect, type MonitorEvent, type MonitorSession, type MonitorSide } from './session.ts';
 import type { MonitorSignaling } from './signaling.ts';
@@ -20,8 +22,10 @@ export interface MonitorBaseOptions {
   mode: MonitorMode;
   ctx: AudioContext;
   signaling: MonitorSignaling;
-  /** Gathering timeout for the complete SDP (phone.ts's default otherwise). */
+  /** The gathering bound's `maxMs` for the complete SDP (phone.ts's default otherwise). */
   gatherTimeoutMs?: number;
+  /** STUN/TURN for the monitor's connection; the page's (ice.ts) by default. */
+  ice?: IceConfig;
   lostGraceMs?: number;
   peerClosedGraceMs?: number;
   /** Anything the page shows changed (phase, mode, end). */
@@ -34,11 +38,15 @@ export abstract class MonitorBase {
   /** Settles when the last routing change and the teardown are done (tests and callers may await it). */
   protected work: Promise<void> = Promise.resolve();
 
+  /** The STUN/TURN servers and policy this monitor's connection is made with. */
+  protected readonly ice: IceConfig;
+
   protected constructor(
     side: MonitorSide,
     protected readonly opts: MonitorBaseOptions,
   ) {
     this.session = newSession(side, opts.mode);
+    this.ice = opts.ice ?? iceConfig();
   }
 
   get monitorId(): string {

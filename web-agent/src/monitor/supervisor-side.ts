@@ -5,7 +5,7 @@
  * disabled track (silence) in listen. Switching mode only flips that; nothing is
  * renegotiated.
  */
-import { newPeerConnection, waitForGathering } from '../phone.ts';
+import { gatherFor, newPeerConnection } from '../phone.ts';
 import { EnergyMeter } from './energy.ts';
 import { MonitorBase, type MonitorBaseOptions } from './media.ts';
 import { ROUTING_OFF, routingFor } from './routing.ts';
@@ -28,7 +28,7 @@ export class SupervisorMonitor extends MonitorBase {
     super('supervisor', o);
     this.mic = o.micTrack.clone();
     this.mic.enabled = false;
-    this.pc = newPeerConnection();
+    this.pc = newPeerConnection(this.ice);
     this.watch(this.pc);
   }
 
@@ -63,8 +63,7 @@ export class SupervisorMonitor extends MonitorBase {
       this.o.audioEl.muted = false;
       void this.o.audioEl.play().catch(() => undefined);
       this.meter = new EnergyMeter(this.o.ctx, mix);
-      await this.pc.setLocalDescription(await this.pc.createAnswer());
-      await waitForGathering(this.pc, this.o.gatherTimeoutMs);
+      await gatherFor(this.pc, async () => this.pc.setLocalDescription(await this.pc.createAnswer()), this.ice, this.o.gatherTimeoutMs !== undefined ? { maxMs: this.o.gatherTimeoutMs } : {});
       if (this.phase === 'ended') return;
       await this.o.signaling.send({ monitorId: this.monitorId, kind: 'answer', sdp: this.pc.localDescription!.sdp });
       this.dispatch({ type: 'answer' });

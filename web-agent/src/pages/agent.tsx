@@ -23,12 +23,16 @@ import { announce, closeNotes } from './agent/announce.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
 import { agentDevices } from './agent/devices.ts';
 import { agentDesk } from './agent/desk.ts';
-import { callExtras, DeskCards, deskProps, runShortcut, toggleHold } from './agent/desk-mount.tsx';
+import { DeskWork, deskProps, runShortcut, toggleHold } from './agent/desk-mount.tsx';
+import { stateLine } from '../desk/line.ts';
+import type { LevelMeter } from '../audio.ts';
 import { installTestHook } from './agent/hook.ts';
 import { startMeters } from './agent/meters.ts';
 import { Microphone } from './agent/mic.ts';
 import { agentMonitoring } from './agent/monitor.tsx';
-import { Phone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
+import { LostCallNotice, lostCall, rememberCallHere, takeCallHeldBeforeReload, type LostCall } from './agent/lost.tsx';
+import { Softphone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
+import { Setup } from './agent/presence.tsx';
 import type { ServerMsg } from '../../../shared/protocol.ts';
 import { CallbackPanel, withoutPanelCall } from './callback/panel.tsx';
 import { CallbackQueue } from './queue/panel.tsx';
@@ -40,11 +44,19 @@ let sound: SoundStatus = 'unchecked';
 let busy = false;
 /** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
 let call: TabCall | undefined;
+/** The call whose audio this tab had before a reload (issue 34: its audio is lost; the page says so). */
+let lostBefore: LostCall | undefined = takeCallHeldBeforeReload();
+const lostDismissed = new Set<string>();
+/** The lost call was still live when last drawn: its end is in history soon after (the call log is read again then). */
+let lostWasLive = lostBefore !== undefined;
 
 const audio = new PageAudio();
 const audioEl = el<HTMLAudioElement>('remote-audio');
 const now = () => Date.now();
-const showError = (message: string, code?: string) => dispatch({ type: 'error', message, ...(code ? { code } : {}), now: now() });
+/** An error raised while this tab holds a call is about that call: it goes when the call and its wrap-up are over. */
+const showError = (message: string, code?: string) => dispatch({ type: 'error', message, ...(code ? { code } : {}), now: now(), wacid: call?.wacid });
+/** The caller's level (the remote audio this tab plays), while this tab holds a call. */
+let callerMeter: LevelMeter | undefined;
 const mic = new Microphone({ audio, changed: () => render(), showError, ended: () => void devices.micEnded() });
 const devices = agentDevices({
   mic,
@@ -76,14 +88,15 @@ const { answer, sendAnswer, decline, hangup } = callActions({
 });
 
 // Call-back queue (issue 16): its Call dials through the Call back panel (one dial path).
-const callbackPanel = new CallbackPanel(() => conn, () => state);
+// A call back refused or not answered says so on its task (issue 34), not only in the panel.
+const callbackPanel = new CallbackPanel(() => conn, () => state, (from, to, message) => queue.callOutcome(from, to, message));
 const queue = new CallbackQueue({ me: () => me, dial: (from, to) => callbackPanel.callTo(from, to) });
 const desk = agentDesk({
   conn: () => conn,
   ui: () => state,
   render: () => render(),
   showError,
-  shortcut: (action) => runShortcut(action, state, actions, () => void toggleHold(call, desk, showError)),
+  shortcut: (action) => runShortcut(action, state, actions),
 });
 
 function dispatch(ev: UiEvent): void {
@@ -108,6 +121,9 @@ function reconcile(): void {
   const mine = tabCall(state);
   // The call left this tab (ended, revoked, taken elsewhere): release its session.
   if (call && (!mine || mine.view.wacid !== call.wacid)) endSession();
+  // A reload knows which call's audio it lost; a new call here supersedes that notice.
+  rememberCallHere(call?.wacid);
+  if (call) lostBefore = undefined;
   // An answer whose ack never came (timeout, lost link, OUTCOME_UNKNOWN) is settled by the
   // server's state: accepted for this agent means audio may start.
   if (call?.outcomeUnknown && mine && mine.local === 'answering' && mine.view.agent === me?.name && (mine.view.state === 'active' || mine.view.startedAt !== undefined)) {
@@ -127,6 +143,8 @@ function reconcile(): void {
 
 function endSession(): void {
   if (call) monitoring.callEnded(call.wacid);
+  callerMeter?.close();
+  callerMeter = undefined;
   call?.session.close();
   call = undefined;
 }
@@ -136,6 +154,11 @@ async function startAudio(): Promise<void> {
   const track = await mic.track();
   if (!track || !call) return showError('The call is connected but your microphone is not available: the caller cannot hear you.', 'MIC');
   await call.session.media.start(track, audioEl);
+  // The caller's side of the meters: the stream this tab plays.
+  if (audioEl.srcObject instanceof MediaStream) {
+    callerMeter?.close();
+    callerMeter = audio.meter(audioEl.srcObject);
+  }
   await devices.applySpeaker();
   // After a reload the ready-check did not run in this tab: fill the lists now the microphone is open.
   await devices.refresh();
@@ -202,7 +225,7 @@ const actions: PhoneActions = {
     if (other) void hangup(other.view.wacid);
   },
   toggleMute: () => call?.session.toggleMute(),
-  dismissEnded: () => dispatch({ type: 'dismissEnded' }),
+  toggleHold: () => void toggleHold(call, desk, showError),
   chooseMic: (deviceId) => void devices.chooseMic(deviceId),
   chooseSpeaker: devices.chooseSpeaker,
 };
@@ -223,10 +246,37 @@ function onMessage(msg: ServerMsg): void {
     call.outcomeUnknown = false;
     void sendAnswer(mine.view.wacid);
   }
-  if (state.presence === 'available' && !isReady()) {
-    const label = el('ready-check').textContent?.trim() ?? 'Check mic and sound';
-    showError(`You are available, but this tab cannot ring yet: run "${label}".`, 'NOT_READY');
-  }
+  // A page that cannot ring is never available (issue 34): a new session (a reload, a login)
+  // runs the ready-check first, unless another tab of this browser can ring.
+  if (state.presence === 'available' && !isReady()) void awayUnlessAnotherTabRings();
+}
+
+/** Tabs of this browser answer whether they can ring; none within this time: set away. */
+const READY_ASK_MS = 400;
+
+async function awayUnlessAnotherTabRings(): Promise<void> {
+  if (await anotherTabReady()) return;
+  if (state.presence !== 'available' || isReady()) return;
+  await setPresence('away');
+  showError('Run "Check mic and sound" to go available: this tab cannot ring until then.', 'NOT_READY');
+}
+
+function anotherTabReady(): Promise<boolean> {
+  if (!tabs) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const onReply = (e: MessageEvent<{ type: string }>) => {
+      if (e.data.type !== 'ready!') return;
+      tabs.removeEventListener('message', onReply);
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      tabs.removeEventListener('message', onReply);
+      resolve(false);
+    }, READY_ASK_MS);
+    tabs.addEventListener('message', onReply);
+    tabs.postMessage({ type: 'ready?' });
+  });
 }
 
 const root = document.getElementById('main')!;
@@ -234,27 +284,54 @@ const root = document.getElementById('main')!;
 function render(): void {
   const t = now();
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
-  const session = call && { connection: call.session.connection, outcomeUnknown: call.outcomeUnknown, muted: call.session.isMuted, quality: call.session.quality };
+  const s = call?.session;
+  const session = call && s && {
+    connection: s.connection,
+    outcomeUnknown: call.outcomeUnknown,
+    muted: s.isMuted,
+    quality: s.quality,
+    networkWarning: s.networkWarning,
+    onHold: s.onHold,
+    heldSince: s.heldSince,
+    noAudio: s.noInboundAudio,
+    canHold: s.media.isStarted,
+  };
+  const found = lostCall(state, lostBefore);
+  const lost = found && !lostDismissed.has(found.wacid) ? found : undefined;
+  const lostLive = !!found && found.wacid in state.calls;
+  if (lostWasLive && found && !lostLive && state.link === 'online') setTimeout(() => desk.actions.reloadLog(), 1_500);
+  lostWasLive = lostLive || (lostWasLive && state.link !== 'online');
+  // The call back the Call back panel holds is drawn there, not as "a call in another tab";
+  // a call whose audio this page lost in a reload is the notice in the work, not "another tab" either.
+  const shown = withoutPanelCall(withoutPanelCall(state, callbackPanel.heldWacid()), lost?.wacid);
+  const line = stateLine({ ui: shown, now: t, onHold: s?.onHold ?? false, typing: desk.typing(t) });
+  const dp = deskProps(desk, state, t, (from, to) => callbackPanel.callTo(from, to));
+  const phone = {
+    state: shown,
+    now: t,
+    line,
+    demo: me?.demo === true,
+    mic: { status: mic.status, detail: mic.detail, deviceId: mic.deviceId },
+    sound,
+    ready: isReady(),
+    busyPresence: busy,
+    audioUnlocked: audio.unlocked,
+    devices: devices.list(),
+    speakerId: remembered(SPEAKER_KEY),
+    canChooseSpeaker: canChooseSpeaker(),
+    session,
+    actions,
+  };
   draw(
     <>
-    <Phone
-      // The call back the Call back panel holds is drawn there, not as "a call in another tab".
-      state={withoutPanelCall(state, callbackPanel.heldWacid())}
-      now={t}
-      demo={me?.demo === true}
-      mic={{ status: mic.status, detail: mic.detail, deviceId: mic.deviceId }}
-      sound={sound}
-      ready={isReady()}
-      busyPresence={busy}
-      audioUnlocked={audio.unlocked}
-      devices={devices.list()}
-      speakerId={remembered(SPEAKER_KEY)}
-      canChooseSpeaker={canChooseSpeaker()}
-      session={session}
-      actions={actions}
-      callExtras={callExtras(call, t, () => void toggleHold(call, desk, showError))}
-    />
-    <DeskCards props={deskProps(desk, state, t, (from, to) => callbackPanel.callTo(from, to))} />
+      <div class="desk-phone">
+        <Softphone {...phone} />
+        <Setup {...phone} awayReasons={dp.desk.awayReasons} awayReason={dp.desk.awayReason} chooseAwayReason={dp.actions.chooseAwayReason} />
+      </div>
+      <div class="desk-work">
+        <LostCallNotice lost={lost} live={lostLive} onDismiss={() => (lost && lostDismissed.add(lost.wacid), (lostBefore = undefined), render())} />
+        <DeskWork props={dp} />
+      </div>
     </>,
     root,
   );
@@ -292,6 +369,8 @@ async function boot(): Promise<void> {
   tabs?.addEventListener('message', (e: MessageEvent<{ type: string; wacid: string }>) => {
     const entry: CallEntry | undefined = state.calls[e.data.wacid];
     if (e.data.type === 'declined' && entry?.local === 'none') dispatch({ type: 'local', wacid: e.data.wacid, local: 'declined', now: now() });
+    // Another tab of this browser asks whether any tab can ring (a new session: issue 34).
+    if (e.data.type === 'ready?' && isReady() && state.presence === 'available') tabs?.postMessage({ type: 'ready!' });
   });
   if (!navigator.mediaDevices) showError('This page needs a secure connection (https) to use the microphone.', 'INSECURE');
 
@@ -314,7 +393,11 @@ async function boot(): Promise<void> {
     reconcile(); // a deadline passing stops the ring with no frame from the server
     render();
   }, 250);
-  startMeters(() => (mic.meter ? mic.meter.level() : 0), () => call?.session.isMuted ?? false);
+  startMeters(
+    () => (mic.meter ? mic.meter.level() : 0),
+    () => call?.session.isMuted === true || call?.session.onHold === true,
+    () => (callerMeter ? callerMeter.level() : 0),
+  );
 }
 
 void boot();

@@ -4,6 +4,7 @@
  * the "Call back" panel (callback/panel.tsx): permission for a user, and a callback placed
  * from this tab. The lists are Preact components drawn from the reducer's state.
  */
+import { PATH_LABELS } from '../quality.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './shell.ts';
@@ -15,7 +16,7 @@ import { renderShell } from '../ui/shell.tsx';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiState } from '../reducer.ts';
 import type { CallView } from '../../../shared/protocol.ts';
-import { liveStateText } from './supervisor/live.ts';
+import { liveStateText, rangText, timeText } from './supervisor/live.ts';
 import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
 import { WallboardView } from './supervisor/wallboard.tsx';
 import { mountReports } from './supervisor/reports.tsx';
@@ -26,7 +27,7 @@ let conn: Connection | undefined;
 let me: Me | undefined;
 /** The last wallboard (GET /api/wallboard first, then every `wallboard` frame). */
 let board: Wallboard | undefined;
-const panel = new CallbackPanel(() => conn, () => state);
+const panel = new CallbackPanel(() => conn, () => state, (from, to, message) => queue.callOutcome(from, to, message));
 const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) }); // call-back queue (issue 16)
 const monitoring = new SupervisorMonitoring(() => conn, () => draw(), (message) => dispatch({ type: 'error', message, code: 'MONITOR', now: Date.now() })); // issue 17
 
@@ -48,11 +49,6 @@ function dispatch(ev: UiEvent): void {
 const customer = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.to : v.from);
 const business = (v: { direction: string; from: string; to: string }) => (v.direction === 'BUSINESS_INITIATED' ? v.from : v.to);
 
-/** Time column: talking time once started, else the time left to answer (waiting or ringing). Server times; `now` is server time too. */
-function timeText(v: CallView, now: number): string {
-  if (v.startedAt !== undefined) return formatDuration((now - v.startedAt) / 1000);
-  return v.deadline !== undefined ? `${formatDuration(Math.max(0, v.deadline - now) / 1000)} to answer` : '';
-}
 
 export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?: SupervisorMonitoring }) {
   return (
@@ -85,7 +81,14 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
                 <td data-label="Customer">{formatCaller(customer(v))}</td>
                 <td data-label="Business number">{formatCaller(business(v))}</td>
                 <td data-label="State">{liveStateText(v)}</td>
-                <td data-label="Agent">{v.agent ?? '–'}</td>
+                <td data-label="Agent">
+                  {v.agent ?? '–'}
+                  {v.path && (
+                    <span class="live-path" data-testid="live-path" data-path={v.path}>
+                      {` · ${PATH_LABELS[v.path]}`}
+                    </span>
+                  )}
+                </td>
                 <td data-label="Time">{timeText(v, now)}</td>
                 {m && <td data-label="Monitor">{<MonitorCell call={v} m={m} />}</td>}
               </tr>
@@ -95,6 +98,12 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
       </div>
     </>
   );
+}
+
+/** "Missed · rang agent1 twice", "Completed · agent2 · The caller hung up." */
+function recentMeta(e: EndedCall): string {
+  if (e.rang?.length) return `${describeResult(e.result)} · ${rangText(e.rang)}`;
+  return `${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`;
 }
 
 export function RecentCalls({ ended }: { ended: EndedCall[] }) {
@@ -111,7 +120,7 @@ export function RecentCalls({ ended }: { ended: EndedCall[] }) {
           <li key={e.wacid} data-testid="recent-call" data-wacid={e.wacid} data-result={e.result}>
             <span class="h-caller">{e.direction === 'BUSINESS_INITIATED' ? `${formatCaller(e.to)} (callback)` : formatCaller(e.from)}</span>
             <span class="h-duration">{e.duration !== undefined ? formatDuration(e.duration) : '–'}</span>
-            <span class="h-meta">{`${describeResult(e.result)}${e.agent ? ` · ${e.agent}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`}</span>
+            <span class="h-meta">{recentMeta(e)}</span>
           </li>
         ))}
       </ol>

@@ -1,6 +1,6 @@
 /** Small Preact parts both call views use (agent page and Call back panel). */
 import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../devices.ts';
-import type { Quality } from '../quality.ts';
+import { PATH_LABELS, type Quality } from '../quality.ts';
 
 /** A microphone or speaker list; `preferred` is shown while it is listed, else the browser's default. */
 export function DeviceSelect(p: { testid: string; describedBy?: string; devices: readonly Device[]; kind: DeviceKind; preferred: string | undefined; onChoose(id: string): void }) {
@@ -17,14 +17,25 @@ export function DeviceSelect(p: { testid: string; describedBy?: string; devices:
 }
 
 /** The line-quality box whose testids start with `prefix`: level, label and warnings. */
-export function QualityBox({ prefix, quality, hidden }: { prefix: string; quality: Quality | undefined; hidden?: boolean }) {
+export function QualityBox({ prefix, quality, hidden, notice }: { prefix: string; quality: Quality | undefined; hidden?: boolean; notice?: string | undefined }) {
   return (
     <div class="quality" data-testid={prefix} data-level={quality?.level ?? 'unknown'} hidden={hidden}>
       <span class="quality-dot" aria-hidden="true" />
       <span class="quality-label" data-testid={`${prefix}-label`}>
         {quality?.label ?? 'Checking the line…'}
       </span>
+      {quality?.path && (
+        <span class="quality-path" data-testid={`${prefix}-path`} data-path={quality.path}>
+          {' · '}
+          {PATH_LABELS[quality.path]}
+        </span>
+      )}
       <ul class="quality-warnings" data-testid={`${prefix}-warnings`}>
+        {notice && (
+          <li key="network" data-testid={`${prefix}-network-warning`}>
+            {notice}
+          </li>
+        )}
         {(quality?.warnings ?? []).map((w) => (
           <li key={w}>{w}</li>
         ))}

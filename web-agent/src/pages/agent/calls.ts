@@ -73,7 +73,13 @@ export function callActions(x: CallContext) {
       return;
     }
     if (x.state().calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
-    session = new CallSession(media, { audioEl: x.audioEl, onChange: () => x.render(), holdMusic: () => x.audio.holdMusic() });
+    session = new CallSession(media, {
+      audioEl: x.audioEl,
+      onChange: () => x.render(),
+      holdMusic: () => x.audio.holdMusic(),
+      // How the audio travels, for the supervisors' live view and history.
+      onPath: (path) => void x.conn().request({ type: 'call.path', wacid, path }).catch(() => undefined),
+    });
     session.setConnection(media.pc.connectionState);
     x.setCall({ wacid, session, outcomeUnknown: false });
     await sendAnswer(wacid);

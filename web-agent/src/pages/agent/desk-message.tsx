@@ -1,7 +1,7 @@
-/** "Send a message" in the customer panel (issue 16): text or an APPROVED template, its status live. */
+/** "Send a message" in the customer panel: text or an APPROVED template, its status live. */
 import type { MessageRecord } from '../../../../shared/records.ts';
 import { chosenTemplate, messageProblem, statusWords, templateKey } from '../../desk/message.ts';
-import type { DeskProps } from './desk-view.tsx';
+import type { DeskProps } from './desk-props.ts';
 
 /** "Send a message" to the open customer: text, or an APPROVED template with its parameters; the sent one's status live. */
 export function MessageForm(p: DeskProps & { from: string | undefined }) {

@@ -1,14 +1,13 @@
 /**
- * How the agent page mounts the desk (desk.ts, desk-view.tsx): the cards around the phone,
- * the active call's extra controls (hold, no-audio warning), hold itself (the session's
- * music plus `call.hold` / `call.resume` to the server), and the shortcuts' targets.
+ * How the agent page mounts the desk (desk.ts, desk-view.tsx): the work area beside the
+ * softphone (wrap-up, customer, the one call list), hold itself (the session's music plus
+ * `call.hold` / `call.resume` to the server), and the shortcuts' targets.
  */
-import type { ComponentChildren } from 'preact';
 import { callsElsewhere, ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { ShortcutAction } from '../../desk/state.ts';
 import type { TabCall } from './calls.ts';
 import type { agentDesk } from './desk.ts';
-import { AgentStateCard, CallExtras, CallLog, CustomerCard, WrapUpCard, type DeskProps } from './desk-view.tsx';
+import { CallLog, CustomerCard, NoCustomer, WrapUpCard, type DeskProps } from './desk-view.tsx';
 import type { PhoneActions } from './view.tsx';
 
 type Desk = ReturnType<typeof agentDesk>;
@@ -24,26 +23,22 @@ export function deskProps(desk: Desk, state: UiState, now: number, dial?: DeskPr
     online: state.link === 'online',
     available: state.presence === 'available',
     inCall: !!tabCall(state) || callsElsewhere(state).length > 0,
+    typing: desk.typing(now),
+    ended: state.lastEnded,
+    session: state.history,
     actions: desk.actions,
   };
 }
 
-/** The desk's cards, placed after the phone. */
-export function DeskCards({ props, children }: { props: DeskProps; children?: ComponentChildren }) {
+/** The work area: the wrap-up first (it is what the agent does now), the customer, the call list. */
+export function DeskWork({ props }: { props: DeskProps }) {
   return (
     <>
-      <CustomerCard {...props} />
       <WrapUpCard {...props} />
-      <AgentStateCard {...props} />
-      {children}
+      {props.desk.customer ? <CustomerCard {...props} /> : <NoCustomer />}
       <CallLog {...props} />
     </>
   );
-}
-
-export function callExtras(call: TabCall | undefined, now: number, toggle: () => void) {
-  const s = call?.session;
-  return <CallExtras onHold={s?.onHold ?? false} heldSince={s?.heldSince} now={now} noAudio={s?.noInboundAudio ?? false} canHold={!!s && s.media.isStarted} onToggle={toggle} />;
 }
 
 /** Hold or resume the call this tab holds: music first (the caller must never hear the room), then tell the server. */
@@ -62,11 +57,11 @@ export async function toggleHold(call: TabCall | undefined, desk: Desk, showErro
 }
 
 /** What each shortcut does on the agent page. */
-export function runShortcut(action: ShortcutAction, state: UiState, actions: PhoneActions, hold: () => void): void {
+export function runShortcut(action: ShortcutAction, state: UiState, actions: PhoneActions): void {
   const ring = tabCall(state) ? undefined : ringingCalls(state, Date.now())[0];
   if (action === 'answer' && ring) void actions.answer(ring.view.wacid);
   else if (action === 'decline' && ring) void actions.decline(ring.view.wacid);
   else if (action === 'mute' && tabCall(state)?.local === 'held') actions.toggleMute();
-  else if (action === 'hold') hold();
+  else if (action === 'hold') actions.toggleHold();
   else if (action === 'hangup' && tabCall(state)) actions.hangup();
 }

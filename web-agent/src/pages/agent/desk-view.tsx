@@ -1,110 +1,79 @@
 /**
- * The agent desk's panels around the phone (issue 15): the agent's state with the time in
- * it and the after-call countdown ("Ready now", "More time" once), away with a reason, the
- * customer panel (on ring and during the call), the after-call work form, the call's hold
- * and no-audio warning, and the agent's call log from history. Drawn from desk/state.ts.
+ * The agent desk's work area: the after-call work of the call that just
+ * ended, the customer panel (on ring, during the call and its wrap-up), and the one call
+ * list (the call log from history, with this session's calls not yet written there).
+ * Drawn from desk/state.ts; the softphone (state, call, controls) is view.tsx.
  */
-import type { AgentStateMsg } from '../../../../shared/protocol.ts';
-import { describeResult, formatCaller, formatDuration } from '../../format.ts';
+import type { MessageRecord } from '../../../../shared/records.ts';
+import { describeMoment, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
 import { callBackVerdict, contactName, type Customer } from '../../desk/customer.ts';
-import type { MessageState } from '../../desk/message.ts';
+import type { EndedCall } from '../../reducer.ts';
+import type { DeskProps } from './desk-props.ts';
 import { MessageForm } from './desk-message.tsx';
-import { canSaveWrap, customerOf, logOutcome, shortcutLabel, STATUS_WORDS, type DeskState } from '../../desk/state.ts';
+import { callList, canSaveWrap, logOutcome, wrapTitle } from '../../desk/state.ts';
 
-export interface DeskActions {
-  ready(): void;
-  moreTime(): void;
-  chooseAwayReason(reason: string): void;
-  editWrap(edit: { disposition?: string; notes?: string }): void;
-  saveWrap(): void;
-  closeWrap(): void;
-  toggleHold(): void;
-  openCustomer(id: string): void;
-  reloadLog(): void;
-  editMessage(edit: { mode?: 'text' | 'template'; text?: string; template?: string; parameter?: { index: number; value: string } }): void;
-  sendMessage(from: string): void;
-}
+export type { DeskActions, DeskProps } from './desk-props.ts';
 
-export interface DeskProps {
-  desk: DeskState;
-  /** "Send a message" in the customer panel. */
-  messages: MessageState;
-  agent?: Omit<AgentStateMsg, 'type'> | undefined;
-  /** Server time now (local clock plus the skew). */
-  serverNow: number;
-  online: boolean;
-  available: boolean;
-  /** A call is held (here or in another tab). */
-  inCall: boolean;
-  actions: DeskActions;
-  /** Dial a call back (`from` business number, `to` customer); absent where the page cannot dial. */
-  dial?: ((from: string, to: string) => void) | undefined;
-}
+/** The permission's state in words when the server gave none. */
+const PERMISSION_WORDS: Record<string, string> = {
+  unknown: 'not known (no request or answer seen): ask before calling back',
+  requested: 'asked, no answer yet',
+  granted: 'granted',
+  rejected: 'refused by the customer',
+  expired: 'expired',
+};
 
 const secs = (ms: number) => formatDuration(Math.max(0, Math.floor(ms / 1000)));
 
-export function AgentStateCard(p: DeskProps) {
-  // Before the server's first agent.state: what the page knows (presence, a call here), no time.
-  const a = p.agent ?? { status: p.inCall ? 'on-call' : p.available ? 'available' : 'away', since: Number.NaN };
-  const acw = a.status === 'after-call-work';
-  const left = acw && a.until !== undefined ? Math.max(0, Math.ceil((a.until - p.serverNow) / 1000)) : undefined;
+/** No customer shown yet: the work area says what will come here (it never jumps into an empty page). */
+export function NoCustomer() {
   return (
-    <section class="card desk-state" aria-labelledby="desk-state-title" data-testid="agent-state" data-status={a.status}>
-      <h2 id="desk-state-title" class="card-title">
-        Your state
+    <section class="card customer" aria-labelledby="customer-title" data-testid="customer-none">
+      <h2 id="customer-title" class="card-title">
+        Customer
       </h2>
-      <p>
-        <strong data-testid="agent-state-status">{STATUS_WORDS[a.status]}</strong>
-        {a.reason ? <span data-testid="agent-state-reason">{` · ${a.reason}`}</span> : null}
-        {Number.isFinite(a.since) ? <span class="sub" data-testid="agent-state-time" role="timer">{` · for ${secs(p.serverNow - a.since)}`}</span> : null}
-      </p>
-      {acw ? (
-        <div class="actions">
-          <span data-testid="acw-countdown" role="timer" data-seconds={left ?? ''}>
-            {left !== undefined ? `Next call can ring in ${left} s` : 'Wrapping up'}
-          </span>
-          <button type="button" class="btn btn-go" data-testid="acw-ready" disabled={!p.online || (p.desk.wrap !== undefined && p.desk.wrap.status !== 'saved' && !canSaveWrap(p.desk.wrap))} onClick={p.actions.ready}>
-            Ready now
-          </button>
-          <button type="button" class="btn" data-testid="acw-more-time" disabled={!p.online || p.desk.wrap?.extended === true} onClick={p.actions.moreTime}>
-            More time
-          </button>
-        </div>
-      ) : null}
-      {/* The reason goes with "Go away" in the presence panel. */}
-      <label hidden={!p.available || acw || p.inCall}>
-        Reason when you go away{' '}
-        <select data-testid="away-reason" value={p.desk.awayReason} onChange={(e) => p.actions.chooseAwayReason((e.target as HTMLSelectElement).value)}>
-          {p.desk.awayReasons.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
-      </label>
+      <p class="empty">The caller's details, past calls and messages show here when a call rings.</p>
     </section>
   );
 }
 
+/**
+ * After-call work (issue 34): the call that ended (with whom, how, how long), a disposition
+ * and notes saved as they are typed (a reload keeps them), the countdown that stands still
+ * while the agent types, and one button that ends it. "More time" once, when there is a limit.
+ */
 export function WrapUpCard(p: DeskProps) {
   const w = p.desk.wrap;
   if (!w) return null;
-  const locked = w.status === 'saving' || w.status === 'saved' || w.status === 'not-set';
+  const locked = w.status === 'saving';
+  const e = p.ended?.wacid === w.wacid ? p.ended : undefined;
+  const a = p.agent?.status === 'after-call-work' && p.agent.wacid === w.wacid ? p.agent : undefined;
+  // Never more than the wrap-up's own length (the page's estimate of the server's clock can be a little off).
+  const left = a?.until !== undefined ? Math.max(0, Math.ceil((Math.min(a.until - p.serverNow, a.until - a.since)) / 1000)) : undefined;
   return (
     <section class="card wrapup" aria-labelledby="wrapup-title" data-testid="wrapup" data-state={w.status} data-wacid={w.wacid}>
-      <h2 id="wrapup-title" class="card-title">
-        After-call work · {formatCaller(w.caller)}
+      <h2 id="wrapup-title" class="card-title" data-testid="wrapup-title">
+        {wrapTitle(w, formatCaller)}
       </h2>
+      <p class="sub" data-testid="call-ended" data-wacid={w.wacid} hidden={!e}>
+        <span data-testid="call-ended-result" data-result={e?.result}>
+          {e ? describeResult(e.result) : ''}
+        </span>
+        {' · '}
+        <span data-testid="call-ended-duration">{e ? (e.duration !== undefined ? formatDuration(e.duration) : '–') : ''}</span>
+        {e && (e.reason || e.errorCode !== undefined) ? ' · ' : ''}
+        <span data-testid="call-ended-reason">{e && (e.reason || e.errorCode !== undefined) ? describeReason(e.reason, e.errorCode) : ''}</span>
+      </p>
       <form
         data-testid="wrapup-form"
-        onSubmit={(e) => {
-          e.preventDefault();
+        onSubmit={(ev) => {
+          ev.preventDefault();
           p.actions.saveWrap();
         }}
       >
         <label>
-          Disposition (required){' '}
-          <select data-testid="wrapup-disposition" required disabled={locked} value={w.disposition} aria-invalid={w.disposition === ''} onChange={(e) => p.actions.editWrap({ disposition: (e.target as HTMLSelectElement).value })}>
+          Disposition{' '}
+          <select data-testid="wrapup-disposition" required disabled={locked} value={w.disposition} aria-invalid={w.disposition === ''} onChange={(ev) => p.actions.editWrap({ disposition: (ev.target as HTMLSelectElement).value })}>
             <option value="">Choose…</option>
             {p.desk.dispositions.map((d) => (
               <option key={d} value={d}>
@@ -114,45 +83,37 @@ export function WrapUpCard(p: DeskProps) {
           </select>
         </label>
         <label class="block">
-          Notes (optional)
-          <textarea data-testid="wrapup-notes" rows={3} disabled={locked} value={w.notes} onInput={(e) => p.actions.editWrap({ notes: (e.target as HTMLTextAreaElement).value })} />
+          Notes
+          <textarea data-testid="wrapup-notes" rows={3} disabled={locked} value={w.notes} onInput={(ev) => p.actions.editWrap({ notes: (ev.target as HTMLTextAreaElement).value })} />
         </label>
         <div class="actions">
-          <button type="submit" class="btn btn-go" data-testid="wrapup-save" disabled={!canSaveWrap(w) || !p.online}>
-            {w.status === 'saving' ? 'Saving…' : 'Save'}
+          <button type="submit" class="btn btn-go" data-testid="acw-ready" disabled={!canSaveWrap(w) || !p.online}>
+            {w.status === 'saving' ? 'Saving…' : w.status === 'not-set' ? 'Save the disposition' : 'Finish wrap-up'}
           </button>
-          <button type="button" class="btn btn-quiet" data-testid="wrapup-close" hidden={!(w.status === 'saved' || w.status === 'not-set')} onClick={p.actions.closeWrap}>
+          <button type="button" class="btn" data-testid="acw-more-time" hidden={!a || a.until === undefined} disabled={!p.online || w.extended} onClick={p.actions.moreTime}>
+            More time
+          </button>
+          <button type="button" class="btn btn-quiet" data-testid="wrapup-close" hidden={w.status !== 'not-set'} onClick={p.actions.closeWrap}>
             Close
           </button>
         </div>
         <p class="hint" data-testid="wrapup-status" role="status">
-          {w.status === 'saved'
-            ? `Saved: ${w.disposition}.`
-            : w.status === 'not-set'
-              ? 'The wrap-up time ended before a disposition was saved: "Not set" was recorded.'
+          <span data-testid="acw-countdown" role="timer" data-seconds={left ?? ''}>
+            {w.status === 'not-set'
+              ? 'The wrap-up time ended: your notes were saved with "Not set". Choose a disposition to replace it.'
               : w.status === 'failed'
                 ? `Not saved: ${w.error ?? 'try again'}.`
-                : 'Choose a disposition: the next call rings only after it (or when the countdown ends).'}
+                : !a
+                  ? 'Choose a disposition, then finish the wrap-up.'
+                  : left === undefined
+                    ? 'No time limit: the next call rings when you finish.'
+                    : p.typing
+                      ? `Countdown paused while you type (${left} s left). Your notes are saved as you type.`
+                      : `Next call can ring in ${left} s. Your notes are saved as you type.`}
+          </span>
         </p>
       </form>
     </section>
-  );
-}
-
-/** Hold button, hold timer and the no-audio warning, inside the active call's controls. */
-export function CallExtras(p: { onHold: boolean; heldSince: number | undefined; now: number; noAudio: boolean; canHold: boolean; onToggle(): void }) {
-  return (
-    <>
-      <button type="button" class="btn" data-testid="hold" aria-pressed={p.onHold} aria-keyshortcuts={shortcutLabel('hold')} disabled={!p.canHold} onClick={p.onToggle}>
-        {p.onHold ? 'Resume' : 'Hold'} <kbd>{shortcutLabel('hold')}</kbd>
-      </button>
-      <span class="hold-timer" data-testid="hold-timer" role="timer" hidden={!p.onHold}>
-        {p.onHold && p.heldSince !== undefined ? `On hold ${secs(p.now - p.heldSince)} · the caller hears music, your microphone is off` : ''}
-      </span>
-      <p class="warn" role="alert" data-testid="no-audio-warning" hidden={!p.noAudio}>
-        No sound from the caller yet. Check your network (VPN, firewall) and that the caller is not muted; the Service drops a call with no audio after 20 s.
-      </p>
-    </>
   );
 }
 
@@ -165,7 +126,7 @@ export function CustomerCard(p: DeskProps) {
       <h2 id="customer-title" class="card-title">
         Customer · {formatCaller(c.id)}
       </h2>
-      {c.status === 'loading' ? <p class="hint">Loading the customer…</p> : c.status === 'failed' ? <p class="hint" data-testid="customer-error">{`Could not load the customer: ${c.error}`}</p> : <CustomerBody data={c.data} callBack={callBackFor(c.data, p.dial)} />}
+      {c.status === 'loading' ? <p class="hint">Loading the customer…</p> : c.status === 'failed' ? <p class="hint" data-testid="customer-error">{`Could not load the customer: ${c.error}`}</p> : <CustomerBody data={c.data} callBack={callBackFor(c.data, p.dial)} sent={p.messages.recent} />}
       {c.status === 'ready' ? <MessageForm {...p} from={c.data.calls[0]?.businessNumber ?? c.data.callbacks[0]?.businessNumber} /> : null}
     </section>
   );
@@ -176,12 +137,16 @@ function callBackFor(data: Customer, dial: DeskProps['dial']): ((id: string) => 
   return dial && from ? (id) => dial(from, id) : undefined;
 }
 
-function CustomerBody({ data, callBack }: { data: Customer; callBack?: ((id: string) => void) | undefined }) {
+function CustomerBody({ data, callBack, sent }: { data: Customer; callBack?: ((id: string) => void) | undefined; sent: readonly MessageRecord[] }) {
   const name = contactName(data.contact);
   const verdict = callBackVerdict(data.permission);
   const attrs = Object.entries(data.contact?.customAttributes ?? {});
   // Calls still going on (the one ringing now) are not "past".
   const past = data.calls.filter((r) => r.outcome !== 'in-progress');
+  // Sent from this page to this customer: listed at once (history has them a moment later).
+  const mineHere = sent.filter((m) => (m.to ?? m.recipient) === data.id && !data.messages.some((x) => x.id === m.id));
+  const messages = [...mineHere, ...data.messages.map((m) => sent.find((x) => x.id === m.id) ?? m)];
+  const tasks = data.callbacks.filter((t) => t.state === 'open' || t.state === 'claimed');
   return (
     <>
       <p>
@@ -203,7 +168,7 @@ function CustomerBody({ data, callBack }: { data: Customer; callBack?: ((id: str
         </dl>
       ) : null}
       <p data-testid="customer-permission" data-state={data.permission.state}>
-        Calling permission: {data.permission.text ?? data.permission.state}
+        Calling permission: {data.permission.text ?? PERMISSION_WORDS[data.permission.state] ?? data.permission.state}
       </p>
       <div class="actions">
         <button type="button" class="btn btn-quiet" data-testid="customer-call-back" hidden={!callBack} disabled={!verdict.allowed} onClick={() => callBack?.(data.id)}>
@@ -224,33 +189,35 @@ function CustomerBody({ data, callBack }: { data: Customer; callBack?: ((id: str
         ))}
       </ol>
       <h3>Recent messages</h3>
+      {messages.length === 0 ? <p class="empty" data-testid="customer-messages-empty">No messages yet.</p> : null}
       <ol class="log" data-testid="customer-messages">
-        {data.messages.map((m) => (
+        {messages.map((m) => (
           <li key={m.id} data-testid="customer-message" data-status={m.status}>
             {`${m.direction === 'inbound' ? '←' : '→'} ${m.text ?? m.template?.name ?? m.type} · ${m.status}`}
           </li>
         ))}
       </ol>
       <h3>Open callback tasks</h3>
+      {tasks.length === 0 ? <p class="empty" data-testid="customer-callbacks-empty">None open.</p> : null}
       <ol class="log" data-testid="customer-callbacks">
-        {data.callbacks
-          .filter((t) => t.state === 'open' || t.state === 'claimed')
-          .map((t) => (
-            <li key={t.id} data-testid="customer-callback" data-state={t.state}>
-              {`${t.reason} · ${new Date(t.createdAt).toLocaleString()}${t.assignee ? ` · ${t.assignee}` : ''}`}
-            </li>
-          ))}
+        {tasks.map((t) => (
+          <li key={t.id} data-testid="customer-callback" data-state={t.state}>
+            {`${t.reason} · ${new Date(t.createdAt).toLocaleString()}${t.assignee ? ` · ${t.assignee}` : ''}`}
+          </li>
+        ))}
       </ol>
     </>
   );
 }
 
+/** The one call list: the call log from history with this session's calls in it (desk/state.ts `callList`). */
 export function CallLog(p: DeskProps) {
   const log = p.desk.log;
+  const rows = callList(log.items, p.session, describeResult, formatDuration, describeReason);
   return (
     <section class="card call-log" aria-labelledby="call-log-title" data-testid="call-log" data-state={log.status}>
       <h2 id="call-log-title" class="card-title">
-        Call log
+        Your calls
       </h2>
       {log.status === 'failed' ? (
         <p class="hint" data-testid="call-log-error">
@@ -260,14 +227,24 @@ export function CallLog(p: DeskProps) {
           </button>
         </p>
       ) : null}
-      {log.status === 'ready' && log.items.length === 0 ? <p class="empty" data-testid="call-log-empty">No calls yet.</p> : null}
+      {rows.length === 0 ? (
+        <p class="empty" data-testid="call-log-empty">
+          {log.status === 'ready' || log.status === 'failed' ? 'No calls yet.' : 'Loading your calls…'}
+        </p>
+      ) : null}
       <ol class="log">
-        {log.items.map((r) => (
-          <li key={r.wacid} data-testid="call-log-item" data-wacid={r.wacid} data-outcome={r.outcome}>
-            <button type="button" class="linkish" data-testid="call-log-open" onClick={() => p.actions.openCustomer(customerOf(r))}>
-              {formatCaller(customerOf(r))}
+        {rows.map((r) => (
+          <li key={r.wacid} data-testid="call-log-item" data-wacid={r.wacid} data-outcome={r.outcome} data-result={r.result}>
+            <button type="button" class="linkish" data-testid="call-log-open" onClick={() => p.actions.openCustomer(r.customer)}>
+              {formatCaller(r.customer)}
             </button>
-            <span class="sub">{` ${new Date(r.receivedAt).toLocaleString()} · ${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${secs(r.talkMs)}` : ''}${r.endReason ? ` · ${describeResult(r.endReason)}` : ''}`}</span>
+            <span class="sub">{` ${describeMoment(r.at, Date.now())} · ${r.text}`}</span>
+            {r.reason ? (
+              <div class="sub" data-testid="call-log-reason">
+                {r.reason}
+              </div>
+            ) : null}
+            {r.notes ? <div class="sub log-notes">{r.notes}</div> : null}
           </li>
         ))}
       </ol>

@@ -5,7 +5,7 @@
  * from history at start and after every call, the wave 2 requests go to the server, and
  * the keyboard shortcuts work anywhere on the page (Alt + a letter, never while typing).
  */
-import type { ServerMsg } from '../../../../shared/protocol.ts';
+import { WRAP_TYPING_PAUSE_MS, type ServerMsg } from '../../../../shared/protocol.ts';
 import { ApiError, listTemplates, searchCalls, sendMessage } from '../../api.ts';
 import type { Connection, Request } from '../../connection.ts';
 import { getCustomer } from '../../desk/customer.ts';
@@ -16,6 +16,11 @@ import type { DeskActions } from './desk-view.tsx';
 
 /** History writes are queued off the call path: read the log again a moment after a call ends. */
 const LOG_RELOAD_DELAY_MS = 1_500;
+/**
+ * The wrap-up draft goes to the server at most this often while the agent types (well under
+ * WRAP_TYPING_PAUSE_MS, so the server's countdown stands still between drafts).
+ */
+const DRAFT_EVERY_MS = 600;
 
 export interface DeskContext {
   conn(): Connection;
@@ -28,6 +33,9 @@ export interface DeskContext {
 export function agentDesk(x: DeskContext) {
   let desk: DeskState = initialDesk;
   let logTimer: ReturnType<typeof setTimeout> | undefined;
+  let draftTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Local time of the agent's last keystroke or choice in the wrap-up. */
+  let typedAt = Number.NEGATIVE_INFINITY;
   const dispatch = (ev: DeskEvent) => {
     const before = desk;
     desk = reduceDesk(desk, ev);
@@ -64,8 +72,8 @@ export function agentDesk(x: DeskContext) {
   }
 
   /** `fresh`: fetch even when this customer is shown already (a new call: its past calls changed). */
-  async function loadCustomer(id: string, fresh = false): Promise<void> {
-    dispatch({ type: 'customer.load', id });
+  async function loadCustomer(id: string, fresh = false, forCall?: string): Promise<void> {
+    dispatch({ type: 'customer.load', id, forCall });
     dispatchMsg({ type: 'msg.open', customer: id });
     if (!fresh && desk.customer?.status === 'ready') return;
     try {
@@ -86,9 +94,23 @@ export function agentDesk(x: DeskContext) {
     }
   }
 
+  /** What the agent typed goes to the server as it is typed (a reload or a crash keeps it). */
+  function scheduleDraft(): void {
+    if (draftTimer !== undefined) return;
+    draftTimer = setTimeout(() => {
+      draftTimer = undefined;
+      const w = desk.wrap;
+      if (!w || w.status === 'saving') return;
+      // Refused when the wrap-up is over meanwhile (CONFLICT): the form's own save says what counts.
+      send({ type: 'call.wrapupDraft', wacid: w.wacid, notes: w.notes, ...(w.disposition ? { disposition: w.disposition } : {}) }).catch(() => undefined);
+    }, DRAFT_EVERY_MS);
+  }
+
   async function saveWrap(): Promise<void> {
     const w = desk.wrap;
     if (!w) return;
+    clearTimeout(draftTimer);
+    draftTimer = undefined;
     dispatch({ type: 'wrap.saving' });
     if (desk.wrap?.status !== 'saving') return;
     try {
@@ -106,21 +128,20 @@ export function agentDesk(x: DeskContext) {
   }
 
   const actions: DeskActions = {
-    ready: () => {
-      // With a form open, "Ready now" is saving it (call.wrapup ends after-call work).
-      // "Ready now" is saving the form: call.wrapup ends after-call work (design.md).
-      void saveWrap();
-    },
     moreTime: () => {
       send({ type: 'agent.moreTime' })
         .then(() => dispatch({ type: 'wrap.extended' }))
         .catch((e: Error) => x.showError(`Could not get more time: ${e.message}`));
     },
     chooseAwayReason: (reason) => dispatch({ type: 'awayReason', reason }),
-    editWrap: (edit) => dispatch({ type: 'wrap.edit', ...edit }),
+    editWrap: (edit) => {
+      typedAt = Date.now();
+      dispatch({ type: 'wrap.edit', ...edit });
+      scheduleDraft();
+    },
+    // The one button that ends the wrap-up: call.wrapup (design.md) saves and ends it.
     saveWrap: () => void saveWrap(),
     closeWrap: () => dispatch({ type: 'wrap.close' }),
-    toggleHold: () => x.shortcut('hold'),
     openCustomer: (id) => void loadCustomer(id),
     reloadLog: () => void loadLog(),
     editMessage: (edit) => {
@@ -133,12 +154,21 @@ export function agentDesk(x: DeskContext) {
   return {
     state: () => desk,
     messages: () => messages,
+    /** The agent typed into the wrap-up within the typing pause (the countdown stands still). */
+    typing: (now: number) => desk.wrap !== undefined && now - typedAt < WRAP_TYPING_PAUSE_MS,
     actions,
     send,
     /** Frames the desk reads itself: the server's lists in `welcome`, the sent message's status. */
     onMessage(msg: ServerMsg): void {
       if (msg.type === 'message.updated') dispatchMsg({ type: 'msg.updated', message: msg.message });
-      if (msg.type === 'welcome') dispatch({ type: 'lists', ...(msg.dispositions ? { dispositions: msg.dispositions } : {}), ...(msg.awayReasons ? { awayReasons: msg.awayReasons } : {}) });
+      if (msg.type === 'welcome') {
+        dispatch({ type: 'lists', ...(msg.dispositions ? { dispositions: msg.dispositions } : {}), ...(msg.awayReasons ? { awayReasons: msg.awayReasons } : {}) });
+        // After a reload: the wrap-up as far as it was typed, and whom the call was with.
+        if (msg.wrapDraft) {
+          dispatch({ type: 'wrap.restore', ...msg.wrapDraft });
+          if (msg.wrapDraft.caller && !desk.customer) void loadCustomer(msg.wrapDraft.caller, false, msg.wrapDraft.wacid);
+        }
+      }
     },
     start(): void {
       void loadLog();
@@ -159,13 +189,23 @@ export function agentDesk(x: DeskContext) {
       // The customer of a call that starts ringing (or is held here after a reload): read
       // again even when the same customer is shown (the last call is history now).
       const ringing = ringingCalls(after, now)[0] ?? tabCall(after);
-      if (ringing && ringing.view.wacid !== (ringingCalls(before, now)[0] ?? tabCall(before))?.view.wacid) void loadCustomer(ringing.view.from, true);
+      if (ringing && ringing.view.wacid !== (ringingCalls(before, now)[0] ?? tabCall(before))?.view.wacid) {
+        // A new call: nothing of the last one stays on screen (a wrap-up being saved excepted).
+        dispatch({ type: 'call.started', wacid: ringing.view.wacid });
+        void loadCustomer(ringing.view.from, true, ringing.view.wacid);
+      }
+
       const ended = after.lastEnded;
       if (ended && ended !== before.lastEnded) {
-        const wasHere = tabCall(before)?.view.wacid === ended.wacid && tabCall(before)?.local === 'held';
+        // Held here until it ended (hung up here, or by the caller): its wrap-up opens here.
+        const wasHere = tabCall(before)?.view.wacid === ended.wacid && (tabCall(before)?.local === 'held' || tabCall(before)?.local === 'hangingUp');
         if (wasHere) dispatch({ type: 'wrap.start', wacid: ended.wacid, caller: ended.from });
         scheduleLog();
       } else if (after.history.length !== before.history.length) scheduleLog(); // missed / declined here
+      // The call the customer panel was opened for is over, without a wrap-up here (declined,
+      // missed, taken elsewhere) or after it: the panel goes with it.
+      const c = desk.customer;
+      if (c?.forCall && !ringing && desk.wrap?.wacid !== c.forCall) dispatch({ type: 'customer.close' });
     },
   };
 }

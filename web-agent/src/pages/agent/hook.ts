@@ -1,6 +1,7 @@
 /** The agent page's read-only view for end-to-end tests (`window.__switchboard`, see TESTIDS.md). */
 import type { PageAudio } from '../../audio.ts';
 import type { CallSession } from '../../call-session.ts';
+import { iceConfig, iceVersion } from '../../ice.ts';
 import type { CallMedia } from '../../phone.ts';
 import { ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { Microphone } from './mic.ts';
@@ -40,9 +41,11 @@ export function installTestHook(src: HookSources): void {
               outcomeUnknown: call.outcomeUnknown,
               sender: call.session.media.senderInfo(),
               remoteAudioPlaying: !!src.audioEl.srcObject && !src.audioEl.paused && !src.audioEl.muted,
+              gathered: call.session.media.gathered,
             }
           : null,
         quality: call?.session.quality ?? null,
+        ice: { version: iceVersion(), policy: iceConfig().iceTransportPolicy, expiresAt: iceConfig().expiresAt ?? null },
       };
     },
     stats: async () => {

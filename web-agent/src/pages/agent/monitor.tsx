@@ -6,6 +6,7 @@
  * server says the agent is to see it: whisper and barge always, listening per
  * MONITOR_SHOW_LISTENING).
  */
+import { sampleConnection } from '../../quality.ts';
 import { render as draw } from 'preact';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
 import type { Connection } from '../../connection.ts';
@@ -29,7 +30,8 @@ export function agentMonitoring(x: AgentMonitoringContext) {
   const box = document.createElement('div');
   box.dataset.testid = 'monitor-box';
   document.body.append(audioEl);
-  document.getElementById('main')?.before(box);
+  // Before the desk's grid (not one of its cells); it floats over the page (style.css), moving nothing.
+  (document.querySelector('.desk') ?? document.getElementById('main'))?.before(box);
 
   const controller = new MonitorController({
     request: (m) => x.conn().request(m),
@@ -71,6 +73,11 @@ export function agentMonitoring(x: AgentMonitoringContext) {
       heard: (hz: number[]) => {
         const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
         return m instanceof AgentMonitor ? m.heard.tones(hz) : hz.map(() => 0);
+      },
+      /** How the monitor's audio travels (its selected pair: direct or relayed), issue 29. */
+      path: async () => {
+        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
+        return m instanceof AgentMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;
       },
     }),
     configurable: false,

@@ -1,13 +1,13 @@
 /**
- * The agent's presence panel: what the agent is doing (on a call, wrapping up with its
- * countdown, available, or away with the server's reason), the ready-check (microphone and
- * ringtone), the one presence button that fits, and the demo's "Simulate" button.
+ * The agent's setup panel: the ready-check (microphone and ringtone; every new session runs
+ * it before Available, issue 34), the one device picker (microphone, speaker), the one presence button that fits (with the away reason
+ * beside "Go away"), why the server set the agent away, and the demo's "Simulate" button.
+ * The state itself is the softphone's one state line (view.tsx).
  */
 import { useEffect, useRef } from 'preact/hooks';
-import { agentShown, type AgentShown } from '../../reducer.ts';
+import { DeviceSelect } from '../../ui/parts.tsx';
 import type { MicStatus, PhoneProps } from './view.tsx';
 
-const SHOWN_WORDS: Record<AgentShown['status'], string> = { 'on-call': 'on a call', 'wrap-up': 'wrapping up', available: 'available', away: 'away' };
 /** Why the server set the agent away, in words. */
 const AWAY_REASONS: Record<string, string> = {
   'not answered': 'You were set away because a call rang here unanswered. Go available when you are back.',
@@ -15,11 +15,16 @@ const AWAY_REASONS: Record<string, string> = {
 };
 const MIC_OK = (s: MicStatus) => (s === 'granted' ? 'true' : s === 'unchecked' || s === 'asking' ? 'false' : 'error');
 
-export function Presence(p: PhoneProps & { separated: boolean }) {
-  const { state } = p;
-  const shown = agentShown(state, p.now);
+export interface SetupProps extends PhoneProps {
+  awayReasons: readonly string[];
+  awayReason: string;
+  chooseAwayReason(reason: string): void;
+}
+
+export function Setup(p: SetupProps) {
+  const { state, line } = p;
   const online = state.link === 'online';
-  const busyWithCall = shown.status === 'on-call' || shown.status === 'wrap-up';
+  const busyWithCall = line.status === 'on-call' || line.status === 'after-call-work' || line.status === 'ringing';
   const available = state.presence === 'available';
   // One button for the other status; keep the keyboard on it when the status flips.
   const availRef = useRef<HTMLButtonElement>(null);
@@ -33,31 +38,22 @@ export function Presence(p: PhoneProps & { separated: boolean }) {
     hadFocus.current = true;
     p.actions.setPresence(status);
   };
+  const awayReason = line.status === 'away' ? line.detail : undefined;
   const hint = !online
     ? 'Waiting for the connection to the server…'
-    : shown.status === 'on-call'
+    : line.status === 'on-call' || line.status === 'ringing'
       ? 'New calls wait until this call and its wrap-up are over.'
-      : shown.status === 'wrap-up'
-        ? 'Wrap-up: finish your notes; the next call rings when the countdown ends.'
+      : line.status === 'after-call-work'
+        ? 'Finish the wrap-up: the next call rings after it.'
         : !p.ready
           ? 'Run the check, speak, and listen for a short ring: then go available.'
           : available
             ? 'You will ring when a call comes in.'
             : 'Ready. Go available to take calls.';
   return (
-    <div class={p.separated ? 'presence separated' : 'presence'} data-testid="presence">
-      <p class="presence-line">
-        You are{' '}
-        <strong data-testid="presence-status" data-status={shown.status}>
-          {SHOWN_WORDS[shown.status]}
-        </strong>
-        <span data-testid="wrap-up-countdown" hidden={shown.status !== 'wrap-up'}>
-          {shown.status === 'wrap-up' ? `: calls ring again in ${shown.secondsLeft} s` : ''}
-        </span>
-        .
-      </p>
-      <p class="hint presence-reason" data-testid="presence-reason" hidden={!(shown.status === 'away' && shown.reason)}>
-        {shown.status === 'away' && shown.reason ? (AWAY_REASONS[shown.reason] ?? `Away: ${shown.reason}.`) : ''}
+    <section class="card setup" data-testid="presence" aria-label="Ready-check and availability">
+      <p class="hint presence-reason" data-testid="presence-reason" hidden={!awayReason}>
+        {awayReason ? (AWAY_REASONS[awayReason] ?? `Away: ${awayReason}.`) : ''}
       </p>
       <div class="ready" data-testid="ready">
         <ul class="checklist">
@@ -71,14 +67,6 @@ export function Presence(p: PhoneProps & { separated: boolean }) {
             <span class="detail">{p.sound === 'ok' ? 'on (you heard a short ring)' : p.sound === 'blocked' ? 'blocked by the browser' : 'not checked'}</span>
           </li>
         </ul>
-        <div class="meter-row">
-          <span class="meter-label" aria-hidden="true">
-            Microphone level
-          </span>
-          <div id="ready-level" class="meter" data-testid="input-level" role="meter" aria-label="Microphone level" aria-valuemin={0} aria-valuemax={100}>
-            <span />
-          </div>
-        </div>
         <div class="actions">
           <button type="button" class="btn" data-testid="ready-check" onClick={p.actions.readyCheck}>
             Check mic and sound
@@ -91,8 +79,31 @@ export function Presence(p: PhoneProps & { separated: boolean }) {
             Go away
           </button>
         </div>
+        <div class="devices">
+          <label>
+            Microphone <DeviceSelect testid="mic-select" devices={p.devices} kind="audioinput" preferred={p.mic.deviceId} onChoose={p.actions.chooseMic} />
+          </label>
+          <label data-testid="speaker-field" hidden={!p.canChooseSpeaker}>
+            Speaker <DeviceSelect testid="speaker-select" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={p.actions.chooseSpeaker} />
+          </label>
+        </div>
+        <label class="away-reason" hidden={!available || busyWithCall}>
+          Reason when you go away{' '}
+          <select data-testid="away-reason" value={p.awayReason} onChange={(e) => p.chooseAwayReason((e.target as HTMLSelectElement).value)}>
+            {p.awayReasons.map((r) => (
+              <option key={r} value={r}>
+                {r}
+              </option>
+            ))}
+          </select>
+        </label>
         <p class="hint" data-testid="ready-hint">
           {hint}
+        </p>
+        <p class="hint">
+          <a href="/preflight" data-testid="ready-preflight">
+            Check the network for calls
+          </a>
         </p>
       </div>
       <div class="demo" data-testid="demo" hidden={!p.demo || busyWithCall}>
@@ -104,7 +115,6 @@ export function Presence(p: PhoneProps & { separated: boolean }) {
           {available ? 'Demo mode: the built-in emulator calls you.' : 'Demo mode: go available first; a simulated call rings only an available agent.'}
         </span>
       </div>
-    </div>
+    </section>
   );
 }
-

@@ -1,19 +1,23 @@
 /**
- * The agent softphone's panels as Preact components, each drawn from the pure reducer's
- * state (reducer.ts) plus the few facts only this tab has (microphone check, the call
- * session's connection, quality and mute). No component decides a call's state.
- * The level meters are written at display rate by the page (`data-testid` lookups), so
- * their bars carry no style here.
+ * The agent's softphone (issue 34: one layout that keeps still): the one state line, the
+ * call box (no call / incoming / in call / a call in another tab: one box whose test id
+ * names what it shows), the one row of call controls (Answer, Decline, Mute, Hold, Hang up:
+ * always there, in the same place, enabled when they apply) and a level meter for each side
+ * of the call. The one device picker is in the setup panel below it (presence.tsx). Drawn from the pure reducer's state (reducer.ts) and
+ * the state line (desk/line.ts) plus the few facts only this tab has (microphone check, the
+ * call session's connection, quality, mute, hold). No component decides a call's state.
+ * The level meters are written at display rate by the page (meters.ts), so their bars
+ * carry no style here. Nothing of a call that is over is drawn here: its wrap-up is in the
+ * work area, its line in the call log.
  */
-import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { shortcutLabel } from '../../desk/state.ts';
-import { callsElsewhere, ringingCalls, tabCall, type CallEntry, type EndedCall, type UiState } from '../../reducer.ts';
-import { countdown, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
+import { shortcutLabel, type ShortcutAction } from '../../desk/state.ts';
+import type { StateLine } from '../../desk/line.ts';
+import { callsElsewhere, ringEnd, ringingCalls, tabCall, type CallEntry, type UiState } from '../../reducer.ts';
+import { countdown, formatCaller, formatDuration } from '../../format.ts';
 import type { Device } from '../../devices.ts';
-import { DeviceSelect, QualityBox } from '../../ui/parts.tsx';
+import { QualityBox } from '../../ui/parts.tsx';
 import type { Quality } from '../../quality.ts';
-import { Presence } from './presence.tsx';
 
 export type MicStatus = 'unchecked' | 'asking' | 'granted' | 'denied' | 'missing' | 'error';
 export type SoundStatus = 'unchecked' | 'ok' | 'blocked';
@@ -27,7 +31,7 @@ export interface PhoneActions {
   hangup(): void;
   hangupElsewhere(): void;
   toggleMute(): void;
-  dismissEnded(): void;
+  toggleHold(): void;
   chooseMic(deviceId: string): void;
   chooseSpeaker(deviceId: string): void;
 }
@@ -35,6 +39,7 @@ export interface PhoneActions {
 export interface PhoneProps {
   state: UiState;
   now: number;
+  line: StateLine;
   demo: boolean;
   mic: { status: MicStatus; detail: string; deviceId?: string | undefined };
   sound: SoundStatus;
@@ -45,92 +50,70 @@ export interface PhoneProps {
   speakerId: string | undefined;
   canChooseSpeaker: boolean;
   /** The session of the call this tab holds, when any. */
-  session?: { connection: RTCPeerConnectionState; outcomeUnknown: boolean; muted: boolean; quality: Quality | undefined } | undefined;
+  session?:
+    | {
+        connection: RTCPeerConnectionState;
+        outcomeUnknown: boolean;
+        muted: boolean;
+        quality: Quality | undefined;
+        /** The TURN server gave no relay while the call was prepared (issue 29). */
+        networkWarning?: string | undefined;
+        onHold: boolean;
+        heldSince: number | undefined;
+        noAudio: boolean;
+        canHold: boolean;
+      }
+    | undefined;
   actions: PhoneActions;
-  /** More controls of the call this tab holds (hold, the no-audio warning: desk-view.tsx). */
-  callExtras?: ComponentChildren;
 }
 
-export function Phone(p: PhoneProps) {
-  const mine = tabCall(p.state);
-  const ringing = mine ? [] : ringingCalls(p.state, p.now);
-  const elsewhere = mine ? [] : callsElsewhere(p.state);
-  const ended = p.state.lastEnded && !mine && ringing.length === 0 ? p.state.lastEnded : undefined;
-  const separated = !!mine || ringing.length > 0 || !!ended || elsewhere.length > 0;
+/** The one state line: what the agent is doing, the time in it, its countdown. */
+export function StateLineView({ line, serverNow }: { line: StateLine; serverNow: number }) {
+  const time = line.since !== undefined ? formatDuration(Math.max(0, Math.floor((serverNow - line.since) / 1000))) : undefined;
   return (
-    <>
-      <section class="card phone" aria-labelledby="phone-title">
-        <h1 id="phone-title" class="card-title">
-          Phone
-        </h1>
-        <div class="incoming-list" data-testid="incoming-list">
-          {ringing.map((c) => (
-            <IncomingCard key={c.view.wacid} entry={c} now={p.now} skewMs={p.state.skewMs} actions={p.actions} />
-          ))}
-        </div>
-        <p class="hint sound-locked" data-testid="sound-locked" hidden={p.audioUnlocked || ringing.length === 0}>
-          The ringtone is silent until you click this page (the browser needs a click after a reload).
-        </p>
-        <ActiveCall {...p} entry={mine} />
-        <Elsewhere entry={elsewhere[0]} onHangup={p.actions.hangupElsewhere} />
-        <Ended ended={p.state.lastEnded} hidden={!ended} onDismiss={p.actions.dismissEnded} />
-        <Presence {...p} separated={separated} />
-      </section>
-      <History history={p.state.history} />
-    </>
+    <p class="state-line" data-testid="agent-state" data-status={line.status} role="status">
+      <span class="state-dot" aria-hidden="true" />
+      <strong data-testid="agent-state-status">{line.words}</strong>
+      <span class="state-detail" data-testid="agent-state-detail" data-seconds={line.secondsLeft ?? ''}>
+        {line.detail ? ` · ${line.detail}` : line.status === 'ringing' && line.secondsLeft !== undefined ? ` · ${line.secondsLeft} s to answer` : ''}
+      </span>
+      <span class="sub" data-testid="agent-state-time" role="timer">
+        {time !== undefined ? ` · for ${time}` : ''}
+      </span>
+    </p>
   );
 }
 
-function IncomingCard({ entry, now, skewMs, actions }: { entry: CallEntry; now: number; skewMs: number; actions: PhoneActions }) {
-  const v = entry.view;
-  const caller = formatCaller(v.from);
-  const answerRef = useRef<HTMLButtonElement>(null);
-  // Disabled while the action runs (no double answers); enabled again if the card is still
-  // there afterwards (e.g. the microphone failed), so the agent can still decline.
-  const [busy, setBusy] = useState(false);
-  const run = (action: () => Promise<void>) => {
-    setBusy(true);
-    void action().finally(() => setBusy(false));
-  };
-  useEffect(() => {
-    // Bring the keyboard to the call unless the agent is busy in another control.
-    const active = document.activeElement;
-    if (!active || active === document.body || active.closest('.incoming-list') || active.closest('.presence')) answerRef.current?.focus();
-  }, []);
-  const cd = v.deadline !== undefined ? countdown(v.deadline, now + skewMs, entry.offeredAt !== undefined ? entry.offeredAt + skewMs : undefined) : undefined;
+export function Softphone(p: PhoneProps) {
+  const mine = tabCall(p.state);
+  const ringing = mine ? undefined : ringingCalls(p.state, p.now)[0];
+  const elsewhere = mine || ringing ? undefined : callsElsewhere(p.state)[0];
   return (
-    <div class="incoming" data-testid="incoming-call" data-wacid={v.wacid} role="group" aria-label={`Incoming call from ${caller}`}>
-      <div class="kicker">Incoming call</div>
-      <div class="caller" data-testid="incoming-caller">
-        {caller}
+    <section class="card softphone" data-testid="softphone" aria-labelledby="phone-title">
+      <h1 id="phone-title" class="sr-only">
+        Phone
+      </h1>
+      <StateLineView line={p.line} serverNow={p.now + p.state.skewMs} />
+      <CallBox {...p} mine={mine} ringing={ringing} elsewhere={elsewhere} />
+      <div class="meters">
+        <div class="meter-row">
+          <span class="meter-label">You</span>
+          <div class="meter" data-testid="input-level" role="meter" aria-label="Your microphone level" aria-valuemin={0} aria-valuemax={100}>
+            <span />
+          </div>
+          <span class="meter-note" data-testid="mic-muted">
+            {p.session?.muted ? 'muted' : p.session?.onHold ? 'on hold' : ''}
+          </span>
+        </div>
+        <div class="meter-row">
+          <span class="meter-label">Caller</span>
+          <div class="meter" data-testid="caller-level" role="meter" aria-label="The caller's level" aria-valuemin={0} aria-valuemax={100}>
+            <span />
+          </div>
+          <span class="meter-note" />
+        </div>
       </div>
-      <div class="sub" data-testid="incoming-to">
-        {`to ${formatCaller(v.to)}`}
-      </div>
-      <div class="countdown-row">
-        <span
-          class="countdown"
-          data-testid="incoming-countdown"
-          role="timer"
-          aria-label="Time left to answer"
-          data-urgent={cd ? String(cd.urgent) : undefined}
-          data-seconds={cd ? String(cd.seconds) : undefined}
-        >
-          {cd?.text ?? ''}
-        </span>
-        <span class="countdown-bar" data-testid="incoming-countdown-bar" aria-hidden="true">
-          <span style={{ width: `${Math.round((cd?.fraction ?? 1) * 100)}%` }} />
-        </span>
-      </div>
-      <div class="actions">
-        <button ref={answerRef} type="button" class="btn btn-go" data-testid="answer" aria-label={`Answer the call from ${caller}`} aria-keyshortcuts={shortcutLabel('answer')} disabled={busy} onClick={() => run(() => actions.answer(v.wacid))}>
-          Answer <kbd>{shortcutLabel('answer')}</kbd>
-        </button>
-        <button type="button" class="btn btn-stop" data-testid="decline" aria-label={`Decline the call from ${caller}`} aria-keyshortcuts={shortcutLabel('decline')} disabled={busy} onClick={() => run(() => actions.decline(v.wacid))}>
-          Decline <kbd>{shortcutLabel('decline')}</kbd>
-        </button>
-      </div>
-    </div>
+    </section>
   );
 }
 
@@ -150,122 +133,125 @@ function callStatus(entry: CallEntry, session: PhoneProps['session']): [string, 
   }
 }
 
-function ActiveCall(p: PhoneProps & { entry: CallEntry | undefined }) {
-  const entry = p.entry;
+type BoxProps = PhoneProps & { mine: CallEntry | undefined; ringing: CallEntry | undefined; elsewhere: CallEntry | undefined };
+
+function CallBox(p: BoxProps) {
+  const { mine, ringing, elsewhere } = p;
+  const entry = mine ?? ringing ?? elsewhere;
   const v = entry?.view;
-  const [key, text] = entry ? callStatus(entry, p.session) : ['connecting', ''];
-  const secs = entry?.heldAt !== undefined ? (p.now - entry.heldAt) / 1000 : 0;
-  const muted = p.session?.muted ?? false;
-  // Always in the DOM (hidden when idle), so the device lists and meter keep their nodes.
+  const mode = mine ? 'active' : ringing ? 'incoming' : elsewhere ? 'elsewhere' : 'idle';
+  const testid = { active: 'call-active', incoming: 'incoming-call', elsewhere: 'call-elsewhere', idle: 'call-idle' }[mode];
+  const caller = v ? formatCaller(v.from) : '';
+  const end = ringing ? ringEnd(ringing.view) : undefined;
+  const skew = p.state.skewMs;
+  const cd = ringing && end !== undefined ? countdown(end, p.now + skew, ringing.offeredAt !== undefined ? ringing.offeredAt + skew : undefined) : undefined;
+  const secs = mine?.heldAt !== undefined ? (p.now - mine.heldAt) / 1000 : 0;
+  const [statusKey, statusText] = mine ? callStatus(mine, p.session) : ['', ''];
+  const kicker = { active: 'In call with', incoming: 'Incoming call', elsewhere: 'A call in another tab or window', idle: 'No call' }[mode];
   return (
-    <div class="active" data-testid="call-active" hidden={!entry} data-wacid={v?.wacid} data-local={entry?.local}>
-      <div class="call-head">
-        <div>
-          <div class="kicker">In call with</div>
-          <div class="caller" data-testid="call-caller">
-            {v ? formatCaller(v.from) : ''}
+    <div
+      class="callbox"
+      data-mode={mode}
+      data-testid={testid}
+      data-wacid={v?.wacid}
+      data-local={mine?.local}
+      role="group"
+      aria-label={mode === 'incoming' ? `Incoming call from ${caller}` : mode === 'active' ? `Call with ${caller}` : 'The call'}
+    >
+      <div class="callbox-head">
+        <div class="callbox-who">
+          <div class="kicker">{kicker}</div>
+          <div class="caller" data-testid={mode === 'incoming' ? 'incoming-caller' : mode === 'elsewhere' ? 'call-elsewhere-caller' : 'call-caller'}>
+            {caller || ' '}
           </div>
-          <div class="sub" data-testid="call-to">
-            {v ? `on ${formatCaller(v.to)}` : ''}
+          <div class="sub" data-testid={mode === 'incoming' ? 'incoming-to' : 'call-to'}>
+            {v ? `${mode === 'incoming' ? 'to' : 'on'} ${formatCaller(v.to)}` : p.state.presence === 'available' ? 'Waiting for a call.' : 'Go available to take calls.'}
           </div>
         </div>
-        <div class="timer" data-testid="call-timer" role="timer" aria-label="Call duration">
-          {formatDuration(secs)}
-        </div>
+        {mode === 'incoming' ? (
+          <span class="timer countdown" data-testid="incoming-countdown" role="timer" aria-label="Time left to answer" data-urgent={cd ? String(cd.urgent) : undefined} data-seconds={cd ? String(cd.seconds) : undefined}>
+            {cd?.text ?? ''}
+          </span>
+        ) : (
+          <span class="timer" data-testid="call-timer" role="timer" aria-label="Call duration">
+            {mine ? formatDuration(secs) : ''}
+          </span>
+        )}
       </div>
-      <p class="call-status" data-testid="call-status" data-state={key}>
-        {text}
-      </p>
-      <QualityBox prefix="quality" quality={p.session?.quality} />
-      <div class="meter-row">
-        <span class="meter-label" aria-hidden="true">
-          Your microphone
-        </span>
-        <div id="call-level" class="meter" data-testid="call-input-level" role="meter" aria-label="Your microphone level" aria-valuemin={0} aria-valuemax={100}>
-          <span />
-        </div>
-      </div>
-      <div class="actions">
-        <button type="button" class="btn" data-testid="mute" aria-pressed={muted} aria-keyshortcuts={shortcutLabel('mute')} disabled={entry?.local !== 'held' || !p.session} onClick={p.actions.toggleMute}>
-          {muted ? 'Unmute' : 'Mute'} <kbd>{shortcutLabel('mute')}</kbd>
-        </button>
-        {entry ? p.callExtras : null}
-        <button type="button" class="btn btn-stop" data-testid="hangup" aria-keyshortcuts={shortcutLabel('hangup')} disabled={entry?.local === 'hangingUp'} onClick={p.actions.hangup}>
-          Hang up <kbd>{shortcutLabel('hangup')}</kbd>
-        </button>
-      </div>
-      <div class="devices">
-        <label>
-          Microphone <DeviceSelect testid="mic-select" devices={p.devices} kind="audioinput" preferred={p.mic.deviceId} onChoose={p.actions.chooseMic} />
-        </label>
-        <label data-testid="speaker-field" hidden={!p.canChooseSpeaker}>
-          Speaker <DeviceSelect testid="speaker-select" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={p.actions.chooseSpeaker} />
-        </label>
-      </div>
-    </div>
-  );
-}
-
-function Elsewhere({ entry, onHangup }: { entry: CallEntry | undefined; onHangup(): void }) {
-  return (
-    <div class="elsewhere" data-testid="call-elsewhere" hidden={!entry} data-wacid={entry?.view.wacid}>
-      <p>
-        <strong>A call is open in another tab or window.</strong> There is no audio here.{' '}
-        <span data-testid="call-elsewhere-caller">{entry ? `Caller: ${formatCaller(entry.view.from)}.` : ''}</span>
-      </p>
-      <button type="button" class="btn btn-stop" data-testid="hangup-elsewhere" onClick={onHangup}>
-        Hang up that call
-      </button>
-    </div>
-  );
-}
-
-function Ended({ ended: e, hidden, onDismiss }: { ended: EndedCall | undefined; hidden: boolean; onDismiss(): void }) {
-  return (
-    <div class="ended" data-testid="call-ended" hidden={hidden}>
-      <div>
-        <div class="kicker">Call ended</div>
-        <div class="caller" data-testid="call-ended-caller">
-          {e ? formatCaller(e.from) : ''}
-        </div>
-        <div class="sub">
-          <span data-testid="call-ended-result" data-result={e?.result}>
-            {e ? describeResult(e.result) : ''}
-          </span>{' '}
-          ·{' '}
-          <span data-testid="call-ended-duration">{e ? (e.duration !== undefined ? formatDuration(e.duration) : '–') : ''}</span>
-        </div>
-        <div class="sub" data-testid="call-ended-reason">
-          {e ? describeReason(e.reason, e.errorCode) : ''}
-        </div>
-      </div>
-      <button type="button" class="btn btn-quiet" data-testid="call-ended-dismiss" onClick={onDismiss}>
-        OK
-      </button>
-    </div>
-  );
-}
-
-function History({ history }: { history: EndedCall[] }) {
-  return (
-    <section class="card" aria-labelledby="history-title">
-      <h2 id="history-title" class="card-title">
-        This session's calls
-      </h2>
-      <p class="empty" data-testid="history-empty" hidden={history.length > 0}>
-        No calls yet.
-      </p>
-      <ol class="history" data-testid="history">
-        {history.map((e) => (
-          <li key={e.wacid} data-testid="history-item" data-wacid={e.wacid} data-result={e.result}>
-            <span class="h-caller">{formatCaller(e.from)}</span>
-            <span class="h-duration" data-testid="history-duration">
-              {e.duration !== undefined ? formatDuration(e.duration) : '–'}
+      <div class="callbox-line">
+        {mode === 'incoming' ? (
+          <span class="countdown-bar" data-testid="incoming-countdown-bar" aria-hidden="true">
+            <span style={{ width: `${Math.round((cd?.fraction ?? 1) * 100)}%` }} />
+          </span>
+        ) : mode === 'active' ? (
+          <>
+            <span class="call-status" data-testid="call-status" data-state={statusKey}>
+              {statusText}
             </span>
-            <span class="h-meta">{`${describeResult(e.result)} · ${new Date(e.endedAt).toLocaleTimeString()}${e.reason || e.errorCode !== undefined ? ` · ${describeReason(e.reason, e.errorCode)}` : ''}`}</span>
-          </li>
-        ))}
-      </ol>
-    </section>
+          </>
+        ) : mode === 'elsewhere' ? (
+          <span class="call-status">There is no audio here.</span>
+        ) : null}
+      </div>
+      <Controls {...p} />
+      <div class="callbox-notes">
+        <QualityBox prefix="quality" quality={p.session?.quality} notice={p.session?.networkWarning} hidden={mode !== 'active'} />
+        <p class="hint sound-locked" data-testid="sound-locked" hidden={p.audioUnlocked || mode !== 'incoming'}>
+          The ringtone is silent until you click this page (the browser needs a click after a reload).
+        </p>
+        <span class="hold-timer" data-testid="hold-timer" role="timer" hidden={!p.session?.onHold}>
+          {p.session?.onHold && p.session.heldSince !== undefined ? `On hold ${formatDuration(Math.max(0, Math.floor((p.now - p.session.heldSince) / 1000)))} · the caller hears music, your microphone is off` : ''}
+        </span>
+        <p class="warn" role="alert" data-testid="no-audio-warning" hidden={!(mine && p.session?.noAudio)}>
+          No sound from the caller yet. Check your network (VPN, firewall) and that the caller is not muted; the Service drops a call with no audio after 20 s.
+        </p>
+        <button type="button" class="btn btn-quiet" data-testid="hangup-elsewhere" hidden={mode !== 'elsewhere'} onClick={p.actions.hangupElsewhere}>
+          Hang up that call
+        </button>
+      </div>
+    </div>
+  );
+}
+
+/** The one row of call controls: the same five buttons in the same place in every state. */
+function Controls(p: BoxProps) {
+  const { mine, ringing } = p;
+  const wacid = ringing?.view.wacid;
+  // Disabled while the answer or decline runs (no double answers); enabled again if the call
+  // is still ringing afterwards (e.g. the microphone failed), so the agent can still decline.
+  const [busy, setBusy] = useState<string | undefined>(undefined);
+  const run = (action: () => Promise<void>) => {
+    setBusy(wacid);
+    void action().finally(() => setBusy(undefined));
+  };
+  const answerRef = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (!wacid) return;
+    // Bring the keyboard to the call unless the agent is busy in another control.
+    const active = document.activeElement;
+    if (!active || active === document.body || active.closest('.controls') || active.closest('.setup')) answerRef.current?.focus();
+  }, [wacid]);
+  const muted = p.session?.muted ?? false;
+  const onHold = p.session?.onHold ?? false;
+  const ringBusy = busy !== undefined && busy === wacid;
+  const key = (a: ShortcutAction) => ({ 'aria-keyshortcuts': shortcutLabel(a), title: shortcutLabel(a) });
+  return (
+    <div class="controls" data-testid="softphone-controls">
+      <button ref={answerRef} type="button" class="btn btn-go" data-testid="answer" {...key('answer')} disabled={!ringing || ringBusy} onClick={() => wacid && run(() => p.actions.answer(wacid))}>
+        Answer
+      </button>
+      <button type="button" class="btn btn-stop" data-testid="decline" {...key('decline')} disabled={!ringing || ringBusy} onClick={() => wacid && run(() => p.actions.decline(wacid))}>
+        Decline
+      </button>
+      <button type="button" class="btn" data-testid="mute" aria-pressed={muted} {...key('mute')} disabled={mine?.local !== 'held' || !p.session} onClick={p.actions.toggleMute}>
+        {muted ? 'Unmute' : 'Mute'}
+      </button>
+      <button type="button" class="btn" data-testid="hold" aria-pressed={onHold} {...key('hold')} disabled={!mine || !p.session?.canHold} onClick={p.actions.toggleHold}>
+        {onHold ? 'Resume' : 'Hold'}
+      </button>
+      <button type="button" class="btn btn-stop" data-testid="hangup" {...key('hangup')} disabled={!mine || mine.local === 'hangingUp'} onClick={p.actions.hangup}>
+        Hang up
+      </button>
+    </div>
   );
 }

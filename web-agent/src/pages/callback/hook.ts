@@ -31,6 +31,7 @@ export function panelHook(src: PanelHookSource): { state(): unknown; stats(): Pr
               connectionState: session?.connection ?? null,
               sender: dialSender(media),
               micDeviceId: media.micDeviceId ?? null,
+              gathered: media.gathered,
             }
           : null,
         quality: session?.quality ?? null,

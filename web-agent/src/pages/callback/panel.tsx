@@ -30,6 +30,7 @@ import { prepareOffer } from './offer.ts';
 import { CallSession, HANGUP_GIVE_UP_MS } from '../../call-session.ts';
 import type { UiState } from '../../reducer.ts';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
+import { describeResult } from '../../format.ts';
 
 /** How long the server may take to answer `call.dial` (it waits for the Service's connect). */
 const DIAL_ACK_MS = 20_000;
@@ -59,6 +60,8 @@ export class CallbackPanel {
     private readonly conn: () => Connection | undefined,
     /** The page's call list (call.state frames seen before our ack are there). */
     private readonly pageState: () => UiState,
+    /** A call back that failed, was refused or not answered, in words (the call-back queue shows it on the task). */
+    private readonly onUnanswered?: (from: string, to: string, message: string) => void,
   ) {}
 
   start(): void {
@@ -141,8 +144,21 @@ export class CallbackPanel {
   private dispatch(ev: CallbackEvent): void {
     const before = this.s;
     this.s = reduceCallback(this.s, ev);
-    if (this.s !== before) this.effects(before);
+    if (this.s !== before) {
+      this.effects(before);
+      this.tellOutcome(before);
+    }
     this.render();
+  }
+
+  /** A call back that just failed or ended unanswered: its pair and why, in words. */
+  private tellOutcome(before: CallbackState): void {
+    const c = this.s.call;
+    if (!c || !this.onUnanswered || before.call?.phase === c.phase) return;
+    if (c.phase === 'failed') this.onUnanswered(c.from, c.callee.value, `Call back refused: ${this.s.error?.message ?? 'the call could not be placed'}`);
+    else if (c.phase === 'ended' && c.activeAt === undefined && c.ended) {
+      this.onUnanswered(c.from, c.callee.value, `Call back not answered: ${c.ended.reason ?? describeResult(c.ended.result)}`);
+    }
   }
 
   /** Effects of a state change on this tab's media. */
@@ -193,7 +209,15 @@ export class CallbackPanel {
       media.close(); // cancelled while the offer was being made
       return;
     }
-    session = new CallSession(media, { audioEl: this.audioEl, onChange: () => this.render() });
+    session = new CallSession(media, {
+      audioEl: this.audioEl,
+      onChange: () => this.render(),
+      // How the audio travels, for the supervisors' live view and history (issue 29).
+      onPath: (path) => {
+        const wacid = this.s.call?.wacid;
+        if (wacid) void this.conn()?.request({ type: 'call.path', wacid, path }).catch(() => undefined);
+      },
+    });
     session.setConnection(media.pc.connectionState);
     this.session = session;
     void media.play(this.audioEl);
@@ -289,7 +313,7 @@ export class CallbackPanel {
     const root = document.getElementById('callback');
     if (!root) return;
     const now = Date.now();
-    const session = this.session && { connection: this.session.connection, quality: this.session.quality };
+    const session = this.session && { connection: this.session.connection, quality: this.session.quality, networkWarning: this.session.networkWarning };
     draw(
       <CallbackView
         s={this.s}

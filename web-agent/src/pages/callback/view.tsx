@@ -31,7 +31,7 @@ export interface CallbackViewProps {
   micId: string | undefined;
   speakerId: string | undefined;
   canChooseSpeaker: boolean;
-  session?: { connection: RTCPeerConnectionState; quality: Quality | undefined } | undefined;
+  session?: { connection: RTCPeerConnectionState; quality: Quality | undefined; networkWarning?: string | undefined } | undefined;
   actions: CallbackActions;
 }
 
@@ -160,7 +160,7 @@ function CallBox({ call: c, now, session, actions: a }: { call: CallbackCall | u
       <p class="call-status" data-testid="callback-status" data-state={st?.state ?? 'idle'} data-result={c?.ended?.result} aria-live="polite">
         {session?.connection === 'disconnected' && c?.phase === 'active' ? 'Connection interrupted, trying to recover…' : (st?.text ?? '')}
       </p>
-      <QualityBox prefix="callback-quality" quality={session?.quality} hidden={c?.phase !== 'active'} />
+      <QualityBox prefix="callback-quality" quality={session?.quality} hidden={c?.phase !== 'active' && !session?.networkWarning} notice={session?.networkWarning} />
       <div class="actions" data-testid="callback-controls" hidden={!inProgress(c)}>
         <button type="button" class="btn" data-testid="callback-mute" aria-pressed={c?.muted ?? false} disabled={c?.phase !== 'active' && c?.phase !== 'ringing'} onClick={a.toggleMute}>
           {c?.muted ? 'Unmute' : 'Mute'}

@@ -12,7 +12,7 @@
  *   queue.onServer(msg);      // every server frame
  */
 import { render as draw } from 'preact';
-import { ApiError, claimCallback, finishCallback, getMessage, listCallbacks, type Me } from '../../api.ts';
+import { ApiError, claimCallback, finishCallback, getMessage, listCallbacks, requestPermission, type Me } from '../../api.ts';
 import { followupsToFetch, initialQueue, queueView, reduceQueue, type QueueEvent, type QueueState, type TaskRow } from '../../queue.ts';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
 
@@ -98,6 +98,25 @@ export class CallbackQueue {
     }
   }
 
+  /** "Ask permission" on a task: the interactive request to the customer; the list then reads the new state. */
+  private async ask(id: string): Promise<void> {
+    const t = this.s.tasks[id];
+    if (!t) return;
+    this.dispatch({ type: 'busy', id, action: 'ask' });
+    try {
+      await requestPermission({ from: t.businessNumber, ...(t.customer.startsWith('+') ? { to: t.customer } : { recipient: t.customer }) });
+      this.dispatch({ type: 'actionDone', id, note: 'Permission asked: the customer gets a request to allow calls; the task shows the answer.' });
+      void this.load();
+    } catch (e) {
+      this.dispatch({ type: 'actionFailed', id, message: `Permission not asked: ${e instanceof ApiError ? e.message : String(e)}` });
+    }
+  }
+
+  /** How a call back placed from this page ended, when it was not answered or was refused: shown on its task. */
+  callOutcome(businessNumber: string, customer: string, message: string): void {
+    this.dispatch({ type: 'callOutcome', businessNumber, customer, message });
+  }
+
   private async done(id: string, outcome: string): Promise<void> {
     this.dispatch({ type: 'busy', id, action: 'done' });
     try {
@@ -120,6 +139,7 @@ export class CallbackQueue {
         {...(this.s.loadError ? { loadError: this.s.loadError } : {})}
         canDial={!!this.o.dial}
         claim={(id) => void this.claim(id)}
+        ask={(id) => void this.ask(id)}
         call={(r) => this.o.dial?.(r.businessNumber, r.customer)}
         done={(id, outcome) => void this.done(id, outcome)}
       />,
@@ -134,11 +154,12 @@ interface ViewProps {
   loadError?: string;
   canDial: boolean;
   claim(id: string): void;
+  ask(id: string): void;
   call(r: TaskRow): void;
   done(id: string, outcome: string): void;
 }
 
-export function QueueView({ rows, loaded, loadError, canDial, claim, call, done }: ViewProps) {
+export function QueueView({ rows, loaded, loadError, canDial, claim, ask, call, done }: ViewProps) {
   return (
     <>
       <h2 id="callback-queue-title" class="card-title">
@@ -186,8 +207,14 @@ export function QueueView({ rows, loaded, loadError, canDial, claim, call, done 
                   Call
                 </button>
               ) : null}
+              <button type="button" class="btn" data-testid="queue-ask" hidden={!r.canAsk && r.busy !== 'ask'} disabled={!r.canAsk} onClick={() => ask(r.id)}>
+                {r.busy === 'ask' ? 'Asking…' : 'Ask permission'}
+              </button>
               <DoneForm row={r} done={done} />
             </div>
+            <p class="field-note" role="status" data-testid="queue-task-note" hidden={!r.note}>
+              {r.note ?? ''}
+            </p>
             <p class="field-note" data-testid="queue-call-reason" hidden={!canDial || r.canCall}>
               {r.callBlockedReason ?? ''}
             </p>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { liveStateText } from './live.ts';
+import { liveStateText, rangText, timeText } from './live.ts';
 
 describe('liveStateText: a live call as the console names it', () => {
   it('says whom it rings and who talks; callbacks say so; an unknown state shows its own name', () => {
@@ -12,5 +12,22 @@ describe('liveStateText: a live call as the console names it', () => {
     expect(liveStateText({ state: 'active', agent: 'agent2', direction: 'USER_INITIATED', heldSince: 1 })).toBe('on hold by agent2');
     expect(v('dialing', 'boss', 'BUSINESS_INITIATED')).toBe('boss dialing · callback');
     expect(v('something-new')).toBe('something-new');
+  });
+});
+
+describe("timeText: the live calls' countdowns tell the truth (issue 34)", () => {
+  it('a ringing call shows the ring time left (RING_TIMEOUT_MS) and the accept window, labelled; a waiting one the accept window; a started one its talk time', () => {
+    const now = 1_000_000;
+    expect(timeText({ state: 'ringing', ringUntil: now + 12_000, deadline: now + 27_000 }, now)).toBe('rings 0:12 more · accept window 0:27');
+    expect(timeText({ state: 'queued', deadline: now + 27_000 }, now)).toBe('accept window 0:27');
+    expect(timeText({ state: 'active', startedAt: now - 65_000, deadline: now }, now)).toBe('1:05');
+  });
+});
+
+describe('a missed call says whom it rang (issue 34), not "–" and "The call was rejected"', () => {
+  it('rang text', () => {
+    expect(rangText(['agent1'])).toBe('rang agent1');
+    expect(rangText(['agent1', 'agent1'])).toBe('rang agent1 twice');
+    expect(rangText(['agent1', 'agent2', 'agent1', 'agent3'])).toBe('rang agent1 twice, agent2 and agent3');
   });
 });

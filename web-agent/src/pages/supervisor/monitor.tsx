@@ -1,10 +1,11 @@
 /**
- * The supervisor console's monitoring (issue 17): Listen / Whisper / Barge on each live
+ * The supervisor console's monitoring: Listen / Whisper / Barge on each live
  * call, then the mode buttons, Stop and a level meter of what the supervisor hears
  * (caller + agent). The media is `MonitorController`'s (web-agent/src/monitor/); this file
  * sends `monitor.start` / `monitor.mode`, keeps the microphone (opened on the first click,
  * kept for the page's life so a second monitor starts at once) and draws the controls.
  */
+import { sampleConnection } from '../../quality.ts';
 import type { CallView, MonitorMode, ServerMsg } from '../../../../shared/protocol.ts';
 import type { Connection, RequestError } from '../../connection.ts';
 import { MonitorController, type MonitorEntry } from '../../monitor/controller.ts';
@@ -45,7 +46,16 @@ export class SupervisorMonitoring {
   }
 
   onServer(msg: ServerMsg): void {
+    // A monitor whose media could not be set up (no network path between the two browsers,
+    // or the TURN server unreachable): say so in words instead of silently dropping it.
+    const mine = msg.type === 'monitor.ended' && this.controller.forCall(msg.wacid).some((e) => e.monitorId === msg.monitorId && e.side === 'supervisor');
     this.controller.onServer(msg);
+    if (mine && msg.type === 'monitor.ended' && msg.reason === 'failed') {
+      this.showError(
+        "Monitoring stopped: your browser and the agent's could not set up the audio between them. " +
+          'If you are on different networks, the relay server (TURN) must be reachable from both: run the Network check (/preflight) on both computers.',
+      );
+    }
   }
 
   private need(): Connection {
@@ -102,6 +112,12 @@ export class SupervisorMonitoring {
   tones(wacid: string, hz: number[]): number[] {
     const m = this.of(wacid)?.monitor;
     return m instanceof SupervisorMonitor && m.meter ? m.meter.tones(hz) : hz.map(() => 0);
+  }
+
+  /** How the monitor's audio travels (its selected pair: direct or relayed). */
+  async path(wacid: string): Promise<string | null> {
+    const m = this.of(wacid)?.monitor;
+    return m instanceof SupervisorMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;
   }
 
   isStarting(wacid: string): boolean {

@@ -28,10 +28,20 @@ const pct = (x: number) => `${Math.round(x * 100)}%`;
 const secs = (ms: number) => formatDuration(ms / 1000);
 const qs = (from: string, to: string) => `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
 
+/**
+ * A refused report in words (issue 34): the server's message names the query field it is
+ * about (`from: …`), which a person reading the page does not need.
+ */
+export function reportError(status: number, message: string | undefined): string {
+  if (!message) return `The report could not be read (the server answered ${status}).`;
+  const words = message.replace(/^[a-z]+: /, '');
+  return `No report: ${words.charAt(0).toLowerCase()}${words.slice(1)}${/[.!?]$/.test(words) ? '' : '.'}`;
+}
+
 async function fetchReport(from?: string, to?: string): Promise<Report> {
   const res = await fetch(from && to ? `/api/reports?${qs(from, to)}` : '/api/reports', { credentials: 'same-origin', headers: { accept: 'application/json' } });
   const body: unknown = await res.json().catch(() => undefined);
-  if (!res.ok) throw new Error(ErrorBody.safeParse(body).data?.error.message ?? `The server answered ${res.status}.`);
+  if (!res.ok) throw new Error(reportError(res.status, ErrorBody.safeParse(body).data?.error.message));
   const r = Report.safeParse(body);
   if (!r.success) throw new Error('The server answered /api/reports with an unexpected shape.');
   return r.data;
@@ -53,7 +63,11 @@ export function Reports() {
         setTo(r.to);
         setError(undefined);
       })
-      .catch((e: Error) => setError(e.message))
+      .catch((e: Error) => {
+        // The figures shown were for another range: they go, so the message is not read as about them.
+        setReport(undefined);
+        setError(e.message);
+      })
       .finally(() => setBusy(false));
   };
   useEffect(() => load(), []);

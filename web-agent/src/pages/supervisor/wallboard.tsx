@@ -1,5 +1,5 @@
 /**
- * The wallboard on the supervisor console (issue 17 item 1): per business number, big
+ * The wallboard on the supervisor console: per business number, big
  * tiles (waiting, longest wait, service level, answered / offered, abandoned, missed, ASA,
  * AHT) that read from across a room and wrap to one column on a phone; then the agents.
  * The figures are the server's (`wallboard` frames, first from `GET /api/wallboard`).

@@ -1,0 +1,214 @@
+/**
+ * The preflight's measurements in the browser, each bounded in time and each
+ * answering in words (`CheckResult`). They use the page's STUN/TURN servers (`ice.ts`, from
+ * `welcome`): STUN reachability, a TURN allocation over UDP and over TCP (time to the relay
+ * candidate), and a loopback call between two peer connections of this page through the
+ * configured servers (relay only when TURN is configured, so it proves the relay path) with
+ * its round trip, jitter and loss. Credentials are used, never shown.
+ */
+import type { IceConfig, IceServer } from '../../../shared/protocol.ts';
+import { openMic } from '../devices.ts';
+import { rtcConfiguration } from '../ice.ts';
+import { CallSetupError, gatherWithin } from '../phone.ts';
+import { extractSample } from '../quality.ts';
+import type { CallFigures, CheckResult } from './verdict.ts';
+
+export const CHECK_BOUND_MS = 5_000;
+
+const since = (t0: number) => Math.round(performance.now() - t0);
+
+/** The microphone opens and carries sound (peak level over `ms`). Returns the stream for the call check. */
+export async function checkMic(ms = 1_000): Promise<{ result: CheckResult & { level?: number }; stream?: MediaStream }> {
+  let stream: MediaStream;
+  try {
+    stream = await openMic();
+  } catch (e) {
+    return { result: { status: 'failed', detail: `The browser could not open a microphone (${(e as Error).name || 'error'}): allow it for this site and check it is plugged in.` } };
+  }
+  const ctx = new AudioContext();
+  try {
+    const an = ctx.createAnalyser();
+    an.fftSize = 2048;
+    ctx.createMediaStreamSource(stream).connect(an);
+    const buf = new Float32Array(an.fftSize);
+    let peak = 0;
+    const end = performance.now() + ms;
+    while (performance.now() < end) {
+      await new Promise((r) => setTimeout(r, 50));
+      an.getFloatTimeDomainData(buf);
+      let sum = 0;
+      for (const v of buf) sum += v * v;
+      peak = Math.max(peak, Math.sqrt(sum / buf.length));
+    }
+    const label = stream.getAudioTracks()[0]?.label || 'the microphone';
+    const level = Math.round(peak * 1000) / 1000;
+    return peak > 0.003
+      ? { result: { status: 'ok', detail: `${label}: sound heard (level ${level}).`, level }, stream }
+      : { result: { status: 'warn', detail: `${label} opens but sends silence: is it muted or turned down?`, level }, stream };
+  } finally {
+    void ctx.close();
+  }
+}
+
+/** A short tone on the speaker (the user hears it or not); fails only when audio cannot play. */
+export async function checkSpeaker(): Promise<CheckResult> {
+  const ctx = new AudioContext();
+  try {
+    await Promise.race([ctx.resume(), new Promise((r) => setTimeout(r, 500))]);
+    if (ctx.state !== 'running') return { status: 'warn', detail: 'The browser held the test tone back (click the page, then run the check again).' };
+    const osc = ctx.createOscillator();
+    const gain = ctx.createGain();
+    gain.gain.value = 0.1;
+    osc.frequency.value = 660;
+    osc.connect(gain).connect(ctx.destination);
+    osc.start();
+    await new Promise((r) => setTimeout(r, 300));
+    osc.stop();
+    const outs = (await navigator.mediaDevices.enumerateDevices().catch(() => [])).filter((d) => d.kind === 'audiooutput');
+    const name = outs.find((d) => d.deviceId === 'default')?.label || outs[0]?.label || 'the default speaker';
+    return { status: 'ok', detail: `A short tone played on ${name}: you should have heard it.` };
+  } finally {
+    void ctx.close();
+  }
+}
+
+const turnUrls = (cfg: IceConfig) => cfg.iceServers.flatMap((s) => s.urls.filter((u) => u.startsWith('turn')).map((url) => ({ url, server: s })));
+
+/** The configured TURN URL for a transport: UDP = `turn:` without `transport=tcp`; TCP = `turn:…?transport=tcp`, else `turns:`. */
+export function turnUrlFor(cfg: IceConfig, transport: 'udp' | 'tcp'): { url: string; server: IceServer } | undefined {
+  const all = turnUrls(cfg);
+  if (transport === 'udp') return all.find((x) => x.url.startsWith('turn:') && !x.url.includes('transport=tcp'));
+  return all.find((x) => x.url.startsWith('turn:') && x.url.includes('transport=tcp')) ?? all.find((x) => x.url.startsWith('turns:'));
+}
+
+/** The STUN URL to test: a configured `stun:` one, else the TURN server's own address (coturn answers STUN too). */
+export function stunUrlFor(cfg: IceConfig): string | undefined {
+  const stun = cfg.iceServers.flatMap((s) => s.urls).find((u) => u.startsWith('stun'));
+  if (stun) return stun;
+  const turn = turnUrls(cfg).find((x) => x.url.startsWith('turn:'));
+  return turn ? `stun:${turn.url.slice('turn:'.length).split('?')[0]}` : undefined;
+}
+
+/** Gather on a throwaway connection; resolves with the candidates and errors seen. */
+async function probe(config: RTCConfiguration, stopOn: (c: RTCIceCandidate) => boolean): Promise<{ found?: RTCIceCandidate; errors: string[]; ms: number; complete: boolean }> {
+  const pc = new RTCPeerConnection(config);
+  const errors: string[] = [];
+  const t0 = performance.now();
+  pc.addEventListener('icecandidateerror', (e) => {
+    const ev = e as RTCPeerConnectionIceErrorEvent;
+    errors.push(`${ev.errorCode}${ev.errorText ? ` ${ev.errorText}` : ''}`);
+  });
+  try {
+    pc.createDataChannel('probe');
+    return await new Promise((resolve) => {
+      const timer = setTimeout(() => resolve({ errors, ms: since(t0), complete: false }), CHECK_BOUND_MS);
+      pc.addEventListener('icecandidate', (e) => {
+        if (e.candidate && stopOn(e.candidate)) {
+          clearTimeout(timer);
+          resolve({ found: e.candidate, errors, ms: since(t0), complete: false });
+        } else if (!e.candidate) {
+          clearTimeout(timer);
+          resolve({ errors, ms: since(t0), complete: true });
+        }
+      });
+      void pc.createOffer().then((o) => pc.setLocalDescription(o));
+    });
+  } finally {
+    pc.close();
+  }
+}
+
+/** STUN reachability: a server-reflexive candidate, or gathering that completed without a STUN error. */
+export async function checkStun(cfg: IceConfig): Promise<CheckResult> {
+  const url = stunUrlFor(cfg);
+  if (!url) return { status: 'skipped', detail: 'No STUN or TURN server is configured.' };
+  const r = await probe({ iceServers: [{ urls: url }] }, (c) => c.type === 'srflx');
+  if (r.found) return { status: 'ok', detail: `${url} answered: your public address is ${r.found.address ?? 'hidden'}.`, ms: r.ms };
+  if (r.complete && r.errors.length === 0) return { status: 'ok', detail: `${url} answered (your address is not translated: no NAT on this path).`, ms: r.ms };
+  return { status: 'failed', detail: `${url} did not answer${r.errors.length ? ` (${r.errors[0]})` : ` within ${CHECK_BOUND_MS / 1000} s`}: UDP to it is blocked or the server is down.`, ms: r.ms };
+}
+
+/** A TURN allocation over one transport: time to the relay candidate. */
+export async function checkTurn(cfg: IceConfig, transport: 'udp' | 'tcp'): Promise<CheckResult> {
+  const t = turnUrlFor(cfg, transport);
+  if (!t) return { status: 'skipped', detail: turnUrls(cfg).length ? `No TURN URL over ${transport.toUpperCase()} is configured.` : 'No TURN server is configured.' };
+  const server = { urls: t.url, ...(t.server.username !== undefined ? { username: t.server.username } : {}), ...(t.server.credential !== undefined ? { credential: t.server.credential } : {}) };
+  const r = await probe({ iceServers: [server], iceTransportPolicy: 'relay' }, (c) => c.type === 'relay');
+  if (r.found) return { status: 'ok', detail: `${t.url}: relay allocated in ${r.ms} ms.`, ms: r.ms };
+  const refused = r.errors.find((e) => /^401\b|^4\d\d\b/.test(e));
+  return {
+    status: 'failed',
+    detail: refused
+      ? `${t.url} refused the credentials (${refused}): ask your administrator to check TURN_SECRET.`
+      : `${t.url} gave no relay${r.errors.length ? ` (${r.errors[0]})` : ` within ${CHECK_BOUND_MS / 1000} s`}: ${transport.toUpperCase()} to it is blocked or the server is down.`,
+    ms: r.ms,
+  };
+}
+
+/**
+ * A loopback call between two peer connections of this page, each made the way a call's is
+ * (non-trickle, bounded gathering) through the configured servers — relay only when TURN is
+ * configured — sending `track` for `ms`, then its figures from getStats.
+ */
+export async function checkCall(cfg: IceConfig, track: MediaStreamTrack | undefined, ms = 3_000): Promise<CheckResult & { figures?: CallFigures }> {
+  const relay = turnUrls(cfg).length > 0;
+  const conf = rtcConfiguration({ ...cfg, iceTransportPolicy: relay ? 'relay' : cfg.iceTransportPolicy });
+  const a = new RTCPeerConnection(conf);
+  const b = new RTCPeerConnection(conf);
+  const ctx = new AudioContext();
+  const t0 = performance.now();
+  const owned: MediaStreamTrack[] = [];
+  try {
+    const send = track ?? ctx.createMediaStreamDestination().stream.getAudioTracks()[0]!;
+    if (!track) {
+      const osc = ctx.createOscillator();
+      const dest = ctx.createMediaStreamDestination();
+      osc.connect(dest);
+      osc.start();
+      a.addTrack(dest.stream.getAudioTracks()[0]!);
+    } else a.addTrack(send);
+    const bound = { maxMs: 4_000 };
+    await gatherWithin(a, async () => a.setLocalDescription(await a.createOffer()), bound, { relayOnly: relay });
+    await b.setRemoteDescription(a.localDescription!);
+    b.getTransceivers()[0]!.direction = 'sendrecv';
+    const back = send.clone();
+    owned.push(back);
+    await b.getTransceivers()[0]!.sender.replaceTrack(back);
+    await gatherWithin(b, async () => b.setLocalDescription(await b.createAnswer()), bound, { relayOnly: relay });
+    await a.setRemoteDescription(b.localDescription!);
+    const up = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 8_000);
+      const check = () => {
+        if (a.connectionState === 'connected' && b.connectionState === 'connected') (clearTimeout(timer), resolve(true));
+        if (a.connectionState === 'failed' || b.connectionState === 'failed') (clearTimeout(timer), resolve(false));
+      };
+      a.addEventListener('connectionstatechange', check);
+      b.addEventListener('connectionstatechange', check);
+      check();
+    });
+    if (!up) return { status: 'failed', detail: `the two ends found no network path through ${relay ? 'the TURN server' : 'the configured servers'} within 8 s.`, ms: since(t0) };
+    const connectedMs = since(t0);
+    await new Promise((r) => setTimeout(r, ms));
+    const sa = extractSample((await a.getStats()).values() as Iterable<Record<string, unknown>>, Date.now());
+    const sb = extractSample((await b.getStats()).values() as Iterable<Record<string, unknown>>, Date.now());
+    const received = sb.inbound?.packetsReceived ?? 0;
+    const lost = sb.inbound?.packetsLost ?? 0;
+    const figures: CallFigures = {
+      ...(sa.rtt !== undefined ? { rttMs: Math.round(sa.rtt * 1000) } : {}),
+      ...(sb.inbound?.jitter !== undefined ? { jitterMs: Math.round(sb.inbound.jitter * 1000) } : {}),
+      loss: received + lost > 0 ? lost / (received + lost) : 0,
+      ...(sa.path ? { path: sa.path } : {}),
+      packets: received,
+    };
+    if (received === 0) return { status: 'failed', detail: 'connected, but no audio went through.', ms: connectedMs, figures };
+    return { status: 'ok', detail: `connected in ${connectedMs} ms ${sa.path && sa.path !== 'direct' ? 'through the relay' : 'directly'}; ${received} audio packets arrived.`, ms: connectedMs, figures };
+  } catch (e) {
+    const noRelay = e instanceof CallSetupError && e.code === 'NO_RELAY';
+    return { status: 'failed', detail: noRelay ? 'no relay candidate within 4 s: the TURN server cannot be reached, so the call could not be set up.' : (e as Error).message, ms: since(t0) };
+  } finally {
+    a.close();
+    b.close();
+    for (const t of owned) t.stop();
+    void ctx.close();
+  }
+}
