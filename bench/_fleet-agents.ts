@@ -3,7 +3,7 @@
  * the agents), so the frames thousands of agents receive are not read by the process that
  * sends the webhooks and keeps time. An agent answers each call it is offered (`call.answer`
  * with a fixed SDP answer the Service's rules accept; the callers are signaling-only), talks
- * `talkMs` and hangs up (`call.hangup`); with WRAP_UP_MS=0 it is available again at once.
+ * `talkMs` and hangs up (`call.hangup`); with WRAP_UP_MS=off it is available again at once.
  * Calls from numbers starting with `abandonPrefix` are not answered: their caller hangs up
  * while it rings (the bench does that at the Service). Over IPC:
  *   ← { agents: [{ url, cookie, node }], talkMs, abandonPrefix }   connect each (protocol v1), set available

@@ -100,7 +100,7 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined, histo
       SESSION_SECRET: randomBytes(24).toString('base64url'),
       USERS_FILE: join(dir, 'users.json'),
       PUBLIC_URL: `http://127.0.0.1:${port}`,
-      WRAP_UP_MS: '0',
+      WRAP_UP_MS: 'off',
       ACCEPT_WINDOW_MS: '60000',
       // History (PGlite) and archive of this run only: a shared ./data grew run after run, and
       // each repeat caller's open call-back task (its misses) with it.
@@ -294,7 +294,7 @@ async function engineShare(redisUrl?: string, history?: HistoryKind): Promise<{ 
     supervisors: [],
     ...(redisUrl ? { redisUrl } : {}),
     ...(history ? { history: true } : {}),
-    env: { WRAP_UP_MS: '0', ACCEPT_WINDOW_MS: '60000', ...(pg ? { DATABASE_URL: pg.url } : {}) },
+    env: { WRAP_UP_MS: 'off', ACCEPT_WINDOW_MS: '60000', ...(pg ? { DATABASE_URL: pg.url } : {}) },
   });
   const sockets: WebSocket[] = [];
   const started = new Map<string, number>();

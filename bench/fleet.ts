@@ -10,7 +10,7 @@
  *
  * Calls are handled as on a contact centre's floor: the offered agent answers (`call.answer`,
  * preAccept + accept at the emulator), talks --talk-ms and hangs up (terminate, the
- * emulator's terminate event; WRAP_UP_MS=0 frees the agent); a share --abandon of callers
+ * emulator's terminate event; WRAP_UP_MS=off frees the agent); a share --abandon of callers
  * hang up while ringing (each such call makes a callback task, pushed to its line's agents
  * and every supervisor as `callback.updated`). The default, `--abandon 1`, has every caller
  * hang up while it rings: answering 100 calls/s takes at least 200 requests/s to the call
@@ -179,7 +179,7 @@ async function main(): Promise<void> {
         USERS_FILE: join(dir, 'users.json'),
         ...(NUMBERS > 1 ? { QUEUES_FILE: join(dir, 'queues.json') } : {}),
         REDIS_URL: redis.url,
-        WRAP_UP_MS: '0',
+        WRAP_UP_MS: 'off',
         LOG_LEVEL: 'warn',
         DATA_DIR: join(dir, `node${i}`),
         ...(pg ? { DATABASE_URL: pg.url } : {}),

@@ -116,7 +116,7 @@ async function main(): Promise<void> {
         DATA_DIR: dir,
         RING_TIMEOUT_MS: '60000',
         ACCEPT_WINDOW_MS: '60000',
-        WRAP_UP_MS: '0',
+        WRAP_UP_MS: 'off',
         LOG_LEVEL: 'error',
       },
       stdio: ['ignore', 'ignore', 'inherit'],

@@ -73,8 +73,8 @@ async function oneCall(b: Bridge, page: Page): Promise<{ ms: number; path: strin
 async function main(): Promise<void> {
   const [assets, browser, turn] = await Promise.all([buildWebAgent(), launchChromium({ autoplayWithoutGesture: true }), startTurn()]);
   const common = { assets, agents: ['agent1'], supervisors: [] as string[] };
-  const direct = await startBridge({ ...common, env: { WRAP_UP_MS: '0' } });
-  const relayed = await startBridge({ ...common, env: { WRAP_UP_MS: '0', ...turn.env('relay') } });
+  const direct = await startBridge({ ...common, env: { WRAP_UP_MS: 'off' } });
+  const relayed = await startBridge({ ...common, env: { WRAP_UP_MS: 'off', ...turn.env('relay') } });
   try {
     const pages = { direct: await agentPage(browser, direct), relayed: await agentPage(browser, relayed) };
     // One warm-up call each (first getUserMedia, first allocation): not counted.

@@ -32,7 +32,7 @@ const role = values.role === 'client' ? 'client' : 'server';
 const lags = values.lag !== undefined ? [Number(values.lag)] : [0, 700];
 
 const names = Array.from({ length: par }, (_, i) => `agent${i + 1}`);
-const b = await startBridge({ agents: names, supervisors: [], env: { WRAP_UP_MS: '0' } });
+const b = await startBridge({ agents: names, supervisors: [], env: { WRAP_UP_MS: 'off' } });
 const clients: ProtocolClient[] = [];
 for (const n of names) clients.push(await agentClient(b.url, n));
 

@@ -336,9 +336,9 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.loginLimits ? { loginLimits: o.loginLimits } : {}),
     log: log.child({ part: 'auth' }),
     demo: config.demo,
-    audit: audit.record,
     // Logged out: not available (a page that has not run its ready-check never rings).
     onLogout: (u) => engine.loggedOut(u),
+    audit: audit.record,
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);

@@ -21,7 +21,7 @@ import { AuditTrail, type Audit, type AuditQueue } from './trail.ts';
 export * from './schema.ts';
 export { AuditStore, type AuditRow, type AuditDb } from './store.ts';
 export { AuditTrail, LocalAuditQueue, type Audit, type AuditQueue } from './trail.ts';
-export { createAuditRoutes, type AuditEnv } from './routes.ts';
+export { auditCsv, createAuditRoutes, type AuditEnv } from './routes.ts';
 
 export const AUDIT_RETENTION_EVERY_MS = 24 * 3600 * 1000;
 

@@ -10,7 +10,7 @@
  */
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { HttpBadRequest, HttpUnavailable } from '../ops/errors.ts';
-import { toCsv } from '../ops/csv.ts';
+import { fieldColumns, toCsv } from '../ops/csv.ts';
 import { AuditQueryError, parseAuditQuery, type AuditEntry, type AuditQuery } from './schema.ts';
 import type { AuditStore } from './store.ts';
 
@@ -18,7 +18,13 @@ import type { AuditStore } from './store.ts';
 export type AuditEnv = { Variables: { user: { name: string }; requestId?: string } };
 
 export const CSV_MAX = 10_000;
-const CSV_COLUMNS = ['at', 'actor', 'action', 'subject', 'target', 'address', 'detail'] as const;
+const CSV_COLUMNS = fieldColumns<AuditCsvRow>(['at', 'actor', 'action', 'subject', 'target', 'address', 'detail']);
+type AuditCsvRow = Omit<AuditEntry, 'detail'> & { detail: string | undefined };
+
+/** Audit rows as the CSV download (and `switchboard audit --csv`) give them: the detail as JSON text. */
+export function auditCsv(items: readonly AuditEntry[]): string {
+  return toCsv(CSV_COLUMNS, items.map((e) => ({ ...e, detail: e.detail ? JSON.stringify(e.detail) : undefined })));
+}
 
 export function createAuditRoutes<E extends AuditEnv>(o: { store: Pick<AuditStore, 'search'> | undefined; guard: MiddlewareHandler<E> }): Hono<E> {
   const app = new Hono<E>();
@@ -48,9 +54,8 @@ export function createAuditRoutes<E extends AuditEnv>(o: { store: Pick<AuditStor
     if (q.cursor) throw new HttpBadRequest('cursor: the CSV export has no pages; narrow it with from and to');
     if (!c.req.query('limit')) q.limit = CSV_MAX;
     const { items } = await store().search(q);
-    const rows = items.map((e: AuditEntry) => ({ ...e, detail: e.detail ? JSON.stringify(e.detail) : undefined }));
     const day = new Date().toISOString().slice(0, 10);
-    return c.body(toCsv(CSV_COLUMNS, rows), 200, {
+    return c.body(auditCsv(items), 200, {
       'content-type': 'text/csv; charset=utf-8',
       'content-disposition': `attachment; filename="switchboard-audit-${day}.csv"`,
       'cache-control': 'private, no-store',

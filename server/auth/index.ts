@@ -210,8 +210,8 @@ export function createAuth(deps: AuthOptions): Auth {
     const ending = await sessions.lookup(cookie);
     const who = await userOf(c.req.raw).catch(() => undefined);
     await sessions.destroy(cookie);
-    if (ending) audit({ action: 'logout', actor: ending.user, address: clientAddress(c) });
     if (who) deps.onLogout?.(who);
+    if (ending) audit({ action: 'logout', actor: ending.user, address: clientAddress(c) });
     c.header('Set-Cookie', clearedCookie(secure(c)));
     return c.body(null, 204);
   });

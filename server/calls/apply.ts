@@ -59,7 +59,8 @@ export interface ApplierOptions {
   log: Logger;
   policy: Policy;
   now: () => number;
-  wrapUpMs: number;
+  /** After-call work: ms; 0 = until the agent ends it; `off` = none. */
+  wrapUpMs: number | 'off';
   sweepMs: number;
   routing: () => RoutingPort;
   onCommitted?: Committed;
@@ -269,7 +270,7 @@ export class Applier {
         return;
       case 'agentFree': {
         const at = this.o.now();
-        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: e.wrapUp ? (this.o.wrapUpMs === 0 ? NO_LIMIT : at + this.o.wrapUpMs) : 0, at });
+        this.o.routing().agentChange({ kind: 'agentFree', agent: e.agent, wacid, wrapUntil: !e.wrapUp || this.o.wrapUpMs === 'off' ? 0 : this.o.wrapUpMs === 0 ? NO_LIMIT : at + this.o.wrapUpMs, at });
         // The board's new state (after-call work with its countdown) is pushed by the router.
         return;
       }

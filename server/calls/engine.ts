@@ -37,7 +37,8 @@ export interface EngineOptions {
   hub: Hub;
   log: Logger;
   policy?: Partial<Policy>;
-  wrapUpMs?: number;
+  /** After-call work: ms (default 60 s); 0 = until the agent ends it; `off` = none. */
+  wrapUpMs?: number | 'off';
   queues?: Queues;
   board?: AgentBoard;
   now?: () => number;

@@ -53,7 +53,7 @@ export interface RequestsOptions {
   dispositions: readonly string[];
   awayReasons: readonly string[];
   /** `WRAP_UP_MS`: how much "More time" adds. */
-  wrapUpMs: number;
+  wrapUpMs: number | 'off';
   /** A disposition was given (or `Not set` recorded): history, and the contact note when configured. */
   onWrapup?: ((w: Wrapup) => void) | undefined;
 }
@@ -268,7 +268,7 @@ export class Requests {
         if (!f.wrapWacid || f.wrapUntil <= at) return fail('CONFLICT', 'you are not in after-call work');
         if (!hasLimit(f.wrapUntil)) return fail('CONFLICT', 'after-call work has no time limit: it lasts until you end it');
         if (f.wrapExtended) return fail('CONFLICT', 'more time was already given once for this call');
-        const until = f.wrapUntil + this.o.wrapUpMs;
+        const until = f.wrapUntil + (typeof this.o.wrapUpMs === 'number' ? this.o.wrapUpMs : 0);
         this.o.router.wrapExtend(user.name, f.wrapWacid, until);
         this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, until } as ServerMsg);
         return;

@@ -46,7 +46,7 @@ const until = async (what: string, ok: () => boolean, ms = 5000) => {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** An engine with one available agent; `talk(wacid)` rings, answers and ends a call, leaving the agent in after-call work. */
-async function desk(wrapUpMs: number, o: { ringTimeoutMs?: number } = {}) {
+async function desk(wrapUpMs: number | 'off', o: { ringTimeoutMs?: number } = {}) {
   const store = new MemoryStore();
   const hub = new Hub(log);
   const wrapups: Wrapup[] = [];
@@ -126,6 +126,17 @@ describe('after-call work keeps what the agent typed (issue 34)', () => {
     expect(d.wrapups).toEqual([expect.objectContaining({ disposition: 'Other' })]);
   });
 
+  it('WRAP_UP_MS=off: no after-call work at all, the agent is available again when the call ends', async () => {
+    const d = await desk('off');
+    await d.engine.handleEvent(signal('chat.call.connect', 'callingConnect', { wacid: 'wacid.off', phoneId: 'phone-1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(), sdpType: 'offer', sdp: 'v=0\r\n' }), Date.now());
+    await until('offered', () => d.a.frames.some((f) => f.type === 'call.offered'));
+    await d.req({ type: 'call.answer', wacid: 'wacid.off', sdp: 'v=0\r\n' });
+    await until('active', () => d.a.frames.some((f) => f.type === 'call.state' && f.state === 'active'));
+    await d.engine.handleEvent(signal('chat.call.terminate', 'callingTerminate', { wacid: 'wacid.off', status: 'COMPLETED' }), Date.now());
+    await until('available', () => d.lastState().status === 'available' && d.a.frames.some((f) => f.type === 'call.state' && f.state === 'ended'));
+    expect(d.a.frames.some((f) => f.type === 'agent.state' && f.status === 'after-call-work')).toBe(false);
+  });
+
   it('a logout sets an available agent away (the next login starts with the ready-check)', async () => {
     const d = await desk(60_000);
     await until('available', () => d.lastState().status === 'available');
@@ -159,5 +170,8 @@ describe('configuration', () => {
   it('WRAP_UP_MS is 60 s by default, and 0 is allowed (until the agent ends it)', () => {
     expect(loadConfig({}).wrapUpMs).toBe(60_000);
     expect(loadConfig({ WRAP_UP_MS: '0' }).wrapUpMs).toBe(0);
+    // `off`: no after-call work at all (what 0 meant before: program agents and benches).
+    expect(loadConfig({ WRAP_UP_MS: 'off' }).wrapUpMs).toBe('off');
+    expect(() => loadConfig({ WRAP_UP_MS: 'soon' })).toThrow(/WRAP_UP_MS/);
   });
 });

@@ -13,11 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import { openHistoryDb } from '../history/index.ts';
 import { HistoryQueryError, HistoryStore } from '../history/store.ts';
 import type { CallDetail, CallPage, CallSearch, MediaRecord } from '../history/schema.ts';
-import { AuditQueryError, AuditStore, parseAuditQuery, type AuditEntry } from '../audit/index.ts';
-import { toCsv } from '../ops/csv.ts';
+import { AuditQueryError, AuditStore, auditCsv, parseAuditQuery, type AuditEntry } from '../audit/index.ts';
 
 /** The audit trail's columns, as `/api/audit.csv` has them. */
-const AUDIT_CSV_COLUMNS = ['at', 'actor', 'action', 'subject', 'target', 'address', 'detail'] as const;
 
 export class SwitchboardError extends Error {
   override readonly name = 'SwitchboardError';
@@ -200,7 +198,7 @@ export async function connectDatabase(cfg: SwitchboardConfig): Promise<HistorySo
       }
       if (csv && query.limit === undefined) q.limit = 10_000;
       const page = await new AuditStore(store.db).search(q);
-      return csv ? toCsv(AUDIT_CSV_COLUMNS, page.items.map((e) => ({ ...e, detail: e.detail ? JSON.stringify(e.detail) : undefined }))) : page;
+      return csv ? auditCsv(page.items) : page;
     },
     async saveMedia(_call, m, dir) {
       if (m.status !== 'available' || !m.path) throw new SwitchboardError('NOT_AVAILABLE', `${m.mediaAssetId}: not in the archive (${m.status})`);

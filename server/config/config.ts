@@ -57,7 +57,8 @@ export interface Config {
   /** How long one agent's offer rings before the call goes to the next agent. */
   readonly ringTimeoutMs: number;
   /** Time an agent stays unavailable after a call ends. */
-  readonly wrapUpMs: number;
+  /** After-call work: ms; 0 = until the agent ends it; `off` = none (the agent is free at once). */
+  readonly wrapUpMs: number | 'off';
   /** JSON file mapping phoneId → agent names; undefined: every agent takes every number. */
   readonly queuesFile: string | undefined;
   /** How long a webhook event id is remembered for deduplication. */
@@ -302,7 +303,8 @@ const schemas = {
   USERS_FILE: nonEmpty('a path to the users JSON file'),
   LOG_LEVEL: z.enum(LOG_LEVELS, `must be one of ${LOG_LEVELS.join(', ')}`),
   RING_TIMEOUT_MS: intIn(1000, 600_000),
-  WRAP_UP_MS: intIn(0, 3_600_000),
+  // `off`: no after-call work at all (program agents, benches); 0: until the agent ends it.
+  WRAP_UP_MS: z.union([z.literal('off').transform(() => 'off' as const), intIn(0, 3_600_000)], { error: 'must be off or an integer from 0 to 3600000' }),
   QUEUES_FILE: nonEmpty('a path to the queues JSON file'),
   // A delivery stays valid for the signature tolerance: its id must be remembered at least that long.
   WEBHOOK_DEDUPE_TTL_MS: z

@@ -179,14 +179,13 @@ WHERE jsonb_array_length(misses) > 20;
   },
   {
     version: 4,
-    name: 'each call keeps the network path its audio took (issue 29)',
+    name: 'each call keeps the network path its audio took',
     sql: `
 -- direct, relay-udp, relay-tcp or relay-tls: the selected candidate pair the agent's page saw.
 ALTER TABLE history_calls ADD COLUMN network_path text;
 `,
   },
   {
-    // After 4 (history_calls.network_path).
     version: 5,
     name: 'audit trail (server/audit)',
     sql: `

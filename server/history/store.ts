@@ -18,15 +18,10 @@ import { CALL_COLUMNS, type CallGroup, type CallRow, type MediaRow, decodeCursor
 import {
   CallSearch,
   HistoryFact,
-  MEDIA_STATUSES,
   type CallDetail,
   type CallPage,
-  type CallRecord,
   type Direction,
-  type MediaKind,
   type MediaRecord,
-  type MediaStatus,
-  type Outcome,
   type ParsedFact,
 } from './schema.ts';
 

@@ -12,6 +12,15 @@ export const csvField = (v: string | number | undefined | null) => {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 };
 
-export function toCsv<T>(columns: readonly (keyof T & string)[], rows: readonly T[]): string {
-  return [columns.join(','), ...rows.map((r) => columns.map((k) => csvField(r[k] as string | number | undefined)).join(','))].map((l) => `${l}\r\n`).join('');
+/** A CSV column: its heading and its value (in the units the page's table shows). */
+export interface CsvColumn<T> {
+  head: string;
+  value(row: T): string | number | undefined | null;
+}
+
+/** Columns that are a row's fields as they are, headed by their names (audit rows). */
+export const fieldColumns = <T>(keys: readonly (keyof T & string)[]): CsvColumn<T>[] => keys.map((k) => ({ head: k, value: (r: T) => r[k] as string | number | undefined }));
+
+export function toCsv<T>(columns: readonly CsvColumn<T>[], rows: readonly T[]): string {
+  return [columns.map((c) => csvField(c.head)).join(','), ...rows.map((r) => columns.map((c) => csvField(c.value(r))).join(','))].map((l) => `${l}\r\n`).join('');
 }

@@ -18,6 +18,7 @@ import type { Audit } from '../audit/trail.ts';
 import type { History } from '../history/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpError } from '../ops/errors.ts';
+import { toCsv, type CsvColumn } from '../ops/csv.ts';
 import { computeFigures, type AgentFigures, type NumberFigures } from '../wallboard/compute.ts';
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
@@ -52,14 +53,9 @@ const MAX_PAGES = 1_000;
 
 const FIELDS = ['from', 'to', 'by'] as const;
 
-/** A CSV column: its heading and its value, in the units the page's table shows (seconds, percent). */
-export interface CsvColumn<T> {
-  head: string;
-  value(row: T): string | number;
-}
 /** Seconds with one decimal, as a spreadsheet reads them (the table shows the same time as m:ss). */
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
-/** The per-number table's columns (issue 34: the table's words and units, not `asaMs` and `0.75`). */
+/** The per-number table's columns: the table's words and units (seconds, percent), not `asaMs` and `0.75`. */
 export const numberColumns = (slaSeconds: number): CsvColumn<NumberFigures>[] => [
   { head: 'Business number', value: (r) => r.businessNumber },
   { head: 'Offered', value: (r) => r.offered },
@@ -80,21 +76,7 @@ export const AGENT_COLUMNS: CsvColumn<AgentFigures>[] = [
   { head: 'Avg. handle (s)', value: (r) => seconds(r.ahtMs) },
 ];
 
-/**
- * One CSV field (RFC 4180): quoted when it holds a comma, quote or line break. A text a
- * spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or CR: a
- * webhook's `to` becomes a row's business number) gets a leading `'` (OWASP, CSV
- * injection); an E.164 number (`+` and digits only) cannot hide a formula and stays as is.
- */
-const field = (v: string | number) => {
-  let s = String(v);
-  if (typeof v === 'string' && /^[=+\-@\t\r]/.test(s) && !/^\+\d+$/.test(s)) s = `'${s}`;
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-};
-
-export function toCsv<T>(columns: readonly CsvColumn<T>[], rows: readonly T[]): string {
-  return [columns.map((c) => field(c.head)).join(','), ...rows.map((r) => columns.map((c) => field(c.value(r))).join(','))].map((l) => `${l}\r\n`).join('');
-}
+export { toCsv, type CsvColumn };
 
 export function createReports(o: ReportsOptions): Hono<AuthEnv> {
   const now = o.now ?? Date.now;

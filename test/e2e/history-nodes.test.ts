@@ -26,7 +26,7 @@ describe('history on several nodes', () => {
     const [pg, redis, dir] = await Promise.all([createTestDatabase(), startRedis(), mkdtemp(join(tmpdir(), 'sb-shared-archive-'))]);
     cleanups.push(() => pg.drop(), () => redis.close(), () => rm(dir, { recursive: true, force: true }));
     const prefix = uniquePrefix('hnodes');
-    const env = { DATABASE_URL: pg.url, ARCHIVE_DIR: dir, SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: '0' };
+    const env = { DATABASE_URL: pg.url, ARCHIVE_DIR: dir, SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: 'off' };
     const a = await suite.startBridge({ agents: ['agent1'], history: true, redisUrl: redis.url, storePrefix: prefix, env, emulator: { announcementMs: 0 } });
     const b = await suite.startBridge({ agents: ['agent1'], history: true, redisUrl: redis.url, storePrefix: prefix, env, sharedEmulator: { emu: a.emu, secret: a.secret } });
     const number = [...a.emu.ctx.phoneNumbers.values()][0]!;

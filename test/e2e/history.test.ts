@@ -57,7 +57,7 @@ async function search(page: Page, fields: Partial<Record<'customer' | 'outcome' 
 describe('call history', () => {
   it('a call → its record; the recording plays beside the transcript; search by customer, outcome and transcript word; agents see their own', async () => {
     dir = await mkdtemp(join(tmpdir(), 'sb-history-archive-'));
-    const b = await suite.startBridge({ agents: ['agent1', 'agent2'], history: true, env: { ARCHIVE_DIR: dir, WRAP_UP_MS: '0' }, emulator: { announcementMs: 0 } });
+    const b = await suite.startBridge({ agents: ['agent1', 'agent2'], history: true, env: { ARCHIVE_DIR: dir, WRAP_UP_MS: 'off' }, emulator: { announcementMs: 0 } });
     const number = [...b.emu.ctx.phoneNumbers.values()][0]!;
     await emulatorRequest(b.emu, 'POST', `${b.emu.baseUrl}/chat/phoneNumbers/${number.wabaId}/${encodeURIComponent(number.phoneNumber)}/settings`, {
       capture: { recordingEnabled: true, transcriptionEnabled: true, purpose: 'quality assurance', announcementLanguage: 'en' },

@@ -26,7 +26,7 @@ const SDP = 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nt=0 0\r\n';
 beforeAll(async () => {
   redis = await startRedis();
   const prefix = uniquePrefix('monitor');
-  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: '0', MONITOR_SHOW_LISTENING: 'false' };
+  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: 'off', MONITOR_SHOW_LISTENING: 'false' };
   // Both nodes record history in one PostgreSQL: the monitor's timeline entries land there, whichever node acts.
   pg = await createTestDatabase('sb_monitor');
   const withHistory = { ...env, DATABASE_URL: pg.url };

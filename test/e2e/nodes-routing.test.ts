@@ -18,7 +18,7 @@ const tabs: ProtocolClient[] = [];
 beforeAll(async () => {
   redis = await startRedis();
   const prefix = uniquePrefix('nodes-routing');
-  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: '0', RING_TIMEOUT_MS: '60000' };
+  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: 'off', RING_TIMEOUT_MS: '60000' };
   // Both nodes receive webhooks (the emulator delivers to B; both workers read the stream).
   b = await startBridge({ agents: AGENTS, redisUrl: redis.url, storePrefix: prefix, env });
   a = await startBridge({ agents: AGENTS, redisUrl: redis.url, storePrefix: prefix, env, sharedEmulator: { emu: b.emu, secret: b.secret } });

@@ -19,7 +19,7 @@ let agent: ProtocolClient;
 beforeAll(async () => {
   redis = await startRedis();
   const prefix = uniquePrefix('nodes');
-  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: '0' };
+  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: 'off' };
   // Node B owns the emulator and is the only webhook receiver.
   // The sweep (which would also find queued calls, but only every sweepMs) is slowed right
   // down, so only the routing hint can place a call in time.

@@ -39,7 +39,7 @@ let b: Bridge;
 beforeAll(async () => {
   redis = await startRedis();
   const prefix = uniquePrefix('pagelost');
-  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: '0' };
+  const env = { SESSION_SECRET: randomBytes(24).toString('base64url'), WRAP_UP_MS: 'off' };
   b = await startBridge({ agents: ['agent1', 'agent2'], redisUrl: redis.url, storePrefix: prefix, env });
   a = await startBridge({ agents: ['agent1', 'agent2'], redisUrl: redis.url, storePrefix: prefix, env, sharedEmulator: { emu: b.emu, secret: b.secret } });
 }, 60_000);

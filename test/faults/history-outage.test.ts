@@ -45,7 +45,7 @@ async function setup(o: { agents: number; cutBeforeStart?: boolean }): Promise<S
     history: true,
     redisUrl: redis.url,
     storePrefix: prefix,
-    env: { DATABASE_URL: pg.url, SESSION_SECRET: randomBytes(24).toString('base64url'), RING_TIMEOUT_MS: '60000', ACCEPT_WINDOW_MS: '60000', WRAP_UP_MS: '0' },
+    env: { DATABASE_URL: pg.url, SESSION_SECRET: randomBytes(24).toString('base64url'), RING_TIMEOUT_MS: '60000', ACCEPT_WINDOW_MS: '60000', WRAP_UP_MS: 'off' },
     loginLimits: { perName: 100, perAddress: 100_000 },
   });
   cleanups.push(() => b.close());

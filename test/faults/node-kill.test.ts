@@ -61,7 +61,7 @@ describe('a node killed while a call rings on it', () => {
       REDIS_URL: redis.url,
       RING_TIMEOUT_MS: '5000',
       ACCEPT_WINDOW_MS: String(windowMs),
-      WRAP_UP_MS: '0',
+      WRAP_UP_MS: 'off',
       LOG_LEVEL: 'warn',
       DATA_DIR: dir,
     };

@@ -65,7 +65,7 @@ describe('one node killed and restarted on the same Redis', () => {
       REDIS_URL: redis.url,
       RING_TIMEOUT_MS: '15000',
       ACCEPT_WINDOW_MS: String(windowMs),
-      WRAP_UP_MS: '0',
+      WRAP_UP_MS: 'off',
       LOG_LEVEL: 'warn',
       DATA_DIR: dir,
     };

@@ -39,7 +39,7 @@ async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; 
   const b = await startBridge({
     agents: ['agent1'],
     emulator: { acceptWindowMs: endpoint === 'reject' ? SERVICE_WINDOW_MS : WINDOW_MS, faults: { endpoints: { [`POST /chat/calls/${endpoint}`]: { ...FAULT[kind] } } } },
-    env: { ACCEPT_WINDOW_MS: String(WINDOW_MS), WRAP_UP_MS: '0' },
+    env: { ACCEPT_WINDOW_MS: String(WINDOW_MS), WRAP_UP_MS: 'off' },
   });
   cleanups.push(() => b.close());
   const agent: ProtocolClient = await agentClient(b.url, 'agent1', { available: endpoint !== 'reject' });

@@ -50,7 +50,7 @@ export function stateLine({ ui, now, onHold, typing }: LineInput): StateLine {
     if (a.until > serverNow) {
       // Never more than the wrap-up's own length (the estimate of the server's clock can be a little off).
       const left = Math.max(0, Math.ceil(Math.min(a.until - serverNow, a.until - a.since) / 1000));
-      return { status: 'after-call-work', words: 'After-call work', detail: typing ? 'paused while you type' : `next call in ${left} s`, since: a.since, secondsLeft: left };
+      return { status: 'after-call-work', words: 'After-call work', detail: typing ? 'paused: typing' : `next call in ${left} s`, since: a.since, secondsLeft: left };
     }
   }
   if (ui.presence === 'available') return { status: 'available', words: 'Available', ...since('available') };

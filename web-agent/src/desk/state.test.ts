@@ -122,4 +122,10 @@ describe('the one call list (issue 34)', () => {
     ]);
     expect(rows[1]!.notes).toBe('Refund');
   });
+
+  test('an ordinary hang-up is not spelled out; other end reasons are', () => {
+    const f = (s: number) => `0:${String(s).padStart(2, '0')}`;
+    const rows = callList([rec({ wacid: 'a', endReason: 'BUSINESS_HANGUP' }), rec({ wacid: 'b', endReason: 'agent page lost' })], [], (r) => r.charAt(0).toUpperCase() + r.slice(1), f);
+    expect(rows.map((r) => r.text)).toEqual(['Answered', 'Answered · Agent page lost']);
+  });
 });

@@ -231,6 +231,9 @@ export interface CallRow {
   reason?: string;
 }
 
+/** An ordinary hang-up by either side: the list says nothing more about the end. */
+const PLAIN_END = /^(USER|BUSINESS)_HANGUP$/;
+
 /** Session results as the call list words them (history's `logOutcome` words for the same calls). */
 const SESSION_WORDS: Record<string, string> = { COMPLETED: 'Answered', DECLINED: 'Declined', MISSED: 'Missed', FAILED: 'Failed', REJECTED: 'Not taken', ENDED: 'Ended' };
 
@@ -264,7 +267,7 @@ export function callList(
     customer: customerOf(r),
     at: Date.parse(r.receivedAt),
     outcome: r.outcome,
-    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}`,
+    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}${r.endReason && !PLAIN_END.test(r.endReason) ? ` · ${describe(r.endReason)}` : ''}`,
     ...(r.notes ? { notes: r.notes } : {}),
   }));
   return [...fromSession, ...fromLog];
