@@ -68,9 +68,9 @@ export interface ServiceParts {
   messages?: PermissionMessages;
   /** Phone numbers: `GET /api/numbers`; without it 503. */
   phoneNumbers?: PermissionNumbers;
-  /** Messaging and the callback queue (issue 16); without it their routes answer 503. */
+  /** Messaging and the callback queue; without it their routes answer 503. */
   messaging?: MessagingClient;
-  /** Contacts (issue 15): the customer panel's contact, and wrap-ups as contact notes (CONTACT_NOTES). */
+  /** Contacts: the customer panel's contact, and wrap-ups as contact notes (CONTACT_NOTES). */
   contacts?: Pick<ContactsResource, 'get' | 'addNote'>;
   /** The client's rate limiter: `/metrics` shows the management quota's use and signalling's reserved share. */
   limiter?: Pick<RateLimiter, 'usage' | 'signallingReserve'>;
@@ -189,7 +189,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics, ...(store instanceof RedisStore ? { send: store.redis } : {}) })));
   // Daily: rows past retention and their files together; media lost before download reported.
   const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
-  // Issue 32 item 5: the audit trail, in the history database (rows dropped without one).
+  // the audit trail, in the history database (rows dropped without one).
   // With Redis its rows go through a stream of their own (`<prefix>audit-history`), as history's facts do: a row survives its node.
   const auditQueue =
     service && history && config.redisUrl
@@ -283,7 +283,7 @@ function serviceParts(client: ReturnType<typeof createServiceClient>): ServicePa
   return { calls: client.calls, media: client.calls, messages: client.messages, phoneNumbers: client.phoneNumbers, messaging: client, contacts: client.contacts, limiter: client.transport.limiter };
 }
 
-/** The Service's management quota on `/metrics` (issue 35): its hourly limit, signalling's reserved share, and the use. */
+/** The Service's management quota on `/metrics`: its hourly limit, signalling's reserved share, and the use. */
 function quotaMetrics(metrics: Metrics, limiter: NonNullable<ServiceParts['limiter']>): void {
   const hour = () => limiter.usage('management');
   metrics.gauge('switchboard_service_quota_hour_limit', 'Management requests per hour the Service allows (shared by call signalling, contact reads and the rest).', () => hour()?.hourLimit ?? 0);
@@ -294,7 +294,7 @@ function quotaMetrics(metrics: Metrics, limiter: NonNullable<ServiceParts['limit
 }
 
 /**
- * A wrap-up (issue 15): a `disposition` fact for history (queued: never waits), and with
+ * A wrap-up: a `disposition` fact for history (queued: never waits), and with
  * CONTACT_NOTES a note on the customer's contact at the Service (phone-number customers only;
  * the contact may not exist: then nothing is written, said in the log).
  */
@@ -323,7 +323,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
-  // Issue 32: what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared).
+  // what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared).
   if (o.users || config.usersFile)
     void recordUserChanges({ users, store, audit: audit.record, log: log.child({ part: 'auth' }) }).catch((err: Error) => log.warn({ err: { message: err.message } }, 'users changes not compared with the last start'));
   const now = o.now ?? Date.now;
@@ -347,19 +347,19 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
-  // ---- issue 16: messaging and the callback queue (server/callbacks/wire.ts) -------------
+  // ---- messaging and the callback queue (server/callbacks/wire.ts) -------------
   // Built on history; without it their routes answer 503 naming why. Parts used below:
   // `m16.recordSent` (permissions), `queue.onCommitted` (engine), `m16.handlers`,
   // `m16.routes`, `m16.start()` / `m16.stop()`.
   const queues = loadQueues(config.queuesFile);
-  // Issue 35: an agent sees and uses only the numbers they take calls for (QUEUES_FILE).
+  // an agent sees and uses only the numbers they take calls for (QUEUES_FILE).
   const scope = createNumberScope({ queues, scoped: config.queuesFile !== undefined, numbers: service.phoneNumbers, log: log.child({ part: 'scope' }), now });
   const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now, scope });
   const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent, scope });
   const queue = m16.callbacks(permissions, queues);
-  // ---- end issue 16 ---------------------------------------------------------------------
+  // ---- end messaging and the callback queue ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
-  // ---- supervisor console (issue 17): monitoring relay ----
+  // ---- supervisor console: monitoring relay ----
   const monitors = new Monitors({
     store,
     hub,
@@ -401,7 +401,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     callBus.on('committed', 'call-back queue', (before, after, _event, version) => queue.onCommitted(before, after, version));
   }
   // ---- end supervisor console ----
-  // Issue 30: MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
+  // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
   const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }) }) : undefined;
   const engine = new CallEngine({
     waitForStart: true,
@@ -424,14 +424,14 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     onOffered: (call) => {
       if (call.offeredTo.length === 1) offerLatency.observe(Math.max(0, now() - call.createdAt) / 1000);
     },
-    // ---- agent desktop (issue 15): wrap-up codes, away reasons, where a wrap-up goes ----
+    // ---- agent desktop: wrap-up codes, away reasons, where a wrap-up goes ----
     dispositions: config.dispositions,
     awayReasons: config.awayReasons,
     onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
     // ---- end agent desktop ----
     ...(anchor ? { anchor } : {}),
   });
-  // issue 17: the wallboard (shared sources only: history's rows of today, the store's live calls)
+  // the wallboard (shared sources only: history's rows of today, the store's live calls)
   wallboard = createWallboard({
     auth,
     store,
@@ -452,8 +452,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...o.socketLimits,
-    monitors, // issue 17
-    ice: createIceIssuer(o.iceTtlS !== undefined && config.ice.turnAuth.kind === 'secret' ? { ...config.ice, turnAuth: { ...config.ice.turnAuth, ttlS: o.iceTtlS } } : config.ice), // issue 29
+    monitors,
+    ice: createIceIssuer(o.iceTtlS !== undefined && config.ice.turnAuth.kind === 'secret' ? { ...config.ice, turnAuth: { ...config.ice.turnAuth, ttlS: o.iceTtlS } } : config.ice),
   });
   const webRoutes = createWebRoutes({ auth, store, ws: gateway.routes, assets, log: log.child({ part: 'web' }), demo: o.demo });
   const wss = createWsServer();
@@ -463,7 +463,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         calls: service.media,
         log: log.child({ part: 'archive' }), announce: { hub, store },
         ...(history ? { onArchived: (r) => history.enqueue(...factsOfMedia(r, now())) } : {}),
-        // issue 35 item 12: a disk that cannot be written makes events wait, not dead letters
+        // a disk that cannot be written makes events wait, not dead letters
         metrics,
         // Recording and transcription events belong to the media lane's consumer group.
         deadLetter: (entry, error) => store.deadLetter(laneGroup('media'), entry, error),
@@ -471,7 +471,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     : undefined;
   const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir, audit: audit.record, store });
   const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : historyOff(auth);
-  // ---- agent desktop (issue 15): the customer panel ----
+  // ---- agent desktop: the customer panel ----
   const customerRoutes = createCustomerRoutes({
     auth,
     contacts: service.contacts,
@@ -495,7 +495,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     'chat.call.connect': onCallEvent,
     'chat.call.terminate': onCallEvent,
     'chat.call.status.updated': onCallEvent,
-    // issue 16: messaging's events; inbound messages go to the permission replies, then to messaging's record.
+    // messaging's events; inbound messages go to the permission replies, then to messaging's record.
     ...m16.handlers(permissions.onInboundMessage),
     ...archive?.handlers,
   };
@@ -512,31 +512,31 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     mount(app: App | Hono) {
       app.route('/', archiveRoutes);
       app.route('/', historyRoutes);
-      app.route('/', m16.routes); // issue 16: /api/messages, /api/templates, /api/callbacks
+      app.route('/', m16.routes); // /api/messages, /api/templates, /api/callbacks
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
-      app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // issue 32: /api/audit, /api/audit.csv
+      app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
-      app.route('/', wallboard!.routes); // issue 17
-      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, audit: audit.record, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // issue 17 item 4: /api/reports
+      app.route('/', wallboard!.routes);
+      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, audit: audit.record, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // /api/reports
       app.route('/', webRoutes);
     },
     async start() {
       await hub.start();
       await gateway.start();
-      await m16.start(); // issue 16: catalog, opt-outs, reconcile loop
+      await m16.start(); // catalog, opt-outs, reconcile loop
       if (anchor) {
         await anchor.start(); // a Janus that does not answer now is tried again by the next call
         log.info({ janus: config.media.janusUrls, reachable: anchor.reachable() }, 'media anchor mode: inbound callers are held in Janus rooms');
       }
       await engine.start();
-      wallboard?.start(); // issue 17
+      wallboard?.start();
     },
     close() {
-      m16.stop(); // issue 16
+      m16.stop();
       engine.close();
-      anchor?.close(); // issue 30: rooms of live calls stay until their calls end (another node) or Janus reclaims
-      wallboard?.close(); // issue 17
+      anchor?.close(); // rooms of live calls stay until their calls end (another node) or Janus reclaims
+      wallboard?.close();
       permissions.close();
       gateway.close();
       wss.close();

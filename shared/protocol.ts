@@ -32,7 +32,7 @@
  *   does not read what it is sent is not read either (its requests wait) and is cut once
  *   its unsent frames pass 8 MiB.
  *
- * Media anchor (issue 30; added: `call.offered.media`, `call.answer` without `sdp`,
+ * Media anchor (added: `call.offered.media`, `call.answer` without `sdp`,
  * `call.legOffer`, `call.legAnswer`, `call.rejoin`). With MEDIA_MODE=anchor the caller is held
  * in a media server's room: `call.offered.media` is `anchor`; the client answers with
  * `call.answer {wacid}` (no sdp; refused BAD_REQUEST in direct mode), then gets `call.legOffer
@@ -42,7 +42,7 @@
  * (ack `{}`, then `call.legOffer`); the caller stays in the room meanwhile, for
  * AGENT_RECOVERY_MS. Clients never reach the media server's API.
  *
- * Monitoring (issue 17 item 3; added: `monitor.start`, `monitor.mode`, `monitor.signal`
+ * Monitoring (added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
  * agent's tab mixes caller + microphone and sends it to the supervisor's tab over a second
  * RTCPeerConnection (web-agent/src/monitor/); the server checks roles and relays:
@@ -62,7 +62,7 @@
  *    socket closing → `monitor.ended {monitorId, wacid, reason}` to both tabs (once).
  * Timeline of the call: `monitor.started` (supervisor, mode), `monitor.mode`, `monitor.ended` (reason).
  *
- * Agent desktop (issue 15; added: `presence.set.reason`, `agent.state.wacid`/`extended`,
+ * Agent desktop (added: `presence.set.reason`, `agent.state.wacid`/`extended`,
  * `agents.state`, `welcome.agentState`/`dispositions`/`awayReasons`, `call.hold`,
  * `call.resume`, `call.wrapup`, `agent.moreTime`, `CallView.heldSince`/`holdMs`/`errorCode`):
  * - The agent's state is derived on the server from presence, connections, the call it rings
@@ -78,7 +78,7 @@
  *   WRAP_UP_MS once (ack `{until}`; CONFLICT when not in after-call work or already
  *   extended; `agent.state.extended` is then true). A wrap-up is accepted for the agent's
  *   last call even after the countdown ended (it replaces `Not set`).
- * - Issue 34: `call.wrapupDraft {wacid, disposition?, notes}` keeps what is typed (sent as the
+ * - `call.wrapupDraft {wacid, disposition?, notes}` keeps what is typed (sent as the
  *   agent types); drafts less than WRAP_TYPING_PAUSE_MS apart move `until` on by the time
  *   between them (the countdown pauses while the agent types); a countdown that runs out
  *   records the draft's notes with `Not set`; `welcome.wrapDraft` gives it back. WRAP_UP_MS=0:
@@ -213,7 +213,7 @@ export const CallView = z.object({
   heldSince: z.number().optional(),
   /** Milliseconds on hold so far (finished holds; add `now - heldSince` while held). */
   holdMs: z.number().optional(),
-  /** How the call's audio travels, as the holding page's stats show it (issue 29). */
+  /** How the call's audio travels, as the holding page's stats show it. */
   path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
   errorCode: z.number().optional(),
@@ -251,7 +251,7 @@ export const IceServer = z.object({
   credential: z.string().max(300).optional(),
 });
 export type IceServer = z.infer<typeof IceServer>;
-/** What every peer connection of a page is built with (issue 29). */
+/** What every peer connection of a page is built with. */
 export const IceConfig = z.object({
   iceServers: z.array(IceServer).max(8),
   iceTransportPolicy: z.enum(['all', 'relay']),
@@ -276,10 +276,10 @@ export const Welcome = z.object({
   wrapDraft: z
     .object({ wacid, caller: party.optional(), disposition: z.string().max(200).optional(), notes: z.string().max(10_000).optional() })
     .optional(),
-  /** STUN/TURN for this user's peer connections (issue 29). */
+  /** STUN/TURN for this user's peer connections. */
   ice: IceConfig.optional(),
 });
-/** Renewed TURN credentials (issue 29): for peer connections made from now on. */
+/** Renewed TURN credentials: for peer connections made from now on. */
 export const IceServersMsg = IceConfig.extend({ type: z.literal('ice.servers') });
 export const CallOffered = z.object({
   type: z.literal('call.offered'),
@@ -293,7 +293,7 @@ export const CallOffered = z.object({
   /** When this offer stops ringing here (RING_TIMEOUT_MS): the agent's countdown. `deadline` is the accept window. */
   ringUntil: z.number().optional(),
   /**
-   * `anchor` (MEDIA_MODE=anchor; added, issue 30): the caller is held in a media server's room
+   * `anchor` (MEDIA_MODE=anchor; added): the caller is held in a media server's room
    * and `sdp` is for information only. Answer with `call.answer` without `sdp`; the server
    * then sends `call.legOffer` for this client's own leg into the room. Absent: direct.
    */
@@ -306,7 +306,7 @@ export const CallRevoked = z.object({
 });
 export const CallRemoteAnswer = z.object({ type: z.literal('call.remoteAnswer'), wacid, sdp });
 /**
- * Anchor mode (added, issue 30): an SDP offer for this client's own leg into the call's room
+ * Anchor mode (added): an SDP offer for this client's own leg into the call's room
  * on the media server (complete, non-trickle), sent to the connection that answered. Reply
  * with `call.legAnswer`; the `call.answer` ack follows once the Service accepted.
  */
@@ -364,7 +364,7 @@ export const ErrorMsg = z.object({
   message: z.string(),
 });
 
-// ---- monitoring (issue 17 item 3; the flow is in the header) -----------------------------
+// ---- monitoring (the flow is in the header) -----------------------------
 
 /** listen: the supervisor hears caller + agent; whisper: the agent also hears the supervisor; barge: the caller too. */
 export const MonitorMode = z.enum(['listen', 'whisper', 'barge']);
@@ -418,7 +418,7 @@ export const MonitorSignalRelayed = z
   .object({ type: z.literal('monitor.signal'), ...signalFields })
   .refine(sdpMatchesKind, sdpMatchesKindError);
 
-// ---- wallboard (issue 17 item 1; GET /api/wallboard returns the same object) ------------
+// ---- wallboard (GET /api/wallboard returns the same object) ------------
 
 /** One business number's figures: live counts now, the rest for today (the server's TZ). */
 export const WallboardNumber = z.object({
@@ -508,12 +508,12 @@ export const AgentMoreTime = z.object({ type: z.literal('agent.moreTime'), id: r
 /** `sdp`: the complete answer to `call.offered.sdp`; required in direct mode, left out in anchor mode (`call.offered.media`). */
 export const CallAnswer = z.object({ type: z.literal('call.answer'), id: reqId, wacid, sdp: sdp.optional() });
 /**
- * Anchor mode (added, issue 30): a page of the agent holding an active call (e.g. after a
+ * Anchor mode (added): a page of the agent holding an active call (e.g. after a
  * reload) takes its audio back: ack `{}`, then `call.legOffer` for a new leg into the call's
  * room (the caller stayed there). CONFLICT in direct mode (the audio went with the old page).
  */
 export const CallRejoin = z.object({ type: z.literal('call.rejoin'), id: reqId, wacid });
-/** Anchor mode (added, issue 30): the complete answer to `call.legOffer`. Ack `{}`. */
+/** Anchor mode (added): the complete answer to `call.legOffer`. Ack `{}`. */
 export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });

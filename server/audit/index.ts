@@ -1,5 +1,5 @@
 /**
- * The audit trail (issue 32 item 5): who logged in (or failed to, with the name tried),
+ * The audit trail: who logged in (or failed to, with the name tried),
  * logged out, ended sessions, monitored which call of which agent, played or downloaded
  * which recording or transcript, exported which report, replayed which dead letters, and
  * what changed among the users. Append-only rows in the history database (`audit_log`,

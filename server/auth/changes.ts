@@ -1,5 +1,5 @@
 /**
- * Changes to the users file seen at start, into the audit trail (issue 32 item 5: admin
+ * Changes to the users file seen at start, into the audit trail (admin
  * changes). USERS_FILE is edited with `add-user.ts` (a password set or changed, roles given)
  * or by hand, and read once at start: each node compares what it loaded with what the
  * deployment last saw (store key `users-seen`: per name the roles and a SHA-256 of the

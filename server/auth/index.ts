@@ -41,7 +41,7 @@ const LoginBody = z.object({ name: z.string().min(1).max(64), password: z.string
  * `perName` wrong passwords for a name are ever checked from one address, however many
  * arrive at once and on however many nodes.
  *
- * Counters (issue 35: five wrong guesses from anywhere used to lock a name out for everyone):
+ * Counters (five wrong guesses from anywhere used to lock a name out for everyone):
  * - the name from this address: `perName` per `windowMs`, and `perNameSlow` per `slowWindowMs`;
  * - this address, any name: `perAddress` per `windowMs`;
  * - the name from every address: `perNameAllAddresses` per `slowWindowMs`: the slow lockout
@@ -105,7 +105,7 @@ export interface AuthOptions {
   log: Logger;
   /** Demo mode: `/api/me` says so (the page then offers "simulate an incoming call"). */
   demo?: boolean;
-  /** A user logged out (after the session is gone): an agent is set away (issue 34: the next login starts with the ready-check). */
+  /** A user logged out (after the session is gone): an agent is set away (the next login starts with the ready-check). */
   onLogout?: (user: User) => void;
   /** The audit trail: logins (success, failure with the name tried), logouts. */
   audit?: Audit | undefined;
@@ -219,7 +219,7 @@ export function createAuth(deps: AuthOptions): Auth {
   // The page's shape (web-agent/src/api.ts `Me`): the user's fields at the top level.
   routes.get('/api/me', requireUser(), (c) => c.json({ ...c.get('user'), demo }));
 
-  // ---- sessions (issue 32 item 6): your own, and (admins) anyone's -----------------------
+  // ---- sessions: your own, and (admins) anyone's -----------------------
   // Ending a session deletes it from the store and publishes its id on `session-ended`:
   // every node's gateway closes its sockets (4001), as on logout.
   const current = async (c: Context) => (await sessionOf(c.req.raw))?.session.sid;

@@ -89,7 +89,7 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
     type: 'welcome',
     protocol: PROTOCOL_VERSION,
     user,
-    // Only agents are on the board (issue 34: `ops` opening the archive is no agent of the wallboard).
+    // Only agents are on the board (`ops` opening the archive is no agent of the wallboard).
     presence: user.roles.includes('agent') ? s.board.presence(user.name) : 'away',
     calls,
     ...(user.roles.includes('agent') ? { agentState: s.board.state(user.name) } : {}),

@@ -1,5 +1,5 @@
 /**
- * After-call work that never loses the agent's work (issue 34): drafts are kept as they are
+ * After-call work that never loses the agent's work: drafts are kept as they are
  * typed and come back in `welcome`, the countdown stands still while drafts keep coming, a
  * countdown that runs out records the draft with `Not set`, WRAP_UP_MS=0 lasts until the
  * agent ends it, a logout sets the agent away, and the offer names when it stops ringing.
@@ -72,7 +72,7 @@ async function desk(wrapUpMs: number | 'off', o: { ringTimeoutMs?: number } = {}
   return { engine, store, a, wrapups, talk, req, answerOf, lastState, n: () => n };
 }
 
-describe('after-call work keeps what the agent typed (issue 34)', () => {
+describe('after-call work keeps what the agent typed', () => {
   it('drafts less than the typing pause apart stop the countdown; after a pause it runs again', async () => {
     const d = await desk(1_500);
     await d.talk('wacid.type');
@@ -157,7 +157,7 @@ describe('after-call work keeps what the agent typed (issue 34)', () => {
   });
 });
 
-describe('the board holds agents only (issue 34)', () => {
+describe('the board holds agents only', () => {
   it("a welcome for a user who is no agent (ops) does not put them on the board (the wallboard lists the board's agents)", async () => {
     const d = await desk(60_000);
     await d.engine.welcome({ name: 'ops', roles: ['ops'] });

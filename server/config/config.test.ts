@@ -242,7 +242,7 @@ describe('loadConfig', () => {
     );
   });
 
-  describe('ICE_SERVERS, TURN_* and ICE_TRANSPORT_POLICY (issue 29)', () => {
+  describe('ICE_SERVERS, TURN_* and ICE_TRANSPORT_POLICY', () => {
     const turnSecret = 'turn-secret-0123456789abcdef';
     it('unset: no servers, no TURN, policy all', () => {
       expect(loadConfig({}).ice).toEqual({ urls: [], turnAuth: { kind: 'none' }, transportPolicy: 'all' });
@@ -295,7 +295,7 @@ describe('loadConfig', () => {
     });
   });
 
-  describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET (issue 30)', () => {
+  describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
       expect(loadConfig({}).media).toEqual({ mode: 'direct', janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000 });

@@ -73,7 +73,7 @@ export interface Config {
   readonly publicUrl: string | undefined;
   /** When set, `GET /metrics` needs `Authorization: Bearer <token>`. Secret: never log it. */
   readonly metricsToken: string | undefined;
-  // ---- history (issue 14) ----
+  // ---- history ----
   /** PostgreSQL for history; undefined: embedded PGlite under `dataDir`. Secret (may hold a password): never log it. */
   readonly databaseUrl: string | undefined;
   /** Embedded history database (`<dataDir>/history`) and the default archive's parent. */
@@ -82,28 +82,28 @@ export interface Config {
   readonly historyRetentionDays: number;
   /** Media files and their rows older than this are deleted. */
   readonly archiveRetentionDays: number;
-  // ---- administration (issue 32) ----
+  // ---- administration ----
   /** Audit rows older than this are deleted (the only deletion of audit rows). */
   readonly auditRetentionDays: number;
-  // ---- messaging (issue 16) ----
+  // ---- messaging ----
   /** What goes to a customer after a missed call (`off`, an interactive permission request, or a template). */
   readonly missedCallFollowup: FollowupSetting;
-  // ---- agent desktop (issue 15) ----
+  // ---- agent desktop ----
   /** The wrap-up codes an agent picks from after a call. */
   readonly dispositions: readonly string[];
   /** The reasons an agent may give for being away. */
   readonly awayReasons: readonly string[];
   /** Also write each wrap-up (disposition and notes) as a contact note at the Service. */
   readonly contactNotes: boolean;
-  // ---- supervisor console (issue 17) ----
+  // ---- supervisor console ----
   /** Whether the agent's page shows a supervisor who only listens (whisper and barge always show). */
   readonly monitorShowListening: boolean;
   /** Service level: a call answered within this many seconds of arriving counts as within SLA. */
   readonly slaSeconds: number;
-  // ---- real networks (issue 29) ----
+  // ---- real networks ----
   /** STUN/TURN for every peer connection the pages make (server/ice mints what a page gets). */
   readonly ice: IceSettings;
-  // ---- media anchor (issue 30) ----
+  // ---- media anchor ----
   /** Where the caller's audio ends: the agent's page (`direct`), or a Janus AudioBridge room (`anchor`). */
   readonly media: MediaSettings;
 }
@@ -171,30 +171,30 @@ export const VARIABLES = [
   'WEBHOOK_MAX_ATTEMPTS',
   'PUBLIC_URL',
   'METRICS_TOKEN',
-  // history (issue 14)
+  // history
   'DATABASE_URL',
   'DATA_DIR',
   'HISTORY_RETENTION_DAYS',
   'ARCHIVE_RETENTION_DAYS',
-  // messaging (issue 16)
+  // messaging
   'MISSED_CALL_FOLLOWUP',
-  // agent desktop (issue 15)
+  // agent desktop
   'DISPOSITIONS',
   'AWAY_REASONS',
   'CONTACT_NOTES',
-  // supervisor console (issue 17)
+  // supervisor console
   'MONITOR_SHOW_LISTENING',
   'SLA_SECONDS',
-  // real networks (issue 29)
+  // real networks
   'ICE_SERVERS',
   'TURN_SECRET',
   'TURN_TTL_S',
   'TURN_USERNAME',
   'TURN_PASSWORD',
   'ICE_TRANSPORT_POLICY',
-  // administration (issue 32)
+  // administration
   'AUDIT_RETENTION_DAYS',
-  // media anchor (issue 30)
+  // media anchor
   'MEDIA_MODE',
   'JANUS_URLS',
   'JANUS_API_SECRET',

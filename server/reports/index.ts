@@ -1,5 +1,5 @@
 /**
- * Reports (issue 17 item 4): the wallboard's history figures (offered, answered, abandoned,
+ * Reports: the wallboard's history figures (offered, answered, abandoned,
  * missed, service level within SLA_SECONDS, ASA, AHT per number; calls handled and AHT per
  * agent) over a chosen range of whole days, as JSON and as CSV. The figures are
  * `computeFigures` (server/wallboard/compute.ts) over the rows `readCalls` reads: the same

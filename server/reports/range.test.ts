@@ -77,7 +77,7 @@ describe('computeFigures over a range (the wallboard definitions)', () => {
 
   it('CSV: a header, one row each, CRLF, quoted fields where needed', () => {
     const f = computeFigures(rows, 20);
-    // Issue 34: the table's headings and units (percent, seconds), not raw field names and fractions.
+    // the table's headings and units (percent, seconds), not raw field names and fractions.
     expect(toCsv(numberColumns(20), f.numbers)).toBe(
       'Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)\r\n' + `${A},3,2,1,0,33.3,17.5,95\r\n` + `${B},2,1,0,1,50,1,0\r\n`,
     );

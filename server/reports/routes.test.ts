@@ -57,7 +57,7 @@ beforeAll(async () => {
     call('t-2', at(5, 9), { agent: 'agent2', ...answered(5, 9, 50, 200) }),
     call('t-3', at(5, 10), { businessNumber: B, outcome: 'missed', agent: 'agent2', waitMs: 30_000, endedAt: at(5, 10, 30) }),
     call('t-4', at(5, 11), { businessNumber: B, direction: 'outbound', customer: { userId: 'US.abc123' }, agent: 'agent2', ...answered(5, 11, 5, 50) }),
-    // 2 May: webhooks' `to` that a spreadsheet would run as formulas (issue 35, Low).
+    // 2 May: webhooks' `to` that a spreadsheet would run as formulas.
     call('f-1', at(2, 9), { businessNumber: '=HYPERLINK("http://evil.example","x")', outcome: 'rejected' }),
     call('f-2', at(2, 9, 5), { businessNumber: '@SUM(1+1)', outcome: 'rejected' }),
     call('f-3', at(2, 9, 10), { businessNumber: '\t-2+3', outcome: 'rejected' }),
@@ -165,7 +165,7 @@ describe('GET /api/reports.csv', () => {
   });
 });
 
-describe('business numbers the API key does not have (issue 35, Low)', () => {
+describe('business numbers the API key does not have', () => {
   it('a webhook\'s `to` that is not one of the known business numbers is no row of its own: its calls are counted under "unknown number"', async () => {
     const log = createLogger({ level: 'silent' });
     const known = new Hono<AuthEnv>();

@@ -1,5 +1,5 @@
 /**
- * The agent desk's media end to end (issue 15): the real agent page in Chromium (its fake
+ * The agent desk's media end to end: the real agent page in Chromium (its fake
  * microphone plays 730 Hz), the real server with history, the emulator's WebRTC callers
  * (440 Hz). Hold: the caller hears the page's music, not the agent, for 25 s without the
  * call being dropped (the emulator's default no-media rules: 20 s at start, 30 s mid-call),

@@ -1,5 +1,5 @@
 /**
- * The agent desk end to end (issue 15): the real agent page in Chromium, the real server
+ * The agent desk end to end: the real agent page in Chromium, the real server
  * with history, the emulator's real WebRTC callers. The agent's states and their pushes to
  * a supervisor, the customer panel from the emulator's contact and from history, the
  * wrap-up that holds the next call back until a disposition, the call log after a reload,

@@ -1,5 +1,5 @@
 /**
- * The audit page and its CSV in Debian Chromium (issue 32 item 5): an admin opens
+ * The audit page and its CSV in Debian Chromium: an admin opens
  * `/admin/audit`, sees the trail newest first, filters it by action and user, and
  * "Download CSV" saves what the server's `/api/audit.csv` answers for that search; an agent
  * is refused the page. No row shown holds the password tried.

@@ -1,5 +1,5 @@
 /**
- * The audit trail end to end (issue 32 item 5), on embedded PGlite and on PostgreSQL: every
+ * The audit trail end to end, on embedded PGlite and on PostgreSQL: every
  * audited action done once through the real bridge (HTTP, WebSocket, a real call answered
  * by a program agent with recording and transcription on) makes exactly one row, with who
  * did it to whom; no row holds a password, a secret or a session id; the search and the

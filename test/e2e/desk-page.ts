@@ -1,5 +1,5 @@
 /**
- * The agent desk in real Chromium against the real server and the emulator (issue 15): what
+ * The agent desk in real Chromium against the real server and the emulator: what
  * agent-desk.test.ts and agent-desk-media.test.ts share — one bridge with history for the
  * file, an agent page per test (each test its own agent, so routing is never ambiguous),
  * calls placed at the emulator and answered on the page, and the desktop + phone screenshots.

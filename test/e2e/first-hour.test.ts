@@ -1,5 +1,5 @@
 /**
- * The agent's first hour (issue 34), in real Chromium against the real server with history
+ * The agent's first hour, in real Chromium against the real server with history
  * and the emulator's real WebRTC callers: log in → ready-check → available → calls answered,
  * held, muted, hung up, each with a wrap-up note typed at human speed (50 ms a key) while a
  * short WRAP_UP_MS runs (the countdown must stand still while the agent types; one wrap-up

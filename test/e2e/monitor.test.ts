@@ -1,5 +1,5 @@
 /**
- * Monitoring end to end (issue 17 item 3): the real server relay and the real pages. The
+ * Monitoring end to end: the real server relay and the real pages. The
  * emulator's caller plays 440 Hz; the agent's Chromium (its own process: its fake
  * microphone plays 730 Hz) answers on the agent page; the supervisor's Chromium (1230 Hz)
  * monitors from the supervisor console's buttons. Who hears whom is told apart by
@@ -121,7 +121,7 @@ describe('monitoring through the server and the pages', () => {
     let sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
     await expect(row(sup, wacid).textContent()).resolves.toContain('on call with agent1');
-    // The console's wallboard shows the agent on the call (issue 17 item 1, the page's side).
+    // The console's wallboard shows the agent on the call (the page's side).
     await sup.locator('[data-testid="wb-agent"][data-name="agent1"][data-status="on-call"]').waitFor();
 
     // On a phone the console (wallboard, live calls with their buttons) fits the width.

@@ -1,5 +1,5 @@
 /**
- * The defects a new user hit when trying the pages (issue 13, item 4), each shown in Debian
+ * The defects a new user hit when trying the pages (item 4), each shown in Debian
  * Chromium against the real bridge and the Service emulator: the stale "cannot ring" banner,
  * the supervisor's ringing call shown as queued, the page claiming "available" in a call and
  * in wrap-up, away without a reason and missed/declined calls missing from the list,
@@ -134,7 +134,7 @@ describe('what a new user hits, fixed', () => {
     // Going available again clears the reason.
     await page.getByTestId('presence-available').click();
     // Available again, and the call that rang out (queued again) may ring at once: the one
-    // state line then says ringing, never "available" (issue 34); either way not away.
+    // state line then says ringing, never "available"; either way not away.
     await page.locator('[data-testid="agent-state"]:is([data-status="available"], [data-status="ringing"])').waitFor();
     expect(await page.getByTestId('presence-reason').isVisible()).toBe(false);
   }, 60_000);

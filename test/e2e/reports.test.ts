@@ -1,5 +1,5 @@
 /**
- * Reports (issue 17 item 4) in Debian Chromium: the real server with history on (PGlite),
+ * Reports in Debian Chromium: the real server with history on (PGlite),
  * today's scripted calls written to history as the recorder writes them; the supervisor page
  * shows the Reports section for today by default with the known figures per number and per
  * agent, "Download CSV" saves the server's CSV, and another range shows its own figures.
@@ -44,7 +44,7 @@ describe('reports on the supervisor page', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('reports-csv-number').click()]);
     expect(download.suggestedFilename()).toBe(`switchboard-numbers-${today}_${today}.csv`);
     const saved = await readFile((await download.path())!, 'utf8');
-    // The table's headings and units (issue 34): percent and seconds, not `serviceLevel 0.33` and `asaMs`.
+    // The table's headings and units: percent and seconds, not `serviceLevel 0.33` and `asaMs`.
     expect(saved).toBe(`Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)\r\n${N},3,2,1,0,33.3,20,90\r\n`);
     const cookie = await login(b.url, 'boss');
     expect(await (await fetch(`${b.url}/api/reports.csv?from=${today}&to=${today}&by=number`, { headers: { cookie } })).text()).toBe(saved);

@@ -1,5 +1,5 @@
 /**
- * Sessions (issue 32 item 6) in Debian Chromium on two nodes sharing one Redis: a user's
+ * Sessions in Debian Chromium on two nodes sharing one Redis: a user's
  * own page lists their live sessions (device from the User-Agent, address, since; this one
  * marked); "Sign out everywhere" ends every one of them and closes their sockets on both
  * nodes; an admin on the other node ends another user's sessions, whose open tab is sent

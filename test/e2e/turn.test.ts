@@ -1,5 +1,5 @@
 /**
- * Real networks (issue 29), end to end in Debian Chromium against a private coturn
+ * Real networks, end to end in Debian Chromium against a private coturn
  * (test/support/coturn.ts: free loopback ports, its own config, REST secret) with
  * `ICE_TRANSPORT_POLICY=relay`: every peer connection the pages make must go through TURN.
  * The emulator's caller (werift) plays 440 Hz; the agent's Chromium 730 Hz; the supervisor's

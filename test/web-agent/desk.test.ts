@@ -1,5 +1,5 @@
 /**
- * The agent desk around a call (issue 15) in a real Chromium against the stand-in server
+ * The agent desk around a call in a real Chromium against the stand-in server
  * (standin.ts) and a real werift caller: the customer panel on ring, keyboard shortcuts,
  * hold with music the caller hears, the no-audio warning, after-call work with a required
  * disposition and its countdown, away with a reason and time in state, the call log after
@@ -232,7 +232,7 @@ describe('agent desk', () => {
     s.send({ type: 'agent.state', status: 'after-call-work', since: now, until: now + 30_000, wacid: 'w-acw' });
     await page.locator('[data-testid="wrapup"][data-state="editing"]').waitFor();
     expect(await page.getByTestId('call-ended-reason').textContent()).toBe('No audio was received from the other side (138021: Media receive timeout)');
-    // One button ends the wrap-up (issue 34): disabled until a disposition is chosen.
+    // One button ends the wrap-up: disabled until a disposition is chosen.
     expect(await page.getByTestId('acw-ready').isDisabled()).toBe(true);
     expect(await page.locator('[data-testid="wrapup-disposition"] option').allTextContents()).toEqual(['Choose…', 'Resolved', 'Sale', 'Wrong number']);
     const cd = Number(await page.getByTestId('acw-countdown').getAttribute('data-seconds'));

@@ -24,7 +24,7 @@ export async function goAvailable(page: Page): Promise<void> {
   await page.getByTestId('ready-check').click();
   await page.locator('[data-testid="ready-mic-status"][data-ok="true"]').waitFor();
   await page.locator('[data-testid="ready-sound-status"][data-ok="true"]').waitFor();
-  // The desk's one state line (issue 34).
+  // The desk's one state line.
   const status = page.locator('[data-testid="agent-state"][data-status="available"]');
   if (!(await status.isVisible())) {
     await page.locator('[data-testid="presence-available"]:not([disabled])').click();

@@ -100,7 +100,7 @@ describe('login', () => {
   test('demo mode (me.demo) shows "simulate an incoming call", which posts /api/demo/call', async () => {
     s = await StandIn.start({ demo: true });
     const page = await agentPage();
-    await goAvailable(page); // a simulated call rings only an available agent (issue 13): the button waits for it
+    await goAvailable(page); // a simulated call rings only an available agent: the button waits for it
     await page.getByTestId('simulate-call').click();
     await s.until(() => s.demoCalls === 1, 5000, 'POST /api/demo/call');
   });
@@ -447,7 +447,7 @@ describe('hang up and end', () => {
     expect(await page.getByTestId('call-active').isHidden()).toBe(true);
     expect(await page.getByTestId('call-ended-duration').textContent()).toBe('0:42');
     expect(await page.getByTestId('call-ended-result').textContent()).toBe('Completed');
-    // The one call list (issue 34): this session's call, with its duration, once.
+    // The one call list: this session's call, with its duration, once.
     const items = page.locator('[data-testid="call-log-item"][data-wacid="w-end"]');
     expect(await items.count()).toBe(1);
     expect(await items.first().textContent()).toContain('Answered · 0:42');

@@ -1,5 +1,5 @@
 /**
- * The audit page's state, pure (issue 32 item 5): the filter form, the query applied, the
+ * The audit page's state, pure: the filter form, the query applied, the
  * rows shown (newest first) and the next page's cursor. `/admin/audit` sends what the state
  * asks for (`seq` changes: a search or "Load more" to run) and draws from it.
  */

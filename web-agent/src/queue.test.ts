@@ -114,7 +114,7 @@ describe('call-back queue state', () => {
   });
 });
 
-describe('the queue tells the truth about permission (issue 34)', () => {
+describe('the queue tells the truth about permission', () => {
   it('an unknown permission is said plainly (a call may be refused), never "Calls allowed now", and "Ask permission" is offered', () => {
     const s = run({ type: 'task', task: task({ permission: { state: 'unknown', text: 'No permission is known here; the Service refuses the call unless the user has allowed it.', callAllowed: true, requestAllowed: true } }) });
     const [row] = queueView(s, 'agent1', false, NOW, TZ);

@@ -1,5 +1,5 @@
 /**
- * The call-back queue's state (issue 16): pure, no DOM, no clock of its own. Fed by
+ * The call-back queue's state: pure, no DOM, no clock of its own. Fed by
  * `GET /api/callbacks?state=open,claimed` (on start and after every `welcome`, so a
  * reconnect puts the list right), by `callback.updated` frames, and by the follow-up messages' records
  * (`message.updated` frames, or `GET /api/messages/:id` for agents, who are not sent those).

@@ -1,5 +1,5 @@
 /**
- * The account page's state, pure (issue 32 item 6): the user's live sessions (device,
+ * The account page's state, pure: the user's live sessions (device,
  * address, since; this one marked) and, for an admin, another user's sessions looked up by
  * name. `/account` runs the requests the state's events come from and draws from it.
  */

@@ -10,7 +10,7 @@ const call = (over: Partial<CallView> = {}): CallView => ({ wacid: 'w1', phoneId
 const offered = (s: UiState, ringUntil: number, deadline: number) => reduce(s, { type: 'server', msg: { type: 'call.offered', wacid: 'w1', phoneId: 'p', from: '+4477', to: '+1555', direction: 'USER_INITIATED', sdp: 'v=0', deadline, ringUntil }, now: T });
 const line = (ui: UiState, o: { onHold?: boolean; typing?: boolean; now?: number } = {}) => stateLine({ ui, now: o.now ?? T, onHold: o.onHold ?? false, typing: o.typing ?? false });
 
-describe('the one state line (issue 34)', () => {
+describe('the one state line', () => {
   test('a call ringing here says ringing, never "available" (presence) nor "away" (the server set it away as the ring ran out)', () => {
     let s = reduce(online, { type: 'server', msg: { type: 'presence', presence: 'available' }, now: T });
     s = offered(s, T + 15_000, T + 30_000);
@@ -49,7 +49,7 @@ describe('the one state line (issue 34)', () => {
   });
 });
 
-describe('errors about a call (issue 34: no old banners after the call)', () => {
+describe('errors about a call (no old banners after the call)', () => {
   test('an error raised during a call goes when the next call rings, or when the agent is free again', () => {
     const withError = reduce(online, { type: 'error', message: 'Could not hold the call', code: 'HOLD', now: T, wacid: 'w0' });
     expect(offered(withError, T + 15_000, T + 30_000).error).toBeUndefined();
@@ -60,7 +60,7 @@ describe('errors about a call (issue 34: no old banners after the call)', () => 
   });
 });
 
-describe('a missed call on the supervisor page (issue 34)', () => {
+describe('a missed call on the supervisor page', () => {
   test('a call that rang agent1 twice and ended unanswered (REJECTED at the window) is missed, with whom it rang', () => {
     let s: UiState = { ...initialState, link: 'online', me: { name: 'boss', roles: ['supervisor'] } };
     const st = (over: Partial<CallView>) => (s = reduce(s, { type: 'server', msg: { type: 'call.state', ...call(over) }, now: T }));

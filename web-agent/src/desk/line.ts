@@ -1,5 +1,5 @@
 /**
- * The agent desk's one state line (issue 34): what the agent is doing, in one place, from
+ * The agent desk's one state line: what the agent is doing, in one place, from
  * the page's state. Pure. What this tab knows first (a call held here, a call ringing here,
  * the link down), then the server's `agent.state`, then the presence the agent chose: so
  * the line never says "available" while a call rings, nor "away" above a ringing call.

@@ -58,7 +58,7 @@ describe('Send a message (customer panel form)', () => {
     expect(reduceMessages(s, { type: 'msg.edit', text: 'changed' })).toBe(s); // locked while sending
     s = reduceMessages(s, { type: 'msg.sent', message: record('accepted') });
     expect(s.form).toMatchObject({ status: 'sent', sent: { id: 'm1', status: 'accepted' } });
-    // Issue 34: the box is cleared, and the message is listed at once under "Recent messages".
+    // the box is cleared, and the message is listed at once under "Recent messages".
     expect(s.form?.text).toBe('');
     expect(s.recent.map((m) => [m.id, m.status])).toEqual([['m1', 'accepted']]);
     expect(reduceMessages(s, { type: 'msg.updated', message: record('read', 'other') })).toBe(s);

@@ -1,5 +1,5 @@
 /**
- * "Send a message" in the customer panel (issue 16, item 4), as a pure reducer: free text,
+ * "Send a message" in the customer panel (item 4), as a pure reducer: free text,
  * or an APPROVED template (`GET /api/templates`) with its parameters; the body of
  * `POST /api/messages`; the sent message's status kept live from `message.updated` frames;
  * refusals (opted out, rate limit, template not approved, the Service's) in words. The

@@ -17,7 +17,7 @@ describe('after-call work', () => {
     s = reduceDesk(s, { type: 'wrap.saving' });
     expect(s.wrap!.status).toBe('saving');
     expect(reduceDesk(s, { type: 'wrap.edit', disposition: 'Other' }).wrap!.disposition).toBe('Resolved'); // locked while saving
-    // Issue 34: the one button ends the wrap-up; saved, nothing of the call stays on screen.
+    // the one button ends the wrap-up; saved, nothing of the call stays on screen.
     s = reduceDesk(s, { type: 'wrap.saved' });
     expect(s.wrap).toBeUndefined();
   });
@@ -108,7 +108,7 @@ describe('lists, log words and shortcuts', () => {
   });
 });
 
-describe('the one call list (issue 34)', () => {
+describe('the one call list', () => {
   test("history's calls with this session's calls not yet written there on top; a call is never listed twice", () => {
     const log = [rec({ wacid: 'w1', disposition: 'Resolved', talkMs: 65_000, notes: 'Refund' })];
     const session = [

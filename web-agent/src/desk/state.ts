@@ -1,5 +1,5 @@
 /**
- * The agent desk around a call (issue 15), as one pure reducer: the customer panel (loaded
+ * The agent desk around a call, as one pure reducer: the customer panel (loaded
  * on ring, kept during the call), the after-call work form (disposition required, notes
  * optional), the agent's call log from history, and the lists the server configures
  * (`DISPOSITIONS`, `AWAY_REASONS`). The page (pages/agent/desk.ts) runs the effects.
@@ -238,7 +238,7 @@ const PLAIN_END = /^(USER|BUSINESS)_HANGUP$/;
 const SESSION_WORDS: Record<string, string> = { COMPLETED: 'Answered', DECLINED: 'Declined', MISSED: 'Missed', FAILED: 'Failed', REJECTED: 'Not taken', ENDED: 'Ended' };
 
 /**
- * The one call list (issue 34): the call log from history, newest first, with this session's
+ * The one call list: the call log from history, newest first, with this session's
  * calls (missed and declined included) that history does not list yet on top, so a call is
  * in the list the moment it is over and never twice.
  */

@@ -1,5 +1,5 @@
 /**
- * Account (`/account`, every signed-in user; issue 32 item 6): your live sessions (device,
+ * Account (`/account`, every signed-in user): your live sessions (device,
  * address, since; this one marked), ending one, and "Sign out everywhere" (every session,
  * this one too: their sockets close on every node). An admin also looks up any user's
  * sessions and ends them. Drawn from the shell's state and the pure sessions state

@@ -44,7 +44,7 @@ let sound: SoundStatus = 'unchecked';
 let busy = false;
 /** The call this tab answers or holds: its session, and whether the answer's outcome is still unknown. */
 let call: TabCall | undefined;
-/** The call whose audio this tab had before a reload (issue 34: its audio is lost; the page says so). */
+/** The call whose audio this tab had before a reload (its audio is lost; the page says so). */
 let lostBefore: LostCall | undefined = takeCallHeldBeforeReload();
 const lostDismissed = new Set<string>();
 /** The lost call was still live when last drawn: its end is in history soon after (the call log is read again then). */
@@ -66,11 +66,11 @@ const devices = agentDevices({
   goAway: () => void setPresence('away'),
   showError,
   render: () => render(),
-  micSwitched: () => monitoring.micSwitched(), // issue 17
+  micSwitched: () => monitoring.micSwitched(),
 });
 /** Tabs of this browser tell each other about declines at once (the server also revokes). */
 const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('switchboard-agent') : undefined;
-const monitoring = agentMonitoring({ conn: () => conn, call: () => call }); // issue 17: supervisor monitoring
+const monitoring = agentMonitoring({ conn: () => conn, call: () => call }); // supervisor monitoring
 const { answer, sendAnswer, decline, hangup } = callActions({
   state: () => state,
   dispatch: (ev) => dispatch(ev),
@@ -87,8 +87,8 @@ const { answer, sendAnswer, decline, hangup } = callActions({
   tabs,
 });
 
-// Call-back queue (issue 16): its Call dials through the Call back panel (one dial path).
-// A call back refused or not answered says so on its task (issue 34), not only in the panel.
+// Call-back queue: its Call dials through the Call back panel (one dial path).
+// A call back refused or not answered says so on its task, not only in the panel.
 const callbackPanel = new CallbackPanel(() => conn, () => state, (from, to, message) => queue.callOutcome(from, to, message));
 const queue = new CallbackQueue({ me: () => me, dial: (from, to) => callbackPanel.callTo(from, to) });
 const desk = agentDesk({
@@ -246,7 +246,7 @@ function onMessage(msg: ServerMsg): void {
     call.outcomeUnknown = false;
     void sendAnswer(mine.view.wacid);
   }
-  // A page that cannot ring is never available (issue 34): a new session (a reload, a login)
+  // A page that cannot ring is never available: a new session (a reload, a login)
   // runs the ready-check first, unless another tab of this browser can ring.
   if (state.presence === 'available' && !isReady()) void awayUnlessAnotherTabRings();
 }
@@ -369,7 +369,7 @@ async function boot(): Promise<void> {
   tabs?.addEventListener('message', (e: MessageEvent<{ type: string; wacid: string }>) => {
     const entry: CallEntry | undefined = state.calls[e.data.wacid];
     if (e.data.type === 'declined' && entry?.local === 'none') dispatch({ type: 'local', wacid: e.data.wacid, local: 'declined', now: now() });
-    // Another tab of this browser asks whether any tab can ring (a new session: issue 34).
+    // Another tab of this browser asks whether any tab can ring (a new session).
     if (e.data.type === 'ready?' && isReady() && state.presence === 'available') tabs?.postMessage({ type: 'ready!' });
   });
   if (!navigator.mediaDevices) showError('This page needs a secure connection (https) to use the microphone.', 'INSECURE');

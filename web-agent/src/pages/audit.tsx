@@ -1,5 +1,5 @@
 /**
- * Audit (`/admin/audit`, ops and admins; issue 32 item 5): the audit trail searched by user,
+ * Audit (`/admin/audit`, ops and admins): the audit trail searched by user,
  * action and dates (`GET /api/audit`), newest first with "Load more", and "Download CSV" of
  * the same search (`GET /api/audit.csv`). Drawn from the shell's state and the pure audit
  * state (src/audit.ts); this file sends the requests the state asks for.

@@ -28,9 +28,8 @@ let me: Me | undefined;
 /** The last wallboard (GET /api/wallboard first, then every `wallboard` frame). */
 let board: Wallboard | undefined;
 const panel = new CallbackPanel(() => conn, () => state, (from, to, message) => queue.callOutcome(from, to, message));
-const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) }); // call-back queue (issue 16)
-const monitoring = new SupervisorMonitoring(() => conn, () => draw(), (message) => dispatch({ type: 'error', message, code: 'MONITOR', now: Date.now() })); // issue 17
-
+const queue = new CallbackQueue({ me: () => me, dial: (from, to) => panel.callTo(from, to) }); // call-back queue
+const monitoring = new SupervisorMonitoring(() => conn, () => draw(), (message) => dispatch({ type: 'error', message, code: 'MONITOR', now: Date.now() }));
 function dispatch(ev: UiEvent): void {
   if (ev.type === 'server' && ev.msg.type === 'wallboard') board = ev.msg;
   const before = state;
@@ -146,7 +145,7 @@ async function boot(): Promise<void> {
   }
   panel.start();
   queue.start();
-  mountReports(document.getElementById('reports')!); // issue 17 item 4
+  mountReports(document.getElementById('reports')!);
   void fetch('/api/wallboard').then(async (r) => {
     if (r.ok && !board) board = (await r.json()) as Wallboard;
     draw();

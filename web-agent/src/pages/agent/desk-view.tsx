@@ -38,7 +38,7 @@ export function NoCustomer() {
 }
 
 /**
- * After-call work (issue 34): the call that ended (with whom, how, how long), a disposition
+ * After-call work: the call that ended (with whom, how, how long), a disposition
  * and notes saved as they are typed (a reload keeps them), the countdown that stands still
  * while the agent types, and one button that ends it. "More time" once, when there is a limit.
  */

@@ -1,5 +1,5 @@
 /**
- * The agent desk's effects (issue 15): it watches the phone's state (reducer.ts) and runs
+ * The agent desk's effects: it watches the phone's state (reducer.ts) and runs
  * what the desk needs — the customer panel is fetched when a call rings (the call never
  * waits for it), the after-call form opens when this tab's call ends, the call log is read
  * from history at start and after every call, the wave 2 requests go to the server, and
@@ -42,7 +42,7 @@ export function agentDesk(x: DeskContext) {
     if (desk !== before) x.render();
   };
   const send = (msg: Request) => x.conn().request(msg);
-  // "Send a message" (issue 16): its own small state beside the desk's.
+  // "Send a message": its own small state beside the desk's.
   let messages: MessageState = initialMessages;
   const dispatchMsg = (ev: MessageEvent) => {
     const before = messages;

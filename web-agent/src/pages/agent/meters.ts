@@ -1,5 +1,5 @@
 /**
- * The agent page's level meters, one for each side of the call (issue 34): the agent's
+ * The agent page's level meters, one for each side of the call: the agent's
  * microphone (ready-check and call; 0 while muted or on hold, when the caller hears
  * nothing of it) and the caller's voice. Written at display rate straight into their bars;
  * the Preact panels leave the bars' width alone. In a hidden tab requestAnimationFrame

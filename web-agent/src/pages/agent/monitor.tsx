@@ -1,5 +1,5 @@
 /**
- * The agent page's end of monitoring (issue 17): a `MonitorController` fed every server
+ * The agent page's end of monitoring: a `MonitorController` fed every server
  * frame, reading the call's audio from the tab's `CallSession` (its RTCPeerConnection),
  * told when the call's session closes and when the microphone was switched; and the
  * "monitored" notice, drawn into a box of its own above the phone (shown only when the
@@ -74,7 +74,7 @@ export function agentMonitoring(x: AgentMonitoringContext) {
         const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
         return m instanceof AgentMonitor ? m.heard.tones(hz) : hz.map(() => 0);
       },
-      /** How the monitor's audio travels (its selected pair: direct or relayed), issue 29. */
+      /** How the monitor's audio travels (its selected pair: direct or relayed). */
       path: async () => {
         const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
         return m instanceof AgentMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;

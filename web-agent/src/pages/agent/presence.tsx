@@ -1,6 +1,6 @@
 /**
  * The agent's setup panel: the ready-check (microphone and ringtone; every new session runs
- * it before Available, issue 34), the one device picker (microphone, speaker), the one presence button that fits (with the away reason
+ * it before Available), the one device picker (microphone, speaker), the one presence button that fits (with the away reason
  * beside "Go away"), why the server set the agent away, and the demo's "Simulate" button.
  * The state itself is the softphone's one state line (view.tsx).
  */

@@ -1,5 +1,5 @@
 /**
- * The agent's softphone (issue 34: one layout that keeps still): the one state line, the
+ * The agent's softphone (one layout that keeps still): the one state line, the
  * call box (no call / incoming / in call / a call in another tab: one box whose test id
  * names what it shows), the one row of call controls (Answer, Decline, Mute, Hold, Hang up:
  * always there, in the same place, enabled when they apply) and a level meter for each side
@@ -56,7 +56,7 @@ export interface PhoneProps {
         outcomeUnknown: boolean;
         muted: boolean;
         quality: Quality | undefined;
-        /** The TURN server gave no relay while the call was prepared (issue 29). */
+        /** The TURN server gave no relay while the call was prepared. */
         networkWarning?: string | undefined;
         onHold: boolean;
         heldSince: number | undefined;

@@ -212,7 +212,7 @@ export class CallbackPanel {
     session = new CallSession(media, {
       audioEl: this.audioEl,
       onChange: () => this.render(),
-      // How the audio travels, for the supervisors' live view and history (issue 29).
+      // How the audio travels, for the supervisors' live view and history.
       onPath: (path) => {
         const wacid = this.s.call?.wacid;
         if (wacid) void this.conn()?.request({ type: 'call.path', wacid, path }).catch(() => undefined);

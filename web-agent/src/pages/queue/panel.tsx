@@ -1,5 +1,5 @@
 /**
- * The "Call-back queue" panel (issue 16) of the agent and supervisor pages: effects around
+ * The "Call-back queue" panel of the agent and supervisor pages: effects around
  * the pure state in queue.ts, drawn by `QueueView`. It loads `GET /api/callbacks` (open and
  * claimed tasks) at start and after every `welcome` (a reconnect puts the list right),
  * follows `callback.updated` and `message.updated` frames, reads follow-up messages an agent

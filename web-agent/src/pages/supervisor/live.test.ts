@@ -15,7 +15,7 @@ describe('liveStateText: a live call as the console names it', () => {
   });
 });
 
-describe("timeText: the live calls' countdowns tell the truth (issue 34)", () => {
+describe("timeText: the live calls' countdowns tell the truth", () => {
   it('a ringing call shows the ring time left (RING_TIMEOUT_MS) and the accept window, labelled; a waiting one the accept window; a started one its talk time', () => {
     const now = 1_000_000;
     expect(timeText({ state: 'ringing', ringUntil: now + 12_000, deadline: now + 27_000 }, now)).toBe('rings 0:12 more · accept window 0:27');
@@ -24,7 +24,7 @@ describe("timeText: the live calls' countdowns tell the truth (issue 34)", () =>
   });
 });
 
-describe('a missed call says whom it rang (issue 34), not "–" and "The call was rejected"', () => {
+describe('a missed call says whom it rang, not "–" and "The call was rejected"', () => {
   it('rang text', () => {
     expect(rangText(['agent1'])).toBe('rang agent1');
     expect(rangText(['agent1', 'agent1'])).toBe('rang agent1 twice');

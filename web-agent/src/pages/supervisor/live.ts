@@ -1,5 +1,5 @@
 /**
- * How the console names a live call's state (issue 17 item 2): who it rings, who talks,
+ * How the console names a live call's state: who it rings, who talks,
  * on hold, after-call work. States the server adds later (hold, wrap-up) fall back to
  * their own name, so nothing is ever hidden.
  */

@@ -1,5 +1,5 @@
 /**
- * "Reports" on the supervisor console (issue 17 item 4): a range of whole days (today by
+ * "Reports" on the supervisor console: a range of whole days (today by
  * default: the server's today, from the first answer), the wallboard's figures per business
  * number and per agent over it (`GET /api/reports`), and a "Download CSV" link for each
  * table (`GET /api/reports.csv?by=number|agent`, an attachment the browser saves).
@@ -29,7 +29,7 @@ const secs = (ms: number) => formatDuration(ms / 1000);
 const qs = (from: string, to: string) => `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
 
 /**
- * A refused report in words (issue 34): the server's message names the query field it is
+ * A refused report in words: the server's message names the query field it is
  * about (`from: …`), which a person reading the page does not need.
  */
 export function reportError(status: number, message: string | undefined): string {
