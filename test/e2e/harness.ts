@@ -5,7 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
+import { createServer as createHttpServer, type RequestListener } from 'node:http';
 import WebSocket from 'ws';
 import { parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import { usersFromEntries, hashPassword } from '../../server/auth/users.ts';
@@ -26,7 +27,7 @@ import { tempDataDir } from '../support/data-dir.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { signatureHeader, startEmulator, type Emulator, type EmulatorOptions } from '../emulator/index.ts';
-import { freePort, uniquePrefix } from '../support/redis.ts';
+import { uniquePrefix } from '../support/redis.ts';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
@@ -81,7 +82,14 @@ export interface BridgeOptions {
 let passwordHash: Promise<string> | undefined;
 
 export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
-  const port = await freePort();
+  // The server is bound first (port 0) and handed to the adapter below: a port picked free
+  // and bound later could be taken meanwhile by another test process (EADDRINUSE).
+  const listening = createHttpServer();
+  await new Promise<void>((resolve, reject) => {
+    listening.once('error', reject);
+    listening.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (listening.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
   const secret = o.sharedEmulator?.secret ?? `whsec_${randomBytes(16).toString('hex')}`;
   const emu =
@@ -155,9 +163,12 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     history: o.history ? await openHistory(config, { log, prefix, metrics }) : null,
   }));
   await sb.start();
-  const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
-    const s = serve({ fetch: sb.app.fetch, port, hostname: '127.0.0.1', ...(sb.wss ? { websocket: { server: sb.wss } } : {}) }, () => resolve(s));
-    s.once('error', reject);
+  const server = createAdaptorServer({
+    fetch: sb.app.fetch,
+    hostname: '127.0.0.1',
+    ...(sb.wss ? { websocket: { server: sb.wss } } : {}),
+    // The adapter's request listener on the server already bound above.
+    createServer: ((_options: unknown, listener: RequestListener) => listening.on('request', listener)) as typeof createHttpServer,
   });
   guardUpgrades(server as import('node:http').Server, sb.auth.hostAllowed);
   let closed = false;
