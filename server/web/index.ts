@@ -45,7 +45,7 @@ const PAGE_ROLES: Record<string, Role[]> = {
   '/': ['agent'],
   '/supervisor': ['supervisor'],
   '/archive': ['ops', 'supervisor'],
-  '/preflight': ['agent', 'supervisor'],
+  '/preflight': ['agent', 'supervisor', 'ops', 'admin'],
   '/admin/audit': ['ops', 'admin'],
   '/account': ['agent', 'supervisor', 'ops', 'admin'],
 };
