@@ -48,7 +48,9 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
   cleanups.push(() => emu.close());
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
+  // FAULT_NODE_ARGS: extra node flags for a look inside (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+  const extra = (process.env.FAULT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const proc = spawn(process.execPath, [...extra, '--import', 'tsx', 'server/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
@@ -69,7 +71,12 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
     stdio: ['ignore', process.env.FLOOD_LOG_LEVEL ? 'inherit' : 'ignore', 'inherit'],
   });
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  cleanups.push(() => {
+  cleanups.push(async () => {
+    // With FAULT_NODE_ARGS the node gets a moment to exit on its own (a profile is written then).
+    if (extra.length > 0 && proc.exitCode === null) {
+      proc.kill('SIGTERM');
+      await Promise.race([exited, sleep(10_000)]);
+    }
     proc.kill('SIGKILL');
     return exited;
   });

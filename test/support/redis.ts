@@ -70,7 +70,11 @@ export function uniquePrefix(tag = 'sbtest'): string {
   return `${tag}:${randomBytes(6).toString('hex')}:`;
 }
 
-function ping(port: number, password?: string): Promise<boolean> {
+/**
+ * True once the redis-server on `port` answers and is the process `pid` (INFO's
+ * `process_id`): another test's server that took the port in between is not ours.
+ */
+export function answersAs(port: number, pid: number, password?: string): Promise<boolean> {
   return new Promise((resolve) => {
     const sock = createConnection({ port, host: '127.0.0.1' });
     let got = '';
@@ -80,10 +84,11 @@ function ping(port: number, password?: string): Promise<boolean> {
     };
     sock.setTimeout(500, () => done(false));
     sock.once('error', () => done(false));
-    sock.once('connect', () => sock.write(`${password !== undefined ? `AUTH ${password}\r\n` : ''}PING\r\n`));
+    sock.once('connect', () => sock.write(`${password !== undefined ? `AUTH ${password}\r\n` : ''}INFO server\r\n`));
     sock.on('data', (d) => {
       got += d.toString();
-      if (got.includes('+PONG')) done(true);
+      const m = /process_id:(\d+)\r\n/.exec(got);
+      if (m) done(Number(m[1]) === pid);
       else if (got.startsWith('-') || got.includes('\r\n-')) done(false);
     });
   });
@@ -94,31 +99,54 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
     throw new Error('redis-server is not installed (apt-get install -y redis-server, or run .ci/run)');
   }
   const dir = mkdtempSync(join(tmpdir(), 'sb-redis-'));
-  const port = await freePort();
   let closed = false;
 
-  const args = [
-    '--port', String(port),
-    '--bind', '127.0.0.1',
-    '--dir', dir,
-    '--save', '',
-    '--daemonize', 'no',
-    '--protected-mode', 'yes',
-    '--logfile', '',
-    '--loglevel', 'warning',
-    ...(opts.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
-    ...(opts.password !== undefined ? ['--requirepass', opts.password] : []),
-    ...(opts.args ?? []),
-  ];
+  const serverOn = (port: number) =>
+    serverProcess({
+      name: `redis-server on port ${port}`,
+      command: 'redis-server',
+      args: [
+        '--port', String(port),
+        '--bind', '127.0.0.1',
+        '--dir', dir,
+        '--save', '',
+        '--daemonize', 'no',
+        '--protected-mode', 'yes',
+        '--logfile', '',
+        '--loglevel', 'warning',
+        ...(opts.durable ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']),
+        ...(opts.password !== undefined ? ['--requirepass', opts.password] : []),
+        ...(opts.args ?? []),
+      ],
+      ready: (pid) => answersAs(port, pid, opts.password),
+    });
 
-  const server = serverProcess({ name: `redis-server on port ${port}`, command: 'redis-server', args, ready: () => ping(port, opts.password) });
+  // The free port is picked before redis-server binds it: another process may take it in
+  // between. Then redis-server exits at start ("Address already in use") and another port
+  // is tried; later restarts keep the port the server got.
+  let port = 0;
+  let server: ReturnType<typeof serverProcess> | undefined;
+  for (let attempt = 1; !server; attempt++) {
+    port = await freePort();
+    const candidate = serverOn(port);
+    try {
+      await candidate.start();
+      server = candidate;
+    } catch (err) {
+      await candidate.stop();
+      if (attempt >= 5 || !/in use/i.test(String((err as Error)?.message))) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
+    }
+  }
+  const started = server;
   const start = async (): Promise<void> => {
     if (closed) throw new Error('test redis is closed');
-    await server.start();
+    await started.start();
   };
-  const stop = (o: { kill?: boolean } = {}) => server.stop(o);
+  const stop = (o: { kill?: boolean } = {}) => started.stop(o);
 
-  await start();
   return {
     url: `redis://${opts.password !== undefined ? `:${encodeURIComponent(opts.password)}@` : ''}127.0.0.1:${port}/0`,
     port,
@@ -127,12 +155,12 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<TestRedi
     stop,
     async close() {
       if (closed) return;
-      server.signal('SIGCONT'); // a frozen server would not hear SIGTERM
+      started.signal('SIGCONT'); // a frozen server would not hear SIGTERM
       await stop();
       closed = true;
       rmSync(dir, { recursive: true, force: true });
     },
-    signal: (sig) => server.signal(sig),
+    signal: (sig) => started.signal(sig),
   };
 }
 
@@ -229,9 +257,9 @@ export async function startSentinelGroup(o: { replicas?: number; sentinels?: num
     sentinelProcs.push(p);
     sentinels.push({ host: '127.0.0.1', port });
   }
-  for (const s of sentinels) {
+  for (const [i, s] of sentinels.entries()) {
     const until = Date.now() + 10_000;
-    while (!(await ping(s.port))) {
+    while (!(await answersAs(s.port, sentinelProcs[i]!.pid ?? -1))) {
       if (Date.now() > until) throw new Error(`sentinel on port ${s.port} did not answer`);
       await new Promise((r) => setTimeout(r, 20));
     }

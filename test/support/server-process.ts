@@ -26,7 +26,11 @@ export function serverProcess(o: {
   name: string;
   command: string;
   args: readonly string[];
-  ready: () => Promise<boolean>;
+  /**
+   * True once the process answers. Given the process id, so a check can tell this process from
+   * another one that took the port in between (a free port is picked before it is bound).
+   */
+  ready: (pid: number) => Promise<boolean>;
   /** More to say when it exits at start (e.g. its log file). */
   exitDetail?: () => string;
   readyWithinMs?: number;
@@ -48,7 +52,7 @@ export function serverProcess(o: {
         if (proc === p) proc = undefined;
       });
       const deadline = Date.now() + (o.readyWithinMs ?? 10_000);
-      while (!(await o.ready())) {
+      while (!(await o.ready(p.pid ?? -1))) {
         if (exited) throw new Error(`${o.name} exited at start: ${stderr.trim()}${o.exitDetail ? ` ${o.exitDetail()}` : ''}`);
         if (Date.now() > deadline) throw new Error(`${o.name} was not ready within ${o.readyWithinMs ?? 10_000} ms`);
         await new Promise((r) => setTimeout(r, 20));
