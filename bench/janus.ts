@@ -10,10 +10,12 @@
  */
 import { parseArgs } from 'node:util';
 import * as W from 'werift';
+import { withHelloVerifyFix } from '../test/emulator/calls/werift-dtls.ts';
 import { createNetns } from '../test/support/netns.ts';
 import { JanusApi, startJanus } from '../test/support/janus.ts';
 import { figure } from './figures.ts';
 
+withHelloVerifyFix(W);
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '10' } } });
 const runs = Number(args.runs);
 

@@ -8,7 +8,7 @@
  * `--par` calls run at once (one agent each). `--lag ms` delays every DTLS handshake packet
  * the caller sends (test/support/dtls-lag.ts: a long or loaded path to the provider, its
  * answers come back after the agent's 500 ms retransmission timer, the case werift 0.24
- * broke on before scripts/patch-werift.mjs). The default run does both: no lag, then 700 ms.
+ * breaks on without test/emulator/calls/werift-dtls.ts). The default run does both: no lag, then 700 ms.
  *
  *   npx tsx bench/werift-connect.ts [--runs 30] [--par 3] [--role server|client] [--lag 700]
  */

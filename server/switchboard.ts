@@ -196,7 +196,8 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       ? new RedisHistoryQueue<AuditRow>({
           url: config.redisUrl,
           ...(config.redisSentinels ? { sentinels: config.redisSentinels, sentinelName: config.redisSentinelName } : {}),
-          prefix: `${store.prefix}audit-`,
+          prefix: store.prefix,
+          name: 'audit-history',
           ...(store instanceof RedisStore ? { send: store.redis } : {}),
           onError: (err) => log.error({ err: { message: err.message } }, 'audit queue error'),
         })

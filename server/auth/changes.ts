@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { Audit } from '../audit/trail.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Store } from '../store/store.ts';
+import type { KeyValue } from '../store/kv.ts';
 import type { Users } from './users.ts';
 
 const SEEN_KEY = 'users-seen';
@@ -22,7 +22,7 @@ type Seen = Record<string, { roles: string[]; pw: string }>;
 const digest = (hash: string | undefined) => createHash('sha256').update(hash ?? '').digest('base64url').slice(0, 22);
 
 /** Record what changed in the users since the last start; resolves the number of rows recorded. */
-export async function recordUserChanges(o: { users: Users; store: Pick<Store, 'get' | 'set' | 'setNX' | 'del'>; audit: Audit; log: Pick<Logger, 'warn' | 'info'> }): Promise<number> {
+export async function recordUserChanges(o: { users: Users; store: Pick<KeyValue, 'get' | 'set' | 'setNX' | 'del'>; audit: Audit; log: Pick<Logger, 'warn' | 'info'> }): Promise<number> {
   const now: Seen = {};
   for (const u of o.users.list()) now[u.name] = { roles: [...u.roles].sort(), pw: digest(o.users.passwordHashOf(u.name)) };
   if (!(await o.store.setNX(LOCK_KEY, '1', 30_000))) return 0;

@@ -21,7 +21,7 @@ import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpBadRequest, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
 import { deviceOf } from './device.ts';
-import type { Store } from '../store/store.ts';
+import type { Rations } from '../store/rations.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
 import type { Audit } from '../audit/trail.ts';
@@ -98,7 +98,7 @@ export interface AuthOptions {
   users: Users;
   sessions: Sessions;
   /** Where the login counters live (shared by every node). */
-  store: Pick<Store, 'countInWindow'>;
+  store: Pick<Rations, 'countInWindow'>;
   /** PUBLIC_URL, or (demo mode) the bind address: see `sameOrigin`. */
   origin?: OriginPolicy;
   loginLimits?: Partial<LoginLimits>;

@@ -10,7 +10,8 @@
  * `exp`.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Store } from '../store/store.ts';
+import type { KeyValue } from '../store/kv.ts';
+import type { PubSub } from '../store/pubsub.ts';
 
 export const SESSION_COOKIE = 'sb_session';
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
@@ -50,7 +51,7 @@ const indexOf = (user: string) => `sessions-of:${user}`;
 
 export class Sessions {
   constructor(
-    private readonly store: Store,
+    private readonly store: KeyValue & PubSub,
     private readonly secret: string,
     readonly ttlMs: number = SESSION_TTL_MS,
     private readonly now: () => number = Date.now,

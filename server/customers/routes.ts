@@ -35,7 +35,7 @@ import type { CallRecord } from '../history/schema.ts';
 import type { HistoryStore } from '../history/store.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpError, HttpTooManyRequests } from '../ops/errors.ts';
-import type { Store } from '../store/store.ts';
+import type { Rations } from '../store/rations.ts';
 import type { PermissionBook } from '../permissions/index.ts';
 import type { Contact } from '../service/schemas.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
@@ -52,7 +52,7 @@ export interface CustomerRoutesOptions {
   auth: Pick<Auth, 'requireUser'>;
   contacts?: { get(idOrPhone: string, opts?: { deadline?: number | undefined }): Promise<Contact> } | undefined;
   /** Where the per-user lookup counters live (shared by every node); without it lookups are not limited. */
-  store?: Pick<Store, 'countInWindow'> | undefined;
+  store?: Pick<Rations, 'countInWindow'> | undefined;
   lookupLimit?: { max: number; windowMs: number } | undefined;
   history?: { calls: Pick<HistoryStore, 'searchCalls'>; messages: Pick<MessagingStore, 'messagesOf'>; callbacks: Pick<CallbackStore, 'tasksOf'> } | undefined;
   permissions: Pick<PermissionBook, 'get'>;

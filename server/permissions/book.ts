@@ -10,7 +10,8 @@ import { randomUUID } from 'node:crypto';
 import type { Permission } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import { UNANSWERED_REVOKE_AT } from './budget.ts';
-import type { Store } from '../store/store.ts';
+import type { KeyValue } from '../store/kv.ts';
+import type { Rations } from '../store/rations.ts';
 import { RATION, toView, ttlFor, type StoredPermission } from './model.ts';
 
 const LOCK_TTL_MS = 5_000;
@@ -25,7 +26,7 @@ export const CALL_OUTCOMES_TTL_MS = 30 * 24 * 3600 * 1000;
 
 export class PermissionBook {
   constructor(
-    private readonly store: Store,
+    private readonly store: KeyValue & Rations,
     private readonly log: Logger,
     readonly now: () => number = Date.now,
   ) {}

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Role, ServerMsg, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Store } from '../store/store.ts';
+import type { PubSub } from '../store/pubsub.ts';
 import { FrameCache } from './frame.ts';
 
 export interface Conn {
@@ -107,7 +107,7 @@ export class Hub {
   constructor(
     private readonly log: Logger,
     /** Set when other nodes may hold some of the connections. */
-    private readonly shared?: Store,
+    private readonly shared?: PubSub,
   ) {}
 
   async start(): Promise<void> {

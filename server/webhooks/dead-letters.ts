@@ -10,7 +10,7 @@
  * - `POST /api/ops/dead-letters/replay` with `{"streamIds": [...]}` or `{"all": true}` →
  *   `{ replayed: [{ streamId, newStreamId, eventId, type }], notFound: [...] }`. Each dead
  *   letter goes back on the event stream and leaves the dead list in one atomic store step
- *   (`Store.replayDeadLetters`); the workers then handle it like a new delivery.
+ *   (`DeadLetters.replayDeadLetters`); the workers then handle it like a new delivery.
  *
  * Known secret values (API key, webhook and session secrets) are scrubbed from every answer
  * as a second line of defence; an item where that happened says `redacted: true`.
@@ -22,7 +22,7 @@ import { HttpBadRequest } from '../ops/errors.ts';
 import { parseLimit, shown } from '../ops/query.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
 import { eventTypeLabel, type Metrics } from '../ops/metrics.ts';
-import type { DeadLetter, Store } from '../store/store.ts';
+import type { DeadLetter, DeadLetters } from '../store/event-log.ts';
 
 export const DEAD_LETTERS_PATH = '/api/ops/dead-letters';
 export { LIMIT_DEFAULT, LIMIT_MAX } from '../ops/query.ts';
@@ -47,7 +47,7 @@ export interface DeadLetterItem {
 
 export interface DeadLetterRoutesOptions {
   auth: Auth;
-  store: Store;
+  store: Pick<DeadLetters, 'listDeadLetters' | 'replayDeadLetters'>;
   log: Logger;
   /** Where `switchboard_webhook_replayed_total{type}` lives (the app's registry). */
   metrics?: Metrics;

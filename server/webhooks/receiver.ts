@@ -21,7 +21,7 @@ import type { Envelope } from '../../shared/events.ts';
 import { HttpBadRequest, HttpError, HttpPayloadTooLarge, HttpUnauthorized, HttpUnavailable, renderError } from '../ops/errors.ts';
 import { eventTypeLabel, type FoundationMetrics } from '../ops/metrics.ts';
 import { requestHeader, requestIdOf } from '../ops/request.ts';
-import type { Store } from '../store/store.ts';
+import type { EventLog } from '../store/event-log.ts';
 import { checkHeader, digestMatches } from './signature.ts';
 import { findUnstorable } from '../../shared/storable.ts';
 
@@ -107,7 +107,7 @@ class HeaderRefused extends HttpError {
 }
 
 export interface ReceiverDeps {
-  store: Store;
+  store: Pick<EventLog, 'acceptEvent'>;
   secrets: readonly string[];
   dedupeTtlMs: number;
   metrics: FoundationMetrics;

@@ -8,7 +8,7 @@
  *
  * The peer is the emulator's `AudioPeer` (the same werift set-up as the chat user's phone),
  * answering as the DTLS server by default. werift's DTLS handshake bugs (a retransmitted
- * ClientHello answered twice) are fixed in the package by `scripts/patch-werift.mjs`.
+ * ClientHello answered twice) are fixed at load by `test/emulator/calls/werift-dtls.ts`.
  */
 import { AudioPeer, type MediaStats } from '../emulator/calls/peer.ts';
 import { HOLD_NOTE_S, HOLD_TUNE_HZ } from '../../web-agent/src/hold-music.ts';

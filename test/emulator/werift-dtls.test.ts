@@ -1,12 +1,15 @@
 /**
- * werift ↔ werift DTLS on a slow path (scripts/patch-werift.mjs): the ice-lite caller (as
+ * werift ↔ werift DTLS on a slow path (calls/werift-dtls.ts): the ice-lite caller (as
  * the emulator makes it) and an answering werift agent, the caller's handshake packets
  * 1.2 s late (past the DTLS client's retransmission timers), so the DTLS client's
- * ClientHello goes out twice and is answered twice. Unpatched werift 0.24.4 failed every such connect, in either DTLS role: the DTLS
- * client's side went `failed` on the second HelloVerifyRequest.
+ * ClientHello goes out twice and is answered twice. werift 0.24.4 without the fix fails
+ * every such connect, in either DTLS role: the DTLS client's side goes `failed` on the second
+ * HelloVerifyRequest (timed out, "caller failed, agent connected" / "caller connected, agent
+ * failed"). The fix is pinned to the installed werift version (last case).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { AudioPeer } from './calls/peer.ts';
+import { AudioPeer, loadWerift } from './calls/peer.ts';
+import { WERIFT_VERSION, assertWeriftVersion, helloVerifyCookie, installedWeriftVersion } from './calls/werift-dtls.ts';
 import { lagCallerDtls } from '../support/dtls-lag.ts';
 import { sleep, until } from '../support/wait.ts';
 
@@ -44,4 +47,18 @@ describe('werift DTLS with retransmitted hellos (caller 1.2 s away)', () => {
       expect(agent.hears([400], 200).levels[0]).toBeGreaterThan(0.05);
     }, 45_000);
   }
+});
+
+describe('the HelloVerifyRequest fix is pinned to werift ' + WERIFT_VERSION, () => {
+  it('runs on the installed version only, and is installed on the DtlsClient werift peers use', async () => {
+    expect(installedWeriftVersion()).toBe(WERIFT_VERSION);
+    expect(() => assertWeriftVersion('0.25.2')).toThrow(/written for werift 0\.24\.4, found 0\.25\.2/);
+    const w = await loadWerift();
+    expect((w.DtlsClient.prototype as unknown as Record<symbol, unknown>)[Symbol.for('switchboard.weriftHelloVerify')]).toBe(true);
+  });
+
+  it('reads the cookie of a HelloVerifyRequest (version, length, cookie)', () => {
+    expect(helloVerifyCookie(Buffer.from([0xfe, 0xfd, 3, 1, 2, 3, 9])).toString('hex')).toBe('010203');
+    expect(() => helloVerifyCookie(Buffer.from([0xfe, 0xfd, 5, 1]))).toThrow(/too short/);
+  });
 });

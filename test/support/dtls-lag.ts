@@ -2,8 +2,8 @@
  * A slow path to the caller, for werift DTLS tests and the connect bench: every DTLS
  * handshake packet the caller's side sends goes out `ms` late (application data, after the
  * handshake, on time). At 700 ms the caller's answers come back after the other side's
- * 500 ms retransmission timer: the case unpatched werift 0.24 failed on
- * (scripts/patch-werift.mjs).
+ * 500 ms retransmission timer: the case werift 0.24 fails on without
+ * test/emulator/calls/werift-dtls.ts.
  *
  * The caller's side is the DTLS role the agent is not. Installed once per process, on
  * werift's DtlsSocket (setupExtensions runs in its constructor, after the transport is set).

@@ -13,6 +13,7 @@
 import type * as Werift from 'werift';
 import { toneLevel } from '../../../web-agent/src/monitor/energy.ts';
 import { machineLinks, onLink } from './network.ts';
+import { withHelloVerifyFix } from './werift-dtls.ts';
 import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, OpusEncoder, SAMPLE_RATE, frameSource, rms, type AudioSource, type WindowStats } from './audio.ts';
 
 /** How much decoded audio a peer keeps for `hears` (what the simulated user heard lately). */
@@ -24,11 +25,11 @@ export type { AudioSource } from './audio.ts';
 
 let weriftModule: Promise<typeof Werift> | undefined;
 /**
- * werift, loaded once. Its DTLS client is patched in node_modules by
- * `scripts/patch-werift.mjs` (npm's postinstall): unpatched, a retransmitted ClientHello
- * answered twice fails the DTLS client's side of the call (on a slow or loaded path).
+ * werift, loaded once, its DTLS client answering every HelloVerifyRequest (`werift-dtls.ts`:
+ * without it a retransmitted ClientHello answered twice fails the DTLS client's side of the
+ * call on a slow or loaded path).
  */
-export const loadWerift = () => (weriftModule ??= import('werift').then(withoutMdnsQueries));
+export const loadWerift = () => (weriftModule ??= import('werift').then(withoutMdnsQueries).then(withHelloVerifyFix));
 
 /**
  * werift looks a remote `<name>.local` candidate up with a multicast DNS query (through every

@@ -1,0 +1,135 @@
+/**
+ * werift's DTLS client, answering every HelloVerifyRequest as RFC 6347 §4.2.1 says: with a
+ * ClientHello carrying that request's cookie. Applied at run time, here only, to the one
+ * installed werift version it was written against (`WERIFT_VERSION`); any other version
+ * throws at load, so an upgrade re-checks the bug instead of silently patching other code.
+ *
+ * The bug (werift 0.24.4; 0.25.x needs Node 22 and keeps the same client code): when the
+ * server's HelloVerifyRequest takes longer than the client's 500 ms retransmission timer (a
+ * long or loaded path, a server starting late), the client has sent its ClientHello twice
+ * and the stateless server answers both. werift handles the second HelloVerifyRequest with
+ * `Flight3.exec`, which throws (`if (flight === 3) throw new Error()`); the socket turns that
+ * into `onError` and RTCDtlsTransport goes `failed`, although the handshake goes on.
+ *
+ * The rule here, for a HelloVerifyRequest arriving:
+ * - before any was answered: werift's own flight 3 (ClientHello with the cookie, retransmitted
+ *   until the server's flight 4 comes);
+ * - while flight 3 waits for the server (another request: a retransmitted first ClientHello
+ *   answered again, or a server that changed its cookie): a ClientHello with this request's
+ *   cookie at once — the same ClientHello again when the cookie is the one already sent
+ *   (werift's server keeps one cookie per session), else a new one with the new cookie
+ *   (werift's flight 3 once more);
+ * - once the server's ServerHello came: a delayed copy of a request already
+ *   answered, which cannot be answered any more without restarting the handshake the
+ *   server is in: ignored (the server only sends one in answer to a cookie-less ClientHello).
+ *
+ * `test/emulator/werift-dtls.test.ts` fails without this (the DTLS client's side goes
+ * `failed`); `bench/werift-connect.ts --lag 700` shows the rate.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type * as Werift from 'werift';
+
+/** The werift version this fix was written and tested against. */
+export const WERIFT_VERSION = '0.24.4';
+
+/** DTLS handshake types: HelloVerifyRequest, ServerHello. */
+const HELLO_VERIFY_REQUEST = 3;
+const SERVER_HELLO = 2;
+
+/** werift's DtlsClient internals this fix relies on (checked at install). */
+interface Handshake {
+  msg_type: number;
+  fragment: Buffer;
+}
+interface ClientInternals {
+  dtls: { flight: number; cookie?: Buffer };
+  transport: { send: (buf: Buffer) => Promise<unknown> };
+  onHandleHandshakes: (assembled: Handshake[]) => Promise<void>;
+}
+
+/** The installed werift's version (its package.json). */
+export function installedWeriftVersion(): string {
+  const entry = createRequire(import.meta.url).resolve('werift'); // <root>/lib/webrtc/src/index.js
+  const pkg = JSON.parse(readFileSync(join(dirname(entry), '..', '..', '..', 'package.json'), 'utf8')) as { name: string; version: string };
+  if (pkg.name !== 'werift') throw new Error(`werift-dtls: ${entry} is not werift's`);
+  return pkg.version;
+}
+
+/** Throws unless `version` is the one this fix was written against. */
+export function assertWeriftVersion(version: string): void {
+  if (version !== WERIFT_VERSION) {
+    throw new Error(`werift-dtls: written for werift ${WERIFT_VERSION}, found ${version}: check whether its DTLS client answers every HelloVerifyRequest (RFC 6347 §4.2.1; test/emulator/werift-dtls.test.ts) and update or drop this fix`);
+  }
+}
+
+/** The cookie of a HelloVerifyRequest body: server_version (2 bytes), cookie length (1), cookie. */
+export function helloVerifyCookie(fragment: Buffer): Buffer {
+  if (fragment.length < 3 || fragment.length < 3 + fragment[2]!) throw new Error('werift-dtls: HelloVerifyRequest too short');
+  return fragment.subarray(3, 3 + fragment[2]!);
+}
+
+const FIXED = Symbol.for('switchboard.weriftHelloVerify');
+
+/** Install on werift's DtlsClient (idempotent). Returns the module for chaining. */
+export function withHelloVerifyFix(w: typeof Werift): typeof Werift {
+  const proto = w.DtlsClient.prototype as unknown as { connect(this: ClientInternals): Promise<void>; [FIXED]?: true };
+  if (proto[FIXED]) return w;
+  assertWeriftVersion(installedWeriftVersion());
+  const connect = proto.connect;
+  proto.connect = function (this: ClientInternals) {
+    answerEveryHelloVerify(this);
+    return connect.call(this);
+  };
+  proto[FIXED] = true;
+  return w;
+}
+
+/** Wrap one client's handshake handler (before it sends its first ClientHello). */
+function answerEveryHelloVerify(client: ClientInternals): void {
+  const handle = client.onHandleHandshakes;
+  if (typeof handle !== 'function' || !client.dtls || !client.transport) throw new Error(`werift-dtls: werift ${WERIFT_VERSION}'s DtlsClient internals changed`);
+  /** The ClientHello with a cookie as last sent (its bytes and the cookie). */
+  let sent: { cookie: Buffer; bytes: Buffer[] } | undefined;
+  /** The server's flight 4 began: it took a ClientHello with a cookie. */
+  let serverHello = false;
+  const send = client.transport.send.bind(client.transport);
+
+  /** Run werift's flight 3 for this request, keeping the bytes it sends first (the ClientHello with the cookie). */
+  const flight3 = async (h: Handshake, cookie: Buffer): Promise<void> => {
+    const bytes: Buffer[] = [];
+    const transport = client.transport;
+    const before = transport.send;
+    transport.send = (buf: Buffer) => {
+      bytes.push(buf);
+      return before.call(transport, buf);
+    };
+    // werift's flight 3 refuses to run twice (that refusal is the bug): it starts from flight 1.
+    client.dtls.flight = 1;
+    const run = handle([h]);
+    transport.send = before; // the first send happens synchronously inside exec
+    sent = { cookie: Buffer.from(cookie), bytes };
+    await run;
+  };
+
+  client.onHandleHandshakes = async (assembled: Handshake[]) => {
+    const rest: Handshake[] = [];
+    for (const h of assembled) {
+      if (h.msg_type !== HELLO_VERIFY_REQUEST) {
+        if (h.msg_type === SERVER_HELLO) serverHello = true;
+        rest.push(h);
+        continue;
+      }
+      const cookie = helloVerifyCookie(h.fragment);
+      const flight = client.dtls.flight;
+      if (serverHello || flight > 3) continue; // the server answered a ClientHello with a cookie already
+      if (flight === 3 && sent && sent.cookie.equals(cookie) && sent.bytes.length > 0) {
+        for (const b of sent.bytes) void send(b).catch(() => undefined);
+        continue;
+      }
+      await flight3(h, cookie);
+    }
+    if (rest.length > 0) await handle(rest);
+  };
+}
