@@ -19,7 +19,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpBadRequest, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
+import { HttpBadRequest, HttpError, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
 import { deviceOf } from './device.ts';
 import type { Store } from '../store/store.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
@@ -27,7 +27,7 @@ import type { Users } from './users.ts';
 import type { Audit } from '../audit/trail.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
-export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
+export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS, type Account } from './users.ts';
 
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
 
@@ -191,6 +191,12 @@ export function createAuth(deps: AuthOptions): Auth {
     } catch (err) {
       await giveBack();
       throw err;
+    }
+    if (user && users.isDisabled(user.name)) {
+      await giveBack();
+      log.warn({ user: user.name, address }, 'login refused: the account is disabled');
+      audit({ action: 'login.failure', actor: user.name, address, detail: { reason: 'disabled' } });
+      throw new HttpError(403, 'ACCOUNT_DISABLED', 'this account is disabled: ask an administrator to enable it');
     }
     if (!user) {
       log.warn({ user: loggedName(body.name), address }, 'login failed');

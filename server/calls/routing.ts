@@ -161,9 +161,8 @@ export function queuesFrom(map: z.infer<typeof QueuesFile>): Queues {
   });
 }
 
-/** Read QUEUES_FILE once at start; a malformed file fails start with a message naming it. */
-export function loadQueues(file: string | undefined): Queues {
-  if (file === undefined) return EVERY_AGENT;
+/** Read and validate QUEUES_FILE; a malformed file fails start with a message naming it. */
+export function readQueuesFile(file: string): z.infer<typeof QueuesFile> {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -172,7 +171,12 @@ export function loadQueues(file: string | undefined): Queues {
   }
   const r = QueuesFile.safeParse(raw);
   if (!r.success) throw new Error(`QUEUES_FILE: ${file} must map phone ids to arrays of agent names`);
-  return queuesFrom(r.data);
+  return r.data;
+}
+
+/** Read QUEUES_FILE once at start (undefined: every agent takes every number). */
+export function loadQueues(file: string | undefined): Queues {
+  return file === undefined ? EVERY_AGENT : queuesFrom(readQueuesFile(file));
 }
 
 export function isEligible(agent: AgentView, now: number): boolean {
