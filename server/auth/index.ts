@@ -196,7 +196,7 @@ export function createAuth(deps: AuthOptions): Auth {
       await giveBack();
       log.warn({ user: user.name, address }, 'login refused: the account is disabled');
       audit({ action: 'login.failure', actor: user.name, address, detail: { reason: 'disabled' } });
-      throw new HttpError(403, 'ACCOUNT_DISABLED', 'this account is disabled: ask an administrator to enable it');
+      throw new HttpError(403, 'ACCOUNT_DISABLED', 'This account is disabled. Ask an administrator to enable it.');
     }
     if (!user) {
       log.warn({ user: loggedName(body.name), address }, 'login failed');

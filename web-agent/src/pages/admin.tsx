@@ -85,7 +85,7 @@ function UserForm({ u }: { u: AdminUser | undefined }) {
       {!u && (
         <div class="filter">
           <label for="u-name">Name</label>
-          <input id="u-name" name="name" data-testid="user-name" required autocomplete="off" />
+          <input id="u-name" name="name" data-testid="user-new-name" required autocomplete="off" />
         </div>
       )}
       <div class="filter">
