@@ -27,6 +27,7 @@ import { Directory } from './admin/directory.ts';
 import { AdminStore, type Seed } from './admin/store.ts';
 import { Admin } from './admin/service.ts';
 import { createAdminRoutes } from './admin/routes.ts';
+import { createSso } from './admin/sso.ts';
 import { secretsOf, type Config } from './config/config.ts';
 import { createIceIssuer } from './ice/ice.ts';
 import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
@@ -377,6 +378,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     // Logged out: not available (a page that has not run its ready-check never rings).
     onLogout: (u) => engine.loggedOut(u),
     audit: audit.record,
+    passwordLogin: config.passwordLogin,
+    sso: config.sso !== undefined && directory !== undefined,
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
@@ -528,6 +531,12 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     directory,
     admin: directory ? new Admin({ store: new AdminStore(history!.store.db), directory, audit: audit.record, endSessions: (name) => auth.sessions.endAll(name) }) : undefined,
   });
+  // Single sign-on (OIDC_ISSUER): users made just in time need the directory's database.
+  if (config.sso && !directory) throw new Error('OIDC_ISSUER: single sign-on keeps its users in the history database; set DATABASE_URL or DATA_DIR');
+  const sso =
+    config.sso && directory && config.publicUrl
+      ? createSso({ settings: config.sso, publicUrl: config.publicUrl, users, sessions: auth.sessions, store: new AdminStore(history!.store.db), directory, audit: audit.record, secret: config.sessionSecret, log: log.child({ part: 'sso' }), now })
+      : undefined;
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics, audit: audit.record });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
@@ -555,6 +564,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
       app.route('/', adminRoutes); // /api/admin/*
+      if (sso) app.route('/', sso.routes); // /auth/sso/start, /auth/sso/callback
       app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
       app.route('/', wallboard!.routes);

@@ -109,6 +109,10 @@ export interface AuthOptions {
   onLogout?: (user: User) => void;
   /** The audit trail: logins (success, failure with the name tried), logouts. */
   audit?: Audit | undefined;
+  /** PASSWORD_LOGIN=off: `POST /api/login` is refused (single sign-on only). Default true. */
+  passwordLogin?: boolean;
+  /** Single sign-on is configured (`/auth/sso/start`): the login page offers it. */
+  sso?: boolean;
 }
 
 export function createAuth(deps: AuthOptions): Auth {
@@ -160,7 +164,11 @@ export function createAuth(deps: AuthOptions): Auth {
   const routes = new Hono<AuthEnv>();
   routes.use('/api/*', sameOriginWrites);
 
+  // What the login page offers (public).
+  routes.get('/api/auth/options', (c) => c.json({ password: deps.passwordLogin !== false, sso: deps.sso === true }));
+
   routes.post('/api/login', async (c) => {
+    if (deps.passwordLogin === false) throw new HttpError(403, 'PASSWORD_LOGIN_OFF', 'Password login is off on this server. Sign in with single sign-on.');
     let body: z.infer<typeof LoginBody>;
     try {
       body = LoginBody.parse(await c.req.json());
