@@ -22,7 +22,12 @@ import { recordUserChanges } from './auth/changes.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
-import { loadQueues } from './calls/routing.ts';
+import { loadQueues, readQueuesFile } from './calls/routing.ts';
+import { Directory } from './admin/directory.ts';
+import { AdminStore, type Seed } from './admin/store.ts';
+import { Admin } from './admin/service.ts';
+import { createAdminRoutes } from './admin/routes.ts';
+import { createSso } from './admin/sso.ts';
 import { secretsOf, type Config } from './config/config.ts';
 import { createIceIssuer } from './ice/ice.ts';
 import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
@@ -319,13 +324,42 @@ function historyOff(auth: Auth): Hono<AuthEnv> {
   return routes;
 }
 
+/** The seed of an empty directory: the users at hand (USERS_FILE, the demo's, a test's) and QUEUES_FILE's queues. */
+function seedOf(users: Users, queuesFile: string | undefined): Seed {
+  const queues = queuesFile ? Object.entries(readQueuesFile(queuesFile)) : [];
+  return {
+    users: users.accounts().map((u) => ({ name: u.name, roles: u.roles, passwordHash: u.passwordHash })),
+    queues: queues.map(([phoneId, agents]) => ({
+      name: phoneId === '*' ? 'default' : phoneId.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
+      numbers: [phoneId],
+      members: [...new Set(agents)].map((agent) => ({ agent, priority: 1 })),
+    })),
+  };
+}
+
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
 async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics, history: History | undefined, audit: AuditService) {
   const { config, store, log } = o;
   const users = o.users ?? (config.usersFile ? await loadUsersFile(config.usersFile) : config.demo ? await demoUsers() : undefined);
   if (!users) throw new Error('USERS_FILE: is required outside demo mode');
-  // what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared).
-  if (o.users || config.usersFile)
+  // ---- administration: users, teams, skills and queues in the history database (server/admin) ----
+  // USERS_FILE / QUEUES_FILE (or the users handed in) seed empty tables; from then on the
+  // database is the directory, and every node follows its changes within a moment.
+  let engineRef: CallEngine | undefined;
+  const directory = history
+    ? new Directory({
+        store: new AdminStore(history.store.db),
+        pubsub: store,
+        users,
+        seed: seedOf(users, config.queuesFile),
+        log: log.child({ part: 'admin' }),
+        onLoaded: () => engineRef?.routingChanged(),
+      })
+    : undefined;
+  await directory?.start();
+  // ---- end administration ----
+  // what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared); with the database it is only the seed.
+  if (!directory && (o.users || config.usersFile))
     void recordUserChanges({ users, store, audit: audit.record, log: log.child({ part: 'auth' }) }).catch((err: Error) => log.warn({ err: { message: err.message } }, 'users changes not compared with the last start'));
   const now = o.now ?? Date.now;
   const assets =
@@ -345,6 +379,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     // Logged out: not available (a page that has not run its ready-check never rings).
     onLogout: (u) => engine.loggedOut(u),
     audit: audit.record,
+    passwordLogin: config.passwordLogin,
+    sso: config.sso !== undefined && directory !== undefined,
   });
   // With Redis other nodes may hold some agents' sockets: pushes then also go through pub/sub.
   const hub = new Hub(log.child({ part: 'hub' }), config.redisUrl ? store : undefined);
@@ -352,9 +388,9 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // Built on history; without it their routes answer 503 naming why. Parts used below:
   // `m16.recordSent` (permissions), `queue.onCommitted` (engine), `m16.handlers`,
   // `m16.routes`, `m16.start()` / `m16.stop()`.
-  const queues = loadQueues(config.queuesFile);
-  // an agent sees and uses only the numbers they take calls for (QUEUES_FILE).
-  const scope = createNumberScope({ queues, scoped: config.queuesFile !== undefined, numbers: service.phoneNumbers, log: log.child({ part: 'scope' }), now });
+  const queues = directory ? directory.queues : loadQueues(config.queuesFile);
+  // an agent sees and uses only the numbers they take calls for (the queues).
+  const scope = createNumberScope({ queues, scoped: directory ? () => directory.scoped() : config.queuesFile !== undefined, numbers: service.phoneNumbers, log: log.child({ part: 'scope' }), now });
   const m16 = wireMessaging({ auth, history, client: service.messaging, push: hub, log, config, now, scope });
   const permissions = createPermissions({ store, hub, auth, log: log.child({ part: 'permissions' }), messages: service.messages, phoneNumbers: service.phoneNumbers, now, onSent: m16.recordSent, scope });
   const queue = m16.callbacks(permissions, queues);
@@ -432,6 +468,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     // ---- end agent desktop ----
     ...(anchor ? { anchor } : {}),
   });
+  engineRef = engine;
   // the wallboard (shared sources only: history's rows of today, the store's live calls)
   wallboard = createWallboard({
     auth,
@@ -490,6 +527,17 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     },
   });
   // ---- end agent desktop ----
+  const adminRoutes = createAdminRoutes({
+    auth,
+    directory,
+    admin: directory ? new Admin({ store: new AdminStore(history!.store.db), directory, audit: audit.record, endSessions: (name) => auth.sessions.endAll(name) }) : undefined,
+  });
+  // Single sign-on (OIDC_ISSUER): users made just in time need the directory's database.
+  if (config.sso && !directory) throw new Error('OIDC_ISSUER: single sign-on keeps its users in the history database; set DATABASE_URL or DATA_DIR');
+  const sso =
+    config.sso && directory && config.publicUrl
+      ? createSso({ settings: config.sso, publicUrl: config.publicUrl, users, sessions: auth.sessions, store: new AdminStore(history!.store.db), directory, audit: audit.record, secret: config.sessionSecret, log: log.child({ part: 'sso' }), now })
+      : undefined;
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics, audit: audit.record });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
@@ -516,6 +564,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', m16.routes); // /api/messages, /api/templates, /api/callbacks
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
+      app.route('/', adminRoutes); // /api/admin/*
+      if (sso) app.route('/', sso.routes); // /auth/sso/start, /auth/sso/callback
       app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
       app.route('/', wallboard!.routes);
@@ -534,6 +584,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       wallboard?.start();
     },
     close() {
+      void directory?.close();
       m16.stop();
       engine.close();
       anchor?.close(); // rooms of live calls stay until their calls end (another node) or Janus reclaims

@@ -17,5 +17,18 @@ export const AUDIT_ACTIONS = [
   'user.added',
   'user.removed',
   'user.roles-changed',
+  'user.updated',
+  'user.disabled',
+  'user.enabled',
+  'user.password-reset',
+  'team.added',
+  'team.updated',
+  'team.removed',
+  'skill.added',
+  'skill.updated',
+  'skill.removed',
+  'queue.added',
+  'queue.updated',
+  'queue.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];

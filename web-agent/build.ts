@@ -40,6 +40,7 @@ export const ENTRIES = {
   preflight: 'src/pages/preflight.tsx',
   audit: 'src/pages/audit.tsx',
   account: 'src/pages/account.tsx',
+  admin: 'src/pages/admin.tsx',
 } as const;
 
 /**
@@ -56,6 +57,7 @@ export const PAGES = {
   '/preflight': { entry: 'preflight', title: 'Network check', body: 'static/preflight.html' },
   '/admin/audit': { entry: 'audit', title: 'Audit', body: 'static/audit.html' },
   '/account': { entry: 'account', title: 'Account', body: 'static/account.html' },
+  '/admin': { entry: 'admin', title: 'Administration', body: 'static/admin.html' },
 } as const satisfies Record<string, PageSpec>;
 
 interface PageSpec {

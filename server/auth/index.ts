@@ -19,7 +19,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpBadRequest, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
+import { HttpBadRequest, HttpError, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
 import { deviceOf } from './device.ts';
 import type { Rations } from '../store/rations.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
@@ -27,7 +27,7 @@ import type { Users } from './users.ts';
 import type { Audit } from '../audit/trail.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
-export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
+export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS, type Account } from './users.ts';
 
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
 
@@ -109,6 +109,10 @@ export interface AuthOptions {
   onLogout?: (user: User) => void;
   /** The audit trail: logins (success, failure with the name tried), logouts. */
   audit?: Audit | undefined;
+  /** PASSWORD_LOGIN=off: `POST /api/login` is refused (single sign-on only). Default true. */
+  passwordLogin?: boolean;
+  /** Single sign-on is configured (`/auth/sso/start`): the login page offers it. */
+  sso?: boolean;
 }
 
 export function createAuth(deps: AuthOptions): Auth {
@@ -160,7 +164,11 @@ export function createAuth(deps: AuthOptions): Auth {
   const routes = new Hono<AuthEnv>();
   routes.use('/api/*', sameOriginWrites);
 
+  // What the login page offers (public).
+  routes.get('/api/auth/options', (c) => c.json({ password: deps.passwordLogin !== false, sso: deps.sso === true }));
+
   routes.post('/api/login', async (c) => {
+    if (deps.passwordLogin === false) throw new HttpError(403, 'PASSWORD_LOGIN_OFF', 'Password login is off on this server. Sign in with single sign-on.');
     let body: z.infer<typeof LoginBody>;
     try {
       body = LoginBody.parse(await c.req.json());
@@ -191,6 +199,12 @@ export function createAuth(deps: AuthOptions): Auth {
     } catch (err) {
       await giveBack();
       throw err;
+    }
+    if (user && users.isDisabled(user.name)) {
+      await giveBack();
+      log.warn({ user: user.name, address }, 'login refused: the account is disabled');
+      audit({ action: 'login.failure', actor: user.name, address, detail: { reason: 'disabled' } });
+      throw new HttpError(403, 'ACCOUNT_DISABLED', 'This account is disabled. Ask an administrator to enable it.');
     }
     if (!user) {
       log.warn({ user: loggedName(body.name), address }, 'login failed');

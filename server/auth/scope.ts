@@ -40,8 +40,8 @@ export interface NumberScope {
 
 export interface NumberScopeOptions {
   queues: Queues;
-  /** Whether QUEUES_FILE was given (else nothing is scoped). */
-  scoped: boolean;
+  /** Whether any queue is kept (QUEUES_FILE, or the admin page's queues; else nothing is scoped). */
+  scoped: boolean | (() => boolean);
   /** The Service's phone numbers (`phoneNumbers.iterate`); without it only learned numbers resolve. */
   numbers?: { iterate(params?: Record<string, never>, opts?: { deadline?: number }): AsyncIterable<{ id?: unknown; phoneNumber?: unknown }> } | undefined;
   log: Pick<Logger, 'warn'>;
@@ -80,14 +80,17 @@ export function createNumberScope(o: NumberScopeOptions): NumberScope {
     return directory?.ids.get(n);
   }
 
+  const scoped = () => (typeof o.scoped === 'function' ? o.scoped() : o.scoped);
   async function allows(user: ScopeUser, n: string): Promise<boolean> {
-    if (!o.scoped || seesEveryNumber(user)) return true;
+    if (!scoped() || seesEveryNumber(user)) return true;
     const id = await phoneIdOf(n);
     return id !== undefined && o.queues.takes(id, user.name);
   }
 
   return {
-    scoped: o.scoped,
+    get scoped() {
+      return scoped();
+    },
     allows,
     async allowed(user, numbers) {
       const distinct = [...new Set(numbers)];

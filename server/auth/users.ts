@@ -44,40 +44,94 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(key, expected);
 }
 
-/** The user directory: looked up by name, read once at start. */
+/**
+ * One account as the directory holds it: from USERS_FILE, or from the database (the admin
+ * page's users; SSO-only users have no password hash). A disabled account cannot log in
+ * and its sessions are refused.
+ */
+export interface Account {
+  name: string;
+  roles: User['roles'];
+  passwordHash?: string | undefined;
+  enabled?: boolean | undefined;
+  /** `<issuer>|<sub>` of the linked OpenID identity. */
+  ssoSubject?: string | undefined;
+}
+
+/**
+ * The user directory: looked up by name. From USERS_FILE it is read once at start; with
+ * the database it is replaced (`replace`) whenever an admin changes a user, on every node.
+ */
 export class Users {
-  private readonly byName: Map<string, UserEntry>;
+  private byName: Map<string, Account>;
+  private bySso: Map<string, string>;
   /** Verified against when the name is unknown, so both failures cost the same time. */
   private readonly decoy: string;
 
-  constructor(entries: readonly UserEntry[], decoy: string) {
-    this.byName = new Map(entries.map((u) => [u.name, u]));
+  constructor(entries: readonly Account[], decoy: string) {
     this.decoy = decoy;
+    this.byName = new Map();
+    this.bySso = new Map();
+    this.replace(entries);
   }
 
+  /** The directory now holds exactly `entries` (the admin page changed something). */
+  replace(entries: readonly Account[]): void {
+    this.byName = new Map(entries.map((u) => [u.name, { ...u, roles: [...u.roles] }]));
+    this.bySso = new Map(entries.flatMap((u) => (u.ssoSubject ? [[u.ssoSubject, u.name] as const] : [])));
+  }
+
+  /** Every account as held (the seed of an empty database). */
+  accounts(): Account[] {
+    return [...this.byName.values()].map((u) => ({ ...u, roles: [...u.roles] }));
+  }
+
+  /** An enabled user by name (a disabled one is no user for sessions and routes). */
   get(name: string): User | undefined {
     const u = this.byName.get(name);
-    return u ? { name: u.name, roles: [...u.roles] } : undefined;
+    return u && u.enabled !== false ? { name: u.name, roles: [...u.roles] } : undefined;
   }
 
-  /** The stored password hash of `name` (sessions keep its fingerprint), or undefined. */
+  /** True when `name` is an account that an admin disabled. */
+  isDisabled(name: string): boolean {
+    return this.byName.get(name)?.enabled === false;
+  }
+
+  /** The account linked to an OpenID identity (`<issuer>|<sub>`), enabled or not. */
+  nameOfSso(subject: string): string | undefined {
+    return this.bySso.get(subject);
+  }
+
+  /** Whether an account of this name exists (enabled or not). */
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /**
+   * The stored password hash of `name` (sessions keep its fingerprint); `''` for an account
+   * without a password (SSO only); undefined for no account.
+   */
   passwordHashOf(name: string): string | undefined {
-    return this.byName.get(name)?.passwordHash;
+    const u = this.byName.get(name);
+    return u ? (u.passwordHash ?? '') : undefined;
   }
 
   list(): User[] {
     return [...this.byName.values()].map((u) => ({ name: u.name, roles: [...u.roles] }));
   }
 
-  /** The user when the password is right; undefined otherwise (same answer for an unknown name). */
+  /**
+   * The user when the password is right, disabled or not (the login says "disabled" only
+   * to who knows the password); undefined otherwise (same answer for an unknown name).
+   */
   async check(name: string, password: string): Promise<User | undefined> {
     const u = this.byName.get(name);
     const ok = await verifyPassword(password, u?.passwordHash ?? this.decoy);
-    return ok && u ? this.get(name) : undefined;
+    return ok && u ? { name: u.name, roles: [...u.roles] } : undefined;
   }
 }
 
-export async function usersFromEntries(entries: readonly UserEntry[]): Promise<Users> {
+export async function usersFromEntries(entries: readonly Account[]): Promise<Users> {
   return new Users(entries, await hashPassword(randomBytes(12).toString('hex')));
 }
 

@@ -318,6 +318,11 @@ export class CallEngine {
     return msg;
   }
 
+  /** Queues or agents changed (the admin page): waiting calls are offered again by the new rules. */
+  routingChanged(): void {
+    this.router.routeQueuedSoon();
+  }
+
   /** The user logged out: an agent goes away (the next login runs the ready-check before Available). */
   loggedOut(user: User): void {
     if (user.roles.includes('agent') && this.board.presence(user.name) === 'available') this.router.presence(user.name, 'away');

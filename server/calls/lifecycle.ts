@@ -155,8 +155,8 @@ export type CallEvent =
       reason?: string;
     })
   | (At & { type: 'status'; value: string })
-  /** Routing chose `agent` for this queued call (the engine reserved the agent). */
-  | (At & { type: 'offer'; agent: string })
+  /** Routing chose `agent` for this queued call (the engine reserved the agent); `ringMs`: its queue's ring timeout. */
+  | (At & { type: 'offer'; agent: string; ringMs?: number })
   | (At & { type: 'decline'; agent: string; conn: string; reqId: string })
   /** Every connection of `agent` vanished (closed, or heartbeat missed) past the grace. */
   | (At & { type: 'agentGone'; agent: string })
@@ -428,7 +428,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
         {
           state: 'ringing',
           agent: e.agent,
-          ringUntil: Math.min(e.at + policy.ringTimeoutMs, closing),
+          ringUntil: Math.min(e.at + (e.ringMs ?? policy.ringTimeoutMs), closing),
           offeredTo: call.offeredTo.includes(e.agent) ? call.offeredTo : [...call.offeredTo, e.agent],
         },
         { kind: 'offer', agent: e.agent },

@@ -16,7 +16,7 @@ import { AgentBoard, type StoredAgent } from './agents.ts';
 import { hasLimit } from './agentState.ts';
 import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
-import { anyEligible, pickAgent, type Queues } from './routing.ts';
+import { anyEligible, nextOverflowAt, pickAgent, ringTimeoutFor, type Queues } from './routing.ts';
 
 const ROUTE_CHANNEL = 'calls-route';
 const AGENTS_CHANNEL = 'calls-agents';
@@ -70,6 +70,8 @@ export class Router implements RoutingPort {
   private readonly touched = new Set<string>();
   /** Agents read back from the store (or being read), once each. */
   private readonly restored = new Map<string, Promise<void>>();
+  /** Queued calls waiting for their next overflow queue: wacid → timer (routed again when it joins). */
+  private readonly overflowTimers = new Map<string, NodeJS.Timeout>();
 
   constructor(private readonly o: RouterOptions) {
     this.board = o.board;
@@ -153,11 +155,33 @@ export class Router implements RoutingPort {
 
   close(): void {
     void this.unsubscribe?.().catch(() => undefined);
+    for (const t of this.overflowTimers.values()) clearTimeout(t);
+    this.overflowTimers.clear();
+  }
+
+  /**
+   * A queued call nobody could take: routed again when its queue's next overflow queue
+   * joins (each node that tried it, so the node holding the overflow agents offers it).
+   */
+  private overflowLater(wacid: string, phoneId: string, since: number): void {
+    const table = this.o.queues.table?.();
+    const at = table ? nextOverflowAt(table, phoneId, since, this.o.now()) : undefined;
+    if (at === undefined || this.overflowTimers.has(wacid)) return;
+    const t = setTimeout(() => {
+      this.overflowTimers.delete(wacid);
+      void this.route(wacid, false).catch((err: Error) => this.o.log.warn({ wacid, err: err.message }, 'overflow routing failed'));
+    }, at - this.o.now() + 5);
+    t.unref();
+    this.overflowTimers.set(wacid, t);
   }
 
   track(call: Call): void {
     if (call.state === 'queued') this.queued.set(call.wacid, call.deadline ?? Infinity);
-    else this.queued.delete(call.wacid);
+    else {
+      this.queued.delete(call.wacid);
+      clearTimeout(this.overflowTimers.get(call.wacid));
+      this.overflowTimers.delete(call.wacid);
+    }
   }
 
   adopt(call: Call): void {
@@ -277,6 +301,7 @@ export class Router implements RoutingPort {
     for (let tries = 0; tries < 3; tries++) {
       const agent = pickAgent(call, this.board.views(), this.o.queues, now);
       if (!agent) {
+        this.overflowLater(wacid, call.phoneId, call.createdAt);
         if (announce && this.o.shared) {
           await this.o.shared.publish(ROUTE_CHANNEL, JSON.stringify({ node: this.o.node, wacid })).catch((err: Error) => {
             this.o.log.warn({ err: err.message }, 'routing hint not published');
@@ -285,7 +310,9 @@ export class Router implements RoutingPort {
         return false;
       }
       if (!this.board.reserve(agent, wacid)) continue;
-      const after = await this.o.apply({ type: 'offer', wacid, at: this.o.now(), agent }, rec);
+      const table = this.o.queues.table?.();
+      const ringMs = table ? ringTimeoutFor(table, call.phoneId) : undefined;
+      const after = await this.o.apply({ type: 'offer', wacid, at: this.o.now(), agent, ...(ringMs !== undefined ? { ringMs } : {}) }, rec);
       if (after?.state === 'ringing' && after.agent === agent) return true;
       this.board.revoke(agent, wacid);
       return false;

@@ -85,6 +85,10 @@ export interface Config {
   // ---- administration ----
   /** Audit rows older than this are deleted (the only deletion of audit rows). */
   readonly auditRetentionDays: number;
+  /** Single sign-on (OpenID Connect); undefined: none. */
+  readonly sso: SsoSettings | undefined;
+  /** `PASSWORD_LOGIN` (default on): off, only single sign-on logs in. */
+  readonly passwordLogin: boolean;
   // ---- messaging ----
   /** What goes to a customer after a missed call (`off`, an interactive permission request, or a template). */
   readonly missedCallFollowup: FollowupSetting;
@@ -106,6 +110,17 @@ export interface Config {
   // ---- media anchor ----
   /** Where the caller's audio ends: the agent's page (`direct`), or a Janus AudioBridge room (`anchor`). */
   readonly media: MediaSettings;
+}
+
+/** `OIDC_*`: single sign-on with an OpenID Connect provider (authorization code + PKCE). */
+export interface SsoSettings {
+  /** `OIDC_ISSUER`: the provider's issuer URL (its discovery document is read at start). */
+  readonly issuer: string;
+  readonly clientId: string;
+  /** `OIDC_CLIENT_SECRET`. Secret: never log it. */
+  readonly clientSecret: string;
+  /** `OIDC_ROLES_CLAIM` (default `roles`): the claim (a dotted path, e.g. `realm_access.roles`) listing the user's roles or groups. */
+  readonly rolesClaim: string;
 }
 
 /** `MEDIA_MODE` and the Janus servers of anchor mode. */
@@ -194,6 +209,11 @@ export const VARIABLES = [
   'ICE_TRANSPORT_POLICY',
   // administration
   'AUDIT_RETENTION_DAYS',
+  'OIDC_ISSUER',
+  'OIDC_CLIENT_ID',
+  'OIDC_CLIENT_SECRET',
+  'OIDC_ROLES_CLAIM',
+  'PASSWORD_LOGIN',
   // media anchor
   'MEDIA_MODE',
   'JANUS_URLS',
@@ -212,6 +232,7 @@ export const SECRET_VARIABLES: ReadonlySet<Variable> = new Set([
   'TURN_SECRET',
   'TURN_PASSWORD',
   'JANUS_API_SECRET',
+  'OIDC_CLIENT_SECRET',
 ]);
 
 const intIn = (min: number, max: number) =>
@@ -355,6 +376,11 @@ const schemas = {
   HISTORY_RETENTION_DAYS: intIn(1, 36_500),
   ARCHIVE_RETENTION_DAYS: intIn(1, 36_500),
   AUDIT_RETENTION_DAYS: intIn(1, 36_500),
+  OIDC_ISSUER: httpUrl,
+  OIDC_CLIENT_ID: z.string().regex(/^[\x21-\x7e]{1,256}$/, 'must be the client id the provider gave (printable, no spaces)'),
+  OIDC_CLIENT_SECRET: z.string().min(1, 'must not be empty').max(1024).refine((s) => !/\s/.test(s), 'must not contain whitespace'),
+  OIDC_ROLES_CLAIM: z.string().regex(/^[A-Za-z0-9_:/.-]{1,200}$/, 'must be a claim name or a dotted path to it, e.g. roles or realm_access.roles'),
+  PASSWORD_LOGIN: z.enum(['on', 'off'], 'must be on or off').transform((v) => v === 'on'),
   DISPOSITIONS: labelList.refine((a) => !a.includes('Not set'), "must not list 'Not set' (recorded when none was given)"),
   AWAY_REASONS: labelList.refine((a) => !a.includes('Missed a call'), "must not list 'Missed a call' (set by the server)"),
   CONTACT_NOTES: z.enum(['on', 'off'], 'must be on or off').transform((v) => v === 'on'),
@@ -478,6 +504,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     historyRetentionDays: read(env, 'HISTORY_RETENTION_DAYS') ?? 365,
     archiveRetentionDays: read(env, 'ARCHIVE_RETENTION_DAYS') ?? 90,
     auditRetentionDays: read(env, 'AUDIT_RETENTION_DAYS') ?? 400,
+    ...readSso(env),
     missedCallFollowup: read(env, 'MISSED_CALL_FOLLOWUP') ?? { kind: 'off' },
     dispositions: Object.freeze(read(env, 'DISPOSITIONS') ?? ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other']),
     awayReasons: Object.freeze(read(env, 'AWAY_REASONS') ?? ['Break', 'Lunch', 'Training', 'Meeting']),
@@ -522,6 +549,24 @@ function readIce(env: Record<string, string | undefined>): IceSettings {
     throw new ConfigError('ICE_TRANSPORT_POLICY', 'relay needs a turn:/turns: URL in ICE_SERVERS (no call could connect without one)');
   }
   return Object.freeze({ urls: Object.freeze(urls), turnAuth: Object.freeze(turnAuth), transportPolicy: policy });
+}
+
+/** OIDC_* and PASSWORD_LOGIN: the provider needs its client id and secret and a PUBLIC_URL to come back to; password login off needs single sign-on. */
+function readSso(env: Record<string, string | undefined>): Pick<Config, 'sso' | 'passwordLogin'> {
+  const issuer = read(env, 'OIDC_ISSUER');
+  const clientId = read(env, 'OIDC_CLIENT_ID');
+  const clientSecret = read(env, 'OIDC_CLIENT_SECRET');
+  const rolesClaim = read(env, 'OIDC_ROLES_CLAIM');
+  const passwordLogin = read(env, 'PASSWORD_LOGIN') ?? true;
+  if (issuer === undefined) {
+    for (const [name, v] of [['OIDC_CLIENT_ID', clientId], ['OIDC_CLIENT_SECRET', clientSecret], ['OIDC_ROLES_CLAIM', rolesClaim]] as const) if (v !== undefined) throw new ConfigError(name, 'is only used with OIDC_ISSUER');
+    if (!passwordLogin) throw new ConfigError('PASSWORD_LOGIN', 'off needs single sign-on (OIDC_ISSUER): nobody could log in');
+    return { sso: undefined, passwordLogin };
+  }
+  if (clientId === undefined) throw new ConfigError('OIDC_CLIENT_ID', 'is required with OIDC_ISSUER');
+  if (clientSecret === undefined) throw new ConfigError('OIDC_CLIENT_SECRET', 'is required with OIDC_ISSUER');
+  if (read(env, 'PUBLIC_URL') === undefined) throw new ConfigError('PUBLIC_URL', 'is required with OIDC_ISSUER (the provider sends the browser back to PUBLIC_URL/auth/sso/callback)');
+  return { sso: Object.freeze({ issuer, clientId, clientSecret, rolesClaim: rolesClaim ?? 'roles' }), passwordLogin };
 }
 
 /** MEDIA_MODE and its Janus servers: anchor mode needs JANUS_URLS; direct mode takes none (a set one would be a mistake). */
@@ -575,6 +620,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
     redisUrl: config.redisUrl === undefined ? undefined : maskedRedisUrl(config.redisUrl),
     metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
     databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
+    sso: config.sso && { ...config.sso, clientSecret: '[redacted]' },
     media: config.media && { ...config.media, janusApiSecret: config.media.janusApiSecret === undefined ? undefined : '[redacted]' },
     ice: config.ice && {
       ...config.ice,
@@ -590,7 +636,7 @@ export function describeConfig(config: Config): Record<string, unknown> {
 
 /** Every secret value of the configuration (for log scrubbing): the Redis password, the metrics token and the database URL too. */
 export function secretsOf(
-  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl' | 'ice' | 'media'>>,
+  config: Pick<Config, 'serviceApiKey' | 'sessionSecret' | 'webhookSecrets'> & { redisUrl?: string | undefined } & Partial<Pick<Config, 'metricsToken' | 'databaseUrl' | 'ice' | 'media' | 'sso'>>,
 ): string[] {
   const turn = config.ice?.turnAuth;
   const redis = redisPassword(config.redisUrl);
@@ -603,6 +649,7 @@ export function secretsOf(
     ...databaseSecrets(config.databaseUrl),
     ...(turn?.kind === 'secret' ? [turn.secret] : turn?.kind === 'static' ? [turn.password] : []),
     ...(config.media?.janusApiSecret ? [config.media.janusApiSecret] : []),
+    ...(config.sso ? [config.sso.clientSecret] : []),
   ];
 }
 

@@ -228,6 +228,66 @@ END $$;
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_no_truncate();
 `,
   },
+  {
+    version: 6,
+    name: 'users, teams and skills (server/admin)',
+    sql: `
+CREATE TABLE admin_users (
+  name          text PRIMARY KEY,
+  display_name  text NOT NULL DEFAULT '',
+  email         text NOT NULL DEFAULT '',
+  roles         text[] NOT NULL,
+  enabled       boolean NOT NULL DEFAULT true,
+  -- scrypt (salt and cost inside); NULL: single sign-on only
+  password_hash text,
+  -- '<issuer>|<sub>' of the linked OpenID identity
+  sso_subject   text UNIQUE,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  updated_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE admin_teams (
+  name         text PRIMARY KEY,
+  display_name text NOT NULL DEFAULT ''
+);
+CREATE TABLE admin_team_members (
+  team      text NOT NULL REFERENCES admin_teams (name) ON DELETE CASCADE,
+  user_name text NOT NULL REFERENCES admin_users (name) ON DELETE CASCADE,
+  PRIMARY KEY (team, user_name)
+);
+CREATE TABLE admin_skills (
+  name        text PRIMARY KEY,
+  description text NOT NULL DEFAULT ''
+);
+CREATE TABLE admin_user_skills (
+  user_name text NOT NULL REFERENCES admin_users (name) ON DELETE CASCADE,
+  skill     text NOT NULL REFERENCES admin_skills (name) ON DELETE CASCADE,
+  level     smallint NOT NULL CHECK (level BETWEEN 1 AND 10),
+  PRIMARY KEY (user_name, skill)
+);
+`,
+  },
+  {
+    version: 7,
+    name: 'queues (server/admin)',
+    sql: `
+CREATE TABLE admin_queues (
+  name             text PRIMARY KEY,
+  -- the Service's phone ids whose calls it takes; '*': every number no queue names
+  numbers          text[] NOT NULL DEFAULT '{}',
+  ring_timeout_s   integer,
+  overflow_to      text REFERENCES admin_queues (name) ON DELETE SET NULL,
+  overflow_after_s integer,
+  skill            text REFERENCES admin_skills (name) ON DELETE SET NULL,
+  skill_level      smallint CHECK (skill_level BETWEEN 1 AND 10)
+);
+CREATE TABLE admin_queue_members (
+  queue     text NOT NULL REFERENCES admin_queues (name) ON DELETE CASCADE,
+  user_name text NOT NULL REFERENCES admin_users (name) ON DELETE CASCADE,
+  priority  smallint NOT NULL CHECK (priority BETWEEN 1 AND 9),
+  PRIMARY KEY (queue, user_name)
+);
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

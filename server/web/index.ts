@@ -46,6 +46,7 @@ const PAGE_ROLES: Record<string, Role[]> = {
   '/supervisor': ['supervisor'],
   '/archive': ['ops', 'supervisor'],
   '/preflight': ['agent', 'supervisor', 'ops', 'admin'],
+  '/admin': ['admin'],
   '/admin/audit': ['ops', 'admin'],
   '/account': ['agent', 'supervisor', 'ops', 'admin'],
 };
@@ -59,7 +60,7 @@ export function homeFor(roles: readonly Role[]): string {
   return '/account';
 }
 
-const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/preflight': 'Network check', '/admin/audit': 'Audit', '/account': 'Account' };
+const PAGE_NAMES: Record<string, string> = { '/': 'Phone', '/supervisor': 'Supervisor', '/archive': 'Archive', '/preflight': 'Network check', '/admin': 'Admin', '/admin/audit': 'Audit', '/account': 'Account' };
 const ROLE_WORDS: Record<Role, string> = { agent: 'agents', supervisor: 'supervisors', ops: 'ops', admin: 'admins' };
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);

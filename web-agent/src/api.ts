@@ -86,6 +86,11 @@ export async function simulateCall(): Promise<unknown> {
   return call('POST', '/api/demo/call', {});
 }
 
+/** A JSON request (POST, PUT, PATCH, DELETE) whose answer the caller reads; errors as `ApiError` with the server's words. */
+export async function sendJson(method: string, path: string, body?: unknown): Promise<unknown> {
+  return call(method, path, body);
+}
+
 /** `GET /api/history/calls?…` (the query from search.ts `apiQuery`): newest first, `cursor` for more. */
 export async function searchCalls(query: string): Promise<CallPage> {
   return expectShape(CallPage, await call('GET', `/api/history/calls?${query}`), 'the call search');

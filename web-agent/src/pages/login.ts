@@ -10,6 +10,18 @@ const submit = el<HTMLButtonElement>('login-submit');
 const error = el('login-error');
 const next = safeNext(new URLSearchParams(location.search).get('next'));
 
+// What this server offers: single sign-on, password login (or both).
+void fetch('/api/auth/options', { credentials: 'same-origin', headers: { accept: 'application/json' } })
+  .then((r) => (r.ok ? (r.json() as Promise<{ password?: boolean; sso?: boolean }>) : undefined))
+  .then((o) => {
+    if (!o) return;
+    const box = el('login-sso-box');
+    el<HTMLAnchorElement>('login-sso').href = `/auth/sso/start${next ? `?next=${encodeURIComponent(next)}` : ''}`;
+    box.hidden = o.sso !== true;
+    form.hidden = o.password === false;
+  })
+  .catch(() => undefined);
+
 function fail(message: string): void {
   error.textContent = message;
   error.hidden = false;

@@ -13,6 +13,7 @@ export const PAGES: Array<{ path: string; label: string; id: string; roles: stri
   { path: '/supervisor', label: 'Supervisor', id: 'supervisor', roles: ['supervisor'] },
   { path: '/archive', label: 'Archive', id: 'ops', roles: ['ops', 'supervisor'] },
   { path: '/preflight', label: 'Network check', id: 'preflight', roles: ['agent', 'supervisor', 'ops', 'admin'] },
+  { path: '/admin', label: 'Admin', id: 'admin', roles: ['admin'] },
   { path: '/admin/audit', label: 'Audit', id: 'audit', roles: ['ops', 'admin'] },
   { path: '/account', label: 'Account', id: 'account', roles: ['agent', 'supervisor', 'ops', 'admin'] },
 ];
