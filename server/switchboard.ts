@@ -402,7 +402,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   }
   // ---- end supervisor console ----
   // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
-  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }) }) : undefined;
+  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: config.media.holdMusicFile }) : undefined;
   const engine = new CallEngine({
     waitForStart: true,
     store,

@@ -26,7 +26,7 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
 /** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
-export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms'>;
+export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms' | 'playMusic' | 'stopMusic' | 'setAgentMuted'>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
@@ -306,6 +306,14 @@ export class Applier {
         return;
       case 'closeRoom':
         if (this.o.anchor) this.background('closeRoom', call.wacid, this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
+        return;
+      case 'roomMusic': {
+        const where = { janus: e.janus, room: e.room };
+        if (this.o.anchor) this.background('roomMusic', call.wacid, e.on ? this.o.anchor.playMusic(call.wacid, where) : this.o.anchor.stopMusic(call.wacid, where));
+        return;
+      }
+      case 'agentMuted':
+        if (this.o.anchor) this.background('agentMuted', call.wacid, this.o.anchor.setAgentMuted(call.wacid, e.agent, e.muted, { janus: e.janus, room: e.room }));
         return;
     }
   }

@@ -723,7 +723,8 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
   it('the holding page lost: the call stays active (the caller in the room) until recoverBy, a timer way out', () => {
     const r = transition(held, lost, P);
     expect(r.call).toMatchObject({ state: 'active', recoverBy: SOON + P.agentRecoveryMs });
-    expect(r.effects).toEqual([]);
+    // The caller hears the room's music meanwhile, never dead air.
+    expect(r.effects).toEqual([{ kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: true }]);
     expect(nextDue(r.call!, P)).toBe(SOON + P.agentRecoveryMs);
     expect(transition(r.call, lost, P).call).toBe(r.call); // once
     expect(transition(r.call, { type: 'tick', wacid: W, at: SOON + 1000 }, P).call).toBe(r.call);
@@ -737,10 +738,36 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
     const r = transition(away, { type: 'rejoin', wacid: W, at: SOON + 2000, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' }, P);
     expect(r.call).toMatchObject({ state: 'active', conn: 'c2', tab: 't2' });
     expect(r.call!.recoverBy).toBeUndefined();
-    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r8', ok: true }, { kind: 'agentLeg', agent: 'a1', conn: 'c2' }]);
+    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r8', ok: true }, { kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: true }, { kind: 'agentLeg', agent: 'a1', conn: 'c2' }]);
+    // The new leg is in the room: the music stops (only for the holder's connection).
+    expect(transition(r.call, { type: 'legReady', wacid: W, at: SOON + 2500, agent: 'a1', conn: 'c2' }, P)).toEqual({ call: r.call, effects: [{ kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: false }] });
+    expect(transition(r.call, { type: 'legReady', wacid: W, at: SOON + 2500, agent: 'a1', conn: 'c1' }, P).effects).toEqual([]);
     // Another agent may not; a direct call cannot (its audio went with the page).
     expect(transition(away, { type: 'rejoin', wacid: W, at: SOON, agent: 'a2', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'FORBIDDEN' });
     expect(transition(FIXTURES.active, { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'CONFLICT' });
+  });
+
+  it('hold is the room\'s state: the agent leaves the mix and the room plays music; resume brings the agent back; a leg rejoining on hold stays out of the mix', () => {
+    const h = transition(held, { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'h1' }, P);
+    expect(h.call).toMatchObject({ heldSince: SOON });
+    expect(h.effects.slice(0, 2)).toEqual([
+      { kind: 'agentMuted', janus: 'ws://j1:8188', room: 7, agent: 'a1', muted: true },
+      { kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: true },
+    ]);
+    // The page is lost on hold: the music plays already; the rejoined leg is muted, the music goes on.
+    const away = transition(h.call, lost, P);
+    expect(away.effects).toEqual([]);
+    const back = transition(away.call, { type: 'rejoin', wacid: W, at: SOON + 1, agent: 'a1', conn: 'c2', reqId: 'r1' }, P);
+    expect(back.effects.map((e) => e.kind)).toEqual(['reply', 'agentLeg']);
+    expect(transition(back.call, { type: 'legReady', wacid: W, at: SOON + 2, agent: 'a1', conn: 'c2' }, P).effects).toEqual([{ kind: 'agentMuted', janus: 'ws://j1:8188', room: 7, agent: 'a1', muted: true }]);
+    const r = transition(back.call, { type: 'resume', wacid: W, at: SOON + 3000, agent: 'a1', conn: 'c2', reqId: 'h2' }, P);
+    expect(r.call).toMatchObject({ holdMs: 3000 });
+    expect(r.effects.slice(0, 2)).toEqual([
+      { kind: 'agentMuted', janus: 'ws://j1:8188', room: 7, agent: 'a1', muted: false },
+      { kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: false },
+    ]);
+    // Direct mode: the page plays the music; no room effects.
+    expect(transition(FIXTURES.active, { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'h1' }, P).effects.map((e) => e.kind)).toEqual(['reply', 'notify']);
   });
 
   it('direct mode keeps ending the call when its page is lost', () => {

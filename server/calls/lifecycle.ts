@@ -265,7 +265,11 @@ export type Effect =
   /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
   | { kind: 'agentLeg'; agent: string; conn: string }
   /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
-  | { kind: 'closeRoom'; janus: string; room: number };
+  | { kind: 'closeRoom'; janus: string; room: number }
+  /** Anchor mode: music into the room while the caller waits (on hold, the agent's page away), or no more. */
+  | { kind: 'roomMusic'; janus: string; room: number; on: boolean }
+  /** Anchor mode: the agent leaves the caller's mix (hold) or comes back. */
+  | { kind: 'agentMuted'; janus: string; room: number; agent: string; muted: boolean };
 
 export interface Policy {
   acceptWindowMs: number;
@@ -515,6 +519,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'anchorFailed':
       return onAnchorFailed(call, e, policy);
     case 'legReady':
+      if (call.state === 'active') return onLegBack(call, e);
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
       // The agent is in the room: the caller joins now, and its answer goes to the Service (`callerJoined`).
       return to(call, { legReady: true }, { kind: 'callerLeg' });
@@ -546,6 +551,18 @@ function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Tr
   // Answered while the room was being made: the agent's leg is offered now.
   const leg = call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
   return to(call, { anchor: room }, ...leg);
+}
+
+/**
+ * Anchor mode: the holding agent's new leg (a reloaded page's, or one after a network change)
+ * is in the room again: the waiting music stops, or, on hold, the new leg is kept out of the
+ * caller's mix as the old one was.
+ */
+function onLegBack(call: Call, e: Extract<CallEvent, { type: 'legReady' }>): Transition {
+  if (call.media !== 'anchor' || !call.anchor || holder(call) !== e.agent || call.conn !== e.conn) return same(call);
+  const room = call.anchor;
+  if (call.heldSince !== undefined) return same(call, { kind: 'agentMuted', ...room, agent: e.agent, muted: true });
+  return same(call, { kind: 'roomMusic', ...room, on: false });
 }
 
 /** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
@@ -794,13 +811,16 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
 function onHold(call: Call, e: Extract<CallEvent, { type: 'hold' | 'resume' }>): Transition {
   if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
   if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be put on hold or resumed`));
+  // Anchor mode: hold is the room's state: the agent leaves the caller's mix and Janus plays the music.
+  const room = call.media === 'anchor' ? call.anchor : undefined;
+  const held = (on: boolean): Effect[] => (room ? [{ kind: 'agentMuted', ...room, agent: e.agent, muted: on }, { kind: 'roomMusic', ...room, on }] : []);
   if (e.type === 'hold') {
     if (call.heldSince !== undefined) return same(call, ok(e, { heldSince: call.heldSince }));
-    return to(call, { heldSince: e.at }, ok(e, { heldSince: e.at }), { kind: 'notify' });
+    return to(call, { heldSince: e.at }, ...held(true), ok(e, { heldSince: e.at }), { kind: 'notify' });
   }
   if (call.heldSince === undefined) return same(call, ok(e, { holdMs: call.holdMs ?? 0 }));
   const holdMs = (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince);
-  return to(call, { heldSince: undefined, holdMs }, ok(e, { holdMs }), { kind: 'notify' });
+  return to(call, { heldSince: undefined, holdMs }, ...held(false), ok(e, { holdMs }), { kind: 'notify' });
 }
 
 /** Only the call's holder reports its path, while the call is set up or up; a repeat changes nothing. */
@@ -852,7 +872,9 @@ function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, pol
   if (call.media === 'anchor' && call.state === 'active') {
     // Anchor mode: the caller stays in the room; the agent's page may come back (`rejoin`) until `recoverBy`.
     if (call.recoverBy !== undefined) return same(call);
-    return to(call, { recoverBy: e.at + policy.agentRecoveryMs });
+    // The caller hears music meanwhile (never dead air); on hold it plays already.
+    const music = call.anchor && call.heldSince === undefined ? [{ kind: 'roomMusic', ...call.anchor, on: true } as Effect] : [];
+    return to(call, { recoverBy: e.at + policy.agentRecoveryMs }, ...music);
   }
   switch (call.state) {
     case 'answering':
@@ -881,7 +903,9 @@ function onRejoin(call: Call, e: Extract<CallEvent, { type: 'rejoin' }>): Transi
   if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
   if (call.media !== 'anchor') return same(call, fail(e, 'CONFLICT', "this call has no media room: its audio was in the page that held it"));
   if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be rejoined`));
-  return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), { kind: 'agentLeg', agent: e.agent, conn: e.conn });
+  // The old leg goes at once: music until the new one is in the room (`legReady`), unless on hold (it plays already).
+  const music = call.anchor && call.heldSince === undefined ? [{ kind: 'roomMusic', ...call.anchor, on: true } as Effect] : [];
+  return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), ...music, { kind: 'agentLeg', agent: e.agent, conn: e.conn });
 }
 
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
