@@ -140,6 +140,8 @@ export interface Calling {
   history: History | undefined;
   /** The audit trail (its rows are dropped without history). */
   audit: AuditService;
+  /** MEDIA_MODE=anchor: the media anchor (Janus rooms); undefined in direct mode. */
+  anchor?: MediaAnchor | undefined;
 }
 
 export interface Switchboard extends Partial<Calling> {
@@ -244,7 +246,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   });
   let closed = false;
   return {
-    ...(calling && audit ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history, audit } : {}),
+    ...(calling && audit ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history, audit, anchor: calling.anchor } : {}),
     app,
     metrics,
     wss: calling?.wss,
@@ -274,9 +276,9 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
 
 /** The switchboard with its calling half, or an error saying there is none (no Service). */
 export function withCalling(sb: Switchboard): Switchboard & Calling {
-  const { auth, engine, hub, gateway, permissions, mount, history, audit } = sb;
+  const { auth, engine, hub, gateway, permissions, mount, history, audit, anchor } = sb;
   if (!auth || !engine || !hub || !gateway || !permissions || !mount || !audit) throw new Error('no calling half: the config names no Service (SERVICE_BASE_URL)');
-  return { ...sb, auth, engine, hub, gateway, permissions, mount, history, audit };
+  return { ...sb, auth, engine, hub, gateway, permissions, mount, history, audit, anchor };
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {

@@ -44,6 +44,7 @@ export function view(call: Call): CallView {
   if (call.heldSince !== undefined) v.heldSince = call.heldSince;
   if (call.holdMs !== undefined) v.holdMs = call.holdMs;
   if (call.path !== undefined) v.path = call.path;
+  if (call.media === 'anchor') v.media = 'anchor';
   // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
   return v;
