@@ -18,7 +18,7 @@ import { describeCallError } from '../../shared/callErrors.ts';
 import { describeServiceError, OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import type { CallRecord, Store } from '../store/store.ts';
-import { nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
+import { handingOff, nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
 import { offered, view } from './views.ts';
 import { NO_LIMIT } from './agentState.ts';
 import type { MediaAnchor } from '../anchor/anchor.ts';
@@ -206,7 +206,7 @@ export class Applier {
       this.live.add(call.wacid);
       const due = nextDue(call, this.o.policy);
       if (due !== undefined && due + 250 <= now) await this.apply({ type: 'tick', wacid: call.wacid, at: now });
-      else if (call.state === 'queued') this.o.routing().adopt(call);
+      else if (call.state === 'queued' || (handingOff(call) && call.nextAgent === undefined)) this.o.routing().adopt(call);
     }
   }
 

@@ -728,9 +728,45 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
     expect(nextDue(r.call!, P)).toBe(SOON + P.agentRecoveryMs);
     expect(transition(r.call, lost, P).call).toBe(r.call); // once
     expect(transition(r.call, { type: 'tick', wacid: W, at: SOON + 1000 }, P).call).toBe(r.call);
+    // Past it the caller (still in the room) waits for the next agent: a handoff, not an end.
     const late = transition(r.call, { type: 'tick', wacid: W, at: SOON + P.agentRecoveryMs }, P);
-    expect(late.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
-    expect(late.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    expect(late.call).toMatchObject({ state: 'active', handoffUntil: SOON + P.agentRecoveryMs + P.acceptWindowMs, legs: ['a1'] });
+    expect(late.call!.agent).toBeUndefined();
+    expect(late.effects).toEqual([{ kind: 'agentFree', agent: 'a1', wrapUp: true }, { kind: 'route' }, { kind: 'notify' }]);
+  });
+
+  it("the agent gone for good: the call rings the next agent, who takes it in the same room (no new accept); a ring missed moves on; nobody in time ends it saying why", () => {
+    const t0 = SOON + P.agentRecoveryMs;
+    const waiting = transition(transition(held, lost, P).call, { type: 'tick', wacid: W, at: t0 }, P).call!;
+    expect(nextDue(waiting, P)).toBe(t0 + P.acceptWindowMs);
+    // Routing offers it to a2: it rings there; a1 (gone) is no longer its agent.
+    const ringing = transition(waiting, { type: 'offer', wacid: W, at: t0 + 10, agent: 'a2' }, P);
+    expect(ringing.call).toMatchObject({ state: 'active', nextAgent: 'a2', ringUntil: t0 + 10 + P.ringTimeoutMs });
+    expect(ringing.effects).toEqual([{ kind: 'offer', agent: 'a2' }, { kind: 'notify' }]);
+    expect(transition(ringing.call, { type: 'offer', wacid: W, at: t0 + 11, agent: 'a3' }, P).call).toBe(ringing.call); // one ring at a time
+    // a2 lets it ring out: routing goes on (a2 away, as for a new call).
+    const missed = transition(ringing.call, { type: 'tick', wacid: W, at: t0 + 10 + P.ringTimeoutMs }, P);
+    expect(missed.call!.nextAgent).toBeUndefined();
+    expect(missed.effects.map((e) => e.kind)).toEqual(['agentNoAnswer', 'revoke', 'route', 'notify']);
+    // a3 answers: holds it now, joins the same room; acked at once (the Service accepted long ago).
+    const rang3 = transition(missed.call, { type: 'offer', wacid: W, at: t0 + 20_000, agent: 'a3' }, P).call!;
+    const taken = transition(rang3, { type: 'answer', wacid: W, at: t0 + 20_500, agent: 'a3', conn: 'c3', tab: 't3', reqId: 'r3', sdp: '' }, P);
+    expect(taken.call).toMatchObject({ state: 'active', agent: 'a3', conn: 'c3', anchor: { janus: 'ws://j1:8188', room: 7 }, legs: ['a1', 'a3'], startedAt: held.startedAt });
+    expect(taken.call!.handoffUntil).toBeUndefined();
+    expect(taken.effects).toEqual([
+      { kind: 'reply', conn: 'c3', reqId: 'r3', ok: true, result: { wacid: W, startedAt: held.startedAt } },
+      { kind: 'revoke', agent: 'a3', reason: 'answered on another tab', exceptConn: 'c3' },
+      { kind: 'agentBusy', agent: 'a3' },
+      { kind: 'agentLeg', agent: 'a3', conn: 'c3' },
+      { kind: 'notify' },
+    ]);
+    // a2, who let it ring out, may not take it from a3 now.
+    expect(transition(taken.call, { type: 'answer', wacid: W, at: t0 + 20_600, agent: 'a2', conn: 'c2', reqId: 'r2', sdp: '' }, P).effects[0]).toMatchObject({ ok: false, code: 'CONFLICT' });
+    // Nobody in time: the call ends at the Service, saying why.
+    const over = transition(waiting, { type: 'tick', wacid: W, at: t0 + P.acceptWindowMs }, P);
+    expect(over.call).toMatchObject({ state: 'ending' });
+    expect(over.call!.reason).toMatch(new RegExp(`^${AGENT_PAGE_LOST.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; no other agent took the call`));
+    expect(over.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
   });
 
   it("the agent's new page rejoins: the call moves to it and a new leg is offered there", () => {

@@ -123,6 +123,16 @@ export interface Call {
    * the room; the agent has until then to come back (`rejoin`), or the call is ended.
    */
   recoverBy?: number;
+  /**
+   * Anchor mode, active: the holding agent's page did not come back within the recovery
+   * time, so the call (the caller still in its room, hearing music) is offered to the next
+   * agent until then; `agent` is unset meanwhile. Past it the call ends.
+   */
+  handoffUntil?: number;
+  /** Anchor mode, handing off: the agent the call rings at now (until `ringUntil`). */
+  nextAgent?: string;
+  /** Anchor mode: every agent who held the call, in order (a handed-off call has several). */
+  legs?: string[];
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -332,7 +342,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
-      return call.recoverBy;
+      return min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined));
     case 'ended':
       return undefined;
   }
@@ -425,6 +435,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'status':
       return onStatus(call, e, policy);
     case 'offer': {
+      if (handingOff(call)) return onHandoffOffer(call, e, policy);
       const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : Infinity;
       if (call.state !== 'queued' || call.declined.includes(e.agent) || e.at >= closing) return same(call);
       return to(
@@ -440,6 +451,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       );
     }
     case 'decline': {
+      if (handingOff(call) && call.nextAgent === e.agent) return ringMissed(call, e.agent, 'declined', ok(e), { declined: [...call.declined, e.agent] });
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -455,6 +467,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
     }
     case 'agentGone':
+      if (handingOff(call) && call.nextAgent === e.agent) return ringMissed(call, e.agent, 'agent unreachable');
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -712,7 +725,7 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason === AGENT_PAGE_LOST;
+  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason?.startsWith(AGENT_PAGE_LOST) === true;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
@@ -729,6 +742,7 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
   const effects: Effect[] = [];
   const unanswered = call.state === 'queued' || call.state === 'ringing';
   if (call.state === 'ringing' && call.agent) effects.push({ kind: 'revoke', agent: call.agent, reason: 'caller hung up' });
+  if (call.nextAgent) effects.push({ kind: 'revoke', agent: call.nextAgent, reason: 'caller hung up' });
   if (call.state === 'answering' && call.conn && call.reqId) {
     effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before it was accepted'));
   }
@@ -737,6 +751,8 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
   effects.push({ kind: 'notify' });
   const patch = ended(call, e.at, {
     ...detail,
+    nextAgent: undefined,
+    handoffUntil: undefined,
     ...(unanswered ? { result: 'MISSED', reason: e.reason ?? 'caller hung up before an agent answered' } : {}),
     ...(e.duration !== undefined ? { duration: e.duration } : {}),
   });
@@ -765,6 +781,7 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
   if (call.direction !== 'USER_INITIATED' || !call.offeredTo.includes(e.agent)) {
     return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
   }
+  if (handingOff(call)) return onHandoffAnswer(call, e);
   if (call.state === 'queued' || call.state === 'ringing') {
     if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
     if (call.deadline !== undefined && e.at >= call.deadline) return same(call, fail(e, 'CONFLICT', 'the accept window has closed'));
@@ -908,6 +925,75 @@ function onRejoin(call: Call, e: Extract<CallEvent, { type: 'rejoin' }>): Transi
   return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), ...music, { kind: 'agentLeg', agent: e.agent, conn: e.conn });
 }
 
+/** Anchor mode: the call's agent is gone for good and the call waits for the next one (`handoffUntil`). */
+export function handingOff(call: Call): boolean {
+  return call.state === 'active' && call.handoffUntil !== undefined;
+}
+
+/** Handing off: routing chose the next agent; it rings there (`nextAgent`) until `ringUntil`. */
+function onHandoffOffer(call: Call, e: Extract<CallEvent, { type: 'offer' }>, policy: Policy): Transition {
+  if (call.nextAgent !== undefined || call.declined.includes(e.agent) || e.at >= call.handoffUntil!) return same(call);
+  return to(
+    call,
+    {
+      nextAgent: e.agent,
+      ringUntil: Math.min(e.at + policy.ringTimeoutMs, call.handoffUntil!),
+      offeredTo: call.offeredTo.includes(e.agent) ? call.offeredTo : [...call.offeredTo, e.agent],
+    },
+    { kind: 'offer', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** Handing off: the ring at `agent` ended without an answer (declined, timed out, the agent gone): the next one. */
+function ringMissed(call: Call, agent: string, reason: string, ...extra: Array<Effect | Partial<Call>>): Transition {
+  const effects = extra.filter((x): x is Effect => 'kind' in x);
+  const patch = Object.assign({}, ...extra.filter((x) => !('kind' in x))) as Partial<Call>;
+  return to(
+    call,
+    { ...patch, nextAgent: undefined, ringUntil: undefined },
+    ...(reason === 'not answered' ? [{ kind: 'agentNoAnswer', agent } as Effect] : []),
+    { kind: 'revoke', agent, reason },
+    ...effects,
+    { kind: 'route' },
+    { kind: 'notify' },
+  );
+}
+
+/**
+ * Handing off: an agent it was offered to answers: it holds the call now and joins the same
+ * room with a leg of its own; the call is accepted already (no Service request), so the
+ * answer is acknowledged at once.
+ */
+function onHandoffAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>): Transition {
+  if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
+  return to(
+    call,
+    { agent: e.agent, conn: e.conn, tab: e.tab, nextAgent: undefined, ringUntil: undefined, handoffUntil: undefined, legs: [...(call.legs ?? []), e.agent] },
+    ok(e, { wacid: call.wacid, ...(call.startedAt !== undefined ? { startedAt: call.startedAt } : {}) }),
+    { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
+    ...(call.nextAgent && call.nextAgent !== e.agent ? [{ kind: 'revoke', agent: call.nextAgent, reason: 'taken by another agent' } as Effect] : []),
+    { kind: 'agentBusy', agent: e.agent },
+    { kind: 'agentLeg', agent: e.agent, conn: e.conn },
+    { kind: 'notify' },
+  );
+}
+
+/** Handing off, time passed: the ring moves on, or nobody took the call in time and it ends at the Service. */
+function onHandoffTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Policy): Transition {
+  if (e.at >= call.handoffUntil!) {
+    return to(
+      call,
+      { state: 'ending', nextAgent: undefined, ringUntil: undefined, handoffUntil: undefined, reqId: undefined, reason: `${AGENT_PAGE_LOST}; no other agent took the call`, endBy: e.at + policy.endingTimeoutMs },
+      ...(call.nextAgent ? [{ kind: 'revoke', agent: call.nextAgent, reason: 'window closing' } as Effect] : []),
+      { kind: 'terminate' },
+      { kind: 'notify' },
+    );
+  }
+  if (call.nextAgent !== undefined && call.ringUntil !== undefined && e.at >= call.ringUntil) return ringMissed(call, call.nextAgent, 'not answered');
+  return same(call);
+}
+
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
   if (call.direction !== 'BUSINESS_INITIATED' && !call.tombstone) {
     return same(call, fail(e, 'CONFLICT', 'this id belongs to an inbound call'));
@@ -997,7 +1083,18 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
       );
     }
     case 'active':
+      if (handingOff(call)) return onHandoffTick(call, e, policy);
       if (call.recoverBy === undefined || e.at < call.recoverBy) return same(call);
+      // Anchor mode: the caller is still in the room: the call goes to the next agent.
+      if (call.media === 'anchor' && call.agent) {
+        return to(
+          call,
+          { agent: undefined, conn: undefined, tab: undefined, recoverBy: undefined, handoffUntil: e.at + policy.acceptWindowMs, legs: call.legs ?? [call.agent] },
+          { kind: 'agentFree', agent: call.agent, wrapUp: true },
+          { kind: 'route' },
+          { kind: 'notify' },
+        );
+      }
       // The agent's page did not come back: end the call at the Service, saying why.
       return to(
         call,
