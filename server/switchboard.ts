@@ -216,7 +216,11 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   if (calling?.archive) historyCheck.push({ name: 'archive', informational: true, check: calling.archive.health });
   // Anchor mode: no reachable Janus means no inbound call can be answered.
   const anchorCheck: ReadinessCheck[] = calling?.anchor
-    ? [{ name: 'janus', check: async () => { await calling.anchor!.start(); if (calling.anchor!.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } }]
+    ? [
+        { name: 'janus', check: async () => { await calling.anchor!.start(); if (calling.anchor!.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } },
+        // Some Janus down, others up: new calls go to the survivors; readiness names the dead (degraded, not failing).
+        { name: 'janus-servers', informational: true, check: async () => { const down = calling.anchor!.unreachable(); if (down.length > 0) throw new Error(`not reachable: ${down.join(', ')}`); } },
+      ]
     : [];
 
   // Webhooks answered 2xx but never processed (the stream unreadable) must take the node out.

@@ -36,6 +36,8 @@ export interface AnchorOptions {
   prebuffering?: number;
   /** What `playMusic` plays (an Ogg/Opus path on the Janus machine: HOLD_MUSIC_FILE). */
   holdMusicFile?: string;
+  /** A Janus whose control socket stays lost this long counts as lost (its calls end). Default 3 s. */
+  lostAfterMs?: number;
 }
 
 /** The announcement id of the music a room plays while the caller waits (one per room). */
@@ -63,8 +65,28 @@ export class MediaAnchor {
   private readonly connecting = new Map<string, Promise<JanusServer | undefined>>();
   private readonly legs = new Map<string, Leg>();
   private closed = false;
+  private readonly lostListeners: Array<(url: string, reason: string) => void> = [];
 
   constructor(private readonly o: AnchorOptions) {}
+
+  /**
+   * `listener` learns of a Janus lost for good (killed, restarted, unreachable past its
+   * `lostAfterMs`): every call whose room was there has lost its caller's audio.
+   */
+  onServerLost(listener: (url: string, reason: string) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  private lost(url: string, reason: string): void {
+    for (const [wacid, leg] of this.legs) if (leg.server.url === url) this.legs.delete(wacid);
+    for (const l of this.lostListeners) l(url, reason);
+  }
+
+  /** Every Janus of JANUS_URLS that does not answer now (readiness names them). */
+  unreachable(): string[] {
+    const up = new Set(this.reachable());
+    return this.o.urls.filter((u) => !up.has(u));
+  }
 
   /** Connects to every Janus; one that does not answer is tried again when a call needs one. */
   async start(): Promise<void> {
@@ -85,7 +107,7 @@ export class MediaAnchor {
     const p = (async () => {
       try {
         have?.close();
-        const s = await JanusServer.connect({ url, apiSecret: this.o.apiSecret, log: this.o.log });
+        const s = await JanusServer.connect({ url, apiSecret: this.o.apiSecret, log: this.o.log, ...(this.o.lostAfterMs !== undefined ? { lostAfterMs: this.o.lostAfterMs } : {}), onLost: (reason) => this.lost(url, reason) });
         const control = await s.attach();
         if (this.closed) {
           s.close();

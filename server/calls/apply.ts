@@ -26,7 +26,7 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
 /** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
-export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms' | 'playMusic' | 'stopMusic' | 'setAgentMuted'>;
+export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms' | 'playMusic' | 'stopMusic' | 'setAgentMuted' | 'onServerLost'>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {

@@ -77,6 +77,7 @@ const EVENTS: Record<string, CallEvent> = {
   legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
   legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
   rejoin: { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' },
+  roomLost: { type: 'roomLost', wacid: W, at: SOON, reason: 'ws://j1:8188 not answering for 3 s' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -88,7 +89,7 @@ const EVENTS: Record<string, CallEvent> = {
  */
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
-    anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -108,7 +109,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: '=',
   },
   queued: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -125,7 +126,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting reject notify',
   },
   ringing: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -142,7 +143,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting revoke reject notify',
   },
   answering: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -160,7 +161,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending reply terminate notify',
   },
   rejecting: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -175,7 +176,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended notify',
   },
   dialing: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -193,7 +194,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   connected: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -209,7 +210,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   active: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -223,7 +224,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -238,7 +239,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended agentFree notify',
   },
   ended: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -804,6 +805,17 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
     ]);
     // Direct mode: the page plays the music; no room effects.
     expect(transition(FIXTURES.active, { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'h1' }, P).effects.map((e) => e.kind)).toEqual(['reply', 'notify']);
+  });
+
+  it("the media server is lost: an accepted call ends at the Service saying why (kept when the terminate comes); one not accepted yet is refused", () => {
+    const r = transition(held, { type: 'roomLost', wacid: W, at: SOON, reason: 'ws://j1:8188 not answering for 3 s' }, P);
+    expect(r.call).toMatchObject({ state: 'ending', reason: 'media server lost: ws://j1:8188 not answering for 3 s', errorCode: 'MEDIA_SERVER_LOST' });
+    expect(r.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    const over = transition(r.call, { type: 'terminate', wacid: W, at: SOON + 100, result: 'COMPLETED', reason: 'BUSINESS_HANGUP' }, P).call!;
+    expect(over).toMatchObject({ state: 'ended', reason: 'media server lost: ws://j1:8188 not answering for 3 s' });
+    expect(transition(over, { type: 'roomLost', wacid: W, at: SOON, reason: 'x' }, P).call).toBe(over);
+    const ringing = { ...FIXTURES.ringing, media: 'anchor' as const, anchor: { janus: 'ws://j1:8188', room: 7 } };
+    expect(transition(ringing, { type: 'roomLost', wacid: W, at: SOON, reason: 'gone' }, P).call).toMatchObject({ state: 'rejecting', errorCode: 'ANCHOR_UNAVAILABLE' });
   });
 
   it('direct mode keeps ending the call when its page is lost', () => {

@@ -210,6 +210,8 @@ export type CallEvent =
   | (At & { type: 'legReady'; agent: string; conn: string })
   /** Anchor mode: the agent's leg could not be set up (no offer from Janus, or its answer refused). */
   | (At & { type: 'legFailed'; agent: string; reason: string })
+  /** Anchor mode: the Janus holding the call's room is lost (killed, restarted, unreachable): the caller's audio is gone. */
+  | (At & { type: 'roomLost'; reason: string })
   /** Anchor mode: the holding agent's page (a new one after a reload) joins the call's room again with a new leg. */
   | (At & { type: 'rejoin'; agent: string; conn: string; tab?: string; reqId: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
@@ -240,6 +242,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'legReady',
   'legFailed',
   'rejoin',
+  'roomLost',
   'tick',
 ];
 
@@ -538,6 +541,8 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return to(call, { legReady: true }, { kind: 'callerLeg' });
     case 'rejoin':
       return onRejoin(call, e);
+    case 'roomLost':
+      return onRoomLost(call, e, policy);
     case 'legFailed':
       // Active (a rejoin's leg failed): the agent is still without audio; the recovery clock runs.
       if (call.state === 'active' && call.media === 'anchor' && holder(call) === e.agent) {
@@ -577,6 +582,28 @@ function onLegBack(call: Call, e: Extract<CallEvent, { type: 'legReady' }>): Tra
   if (call.heldSince !== undefined) return same(call, { kind: 'agentMuted', ...room, agent: e.agent, muted: true });
   return same(call, { kind: 'roomMusic', ...room, on: false });
 }
+
+/**
+ * Anchor mode: the media server holding the room is gone, and with it the caller's audio.
+ * Not accepted yet: refused as when no room could be had. Accepted: ended at the Service,
+ * saying why (`MEDIA_SERVER_LOST`, kept when the terminate event comes).
+ */
+function onRoomLost(call: Call, e: Extract<CallEvent, { type: 'roomLost' }>, policy: Policy): Transition {
+  if (call.media !== 'anchor' || !call.anchor) return same(call);
+  if (call.answerSdp === undefined) return onAnchorFailed(call, { type: 'anchorFailed', wacid: e.wacid, at: e.at, reason: e.reason }, policy);
+  if (call.state !== 'answering' && call.state !== 'active') return same(call);
+  return to(
+    call,
+    { state: 'ending', reqId: undefined, recoverBy: undefined, nextAgent: undefined, ringUntil: undefined, handoffUntil: undefined, reason: `media server lost: ${e.reason}`, errorCode: MEDIA_SERVER_LOST, endBy: e.at + policy.endingTimeoutMs },
+    ...(call.state === 'answering' && call.conn && call.reqId ? [fail({ conn: call.conn, reqId: call.reqId }, 'SERVICE_ERROR', `media server lost: ${e.reason}`)] : []),
+    ...(call.nextAgent ? [{ kind: 'revoke', agent: call.nextAgent, reason: 'media server lost' } as Effect] : []),
+    { kind: 'terminate' },
+    { kind: 'notify' },
+  );
+}
+
+/** The error code of a call whose media server was lost (anchor mode). */
+export const MEDIA_SERVER_LOST = 'MEDIA_SERVER_LOST';
 
 /** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
 function onAnchorFailed(call: Call, e: Extract<CallEvent, { type: 'anchorFailed' }>, policy: Policy): Transition {
@@ -725,7 +752,7 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason?.startsWith(AGENT_PAGE_LOST) === true;
+  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason?.startsWith(AGENT_PAGE_LOST) === true || call.errorCode === MEDIA_SERVER_LOST;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
