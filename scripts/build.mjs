@@ -71,6 +71,7 @@ try {
   if (tsc.status !== 0) fail(`tsc failed (exit ${tsc.status})`);
   // Files the compiled code loads that are not TypeScript.
   cpSync(join(root, 'server/history/pglite-worker.mjs'), join(out, 'server/history/pglite-worker.mjs'));
+  cpSync(join(root, 'server/anchor/sounds'), join(out, 'server/anchor/sounds'), { recursive: true }); // the bundled hold music (HOLD_MUSIC_FILE's default)
 
   // The pages, bundled once (the compiled builder, so this script needs no TypeScript loader).
   const { buildWebAgent } = await import(pathToFileURL(join(out, 'web-agent/build.js')).href);

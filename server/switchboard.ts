@@ -145,6 +145,8 @@ export interface Calling {
   history: History | undefined;
   /** The audit trail (its rows are dropped without history). */
   audit: AuditService;
+  /** MEDIA_MODE=anchor: the media anchor (Janus rooms); undefined in direct mode. */
+  anchor?: MediaAnchor | undefined;
 }
 
 export interface Switchboard extends Partial<Calling> {
@@ -220,7 +222,11 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   if (calling?.archive) historyCheck.push({ name: 'archive', informational: true, check: calling.archive.health });
   // Anchor mode: no reachable Janus means no inbound call can be answered.
   const anchorCheck: ReadinessCheck[] = calling?.anchor
-    ? [{ name: 'janus', check: async () => { await calling.anchor!.start(); if (calling.anchor!.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } }]
+    ? [
+        { name: 'janus', check: async () => { await calling.anchor!.start(); if (calling.anchor!.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } },
+        // Some Janus down, others up: new calls go to the survivors; readiness names the dead (degraded, not failing).
+        { name: 'janus-servers', informational: true, check: async () => { const down = calling.anchor!.unreachable(); if (down.length > 0) throw new Error(`not reachable: ${down.join(', ')}`); } },
+      ]
     : [];
 
   // Webhooks answered 2xx but never processed (the stream unreadable) must take the node out.
@@ -250,7 +256,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   });
   let closed = false;
   return {
-    ...(calling && audit ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history, audit } : {}),
+    ...(calling && audit ? { auth: calling.auth, engine: calling.engine, hub: calling.hub, gateway: calling.gateway, permissions: calling.permissions, mount: calling.mount, history, audit, anchor: calling.anchor } : {}),
     app,
     metrics,
     wss: calling?.wss,
@@ -280,9 +286,9 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
 
 /** The switchboard with its calling half, or an error saying there is none (no Service). */
 export function withCalling(sb: Switchboard): Switchboard & Calling {
-  const { auth, engine, hub, gateway, permissions, mount, history, audit } = sb;
+  const { auth, engine, hub, gateway, permissions, mount, history, audit, anchor } = sb;
   if (!auth || !engine || !hub || !gateway || !permissions || !mount || !audit) throw new Error('no calling half: the config names no Service (SERVICE_BASE_URL)');
-  return { ...sb, auth, engine, hub, gateway, permissions, mount, history, audit };
+  return { ...sb, auth, engine, hub, gateway, permissions, mount, history, audit, anchor };
 }
 
 function serviceParts(client: ReturnType<typeof createServiceClient>): ServiceParts {
@@ -439,7 +445,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   }
   // ---- end supervisor console ----
   // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
-  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }) }) : undefined;
+  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: config.media.holdMusicFile }) : undefined;
   const engine = new CallEngine({
     waitForStart: true,
     store,

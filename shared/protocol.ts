@@ -217,6 +217,11 @@ export const CallView = z.object({
   path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
   errorCode: z.number().optional(),
+  /**
+   * `anchor` (MEDIA_MODE=anchor; added): the caller is held in a media server's room, so the
+   * holding agent's page may take the call's audio back after a reload (`call.rejoin`).
+   */
+  media: z.literal('anchor').optional(),
 });
 export type CallView = z.infer<typeof CallView>;
 

@@ -34,7 +34,14 @@ export interface AnchorOptions {
   log: Logger;
   /** AudioBridge jitter buffer in 20 ms packets: 2 takes the mixer's added delay from ~180 ms to ~60 ms. */
   prebuffering?: number;
+  /** What `playMusic` plays (an Ogg/Opus path on the Janus machine: HOLD_MUSIC_FILE). */
+  holdMusicFile?: string;
+  /** A Janus whose control socket stays lost this long counts as lost (its calls end). Default 3 s. */
+  lostAfterMs?: number;
 }
+
+/** The announcement id of the music a room plays while the caller waits (one per room). */
+export const MUSIC_ID = 'sb-music';
 
 interface Leg {
   server: JanusServer;
@@ -58,8 +65,28 @@ export class MediaAnchor {
   private readonly connecting = new Map<string, Promise<JanusServer | undefined>>();
   private readonly legs = new Map<string, Leg>();
   private closed = false;
+  private readonly lostListeners: Array<(url: string, reason: string) => void> = [];
 
   constructor(private readonly o: AnchorOptions) {}
+
+  /**
+   * `listener` learns of a Janus lost for good (killed, restarted, unreachable past its
+   * `lostAfterMs`): every call whose room was there has lost its caller's audio.
+   */
+  onServerLost(listener: (url: string, reason: string) => void): void {
+    this.lostListeners.push(listener);
+  }
+
+  private lost(url: string, reason: string): void {
+    for (const [wacid, leg] of this.legs) if (leg.server.url === url) this.legs.delete(wacid);
+    for (const l of this.lostListeners) l(url, reason);
+  }
+
+  /** Every Janus of JANUS_URLS that does not answer now (readiness names them). */
+  unreachable(): string[] {
+    const up = new Set(this.reachable());
+    return this.o.urls.filter((u) => !up.has(u));
+  }
 
   /** Connects to every Janus; one that does not answer is tried again when a call needs one. */
   async start(): Promise<void> {
@@ -80,7 +107,7 @@ export class MediaAnchor {
     const p = (async () => {
       try {
         have?.close();
-        const s = await JanusServer.connect({ url, apiSecret: this.o.apiSecret, log: this.o.log });
+        const s = await JanusServer.connect({ url, apiSecret: this.o.apiSecret, log: this.o.log, ...(this.o.lostAfterMs !== undefined ? { lostAfterMs: this.o.lostAfterMs } : {}), onLost: (reason) => this.lost(url, reason) });
         const control = await s.attach();
         if (this.closed) {
           s.close();
@@ -275,6 +302,63 @@ export class MediaAnchor {
       // 485: no such room (destroyed already).
       if (!(err instanceof JanusError && err.code === 485)) this.o.log.warn({ wacid, janus: url, room, err: (err as Error).message }, 'room not destroyed');
     }
+  }
+
+  /** The control handle of the Janus holding the call's room (this node's or the record's), and the room. */
+  private async controlOf(wacid: string, where?: RoomRef): Promise<{ server: JanusServer; control: number; room: number }> {
+    const leg = this.legs.get(wacid);
+    const url = leg?.server.url ?? where?.janus;
+    const room = leg?.room ?? where?.room;
+    if (url === undefined || room === undefined || !this.o.urls.includes(url)) throw new Error(`call ${wacid} has no room`);
+    const server = await this.server(url);
+    const control = this.control.get(url);
+    if (!server || control === undefined) throw new JanusError('DISCONNECTED', `${url}: not reachable`);
+    return { server, control, room };
+  }
+
+  /**
+   * Music into the call's room while the caller waits (hold, the agent's page away): Janus
+   * plays `holdMusicFile` in a loop (`play_file`). Playing already is not an error.
+   */
+  async playMusic(wacid: string, where?: RoomRef): Promise<void> {
+    const file = this.o.holdMusicFile;
+    if (!file) throw new Error('no hold music file configured');
+    const { server, control, room } = await this.controlOf(wacid, where);
+    try {
+      await server.message(control, { request: 'play_file', room, file_id: MUSIC_ID, filename: file, loop: true });
+    } catch (err) {
+      // 490: an announcement of that id plays already.
+      if (!(err instanceof JanusError && err.code === 490)) throw err;
+    }
+  }
+
+  /** The room's music stops (none playing is not an error). */
+  async stopMusic(wacid: string, where?: RoomRef): Promise<void> {
+    const { server, control, room } = await this.controlOf(wacid, where);
+    try {
+      await server.message(control, { request: 'stop_file', room, file_id: MUSIC_ID });
+    } catch (err) {
+      // 485: the room is gone (nothing plays); an id not playing is no error for Janus.
+      if (!(err instanceof JanusError && err.code === 485)) throw err;
+    }
+  }
+
+  /**
+   * The agent leaves the caller's mix (`muted`: the room no longer takes its audio; hold) or
+   * comes back. By the participant's display name (the agent's), so any node can do it.
+   */
+  async setAgentMuted(wacid: string, agent: string, muted: boolean, where?: RoomRef): Promise<void> {
+    const { server, control, room } = await this.controlOf(wacid, where);
+    const r = await server.message(control, { request: 'listparticipants', room });
+    const ids = ((r.plugindata?.data.participants ?? []) as Array<{ id: number; display?: string }>).filter((p) => p.display === agent.slice(0, 64)).map((p) => p.id);
+    for (const id of ids) await server.message(control, { request: muted ? 'mute' : 'unmute', room, id });
+  }
+
+  /** Who is in the call's room now (display names and whether each is muted): tests and the supervisors' checks. */
+  async participants(wacid: string, where?: RoomRef): Promise<Array<{ display: string; muted: boolean }>> {
+    const { server, control, room } = await this.controlOf(wacid, where);
+    const r = await server.message(control, { request: 'listparticipants', room });
+    return ((r.plugindata?.data.participants ?? []) as Array<{ display?: string; muted?: boolean }>).map((p) => ({ display: p.display ?? '', muted: p.muted === true }));
   }
 
   private legEvent(wacid: string, who: 'caller' | 'agent', m: JanusMessage): void {

@@ -55,6 +55,13 @@ export interface JanusServerOptions {
   requestTimeoutMs?: number;
   /** Reconnect delays after the control socket is lost. */
   backoff?: Backoff;
+  /**
+   * The control socket lost and not back (reconnects failing) this long: the server counts as
+   * lost (`onLost`); a Janus that restarts lost its sessions anyway. Default 3 s.
+   */
+  lostAfterMs?: number;
+  /** Janus is lost for good: its session (and every leg in it) is gone, or it stopped answering. */
+  onLost?: (reason: string) => void;
 }
 
 type Pending = { resolve: (m: JanusMessage) => void; reject: (e: Error) => void; t: NodeJS.Timeout };
@@ -73,6 +80,8 @@ export class JanusServer {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private attempts = 0;
   private closed = false;
+  /** When the control socket went (the reconnects' start), while it is down. */
+  private downSince: number | undefined;
   private readonly backoff: Backoff;
 
   private constructor(private readonly o: JanusServerOptions) {
@@ -158,6 +167,7 @@ export class JanusServer {
     }
     if (this.closed) return;
     this.o.log.warn({ janus: this.url }, 'janus control socket lost; reconnecting to claim the session');
+    this.downSince ??= Date.now();
     this.scheduleReconnect();
   }
 
@@ -174,18 +184,28 @@ export class JanusServer {
       await this.open();
       await this.request({ janus: 'claim' });
       this.attempts = 0;
+      this.downSince = undefined;
       this.o.log.info({ janus: this.url, session: this.sessionId }, 'janus session claimed on a new control socket');
     } catch (err) {
       this.o.log.warn({ janus: this.url, err: (err as Error).message }, 'janus reconnect failed');
       // The session is gone for good (expired, Janus restarted): its calls' media is lost.
-      if (err instanceof JanusError && typeof err.code === 'number') {
-        this.sessionId = undefined;
-        this.ws?.close();
-        return;
-      }
+      if (err instanceof JanusError && typeof err.code === 'number') return this.lose(`its session is gone (${err.message})`);
       this.ws?.terminate();
+      if (Date.now() - (this.downSince ?? Date.now()) >= (this.o.lostAfterMs ?? 3_000)) return this.lose(`not answering for ${Math.round((Date.now() - this.downSince!) / 1000)} s (${(err as Error).message})`);
       if (!this.closed && !this.ws) this.scheduleReconnect();
     }
+  }
+
+  /** Lost for good: the session is forgotten (a new connection makes a new one) and `onLost` says why. */
+  private lose(reason: string): void {
+    if (this.sessionId === undefined) return;
+    this.sessionId = undefined;
+    this.downSince = undefined;
+    const ws = this.ws;
+    this.ws = undefined;
+    ws?.close();
+    this.o.log.error({ janus: this.url, reason }, 'janus lost: its calls\' media is gone');
+    this.o.onLost?.(reason);
   }
 
   /** One request; resolves with its answer (`success`, or the plugin's `event`). */

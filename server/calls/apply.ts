@@ -18,7 +18,7 @@ import { describeCallError } from '../../shared/callErrors.ts';
 import { describeServiceError, OutcomeUnknownError, ServiceError } from '../service/errors.ts';
 import type { Calls } from '../service/resources/calls.ts';
 import type { CallRecord, Store } from '../store/store.ts';
-import { nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
+import { handingOff, nextDue, transition, type Call, type CallEvent, type Effect, type Policy } from './lifecycle.ts';
 import { offered, view } from './views.ts';
 import { NO_LIMIT } from './agentState.ts';
 import type { MediaAnchor } from '../anchor/anchor.ts';
@@ -26,7 +26,7 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
 /** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
-export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms'>;
+export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms' | 'playMusic' | 'stopMusic' | 'setAgentMuted' | 'onServerLost'>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
@@ -206,7 +206,7 @@ export class Applier {
       this.live.add(call.wacid);
       const due = nextDue(call, this.o.policy);
       if (due !== undefined && due + 250 <= now) await this.apply({ type: 'tick', wacid: call.wacid, at: now });
-      else if (call.state === 'queued') this.o.routing().adopt(call);
+      else if (call.state === 'queued' || (handingOff(call) && call.nextAgent === undefined)) this.o.routing().adopt(call);
     }
   }
 
@@ -306,6 +306,14 @@ export class Applier {
         return;
       case 'closeRoom':
         if (this.o.anchor) this.background('closeRoom', call.wacid, this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
+        return;
+      case 'roomMusic': {
+        const where = { janus: e.janus, room: e.room };
+        if (this.o.anchor) this.background('roomMusic', call.wacid, e.on ? this.o.anchor.playMusic(call.wacid, where) : this.o.anchor.stopMusic(call.wacid, where));
+        return;
+      }
+      case 'agentMuted':
+        if (this.o.anchor) this.background('agentMuted', call.wacid, this.o.anchor.setAgentMuted(call.wacid, e.agent, e.muted, { janus: e.janus, room: e.room }));
         return;
     }
   }

@@ -206,9 +206,27 @@ export class CallEngine {
     this.applier.start();
     this.markStarted();
     if (this.anchor) {
+      this.anchor.onServerLost((url, reason) => void this.roomsLost(url, reason).catch((err: Error) => this.log.error({ janus: url, err: err.message }, 'calls of a lost Janus not ended')));
       this.roomSweepTimer = setInterval(() => void this.sweepRooms().catch((err: Error) => this.log.warn({ err: err.message }, 'room sweep failed')), this.roomSweepMs);
       this.roomSweepTimer.unref();
     }
+  }
+
+  /**
+   * Anchor mode: a Janus is lost (killed, restarted, unreachable): every live call whose room
+   * was there lost its caller's audio, and ends cleanly at the Service saying why. Every node
+   * learns it from its own connection; the events are idempotent (compare-and-set).
+   */
+  async roomsLost(url: string, reason: string): Promise<number> {
+    let n = 0;
+    for (const rec of await this.store.listLiveCalls()) {
+      const call = fromRecord(rec);
+      if (call.state === 'ended' || call.anchor?.janus !== url) continue;
+      await this.applier.apply({ type: 'roomLost', wacid: call.wacid, at: this.now(), reason: `${url} ${reason}` }, rec);
+      n++;
+    }
+    this.log.warn({ janus: url, calls: n }, 'calls of a lost Janus ended');
+    return n;
   }
 
   /**

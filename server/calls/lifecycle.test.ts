@@ -77,6 +77,7 @@ const EVENTS: Record<string, CallEvent> = {
   legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
   legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
   rejoin: { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' },
+  roomLost: { type: 'roomLost', wacid: W, at: SOON, reason: 'ws://j1:8188 not answering for 3 s' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -88,7 +89,7 @@ const EVENTS: Record<string, CallEvent> = {
  */
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
-    anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -108,7 +109,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: '=',
   },
   queued: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -125,7 +126,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting reject notify',
   },
   ringing: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -142,7 +143,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'rejecting revoke reject notify',
   },
   answering: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -160,7 +161,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending reply terminate notify',
   },
   rejecting: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -175,7 +176,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended notify',
   },
   dialing: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -193,7 +194,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   connected: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -209,7 +210,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ending terminate notify',
   },
   active: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -223,7 +224,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickEarly: '=', tickLate: '=', // a conversation has no time limit of ours
   },
   ending: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -238,7 +239,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
     tickLate: 'ended agentFree notify',
   },
   ended: {
-    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -723,13 +724,50 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
   it('the holding page lost: the call stays active (the caller in the room) until recoverBy, a timer way out', () => {
     const r = transition(held, lost, P);
     expect(r.call).toMatchObject({ state: 'active', recoverBy: SOON + P.agentRecoveryMs });
-    expect(r.effects).toEqual([]);
+    // The caller hears the room's music meanwhile, never dead air.
+    expect(r.effects).toEqual([{ kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: true }]);
     expect(nextDue(r.call!, P)).toBe(SOON + P.agentRecoveryMs);
     expect(transition(r.call, lost, P).call).toBe(r.call); // once
     expect(transition(r.call, { type: 'tick', wacid: W, at: SOON + 1000 }, P).call).toBe(r.call);
+    // Past it the caller (still in the room) waits for the next agent: a handoff, not an end.
     const late = transition(r.call, { type: 'tick', wacid: W, at: SOON + P.agentRecoveryMs }, P);
-    expect(late.call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
-    expect(late.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    expect(late.call).toMatchObject({ state: 'active', handoffUntil: SOON + P.agentRecoveryMs + P.acceptWindowMs, legs: ['a1'] });
+    expect(late.call!.agent).toBeUndefined();
+    expect(late.effects).toEqual([{ kind: 'agentFree', agent: 'a1', wrapUp: true }, { kind: 'route' }, { kind: 'notify' }]);
+  });
+
+  it("the agent gone for good: the call rings the next agent, who takes it in the same room (no new accept); a ring missed moves on; nobody in time ends it saying why", () => {
+    const t0 = SOON + P.agentRecoveryMs;
+    const waiting = transition(transition(held, lost, P).call, { type: 'tick', wacid: W, at: t0 }, P).call!;
+    expect(nextDue(waiting, P)).toBe(t0 + P.acceptWindowMs);
+    // Routing offers it to a2: it rings there; a1 (gone) is no longer its agent.
+    const ringing = transition(waiting, { type: 'offer', wacid: W, at: t0 + 10, agent: 'a2' }, P);
+    expect(ringing.call).toMatchObject({ state: 'active', nextAgent: 'a2', ringUntil: t0 + 10 + P.ringTimeoutMs });
+    expect(ringing.effects).toEqual([{ kind: 'offer', agent: 'a2' }, { kind: 'notify' }]);
+    expect(transition(ringing.call, { type: 'offer', wacid: W, at: t0 + 11, agent: 'a3' }, P).call).toBe(ringing.call); // one ring at a time
+    // a2 lets it ring out: routing goes on (a2 away, as for a new call).
+    const missed = transition(ringing.call, { type: 'tick', wacid: W, at: t0 + 10 + P.ringTimeoutMs }, P);
+    expect(missed.call!.nextAgent).toBeUndefined();
+    expect(missed.effects.map((e) => e.kind)).toEqual(['agentNoAnswer', 'revoke', 'route', 'notify']);
+    // a3 answers: holds it now, joins the same room; acked at once (the Service accepted long ago).
+    const rang3 = transition(missed.call, { type: 'offer', wacid: W, at: t0 + 20_000, agent: 'a3' }, P).call!;
+    const taken = transition(rang3, { type: 'answer', wacid: W, at: t0 + 20_500, agent: 'a3', conn: 'c3', tab: 't3', reqId: 'r3', sdp: '' }, P);
+    expect(taken.call).toMatchObject({ state: 'active', agent: 'a3', conn: 'c3', anchor: { janus: 'ws://j1:8188', room: 7 }, legs: ['a1', 'a3'], startedAt: held.startedAt });
+    expect(taken.call!.handoffUntil).toBeUndefined();
+    expect(taken.effects).toEqual([
+      { kind: 'reply', conn: 'c3', reqId: 'r3', ok: true, result: { wacid: W, startedAt: held.startedAt } },
+      { kind: 'revoke', agent: 'a3', reason: 'answered on another tab', exceptConn: 'c3' },
+      { kind: 'agentBusy', agent: 'a3' },
+      { kind: 'agentLeg', agent: 'a3', conn: 'c3' },
+      { kind: 'notify' },
+    ]);
+    // a2, who let it ring out, may not take it from a3 now.
+    expect(transition(taken.call, { type: 'answer', wacid: W, at: t0 + 20_600, agent: 'a2', conn: 'c2', reqId: 'r2', sdp: '' }, P).effects[0]).toMatchObject({ ok: false, code: 'CONFLICT' });
+    // Nobody in time: the call ends at the Service, saying why.
+    const over = transition(waiting, { type: 'tick', wacid: W, at: t0 + P.acceptWindowMs }, P);
+    expect(over.call).toMatchObject({ state: 'ending' });
+    expect(over.call!.reason).toMatch(new RegExp(`^${AGENT_PAGE_LOST.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; no other agent took the call`));
+    expect(over.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
   });
 
   it("the agent's new page rejoins: the call moves to it and a new leg is offered there", () => {
@@ -737,10 +775,47 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
     const r = transition(away, { type: 'rejoin', wacid: W, at: SOON + 2000, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' }, P);
     expect(r.call).toMatchObject({ state: 'active', conn: 'c2', tab: 't2' });
     expect(r.call!.recoverBy).toBeUndefined();
-    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r8', ok: true }, { kind: 'agentLeg', agent: 'a1', conn: 'c2' }]);
+    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r8', ok: true }, { kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: true }, { kind: 'agentLeg', agent: 'a1', conn: 'c2' }]);
+    // The new leg is in the room: the music stops (only for the holder's connection).
+    expect(transition(r.call, { type: 'legReady', wacid: W, at: SOON + 2500, agent: 'a1', conn: 'c2' }, P)).toEqual({ call: r.call, effects: [{ kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: false }] });
+    expect(transition(r.call, { type: 'legReady', wacid: W, at: SOON + 2500, agent: 'a1', conn: 'c1' }, P).effects).toEqual([]);
     // Another agent may not; a direct call cannot (its audio went with the page).
     expect(transition(away, { type: 'rejoin', wacid: W, at: SOON, agent: 'a2', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'FORBIDDEN' });
     expect(transition(FIXTURES.active, { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c3', reqId: 'r9' }, P).effects[0]).toMatchObject({ ok: false, code: 'CONFLICT' });
+  });
+
+  it('hold is the room\'s state: the agent leaves the mix and the room plays music; resume brings the agent back; a leg rejoining on hold stays out of the mix', () => {
+    const h = transition(held, { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'h1' }, P);
+    expect(h.call).toMatchObject({ heldSince: SOON });
+    expect(h.effects.slice(0, 2)).toEqual([
+      { kind: 'agentMuted', janus: 'ws://j1:8188', room: 7, agent: 'a1', muted: true },
+      { kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: true },
+    ]);
+    // The page is lost on hold: the music plays already; the rejoined leg is muted, the music goes on.
+    const away = transition(h.call, lost, P);
+    expect(away.effects).toEqual([]);
+    const back = transition(away.call, { type: 'rejoin', wacid: W, at: SOON + 1, agent: 'a1', conn: 'c2', reqId: 'r1' }, P);
+    expect(back.effects.map((e) => e.kind)).toEqual(['reply', 'agentLeg']);
+    expect(transition(back.call, { type: 'legReady', wacid: W, at: SOON + 2, agent: 'a1', conn: 'c2' }, P).effects).toEqual([{ kind: 'agentMuted', janus: 'ws://j1:8188', room: 7, agent: 'a1', muted: true }]);
+    const r = transition(back.call, { type: 'resume', wacid: W, at: SOON + 3000, agent: 'a1', conn: 'c2', reqId: 'h2' }, P);
+    expect(r.call).toMatchObject({ holdMs: 3000 });
+    expect(r.effects.slice(0, 2)).toEqual([
+      { kind: 'agentMuted', janus: 'ws://j1:8188', room: 7, agent: 'a1', muted: false },
+      { kind: 'roomMusic', janus: 'ws://j1:8188', room: 7, on: false },
+    ]);
+    // Direct mode: the page plays the music; no room effects.
+    expect(transition(FIXTURES.active, { type: 'hold', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'h1' }, P).effects.map((e) => e.kind)).toEqual(['reply', 'notify']);
+  });
+
+  it("the media server is lost: an accepted call ends at the Service saying why (kept when the terminate comes); one not accepted yet is refused", () => {
+    const r = transition(held, { type: 'roomLost', wacid: W, at: SOON, reason: 'ws://j1:8188 not answering for 3 s' }, P);
+    expect(r.call).toMatchObject({ state: 'ending', reason: 'media server lost: ws://j1:8188 not answering for 3 s', errorCode: 'MEDIA_SERVER_LOST' });
+    expect(r.effects.map((e) => e.kind)).toEqual(['terminate', 'notify']);
+    const over = transition(r.call, { type: 'terminate', wacid: W, at: SOON + 100, result: 'COMPLETED', reason: 'BUSINESS_HANGUP' }, P).call!;
+    expect(over).toMatchObject({ state: 'ended', reason: 'media server lost: ws://j1:8188 not answering for 3 s' });
+    expect(transition(over, { type: 'roomLost', wacid: W, at: SOON, reason: 'x' }, P).call).toBe(over);
+    const ringing = { ...FIXTURES.ringing, media: 'anchor' as const, anchor: { janus: 'ws://j1:8188', room: 7 } };
+    expect(transition(ringing, { type: 'roomLost', wacid: W, at: SOON, reason: 'gone' }, P).call).toMatchObject({ state: 'rejecting', errorCode: 'ANCHOR_UNAVAILABLE' });
   });
 
   it('direct mode keeps ending the call when its page is lost', () => {

@@ -123,6 +123,16 @@ export interface Call {
    * the room; the agent has until then to come back (`rejoin`), or the call is ended.
    */
   recoverBy?: number;
+  /**
+   * Anchor mode, active: the holding agent's page did not come back within the recovery
+   * time, so the call (the caller still in its room, hearing music) is offered to the next
+   * agent until then; `agent` is unset meanwhile. Past it the call ends.
+   */
+  handoffUntil?: number;
+  /** Anchor mode, handing off: the agent the call rings at now (until `ringUntil`). */
+  nextAgent?: string;
+  /** Anchor mode: every agent who held the call, in order (a handed-off call has several). */
+  legs?: string[];
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -200,6 +210,8 @@ export type CallEvent =
   | (At & { type: 'legReady'; agent: string; conn: string })
   /** Anchor mode: the agent's leg could not be set up (no offer from Janus, or its answer refused). */
   | (At & { type: 'legFailed'; agent: string; reason: string })
+  /** Anchor mode: the Janus holding the call's room is lost (killed, restarted, unreachable): the caller's audio is gone. */
+  | (At & { type: 'roomLost'; reason: string })
   /** Anchor mode: the holding agent's page (a new one after a reload) joins the call's room again with a new leg. */
   | (At & { type: 'rejoin'; agent: string; conn: string; tab?: string; reqId: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
@@ -230,6 +242,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'legReady',
   'legFailed',
   'rejoin',
+  'roomLost',
   'tick',
 ];
 
@@ -265,7 +278,11 @@ export type Effect =
   /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
   | { kind: 'agentLeg'; agent: string; conn: string }
   /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
-  | { kind: 'closeRoom'; janus: string; room: number };
+  | { kind: 'closeRoom'; janus: string; room: number }
+  /** Anchor mode: music into the room while the caller waits (on hold, the agent's page away), or no more. */
+  | { kind: 'roomMusic'; janus: string; room: number; on: boolean }
+  /** Anchor mode: the agent leaves the caller's mix (hold) or comes back. */
+  | { kind: 'agentMuted'; janus: string; room: number; agent: string; muted: boolean };
 
 export interface Policy {
   acceptWindowMs: number;
@@ -328,7 +345,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
-      return call.recoverBy;
+      return min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined));
     case 'ended':
       return undefined;
   }
@@ -421,6 +438,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'status':
       return onStatus(call, e, policy);
     case 'offer': {
+      if (handingOff(call)) return onHandoffOffer(call, e, policy);
       const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : Infinity;
       if (call.state !== 'queued' || call.declined.includes(e.agent) || e.at >= closing) return same(call);
       return to(
@@ -436,6 +454,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       );
     }
     case 'decline': {
+      if (handingOff(call) && call.nextAgent === e.agent) return ringMissed(call, e.agent, 'declined', ok(e), { declined: [...call.declined, e.agent] });
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -451,6 +470,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
     }
     case 'agentGone':
+      if (handingOff(call) && call.nextAgent === e.agent) return ringMissed(call, e.agent, 'agent unreachable');
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -515,11 +535,14 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'anchorFailed':
       return onAnchorFailed(call, e, policy);
     case 'legReady':
+      if (call.state === 'active') return onLegBack(call, e);
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
       // The agent is in the room: the caller joins now, and its answer goes to the Service (`callerJoined`).
       return to(call, { legReady: true }, { kind: 'callerLeg' });
     case 'rejoin':
       return onRejoin(call, e);
+    case 'roomLost':
+      return onRoomLost(call, e, policy);
     case 'legFailed':
       // Active (a rejoin's leg failed): the agent is still without audio; the recovery clock runs.
       if (call.state === 'active' && call.media === 'anchor' && holder(call) === e.agent) {
@@ -547,6 +570,40 @@ function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Tr
   const leg = call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
   return to(call, { anchor: room }, ...leg);
 }
+
+/**
+ * Anchor mode: the holding agent's new leg (a reloaded page's, or one after a network change)
+ * is in the room again: the waiting music stops, or, on hold, the new leg is kept out of the
+ * caller's mix as the old one was.
+ */
+function onLegBack(call: Call, e: Extract<CallEvent, { type: 'legReady' }>): Transition {
+  if (call.media !== 'anchor' || !call.anchor || holder(call) !== e.agent || call.conn !== e.conn) return same(call);
+  const room = call.anchor;
+  if (call.heldSince !== undefined) return same(call, { kind: 'agentMuted', ...room, agent: e.agent, muted: true });
+  return same(call, { kind: 'roomMusic', ...room, on: false });
+}
+
+/**
+ * Anchor mode: the media server holding the room is gone, and with it the caller's audio.
+ * Not accepted yet: refused as when no room could be had. Accepted: ended at the Service,
+ * saying why (`MEDIA_SERVER_LOST`, kept when the terminate event comes).
+ */
+function onRoomLost(call: Call, e: Extract<CallEvent, { type: 'roomLost' }>, policy: Policy): Transition {
+  if (call.media !== 'anchor' || !call.anchor) return same(call);
+  if (call.answerSdp === undefined) return onAnchorFailed(call, { type: 'anchorFailed', wacid: e.wacid, at: e.at, reason: e.reason }, policy);
+  if (call.state !== 'answering' && call.state !== 'active') return same(call);
+  return to(
+    call,
+    { state: 'ending', reqId: undefined, recoverBy: undefined, nextAgent: undefined, ringUntil: undefined, handoffUntil: undefined, reason: `media server lost: ${e.reason}`, errorCode: MEDIA_SERVER_LOST, endBy: e.at + policy.endingTimeoutMs },
+    ...(call.state === 'answering' && call.conn && call.reqId ? [fail({ conn: call.conn, reqId: call.reqId }, 'SERVICE_ERROR', `media server lost: ${e.reason}`)] : []),
+    ...(call.nextAgent ? [{ kind: 'revoke', agent: call.nextAgent, reason: 'media server lost' } as Effect] : []),
+    { kind: 'terminate' },
+    { kind: 'notify' },
+  );
+}
+
+/** The error code of a call whose media server was lost (anchor mode). */
+export const MEDIA_SERVER_LOST = 'MEDIA_SERVER_LOST';
 
 /** Anchor mode: nobody can hear the caller without a room: refuse the call through the Service, saying why. */
 function onAnchorFailed(call: Call, e: Extract<CallEvent, { type: 'anchorFailed' }>, policy: Policy): Transition {
@@ -695,7 +752,7 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason === AGENT_PAGE_LOST;
+  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason?.startsWith(AGENT_PAGE_LOST) === true || call.errorCode === MEDIA_SERVER_LOST;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
@@ -712,6 +769,7 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
   const effects: Effect[] = [];
   const unanswered = call.state === 'queued' || call.state === 'ringing';
   if (call.state === 'ringing' && call.agent) effects.push({ kind: 'revoke', agent: call.agent, reason: 'caller hung up' });
+  if (call.nextAgent) effects.push({ kind: 'revoke', agent: call.nextAgent, reason: 'caller hung up' });
   if (call.state === 'answering' && call.conn && call.reqId) {
     effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before it was accepted'));
   }
@@ -720,6 +778,8 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
   effects.push({ kind: 'notify' });
   const patch = ended(call, e.at, {
     ...detail,
+    nextAgent: undefined,
+    handoffUntil: undefined,
     ...(unanswered ? { result: 'MISSED', reason: e.reason ?? 'caller hung up before an agent answered' } : {}),
     ...(e.duration !== undefined ? { duration: e.duration } : {}),
   });
@@ -748,6 +808,7 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
   if (call.direction !== 'USER_INITIATED' || !call.offeredTo.includes(e.agent)) {
     return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
   }
+  if (handingOff(call)) return onHandoffAnswer(call, e);
   if (call.state === 'queued' || call.state === 'ringing') {
     if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
     if (call.deadline !== undefined && e.at >= call.deadline) return same(call, fail(e, 'CONFLICT', 'the accept window has closed'));
@@ -794,13 +855,16 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
 function onHold(call: Call, e: Extract<CallEvent, { type: 'hold' | 'resume' }>): Transition {
   if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
   if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be put on hold or resumed`));
+  // Anchor mode: hold is the room's state: the agent leaves the caller's mix and Janus plays the music.
+  const room = call.media === 'anchor' ? call.anchor : undefined;
+  const held = (on: boolean): Effect[] => (room ? [{ kind: 'agentMuted', ...room, agent: e.agent, muted: on }, { kind: 'roomMusic', ...room, on }] : []);
   if (e.type === 'hold') {
     if (call.heldSince !== undefined) return same(call, ok(e, { heldSince: call.heldSince }));
-    return to(call, { heldSince: e.at }, ok(e, { heldSince: e.at }), { kind: 'notify' });
+    return to(call, { heldSince: e.at }, ...held(true), ok(e, { heldSince: e.at }), { kind: 'notify' });
   }
   if (call.heldSince === undefined) return same(call, ok(e, { holdMs: call.holdMs ?? 0 }));
   const holdMs = (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince);
-  return to(call, { heldSince: undefined, holdMs }, ok(e, { holdMs }), { kind: 'notify' });
+  return to(call, { heldSince: undefined, holdMs }, ...held(false), ok(e, { holdMs }), { kind: 'notify' });
 }
 
 /** Only the call's holder reports its path, while the call is set up or up; a repeat changes nothing. */
@@ -852,7 +916,9 @@ function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, pol
   if (call.media === 'anchor' && call.state === 'active') {
     // Anchor mode: the caller stays in the room; the agent's page may come back (`rejoin`) until `recoverBy`.
     if (call.recoverBy !== undefined) return same(call);
-    return to(call, { recoverBy: e.at + policy.agentRecoveryMs });
+    // The caller hears music meanwhile (never dead air); on hold it plays already.
+    const music = call.anchor && call.heldSince === undefined ? [{ kind: 'roomMusic', ...call.anchor, on: true } as Effect] : [];
+    return to(call, { recoverBy: e.at + policy.agentRecoveryMs }, ...music);
   }
   switch (call.state) {
     case 'answering':
@@ -881,7 +947,78 @@ function onRejoin(call: Call, e: Extract<CallEvent, { type: 'rejoin' }>): Transi
   if (holder(call) !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call'));
   if (call.media !== 'anchor') return same(call, fail(e, 'CONFLICT', "this call has no media room: its audio was in the page that held it"));
   if (call.state !== 'active') return same(call, fail(e, 'CONFLICT', `a call that is ${call.state} cannot be rejoined`));
-  return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), { kind: 'agentLeg', agent: e.agent, conn: e.conn });
+  // The old leg goes at once: music until the new one is in the room (`legReady`), unless on hold (it plays already).
+  const music = call.anchor && call.heldSince === undefined ? [{ kind: 'roomMusic', ...call.anchor, on: true } as Effect] : [];
+  return to(call, { conn: e.conn, tab: e.tab, recoverBy: undefined }, ok(e), ...music, { kind: 'agentLeg', agent: e.agent, conn: e.conn });
+}
+
+/** Anchor mode: the call's agent is gone for good and the call waits for the next one (`handoffUntil`). */
+export function handingOff(call: Call): boolean {
+  return call.state === 'active' && call.handoffUntil !== undefined;
+}
+
+/** Handing off: routing chose the next agent; it rings there (`nextAgent`) until `ringUntil`. */
+function onHandoffOffer(call: Call, e: Extract<CallEvent, { type: 'offer' }>, policy: Policy): Transition {
+  if (call.nextAgent !== undefined || call.declined.includes(e.agent) || e.at >= call.handoffUntil!) return same(call);
+  return to(
+    call,
+    {
+      nextAgent: e.agent,
+      ringUntil: Math.min(e.at + policy.ringTimeoutMs, call.handoffUntil!),
+      offeredTo: call.offeredTo.includes(e.agent) ? call.offeredTo : [...call.offeredTo, e.agent],
+    },
+    { kind: 'offer', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** Handing off: the ring at `agent` ended without an answer (declined, timed out, the agent gone): the next one. */
+function ringMissed(call: Call, agent: string, reason: string, ...extra: Array<Effect | Partial<Call>>): Transition {
+  const effects = extra.filter((x): x is Effect => 'kind' in x);
+  const patch = Object.assign({}, ...extra.filter((x) => !('kind' in x))) as Partial<Call>;
+  return to(
+    call,
+    { ...patch, nextAgent: undefined, ringUntil: undefined },
+    ...(reason === 'not answered' ? [{ kind: 'agentNoAnswer', agent } as Effect] : []),
+    { kind: 'revoke', agent, reason },
+    ...effects,
+    { kind: 'route' },
+    { kind: 'notify' },
+  );
+}
+
+/**
+ * Handing off: an agent it was offered to answers: it holds the call now and joins the same
+ * room with a leg of its own; the call is accepted already (no Service request), so the
+ * answer is acknowledged at once.
+ */
+function onHandoffAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>): Transition {
+  if (call.declined.includes(e.agent)) return same(call, fail(e, 'CONFLICT', 'you declined this call'));
+  return to(
+    call,
+    { agent: e.agent, conn: e.conn, tab: e.tab, nextAgent: undefined, ringUntil: undefined, handoffUntil: undefined, legs: [...(call.legs ?? []), e.agent] },
+    ok(e, { wacid: call.wacid, ...(call.startedAt !== undefined ? { startedAt: call.startedAt } : {}) }),
+    { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
+    ...(call.nextAgent && call.nextAgent !== e.agent ? [{ kind: 'revoke', agent: call.nextAgent, reason: 'taken by another agent' } as Effect] : []),
+    { kind: 'agentBusy', agent: e.agent },
+    { kind: 'agentLeg', agent: e.agent, conn: e.conn },
+    { kind: 'notify' },
+  );
+}
+
+/** Handing off, time passed: the ring moves on, or nobody took the call in time and it ends at the Service. */
+function onHandoffTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Policy): Transition {
+  if (e.at >= call.handoffUntil!) {
+    return to(
+      call,
+      { state: 'ending', nextAgent: undefined, ringUntil: undefined, handoffUntil: undefined, reqId: undefined, reason: `${AGENT_PAGE_LOST}; no other agent took the call`, endBy: e.at + policy.endingTimeoutMs },
+      ...(call.nextAgent ? [{ kind: 'revoke', agent: call.nextAgent, reason: 'window closing' } as Effect] : []),
+      { kind: 'terminate' },
+      { kind: 'notify' },
+    );
+  }
+  if (call.nextAgent !== undefined && call.ringUntil !== undefined && e.at >= call.ringUntil) return ringMissed(call, call.nextAgent, 'not answered');
+  return same(call);
 }
 
 function onDialed(call: Call, e: Extract<CallEvent, { type: 'dialed' }>): Transition {
@@ -973,7 +1110,18 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
       );
     }
     case 'active':
+      if (handingOff(call)) return onHandoffTick(call, e, policy);
       if (call.recoverBy === undefined || e.at < call.recoverBy) return same(call);
+      // Anchor mode: the caller is still in the room: the call goes to the next agent.
+      if (call.media === 'anchor' && call.agent) {
+        return to(
+          call,
+          { agent: undefined, conn: undefined, tab: undefined, recoverBy: undefined, handoffUntil: e.at + policy.acceptWindowMs, legs: call.legs ?? [call.agent] },
+          { kind: 'agentFree', agent: call.agent, wrapUp: true },
+          { kind: 'route' },
+          { kind: 'notify' },
+        );
+      }
       // The agent's page did not come back: end the call at the Service, saying why.
       return to(
         call,

@@ -15,7 +15,7 @@ import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard, type StoredAgent } from './agents.ts';
 import { hasLimit } from './agentState.ts';
 import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
-import type { Call, CallEvent } from './lifecycle.ts';
+import { handingOff, type Call, type CallEvent } from './lifecycle.ts';
 import { anyEligible, nextOverflowAt, pickAgent, ringTimeoutFor, type Queues } from './routing.ts';
 
 const ROUTE_CHANNEL = 'calls-route';
@@ -176,7 +176,7 @@ export class Router implements RoutingPort {
   }
 
   track(call: Call): void {
-    if (call.state === 'queued') this.queued.set(call.wacid, call.deadline ?? Infinity);
+    if (waiting(call)) this.queued.set(call.wacid, waitsUntil(call));
     else {
       this.queued.delete(call.wacid);
       clearTimeout(this.overflowTimers.get(call.wacid));
@@ -294,9 +294,9 @@ export class Router implements RoutingPort {
     const rec = known !== undefined ? known : await this.o.store.getCall(wacid);
     if (!rec) return false;
     const call = fromRecord(rec);
-    if (call.state !== 'queued') return false;
+    if (!waiting(call)) return false;
     // Known here from now on, so an agent of this node freeing up later offers it too.
-    this.queued.set(wacid, call.deadline ?? Infinity);
+    this.queued.set(wacid, waitsUntil(call));
     const now = this.o.now();
     for (let tries = 0; tries < 3; tries++) {
       const agent = pickAgent(call, this.board.views(), this.o.queues, now);
@@ -313,7 +313,7 @@ export class Router implements RoutingPort {
       const table = this.o.queues.table?.();
       const ringMs = table ? ringTimeoutFor(table, call.phoneId) : undefined;
       const after = await this.o.apply({ type: 'offer', wacid, at: this.o.now(), agent, ...(ringMs !== undefined ? { ringMs } : {}) }, rec);
-      if (after?.state === 'ringing' && after.agent === agent) return true;
+      if ((after?.state === 'ringing' && after.agent === agent) || after?.nextAgent === agent) return true;
       this.board.revoke(agent, wacid);
       return false;
     }
@@ -347,6 +347,15 @@ export class Router implements RoutingPort {
       await this.route(wacid);
     }
   }
+}
+
+/** A call waiting for an agent: a new one (queued), or an anchored one whose agent is gone for good and nobody rings yet. */
+function waiting(call: Call): boolean {
+  return call.state === 'queued' || (handingOff(call) && call.nextAgent === undefined);
+}
+
+function waitsUntil(call: Call): number {
+  return call.handoffUntil ?? call.deadline ?? Infinity;
 }
 
 function parseJson(text: string): unknown {

@@ -5,7 +5,7 @@
 import { PROTOCOL_VERSION, type CallView, type ServerMsg, type User } from '../../shared/protocol.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import type { AgentBoard } from './agents.ts';
-import type { Call } from './lifecycle.ts';
+import { handingOff, type Call } from './lifecycle.ts';
 
 /** The offer frame to the agent a call rings for. */
 export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }> {
@@ -17,7 +17,8 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     to: call.to,
     direction: call.direction,
     sdp: call.offerSdp!,
-    deadline: call.deadline!,
+    // Handing off (anchor): the call was accepted long ago; the offer stands until the handoff's end.
+    deadline: call.handoffUntil ?? call.deadline!,
     ...(call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
     ...(call.media === 'anchor' ? { media: 'anchor' as const } : {}),
   };
@@ -25,14 +26,20 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
 
 /** What clients see of a call (never the SDP, except in the ringing agent's offer). */
 export function view(call: Call): CallView {
+  // Handing off (anchor): clients see the call wait (queued) or ring at the next agent, as a new one would.
+  const handoff = handingOff(call);
   const v: CallView = {
     wacid: call.wacid,
     phoneId: call.phoneId,
     from: call.from,
     to: call.to,
     direction: call.direction,
-    state: call.state,
+    state: handoff ? (call.nextAgent !== undefined ? 'ringing' : 'queued') : call.state,
   };
+  if (handoff) {
+    if (call.nextAgent !== undefined) (v.agent = call.nextAgent), (v.ringUntil = call.ringUntil);
+    v.deadline = call.handoffUntil;
+  }
   if (call.agent !== undefined) v.agent = call.agent;
   if (call.deadline !== undefined && (call.state === 'queued' || call.state === 'ringing')) v.deadline = call.deadline;
   if (call.ringUntil !== undefined && call.state === 'ringing') v.ringUntil = call.ringUntil;
@@ -44,6 +51,7 @@ export function view(call: Call): CallView {
   if (call.heldSince !== undefined) v.heldSince = call.heldSince;
   if (call.holdMs !== undefined) v.holdMs = call.holdMs;
   if (call.path !== undefined) v.path = call.path;
+  if (call.media === 'anchor') v.media = 'anchor';
   // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
   return v;
@@ -81,8 +89,9 @@ export async function welcome(user: User, s: WelcomeSources): Promise<ServerMsg>
   for (const rec of recs) {
     const call = s.fromRecord(rec);
     if (call.state === 'ended') continue;
-    const mine = call.agent === user.name;
-    if (mine && call.state === 'ringing') calls.push({ ...view(call), sdp: call.offerSdp! });
+    const v = view(call);
+    const mine = v.agent === user.name;
+    if (mine && v.state === 'ringing') calls.push({ ...v, sdp: call.offerSdp! });
     else if (mine || supervisor) calls.push(view(call));
   }
   return {

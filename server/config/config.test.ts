@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
+import { existsSync } from 'node:fs';
+import { BUNDLED_HOLD_MUSIC, ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
 
 const prod = {
   SERVICE_BASE_URL: 'https://service.example/v2/',
@@ -237,7 +238,7 @@ describe('loadConfig', () => {
         'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS',
-        'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS',
+        'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
       ].sort(),
     );
   });
@@ -298,12 +299,14 @@ describe('loadConfig', () => {
   describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
-      expect(loadConfig({}).media).toEqual({ mode: 'direct', janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000 });
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC });
+      expect(existsSync(BUNDLED_HOLD_MUSIC)).toBe(true);
     });
 
     it('anchor mode with one or more Janus servers and the API secret', () => {
       const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
-      expect(c.media).toEqual({ mode: 'anchor', janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000 });
+      expect(c.media).toEqual({ mode: 'anchor', janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC });
+      expect(loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/music/hold.opus' }).media.holdMusicFile).toBe('/srv/music/hold.opus');
       expect(Object.isFrozen(c.media)).toBe(true);
     });
 
@@ -318,6 +321,9 @@ describe('loadConfig', () => {
       expect(failure({ JANUS_API_SECRET: janusSecret })).toBe('JANUS_API_SECRET: is only used with MEDIA_MODE=anchor');
       expect(failure({ AGENT_RECOVERY_MS: '20000' })).toMatch(/^AGENT_RECOVERY_MS: is only used with MEDIA_MODE=anchor/);
       expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', AGENT_RECOVERY_MS: '10' })).toMatch(/^AGENT_RECOVERY_MS: must be an integer from 1000 to 600000/);
+      expect(failure({ HOLD_MUSIC_FILE: '/srv/hold.opus' })).toMatch(/^HOLD_MUSIC_FILE: is only used with MEDIA_MODE=anchor/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: 'hold.opus' })).toMatch(/^HOLD_MUSIC_FILE: must be an absolute path/);
+      expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/hold.mp3' })).toMatch(/^HOLD_MUSIC_FILE: must name an Ogg\/Opus file/);
       const bad = failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', JANUS_API_SECRET: 'has space' });
       expect(bad).toBe('JANUS_API_SECRET: must not contain whitespace');
     });

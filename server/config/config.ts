@@ -9,6 +9,7 @@
  * An empty value (`PORT=`) counts as unset, so a copied `.env.example` works as is.
  */
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from './followup.ts';
 
@@ -132,7 +133,16 @@ export interface MediaSettings {
   readonly janusApiSecret: string | undefined;
   /** `AGENT_RECOVERY_MS`: anchor mode, how long the caller waits in the room for the agent's lost page to come back. */
   readonly agentRecoveryMs: number;
+  /**
+   * `HOLD_MUSIC_FILE`: anchor mode, the Ogg/Opus file Janus plays into a room while the caller
+   * waits (on hold, or while the agent's page is away): a path on the Janus machine. Default
+   * the bundled tune (`server/anchor/sounds/hold.opus`, where Janus runs beside the bridge).
+   */
+  readonly holdMusicFile: string;
 }
+
+/** The bundled hold music (made by scripts/make-hold-music.ts; the build copies it beside the compiled server). */
+export const BUNDLED_HOLD_MUSIC = fileURLToPath(new URL('../anchor/sounds/hold.opus', import.meta.url));
 
 /** A STUN/TURN URL as browsers take it: `stun:`, `turn:` or `turns:` host[:port][?transport=udp|tcp]. */
 export const ICE_URL = /^(stun|stuns|turn|turns):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?(\?transport=(udp|tcp))?$/;
@@ -219,6 +229,7 @@ export const VARIABLES = [
   'JANUS_URLS',
   'JANUS_API_SECRET',
   'AGENT_RECOVERY_MS',
+  'HOLD_MUSIC_FILE',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -413,6 +424,7 @@ const schemas = {
   TURN_PASSWORD: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters'),
   ICE_TRANSPORT_POLICY: z.enum(['all', 'relay'], 'must be all or relay'),
   MEDIA_MODE: z.enum(['direct', 'anchor'], 'must be direct or anchor'),
+  HOLD_MUSIC_FILE: z.string().regex(/^\/[^\0\n]{0,4095}$/, 'must be an absolute path to an Ogg/Opus file (as the Janus machine sees it)').refine((p) => p.endsWith('.opus') || p.endsWith('.ogg'), 'must name an Ogg/Opus file (.opus or .ogg): the only format Janus plays'),
   JANUS_URLS: z.string().transform((s, ctx) => {
     const urls = s.split(',').map((x) => x.trim()).filter(Boolean);
     if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188' });
@@ -579,7 +591,9 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   if (mode === 'direct' && secret !== undefined) throw new ConfigError('JANUS_API_SECRET', 'is only used with MEDIA_MODE=anchor');
   const recovery = read(env, 'AGENT_RECOVERY_MS');
   if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
-  return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000 });
+  const music = read(env, 'HOLD_MUSIC_FILE');
+  if (mode === 'direct' && music !== undefined) throw new ConfigError('HOLD_MUSIC_FILE', 'is only used with MEDIA_MODE=anchor (in direct mode the page plays the hold music)');
+  return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000, holdMusicFile: music ?? BUNDLED_HOLD_MUSIC });
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */

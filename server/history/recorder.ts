@@ -192,8 +192,11 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       event: event.type === 'status' ? `status ${event.value}` : event.type,
       detail: detailOf(event, after),
     });
-  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume' || event.type === 'path'))) {
-    // Our own events (routing, agents, timers) matter when they move the call.
+  } else if (handoffStarted(before, after)) {
+    // Anchor mode: the agent's page did not come back; the call goes to the next agent (same call, same room).
+    facts.push({ type: 'timeline', wacid: after.wacid, key: `handoff:${event.at}`, at: when, event: 'handoff', detail: { state: after.state, agent: before!.agent, reason: 'the agent\'s page did not come back' } });
+  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume' || event.type === 'path' || event.type === 'answer'))) {
+    // Our own events (routing, agents, timers) matter when they move the call (a handed-off call's answer too).
     facts.push({
       type: 'timeline',
       wacid: after.wacid,
@@ -204,6 +207,11 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
     });
   }
   return facts;
+}
+
+/** Anchor mode: this transition took the call from its gone agent to wait for the next one. */
+function handoffStarted(before: Call | null, after: Call): boolean {
+  return before !== null && before.handoffUntil === undefined && after.handoffUntil !== undefined && before.agent !== undefined;
 }
 
 /** What the archive's result means for the media index. */

@@ -13,7 +13,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromRecord } from '../../server/calls/apply.ts';
-import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
@@ -206,42 +205,66 @@ describe('anchor mode: the caller held in a Janus room, a werift program agent j
     await until('the room is destroyed', async () => !(await rooms()).includes(room), 5_000);
   }, 90_000);
 
-  it("the agent's page does not come back within AGENT_RECOVERY_MS: the call is ended at the Service saying why, the room destroyed", async () => {
-    const other = await startBridge({ agents: ['agent3'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, AGENT_RECOVERY_MS: '1500' } });
+  it("the agent's page does not come back within AGENT_RECOVERY_MS: the call rings the next agent, who joins the same room and talks to the same caller; history shows both agents on one call", async () => {
+    const other = await startBridge({ agents: ['agent3', 'agent4'], history: true, env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, AGENT_RECOVERY_MS: '1500', WRAP_UP_MS: 'off' } });
     try {
       const page = await agentClient(other.url, 'agent3', { tab: 'tab-closed-for-good' });
+      const next = await agentClient(other.url, 'agent4', { available: false });
       const wacid = (await emulatorRequest(other.emu, 'POST', '/calls', {})).wacid as string;
       await page.next('call.offered', (m) => m.wacid === wacid, 10_000);
       const answered = page.request({ type: 'call.answer', wacid }, 20_000);
       const offer = await page.next('call.legOffer', (m) => m.wacid === wacid, 10_000);
       const leg = await WeriftAgent.answer(offer.sdp, { network: 'machine' });
       peers.push(leg);
-      expect(await page.request({ type: 'call.legAnswer', wacid, sdp: leg.sdp })).toMatchObject({ type: 'ack' });
+      expect(await page.request({ type: 'call.legAnswer', wacid, sdp: leg.sdp })).toMatchObject({ type: 'ack', });
       expect(await answered).toMatchObject({ type: 'ack', wacid });
       leg.speak();
       await leg.connected(15_000);
       const room = fromRecord((await other.store.getCall(wacid))!).anchor!.room;
+      // agent3's page goes for good; agent4 becomes available meanwhile.
       const tGone = Date.now();
       page.ws.close(PAGE_LEFT_CLOSE, 'page left');
       await leg.close();
-      const ended = await until('the emulator ends the call', async () => {
-        const c = await emulatorCall(other.emu, wacid);
-        return c.state === 'ended' ? c : undefined;
-      }, 10_000);
-      const endedMs = Date.now() - tGone;
-      expect(endedMs).toBeGreaterThanOrEqual(1_400);
-      expect(ended.terminate).toMatchObject({ status: 'COMPLETED', reason: 'BUSINESS_HANGUP' });
-      const rec = await until('the record says why', async () => {
-        const r = fromRecord((await other.store.getCall(wacid))!);
-        return r.state === 'ended' ? r : undefined;
-      }, 10_000);
-      expect(rec.reason).toBe(AGENT_PAGE_LOST);
+      expect(await next.request({ type: 'presence.set', status: 'available' })).toMatchObject({ type: 'ack' });
+      const offered = await next.next('call.offered', (m) => m.wacid === wacid, 10_000);
+      const offeredMs = Date.now() - tGone;
+      expect(offeredMs).toBeGreaterThanOrEqual(1_400);
+      expect(offered.media).toBe('anchor');
+      expect((await emulatorCall(other.emu, wacid)).state).toBe('active'); // the caller never dropped
+      // agent4 answers: acked at once (the Service accepted the call long ago), then its own leg into the same room.
+      const i = next.received.length;
+      expect(await next.request({ type: 'call.answer', wacid }, 10_000)).toMatchObject({ type: 'ack', wacid });
+      const offer2 = await next.next('call.legOffer', (m) => m.wacid === wacid, 10_000, i);
+      const leg2 = await WeriftAgent.answer(offer2.sdp, { network: 'machine', hz: 1230 });
+      peers.push(leg2);
+      expect(await next.request({ type: 'call.legAnswer', wacid, sdp: leg2.sdp })).toMatchObject({ type: 'ack' });
+      leg2.speak();
+      await leg2.connected(15_000);
+      // The same caller hears agent4 (its 1230 Hz) and agent4 hears the caller, through the same room.
+      await until('the caller hears the next agent', async () => {
+        const r = await emulatorRequest(other.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=1230&ms=300`);
+        return (r.levels as number[])[0]! > HEARD ? true : undefined;
+      }, 15_000);
+      await until('the next agent hears the caller', () => (leg2.peer.hears([CALLER_HZ], 300).levels[0]! > HEARD ? true : undefined), 10_000);
+      const talkingMs = Date.now() - tGone;
+      expect(fromRecord((await other.store.getCall(wacid))!)).toMatchObject({ state: 'active', agent: 'agent4', anchor: { room }, legs: ['agent3', 'agent4'] });
+      expect((await emulatorRequest(other.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/answers`)).accept).toBeDefined();
+      console.log(`anchor handoff: page gone for good → the next agent rings after ${offeredMs} ms (AGENT_RECOVERY_MS 1500), → talks to the same caller after ${talkingMs} ms`);
+      expect(await next.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
+      await until('the emulator ends the call', async () => ((await emulatorCall(other.emu, wacid)).state === 'ended' ? true : undefined), 10_000);
+      // History: one call, both agents on its timeline (the handoff, then agent4's answer); agent4 held it last.
+      const h = await until('history has the call with both agents', async () => {
+        const d = await other.sb.history!.store.getCall(wacid);
+        return d && d.timeline.some((t) => t.event === 'handoff') && d.timeline.some((t) => t.event === 'answer' && t.detail?.agent === 'agent4') ? d : undefined;
+      }, 15_000);
+      expect(h.agent).toBe('agent4');
+      expect(h.timeline.filter((t) => t.event === 'answer').map((t) => t.detail?.agent)).toEqual(['agent3', 'agent4']);
+      expect(h.timeline.find((t) => t.event === 'handoff')?.detail).toMatchObject({ agent: 'agent3' });
       await until('the room is destroyed', async () => !(await rooms()).includes(room), 5_000);
-      console.log(`anchor recovery: page gone for good → call ended at the Service after ${endedMs} ms (AGENT_RECOVERY_MS 1500)`);
     } finally {
       await other.close();
     }
-  }, 30_000);
+  }, 60_000);
 
   it("the sweep destroys rooms of ours whose call is over or unknown (a crashed node's), and leaves other rooms alone", async () => {
     const h = await control.attach();

@@ -23,6 +23,8 @@ export interface TestJanus {
   url: string;
   /** Its log so far (what it printed). */
   log(): string;
+  /** `kill -9`: Janus dies at once, its sessions, rooms and legs with it (the fault tests). Resolves once it exited. */
+  crash(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -105,7 +107,11 @@ loggers: {
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { url: `ws://${ns.nsAddress}:${port}`, log: () => out, close };
+  const crash = async () => {
+    if (!exited) proc.kill('SIGKILL'); // `ip netns exec` execs janus: the same process
+    await gone;
+  };
+  return { url: `ws://${ns.nsAddress}:${port}`, log: () => out, crash, close };
 }
 
 /** Janus's JSON API over one WebSocket: requests by transaction, events kept for `nextEvent`. */

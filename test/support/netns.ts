@@ -26,6 +26,11 @@ export interface Netns {
    * a loopback origin (a secure context: `getUserMedia` works) while WebRTC uses the veth.
    */
   forward(port: number): Promise<void>;
+  /**
+   * The namespace's link goes down (`up: false`: every path through the veth breaks, as when
+   * a network goes away) or comes back.
+   */
+  setLink(up: boolean): void;
   /** Deletes the namespace (and with it the veth pair) and stops the forwarders. Safe twice. */
   close(): Promise<void>;
 }
@@ -97,11 +102,13 @@ export async function createNetns(): Promise<Netns> {
   const chromium = join(dir, 'chromium-in-netns');
   writeFileSync(chromium, `#!/bin/sh\nexec ip netns exec ${name} ${chromiumPath()} "$@"\n`);
   chmodSync(chromium, 0o755);
+  const setLink = (up: boolean) => ip('netns', 'exec', name, 'ip', 'link', 'set', nsIf, up ? 'up' : 'down');
   return {
     name,
     hostAddress,
     nsAddress,
     chromium,
+    setLink,
     forward: (port) =>
       new Promise((resolve, reject) => {
         const p = spawn('ip', ['netns', 'exec', name, process.execPath, '-e', FORWARDER, String(port), hostAddress], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -21,6 +21,7 @@ import { callsElsewhere, initialState, reduce, ringingCalls, tabCall, type CallE
 import { renderShell } from '../ui/shell.tsx';
 import { announce, closeNotes } from './agent/announce.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
+import { anchorLegs } from './agent/anchor-leg.ts';
 import { agentDevices } from './agent/devices.ts';
 import { agentDesk } from './agent/desk.ts';
 import { DeskWork, deskProps, runShortcut, toggleHold } from './agent/desk-mount.tsx';
@@ -71,12 +72,12 @@ const devices = agentDevices({
 /** Tabs of this browser tell each other about declines at once (the server also revokes). */
 const tabs = 'BroadcastChannel' in window ? new BroadcastChannel('switchboard-agent') : undefined;
 const monitoring = agentMonitoring({ conn: () => conn, call: () => call }); // supervisor monitoring
-const { answer, sendAnswer, decline, hangup } = callActions({
+const callContext = {
   state: () => state,
-  dispatch: (ev) => dispatch(ev),
+  dispatch: (ev: UiEvent) => dispatch(ev),
   conn: () => conn,
   call: () => call,
-  setCall: (c) => (call = c),
+  setCall: (c: TabCall | undefined) => (call = c),
   endSession: () => endSession(),
   startAudio: () => startAudio(),
   showError,
@@ -85,7 +86,10 @@ const { answer, sendAnswer, decline, hangup } = callActions({
   audio,
   audioEl,
   tabs,
-});
+};
+// Anchor mode: this page's legs into the calls' media rooms (answer, rejoin after a reload, a new leg after a network change).
+const legs = anchorLegs({ ...callContext, settleAnswer: (w, r) => settleAnswer(w, r) });
+const { answer, sendAnswer, settleAnswer, decline, hangup } = callActions({ ...callContext, legs });
 
 // Call-back queue: its Call dials through the Call back panel (one dial path).
 // A call back refused or not answered says so on its task, not only in the panel.
@@ -238,11 +242,18 @@ function onMessage(msg: ServerMsg): void {
   dispatch({ type: 'server', msg, now: now() });
   desk.onMessage(msg);
   monitoring.onServer(msg);
+  legs.onServer(msg);
   if (msg.type !== 'welcome') return;
+  // Anchor mode: the call this tab held before a reload is still live in its room: take its audio back.
+  const back = lostBefore && state.calls[lostBefore.wacid];
+  if (back && !call && back.view.media === 'anchor' && back.view.state === 'active' && back.view.agent === me?.name) {
+    lostBefore = undefined;
+    void legs.rejoin(back.view.wacid);
+  }
   // An answer in flight when the link dropped: if the server still shows the offer
-  // ringing, it never got the answer: send the very same SDP again.
+  // ringing, it never got the answer: send the very same SDP again (direct mode: anchor's answer carries none).
   const mine = tabCall(state);
-  if (call?.outcomeUnknown && mine?.local === 'answering' && mine.view.state === 'ringing' && mine.view.sdp) {
+  if (call?.outcomeUnknown && mine?.local === 'answering' && mine.view.state === 'ringing' && mine.view.sdp && mine.view.media !== 'anchor') {
     call.outcomeUnknown = false;
     void sendAnswer(mine.view.wacid);
   }

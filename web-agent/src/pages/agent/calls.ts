@@ -32,6 +32,8 @@ export interface CallContext {
   audioEl: HTMLAudioElement;
   /** Tabs of this browser tell each other about declines at once (the server also revokes). */
   tabs: BroadcastChannel | undefined;
+  /** Anchor mode (MEDIA_MODE=anchor): this page's legs into the calls' media rooms (anchor-leg.ts). */
+  legs: { answer(wacid: string): Promise<void> };
 }
 
 /** How long an answer may stay unconfirmed (no ack, no state) before the tab gives up. */
@@ -50,6 +52,8 @@ export function callActions(x: CallContext) {
   async function answer(wacid: string): Promise<void> {
     const entry = x.state().calls[wacid];
     if (!entry?.view.sdp || tabCall(x.state())) return;
+    // Anchor mode: the caller is in a media room; this page joins it with a leg of its own.
+    if (entry.view.media === 'anchor') return x.legs.answer(wacid);
     void x.audio.unlock(); // this click is a user gesture: make sure the caller can be heard
     const track = await x.mic.track();
     if (!track) return; // the microphone said why
@@ -73,14 +77,7 @@ export function callActions(x: CallContext) {
       return;
     }
     if (x.state().calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
-    session = new CallSession(media, {
-      audioEl: x.audioEl,
-      onChange: () => x.render(),
-      holdMusic: () => x.audio.holdMusic(),
-      // How the audio travels, for the supervisors' live view and history.
-      onPath: (path) => void x.conn().request({ type: 'call.path', wacid, path }).catch(() => undefined),
-    });
-    session.setConnection(media.pc.connectionState);
+    session = newSession(x, wacid, media);
     x.setCall({ wacid, session, outcomeUnknown: false });
     await sendAnswer(wacid);
   }
@@ -89,10 +86,17 @@ export function callActions(x: CallContext) {
   async function sendAnswer(wacid: string): Promise<void> {
     const call = x.call();
     if (!call || call.wacid !== wacid) return;
+    // The server acks only after the Service's accept returned 200; that can take a while.
+    await settleAnswer(wacid, x.conn().request({ type: 'call.answer', wacid, sdp: call.session.media.answerSdp }, 20_000));
+  }
+
+  /** The answer's outcome (`reply`: the `call.answer` request) for the session this tab holds now: audio, a wait, or the refusal in words. */
+  async function settleAnswer(wacid: string, reply: Promise<unknown>): Promise<void> {
+    const call = x.call();
+    if (!call || call.wacid !== wacid) return;
     const session = call.session;
     try {
-      // The server acks only after the Service's accept returned 200; that can take a while.
-      await x.conn().request({ type: 'call.answer', wacid, sdp: session.media.answerSdp }, 20_000);
+      await reply;
       if (x.call()?.session !== session) return;
       local(wacid, 'held');
       await x.startAudio();
@@ -153,5 +157,18 @@ export function callActions(x: CallContext) {
     });
   }
 
-  return { answer, sendAnswer, decline, hangup };
+  return { answer, sendAnswer, settleAnswer, decline, hangup };
+}
+
+/** The session of a call this tab takes: its media, the page's audio element and hold music, the path report. */
+export function newSession(x: Pick<CallContext, 'audioEl' | 'render' | 'audio' | 'conn'>, wacid: string, media: CallMedia): CallSession<CallMedia> {
+  const session = new CallSession(media, {
+    audioEl: x.audioEl,
+    onChange: () => x.render(),
+    holdMusic: () => x.audio.holdMusic(),
+    // How the audio travels, for the supervisors' live view and history.
+    onPath: (path) => void x.conn().request({ type: 'call.path', wacid, path }).catch(() => undefined),
+  });
+  session.setConnection(media.pc.connectionState);
+  return session;
 }

@@ -1,0 +1,214 @@
+/**
+ * Anchor mode (MEDIA_MODE=anchor) with the agent page in real Chromium: a private Janus in a
+ * network namespace (test/support/janus.ts), the bridge on loopback, the emulator's werift
+ * caller playing 440 Hz, the agent's fake microphone 730 Hz. The page joins the call's room
+ * through our WebSocket only (`call.legOffer` / `call.legAnswer`).
+ *
+ * Asserted by energy per frequency: the caller hears the agent and the page receives the
+ * caller (through the room's mix); a reload mid-call keeps the caller on the line hearing the
+ * room's music (its 330 Hz bed, never more than 2 s of dead air), and the new page takes the
+ * same call back in the same room within 5 s; a broken network path of the page's leg is
+ * replaced by a new leg in the same room, the same call; hold plays the music to the caller
+ * and keeps the agent out of the mix. Figures are printed.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { fromRecord } from '../../server/calls/apply.ts';
+import type { WebAsset } from '../../server/web/index.ts';
+import { buildWebAgent } from '../../web-agent/build.ts';
+import { BED_HZ } from '../../scripts/make-hold-music.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { startJanus, type TestJanus } from '../support/janus.ts';
+import { createNetns, type Netns } from '../support/netns.ts';
+import { wav } from '../support/tones.ts';
+import { RENEW_AFTER_MS } from '../../web-agent/src/pages/agent/anchor-leg.ts';
+import { emulatorCall, emulatorRequest, PASSWORD, sleep, startBridge, until, type Bridge } from './harness.ts';
+
+const CALLER_HZ = 440;
+const AGENT_HZ = 730;
+const HEARD = 0.03;
+const SILENT = 0.01;
+
+let dir: string;
+let ns: Netns;
+let janus: TestJanus;
+let assets: Map<string, WebAsset>;
+let browser: Browser;
+let bridge: Bridge | undefined;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sb-anchor-page-'));
+  ns = await createNetns();
+  [janus, assets, browser] = await Promise.all([
+    startJanus(ns),
+    buildWebAgent(),
+    // Autoplay without a click: the reloaded page plays the caller before anyone clicks it.
+    launchChromium({ fakeAudioCapture: wav(join(dir, 'agent.wav'), AGENT_HZ), autoplayWithoutGesture: true }),
+  ]);
+}, 90_000);
+afterEach(async () => {
+  await bridge?.close();
+  bridge = undefined;
+});
+afterAll(async () => {
+  await browser?.close();
+  await janus?.close();
+  await ns?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  expect(pageErrors).toEqual([]);
+});
+
+async function start(env: Record<string, string> = {}): Promise<Bridge> {
+  bridge = await startBridge({ assets, agents: ['agent1'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', ...env } });
+  return bridge;
+}
+
+async function availableAgent(): Promise<Page> {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await ctx.newPage();
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(`${bridge!.url}/`);
+  await page.waitForURL(/\/login/);
+  await page.getByTestId('login-name').fill('agent1');
+  await page.getByTestId('login-password').fill(PASSWORD);
+  await page.getByTestId('login-submit').click();
+  await page.waitForURL(`${bridge!.url}/`);
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+  await page.getByTestId('ready-check').click();
+  await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
+  await page.getByTestId('presence-available').click();
+  await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
+  return page;
+}
+
+/** A call rings the page and is answered there; returns its wacid once the page's leg is connected. */
+async function answered(page: Page): Promise<string> {
+  const wacid = (await emulatorRequest(bridge!.emu, 'POST', '/calls', { audio: 'tone', toneHz: CALLER_HZ })).wacid as string;
+  await page.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 10_000 });
+  await page.getByTestId('answer').click();
+  await page.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+  await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
+  return wacid;
+}
+
+async function callerHears(wacid: string, ms = 400): Promise<{ agent: number; music: number }> {
+  const r = await emulatorRequest(bridge!.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ},${BED_HZ}&ms=${ms}`);
+  const [agent, music] = r.levels as number[];
+  return { agent: agent!, music: music! };
+}
+
+/** The track the page's leg sends (a new leg sends a new clone of the microphone). */
+const senderId = (p: Page): Promise<string | null> => p.evaluate(() => (window as unknown as { __switchboard: { state(): { media: { sender: { id: string | null } } | null } } }).__switchboard.state().media?.sender.id ?? null);
+
+type Stats = { inbound?: { packetsReceived: number; totalAudioEnergy?: number } } | null;
+const pageStats = (p: Page): Promise<Stats> => p.evaluate(() => (window as unknown as { __switchboard: { stats(): Promise<Stats> } }).__switchboard.stats());
+
+/** The page receives the caller (energy in its inbound audio grows) and the caller hears the page's 730 Hz. */
+async function audioBothWays(page: Page, wacid: string): Promise<void> {
+  const first = await until('the caller heard in the page', async () => {
+    const s = await pageStats(page);
+    return (s?.inbound?.packetsReceived ?? 0) > 25 && (s?.inbound?.totalAudioEnergy ?? 0) > 0 ? s : undefined;
+  }, 15_000);
+  await sleep(500);
+  const later = await pageStats(page);
+  expect(later!.inbound!.totalAudioEnergy!).toBeGreaterThan(first.inbound!.totalAudioEnergy!);
+  await until('the agent heard by the caller', async () => ((await callerHears(wacid)).agent > HEARD ? true : undefined), 15_000);
+}
+
+describe('anchor mode: the agent page joins the call\'s room', () => {
+  it('answer in the page → its own leg into the room → audio both ways; a reload keeps the caller (music meanwhile, never >2 s dead air) and the new page takes the same call back within 5 s', async () => {
+    await start();
+    const page = await availableAgent();
+    const tAnswer = Date.now();
+    const wacid = await answered(page);
+    await audioBothWays(page, wacid);
+    const answerMs = Date.now() - tAnswer;
+    const room = fromRecord((await bridge!.store.getCall(wacid))!).anchor!;
+
+    // The reload: the caller stays in the room, hearing the music, and is never dropped.
+    const tReload = Date.now();
+    const reloading = page.reload();
+    let music = 0;
+    let musicMs = -1;
+    const watch = (async () => {
+      while (Date.now() - tReload < 8_000) {
+        const h = await callerHears(wacid, 200);
+        if (h.music > HEARD && musicMs < 0) musicMs = Date.now() - tReload;
+        music = Math.max(music, h.music);
+        if ((await emulatorCall(bridge!.emu, wacid)).state !== 'active') throw new Error('the caller was dropped during the reload');
+        if (musicMs >= 0 && (await callerHears(wacid, 200)).agent > HEARD) return;
+      }
+    })();
+    await reloading;
+    await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+    await page.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor({ timeout: 10_000 });
+    await until('the caller hears the agent again', async () => ((await callerHears(wacid, 200)).agent > HEARD ? true : undefined), 10_000);
+    const backMs = Date.now() - tReload;
+    await watch;
+    expect(musicMs).toBeGreaterThanOrEqual(0);
+    expect(musicMs).toBeLessThan(2_000);
+    expect(backMs).toBeLessThan(5_000);
+    await audioBothWays(page, wacid);
+    // The same call in the same room; no "lost its audio" notice.
+    expect(fromRecord((await bridge!.store.getCall(wacid))!)).toMatchObject({ state: 'active', agent: 'agent1', anchor: room });
+    expect(await page.getByTestId('call-lost').count()).toBe(0);
+    // The music stopped once the agent was back.
+    await until('the music stops', async () => ((await callerHears(wacid, 400)).music < SILENT ? true : undefined), 5_000);
+    console.log(`anchor page: answer click → audio both ways ${answerMs} ms; reload → caller hears the music after ${musicMs} ms (level ${music.toFixed(3)}), → hears the agent again after ${backMs} ms`);
+
+    await page.getByTestId('hangup').click();
+    await until('the call ends', async () => ((await emulatorCall(bridge!.emu, wacid)).state === 'ended' ? true : undefined), 10_000);
+  }, 120_000);
+
+  it('hold is the room\'s state: the caller hears the music and not the agent; resume brings the agent back', async () => {
+    await start();
+    const page = await availableAgent();
+    const wacid = await answered(page);
+    await audioBothWays(page, wacid);
+    await page.getByTestId('hold').click();
+    await until('the caller hears the music on hold, not the agent', async () => {
+      const h = await callerHears(wacid, 600);
+      return h.music > HEARD && h.agent < SILENT ? true : undefined;
+    }, 10_000);
+    expect(fromRecord((await bridge!.store.getCall(wacid))!).heldSince).toEqual(expect.any(Number));
+    const muted = await bridge!.sb.anchor!.participants(wacid);
+    expect(muted).toContainEqual({ display: 'agent1', muted: true });
+    await page.getByTestId('hold').click();
+    await until('the agent is back, the music gone', async () => {
+      const h = await callerHears(wacid, 600);
+      return h.agent > HEARD && h.music < SILENT ? true : undefined;
+    }, 10_000);
+    expect(fromRecord((await bridge!.store.getCall(wacid))!)).toMatchObject({ holdMs: expect.any(Number) });
+  }, 90_000);
+
+  it("the page's network goes away and comes back: its leg's path breaks, a new leg into the same room replaces it — the same call, the caller never dropped", async () => {
+    await start();
+    const page = await availableAgent();
+    const wacid = await answered(page);
+    await audioBothWays(page, wacid);
+    const before = fromRecord((await bridge!.store.getCall(wacid))!);
+    const senderBefore = await senderId(page);
+    // The network goes away for 3.5 s under the page's leg (and the caller's, and the bridge's
+    // control socket to Janus: all use the veth): the page hears nothing for RENEW_AFTER_MS and
+    // asks for a new leg; once the network is back the new leg connects in the same room.
+    const tLost = Date.now();
+    ns.setLink(false);
+    try {
+      await sleep(RENEW_AFTER_MS + 1_000);
+    } finally {
+      ns.setLink(true);
+    }
+    await until('the caller hears the agent through the new leg', async () => {
+      const c = fromRecord((await bridge!.store.getCall(wacid))!);
+      return c.conn === before.conn && (await senderId(page)) !== senderBefore && (await callerHears(wacid, 200)).agent > HEARD ? true : undefined;
+    }, 15_000);
+    const renewMs = Date.now() - tLost;
+    expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
+    expect(fromRecord((await bridge!.store.getCall(wacid))!)).toMatchObject({ state: 'active', anchor: before.anchor });
+    console.log(`anchor page: the network gone → the caller hears the agent through the page's new leg ${renewMs} ms later`);
+  }, 90_000);
+});
