@@ -58,6 +58,7 @@ import { createReports } from './reports/index.ts';
 import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
 import { MediaAnchor } from './anchor/anchor.ts';
+import { closedCheck } from './hours/index.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -403,6 +404,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // ---- end supervisor console ----
   // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
   const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }) }) : undefined;
+  const closedAt = closedCheck(config.hours);
   const engine = new CallEngine({
     waitForStart: true,
     store,
@@ -430,6 +432,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
     // ---- end agent desktop ----
     ...(anchor ? { anchor } : {}),
+    ...(closedAt ? { closedAt } : {}),
   });
   // the wallboard (shared sources only: history's rows of today, the store's live calls)
   wallboard = createWallboard({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
+import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import {
   CALL_EVENT_TYPES,
   CALL_STATES,
@@ -355,6 +355,17 @@ describe('transition: late, duplicate and out-of-order events', () => {
     const r = transition(null, late, P);
     expect(r.call!.state).toBe('rejecting');
     expect(r.effects.map((e) => e.kind)).toEqual(['reject', 'notify']);
+  });
+
+  it('a connect outside business hours is rejected at once, never rung, in either media mode; its terminate keeps why', () => {
+    for (const media of [undefined, 'anchor'] as const) {
+      const closed = { ...(EVENTS.connectIn as Extract<CallEvent, { type: 'connect' }>), closed: true as const, ...(media ? { media } : {}) };
+      const r = transition(null, closed, P);
+      expect(r.call).toMatchObject({ state: 'rejecting', reason: OUT_OF_HOURS, offeredTo: [] });
+      expect(r.effects.map((e) => e.kind)).toEqual(['reject', 'notify']);
+      const over = transition(r.call, { wacid: W, type: 'terminate', at: T0 + 100, result: 'REJECTED', reason: 'Call rejected' }, P);
+      expect(over.call).toMatchObject({ state: 'ended', result: 'REJECTED', reason: OUT_OF_HOURS });
+    }
   });
 
   it('a terminate for a timed-out ending refines the result without changing the state', () => {

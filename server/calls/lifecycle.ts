@@ -14,7 +14,7 @@
  * - An accept whose outcome is unknown (timeout) is never retried: we wait for events.
  */
 
-import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
+import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
@@ -145,6 +145,8 @@ export type CallEvent =
       dialTime?: number;
       /** MEDIA_MODE=anchor: an inbound call's caller leg goes into a Janus room. */
       media?: 'anchor';
+      /** Inbound: the business number is closed at `at` (`HOURS_FILE`): refused at once, nobody rings. */
+      closed?: true;
     })
   | (At & {
       type: 'terminate';
@@ -599,13 +601,13 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
       }
       const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
       const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}) };
-      if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs) {
-        // Delivered too late to ring anyone (or unusable): refuse it now rather than let it ring out.
+      if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs || e.closed) {
+        // Delivered too late to ring anyone (or unusable), or outside business hours: refuse it now rather than let it ring.
         return {
           call: {
             ...call,
             state: 'rejecting',
-            reason: e.sdp === undefined ? 'connect event without an SDP offer' : 'arrived too late to ring an agent',
+            reason: e.closed ? OUT_OF_HOURS : e.sdp === undefined ? 'connect event without an SDP offer' : 'arrived too late to ring an agent',
             endBy: e.at + policy.endingTimeoutMs,
           },
           effects: [{ kind: 'reject' }, { kind: 'notify' }],
@@ -695,7 +697,7 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason === AGENT_PAGE_LOST;
+  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason === AGENT_PAGE_LOST || call.reason === OUT_OF_HOURS;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',

@@ -10,7 +10,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { readFileSync } from 'node:fs';
 import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from './followup.ts';
+import { HoursFileError, parseHoursFile, type HoursTable } from './hours.ts';
 
 /** How old a webhook's signature timestamp may be (the Service's rule); webhooks/signature.ts checks it. */
 export const SIGNATURE_TOLERANCE_S = 300;
@@ -106,6 +108,9 @@ export interface Config {
   // ---- media anchor ----
   /** Where the caller's audio ends: the agent's page (`direct`), or a Janus AudioBridge room (`anchor`). */
   readonly media: MediaSettings;
+  // ---- business hours ----
+  /** `HOURS_FILE` parsed (server/config/hours.ts): each number's weekly schedule and holidays; undefined: always open. */
+  readonly hours: HoursTable | undefined;
 }
 
 /** `MEDIA_MODE` and the Janus servers of anchor mode. */
@@ -199,6 +204,8 @@ export const VARIABLES = [
   'JANUS_URLS',
   'JANUS_API_SECRET',
   'AGENT_RECOVERY_MS',
+  // business hours
+  'HOURS_FILE',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -400,6 +407,7 @@ const schemas = {
     return urls;
   }),
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
+  HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
@@ -486,6 +494,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     slaSeconds: read(env, 'SLA_SECONDS') ?? 20,
     ice: readIce(env),
     media: readMedia(env),
+    hours: readHours(env),
   };
   return Object.freeze(config);
 }
@@ -535,6 +544,24 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   const recovery = read(env, 'AGENT_RECOVERY_MS');
   if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
   return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000 });
+}
+
+/** HOURS_FILE, read and checked once at start: a mistake stops the start naming the file's field. */
+function readHours(env: Record<string, string | undefined>): HoursTable | undefined {
+  const path = read(env, 'HOURS_FILE');
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('HOURS_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
+  }
+  try {
+    return parseHoursFile(text);
+  } catch (err) {
+    if (err instanceof HoursFileError) throw new ConfigError('HOURS_FILE', err.message);
+    throw err;
+  }
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */
