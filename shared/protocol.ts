@@ -42,6 +42,16 @@
  * (ack `{}`, then `call.legOffer`); the caller stays in the room meanwhile, for
  * AGENT_RECOVERY_MS. Clients never reach the media server's API.
  *
+ * Transfer (added: `call.transfer`, `call.offered.transfer`, `CallView.transfer`). Anchor mode
+ * only (CONFLICT in direct mode: the caller's audio ends in the first agent's page). Cold:
+ * `call.transfer {id, wacid, mode: "cold", to: {agent} | {queue: phoneId}, note?}` from the
+ * agent holding an active call: ack `{}`; the agent leaves the room at once (after-call work
+ * follows) and the caller hears music until the target answers. The target agent (an
+ * available one; or the longest idle of the queue's) gets `call.offered` with `transfer {by,
+ * note}` and answers as any anchor-mode offer (`call.answer`, `call.legOffer`, `call.legAnswer`;
+ * the answer's ack once its leg is in). No answer within RING_TIMEOUT_MS (or a decline): back
+ * to the first agent if available, else to the number's queue. Programs use it the same way.
+ *
  * Monitoring (added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
  * agent's tab mixes caller + microphone and sends it to the supervisor's tab over a second
@@ -217,6 +227,8 @@ export const CallView = z.object({
   path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
   /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
   errorCode: z.number().optional(),
+  /** (added) Anchor mode: a transfer under way (the caller hears music): who transferred it, whom it rings now. */
+  transfer: z.object({ by: userName, ringing: userName.optional() }).optional(),
 });
 export type CallView = z.infer<typeof CallView>;
 
@@ -298,6 +310,8 @@ export const CallOffered = z.object({
    * then sends `call.legOffer` for this client's own leg into the room. Absent: direct.
    */
   media: z.literal('anchor').optional(),
+  /** (added) A transferred call: who transferred it and their note ("Transferred by A: …"). */
+  transfer: z.object({ by: userName, note: z.string().max(500).optional() }).optional(),
 });
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
@@ -516,6 +530,11 @@ export const CallRejoin = z.object({ type: z.literal('call.rejoin'), id: reqId, 
 /** Anchor mode (added): the complete answer to `call.legOffer`. Ack `{}`. */
 export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
+/** A transfer target: an agent by name, or a queue (a business number's phone id: the agents QUEUES_FILE lists for it). */
+export const TransferTarget = z.union([z.strictObject({ agent: userName }), z.strictObject({ queue: phoneId })], { error: 'to: must be {"agent": name} or {"queue": phoneId}' });
+export type TransferTarget = z.infer<typeof TransferTarget>;
+/** Anchor mode (added): hand the active call to another agent or a queue. Ack `{}`. See "Transfer" above. */
+export const CallTransfer = z.object({ type: z.literal('call.transfer'), id: reqId, wacid, mode: z.literal('cold'), to: TransferTarget, note: z.string().max(500).optional() });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
 /** The holding page reports how the call's audio travels. Ack `{}`. */
 export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
@@ -551,6 +570,7 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallRejoin,
   CallDecline,
   CallHangup,
+  CallTransfer,
   CallDial,
   CallHold,
   CallResume,

@@ -77,6 +77,7 @@ const EVENTS: Record<string, CallEvent> = {
   legReady: { type: 'legReady', wacid: W, at: SOON, agent: 'a1', conn: 'c1' },
   legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
   rejoin: { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' },
+  transfer: { type: 'transfer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r10', to: { agent: 'a2' }, note: 'billing question' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -89,6 +90,7 @@ const EVENTS: Record<string, CallEvent> = {
 const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>> = {
   none: {
     anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '=', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -109,6 +111,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   queued: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -126,6 +129,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   ringing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -143,6 +147,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   answering: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -161,6 +166,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   rejecting: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -176,6 +182,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   dialing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -194,6 +201,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   connected: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -210,6 +218,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   active: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -224,6 +233,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   ending: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -239,6 +249,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   },
   ended: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
+    transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -756,5 +767,124 @@ describe('anchor mode: the call outlives the agent\'s page', () => {
 
   it('direct mode keeps ending the call when its page is lost', () => {
     expect(transition(FIXTURES.active, lost, P).call).toMatchObject({ state: 'ending', reason: AGENT_PAGE_LOST });
+  });
+});
+
+describe('anchor mode: cold transfer (call.transfer) to an agent or a queue', () => {
+  const held: Call = { ...FIXTURES.active, media: 'anchor', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: 'v=0\r\njanus\r\n' };
+  type Without<E> = E extends CallEvent ? Omit<E, 'wacid' | 'at'> : never;
+  const ev = (e: Without<CallEvent>, at = SOON) => ({ wacid: W, at, ...e }) as CallEvent;
+  const kinds = (effects: Effect[]) => effects.map((e) => e.kind);
+  const cold = ev({ type: 'transfer', agent: 'a1', conn: 'c1', reqId: 'r1', to: { agent: 'a2' }, note: 'billing' });
+
+  it('transfer → the first agent leaves the room at once (after-call work), the caller hears music, the target is routed', () => {
+    const r = transition(held, cold, P);
+    expect(r.call).toMatchObject({ state: 'active', transfer: { by: 'a1', to: { agent: 'a2' }, note: 'billing', tried: [] } });
+    expect(r.call!.agent).toBeUndefined();
+    expect(r.call!.conn).toBeUndefined();
+    expect(r.effects).toEqual([
+      { kind: 'reply', conn: 'c1', reqId: 'r1', ok: true },
+      { kind: 'leaveRoom', agent: 'a1' },
+      { kind: 'music', on: true },
+      { kind: 'agentFree', agent: 'a1', wrapUp: true },
+      { kind: 'routeTransfer' },
+      { kind: 'notify' },
+    ]);
+    expect(transition(r.call, cold, P).effects).toEqual([expect.objectContaining({ kind: 'reply', ok: false })]); // only the holder, once
+  });
+
+  it.each([
+    ['not the holder', { ...held, agent: 'a3' }, 'FORBIDDEN'],
+    ['another connection', { ...held, conn: 'c9' }, 'FORBIDDEN'],
+    ['not active', { ...held, state: 'answering' as const }, 'FORBIDDEN'],
+    ['direct mode', FIXTURES.active, 'CONFLICT'],
+    ['under way already', { ...held, transfer: { by: 'a0', to: { agent: 'a1' }, tried: [] } }, 'CONFLICT'],
+  ])('refused: %s', (_name, call, code) => {
+    const r = transition(call, cold, P);
+    expect(r.call).toBe(call);
+    expect(r.effects).toEqual([expect.objectContaining({ kind: 'reply', ok: false, code })]);
+  });
+
+  it('to oneself is refused', () => {
+    const r = transition(held, ev({ type: 'transfer', agent: 'a1', conn: 'c1', reqId: 'r1', to: { agent: 'a1' } }), P);
+    expect(r.effects).toEqual([expect.objectContaining({ kind: 'reply', ok: false, code: 'CONFLICT' })]);
+  });
+
+  it('a hold open at the transfer is closed: the music is the transfer’s now', () => {
+    const r = transition({ ...held, heldSince: SOON - 4_000, holdMs: 1_000 }, cold, P);
+    expect(r.call).toMatchObject({ holdMs: 5_000 });
+    expect(r.call!.heldSince).toBeUndefined();
+  });
+
+  it('offer → the target rings (with a timer); answer → its leg; legReady → music off, the answer acked; holder is the target', () => {
+    let c = transition(held, cold, P).call!;
+    const offered = transition(c, ev({ type: 'offer', agent: 'a2' }), P);
+    expect(offered.call!.transfer).toMatchObject({ ringing: 'a2', ringUntil: SOON + P.ringTimeoutMs });
+    expect(kinds(offered.effects)).toEqual(['offer', 'notify']);
+    expect(nextDue(offered.call!, P)).toBe(SOON + P.ringTimeoutMs);
+    c = offered.call!;
+    expect(transition(c, ev({ type: 'offer', agent: 'a3' }), P).call).toBe(c); // one ring at a time
+    expect(transition(c, ev({ type: 'answer', agent: 'a3', conn: 'c3', reqId: 'r3', sdp: '' }), P).effects).toEqual([expect.objectContaining({ ok: false, code: 'FORBIDDEN' })]);
+    const answered = transition(c, ev({ type: 'answer', agent: 'a2', conn: 'c2', reqId: 'r2', sdp: '' }), P);
+    expect(answered.call).toMatchObject({ state: 'active', agent: 'a2', conn: 'c2', reqId: 'r2', transfer: { answered: 'a2' } });
+    expect(kinds(answered.effects)).toEqual(['agentLeg', 'revoke', 'agentBusy', 'notify']);
+    expect(answered.effects[0]).toEqual({ kind: 'agentLeg', agent: 'a2', conn: 'c2' });
+    expect(transition(answered.call, ev({ type: 'legReady', agent: 'a2', conn: 'c9' }), P).call).toBe(answered.call);
+    const joined = transition(answered.call, ev({ type: 'legReady', agent: 'a2', conn: 'c2' }), P);
+    expect(joined.call!.transfer).toBeUndefined();
+    expect(joined.call).toMatchObject({ state: 'active', agent: 'a2', conn: 'c2', startedAt: held.startedAt });
+    expect(joined.effects).toEqual([
+      { kind: 'music', on: false },
+      { kind: 'reply', conn: 'c2', reqId: 'r2', ok: true, result: { wacid: W, startedAt: held.startedAt } },
+      { kind: 'notify' },
+    ]);
+    expect(nextDue(joined.call!, P)).toBeUndefined();
+    // The new holder may hang up as any holder.
+    expect(transition(joined.call, ev({ type: 'hangup', agent: 'a2', conn: 'c2', reqId: 'r4' }), P).call?.state).toBe('ending');
+  });
+
+  it('not answered in time → the target is set away, the call goes back to the first agent when available (routeTransfer prefer)', () => {
+    let c = transition(held, cold, P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a2' }), P).call!;
+    expect(transition(c, ev({ type: 'tick' }, SOON + P.ringTimeoutMs - 1), P).call).toBe(c);
+    const out = transition(c, ev({ type: 'tick' }, SOON + P.ringTimeoutMs), P);
+    expect(out.call!.transfer).toMatchObject({ tried: ['a2'] });
+    expect(out.call!.transfer!.ringing).toBeUndefined();
+    expect(out.effects).toEqual([
+      { kind: 'agentNoAnswer', agent: 'a2' },
+      { kind: 'revoke', agent: 'a2', reason: 'not answered' },
+      { kind: 'routeTransfer', prefer: 'a1' },
+      { kind: 'notify' },
+    ]);
+    // Back at the first agent, who rings out too: the queue, not the first agent again.
+    c = transition(out.call, ev({ type: 'offer', agent: 'a1' }, SOON + P.ringTimeoutMs + 10), P).call!;
+    const again = transition(c, ev({ type: 'tick' }, LATER), P);
+    expect(again.effects).toContainEqual({ kind: 'routeTransfer' });
+  });
+
+  it('declined → back to the first agent, and the decliner is never offered it again', () => {
+    let c = transition(held, cold, P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a2' }), P).call!;
+    const d = transition(c, ev({ type: 'decline', agent: 'a2', conn: 'c2', reqId: 'r5' }), P);
+    expect(d.call!.declined).toContain('a2');
+    expect(kinds(d.effects)).toEqual(['revoke', 'reply', 'routeTransfer', 'notify']);
+    expect(d.effects).toContainEqual({ kind: 'routeTransfer', prefer: 'a1' });
+    expect(transition(d.call, ev({ type: 'offer', agent: 'a2' }), P).call).toBe(d.call);
+  });
+
+  it('the caller hangs up during the transfer: ended, the ring stops, the room is given back', () => {
+    let c = transition(held, cold, P).call!;
+    c = transition(c, ev({ type: 'offer', agent: 'a2' }), P).call!;
+    const r = transition(c, ev({ type: 'terminate', result: 'COMPLETED' }), P);
+    expect(r.call?.state).toBe('ended');
+    expect(r.effects).toContainEqual({ kind: 'revoke', agent: 'a2', reason: 'caller hung up' });
+    expect(r.effects.at(-1)).toEqual({ kind: 'closeRoom', janus: 'ws://j1:8188', room: 7 });
+    expect(kinds(r.effects)).not.toContain('agentFree'); // the first agent was freed at the transfer
+  });
+
+  it('to a queue: the same flow; routing picks among the queue', () => {
+    const q = transition(held, ev({ type: 'transfer', agent: 'a1', conn: 'c1', reqId: 'r1', to: { queue: 'phone-2' } }), P);
+    expect(q.call!.transfer).toEqual({ by: 'a1', to: { queue: 'phone-2' }, tried: [] });
+    expect(q.effects).toContainEqual({ kind: 'routeTransfer' });
   });
 });

@@ -123,6 +123,25 @@ export interface Call {
    * the room; the agent has until then to come back (`rejoin`), or the call is ended.
    */
   recoverBy?: number;
+  /**
+   * Anchor mode, active: a cold transfer under way. The first agent (`by`) left the room and the
+   * caller hears music; `ringing` is offered it until `ringUntil`; `answered` joins the room
+   * (its leg); `tried`: agents it rang that did not take it.
+   */
+  transfer?: Transfer;
+}
+
+/** Where a transfer goes: an agent, or a queue (a business number's phone id: its QUEUES_FILE agents). */
+export type TransferTo = { agent: string } | { queue: string };
+
+export interface Transfer {
+  by: string;
+  note?: string;
+  to: TransferTo;
+  ringing?: string;
+  ringUntil?: number;
+  answered?: string;
+  tried: string[];
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -204,6 +223,8 @@ export type CallEvent =
   | (At & { type: 'legFailed'; agent: string; reason: string })
   /** Anchor mode: the holding agent's page (a new one after a reload) joins the call's room again with a new leg. */
   | (At & { type: 'rejoin'; agent: string; conn: string; tab?: string; reqId: string })
+  /** Anchor mode: the holding agent hands the active call to another agent or a queue (cold: it leaves at once). */
+  | (At & { type: 'transfer'; agent: string; conn: string; reqId: string; to: TransferTo; note?: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
   | (At & { type: 'tick' });
 
@@ -232,6 +253,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'legReady',
   'legFailed',
   'rejoin',
+  'transfer',
   'tick',
 ];
 
@@ -266,6 +288,12 @@ export type Effect =
   | { kind: 'callerLeg' }
   /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
   | { kind: 'agentLeg'; agent: string; conn: string }
+  /** Anchor mode: the agent's leg leaves the room (a transfer: the first agent is out at once). */
+  | { kind: 'leaveRoom'; agent: string }
+  /** Anchor mode: music into the room (the caller waits for a transfer's target), or no more of it. */
+  | { kind: 'music'; on: boolean }
+  /** Anchor mode: offer the transferred call (an `offer` event follows): the target, or back to `prefer` (the first agent) when available, else the queue. */
+  | { kind: 'routeTransfer'; prefer?: string }
   /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
   | { kind: 'closeRoom'; janus: string; room: number };
 
@@ -330,7 +358,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
-      return call.recoverBy;
+      return min(call.recoverBy, call.transfer?.ringUntil);
     case 'ended':
       return undefined;
   }
@@ -423,6 +451,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'status':
       return onStatus(call, e, policy);
     case 'offer': {
+      if (call.transfer) return onTransferOffer(call, e, policy);
       const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : Infinity;
       if (call.state !== 'queued' || call.declined.includes(e.agent) || e.at >= closing) return same(call);
       return to(
@@ -438,6 +467,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       );
     }
     case 'decline': {
+      if (call.transfer?.ringing === e.agent) return transferNotTaken(call, e.agent, 'declined', ok(e));
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -453,6 +483,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
     }
     case 'agentGone':
+      if (call.transfer?.ringing === e.agent) return transferNotTaken(call, e.agent, 'agent unreachable');
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -517,6 +548,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'anchorFailed':
       return onAnchorFailed(call, e, policy);
     case 'legReady':
+      if (call.transfer?.answered !== undefined) return onTransferJoined(call, e);
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
       // The agent is in the room: the caller joins now, and its answer goes to the Service (`callerJoined`).
       return to(call, { legReady: true }, { kind: 'callerLeg' });
@@ -529,9 +561,105 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       }
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent) return same(call);
       return refuseAnswering(call, e.at, 'INTERNAL', `the agent's audio could not join the call: ${e.reason}`, policy);
+    case 'transfer':
+      return onTransfer(call, e);
     case 'tick':
+      if (call.state === 'active' && call.transfer?.ringing && call.transfer.ringUntil !== undefined && e.at >= call.transfer.ringUntil) {
+        return transferNotTaken(call, call.transfer.ringing, 'not answered', { kind: 'agentNoAnswer', agent: call.transfer.ringing });
+      }
       return onTick(call, e, policy);
   }
+}
+
+// ---- transfer (anchor mode) -------------------------------------------------------------
+
+/** The holding agent hands the call on (cold): out of the room at once, the caller hears music, the target is offered it. */
+function onTransfer(call: Call, e: Extract<CallEvent, { type: 'transfer' }>): Transition {
+  if (call.media !== 'anchor' || !call.anchor) return same(call, fail(e, 'CONFLICT', 'transfer needs the media anchor (MEDIA_MODE=anchor): in direct mode the caller’s audio ends in your page'));
+  if (call.state !== 'active' || holder(call) !== e.agent || call.conn !== e.conn) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call on this connection'));
+  if (call.transfer) return same(call, fail(e, 'CONFLICT', 'a transfer of this call is under way'));
+  if ('agent' in e.to && e.to.agent === e.agent) return same(call, fail(e, 'CONFLICT', 'you cannot transfer a call to yourself'));
+  const transfer: Transfer = { by: e.agent, to: e.to, tried: [], ...(e.note ? { note: e.note } : {}) };
+  return to(
+    call,
+    {
+      transfer,
+      agent: undefined,
+      conn: undefined,
+      tab: undefined,
+      reqId: undefined,
+      recoverBy: undefined,
+      // A hold still open ends here: the music is the transfer's now.
+      ...(call.heldSince !== undefined ? { heldSince: undefined, holdMs: (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince) } : {}),
+    },
+    ok(e),
+    { kind: 'leaveRoom', agent: e.agent },
+    { kind: 'music', on: true },
+    { kind: 'agentFree', agent: e.agent, wrapUp: true },
+    { kind: 'routeTransfer' },
+    { kind: 'notify' },
+  );
+}
+
+/** Routing chose who the transferred call rings now. */
+function onTransferOffer(call: Call, e: Extract<CallEvent, { type: 'offer' }>, policy: Policy): Transition {
+  const t = call.transfer!;
+  if (call.state !== 'active' || t.ringing !== undefined || t.answered !== undefined || call.declined.includes(e.agent)) return same(call);
+  return to(
+    call,
+    {
+      transfer: { ...t, ringing: e.agent, ringUntil: e.at + policy.ringTimeoutMs },
+      offeredTo: call.offeredTo.includes(e.agent) ? call.offeredTo : [...call.offeredTo, e.agent],
+    },
+    { kind: 'offer', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** The transfer's target answered: its leg into the room is offered to the answering connection. */
+function onTransferAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>): Transition {
+  const t = call.transfer!;
+  if (t.ringing !== e.agent) return same(call, fail(e, t.answered === e.agent ? 'CONFLICT' : 'FORBIDDEN', t.answered === e.agent ? 'you answered this call already' : 'this call is not offered to you'));
+  return to(
+    call,
+    { agent: e.agent, conn: e.conn, ...(e.tab !== undefined ? { tab: e.tab } : {}), reqId: e.reqId, transfer: { ...t, ringing: undefined, ringUntil: undefined, answered: e.agent } },
+    { kind: 'agentLeg', agent: e.agent, conn: e.conn },
+    { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
+    { kind: 'agentBusy', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** The target's leg is in the room: the music stops, the transfer is over, the answer is acked. */
+function onTransferJoined(call: Call, e: Extract<CallEvent, { type: 'legReady' }>): Transition {
+  const t = call.transfer!;
+  if (call.state !== 'active' || t.answered !== e.agent || call.agent !== e.agent || call.conn !== e.conn) return same(call);
+  return to(
+    call,
+    { transfer: undefined, reqId: undefined },
+    { kind: 'music', on: false },
+    ...(call.reqId ? [ok({ conn: e.conn, reqId: call.reqId }, { wacid: call.wacid, startedAt: call.startedAt ?? e.at })] : []),
+    { kind: 'notify' },
+  );
+}
+
+/** The agent it rang did not take it (declined, rang out, gone): back to the first agent when available, else the queue. */
+function transferNotTaken(call: Call, agent: string, reason: string, ...extra: Effect[]): Transition {
+  const t = call.transfer!;
+  const rangOut = extra.some((x) => x.kind === 'agentNoAnswer');
+  return to(
+    call,
+    {
+      transfer: { ...t, ringing: undefined, ringUntil: undefined, tried: t.tried.includes(agent) ? t.tried : [...t.tried, agent] },
+      ...(reason === 'declined' && !call.declined.includes(agent) ? { declined: [...call.declined, agent] } : {}),
+    },
+    // Away first (a ring-out), then the ring stops, as for any offer.
+    ...extra.filter((x) => x.kind === 'agentNoAnswer'),
+    { kind: 'revoke', agent, reason },
+    ...extra.filter((x) => x.kind !== 'agentNoAnswer'),
+    { kind: 'routeTransfer', ...(agent !== t.by || !rangOut ? { prefer: t.by } : {}) },
+    { kind: 'notify' },
+  );
 }
 
 /**
@@ -714,6 +842,9 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
   const effects: Effect[] = [];
   const unanswered = call.state === 'queued' || call.state === 'ringing';
   if (call.state === 'ringing' && call.agent) effects.push({ kind: 'revoke', agent: call.agent, reason: 'caller hung up' });
+  if (call.transfer?.ringing) effects.push({ kind: 'revoke', agent: call.transfer.ringing, reason: 'caller hung up' });
+  // A transfer's target still joining: its answer is refused.
+  if (call.transfer?.answered && call.conn && call.reqId) effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before you joined it'));
   if (call.state === 'answering' && call.conn && call.reqId) {
     effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before it was accepted'));
   }
@@ -747,6 +878,7 @@ function onStatus(call: Call, e: Extract<CallEvent, { type: 'status' }>, policy:
 }
 
 function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy: Policy): Transition {
+  if (call.state === 'active' && call.transfer) return onTransferAnswer(call, e);
   if (call.direction !== 'USER_INITIATED' || !call.offeredTo.includes(e.agent)) {
     return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
   }
