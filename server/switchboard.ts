@@ -101,6 +101,8 @@ export interface SwitchboardOptions {
   handlers?: HandlerRegistry;
   /** Lifecycle timing beyond the config (tests shorten margins). */
   policy?: Partial<Policy>;
+  /** Anchor mode: the Ogg Opus file played into a room while its caller waits for a transfer's target (Janus reads it). */
+  musicFile?: string;
   heartbeatMs?: number;
   deadAfterMs?: number;
   /** Life of minted TURN credentials, seconds, instead of TURN_TTL_S (tests make it short). */
@@ -433,6 +435,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     // ---- end agent desktop ----
     ...(anchor ? { anchor } : {}),
     ...(closedAt ? { closedAt } : {}),
+    ...(o.musicFile ? { musicFile: o.musicFile } : {}),
   });
   // the wallboard (shared sources only: history's rows of today, the store's live calls)
   wallboard = createWallboard({

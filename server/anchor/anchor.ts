@@ -28,6 +28,9 @@ export interface RoomRef {
 /** Rooms this bridge makes say so in their description (`sb:<wacid>`): the orphan sweep touches no other room. */
 export const ROOM_TAG = 'sb:';
 
+/** The id of the music a room plays (`play_file`): one at a time per room. */
+const MUSIC_ID = 'music';
+
 export interface AnchorOptions {
   urls: readonly string[];
   apiSecret?: string | undefined;
@@ -231,6 +234,35 @@ export class MediaAnchor {
     const leg = this.legs.get(wacid);
     if (!leg || leg.agent === undefined) throw new Error(`call ${wacid} has no agent leg waiting for an answer on this node`);
     await leg.server.message(leg.agent, { request: 'configure' }, { type: 'answer', sdp });
+  }
+
+  /** The agent's leg leaves the room (a cold transfer: the first agent is out at once); the caller stays. */
+  async dropAgent(wacid: string, where?: RoomRef): Promise<void> {
+    const leg = await this.legOf(wacid, where);
+    const handle = leg.agent;
+    if (handle === undefined) return;
+    leg.agent = undefined;
+    await leg.server.detach(handle);
+  }
+
+  /**
+   * Music into the call's room (AudioBridge `play_file`, looping; the caller waits for a
+   * transfer's target), or no more of it (`stop_file`). `file`: an Ogg Opus file Janus can
+   * read. Safe twice: starting replaces the one playing, stopping one that stopped is no error.
+   */
+  async music(wacid: string, on: boolean, file: string | undefined, where?: RoomRef): Promise<void> {
+    const leg = await this.legOf(wacid, where);
+    const control = this.control.get(leg.server.url);
+    if (control === undefined) throw new Error(`janus ${leg.server.url} is not connected`);
+    const stop = () =>
+      leg.server.message(control, { request: 'stop_file', room: leg.room, file_id: MUSIC_ID }).catch((err: unknown) => {
+        // Nothing playing under that id (stopped already, or never started): AudioBridge says "no such file".
+        if (!(err instanceof JanusError && /no such file|not playing/i.test(err.message))) throw err;
+      });
+    if (!on) return void (await stop());
+    if (file === undefined) throw new Error('no music file configured: the caller waits in silence');
+    await stop();
+    await leg.server.message(control, { request: 'play_file', room: leg.room, file_id: MUSIC_ID, filename: file, loop: true });
   }
 
   /** Every room of ours on the reachable Janus servers, with the call it was made for (the orphan sweep). */

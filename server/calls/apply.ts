@@ -26,12 +26,14 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
 /** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
-export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms'>;
+export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms' | 'dropAgent' | 'music'>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
   route(wacid: string, announce: boolean, known?: CallRecord | null): Promise<boolean>;
   agentChange(change: AgentChange): void;
+  /** Anchor mode: offer a transferred call: its target, else `prefer` (the first agent) when available, else the queue. */
+  routeTransfer(wacid: string, prefer?: string): Promise<boolean>;
   /** The call's place in this node's queue follows its committed state. */
   track(call: Call): void;
   /** A queued call the sweep found (another node's, or one this node forgot): route it. */
@@ -71,6 +73,8 @@ export interface ApplierOptions {
   onOffered?: (call: Call) => void;
   /** MEDIA_MODE=anchor: the media anchor the `anchor`, `agentLeg` and `closeRoom` effects drive. */
   anchor?: AnchorPort | undefined;
+  /** Anchor mode: the Ogg Opus file played into a room while its caller waits (a transfer); none: silence. */
+  musicFile?: string | undefined;
 }
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
@@ -265,6 +269,8 @@ export class Applier {
       case 'notify': {
         const msg: ServerMsg = { type: 'call.state', ...view(call) };
         if (call.agent) hub.toUser(call.agent, msg);
+        // A transfer under way: the agent who handed it on sees where it is.
+        if (call.transfer && call.transfer.by !== call.agent) hub.toUser(call.transfer.by, msg);
         hub.toRole('supervisor', msg);
         return;
       }
@@ -303,6 +309,15 @@ export class Applier {
         return;
       case 'agentLeg':
         this.background('agentLeg', call.wacid, this.agentLeg(call, e.agent, e.conn));
+        return;
+      case 'leaveRoom':
+        if (this.o.anchor) this.background('leaveRoom', call.wacid, this.o.anchor.dropAgent(call.wacid, call.anchor));
+        return;
+      case 'music':
+        if (this.o.anchor) this.background('music', call.wacid, this.o.anchor.music(call.wacid, e.on, this.o.musicFile, call.anchor));
+        return;
+      case 'routeTransfer':
+        await this.o.routing().routeTransfer(wacid, e.prefer);
         return;
       case 'closeRoom':
         if (this.o.anchor) this.background('closeRoom', call.wacid, this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));

@@ -73,6 +73,8 @@ export interface EngineOptions {
   onWrapup?: (w: Wrapup) => void;
   /** MEDIA_MODE=anchor: inbound calls' caller legs go into rooms of this media anchor (server/anchor). */
   anchor?: AnchorPort;
+  /** Anchor mode: the Ogg Opus file a room plays while its caller waits for a transfer's target. */
+  musicFile?: string | undefined;
   /** Business hours (`HOURS_FILE`, server/hours): whether a number is closed at an instant; an inbound call then is refused at once. */
   closedAt?: (phoneId: string, businessNumber: string, at: number) => boolean;
   /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
@@ -155,6 +157,7 @@ export class CallEngine {
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
       ...(o.onOffered ? { onOffered: o.onOffered } : {}),
       anchor: o.anchor,
+      musicFile: o.musicFile,
     });
     this.requests = new Requests({
       store: o.store,

@@ -254,6 +254,19 @@ export class Requests {
       }
       case 'call.legAnswer':
         return this.legAnswer(conn, msg, fail);
+      case 'call.transfer': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        if (fromRecord(rec).media !== 'anchor') return fail('CONFLICT', 'transfer is not available: it needs the media anchor (MEDIA_MODE=anchor); in direct mode the caller’s audio ends in your page');
+        if ('agent' in msg.to && msg.to.agent !== user.name) {
+          const t = this.o.router.transferable(msg.to.agent);
+          if (!t.ok) return fail('CONFLICT', `to.agent: ${t.why}`);
+        }
+        if ('queue' in msg.to && !this.o.router.hasQueue(msg.to.queue)) return fail('BAD_REQUEST', `to.queue: no queue ${JSON.stringify(msg.to.queue)} in QUEUES_FILE`);
+        await this.o.apply({ type: 'transfer', wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id, to: msg.to, ...(msg.note ? { note: msg.note } : {}) }, rec);
+        return;
+      }
       case 'call.rejoin': {
         if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
         const rec = await this.o.store.getCall(msg.wacid);

@@ -18,8 +18,9 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     direction: call.direction,
     sdp: call.offerSdp!,
     deadline: call.deadline!,
-    ...(call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
+    ...(call.transfer?.ringUntil !== undefined ? { ringUntil: call.transfer.ringUntil } : call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
     ...(call.media === 'anchor' ? { media: 'anchor' as const } : {}),
+    ...(call.transfer ? { transfer: { by: call.transfer.by, ...(call.transfer.note !== undefined ? { note: call.transfer.note } : {}) } } : {}),
   };
 }
 
@@ -46,6 +47,7 @@ export function view(call: Call): CallView {
   if (call.path !== undefined) v.path = call.path;
   // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
+  if (call.transfer) v.transfer = { by: call.transfer.by, ...(call.transfer.ringing !== undefined ? { ringing: call.transfer.ringing } : {}) };
   return v;
 }
 
