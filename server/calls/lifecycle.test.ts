@@ -78,6 +78,8 @@ const EVENTS: Record<string, CallEvent> = {
   legFailed: { type: 'legFailed', wacid: W, at: SOON, agent: 'a1', reason: 'janus gave no offer' },
   rejoin: { type: 'rejoin', wacid: W, at: SOON, agent: 'a1', conn: 'c2', tab: 't2', reqId: 'r8' },
   transfer: { type: 'transfer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r10', to: { agent: 'a2' }, note: 'billing question' },
+  transferAction: { type: 'transferAction', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r11', action: 'complete' },
+  consultFailed: { type: 'consultFailed', wacid: W, at: SOON, reason: 'janus said no' },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -91,6 +93,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   none: {
     anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '=', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '=', consultFailed: '=', // no warm transfer under way
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -112,6 +115,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   queued: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -130,6 +134,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ringing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -148,6 +153,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   answering: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -167,6 +173,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   rejecting: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -183,6 +190,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   dialing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -202,6 +210,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   connected: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -219,6 +228,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   active: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -234,6 +244,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ending: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -250,6 +261,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ended: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
+    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',
@@ -886,5 +898,131 @@ describe('anchor mode: cold transfer (call.transfer) to an agent or a queue', ()
     const q = transition(held, ev({ type: 'transfer', agent: 'a1', conn: 'c1', reqId: 'r1', to: { queue: 'phone-2' } }), P);
     expect(q.call!.transfer).toEqual({ by: 'a1', to: { queue: 'phone-2' }, tried: [] });
     expect(q.effects).toContainEqual({ kind: 'routeTransfer' });
+  });
+});
+
+describe('anchor mode: warm transfer (consult), complete / cancel / conference', () => {
+  const held: Call = { ...FIXTURES.active, media: 'anchor', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: 'v=0\r\njanus\r\n' };
+  type Without<E> = E extends CallEvent ? Omit<E, 'wacid' | 'at'> : never;
+  const ev = (e: Without<CallEvent>, at = SOON) => ({ wacid: W, at, ...e }) as CallEvent;
+  const kinds = (effects: Effect[]) => effects.map((e) => e.kind);
+  const warm = ev({ type: 'transfer', agent: 'a1', conn: 'c1', reqId: 'r1', to: { agent: 'a2' }, note: 'needs a refund', mode: 'warm' });
+  const action = (a: 'complete' | 'cancel' | 'conference', agent = 'a1', conn = 'c1') => ev({ type: 'transferAction', agent, conn, reqId: 'r7', action: a });
+  /** a1 and a2 talking in the consult room. */
+  const talking = () => {
+    let c = transition(held, warm, P).call!;
+    c = transition(c, ev({ type: 'answer', agent: 'a2', conn: 'c2', reqId: 'r2', sdp: '' }), P).call!;
+    return transition(c, ev({ type: 'legReady', agent: 'a2', conn: 'c2' }), P);
+  };
+
+  it('start: music for the caller, the holder into a consult room, the target rings; the holder keeps the call', () => {
+    const r = transition(held, warm, P);
+    expect(r.call).toMatchObject({ state: 'active', agent: 'a1', conn: 'c1', consult: { by: 'a1', target: 'a2', phase: 'ringing', ringUntil: SOON + P.ringTimeoutMs, note: 'needs a refund' } });
+    expect(r.effects).toEqual([
+      { kind: 'reply', conn: 'c1', reqId: 'r1', ok: true },
+      { kind: 'music', on: true },
+      { kind: 'consult', agent: 'a1' },
+      { kind: 'offer', agent: 'a2' },
+      { kind: 'notify' },
+    ]);
+    expect(nextDue(r.call!, P)).toBe(SOON + P.ringTimeoutMs);
+    expect(transition(held, { ...warm, to: { queue: 'phone-1' } } as CallEvent, P).effects).toEqual([expect.objectContaining({ ok: false, code: 'CONFLICT' })]);
+  });
+
+  it('the target answers into the consult room; legReady → talking, its answer acked', () => {
+    let c = transition(held, warm, P).call!;
+    const answered = transition(c, ev({ type: 'answer', agent: 'a2', conn: 'c2', reqId: 'r2', sdp: '' }), P);
+    expect(answered.effects[0]).toEqual({ kind: 'agentLeg', agent: 'a2', conn: 'c2', consult: true });
+    expect(answered.call!.consult).toMatchObject({ phase: 'joining', conn: 'c2', reqId: 'r2' });
+    c = answered.call!;
+    const r = transition(c, ev({ type: 'legReady', agent: 'a2', conn: 'c2' }), P);
+    expect(r.call!.consult).toMatchObject({ phase: 'talking' });
+    expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r2', ok: true, result: { wacid: W, startedAt: held.startedAt } }, { kind: 'notify' }]);
+    expect(nextDue(r.call!, P)).toBeUndefined();
+  });
+
+  it('complete: the target is moved to the caller, the first agent leaves (after-call work); the target holds the call', () => {
+    const r = transition(talking().call, action('complete'), P);
+    expect(r.call).toMatchObject({ state: 'active', agent: 'a2', conn: 'c2' });
+    expect(r.call!.consult).toBeUndefined();
+    expect(r.effects).toEqual([
+      { kind: 'reply', conn: 'c1', reqId: 'r7', ok: true },
+      { kind: 'moveAgent', agent: 'a2', to: 'call' },
+      { kind: 'leaveRoom', agent: 'a1' },
+      { kind: 'music', on: false },
+      { kind: 'closeConsult' },
+      { kind: 'agentFree', agent: 'a1', wrapUp: true },
+      { kind: 'notify', also: 'a1' },
+    ]);
+  });
+
+  it('cancel: the first agent is back with the caller, the target leaves (no after-call work); also before it answered', () => {
+    const r = transition(talking().call, action('cancel'), P);
+    expect(r.call).toMatchObject({ agent: 'a1', conn: 'c1' });
+    expect(r.call!.consult).toBeUndefined();
+    expect(kinds(r.effects)).toEqual(['leaveRoom', 'agentFree', 'reply', 'moveAgent', 'music', 'closeConsult', 'notify']);
+    expect(r.effects).toContainEqual({ kind: 'agentFree', agent: 'a2', wrapUp: false });
+    expect(r.effects).toContainEqual({ kind: 'moveAgent', agent: 'a1', to: 'call' });
+    const early = transition(transition(held, warm, P).call, action('cancel'), P);
+    expect(kinds(early.effects)).toEqual(['revoke', 'reply', 'moveAgent', 'music', 'closeConsult', 'notify']);
+    // complete / conference before the target joined are refused
+    expect(transition(transition(held, warm, P).call, action('complete'), P).effects).toEqual([expect.objectContaining({ ok: false, code: 'CONFLICT' })]);
+  });
+
+  it('not answered in time, or declined: cancelled the same way (the target set away on a ring-out)', () => {
+    const c = transition(held, warm, P).call!;
+    const out = transition(c, ev({ type: 'tick' }, SOON + P.ringTimeoutMs), P);
+    expect(kinds(out.effects)).toEqual(['agentNoAnswer', 'revoke', 'moveAgent', 'music', 'closeConsult', 'notify']);
+    const declined = transition(c, ev({ type: 'decline', agent: 'a2', conn: 'c2', reqId: 'r3' }), P);
+    expect(declined.call!.declined).toContain('a2');
+    expect(kinds(declined.effects)).toEqual(['revoke', 'reply', 'moveAgent', 'music', 'closeConsult', 'notify']);
+    expect(kinds(transition(c, ev({ type: 'consultFailed', reason: 'no room' }), P).effects)).toEqual(['revoke', 'moveAgent', 'music', 'closeConsult', 'notify']);
+  });
+
+  it('only the agent who started it finishes it', () => {
+    const c = talking().call!;
+    expect(transition(c, action('complete', 'a2', 'c2'), P).effects).toEqual([expect.objectContaining({ ok: false, code: 'FORBIDDEN' })]);
+    expect(transition(held, action('complete'), P).effects).toEqual([expect.objectContaining({ ok: false, code: 'CONFLICT' })]);
+  });
+
+  it('conference of three, one leaving at a time: the caller is never alone; the last hangup ends the call', () => {
+    let c = transition(talking().call, action('conference'), P).call!;
+    expect(c).toMatchObject({ agent: 'a1', conference: [{ agent: 'a2', conn: 'c2' }] });
+    // A third agent through a second consult: a2 stays with the caller meanwhile (no music).
+    const second = transition(c, { ...warm, to: { agent: 'a3' } } as CallEvent, P);
+    expect(kinds(second.effects)).toEqual(['reply', 'consult', 'offer', 'notify']);
+    expect(transition(c, { ...warm, to: { agent: 'a2' } } as CallEvent, P).effects).toEqual([expect.objectContaining({ ok: false, code: 'CONFLICT' })]); // on the call already
+    c = transition(second.call, ev({ type: 'answer', agent: 'a3', conn: 'c3', reqId: 'r4', sdp: '' }), P).call!;
+    c = transition(c, ev({ type: 'legReady', agent: 'a3', conn: 'c3' }), P).call!;
+    c = transition(c, action('conference'), P).call!;
+    expect(c.conference).toEqual([{ agent: 'a2', conn: 'c2' }, { agent: 'a3', conn: 'c3' }]);
+    // At most four agents.
+    const four = { ...c, conference: [...c.conference!, { agent: 'a4', conn: 'c4' }] };
+    expect(transition(four, { ...warm, to: { agent: 'a5' } } as CallEvent, P).effects).toEqual([expect.objectContaining({ ok: false, code: 'CONFLICT', message: 'a call holds at most 4 agents' })]);
+    const a2leaves = transition(c, ev({ type: 'hangup', agent: 'a2', conn: 'c2', reqId: 'r8' }), P);
+    expect(a2leaves.call).toMatchObject({ state: 'active', agent: 'a1', conference: [{ agent: 'a3', conn: 'c3' }] });
+    expect(a2leaves.effects).toEqual([
+      { kind: 'leaveRoom', agent: 'a2' },
+      { kind: 'agentFree', agent: 'a2', wrapUp: true },
+      { kind: 'reply', conn: 'c2', reqId: 'r8', ok: true },
+      { kind: 'notify', also: 'a2' },
+    ]);
+    const a1leaves = transition(a2leaves.call, ev({ type: 'hangup', agent: 'a1', conn: 'c1', reqId: 'r9' }), P);
+    expect(a1leaves.call).toMatchObject({ state: 'active', agent: 'a3', conn: 'c3', conference: [] });
+    expect(kinds(a1leaves.effects)).toEqual(['leaveRoom', 'agentFree', 'reply', 'notify']);
+    const last = transition(a1leaves.call, ev({ type: 'hangup', agent: 'a3', conn: 'c3', reqId: 'r10' }), P);
+    expect(last.call!.state).toBe('ending');
+    expect(kinds(last.effects)).toContain('terminate');
+  });
+
+  it('the caller hangs up during a consult or a conference: everyone is freed', () => {
+    const consulting = talking().call!;
+    const r = transition(consulting, ev({ type: 'terminate', result: 'COMPLETED' }), P);
+    expect(r.effects).toContainEqual({ kind: 'agentFree', agent: 'a2', wrapUp: false });
+    expect(r.effects).toContainEqual({ kind: 'agentFree', agent: 'a1', wrapUp: true });
+    const conf = transition(consulting, action('conference'), P).call!;
+    const r2 = transition(conf, ev({ type: 'terminate', result: 'COMPLETED' }), P);
+    expect(r2.effects).toContainEqual({ kind: 'agentFree', agent: 'a2', wrapUp: true });
+    expect(r2.effects.at(-1)).toEqual({ kind: 'closeRoom', janus: 'ws://j1:8188', room: 7 });
   });
 });

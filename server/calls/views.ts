@@ -21,6 +21,7 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     ...(call.transfer?.ringUntil !== undefined ? { ringUntil: call.transfer.ringUntil } : call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
     ...(call.media === 'anchor' ? { media: 'anchor' as const } : {}),
     ...(call.transfer ? { transfer: { by: call.transfer.by, ...(call.transfer.note !== undefined ? { note: call.transfer.note } : {}) } } : {}),
+    ...(call.consult ? { transfer: { by: call.consult.by, ...(call.consult.note !== undefined ? { note: call.consult.note } : {}), consult: true as const }, ringUntil: call.consult.ringUntil ?? call.ringUntil } : {}),
   };
 }
 
@@ -47,6 +48,8 @@ export function view(call: Call): CallView {
   if (call.path !== undefined) v.path = call.path;
   // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
+  if (call.consult) v.consult = { by: call.consult.by, target: call.consult.target, phase: call.consult.phase };
+  if (call.conference?.length) v.conference = call.conference.map((m) => m.agent);
   if (call.transfer) v.transfer = { by: call.transfer.by, ...(call.transfer.ringing !== undefined ? { ringing: call.transfer.ringing } : {}) };
   return v;
 }
