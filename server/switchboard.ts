@@ -63,6 +63,7 @@ import { createReports } from './reports/index.ts';
 import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
 import { MediaAnchor } from './anchor/anchor.ts';
+import { closedCheck } from './hours/index.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -105,6 +106,8 @@ export interface SwitchboardOptions {
   handlers?: HandlerRegistry;
   /** Lifecycle timing beyond the config (tests shorten margins). */
   policy?: Partial<Policy>;
+  /** Anchor mode: the Ogg Opus file a room plays while its caller waits (hold, a transfer; Janus reads it). Default HOLD_MUSIC_FILE. */
+  musicFile?: string;
   heartbeatMs?: number;
   deadAfterMs?: number;
   /** Life of minted TURN credentials, seconds, instead of TURN_TTL_S (tests make it short). */
@@ -445,7 +448,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   }
   // ---- end supervisor console ----
   // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
-  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: config.media.holdMusicFile }) : undefined;
+  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: o.musicFile ?? config.media.holdMusicFile }) : undefined;
+  const closedAt = closedCheck(config.hours);
   const engine = new CallEngine({
     waitForStart: true,
     store,
@@ -473,6 +477,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
     // ---- end agent desktop ----
     ...(anchor ? { anchor } : {}),
+    ...(closedAt ? { closedAt } : {}),
   });
   engineRef = engine;
   // the wallboard (shared sources only: history's rows of today, the store's live calls)

@@ -29,6 +29,12 @@ export const NO_AUDIO_CODES: ReadonlySet<string> = new Set(['138023']);
  */
 export const AGENT_PAGE_LOST = 'Agent page lost: the agent’s page was reloaded, closed or crashed during the call, and its audio with it';
 
+/**
+ * Why we refused an inbound call at once: its business number was closed (`HOURS_FILE`).
+ * History's `endReason`; the call-back queue opens an `out-of-hours` task on it.
+ */
+export const OUT_OF_HOURS = 'Outside business hours: the call was refused without ringing an agent';
+
 /** The words for a Service call error code, or undefined for a code not listed. */
 export function describeCallError(code: number | string | undefined): string | undefined {
   if (code === undefined) return undefined;

@@ -42,6 +42,23 @@
  * (ack `{}`, then `call.legOffer`); the caller stays in the room meanwhile, for
  * AGENT_RECOVERY_MS. Clients never reach the media server's API.
  *
+ * Transfer (added: `call.transfer`, `call.offered.transfer`, `CallView.transfer`). Anchor mode
+ * only (CONFLICT in direct mode: the caller's audio ends in the first agent's page). Cold:
+ * `call.transfer {id, wacid, mode: "cold", to: {agent} | {queue: phoneId}, note?}` from the
+ * agent holding an active call: ack `{}`; the agent leaves the room at once (after-call work
+ * follows) and the caller hears music until the target answers. The target agent (an
+ * available one; or the longest idle of the queue's) gets `call.offered` with `transfer {by,
+ * note}` and answers as any anchor-mode offer (`call.answer`, `call.legOffer`, `call.legAnswer`;
+ * the answer's ack once its leg is in). No answer within RING_TIMEOUT_MS (or a decline): back
+ * to the first agent if available, else to the number's queue. Programs use it the same way.
+ * Warm: `mode: "warm", to: {agent}`: the caller hears music, the first agent moves into a consult
+ * room and the target (offered with `transfer {by, note, consult: true}`) joins it there; the two
+ * talk privately; then the first agent sends `call.transfer {id, wacid, action}`: `complete`
+ * (the target and the caller are joined, the first agent leaves), `cancel` (back to the caller,
+ * the target leaves) or `conference` (both with the caller; up to 4 agents; any may leave with
+ * `call.hangup`, the last one's hangup ends the call). A consult not answered in RING_TIMEOUT_MS
+ * is cancelled. `CallView.consult` / `conference` show who is where.
+ *
  * Monitoring (added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
  * agent's tab mixes caller + microphone and sends it to the supervisor's tab over a second
@@ -222,6 +239,12 @@ export const CallView = z.object({
    * holding agent's page may take the call's audio back after a reload (`call.rejoin`).
    */
   media: z.literal('anchor').optional(),
+  /** (added) Anchor mode: a transfer under way (the caller hears music): who transferred it, whom it rings now. */
+  transfer: z.object({ by: userName, ringing: userName.optional() }).optional(),
+  /** (added) Anchor mode: a warm transfer's consult (the caller hears music): the first agent, the target, how far. */
+  consult: z.object({ by: userName, target: userName, phase: z.enum(['ringing', 'joining', 'talking']) }).optional(),
+  /** (added) Anchor mode: the other agents in the call with `agent` (a conference), in the order they joined. */
+  conference: z.array(userName).max(3).optional(),
 });
 export type CallView = z.infer<typeof CallView>;
 
@@ -303,6 +326,8 @@ export const CallOffered = z.object({
    * then sends `call.legOffer` for this client's own leg into the room. Absent: direct.
    */
   media: z.literal('anchor').optional(),
+  /** (added) A transferred call: who transferred it and their note ("Transferred by A: …"). */
+  transfer: z.object({ by: userName, note: z.string().max(500).optional(), consult: z.literal(true).optional() }).optional(),
 });
 export const CallRevoked = z.object({
   type: z.literal('call.revoked'),
@@ -521,6 +546,27 @@ export const CallRejoin = z.object({ type: z.literal('call.rejoin'), id: reqId, 
 /** Anchor mode (added): the complete answer to `call.legOffer`. Ack `{}`. */
 export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
+/** A transfer target: an agent by name, or a queue (a business number's phone id: the agents QUEUES_FILE lists for it). */
+export const TransferTarget = z.union([z.strictObject({ agent: userName }), z.strictObject({ queue: phoneId })], { error: 'to: must be {"agent": name} or {"queue": phoneId}' });
+export type TransferTarget = z.infer<typeof TransferTarget>;
+/**
+ * Anchor mode (added): hand the active call to another agent or a queue (`mode` and `to`), or
+ * finish a warm transfer (`action`). Ack `{}`. See "Transfer" above.
+ */
+export const CallTransfer = z
+  .object({
+    type: z.literal('call.transfer'),
+    id: reqId,
+    wacid,
+    mode: z.enum(['cold', 'warm'], 'mode: must be cold or warm').optional(),
+    to: TransferTarget.optional(),
+    note: z.string().max(500).optional(),
+    action: z.enum(['complete', 'cancel', 'conference'], 'action: must be complete, cancel or conference').optional(),
+  })
+  .refine((m) => (m.action === undefined) === (m.mode !== undefined && m.to !== undefined), {
+    message: 'either mode and to (start a transfer), or action (finish a warm one)',
+    path: ['action'],
+  });
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
 /** The holding page reports how the call's audio travels. Ack `{}`. */
 export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
@@ -556,6 +602,7 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallRejoin,
   CallDecline,
   CallHangup,
+  CallTransfer,
   CallDial,
   CallHold,
   CallResume,

@@ -161,7 +161,8 @@ export type CallSearchField = (typeof CALL_SEARCH_FIELDS)[number];
 
 /** Why a callback task exists: an unanswered inbound call (outcome), or asked for by hand. */
 /** `cut-off`: an inbound call that was taken but lost its audio (no audio ever, or the agent's page lost mid-call). */
-export const CALLBACK_REASONS = ['missed', 'abandoned', 'rejected', 'cut-off', 'requested'] as const;
+/** `out-of-hours`: refused at once outside the number's business hours (`HOURS_FILE`); `voicemail`: the caller left a message. */
+export const CALLBACK_REASONS = ['missed', 'abandoned', 'rejected', 'cut-off', 'out-of-hours', 'voicemail', 'requested'] as const;
 export const CallbackReason = z.enum(CALLBACK_REASONS);
 export type CallbackReason = z.infer<typeof CallbackReason>;
 

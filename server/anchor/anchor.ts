@@ -28,6 +28,9 @@ export interface RoomRef {
 /** Rooms this bridge makes say so in their description (`sb:<wacid>`): the orphan sweep touches no other room. */
 export const ROOM_TAG = 'sb:';
 
+/** A consult room's description: `sb:<wacid>#consult` (the orphan sweep reads the wacid before the `#`). */
+const CONSULT_TAG = '#consult';
+
 export interface AnchorOptions {
   urls: readonly string[];
   apiSecret?: string | undefined;
@@ -48,7 +51,10 @@ interface Leg {
   room: number;
   /** The caller's handle, when this process joined the caller. */
   caller: number | undefined;
-  agent?: number | undefined;
+  /** The agents' legs by agent name (one, or more in a consult or a conference). */
+  agents: Map<string, number>;
+  /** A warm transfer's consult room (the agents talk there while the caller hears music). */
+  consult?: number | undefined;
 }
 
 /** How much a Janus carries now: rooms and participants (what `list` says, every node's calls included). */
@@ -178,7 +184,7 @@ export class MediaAnchor {
     let leg = this.legs.get(wacid);
     if (!leg && where && this.o.urls.includes(where.janus)) {
       const server = await this.server(where.janus);
-      if (server) this.legs.set(wacid, (leg = { server, room: where.room, caller: undefined }));
+      if (server) this.legs.set(wacid, (leg = { server, room: where.room, caller: undefined, agents: new Map() }));
     }
     if (!leg) throw new Error(`call ${wacid} has no room reachable from this node`);
     return leg;
@@ -226,7 +232,7 @@ export class MediaAnchor {
           default_prebuffering: this.o.prebuffering ?? 2,
           permanent: false,
         });
-        const leg: Leg = { server, room, caller: undefined };
+        const leg: Leg = { server, room, caller: undefined, agents: new Map() };
         this.legs.set(wacid, leg);
         return leg;
       } catch (err) {
@@ -236,28 +242,74 @@ export class MediaAnchor {
     }
   }
 
-  /** An offer for the agent's leg into the call's room (Janus offers; the agent answers with `agentAnswer`). */
-  async agentOffer(wacid: string, name: string, where?: RoomRef): Promise<string> {
+  /**
+   * An offer for the agent's leg into the call's room, or its consult room (`consult`: a warm
+   * transfer's target joins the first agent there). Janus offers; the agent answers with `agentAnswer`.
+   */
+  async agentOffer(wacid: string, name: string, where?: RoomRef, consult = false): Promise<string> {
     // Any session may join a room: a room opened by another process (named on the record) is joined from here.
     const leg = await this.legOf(wacid, where);
-    if (leg.agent !== undefined) {
+    const room = consult ? leg.consult : leg.room;
+    if (room === undefined) throw new Error(`call ${wacid} has no consult room on this node`);
+    const old = leg.agents.get(name);
+    if (old !== undefined) {
       // A page that came back: its old leg goes, the new one joins the same room.
-      const old = leg.agent;
-      leg.agent = undefined;
+      leg.agents.delete(name);
       await leg.server.detach(old);
     }
     const handle = await leg.server.attach((m) => this.legEvent(wacid, 'agent', m));
-    leg.agent = handle;
-    const joined = await leg.server.message(handle, { request: 'join', room: leg.room, display: name.slice(0, 64), codec: 'opus', generate_offer: true });
+    leg.agents.set(name, handle);
+    const joined = await leg.server.message(handle, { request: 'join', room, display: name.slice(0, 64), codec: 'opus', generate_offer: true });
     if (joined.jsep?.type !== 'offer' || !joined.jsep.sdp) throw new Error(`janus gave no offer for the agent's leg (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
     return joined.jsep.sdp;
   }
 
   /** The agent's answer to `agentOffer`: the leg is complete (ICE and DTLS follow). */
-  async agentAnswer(wacid: string, sdp: string): Promise<void> {
+  async agentAnswer(wacid: string, sdp: string, name?: string): Promise<void> {
     const leg = this.legs.get(wacid);
-    if (!leg || leg.agent === undefined) throw new Error(`call ${wacid} has no agent leg waiting for an answer on this node`);
-    await leg.server.message(leg.agent, { request: 'configure' }, { type: 'answer', sdp });
+    const handle = leg && (name !== undefined ? leg.agents.get(name) : [...leg.agents.values()].at(-1));
+    if (!leg || handle === undefined) throw new Error(`call ${wacid} has no agent leg waiting for an answer on this node`);
+    await leg.server.message(handle, { request: 'configure' }, { type: 'answer', sdp });
+  }
+
+  /** The agent's leg leaves the call (a transfer: the first agent is out at once; a conference member leaves); the caller stays. */
+  async dropAgent(wacid: string, where?: RoomRef, name?: string): Promise<void> {
+    const leg = await this.legOf(wacid, where);
+    for (const [who, handle] of [...leg.agents]) {
+      if (name !== undefined && who !== name) continue;
+      leg.agents.delete(who);
+      await leg.server.detach(handle);
+    }
+  }
+
+  /** A warm transfer: a consult room beside the call's (same Janus), where the agents talk while the caller hears music. */
+  async openConsult(wacid: string, where?: RoomRef): Promise<number> {
+    const leg = await this.legOf(wacid, where);
+    if (leg.consult !== undefined) return leg.consult;
+    const control = this.control.get(leg.server.url);
+    if (control === undefined) throw new Error(`janus ${leg.server.url} is not connected`);
+    const room = randomInt(1, 2 ** 47);
+    await leg.server.message(control, { request: 'create', room, description: `${ROOM_TAG}${wacid}${CONSULT_TAG}`.slice(0, 128), sampling_rate: 48000, default_prebuffering: this.o.prebuffering ?? 2, permanent: false });
+    leg.consult = room;
+    return room;
+  }
+
+  /** The agent's leg moves (AudioBridge `changeroom`, the same peer connection) into the consult room or back into the call's. */
+  async moveAgent(wacid: string, name: string, to: 'call' | 'consult', where?: RoomRef): Promise<void> {
+    const leg = await this.legOf(wacid, where);
+    const handle = leg.agents.get(name);
+    const room = to === 'consult' ? leg.consult : leg.room;
+    if (handle === undefined || room === undefined) throw new Error(`call ${wacid}: no leg of ${name} or no ${to} room on this node`);
+    await leg.server.message(handle, { request: 'changeroom', room, display: name.slice(0, 64) });
+  }
+
+  /** The consult room is over (its agents moved back or left): destroyed. Safe twice. */
+  async closeConsult(wacid: string): Promise<void> {
+    const leg = this.legs.get(wacid);
+    const room = leg?.consult;
+    if (!leg || room === undefined) return;
+    leg.consult = undefined;
+    await this.destroy(leg.server.url, room, wacid);
   }
 
   /** Every room of ours on the reachable Janus servers, with the call it was made for (the orphan sweep). */
@@ -269,7 +321,7 @@ export class MediaAnchor {
       if (!server || control === undefined) continue;
       const r = await server.message(control, { request: 'list' }).catch(() => undefined);
       for (const x of (r?.plugindata?.data.list ?? []) as Array<{ room: number; description?: string }>) {
-        if (x.description?.startsWith(ROOM_TAG)) out.push({ janus: url, room: x.room, wacid: x.description.slice(ROOM_TAG.length) });
+        if (x.description?.startsWith(ROOM_TAG)) out.push({ janus: url, room: x.room, wacid: x.description.slice(ROOM_TAG.length).split('#')[0]! });
       }
     }
     return out;
@@ -288,11 +340,17 @@ export class MediaAnchor {
     const leg = this.legs.get(wacid);
     this.legs.delete(wacid);
     if (leg) {
-      await Promise.all([leg.caller, leg.agent].filter((h): h is number => h !== undefined).map((h) => leg.server.detach(h)));
+      await Promise.all([leg.caller, ...leg.agents.values()].filter((h): h is number => h !== undefined).map((h) => leg.server.detach(h)));
+      if (leg.consult !== undefined) await this.destroy(leg.server.url, leg.consult, wacid);
     }
     const url = leg?.server.url ?? where?.janus;
     const room = leg?.room ?? where?.room;
-    if (url === undefined || room === undefined || !this.o.urls.includes(url)) return;
+    if (url === undefined || room === undefined) return;
+    await this.destroy(url, room, wacid);
+  }
+
+  private async destroy(url: string, room: number, wacid: string): Promise<void> {
+    if (!this.o.urls.includes(url)) return;
     const server = await this.server(url);
     const control = this.control.get(url);
     if (!server || control === undefined) return;

@@ -5,7 +5,7 @@
  * `CallFact` of server/history/recorder.ts, or a `CallRecord`), once or many times per call
  * (repeats change nothing):
  * - inbound, `missed` / `abandoned` / `rejected`, or cut off (`no-audio`, or answered and ended
- *   `AGENT_PAGE_LOST`: reason `cut-off`): the customer's open task for that business
+ *   `AGENT_PAGE_LOST`: reason `cut-off`; refused outside business hours: `out-of-hours`): the customer's open task for that business
  *   number is created or gains the call; the first time, the follow-up of
  *   `MISSED_CALL_FOLLOWUP` is decided and sent, once per task (across nodes);
  * - inbound, `answered`: the customer called in and was answered: their task is done;
@@ -28,7 +28,7 @@ import { permissionBudget } from '../permissions/budget.ts';
 import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
 import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
 import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
-import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
+import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import type { PermissionBook } from '../permissions/book.ts';
 import { applyRequest, toView } from '../permissions/model.ts';
 import { surelyNotSent } from '../permissions/routes.ts';
@@ -267,7 +267,7 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     if (call.direction === 'inbound') {
       if (MISSED.has(call.outcome) || cutOff(call)) {
         // Follow-up off: the new task is created with it (one statement for the missed call).
-        const reason = cutOff(call) ? 'cut-off' : (call.outcome as 'missed' | 'abandoned' | 'rejected');
+        const reason = cutOff(call) ? 'cut-off' : call.endReason === OUT_OF_HOURS ? 'out-of-hours' : (call.outcome as 'missed' | 'abandoned' | 'rejected');
         const r = await store.noteMissedCall(
           { wacid: call.wacid, customer, businessNumber, reason, at },
           o.followup.kind === 'off' ? followupOff(now()) : undefined,

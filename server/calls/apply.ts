@@ -26,12 +26,30 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
 /** What the engine needs of the media anchor (server/anchor, MEDIA_MODE=anchor). */
-export type AnchorPort = Pick<MediaAnchor, 'openRoom' | 'joinCaller' | 'agentOffer' | 'agentAnswer' | 'closeRoom' | 'rooms' | 'playMusic' | 'stopMusic' | 'setAgentMuted' | 'onServerLost'>;
+export type AnchorPort = Pick<
+  MediaAnchor,
+  | 'openRoom'
+  | 'joinCaller'
+  | 'agentOffer'
+  | 'agentAnswer'
+  | 'closeRoom'
+  | 'rooms'
+  | 'playMusic'
+  | 'stopMusic'
+  | 'setAgentMuted'
+  | 'onServerLost'
+  | 'dropAgent'
+  | 'openConsult'
+  | 'moveAgent'
+  | 'closeConsult'
+>;
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
   route(wacid: string, announce: boolean, known?: CallRecord | null): Promise<boolean>;
   agentChange(change: AgentChange): void;
+  /** Anchor mode: offer a transferred call: its target, else `prefer` (the first agent) when available, else the queue. */
+  routeTransfer(wacid: string, prefer?: string): Promise<boolean>;
   /** The call's place in this node's queue follows its committed state. */
   track(call: Call): void;
   /** A queued call the sweep found (another node's, or one this node forgot): route it. */
@@ -265,6 +283,11 @@ export class Applier {
       case 'notify': {
         const msg: ServerMsg = { type: 'call.state', ...view(call) };
         if (call.agent) hub.toUser(call.agent, msg);
+        // A transfer under way: the agent who handed it on sees where it is.
+        if (call.transfer && call.transfer.by !== call.agent) hub.toUser(call.transfer.by, msg);
+        // A consult's target, the conference's other agents, and an agent who just left see it too.
+        const others = new Set([call.consult?.target, ...(call.conference ?? []).map((m) => m.agent), e.also]);
+        for (const name of others) if (name !== undefined && name !== call.agent) hub.toUser(name, msg);
         hub.toRole('supervisor', msg);
         return;
       }
@@ -302,7 +325,26 @@ export class Applier {
         this.background('callerLeg', call.wacid, this.joinCaller(call));
         return;
       case 'agentLeg':
-        this.background('agentLeg', call.wacid, this.agentLeg(call, e.agent, e.conn));
+        this.background('agentLeg', call.wacid, this.agentLeg(call, e.agent, e.conn, e.consult === true));
+        return;
+      case 'leaveRoom':
+        if (this.o.anchor) this.background('leaveRoom', call.wacid, this.o.anchor.dropAgent(call.wacid, call.anchor, e.agent));
+        return;
+      case 'music':
+        if (this.o.anchor) this.background('music', call.wacid, e.on ? this.o.anchor.playMusic(call.wacid, call.anchor) : this.o.anchor.stopMusic(call.wacid, call.anchor));
+        return;
+      case 'consult':
+        // Awaited: the consult room must exist before the target's answer asks for a leg into it.
+        await this.consult(call, e.agent);
+        return;
+      case 'moveAgent':
+        if (this.o.anchor) this.background('moveAgent', call.wacid, this.o.anchor.moveAgent(call.wacid, e.agent, e.to, call.anchor));
+        return;
+      case 'closeConsult':
+        if (this.o.anchor) this.background('closeConsult', call.wacid, this.o.anchor.closeConsult(call.wacid));
+        return;
+      case 'routeTransfer':
+        await this.o.routing().routeTransfer(wacid, e.prefer);
         return;
       case 'closeRoom':
         if (this.o.anchor) this.background('closeRoom', call.wacid, this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
@@ -345,13 +387,24 @@ export class Applier {
   }
 
   /** Anchor mode: Janus's offer for the agent's own leg, to the connection that answered (`call.legOffer`). */
-  private async agentLeg(call: Call, agent: string, conn: string): Promise<void> {
+  private async agentLeg(call: Call, agent: string, conn: string, consult = false): Promise<void> {
     try {
       if (!this.o.anchor) throw new Error('no media anchor on this node');
-      const sdp = await this.o.anchor.agentOffer(call.wacid, agent, call.anchor);
+      const sdp = await this.o.anchor.agentOffer(call.wacid, agent, call.anchor, consult);
       this.o.hub.toConn(conn, { type: 'call.legOffer', wacid: call.wacid, sdp });
     } catch (err) {
       await this.apply({ type: 'legFailed', wacid: call.wacid, at: this.o.now(), agent, reason: clip((err as Error).message, LIMITS.reason) });
+    }
+  }
+
+  /** Anchor mode, a warm transfer: the consult room, and the holder's leg moved into it (`consultFailed` if not). */
+  private async consult(call: Call, agent: string): Promise<void> {
+    try {
+      if (!this.o.anchor) throw new Error('no media anchor on this node');
+      await this.o.anchor.openConsult(call.wacid, call.anchor);
+      await this.o.anchor.moveAgent(call.wacid, agent, 'consult', call.anchor);
+    } catch (err) {
+      await this.apply({ type: 'consultFailed', wacid: call.wacid, at: this.o.now(), reason: clip((err as Error).message, LIMITS.reason) });
     }
   }
 

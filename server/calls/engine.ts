@@ -73,6 +73,8 @@ export interface EngineOptions {
   onWrapup?: (w: Wrapup) => void;
   /** MEDIA_MODE=anchor: inbound calls' caller legs go into rooms of this media anchor (server/anchor). */
   anchor?: AnchorPort;
+  /** Business hours (`HOURS_FILE`, server/hours): whether a number is closed at an instant; an inbound call then is refused at once. */
+  closedAt?: (phoneId: string, businessNumber: string, at: number) => boolean;
   /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
   roomSweepMs?: number;
 }
@@ -95,6 +97,7 @@ export class CallEngine {
   private readonly awayReasons: readonly string[];
   private readonly now: () => number;
   private readonly anchored: boolean;
+  private readonly closedAt: EngineOptions['closedAt'];
   private readonly anchor: AnchorPort | undefined;
   private readonly roomSweepMs: number;
   private roomSweepTimer: NodeJS.Timeout | undefined;
@@ -110,6 +113,7 @@ export class CallEngine {
   constructor(o: EngineOptions) {
     this.started = o.waitForStart ? new Promise<void>((resolve) => (this.markStarted = resolve)) : Promise.resolve();
     this.anchored = o.anchor !== undefined;
+    this.closedAt = o.closedAt;
     this.anchor = o.anchor;
     this.roomSweepMs = o.roomSweepMs ?? 60_000;
     const now = o.now ?? Date.now;
@@ -301,6 +305,8 @@ export class CallEngine {
     const e = toCallEvent(event, receivedAt);
     // Anchor mode: an inbound call's caller goes into a media room (business-initiated calls stay direct for now).
     if (this.anchored && e.type === 'connect' && e.direction === 'USER_INITIATED') e.media = 'anchor';
+    // Outside the number's business hours (judged at receipt): refused at once, nobody rings.
+    if (e.type === 'connect' && e.direction === 'USER_INITIATED' && this.closedAt?.(e.phoneId, e.to, receivedAt)) e.closed = true;
     // A connect is almost always new: created without reading first (one store round trip
     // less before the offer); one already known fails the create and is read and applied.
     await this.applier.apply(e, e.type === 'connect' ? null : undefined);

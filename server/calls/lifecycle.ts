@@ -14,7 +14,7 @@
  * - An accept whose outcome is unknown (timeout) is never retried: we wait for events.
  */
 
-import { AGENT_PAGE_LOST } from '../../shared/callErrors.ts';
+import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
@@ -133,6 +133,51 @@ export interface Call {
   nextAgent?: string;
   /** Anchor mode: every agent who held the call, in order (a handed-off call has several). */
   legs?: string[];
+  /**
+   * Anchor mode, active: a cold transfer under way. The first agent (`by`) left the room and the
+   * caller hears music; `ringing` is offered it until `ringUntil`; `answered` joins the room
+   * (its leg); `tried`: agents it rang that did not take it.
+   */
+  transfer?: Transfer;
+  /** Anchor mode, active: a warm transfer's consult (the holder `by` and `target` talk in a consult room; the caller hears music). */
+  consult?: Consult;
+  /** Anchor mode, active: the other agents in the call's room with the holder (a conference; at most 3). */
+  conference?: Member[];
+}
+
+/** An agent in a call with its own connection (a conference member, a consult's target). */
+export interface Member {
+  agent: string;
+  conn: string;
+  tab?: string;
+}
+
+export interface Consult {
+  by: string;
+  target: string;
+  note?: string;
+  phase: 'ringing' | 'joining' | 'talking';
+  ringUntil?: number;
+  /** The target's connection once it answered, and its pending answer's request. */
+  conn?: string;
+  tab?: string;
+  reqId?: string;
+}
+
+/** A conference holds at most this many agents (the holder and three more). */
+export const MAX_CONFERENCE_AGENTS = 4;
+
+/** Where a transfer goes: an agent, or a queue (a business number's phone id: its QUEUES_FILE agents). */
+export type TransferTo = { agent: string } | { queue: string };
+
+export interface Transfer {
+  by: string;
+  note?: string;
+  to: TransferTo;
+  ringing?: string;
+  ringUntil?: number;
+  answered?: string;
+  tried: string[];
 }
 
 /** `direct`, or relayed through TURN over UDP, TCP or TLS (the page's selected candidate pair). */
@@ -155,6 +200,8 @@ export type CallEvent =
       dialTime?: number;
       /** MEDIA_MODE=anchor: an inbound call's caller leg goes into a Janus room. */
       media?: 'anchor';
+      /** Inbound: the business number is closed at `at` (`HOURS_FILE`): refused at once, nobody rings. */
+      closed?: true;
     })
   | (At & {
       type: 'terminate';
@@ -214,6 +261,12 @@ export type CallEvent =
   | (At & { type: 'roomLost'; reason: string })
   /** Anchor mode: the holding agent's page (a new one after a reload) joins the call's room again with a new leg. */
   | (At & { type: 'rejoin'; agent: string; conn: string; tab?: string; reqId: string })
+  /** Anchor mode: the holding agent hands the active call to another agent or a queue (cold: it leaves at once). */
+  | (At & { type: 'transfer'; agent: string; conn: string; reqId: string; to: TransferTo; note?: string; mode?: 'cold' | 'warm' })
+  /** Anchor mode: the holder finishes a warm transfer: `complete`, `cancel` or `conference`. */
+  | (At & { type: 'transferAction'; agent: string; conn: string; reqId: string; action: 'complete' | 'cancel' | 'conference' })
+  /** Anchor mode: the consult room could not be made (or the holder not moved into it): the consult is cancelled. */
+  | (At & { type: 'consultFailed'; reason: string })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
   | (At & { type: 'tick' });
 
@@ -243,6 +296,9 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'legFailed',
   'rejoin',
   'roomLost',
+  'transfer',
+  'transferAction',
+  'consultFailed',
   'tick',
 ];
 
@@ -263,7 +319,7 @@ export type Effect =
   | { kind: 'reply'; conn: string; reqId: string; ok: true; result?: Record<string, unknown> }
   | { kind: 'reply'; conn: string; reqId: string; ok: false; code: ReplyCode; message: string }
   /** Push `call.state` to everyone who may see this call. */
-  | { kind: 'notify' }
+  | { kind: 'notify'; also?: string }
   | { kind: 'remoteAnswer'; agent: string; sdp: string }
   /** The agent holds a call now (not offered others). */
   | { kind: 'agentBusy'; agent: string }
@@ -275,8 +331,20 @@ export type Effect =
   | { kind: 'anchor' }
   /** Anchor mode: the caller joins the room with the Service's offer, right before the accept (`callerJoined` / `anchorFailed` follow). */
   | { kind: 'callerLeg' }
-  /** Anchor mode: a leg for the agent into the room, offered to its connection (`call.legOffer`). */
-  | { kind: 'agentLeg'; agent: string; conn: string }
+  /** Anchor mode: a leg for the agent into the room (or the consult room), offered to its connection (`call.legOffer`). */
+  | { kind: 'agentLeg'; agent: string; conn: string; consult?: true }
+  /** Anchor mode: a consult room beside the call's, and the agent's leg moved into it (`consultFailed` if not). */
+  | { kind: 'consult'; agent: string }
+  /** Anchor mode: the agent's leg moves into the call's room or the consult room (the same peer connection). */
+  | { kind: 'moveAgent'; agent: string; to: 'call' | 'consult' }
+  /** Anchor mode: the consult room is over. */
+  | { kind: 'closeConsult' }
+  /** Anchor mode: the agent's leg leaves the room (a transfer: the first agent is out at once). */
+  | { kind: 'leaveRoom'; agent: string }
+  /** Anchor mode: music into the room (the caller waits for a transfer's target), or no more of it. */
+  | { kind: 'music'; on: boolean }
+  /** Anchor mode: offer the transferred call (an `offer` event follows): the target, or back to `prefer` (the first agent) when available, else the queue. */
+  | { kind: 'routeTransfer'; prefer?: string }
   /** Anchor mode: the call's room is no longer needed: legs detached, room destroyed. */
   | { kind: 'closeRoom'; janus: string; room: number }
   /** Anchor mode: music into the room while the caller waits (on hold, the agent's page away), or no more. */
@@ -345,7 +413,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
-      return min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined));
+      return min(min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined)), min(call.transfer?.ringUntil, call.consult?.ringUntil));
     case 'ended':
       return undefined;
   }
@@ -439,6 +507,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onStatus(call, e, policy);
     case 'offer': {
       if (handingOff(call)) return onHandoffOffer(call, e, policy);
+      if (call.transfer) return onTransferOffer(call, e, policy);
       const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : Infinity;
       if (call.state !== 'queued' || call.declined.includes(e.agent) || e.at >= closing) return same(call);
       return to(
@@ -455,6 +524,8 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     }
     case 'decline': {
       if (handingOff(call) && call.nextAgent === e.agent) return ringMissed(call, e.agent, 'declined', ok(e), { declined: [...call.declined, e.agent] });
+      if (call.transfer?.ringing === e.agent) return transferNotTaken(call, e.agent, 'declined', ok(e));
+      if (call.consult?.phase === 'ringing' && call.consult.target === e.agent) return endConsult(call, e.at, 'declined', ok(e));
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -471,6 +542,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     }
     case 'agentGone':
       if (handingOff(call) && call.nextAgent === e.agent) return ringMissed(call, e.agent, 'agent unreachable');
+      if (call.transfer?.ringing === e.agent) return transferNotTaken(call, e.agent, 'agent unreachable');
       if (call.state === 'ringing' && call.agent === e.agent) {
         return to(
           call,
@@ -535,6 +607,11 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'anchorFailed':
       return onAnchorFailed(call, e, policy);
     case 'legReady':
+      if (call.transfer?.answered !== undefined) return onTransferJoined(call, e);
+      if (call.consult?.phase === 'joining' && call.consult.target === e.agent && call.consult.conn === e.conn) {
+        const c = call.consult;
+        return to(call, { consult: { ...c, phase: 'talking', reqId: undefined } }, ...(c.reqId ? [ok({ conn: e.conn, reqId: c.reqId }, { wacid: call.wacid, startedAt: call.startedAt ?? e.at })] : []), { kind: 'notify' });
+      }
       if (call.state === 'active') return onLegBack(call, e);
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
       // The agent is in the room: the caller joins now, and its answer goes to the Service (`callerJoined`).
@@ -550,9 +627,226 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       }
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent) return same(call);
       return refuseAnswering(call, e.at, 'INTERNAL', `the agent's audio could not join the call: ${e.reason}`, policy);
+    case 'transfer':
+      return e.mode === 'warm' ? onConsult(call, e, policy) : onTransfer(call, e);
+    case 'transferAction':
+      return onTransferAction(call, e);
+    case 'consultFailed':
+      return call.consult ? endConsult(call, e.at, `the consult could not start: ${e.reason}`) : same(call);
     case 'tick':
+      if (call.state === 'active' && call.transfer?.ringing && call.transfer.ringUntil !== undefined && e.at >= call.transfer.ringUntil) {
+        return transferNotTaken(call, call.transfer.ringing, 'not answered', { kind: 'agentNoAnswer', agent: call.transfer.ringing });
+      }
+      if (call.state === 'active' && call.consult?.phase === 'ringing' && call.consult.ringUntil !== undefined && e.at >= call.consult.ringUntil) {
+        return endConsult(call, e.at, 'not answered', { kind: 'agentNoAnswer', agent: call.consult.target });
+      }
       return onTick(call, e, policy);
   }
+}
+
+// ---- transfer (anchor mode) -------------------------------------------------------------
+
+/** The holding agent hands the call on (cold): out of the room at once, the caller hears music, the target is offered it. */
+function onTransfer(call: Call, e: Extract<CallEvent, { type: 'transfer' }>): Transition {
+  if (call.media !== 'anchor' || !call.anchor) return same(call, fail(e, 'CONFLICT', 'transfer needs the media anchor (MEDIA_MODE=anchor): in direct mode the caller’s audio ends in your page'));
+  if (call.state !== 'active' || holder(call) !== e.agent || call.conn !== e.conn) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call on this connection'));
+  if (call.transfer) return same(call, fail(e, 'CONFLICT', 'a transfer of this call is under way'));
+  if ('agent' in e.to && e.to.agent === e.agent) return same(call, fail(e, 'CONFLICT', 'you cannot transfer a call to yourself'));
+  const transfer: Transfer = { by: e.agent, to: e.to, tried: [], ...(e.note ? { note: e.note } : {}) };
+  return to(
+    call,
+    {
+      transfer,
+      agent: undefined,
+      conn: undefined,
+      tab: undefined,
+      reqId: undefined,
+      recoverBy: undefined,
+      // A hold still open ends here: the music is the transfer's now.
+      ...(call.heldSince !== undefined ? { heldSince: undefined, holdMs: (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince) } : {}),
+    },
+    ok(e),
+    { kind: 'leaveRoom', agent: e.agent },
+    { kind: 'music', on: true },
+    { kind: 'agentFree', agent: e.agent, wrapUp: true },
+    { kind: 'routeTransfer' },
+    { kind: 'notify' },
+  );
+}
+
+/** Routing chose who the transferred call rings now. */
+function onTransferOffer(call: Call, e: Extract<CallEvent, { type: 'offer' }>, policy: Policy): Transition {
+  const t = call.transfer!;
+  if (call.state !== 'active' || t.ringing !== undefined || t.answered !== undefined || call.declined.includes(e.agent)) return same(call);
+  return to(
+    call,
+    {
+      transfer: { ...t, ringing: e.agent, ringUntil: e.at + policy.ringTimeoutMs },
+      offeredTo: call.offeredTo.includes(e.agent) ? call.offeredTo : [...call.offeredTo, e.agent],
+    },
+    { kind: 'offer', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** The transfer's target answered: its leg into the room is offered to the answering connection. */
+function onTransferAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>): Transition {
+  const t = call.transfer!;
+  if (t.ringing !== e.agent) return same(call, fail(e, t.answered === e.agent ? 'CONFLICT' : 'FORBIDDEN', t.answered === e.agent ? 'you answered this call already' : 'this call is not offered to you'));
+  return to(
+    call,
+    { agent: e.agent, conn: e.conn, ...(e.tab !== undefined ? { tab: e.tab } : {}), reqId: e.reqId, transfer: { ...t, ringing: undefined, ringUntil: undefined, answered: e.agent } },
+    { kind: 'agentLeg', agent: e.agent, conn: e.conn },
+    { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
+    { kind: 'agentBusy', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** The target's leg is in the room: the music stops, the transfer is over, the answer is acked. */
+function onTransferJoined(call: Call, e: Extract<CallEvent, { type: 'legReady' }>): Transition {
+  const t = call.transfer!;
+  if (call.state !== 'active' || t.answered !== e.agent || call.agent !== e.agent || call.conn !== e.conn) return same(call);
+  return to(
+    call,
+    { transfer: undefined, reqId: undefined },
+    { kind: 'music', on: false },
+    ...(call.reqId ? [ok({ conn: e.conn, reqId: call.reqId }, { wacid: call.wacid, startedAt: call.startedAt ?? e.at })] : []),
+    { kind: 'notify' },
+  );
+}
+
+/** A warm transfer: the holder moves into a consult room (the caller hears music) and the target agent rings. */
+function onConsult(call: Call, e: Extract<CallEvent, { type: 'transfer' }>, policy: Policy): Transition {
+  if (call.media !== 'anchor' || !call.anchor) return same(call, fail(e, 'CONFLICT', 'transfer needs the media anchor (MEDIA_MODE=anchor): in direct mode the caller’s audio ends in your page'));
+  if (call.state !== 'active' || holder(call) !== e.agent || call.conn !== e.conn) return same(call, fail(e, 'FORBIDDEN', 'you do not hold this call on this connection'));
+  if (call.transfer || call.consult) return same(call, fail(e, 'CONFLICT', 'a transfer of this call is under way'));
+  if (!('agent' in e.to)) return same(call, fail(e, 'CONFLICT', 'a warm transfer goes to an agent (to.agent), not a queue'));
+  const target = e.to.agent;
+  if (target === e.agent || call.conference?.some((m) => m.agent === target)) return same(call, fail(e, 'CONFLICT', `${target} is on this call already`));
+  if (1 + (call.conference?.length ?? 0) >= MAX_CONFERENCE_AGENTS) return same(call, fail(e, 'CONFLICT', `a call holds at most ${MAX_CONFERENCE_AGENTS} agents`));
+  return to(
+    call,
+    {
+      consult: { by: e.agent, target, phase: 'ringing', ringUntil: e.at + policy.ringTimeoutMs, ...(e.note ? { note: e.note } : {}) },
+      offeredTo: call.offeredTo.includes(target) ? call.offeredTo : [...call.offeredTo, target],
+      ...(call.heldSince !== undefined ? { heldSince: undefined, holdMs: (call.holdMs ?? 0) + Math.max(0, e.at - call.heldSince) } : {}),
+    },
+    ok(e),
+    // The caller hears music, unless a conference's other agents stay with them.
+    ...(call.conference?.length ? [] : [{ kind: 'music', on: true } as Effect]),
+    { kind: 'consult', agent: e.agent },
+    { kind: 'offer', agent: target },
+    { kind: 'notify' },
+  );
+}
+
+/** The consult's target answered: its leg goes into the consult room; the answer's ack once it is there. */
+function onConsultAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>): Transition {
+  const c = call.consult!;
+  if (c.phase !== 'ringing' || c.target !== e.agent) return same(call, fail(e, c.target === e.agent ? 'CONFLICT' : 'FORBIDDEN', c.target === e.agent ? 'you answered this call already' : 'this call is not offered to you'));
+  return to(
+    call,
+    { consult: { ...c, phase: 'joining', ringUntil: undefined, conn: e.conn, reqId: e.reqId, ...(e.tab !== undefined ? { tab: e.tab } : {}) } },
+    { kind: 'agentLeg', agent: e.agent, conn: e.conn, consult: true },
+    { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
+    { kind: 'agentBusy', agent: e.agent },
+    { kind: 'notify' },
+  );
+}
+
+/** The consult is over without a hand-over (cancelled, declined, not answered, failed): the holder is back with the caller. */
+function endConsult(call: Call, at: number, reason: string, ...extra: Effect[]): Transition {
+  const c = call.consult!;
+  const effects: Effect[] = [];
+  if (c.phase === 'ringing') {
+    effects.push(...extra.filter((x) => x.kind === 'agentNoAnswer'), { kind: 'revoke', agent: c.target, reason });
+  } else {
+    if (c.conn && c.reqId) effects.push(fail({ conn: c.conn, reqId: c.reqId }, 'CONFLICT', `the consult ended: ${reason}`));
+    effects.push({ kind: 'leaveRoom', agent: c.target }, { kind: 'agentFree', agent: c.target, wrapUp: false });
+  }
+  effects.push(...extra.filter((x) => x.kind !== 'agentNoAnswer'));
+  effects.push({ kind: 'moveAgent', agent: c.by, to: 'call' }, { kind: 'music', on: false }, { kind: 'closeConsult' }, { kind: 'notify', also: c.target });
+  const declined = reason === 'declined' && !call.declined.includes(c.target) ? { declined: [...call.declined, c.target] } : {};
+  return to(call, { consult: undefined, ...declined }, ...effects);
+}
+
+/** The holder finishes a warm transfer: complete (the target takes the caller), cancel, or conference (all three together). */
+function onTransferAction(call: Call, e: Extract<CallEvent, { type: 'transferAction' }>): Transition {
+  const c = call.consult;
+  if (!c) return same(call, fail(e, 'CONFLICT', 'no warm transfer of this call is under way'));
+  if (call.state !== 'active' || holder(call) !== e.agent || call.conn !== e.conn || c.by !== e.agent) return same(call, fail(e, 'FORBIDDEN', 'only the agent who started the transfer finishes it, from the same connection'));
+  if (e.action === 'cancel') return endConsult(call, e.at, `cancelled by ${e.agent}`, ok(e));
+  if (c.phase !== 'talking' || !c.conn) return same(call, fail(e, 'CONFLICT', `${c.target} has not joined the consult yet`));
+  const member: Member = { agent: c.target, conn: c.conn, ...(c.tab !== undefined ? { tab: c.tab } : {}) };
+  const back: Effect[] = [{ kind: 'music', on: false }, { kind: 'closeConsult' }];
+  if (e.action === 'complete') {
+    return to(
+      call,
+      { agent: member.agent, conn: member.conn, tab: member.tab, consult: undefined, recoverBy: undefined },
+      ok(e),
+      { kind: 'moveAgent', agent: member.agent, to: 'call' },
+      { kind: 'leaveRoom', agent: e.agent },
+      ...back,
+      { kind: 'agentFree', agent: e.agent, wrapUp: true },
+      { kind: 'notify', also: e.agent },
+    );
+  }
+  return to(
+    call,
+    { consult: undefined, conference: [...(call.conference ?? []), member] },
+    ok(e),
+    { kind: 'moveAgent', agent: e.agent, to: 'call' },
+    { kind: 'moveAgent', agent: member.agent, to: 'call' },
+    ...back,
+    { kind: 'notify' },
+  );
+}
+
+/** A conference: an agent leaves (its `call.hangup`); the caller stays with the others. The holder leaving hands the call to the next. */
+function leaveConference(call: Call, e: Extract<CallEvent, { type: 'hangup' }>): Transition | undefined {
+  const members = call.conference ?? [];
+  const i = members.findIndex((m) => m.agent === e.agent);
+  if (i >= 0) {
+    if (members[i]!.conn !== e.conn) return same(call, fail(e, 'FORBIDDEN', 'you are on this call from another connection'));
+    return to(
+      call,
+      { conference: members.filter((_, k) => k !== i) },
+      { kind: 'leaveRoom', agent: e.agent },
+      { kind: 'agentFree', agent: e.agent, wrapUp: true },
+      ok(e),
+      { kind: 'notify', also: e.agent },
+    );
+  }
+  if (holder(call) !== e.agent || call.conn !== e.conn) return undefined;
+  const [next, ...rest] = members;
+  return to(
+    call,
+    { agent: next!.agent, conn: next!.conn, tab: next!.tab, conference: rest, recoverBy: undefined },
+    { kind: 'leaveRoom', agent: e.agent },
+    { kind: 'agentFree', agent: e.agent, wrapUp: true },
+    ok(e),
+    { kind: 'notify', also: e.agent },
+  );
+}
+
+/** The agent it rang did not take it (declined, rang out, gone): back to the first agent when available, else the queue. */
+function transferNotTaken(call: Call, agent: string, reason: string, ...extra: Effect[]): Transition {
+  const t = call.transfer!;
+  const rangOut = extra.some((x) => x.kind === 'agentNoAnswer');
+  return to(
+    call,
+    {
+      transfer: { ...t, ringing: undefined, ringUntil: undefined, tried: t.tried.includes(agent) ? t.tried : [...t.tried, agent] },
+      ...(reason === 'declined' && !call.declined.includes(agent) ? { declined: [...call.declined, agent] } : {}),
+    },
+    // Away first (a ring-out), then the ring stops, as for any offer.
+    ...extra.filter((x) => x.kind === 'agentNoAnswer'),
+    { kind: 'revoke', agent, reason },
+    ...extra.filter((x) => x.kind !== 'agentNoAnswer'),
+    { kind: 'routeTransfer', ...(agent !== t.by || !rangOut ? { prefer: t.by } : {}) },
+    { kind: 'notify' },
+  );
 }
 
 /**
@@ -656,13 +950,13 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
       }
       const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
       const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}) };
-      if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs) {
-        // Delivered too late to ring anyone (or unusable): refuse it now rather than let it ring out.
+      if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs || e.closed) {
+        // Delivered too late to ring anyone (or unusable), or outside business hours: refuse it now rather than let it ring.
         return {
           call: {
             ...call,
             state: 'rejecting',
-            reason: e.sdp === undefined ? 'connect event without an SDP offer' : 'arrived too late to ring an agent',
+            reason: e.closed ? OUT_OF_HOURS : e.sdp === undefined ? 'connect event without an SDP offer' : 'arrived too late to ring an agent',
             endBy: e.at + policy.endingTimeoutMs,
           },
           effects: [{ kind: 'reject' }, { kind: 'notify' }],
@@ -752,7 +1046,11 @@ function onConnect(call: Call, e: Extract<CallEvent, { type: 'connect' }>): Tran
 function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): Transition {
   // Our reject after the Service refused the accept: the refusal's code and words are why the
   // call failed; the terminate that follows only says REJECTED (it carries no code of its own).
-  const keepRefusal = (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) || call.reason?.startsWith(AGENT_PAGE_LOST) === true || call.errorCode === MEDIA_SERVER_LOST;
+  const keepRefusal =
+    (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) ||
+    call.reason?.startsWith(AGENT_PAGE_LOST) === true ||
+    call.errorCode === MEDIA_SERVER_LOST ||
+    call.reason === OUT_OF_HOURS;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
@@ -770,6 +1068,13 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
   const unanswered = call.state === 'queued' || call.state === 'ringing';
   if (call.state === 'ringing' && call.agent) effects.push({ kind: 'revoke', agent: call.agent, reason: 'caller hung up' });
   if (call.nextAgent) effects.push({ kind: 'revoke', agent: call.nextAgent, reason: 'caller hung up' });
+  if (call.transfer?.ringing) effects.push({ kind: 'revoke', agent: call.transfer.ringing, reason: 'caller hung up' });
+  // A warm transfer's target and the conference's other agents are free again.
+  if (call.consult?.phase === 'ringing') effects.push({ kind: 'revoke', agent: call.consult.target, reason: 'caller hung up' });
+  else if (call.consult) effects.push({ kind: 'agentFree', agent: call.consult.target, wrapUp: false });
+  for (const m of call.conference ?? []) effects.push({ kind: 'agentFree', agent: m.agent, wrapUp: true });
+  // A transfer's target still joining: its answer is refused.
+  if (call.transfer?.answered && call.conn && call.reqId) effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before you joined it'));
   if (call.state === 'answering' && call.conn && call.reqId) {
     effects.push(fail({ conn: call.conn, reqId: call.reqId }, 'CONFLICT', 'the call ended before it was accepted'));
   }
@@ -805,6 +1110,8 @@ function onStatus(call: Call, e: Extract<CallEvent, { type: 'status' }>, policy:
 }
 
 function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy: Policy): Transition {
+  if (call.state === 'active' && call.transfer) return onTransferAnswer(call, e);
+  if (call.state === 'active' && call.consult) return onConsultAnswer(call, e);
   if (call.direction !== 'USER_INITIATED' || !call.offeredTo.includes(e.agent)) {
     return same(call, fail(e, 'FORBIDDEN', 'this call was not offered to you'));
   }
@@ -879,6 +1186,10 @@ function onHangup(call: Call, e: Extract<CallEvent, { type: 'hangup' }>, policy:
   if (call.state === 'ringing' && call.agent === e.agent) {
     // Hanging up a ringing call means declining it.
     return transition(call, { type: 'decline', wacid: e.wacid, at: e.at, agent: e.agent, conn: e.conn, reqId: e.reqId }, policy);
+  }
+  if (call.state === 'active' && call.conference?.length && !call.consult) {
+    const left = leaveConference(call, e);
+    if (left) return left;
   }
   if (holder(call) !== e.agent) {
     if (call.offeredTo.includes(e.agent) && (call.state === 'ended' || call.state === 'rejecting')) return same(call, ok(e));

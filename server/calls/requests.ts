@@ -254,6 +254,22 @@ export class Requests {
       }
       case 'call.legAnswer':
         return this.legAnswer(conn, msg, fail);
+      case 'call.transfer': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
+        const rec = await this.o.store.getCall(msg.wacid);
+        if (!rec) return fail('NOT_FOUND', 'no such call');
+        if (fromRecord(rec).media !== 'anchor') return fail('CONFLICT', 'transfer is not available: it needs the media anchor (MEDIA_MODE=anchor); in direct mode the caller’s audio ends in your page');
+        const common = { wacid: msg.wacid, at, agent: user.name, conn: conn.id, reqId: msg.id };
+        if (msg.action !== undefined) return void (await this.o.apply({ type: 'transferAction', ...common, action: msg.action }, rec));
+        const to = msg.to!;
+        if ('agent' in to && to.agent !== user.name) {
+          const t = this.o.router.transferable(to.agent);
+          if (!t.ok) return fail('CONFLICT', `to.agent: ${t.why}`);
+        }
+        if ('queue' in to && !this.o.router.hasQueue(to.queue)) return fail('BAD_REQUEST', `to.queue: no queue ${JSON.stringify(to.queue)} in QUEUES_FILE`);
+        await this.o.apply({ type: 'transfer', ...common, to, mode: msg.mode ?? 'cold', ...(msg.note ? { note: msg.note } : {}) }, rec);
+        return;
+      }
       case 'call.rejoin': {
         if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
         const rec = await this.o.store.getCall(msg.wacid);
@@ -305,10 +321,12 @@ export class Requests {
     if (!rec) return fail('NOT_FOUND', 'no such call');
     const call = fromRecord(rec);
     if (call.media !== 'anchor' || !this.o.anchor) return fail('CONFLICT', 'this call has no media room');
-    if (call.agent !== conn.user.name || call.conn !== conn.id) return fail('FORBIDDEN', 'you do not hold this call on this connection');
+    // The holder's leg, or a warm transfer's target joining the consult room.
+    const consulting = call.consult?.target === conn.user.name && call.consult.conn === conn.id;
+    if (!consulting && (call.agent !== conn.user.name || call.conn !== conn.id)) return fail('FORBIDDEN', 'you do not hold this call on this connection');
     if (call.state !== 'answering' && call.state !== 'active') return fail('CONFLICT', `the call is ${call.state}`);
     try {
-      await this.o.anchor.agentAnswer(msg.wacid, msg.sdp);
+      await this.o.anchor.agentAnswer(msg.wacid, msg.sdp, conn.user.name);
     } catch (err) {
       const reason = clipReason((err as Error).message);
       await this.o.apply({ type: 'legFailed', wacid: msg.wacid, at: this.o.now(), agent: conn.user.name, reason });

@@ -16,7 +16,7 @@ import { AgentBoard, type StoredAgent } from './agents.ts';
 import { hasLimit } from './agentState.ts';
 import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
 import { handingOff, type Call, type CallEvent } from './lifecycle.ts';
-import { anyEligible, nextOverflowAt, pickAgent, ringTimeoutFor, type Queues } from './routing.ts';
+import { anyEligible, EVERY_AGENT, isEligible, nextOverflowAt, pickAgent, ringTimeoutFor, type Queues } from './routing.ts';
 
 const ROUTE_CHANNEL = 'calls-route';
 const AGENTS_CHANNEL = 'calls-agents';
@@ -177,6 +177,8 @@ export class Router implements RoutingPort {
 
   track(call: Call): void {
     if (waiting(call)) this.queued.set(call.wacid, waitsUntil(call));
+    // A transferred caller waiting for someone to take it (hearing music) goes first.
+    else if (call.state === 'active' && call.transfer && !call.transfer.ringing && !call.transfer.answered) this.queued.set(call.wacid, 0);
     else {
       this.queued.delete(call.wacid);
       clearTimeout(this.overflowTimers.get(call.wacid));
@@ -294,6 +296,7 @@ export class Router implements RoutingPort {
     const rec = known !== undefined ? known : await this.o.store.getCall(wacid);
     if (!rec) return false;
     const call = fromRecord(rec);
+    if (call.state === 'active' && call.transfer) return this.routeTransfer(wacid, call.transfer.tried.length > 0 ? call.transfer.by : undefined, rec);
     if (!waiting(call)) return false;
     // Known here from now on, so an agent of this node freeing up later offers it too.
     this.queued.set(wacid, waitsUntil(call));
@@ -317,6 +320,56 @@ export class Router implements RoutingPort {
       this.board.revoke(agent, wacid);
       return false;
     }
+    return false;
+  }
+
+  /**
+   * Whether a transfer may go to this agent now: connected, available, not ringing or on a
+   * call, past after-call work (an away or busy agent cannot be picked); else why not.
+   */
+  transferable(name: string): { ok: true } | { ok: false; why: string } {
+    const v = [...this.board.views()].find((a) => a.name === name);
+    if (!v || !v.connected) return { ok: false, why: `${name} is not online` };
+    if (v.presence !== 'available') return { ok: false, why: `${name} is away` };
+    if (v.ringing !== undefined || v.holding !== undefined) return { ok: false, why: `${name} is on a call` };
+    if (!isEligible(v, this.o.now())) return { ok: false, why: `${name} is in after-call work` };
+    return { ok: true };
+  }
+
+  /** Whether `phoneId` names a queue a transfer can go to (QUEUES_FILE lists it, or every agent takes every number). */
+  hasQueue(phoneId: string): boolean {
+    return this.o.queues === EVERY_AGENT || this.o.queues.agents(phoneId) !== undefined;
+  }
+
+  /**
+   * A transferred call (anchor mode, the caller hearing music): its target agent when
+   * available; else `prefer` (the first agent, after the target did not take it) when
+   * available; else the longest idle available agent of the queue (the target queue, or the
+   * call's number's). Nobody: it waits here, first in line, for the next free agent.
+   */
+  async routeTransfer(wacid: string, prefer?: string, known?: CallRecord | null): Promise<boolean> {
+    const rec = known !== undefined && known !== null ? known : await this.o.store.getCall(wacid);
+    if (!rec) return false;
+    const call = fromRecord(rec);
+    const t = call.transfer;
+    if (call.state !== 'active' || !t || t.ringing || t.answered) return false;
+    const now = this.o.now();
+    const views = [...this.board.views()];
+    const one = (name: string | undefined) => (name === undefined ? undefined : pickAgent(call, views.filter((v) => v.name === name), EVERY_AGENT, now));
+    const target = 'agent' in t.to ? t.to.agent : undefined;
+    const queue = 'queue' in t.to ? t.to.queue : call.phoneId;
+    const agent =
+      (t.tried.length === 0 ? one(target) : undefined) ??
+      (prefer !== undefined && !t.tried.includes(prefer) ? one(prefer) : undefined) ??
+      pickAgent({ phoneId: queue, declined: [...call.declined, ...t.tried, ...(prefer !== undefined && t.tried.includes(prefer) ? [prefer] : [])] }, views, this.o.queues, now);
+    this.queued.set(wacid, 0);
+    if (!agent || !this.board.reserve(agent, wacid)) return false;
+    const after = await this.o.apply({ type: 'offer', wacid, at: this.o.now(), agent }, rec);
+    if (after?.transfer?.ringing === agent) {
+      this.queued.delete(wacid);
+      return true;
+    }
+    this.board.revoke(agent, wacid);
     return false;
   }
 

@@ -19,8 +19,10 @@ export function offered(call: Call): Extract<ServerMsg, { type: 'call.offered' }
     sdp: call.offerSdp!,
     // Handing off (anchor): the call was accepted long ago; the offer stands until the handoff's end.
     deadline: call.handoffUntil ?? call.deadline!,
-    ...(call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
+    ...(call.transfer?.ringUntil !== undefined ? { ringUntil: call.transfer.ringUntil } : call.ringUntil !== undefined ? { ringUntil: call.ringUntil } : {}),
     ...(call.media === 'anchor' ? { media: 'anchor' as const } : {}),
+    ...(call.transfer ? { transfer: { by: call.transfer.by, ...(call.transfer.note !== undefined ? { note: call.transfer.note } : {}) } } : {}),
+    ...(call.consult ? { transfer: { by: call.consult.by, ...(call.consult.note !== undefined ? { note: call.consult.note } : {}), consult: true as const }, ringUntil: call.consult.ringUntil ?? call.ringUntil } : {}),
   };
 }
 
@@ -54,6 +56,9 @@ export function view(call: Call): CallView {
   if (call.media === 'anchor') v.media = 'anchor';
   // The Service's code (e.g. 138006) when it gave a numeric one; `reason` says it in words.
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
+  if (call.consult) v.consult = { by: call.consult.by, target: call.consult.target, phase: call.consult.phase };
+  if (call.conference?.length) v.conference = call.conference.map((m) => m.agent);
+  if (call.transfer) v.transfer = { by: call.transfer.by, ...(call.transfer.ringing !== undefined ? { ringing: call.transfer.ringing } : {}) };
   return v;
 }
 

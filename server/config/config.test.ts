@@ -1,5 +1,7 @@
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { existsSync } from 'node:fs';
 import { BUNDLED_HOLD_MUSIC, ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
 
 const prod = {
@@ -239,6 +241,7 @@ describe('loadConfig', () => {
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
+        'HOURS_FILE',
       ].sort(),
     );
   });
@@ -293,6 +296,27 @@ describe('loadConfig', () => {
       const b = loadConfig({ ...prod, ICE_SERVERS: 'turn:t.example.com', TURN_USERNAME: 'agents', TURN_PASSWORD: 'static-pass-word' });
       expect(JSON.stringify(describeConfig(b))).not.toContain('static-pass-word');
       expect(secretsOf(b)).toContain('static-pass-word');
+    });
+  });
+
+  describe('HOURS_FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'hours-'));
+    const file = (name: string, body: string) => {
+      const p = join(dir, name);
+      writeFileSync(p, body);
+      return p;
+    };
+    it('unset: always open (no table); a good file is parsed once at start', () => {
+      expect(loadConfig({}).hours).toBeUndefined();
+      const c = loadConfig({ HOURS_FILE: file('ok.json', '{"+15550100001": {"timeZone": "Europe/Berlin", "weekly": {"mon": ["09:00-17:00"]}, "holidays": ["2026-12-25"]}}') });
+      expect(c.hours?.get('+15550100001')).toMatchObject({ timeZone: 'Europe/Berlin', weekly: { mon: [{ start: 540, end: 1020 }], tue: [] }, holidays: [{ date: '2026-12-25', hours: [] }] });
+    });
+    it('a file that cannot be read, or breaks a rule, stops the start naming the variable and the field', () => {
+      expect(failure({ HOURS_FILE: join(dir, 'missing.json') })).toMatch(/^HOURS_FILE: cannot be read \(ENOENT: ".*missing\.json"\)$/);
+      expect(failure({ HOURS_FILE: file('bad.json', '{"+15550100001": {"timeZone": "Europe/Berlin", "weekly": {"fri": ["17:00-09:00"]}}}') })).toMatch(
+        /^HOURS_FILE: \["\+15550100001"\]\.weekly\.fri\[0\]: must be "HH:MM-HH:MM"/,
+      );
+      expect(failure({ HOURS_FILE: file('zone.json', '{"*": {"timeZone": "Berlin", "weekly": {}}}') })).toMatch(/^HOURS_FILE: \["\*"\]\.timeZone: must be an IANA time zone/);
     });
   });
 

@@ -11,7 +11,9 @@
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { readFileSync } from 'node:fs';
 import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from './followup.ts';
+import { HoursFileError, parseHoursFile, type HoursTable } from './hours.ts';
 
 /** How old a webhook's signature timestamp may be (the Service's rule); webhooks/signature.ts checks it. */
 export const SIGNATURE_TOLERANCE_S = 300;
@@ -111,6 +113,9 @@ export interface Config {
   // ---- media anchor ----
   /** Where the caller's audio ends: the agent's page (`direct`), or a Janus AudioBridge room (`anchor`). */
   readonly media: MediaSettings;
+  // ---- business hours ----
+  /** `HOURS_FILE` parsed (server/config/hours.ts): each number's weekly schedule and holidays; undefined: always open. */
+  readonly hours: HoursTable | undefined;
 }
 
 /** `OIDC_*`: single sign-on with an OpenID Connect provider (authorization code + PKCE). */
@@ -230,6 +235,8 @@ export const VARIABLES = [
   'JANUS_API_SECRET',
   'AGENT_RECOVERY_MS',
   'HOLD_MUSIC_FILE',
+  // business hours
+  'HOURS_FILE',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -438,6 +445,7 @@ const schemas = {
     return urls;
   }),
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
+  HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
@@ -525,6 +533,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     slaSeconds: read(env, 'SLA_SECONDS') ?? 20,
     ice: readIce(env),
     media: readMedia(env),
+    hours: readHours(env),
   };
   return Object.freeze(config);
 }
@@ -594,6 +603,24 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   const music = read(env, 'HOLD_MUSIC_FILE');
   if (mode === 'direct' && music !== undefined) throw new ConfigError('HOLD_MUSIC_FILE', 'is only used with MEDIA_MODE=anchor (in direct mode the page plays the hold music)');
   return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000, holdMusicFile: music ?? BUNDLED_HOLD_MUSIC });
+}
+
+/** HOURS_FILE, read and checked once at start: a mistake stops the start naming the file's field. */
+function readHours(env: Record<string, string | undefined>): HoursTable | undefined {
+  const path = read(env, 'HOURS_FILE');
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError('HOURS_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
+  }
+  try {
+    return parseHoursFile(text);
+  } catch (err) {
+    if (err instanceof HoursFileError) throw new ConfigError('HOURS_FILE', err.message);
+    throw err;
+  }
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */

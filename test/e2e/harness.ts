@@ -64,6 +64,8 @@ export interface BridgeOptions {
   sharedEmulator?: { emu: Emulator; secret: string };
   assets?: Map<string, WebAsset>;
   policy?: Partial<Policy>;
+  /** Anchor mode: the music file a room plays while its caller waits (a transfer). */
+  musicFile?: string;
   heartbeatMs?: number;
   deadAfterMs?: number;
   socketLimits?: SocketLimits;
@@ -151,6 +153,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     assets: o.assets ?? new Map(),
     workers: { blockMs: 200 },
     ...(o.policy ? { policy: o.policy } : {}),
+    ...(o.musicFile ? { musicFile: o.musicFile } : {}),
     ...(o.heartbeatMs !== undefined ? { heartbeatMs: o.heartbeatMs } : {}),
     ...(o.deadAfterMs !== undefined ? { deadAfterMs: o.deadAfterMs } : {}),
     ...(o.socketLimits ? { socketLimits: o.socketLimits } : {}),

@@ -127,6 +127,8 @@ const REASON: Record<string, string> = {
   abandoned: 'Abandoned: the customer hung up while waiting',
   rejected: 'Not taken: no agent was free',
   'cut-off': 'Cut off: the call lost its audio',
+  'out-of-hours': 'Called outside business hours',
+  voicemail: 'Left a voicemail',
 };
 
 const STATUS_WORDS: Record<string, string> = {

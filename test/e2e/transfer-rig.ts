@@ -1,0 +1,138 @@
+/**
+ * The rig of the transfer e2e files (anchor mode, real parts only): a private Janus
+ * (AudioBridge) in a network namespace, a bridge in MEDIA_MODE=anchor with agents agent1…agent4
+ * and a music file (a 523 Hz tone as Ogg Opus, played by Janus while a caller waits), werift
+ * program agents speaking the WebSocket protocol, and the emulator's werift caller. Who hears
+ * whom is measured by energy per frequency: the caller's tone 400 Hz, the agents' voices
+ * (HZ), the music 523 Hz.
+ *
+ *   const rig = transferRig();          // at module top level: registers the hooks
+ *   const a1 = await rig.agent('agent1');
+ *   const { wacid } = await rig.talking(a1);
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { OpusEncoder, ToneSource } from '../emulator/calls/audio.ts';
+import { muxOggOpus } from '../emulator/calls/ogg.ts';
+import { createNetns, type Netns } from '../support/netns.ts';
+import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
+import { agentClient, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { WeriftAgent } from './werift-agent.ts';
+
+export const CALLER_HZ = 400;
+/** Each agent's voice. */
+export const HZ = { agent1: 730, agent2: 1100, agent3: 1500, agent4: 1900 } as const;
+export type AgentName = keyof typeof HZ;
+export const MUSIC_HZ = 523;
+/** A 0.25–0.3 tone arrives at ~0.25 after Opus; an absent one measures ≤ 0.002 (anchor.test.ts). */
+export const HEARD = 0.05;
+export const QUIET = 0.01;
+export const RING_MS = 4_000;
+export const PHONE_ID = '100000000000001';
+
+/** Levels by voice (agent names, `music`, `caller`). */
+export type Levels = Record<AgentName | 'music', number>;
+
+export interface TransferRig {
+  readonly bridge: Bridge;
+  agent(name: AgentName, available?: boolean): Promise<ProtocolClient>;
+  /** What the caller hears now: each agent's voice and the music, over the last `ms`. */
+  callerHears(wacid: string, ms?: number): Promise<Levels>;
+  /** What an agent's leg hears now: the caller and the other agents. */
+  agentHears(peer: WeriftAgent, ms?: number): Record<AgentName | 'caller', number>;
+  /** Answer an anchor-mode offer as a program (answer, leg offer, leg answer); the agent speaks its HZ. */
+  answer(c: ProtocolClient, name: AgentName, wacid: string, from?: number): Promise<WeriftAgent>;
+  /** A call from the emulator answered by `name`; the caller hears it. */
+  talking(c: ProtocolClient, name: AgentName): Promise<{ wacid: string; peer: WeriftAgent }>;
+  /** Rooms on the Janus now (every one of ours is destroyed after its call). */
+  rooms(): Promise<number>;
+}
+
+export function transferRig(): TransferRig {
+  let ns: Netns;
+  let janus: TestJanus;
+  let control: JanusApi;
+  let b: Bridge;
+  let dir: string;
+  const peers: WeriftAgent[] = [];
+  const clients: ProtocolClient[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sb-transfer-'));
+    const enc = new OpusEncoder();
+    const tone = new ToneSource(MUSIC_HZ, 0.25);
+    const music = join(dir, 'music.ogg');
+    writeFileSync(music, muxOggOpus(Array.from({ length: 100 }, () => enc.encode(tone.next()))));
+    enc.close();
+    ns = await createNetns();
+    janus = await startJanus(ns);
+    control = await JanusApi.connect(janus.url);
+    b = await startBridge({
+      agents: Object.keys(HZ),
+      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' },
+      policy: { ringTimeoutMs: RING_MS },
+      musicFile: music,
+    });
+  }, 60_000);
+  afterEach(async () => {
+    for (const p of peers.splice(0)) await p.close();
+    for (const c of clients.splice(0)) c.close();
+  });
+  afterAll(async () => {
+    await b?.close();
+    control?.close();
+    await janus?.close();
+    await ns?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const names = Object.keys(HZ) as AgentName[];
+  const rig: TransferRig = {
+    get bridge() {
+      return b;
+    },
+    async agent(name, available = true) {
+      const c = await agentClient(b.url, name, { available });
+      clients.push(c);
+      return c;
+    },
+    async callerHears(wacid, ms = 300) {
+      const hz = [...names.map((n) => HZ[n]), MUSIC_HZ];
+      const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${hz.join(',')}&ms=${ms}`);
+      const levels = r.levels as number[];
+      return { ...(Object.fromEntries(names.map((n, i) => [n, levels[i]!])) as Record<AgentName, number>), music: levels[names.length]! };
+    },
+    agentHears(peer, ms = 300) {
+      const levels = peer.peer.hears([...names.map((n) => HZ[n]), CALLER_HZ], ms).levels;
+      return { ...(Object.fromEntries(names.map((n, i) => [n, levels[i]!])) as Record<AgentName, number>), caller: levels[names.length]! };
+    },
+    async answer(c, name, wacid, from = 0) {
+      const answered = c.request({ type: 'call.answer', wacid }, 20_000);
+      const legOffer = await c.next('call.legOffer', (m) => m.wacid === wacid, 10_000, from);
+      const peer = await WeriftAgent.answer(legOffer.sdp, { network: 'machine', hz: HZ[name] });
+      peers.push(peer);
+      expect(await c.request({ type: 'call.legAnswer', wacid, sdp: peer.sdp })).toMatchObject({ type: 'ack' });
+      expect(await answered).toMatchObject({ type: 'ack', wacid });
+      peer.speak();
+      await peer.connected(15_000);
+      return peer;
+    },
+    async talking(c, name) {
+      const i = c.received.length;
+      const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
+      await c.next('call.offered', (m) => m.wacid === wacid, 10_000, i);
+      const peer = await rig.answer(c, name, wacid, i);
+      await until(`the caller hears ${name}`, async () => (await rig.callerHears(wacid))[name] > HEARD, 15_000);
+      return { wacid, peer };
+    },
+    async rooms() {
+      const h = await control.attach();
+      const list = (await control.message(h, { request: 'list' })).plugindata!.data.list as unknown[];
+      await control.request({ janus: 'detach', handle_id: h });
+      return list.length;
+    },
+  };
+  return rig;
+}
