@@ -228,6 +228,19 @@ END $$;
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log FOR EACH STATEMENT EXECUTE FUNCTION audit_log_no_truncate();
 `,
   },
+  {
+    // Versions 6–11 belong to other changes of this wave; numbers need not be contiguous.
+    version: 12,
+    name: 'user language',
+    sql: `
+-- The language each user picked for the pages (server/language/); none: the browser's.
+CREATE TABLE user_language (
+  user_name  text PRIMARY KEY,
+  language   text NOT NULL,
+  updated_at timestamptz NOT NULL
+);
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

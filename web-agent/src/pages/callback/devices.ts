@@ -44,7 +44,7 @@ export class PanelDevices {
     try {
       stream = await openMic(deviceId);
     } catch (e) {
-      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e, 'call again').message}` });
+      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e, 'call').message}` });
       return false;
     }
     try {

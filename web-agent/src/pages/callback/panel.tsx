@@ -232,7 +232,7 @@ export class CallbackPanel {
         { type: 'call.dial', from, ...(callee.kind === 'to' ? { to: callee.value } : { recipient: callee.value }), sdp: media.offerSdp },
         DIAL_ACK_MS,
       );
-      if (typeof ack.wacid !== 'string') throw new RequestError('BAD_ACK', 'The server acknowledged the call without naming it.');
+      if (typeof ack.wacid !== 'string') throw new RequestError('BAD_RESPONSE', 'The server acknowledged the call without naming it.');
       wacid = ack.wacid;
     } catch (e) {
       const err = e as RequestError;

@@ -6,7 +6,7 @@
  */
 import type { Wallboard } from '../../../../shared/protocol.ts';
 import { formatCaller, formatDuration } from '../../format.ts';
-import { STATUS_WORDS } from '../../desk/state.ts';
+import { statusWords } from '../../desk/state.ts';
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 const secs = (ms: number) => formatDuration(ms / 1000);
@@ -43,7 +43,7 @@ export function WallboardView({ board, now }: { board: Wallboard | undefined; no
         {board.agents.map((g) => (
           <li key={g.name} data-testid="wb-agent" data-name={g.name} data-status={g.status}>
             <span class="wb-agent-name">{g.name}</span>
-            <span class={`wb-status wb-${g.status}`}>{`${(STATUS_WORDS as Record<string, string>)[g.status] ?? g.status}${g.reason ? ` · ${g.reason}` : ''}`}</span>
+            <span class={`wb-status wb-${g.status}`}>{`${statusWords(g.status)}${g.reason ? ` · ${g.reason}` : ''}`}</span>
             <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${g.callsToday} ${g.callsToday === 1 ? 'call' : 'calls'}`}</span>
           </li>
         ))}
