@@ -447,7 +447,8 @@ export const WallboardNumber = z.object({
 export type WallboardNumber = z.infer<typeof WallboardNumber>;
 export const WallboardAgent = z.object({ name: userName, status: AgentStatus, reason: z.string().optional(), since: z.number(), callsToday: z.number().int().min(0) });
 export type WallboardAgent = z.infer<typeof WallboardAgent>;
-export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number() });
+/** (added: `timeZone`) the IANA zone whose day "today" is (the server's), so the page can say so. */
+export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number(), timeZone: z.string().max(100).optional() });
 export type Wallboard = z.infer<typeof Wallboard>;
 /** To supervisors, periodically and when calls change. */
 export const WallboardMsg = Wallboard.extend({ type: z.literal('wallboard') });
