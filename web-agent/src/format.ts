@@ -212,6 +212,9 @@ const ERRORS: Record<string, MessageKey> = {
   PAYLOAD_TOO_LARGE: 'error.TOO_LARGE',
   TIMEOUT: 'error.TIMEOUT',
   DISCONNECTED: 'error.DISCONNECTED',
+  NETWORK: 'error.NETWORK',
+  HTTP: 'error.HTTP',
+  BAD_RESPONSE: 'error.BAD_RESPONSE',
 };
 
 /** Why a dial or a permission request was refused (`params.reason`: the permission budget's code). */
