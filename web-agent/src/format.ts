@@ -151,7 +151,7 @@ function sameDay(a: number, b: number, timeZone: string | undefined): boolean {
 
 /** A clock time in the user's locale (and time zone; `timeZone` is for tests). */
 export function formatTime(at: number, timeZone?: string): string {
-  return new Intl.DateTimeFormat(locale(), { hour: '2-digit', minute: '2-digit', ...(timeZone ? { timeZone } : {}) }).format(at);
+  return new Intl.DateTimeFormat(locale(), { hour: 'numeric', minute: '2-digit', ...(timeZone ? { timeZone } : {}) }).format(at);
 }
 
 /** A date and time in the user's locale and time zone. */

@@ -20,7 +20,7 @@ export interface PermissionWords {
 export function ago(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 45) return t('queue.justNow');
-  const rtf = new Intl.RelativeTimeFormat(locale(), { numeric: 'auto', style: 'short' });
+  const rtf = new Intl.RelativeTimeFormat(locale(), { numeric: 'auto' });
   const m = Math.round(s / 60);
   if (m < 60) return rtf.format(-m, 'minute');
   const h = Math.floor(m / 60);
@@ -28,14 +28,13 @@ export function ago(ms: number): string {
   return rtf.format(-Math.floor(h / 24), 'day');
 }
 
-/** "29 Nov, 14:05" in the browser's time zone (tests pass one). */
+/** "Nov 29, 2:05 PM" (as the user's language writes it) in the browser's time zone (tests pass one). */
 export function formatWhen(epochMs: number, timeZone?: string): string {
   return new Date(epochMs).toLocaleString(locale(), {
     day: 'numeric',
     month: 'short',
-    hour: '2-digit',
+    hour: 'numeric',
     minute: '2-digit',
-    hour12: false,
     ...(timeZone ? { timeZone } : {}),
   });
 }

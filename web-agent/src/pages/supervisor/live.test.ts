@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { liveStateText, rangText, timeText } from './live.ts';
+import { inLanguage } from '../../i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 describe('liveStateText: a live call as the console names it', () => {
   it('says whom it rings and who talks; callbacks say so; an unknown state shows its own name', () => {
@@ -28,6 +32,6 @@ describe('a missed call says whom it rang, not "–" and "The call was rejected"
   it('rang text', () => {
     expect(rangText(['agent1'])).toBe('rang agent1');
     expect(rangText(['agent1', 'agent1'])).toBe('rang agent1 twice');
-    expect(rangText(['agent1', 'agent2', 'agent1', 'agent3'])).toBe('rang agent1 twice, agent2 and agent3');
+    expect(rangText(['agent1', 'agent2', 'agent1', 'agent3'])).toBe('rang agent1 twice, agent2, and agent3');
   });
 });
