@@ -48,7 +48,7 @@ describe('parseCallee: who to call', () => {
   });
 
   test.each([
-    ['', /Type the customer's phone number/],
+    ['', /Type the user’s phone number/],
     ['15550123456', /Start the number with \+ and the country code/],
     ['0015550123456', /\+ instead of 00: \+15550123456/],
     ['+1555', /too short \(4 digits\)/],
@@ -69,38 +69,38 @@ describe('describePermission: the state in plain words', () => {
     expect(describePermission(undefined, T0)).toMatchObject({ state: 'checking', text: expect.stringMatching(/Checking/), blocksCall: false });
   });
   test('unknown: ask first, but calling is not blocked (the Service may hold one)', () => {
-    expect(describePermission(perm(), T0)).toMatchObject({ state: 'unknown', tone: 'neutral', blocksCall: false, text: expect.stringMatching(/No permission on record: ask the customer first/) });
+    expect(describePermission(perm(), T0)).toMatchObject({ state: 'unknown', tone: 'neutral', blocksCall: false, text: expect.stringMatching(/No permission on record: ask the user first/) });
   });
   test('requested: how long ago, and by whom, waiting for the reply', () => {
     const w = describePermission(perm({ state: 'requested', updatedAt: T0 - 2 * 60_000, requestedBy: 'boss' }), T0);
     expect(w).toMatchObject({ state: 'requested', tone: 'waiting', blocksCall: false });
-    expect(w.text).toBe("Asked by boss 2 minutes ago: waiting for the customer's reply.");
-    expect(describePermission(perm({ state: 'requested', updatedAt: T0 - 5_000 }), T0).text).toBe("Asked just now: waiting for the customer's reply.");
+    expect(w.text).toBe('Asked by boss 2 minutes ago — waiting for the user’s reply.');
+    expect(describePermission(perm({ state: 'requested', updatedAt: T0 - 5_000 }), T0).text).toBe('Asked just now — waiting for the user’s reply.');
   });
   test('granted with an end date: "granted until 29 Nov, 14:05"', () => {
     const expiresAt = Date.UTC(2025, 10, 29, 14, 5);
     const w = describePermission(perm({ state: 'granted', expiresAt }), T0, 'UTC');
     expect(w).toMatchObject({ state: 'granted', tone: 'ok', blocksCall: false });
-    expect(w.text).toBe('Permission granted until Nov 29, 2:05 PM.');
+    expect(w.text).toBe('Permission granted until 29 Nov, 14:05.');
   });
   test('granted permanently', () => {
     expect(describePermission(perm({ state: 'granted', permanent: true }), T0).text).toBe('Permission granted, with no end date.');
   });
   test('granted but past its end reads expired and blocks the call', () => {
     const w = describePermission(perm({ state: 'granted', expiresAt: T0 - 1 }), T0);
-    expect(w).toMatchObject({ state: 'expired', tone: 'stop', blocksCall: true, text: 'Expired: ask again.' });
+    expect(w).toMatchObject({ state: 'expired', tone: 'stop', blocksCall: true, text: 'Expired — ask again.' });
   });
   test('rejected: do not call, with the reason for the disabled button', () => {
     expect(describePermission(perm({ state: 'rejected' }), T0)).toMatchObject({
       state: 'rejected',
       tone: 'stop',
       blocksCall: true,
-      text: 'The customer declined calls: do not call.',
-      blockReason: 'The customer declined calls from this number.',
+      text: 'The user declined calls — do not call.',
+      blockReason: 'The user declined calls from this number.',
     });
   });
   test('expired: ask again', () => {
-    expect(describePermission(perm({ state: 'expired' }), T0)).toMatchObject({ blocksCall: true, text: 'Expired: ask again.', blockReason: expect.stringMatching(/expired: ask again/) });
+    expect(describePermission(perm({ state: 'expired' }), T0)).toMatchObject({ blocksCall: true, text: 'Expired — ask again.', blockReason: expect.stringMatching(/expired: ask again/) });
   });
   test.each([
     [10_000, 'just now'],
@@ -193,7 +193,7 @@ describe('panel state: one callback', () => {
 
   test('preparing → dialing → ringing (dialing/connected) → active with a timer', () => {
     expect(dialing.call?.phase).toBe('dialing');
-    expect(panelView(dialing, true, T0)).toMatchObject({ canCall: false, callBlockedReason: 'A call back is in progress.' });
+    expect(panelView(dialing, true, T0)).toMatchObject({ canCall: false, callBlockedReason: 'A callback is in progress.' });
     expect(ringing.call).toMatchObject({ phase: 'ringing', wacid: 'wacid.1', serverState: 'connected' });
     expect(callStatus(ringing.call!, T0).text).toBe('Ringing…');
     expect(active.call).toMatchObject({ phase: 'active', activeAt: T0 + 5_000 });
@@ -218,7 +218,7 @@ describe('panel state: one callback', () => {
     expect(noPerm.call?.phase).toBe('failed');
     expect(noPerm.error).toEqual({ code: 'NO_PERMISSION', message: 'Not called: the user rejected calls' });
     const svc = reduceCallback(dialing, { type: 'dialFailed', code: 'SERVICE_ERROR', message: 'No call permission (138006)' });
-    expect(svc.error?.message).toBe('The call service refused the call: No call permission (138006)');
+    expect(svc.error?.message).toBe('The Service refused the call: No call permission (138006)');
     const unknown = reduceCallback(dialing, { type: 'dialFailed', code: 'OUTCOME_UNKNOWN', message: 'timed out' });
     expect(unknown.error?.message).toMatch(/may or may not ring.*check the live calls/);
     expect(panelView(svc, true, T0).canCall).toBe(true);

@@ -110,6 +110,8 @@ const REASONS: Record<string, MessageKey> = {
   hangup: 'reason.userHangup',
   'Agent page lost: the agent’s page was reloaded, closed or crashed during the call, and its audio with it': 'reason.pageLost',
   AGENT_PAGE_LOST: 'reason.pageLost',
+  // The page's own (reducer.ts): a call the server's welcome no longer lists.
+  'The server no longer lists this call.': 'dial.notListed',
 };
 
 /** The Service's call error codes (138xxx, shared/callErrors.ts) the pages have words for. */
@@ -151,7 +153,7 @@ function sameDay(a: number, b: number, timeZone: string | undefined): boolean {
 
 /** A clock time in the user's locale (and time zone; `timeZone` is for tests). */
 export function formatTime(at: number, timeZone?: string): string {
-  return new Intl.DateTimeFormat(locale(), { hour: 'numeric', minute: '2-digit', ...(timeZone ? { timeZone } : {}) }).format(at);
+  return new Intl.DateTimeFormat(locale(), { hour: '2-digit', minute: '2-digit', ...(timeZone ? { timeZone } : {}) }).format(at);
 }
 
 /** A date and time in the user's locale and time zone. */

@@ -94,11 +94,11 @@ describe('call-back queue state', () => {
     expect(r).toMatchObject({
       customerText: expect.stringContaining('555'),
       reasonText: 'Missed: rang an agent, nobody answered',
-      waitingText: 'today at 10:18 AM (12 min)',
+      waitingText: 'today at 10:18 (12 min)',
       attemptsText: 'No call back yet',
       permissionState: 'requested',
       permissionText: 'No permission is known here; the call is refused unless the customer has allowed it. A permission request was sent recently.',
-      allowedText: 'You can ask again today at 2:05 PM.',
+      allowedText: 'You can ask again today at 14:05.',
       canClaim: true,
       canCall: false,
       callBlockedReason: 'Claim the task first.',

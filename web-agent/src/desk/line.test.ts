@@ -41,7 +41,7 @@ describe('the one state line', () => {
 
   test('after-call work: its countdown, paused while typing, or no limit (WRAP_UP_MS=0)', () => {
     const acw = (until?: number) => reduce(online, { type: 'server', msg: { type: 'agent.state', status: 'after-call-work', wacid: 'w1', since: T - 1_000, ...(until ? { until } : {}) }, now: T });
-    expect(line(acw(T + 42_000))).toMatchObject({ status: 'after-call-work', secondsLeft: 42, detail: 'next call in 42 seconds', since: T - 1_000 });
+    expect(line(acw(T + 42_000))).toMatchObject({ status: 'after-call-work', secondsLeft: 42, detail: 'next call in 42 s', since: T - 1_000 });
     expect(line(acw(T + 42_000), { typing: true }).detail).toBe('paused: typing');
     expect(line(acw())).toMatchObject({ status: 'after-call-work', detail: 'no time limit: end it when you are done' });
   });

@@ -25,8 +25,8 @@ export const LANGUAGE_NAMES: Record<Language, string> = {
   ar: 'العربية',
 };
 
-/** The `Intl` locale of each language (Arabic with Western digits, as phone numbers are written). */
-const LOCALES: Record<Language, string> = { en: 'en', 'pt-BR': 'pt-BR', es: 'es', hi: 'hi-IN', id: 'id-ID', ar: 'ar-u-nu-latn' };
+/** The `Intl` locale of each language (English written the British way, 24-hour clock; Arabic with Western digits, as phone numbers are written). */
+const LOCALES: Record<Language, string> = { en: 'en-GB', 'pt-BR': 'pt-BR', es: 'es', hi: 'hi-IN', id: 'id-ID', ar: 'ar-u-nu-latn' };
 
 export const LANGUAGE_KEY = 'switchboard.language';
 

@@ -237,7 +237,9 @@ export class CallbackPanel {
       wacid = ack.wacid;
     } catch (e) {
       const err = e as RequestError;
-      this.dispatch({ type: 'dialFailed', code: err.code ?? 'DIAL_FAILED', message: err.message });
+      // A Service refusal shows the Service's own reason (its code in it); ours are worded from the code.
+      const why = err.code === 'SERVICE_ERROR' && typeof err.params?.serviceReason === 'string' ? err.params.serviceReason : err.message;
+      this.dispatch({ type: 'dialFailed', code: err.code ?? 'DIAL_FAILED', message: why });
       return;
     }
     this.dispatch({ type: 'dialAcked', wacid });

@@ -32,6 +32,6 @@ describe('a missed call says whom it rang, not "–" and "The call was rejected"
   it('rang text', () => {
     expect(rangText(['agent1'])).toBe('rang agent1');
     expect(rangText(['agent1', 'agent1'])).toBe('rang agent1 twice');
-    expect(rangText(['agent1', 'agent2', 'agent1', 'agent3'])).toBe('rang agent1 twice, agent2, and agent3');
+    expect(rangText(['agent1', 'agent2', 'agent1', 'agent3'])).toBe('rang agent1 twice, agent2 and agent3');
   });
 });
