@@ -20,15 +20,16 @@ export function announce(before: UiState, after: UiState, now: number): void {
     return;
   }
   const held = tabCall(after);
-  const heldBefore = tabCall(before);
-  if (held?.local === 'held' && heldBefore?.local !== 'held') setText(announcer, t('announce.connected'));
-  else if (held && heldBefore && held.view.wacid === heldBefore.view.wacid && (held.view.heldSince !== undefined) !== (heldBefore.view.heldSince !== undefined)) {
-    setText(announcer, held.view.heldSince !== undefined ? t('announce.onHold') : t('announce.resumed'));
-  }
+  if (held?.local === 'held' && tabCall(before)?.local !== 'held') setText(announcer, t('announce.connected'));
   if (after.lastEnded && after.lastEnded !== before.lastEnded) {
     const e = after.lastEnded;
     setText(announcer, e.duration !== undefined ? t('announce.endedAfter', { result: describeResult(e.result), time: spokenDuration(e.duration) }) : t('announce.ended', { result: describeResult(e.result) }));
   }
+}
+
+/** Hold and resume are this tab's doing (the caller hears music at once): said when they happen. */
+export function announceHold(onHold: boolean): void {
+  setText(el('announcer'), onHold ? t('announce.onHold') : t('announce.resumed'));
 }
 
 /** The wrap-up countdown mark last said (call and mark), so each is said once. */
