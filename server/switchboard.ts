@@ -61,6 +61,7 @@ import { Monitors } from './monitor/index.ts';
 import { boardAgents, createWallboard } from './wallboard/index.ts';
 import { createReports } from './reports/index.ts';
 import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
+import { createLanguageRoutes, languageStore } from './language/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
 import { MediaAnchor } from './anchor/anchor.ts';
 import { closedCheck } from './hours/index.ts';
@@ -579,6 +580,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       if (sso) app.route('/', sso.routes); // /auth/sso/start, /auth/sso/callback
       app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
+      app.route('/', createLanguageRoutes({ store: languageStore(history?.store.db), guard: auth.requireUser(), now })); // /api/me/language
       app.route('/', wallboard!.routes);
       app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, audit: audit.record, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // /api/reports
       app.route('/', webRoutes);

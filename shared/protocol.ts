@@ -387,11 +387,20 @@ export const CallbackUpdated = z.object({ type: z.literal('callback.updated'), t
 export const MessageUpdated = z.object({ type: z.literal('message.updated'), message: MessageRecord });
 export const Ping = z.object({ type: z.literal('ping'), t: z.number() });
 export const Ack = z.object({ type: z.literal('ack'), id: reqId }).passthrough();
+/**
+ * A refused request. `message` is English for programs; pages word the refusal by `code` and
+ * `params` (added: what the sentence needs, e.g. `NO_PERMISSION`/`CALL_LIMIT` carry `reason`
+ * (the permission budget's code), `user`, `from` and `nextAt` (epoch ms) when known;
+ * `SERVICE_ERROR` carries `serviceReason`, the Service's own words).
+ */
+export const ErrorParams = z.record(z.string().max(64), z.union([z.string().max(LIMITS.reason), z.number()]));
+export type ErrorParams = z.infer<typeof ErrorParams>;
 export const ErrorMsg = z.object({
   type: z.literal('error'),
   id: reqId.optional(),
   code: z.string(),
   message: z.string(),
+  params: ErrorParams.optional(),
 });
 
 // ---- monitoring (the flow is in the header) -----------------------------
@@ -468,7 +477,8 @@ export const WallboardNumber = z.object({
 export type WallboardNumber = z.infer<typeof WallboardNumber>;
 export const WallboardAgent = z.object({ name: userName, status: AgentStatus, reason: z.string().optional(), since: z.number(), callsToday: z.number().int().min(0) });
 export type WallboardAgent = z.infer<typeof WallboardAgent>;
-export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number() });
+/** (added: `timeZone`) the IANA zone whose day "today" is (the server's), so the page can say so. */
+export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number(), timeZone: z.string().max(100).optional() });
 export type Wallboard = z.infer<typeof Wallboard>;
 /** To supervisors, periodically and when calls change. */
 export const WallboardMsg = Wallboard.extend({ type: z.literal('wallboard') });

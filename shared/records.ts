@@ -200,6 +200,15 @@ export const CallbackPermission = z.object({
   nextText: z.string().max(200).optional(),
   /** (added) Unanswered business calls in a row reached the review prompt (2): the warning in words (also in `text`). */
   warning: z.string().max(1024).optional(),
+  /**
+   * (added) For pages that word it themselves (`text` is English): the budget's codes of the
+   * call and of a permission request (server/permissions/budget.ts `Allowance.code`, or
+   * `UNREADABLE`), which one `nextAt` is for, and the unanswered calls in a row.
+   */
+  callCode: z.string().max(64).optional(),
+  requestCode: z.string().max(64).optional(),
+  nextFor: z.enum(['call', 'request']).optional(),
+  unanswered: z.number().int().min(0).optional(),
 });
 export type CallbackPermission = z.infer<typeof CallbackPermission>;
 

@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { LANGUAGES } from '../shared/languages.ts';
 
 export interface WebAsset {
   contentType: string;
@@ -50,32 +51,35 @@ export const ENTRIES = {
  * Preact `Shell` in src/ui/shell.tsx).
  */
 export const PAGES = {
-  '/': { entry: 'agent', title: 'Agent', body: 'static/agent.html', bodyClass: 'agent-page', skipTo: 'Skip to the phone' },
-  '/login': { entry: 'login', title: 'Log in', body: 'static/login.html', bodyClass: 'login-body', bare: true },
-  '/supervisor': { entry: 'supervisor', title: 'Supervisor', body: 'static/supervisor.html' },
-  '/archive': { entry: 'archive', title: 'Archive', body: 'static/archive.html' },
-  '/preflight': { entry: 'preflight', title: 'Network check', body: 'static/preflight.html' },
-  '/admin/audit': { entry: 'audit', title: 'Audit', body: 'static/audit.html' },
-  '/account': { entry: 'account', title: 'Account', body: 'static/account.html' },
-  '/admin': { entry: 'admin', title: 'Administration', body: 'static/admin.html' },
+  '/': { entry: 'agent', title: 'Agent', titleKey: 'page.agent', body: 'static/agent.html', bodyClass: 'agent-page', skipTo: 'Skip to the phone', skipKey: 'page.skipToPhone' },
+  '/login': { entry: 'login', title: 'Log in', titleKey: 'page.login', body: 'static/login.html', bodyClass: 'login-body', bare: true },
+  '/supervisor': { entry: 'supervisor', title: 'Supervisor', titleKey: 'page.supervisor', body: 'static/supervisor.html' },
+  '/archive': { entry: 'archive', title: 'Archive', titleKey: 'page.archive', body: 'static/archive.html' },
+  '/preflight': { entry: 'preflight', title: 'Network check', titleKey: 'page.preflight', body: 'static/preflight.html' },
+  '/admin/audit': { entry: 'audit', title: 'Audit', titleKey: 'page.audit', body: 'static/audit.html' },
+  '/account': { entry: 'account', title: 'Account', titleKey: 'page.account', body: 'static/account.html' },
+  '/admin': { entry: 'admin', title: 'Administration', titleKey: 'page.admin', body: 'static/admin.html' },
 } as const satisfies Record<string, PageSpec>;
 
 interface PageSpec {
   entry: keyof typeof ENTRIES;
   title: string;
+  /** The title's key in the catalogues (web-agent/src/i18n/): the page puts it in the user's language. */
+  titleKey: string;
   body: string;
   bodyClass?: string;
   /** No top bar or error banner (the login page). */
   bare?: boolean;
   /** A "skip to main content" link first in the page (`#main`). */
   skipTo?: string;
+  skipKey?: string;
 }
 
 /** The one HTML head and page frame. No inline script or style (strict CSP). */
 export function pageHtml(page: PageSpec, body: string): string {
   return [
     '<!doctype html>',
-    '<html lang="en">',
+    `<html lang="en" data-title="${page.titleKey}">`,
     '<head>',
     '  <meta charset="utf-8">',
     '  <meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -85,7 +89,7 @@ export function pageHtml(page: PageSpec, body: string): string {
     `  <script type="module" src="/assets/${page.entry}.js"></script>`,
     '</head>',
     page.bodyClass ? `<body class="${page.bodyClass}">` : '<body>',
-    ...(page.skipTo ? [`<a class="skip" href="#main">${page.skipTo}</a>`] : []),
+    ...(page.skipTo ? [`<a class="skip" href="#main" data-i18n="${page.skipKey}">${page.skipTo}</a>`] : []),
     ...(page.bare ? [] : ['<div id="shell"></div>']),
     body.trimEnd(),
     '</body>',
@@ -174,6 +178,8 @@ export async function buildWebAgent(opts: BuildWebAgentOptions = {}): Promise<Ma
     if (!assets.has(`/assets/${name}.js`)) throw new Error(`web-agent build produced no /assets/${name}.js`);
   }
   assets.set('/assets/style.css', { contentType: CSS, body: await readFile(here('static/style.css'), 'utf8') });
+  // The message catalogues, one per language, fetched by the page for the user's language.
+  for (const lang of LANGUAGES) assets.set(`/assets/i18n/${lang}.json`, { contentType: MAP, body: await readFile(here(`src/i18n/${lang}.json`), 'utf8') });
   for (const [path, page] of Object.entries(PAGES) as Array<[string, PageSpec]>) {
     assets.set(path, { contentType: HTML, body: pageHtml(page, await readFile(here(page.body), 'utf8')) });
   }

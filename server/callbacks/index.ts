@@ -120,6 +120,8 @@ const UNREADABLE: CallbackPermission = {
   text: 'The calling permission could not be read just now; try again in a moment.',
   callAllowed: false,
   requestAllowed: false,
+  callCode: 'UNREADABLE',
+  requestCode: 'UNREADABLE',
 };
 
 const PACED = { paced: true } as const;
@@ -181,10 +183,14 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
         ...(b.warning ? { warning: b.warning.text } : {}),
         callAllowed: b.call.allowed,
         requestAllowed: b.request.allowed,
+        callCode: b.call.code,
+        requestCode: b.request.code,
+        ...(facts.unansweredInARow > 0 ? { unanswered: facts.unansweredInARow } : {}),
       };
       const next = b.call.allowed ? undefined : b.call.nextAt !== undefined ? b.call : b.request.nextAt !== undefined ? b.request : undefined;
       if (next?.nextAt !== undefined) {
         out.nextAt = next.nextAt;
+        out.nextFor = next === b.call ? 'call' : 'request';
         if (next.nextText) out.nextText = next.nextText;
       }
       return out;

@@ -55,7 +55,7 @@ export interface EngineOptions {
   /** Set when other nodes share the store (Redis): routing hints go through its pub/sub. */
   shared?: Store;
   /** Known calling permissions: a dial the permission budget refuses (code and words) is not placed. */
-  permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string } | undefined> };
+  permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string; params?: Record<string, string | number> } | undefined> };
   /** The Service's phone id of a business number (a dialed call the store could not take is ended with it). */
   phoneIdOf?: (businessNumber: string) => Promise<string | undefined>;
   /** Which business numbers each agent may dial from (QUEUES_FILE, server/auth/scope.ts). */

@@ -4,7 +4,7 @@
  * going (a disconnected agent keeps its ringing offer for a grace, then the call moves on).
  * Refusals go back to the requesting connection as `error` frames with the request's id.
  */
-import { WRAP_TYPING_PAUSE_MS, type ClientMsg, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
+import { WRAP_TYPING_PAUSE_MS, type ClientMsg, type ErrorParams, type Presence, type ServerMsg, type User } from '../../shared/protocol.ts';
 import { hasLimit } from './agentState.ts';
 import { clip, LIMITS } from '../../shared/limits.ts';
 import type { Logger } from '../log/logger.ts';
@@ -44,7 +44,7 @@ export interface RequestsOptions {
    * refuses (rejected / expired / revoked permission: `NO_PERMISSION`; 5 connected calls in
    * 24 h: `CALL_LIMIT`) is refused with that code and words (nothing sent).
    */
-  permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string } | undefined> } | undefined;
+  permissions?: { dialRefusal(from: string, user: string): Promise<{ code: string; message: string; params?: ErrorParams } | undefined> } | undefined;
   /**
    * The Service's phone id of a business number (E.164), to terminate a dialed call that
    * could not be tracked (the store down) before its connect event brought the id.
@@ -213,7 +213,7 @@ export class Requests {
   /** A call request from a client (answer, decline, hangup, dial). */
   async request(conn: Conn, msg: CallRequest): Promise<void> {
     const user = conn.user;
-    const fail = (code: string, message: string) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message });
+    const fail = (code: string, message: string, params?: ErrorParams) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message, ...(params ? { params } : {}) });
     const at = this.o.now();
     switch (msg.type) {
       case 'call.answer':
@@ -360,7 +360,7 @@ export class Requests {
     this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id });
   }
 
-  private async dial(conn: Conn, msg: Extract<CallRequest, { type: 'call.dial' }>, fail: (code: string, message: string) => void): Promise<void> {
+  private async dial(conn: Conn, msg: Extract<CallRequest, { type: 'call.dial' }>, fail: (code: string, message: string, params?: ErrorParams) => void): Promise<void> {
     const { user } = conn;
     if (!user.roles.includes('supervisor') && !user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents and supervisors place calls');
     if (this.o.numberScope && !(await this.o.numberScope.allows(user, msg.from))) return fail('FORBIDDEN', 'from: not one of the numbers you take calls for');
@@ -370,13 +370,14 @@ export class Requests {
     const refused = await this.o.permissions
       ?.dialRefusal(msg.from, msg.to ?? msg.recipient ?? '')
       .catch((err: Error) => void this.o.log.warn({ err: err.message }, 'permission lookup failed; dialing anyway'));
-    if (refused) return fail(refused.code, refused.message);
+    if (refused) return fail(refused.code, refused.message, refused.params);
     let wacid: string;
     try {
       const r = await this.o.calls.connect({ from: msg.from, ...(msg.to ? { to: msg.to } : {}), ...(msg.recipient ? { recipient: msg.recipient } : {}), sdpType: 'offer', sdp: msg.sdp });
       wacid = r.wacid;
     } catch (err) {
-      return fail(err instanceof OutcomeUnknownError ? 'OUTCOME_UNKNOWN' : 'SERVICE_ERROR', refusal(err).reason);
+      const why = refusal(err).reason;
+      return fail(err instanceof OutcomeUnknownError ? 'OUTCOME_UNKNOWN' : 'SERVICE_ERROR', why, { serviceReason: why.slice(0, 1000) });
     }
     const dialed: CallEvent = {
       type: 'dialed',

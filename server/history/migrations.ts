@@ -288,6 +288,19 @@ CREATE TABLE admin_queue_members (
 );
 `,
   },
+  {
+    // Versions 6–11 belong to other changes of this wave; numbers need not be contiguous.
+    version: 12,
+    name: 'user language',
+    sql: `
+-- The language each user picked for the pages (server/language/); none: the browser's.
+CREATE TABLE user_language (
+  user_name  text PRIMARY KEY,
+  language   text NOT NULL,
+  updated_at timestamptz NOT NULL
+);
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

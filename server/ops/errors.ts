@@ -5,7 +5,9 @@
  * renders them, with `renderError`, in the Service's error shape (interface part 7):
  * `{ error: { status, code, message, requestId } }`.
  *
- * Messages are for developers and never contain secrets.
+ * Messages are for developers and never contain secrets. Pages never show them: they word a
+ * refusal by its `code` and the optional `params` (values a sentence needs: a reason code,
+ * a moment as epoch ms, a user), in the user's language (web-agent/src/format.ts).
  */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
@@ -14,12 +16,18 @@ export interface HttpErrorOptions {
   cause?: unknown;
   /** Headers of the answer (e.g. `Retry-After`). */
   headers?: Record<string, string>;
+  /** What a page needs to word the refusal in its own language (rendered as `error.params`). */
+  params?: ErrorParams;
 }
+
+/** A refusal's parameters: plain values (times as epoch ms). */
+export type ErrorParams = Readonly<Record<string, string | number>>;
 
 /** A refusal with its status and code; the subclasses below name the common meanings. */
 export class HttpError extends Error {
   override readonly name: string = 'HttpError';
   readonly headers: Record<string, string>;
+  readonly params: ErrorParams | undefined;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -28,6 +36,7 @@ export class HttpError extends Error {
   ) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.headers = options.headers ?? {};
+    this.params = options.params;
   }
 }
 
@@ -61,8 +70,8 @@ export class HttpNotFound extends HttpError {
 
 export class HttpConflict extends HttpError {
   override readonly name = 'HttpConflict';
-  constructor(message: string) {
-    super(409, 'CONFLICT', message);
+  constructor(message: string, options?: HttpErrorOptions) {
+    super(409, 'CONFLICT', message, options);
   }
 }
 
@@ -76,8 +85,11 @@ export class HttpPayloadTooLarge extends HttpError {
 /** 429 with `Retry-After` in whole seconds (at least 1). */
 export class HttpTooManyRequests extends HttpError {
   override readonly name = 'HttpTooManyRequests';
-  constructor(message: string, retryAfterMs: number | undefined, code = 'TOO_MANY_REQUESTS') {
-    super(429, code, message, retryAfterMs !== undefined ? { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } } : {});
+  constructor(message: string, retryAfterMs: number | undefined, code = 'TOO_MANY_REQUESTS', params?: ErrorParams) {
+    super(429, code, message, {
+      ...(retryAfterMs !== undefined ? { headers: { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))) } } : {}),
+      ...(params ? { params } : {}),
+    });
   }
 }
 
@@ -97,15 +109,15 @@ export class HttpBadGateway extends HttpError {
 }
 
 export interface ErrorBody {
-  error: { status: number; code: string; message: string; requestId: string };
+  error: { status: number; code: string; message: string; requestId: string; params?: ErrorParams };
 }
 
-export function errorBody(status: number, code: string, message: string, requestId: string): ErrorBody {
-  return { error: { status, code, message, requestId } };
+export function errorBody(status: number, code: string, message: string, requestId: string, params?: ErrorParams): ErrorBody {
+  return { error: { status, code, message, requestId, ...(params ? { params } : {}) } };
 }
 
 /** The one renderer of the error shape, with the request's id (set by the app's middleware). */
 export function renderError(c: Context, err: HttpError): Response {
   const requestId = (c.get('requestId') as string | undefined) ?? 'unknown';
-  return c.json(errorBody(err.status, err.code, err.message, requestId), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
+  return c.json(errorBody(err.status, err.code, err.message, requestId, err.params), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
 }

@@ -39,6 +39,8 @@ export type { PermissionMessages, PermissionNumbers } from './routes.ts';
 export interface DialRefusal {
   code: 'NO_PERMISSION' | 'CALL_LIMIT';
   message: string;
+  /** For pages (error frame `params`): the budget's reason code, the pair, and when it lifts (epoch ms). */
+  params: { reason: string; user: string; from: string; nextAt?: number; count?: number };
 }
 
 export interface PermissionsOptions {
@@ -155,7 +157,11 @@ export function createPermissions(o: PermissionsOptions): Permissions {
       const call = permissionBudget({ now: t0, permission, requests: rec?.requests ?? [], ...facts }).call;
       if (call.allowed) return undefined;
       const when = call.nextAt !== undefined ? ` ${call.nextText ?? 'From'} ${new Date(call.nextAt).toISOString()}.` : '';
-      return { code: call.code === 'DAILY_CALL_LIMIT' ? 'CALL_LIMIT' : 'NO_PERMISSION', message: `${call.text}${when}` };
+      return {
+        code: call.code === 'DAILY_CALL_LIMIT' ? 'CALL_LIMIT' : 'NO_PERMISSION',
+        message: `${call.text}${when}`,
+        params: { reason: call.code, user, from, ...(call.nextAt !== undefined ? { nextAt: call.nextAt } : {}), ...(call.code === 'REVOKED_UNANSWERED' ? { count: facts.unansweredInARow } : {}) },
+      };
     },
     callFacts: (from, user, permission) => book.callFacts(from, user, permission),
     onCommitted(before, after) {

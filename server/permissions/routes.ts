@@ -184,6 +184,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
     if (hold) {
       throw new HttpConflict(
         `${user} rejected the call permission request from ${from} at ${new Date(cur!.updatedAt).toISOString()}; the user is not asked again before ${new Date(hold.until).toISOString()}`,
+        { params: { reason: 'REJECTED_RECENTLY', user, from, nextAt: hold.until } },
       );
     }
     // Check and take the ration in one atomic step (parallel requests, other nodes): only
@@ -194,6 +195,8 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
       throw new HttpTooManyRequests(
         `call permission requests to ${user} from ${from} are limited to ${limited.rule}; the next one may be sent at ${new Date(limited.nextAt).toISOString()}`,
         limited.nextAt - now,
+        'TOO_MANY_REQUESTS',
+        { reason: 'RATION', user, from, nextAt: limited.nextAt, rule: limited.rule },
       );
     }
     let messageId: string;

@@ -43,6 +43,8 @@ export interface ReportsOptions {
 export const UNKNOWN_NUMBER = 'unknown number';
 
 export interface Report extends ReportRange {
+  /** The IANA zone whose calendar days `from` and `to` are (the server's). */
+  timeZone: string;
   slaSeconds: number;
   numbers: NumberFigures[];
   agents: AgentFigures[];
@@ -117,7 +119,7 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
       (err: unknown) => void o.log.warn({ err: { message: (err as Error).message } }, 'report: business numbers not known; every number shown'),
     );
     if (known) calls = calls.map((c) => (c.businessNumber === undefined || known.has(c.businessNumber) ? c : { ...c, businessNumber: UNKNOWN_NUMBER }));
-    return { ...range, slaSeconds: o.slaSeconds, ...computeFigures(calls, o.slaSeconds) };
+    return { ...range, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, slaSeconds: o.slaSeconds, ...computeFigures(calls, o.slaSeconds) };
   }
 
   app.get('/api/reports', guard, async (c) => c.json(await report(query(c, ['from', 'to']))));

@@ -8,7 +8,7 @@ const N = '+15550001000';
 describe('computeWallboard', () => {
   it('no calls: service level 1, averages 0; numbers always shown are listed', () => {
     const w = computeWallboard({ today: [], live: [], agents: [], now: NOW, slaSeconds: 20, numbers: [N] });
-    expect(w).toEqual({ numbers: [{ businessNumber: N, waiting: 0, ringing: 0, longestWaitMs: 0, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0 }], agents: [], at: NOW });
+    expect(w).toEqual({ numbers: [{ businessNumber: N, waiting: 0, ringing: 0, longestWaitMs: 0, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0 }], agents: [], at: NOW, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
   });
 
   it('a wait of exactly SLA_SECONDS is within; an unanswered call in progress is not offered yet; outbound live calls and active ones are not waiting', () => {

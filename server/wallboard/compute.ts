@@ -210,7 +210,7 @@ export function computeWallboard(input: WallboardInput): Wallboard {
   const agents: WallboardAgent[] = [...input.agents, ...absent]
     .sort((x, y) => x.name.localeCompare(y.name))
     .map((g) => ({ name: g.name, status: g.status, ...(g.reason ? { reason: g.reason } : {}), since: g.since, callsToday: callsToday.get(g.name) ?? 0 }));
-  return { numbers, agents, at: input.now };
+  return { numbers, agents, at: input.now, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
 }
 
 /** Midnight of `now`'s day in the server's time zone (process TZ), as epoch ms. */

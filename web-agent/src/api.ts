@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { Permission } from '../../shared/protocol.ts';
 import { CallbackTask, CallDetail, CallPage, MessageRecord } from '../../shared/records.ts';
+import { isLanguage, type Language } from '../../shared/languages.ts';
+import { describeRefusal } from './format.ts';
 
 /**
  * `GET /api/me`. `demo: true` shows the "simulate an incoming call" button (see README).
@@ -15,16 +17,30 @@ export type Me = z.infer<typeof Me>;
 
 /** The Service's error shape, which every `/api` error uses (server/ops/errors.ts). */
 const ErrorBody = z.object({
-  error: z.object({ status: z.number().optional(), code: z.string(), message: z.string(), requestId: z.string().optional() }),
+  error: z.object({
+    status: z.number().optional(),
+    code: z.string(),
+    message: z.string(),
+    requestId: z.string().optional(),
+    params: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+  }),
 });
 
+/**
+ * A refused or failed request. `message` is the refusal in the user's language, worded from
+ * the code and parameters (format.ts `describeRefusal`); `serverMessage` is the server's
+ * English text (for logs and developers).
+ */
 export class ApiError extends Error {
+  readonly serverMessage: string;
   constructor(
     readonly status: number,
     readonly code: string,
-    message: string,
+    serverMessage: string,
+    readonly params?: Readonly<Record<string, string | number>>,
   ) {
-    super(message);
+    super(describeRefusal({ code, message: serverMessage, params: { status, ...params } }, Date.now()));
+    this.serverMessage = serverMessage;
     this.name = 'ApiError';
   }
 }
@@ -39,7 +55,7 @@ async function call(method: string, path: string, body?: unknown): Promise<unkno
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
   } catch {
-    throw new ApiError(0, 'NETWORK', 'Cannot reach the server. Check your network connection.');
+    throw new ApiError(0, 'NETWORK', 'Cannot reach the server.');
   }
   const text = await res.text();
   let json: unknown;
@@ -50,8 +66,8 @@ async function call(method: string, path: string, body?: unknown): Promise<unkno
   }
   if (!res.ok) {
     const e = ErrorBody.safeParse(json);
-    if (e.success) throw new ApiError(res.status, e.data.error.code, e.data.error.message);
-    throw new ApiError(res.status, `HTTP_${res.status}`, `The server answered ${res.status} ${res.statusText}.`.replace(/ \./, '.'));
+    if (e.success) throw new ApiError(res.status, e.data.error.code, e.data.error.message, e.data.error.params);
+    throw new ApiError(res.status, 'HTTP', `The server answered ${res.status}.`);
   }
   return json;
 }
@@ -59,7 +75,7 @@ async function call(method: string, path: string, body?: unknown): Promise<unkno
 /** `body` checked against `schema`; `what` names the answer in the error when it does not fit. */
 function expectShape<T extends z.ZodTypeAny>(schema: T, body: unknown, what: string): z.infer<T> {
   const r = schema.safeParse(body);
-  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', `The server answered ${what} with an unexpected shape.`);
+  if (!r.success) throw new ApiError(200, 'BAD_RESPONSE', `The server answered ${what} with an unexpected shape.`, { what });
   return r.data;
 }
 
@@ -71,6 +87,18 @@ export async function getMe(): Promise<Me | undefined> {
     if (e instanceof ApiError && e.status === 401) return undefined;
     throw e;
   }
+}
+
+/** `GET /api/me/language`: the language this user picked, or undefined (none yet: the browser's). */
+export async function getMyLanguage(): Promise<Language | undefined> {
+  const body = await call('GET', '/api/me/language');
+  const l = (body as { language?: unknown } | undefined)?.language;
+  return isLanguage(l) ? l : undefined;
+}
+
+/** `PUT /api/me/language`: keep the user's choice with the user. */
+export async function putMyLanguage(language: Language): Promise<void> {
+  await call('PUT', '/api/me/language', { language });
 }
 
 export async function login(name: string, password: string): Promise<void> {

@@ -7,6 +7,7 @@
 import { callSeconds, type CallView, type Permission } from '../../shared/protocol.ts';
 import type { BusinessNumber } from './api.ts';
 import { describeReason, describeResult, formatDuration } from './format.ts';
+import { t as tr } from './i18n/index.ts';
 import { isOver } from './reducer.ts';
 import { describePermission, newerPermission, type PermissionTone, type PermissionWords } from './permission-words.ts';
 
@@ -28,19 +29,19 @@ const BSUID = /^[A-Z]{2}\.(?:ENT\.)?[A-Za-z0-9]{1,128}$/;
  */
 export function parseCallee(input: string): { ok: true; callee: Callee } | { ok: false; message: string } {
   const t = input.trim();
-  if (t === '') return { ok: false, message: 'Type the user’s phone number (e.g. +15550123456) or their user id.' };
+  if (t === '') return { ok: false, message: tr('callee.empty') };
   if (/^[A-Za-z]{2}\./.test(t)) {
     if (BSUID.test(t)) return { ok: true, callee: { kind: 'recipient', value: t } };
-    return { ok: false, message: 'That looks like a user id, but it is not valid: two capital letters, a dot, then letters and digits (e.g. US.13491208655302741918).' };
+    return { ok: false, message: tr('callee.badUserId') };
   }
   const digits = t.replace(/[\s\-().]/g, '');
-  if (/^00\d/.test(digits)) return { ok: false, message: `Write the number with + instead of 00: +${digits.slice(2)}` };
-  if (/^\d+$/.test(digits)) return { ok: false, message: 'Start the number with + and the country code, e.g. +15550123456.' };
-  if (!/^\+\d+$/.test(digits)) return { ok: false, message: 'A phone number may hold only digits after the + (spaces and dashes are fine).' };
-  if (digits.startsWith('+0')) return { ok: false, message: 'A country code never starts with 0: check the number after the +.' };
+  if (/^00\d/.test(digits)) return { ok: false, message: tr('callee.doubleZero', { number: `+${digits.slice(2)}` }) };
+  if (/^\d+$/.test(digits)) return { ok: false, message: tr('callee.noPlus') };
+  if (!/^\+\d+$/.test(digits)) return { ok: false, message: tr('callee.digitsOnly') };
+  if (digits.startsWith('+0')) return { ok: false, message: tr('callee.zeroCountry') };
   if (!E164.test(digits)) {
     const n = digits.length - 1;
-    return { ok: false, message: n < 7 ? `That number is too short (${n} digits): include the country code.` : `That number is too long (${n} digits; at most 15).` };
+    return { ok: false, message: n < 7 ? tr('callee.tooShort', { n }) : tr('callee.tooLong', { n }) };
   }
   return { ok: true, callee: { kind: 'to', value: digits } };
 }
@@ -169,12 +170,12 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
       return {
         ...s,
         asking: false,
-        askNote: 'Request sent. The user’s reply will show here.',
+        askNote: tr('dial.askSent'),
         permissions: { ...s.permissions, [key]: newerPermission(s.permissions[key], ev.permission) },
       };
     }
     case 'askFailed':
-      return { ...s, asking: false, error: { code: ev.code, message: `Could not ask for permission: ${ev.message}` } };
+      return { ...s, asking: false, error: { code: ev.code, message: tr('dial.askFailed', { why: ev.message }) } };
     case 'dialStarted':
       if (inProgress(s.call)) return s;
       return drop({ ...s, touched: true, call: { phase: 'preparing', from: ev.from, callee: ev.callee, muted: false } }, 'error');
@@ -227,7 +228,7 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
       // After a reconnect the server lists every live call of this user: ours missing = over.
       const c = s.call;
       if (!c?.wacid || !inProgress(c) || ev.wacids.includes(c.wacid)) return s;
-      return reduceCallback(s, { type: 'callState', view: endedHere(c, c.wacid, 'The server no longer lists this call.'), now: ev.now });
+      return reduceCallback(s, { type: 'callState', view: endedHere(c, c.wacid, tr('dial.notListed')), now: ev.now });
     }
     case 'muted':
       return s.call ? withCall(s, { muted: ev.muted }) : s;
@@ -237,7 +238,7 @@ export function reduceCallback(s: CallbackState, ev: CallbackEvent): CallbackSta
       if (c.wacid === undefined) {
         // Preparing: nothing was sent, it simply stops. Dialing: hang up once the ack names the call.
         return c.phase === 'preparing'
-          ? withCall(s, { phase: 'ended', ended: { result: 'NOT_PLACED', reason: 'Cancelled before it was placed.' } })
+          ? withCall(s, { phase: 'ended', ended: { result: 'NOT_PLACED', reason: tr('dial.cancelledBefore') } })
           : withCall(s, { cancelRequested: true });
       }
       return withCall(s, { phase: 'ending' });
@@ -273,22 +274,19 @@ function drop<T extends object, K extends keyof T>(obj: T, key: K): T {
 export function dialRefusal(code: string, message: string): string {
   switch (code) {
     case 'NO_PERMISSION':
-      return `Not called: the user has not allowed calls from this number (${message}).`;
     case 'CALL_LIMIT':
-      return `Not called: ${message}`;
+      return tr('dial.notCalled', { why: message });
     case 'SERVICE_ERROR':
-      return `The Service refused the call: ${message}`;
+      return tr('dial.serviceRefused', { why: message });
     case 'OUTCOME_UNKNOWN':
     case 'TIMEOUT':
-      return `The Service did not confirm the call in time, so it may or may not ring at the user’s: check the live calls before trying again. (${message})`;
+      return tr('dial.unconfirmed');
     case 'DISCONNECTED':
-      return `The connection to the server was lost while placing the call; check the live calls before trying again. (${message})`;
+      return tr('dial.linkLost');
     case 'FORBIDDEN':
-      return `You may not place calls: ${message}`;
-    case 'BAD_REQUEST':
-      return `The server did not accept the call request: ${message}`;
+      return tr('dial.forbidden', { why: message });
     default:
-      return `Could not place the call: ${message}`;
+      return tr('dial.failed', { why: message });
   }
 }
 
@@ -316,19 +314,19 @@ export function panelView(s: CallbackState, online: boolean, now: number, timeZo
   const key = callee && s.from ? pairKey(s.from, callee.value) : undefined;
   const known = key ? s.permissions[key] : undefined;
   const permission: PanelView['permission'] = !key
-    ? { text: 'Choose a number and type the user to see their calling permission.', tone: 'neutral', state: 'none', blocksCall: false }
+    ? { text: tr('dial.choosePair'), tone: 'neutral', state: 'none', blocksCall: false }
     : s.permissionError?.key === key && !known
-      ? { text: `Could not check the permission: ${s.permissionError.message}`, tone: 'neutral', state: 'none', blocksCall: false }
+      ? { text: tr('dial.permissionFailed', { why: s.permissionError.message }), tone: 'neutral', state: 'none', blocksCall: false }
       : describePermission(known, now, timeZone);
   const busy = inProgress(s.call);
   const callBlockedReason = busy
-    ? 'A callback is in progress.'
+    ? tr('dial.inProgress')
     : !online
-      ? 'Waiting for the connection to the server…'
+      ? tr('setup.hintOffline')
       : !s.from
-        ? 'Choose the number to call from.'
+        ? tr('dial.chooseFrom')
         : !callee
-          ? 'Type a valid phone number or user id.'
+          ? tr('dial.typeCallee')
           : permission.blocksCall
             ? permission.blockReason
             : undefined;
@@ -353,22 +351,22 @@ function looksUnfinished(input: string): boolean {
 export function callStatus(c: CallbackCall, now: number): { state: CallPhase; text: string; timer?: string } {
   switch (c.phase) {
     case 'preparing':
-      return { state: 'preparing', text: 'Preparing the microphone and the connection…' };
+      return { state: 'preparing', text: tr('dial.preparing') };
     case 'dialing':
-      return { state: 'dialing', text: c.cancelRequested ? 'Cancelling…' : 'Placing the call…' };
+      return { state: 'dialing', text: c.cancelRequested ? tr('dial.cancelling') : tr('dial.placing') };
     case 'ringing':
-      return { state: 'ringing', text: 'Ringing…' };
+      return { state: 'ringing', text: tr('dial.ringing') };
     case 'active':
-      return { state: 'active', text: c.muted ? 'In call (you are muted).' : 'In call.', timer: formatDuration(c.activeAt !== undefined ? (now - c.activeAt) / 1000 : 0) };
+      return { state: 'active', text: c.muted ? tr('dial.inCallMuted') : tr('dial.inCall'), timer: formatDuration(c.activeAt !== undefined ? (now - c.activeAt) / 1000 : 0) };
     case 'ending':
-      return { state: 'ending', text: 'Hanging up…' };
+      return { state: 'ending', text: tr('call.hangingUp') };
     case 'failed':
-      return { state: 'failed', text: 'The call was not placed.' };
+      return { state: 'failed', text: tr('dial.notPlaced') };
     case 'ended': {
       const e = c.ended!;
       return {
         state: 'ended',
-        text: `Call ended: ${describeResult(e.result)}${e.duration !== undefined ? ` · ${formatDuration(e.duration)}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}`,
+        text: tr('dial.ended', { result: e.result === 'NOT_PLACED' ? tr('dial.notPlaced') : describeResult(e.result), details: `${e.duration !== undefined ? ` · ${formatDuration(e.duration)}` : ''}${e.reason ? ` · ${describeReason(e.reason)}` : ''}` }),
       };
     }
   }

@@ -8,6 +8,8 @@
  */
 import { PAGE_LEFT_CLOSE, parseServerMsg, type ClientMsg, type ServerMsg } from '../../shared/protocol.ts';
 import type { BackoffPolicy } from './backoff.ts';
+import { describeRefusal } from './format.ts';
+import { t } from './i18n/index.ts';
 import { setIceConfig } from './ice.ts';
 import { silenceLimit, type WatchdogOptions } from './heartbeat.ts';
 import type { Link } from './reducer.ts';
@@ -16,13 +18,20 @@ import type { Link } from './reducer.ts';
 export type Request = ClientMsg extends infer M ? (M extends { id: string } ? Omit<M, 'id'> : never) : never;
 type AckMsg = Extract<ServerMsg, { type: 'ack' }>;
 
-/** A request that did not get its ack. `code` is the server's (WsErrorCode) or one of ours. */
+/**
+ * A request that did not get its ack. `code` is the server's (WsErrorCode) or one of ours;
+ * `message` is the refusal in the user's language (from the code and `params`), and
+ * `serverMessage` the server's English text.
+ */
 export class RequestError extends Error {
+  readonly serverMessage: string;
   constructor(
     readonly code: string,
-    message: string,
+    serverMessage: string,
+    readonly params?: Readonly<Record<string, string | number>>,
   ) {
-    super(message);
+    super(describeRefusal({ code, message: serverMessage, params }, Date.now()));
+    this.serverMessage = serverMessage;
     this.name = 'RequestError';
   }
 }
@@ -144,7 +153,7 @@ export class Connection {
     this.lastFrameAt = now;
     const parsed = parseServerMsg(data);
     if (!parsed.ok) {
-      this.opts.onBadFrame(`The server sent a frame this page does not understand (${parsed.message}).`);
+      this.opts.onBadFrame(t('error.badFrame', { detail: parsed.message }));
       return;
     }
     const msg = parsed.msg;
@@ -167,7 +176,7 @@ export class Connection {
         this.pending.delete(msg.id);
         clearTimeout(p.timer);
         if (msg.type === 'ack') p.resolve(msg);
-        else p.reject(new RequestError(msg.code, msg.message));
+        else p.reject(new RequestError(msg.code, msg.message, msg.params));
         return;
       }
     }

@@ -1,5 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { chooseDevice, deviceOptions, isGone, micConstraints, micFailure, micProblem, namesHidden, retryWithDefault, type Device } from './devices.ts';
+import { inLanguage } from './i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const mic = (deviceId: string, label = `Mic ${deviceId}`): Device => ({ kind: 'audioinput', deviceId, label });
 const out = (deviceId: string, label = `Speaker ${deviceId}`): Device => ({ kind: 'audiooutput', deviceId, label });
@@ -45,20 +49,20 @@ describe('micProblem: the kind of getUserMedia failure', () => {
 
 describe('micFailure: the page code and words, with the page\'s own next step', () => {
   test('denied and missing end with the retry step; the error names the browser\'s error', () => {
-    expect(micFailure({ name: 'NotAllowedError' }, 'call again')).toEqual({
+    expect(micFailure({ name: 'NotAllowedError' }, 'call')).toEqual({
       problem: 'denied',
       code: 'MIC_DENIED',
       message: 'Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then call again.',
     });
-    expect(micFailure({ name: 'NotFoundError' }, 'run the check again')).toEqual({
+    expect(micFailure({ name: 'NotFoundError' }, 'check')).toEqual({
       problem: 'missing',
       code: 'MIC_MISSING',
       message: 'No microphone found. Plug one in, then run the check again.',
     });
-    expect(micFailure({ name: 'NotReadableError' }, 'call again').message).toBe(
+    expect(micFailure({ name: 'NotReadableError' }, 'call').message).toBe(
       'The microphone could not start (NotReadableError): it may be in use by another application.',
     );
-    expect(micFailure(undefined, 'call again')).toMatchObject({ problem: 'error', code: 'MIC_ERROR', message: expect.stringContaining('(error)') });
+    expect(micFailure(undefined, 'call')).toMatchObject({ problem: 'error', code: 'MIC_ERROR', message: expect.stringContaining('(error)') });
   });
 });
 

@@ -13,6 +13,7 @@
  * uses, and the other way round. A page that holds an open microphone keeps it until it opens
  * one again.
  */
+import { t } from './i18n/index.ts';
 
 /** localStorage keys of the chosen devices (deviceId). */
 export const MIC_KEY = 'switchboard.mic';
@@ -50,22 +51,23 @@ export function micProblem(errorName: string): MicProblem {
  * A microphone that did not open, in the user's words (codes as both pages show them);
  * `retry` is what the page asks the user to do once it is fixed ("call again").
  */
-export function micFailure(e: unknown, retry: string): { problem: MicProblem; code: string; message: string } {
+export function micFailure(e: unknown, retry: 'check' | 'call'): { problem: MicProblem; code: string; message: string } {
   const errorName = (e as DOMException | undefined)?.name ?? '';
   const problem = micProblem(errorName);
+  const then = t(retry === 'check' ? 'mic.retryCheck' : 'mic.retryCall');
   switch (problem) {
     case 'denied':
-      return { problem, code: 'MIC_DENIED', message: `Microphone access is blocked. Allow the microphone for this site (the icon in the address bar), then ${retry}.` };
+      return { problem, code: 'MIC_DENIED', message: t('mic.deniedHelp', { then }) };
     case 'missing':
-      return { problem, code: 'MIC_MISSING', message: `No microphone found. Plug one in, then ${retry}.` };
+      return { problem, code: 'MIC_MISSING', message: t('mic.missingHelp', { then }) };
     case 'error':
-      return { problem, code: 'MIC_ERROR', message: `The microphone could not start (${errorName || 'error'}): it may be in use by another application.` };
+      return { problem, code: 'MIC_ERROR', message: t('mic.errorHelp', { name: errorName || 'error' }) };
   }
 }
 
 /** The <option>s of one kind, in the browser's order; a device without a label (no permission yet) gets a number. */
 export function deviceOptions(list: readonly Device[], kind: DeviceKind): Array<{ value: string; label: string }> {
-  return list.filter((d) => d.kind === kind).map((d, i) => ({ value: d.deviceId, label: d.label || `Device ${i + 1}` }));
+  return list.filter((d) => d.kind === kind).map((d, i) => ({ value: d.deviceId, label: d.label || t('mic.device', { n: i + 1 }) }));
 }
 
 /** Which device of `kind` to show as chosen: the preferred one while it is listed, else the first (the browser's default). */

@@ -1,5 +1,9 @@
-import { describe, expect, test } from 'vitest';
-import { countdown, describeMoment, describeReason, describeResult, formatCaller, formatDuration, humanizeRefusal } from './format.ts';
+import { afterEach, describe, expect, test } from 'vitest';
+import { countdown, describeMoment, describeReason, describeRefusal, describeResult, formatCaller, formatDuration } from './format.ts';
+import { inLanguage } from './i18n/testing.ts';
+
+inLanguage('en');
+afterEach(() => inLanguage('en'));
 
 describe('moments in words', () => {
   const now = Date.parse('2026-11-24T10:00:00Z');
@@ -9,9 +13,41 @@ describe('moments in words', () => {
     expect(describeMoment(Date.parse('2026-11-29T14:05:00Z'), now, 'UTC')).toBe('on 29 Nov at 14:05');
     expect(describeMoment(Date.parse('2026-11-24T23:30:00Z'), now, 'Europe/Berlin')).toBe('tomorrow at 00:30');
   });
-  test("the ration refusal loses its ISO timestamp and says when to ask again", () => {
-    const msg = 'call permission requests to +15550123457 from +15550100001 are limited to 1 per 24 h; the next one may be sent at 2026-11-25T09:30:00.000Z';
-    expect(humanizeRefusal(msg, now, 'UTC')).toBe('call permission requests to +15550123457 from +15550100001 are limited to 1 per 24 h. You can ask again tomorrow at 09:30');
+  test('in the user’s language and its way of writing times', () => {
+    inLanguage('pt-BR');
+    expect(describeMoment(Date.parse('2026-11-25T09:30:00Z'), now, 'UTC')).toBe('amanhã às 09:30');
+    inLanguage('ar');
+    expect(describeMoment(Date.parse('2026-11-24T14:05:00Z'), now, 'UTC')).toMatch(/^اليوم الساعة 0?2:05/);
+    inLanguage('en');
+  });
+});
+
+describe('a server refusal in the user’s language, from its code and parameters', () => {
+  const now = Date.parse('2026-11-24T10:00:00Z');
+  const ration = {
+    code: 'TOO_MANY_REQUESTS',
+    message: 'call permission requests to +15550123457 from +15550100001 are limited to 1 per 24 h; the next one may be sent at 2026-11-25T09:30:00.000Z',
+    params: { reason: 'RATION', user: '+15550123457', from: '+15550100001', nextAt: Date.parse('2026-11-25T09:30:00Z') },
+  };
+  const noPermission = { code: 'NO_PERMISSION', message: '+15550123457 rejected the call permission request…', params: { reason: 'REJECTED', user: '+15550123457', from: '+15550100001' } };
+  test.each([
+    ['en', 'A permission request to +15550123457 was sent recently. You can ask again tomorrow at 09:30.', '+15550123457 said no to calls from +15550100001.'],
+    ['pt-BR', 'Um pedido de autorização para +15550123457 foi enviado há pouco. Você pode pedir de novo amanhã às 09:30.', '+15550123457 não aceitou receber chamadas de +15550100001.'],
+    ['es', 'Hace poco se envió una solicitud de permiso a +15550123457. Puedes volver a pedirlo mañana a las 09:30.', '+15550123457 no aceptó llamadas desde +15550100001.'],
+    ['hi', '+15550123457 को अनुमति का अनुरोध हाल ही में भेजा गया है। आप कल 09:30 am बजे फिर से माँग सकते हैं।', '+15550123457 ने +15550100001 से कॉल लेने से मना कर दिया है।'],
+    ['id', 'Permintaan izin ke +15550123457 baru saja dikirim. Anda bisa meminta lagi besok pukul 09.30.', '+15550123457 tidak mau ditelepon dari +15550100001.'],
+    ['ar', 'أُرسل طلب إذن إلى +15550123457 قبل قليل. يمكنك الطلب مجددًا غدًا الساعة 09:30 ص.', 'رفض +15550123457 المكالمات من +15550100001.'],
+  ] as const)('%s', (lang, rationText, rejected) => {
+    inLanguage(lang);
+    expect(describeRefusal(ration, now, 'UTC')).toBe(rationText);
+    expect(describeRefusal(noPermission, now, 'UTC')).toBe(rejected);
+    // Never the server's English, never an ISO time.
+    expect(describeRefusal(ration, now, 'UTC')).not.toMatch(/limited|2026-11-25T/);
+    inLanguage('en');
+  });
+  test('a Service refusal keeps the Service’s own words after ours; an unknown code is named', () => {
+    expect(describeRefusal({ code: 'SERVICE_ERROR', message: 'x', params: { serviceReason: 'Number not on WhatsApp' } }, now)).toBe('The call service refused. (Number not on WhatsApp)');
+    expect(describeRefusal({ code: 'SOMETHING_NEW', message: 'x' }, now)).toBe('The server refused (SOMETHING_NEW).');
   });
 });
 
@@ -68,7 +104,7 @@ describe('describeResult', () => {
     ['MISSED', 'Missed'],
     ['CANCELED', 'Caller hung up'],
     [undefined, 'Ended'],
-    ['NO_ANSWER', 'No answer'],
+    ['NO_ANSWER', 'Ended (NO_ANSWER)'],
   ])('%s reads %s', (r, text) => expect(describeResult(r)).toBe(text));
 });
 
@@ -76,8 +112,9 @@ describe('describeReason', () => {
   test.each([
     ['USER_HANGUP', 'The caller hung up.'],
     ['MEDIA_TIMEOUT', 'No audio got through, so the call was dropped.'],
-    ['SOME_NEW_CODE', 'Some new code.'],
-    ['agent hung up', 'agent hung up'],
+    ['SOME_NEW_CODE', 'SOME_NEW_CODE'],
+    ['agent hung up', 'The agent hung up.'],
+    ['The Service said something new', 'The Service said something new'],
     [undefined, ''],
   ])('%s reads %j', (r, text) => expect(describeReason(r)).toBe(text));
 });
@@ -85,12 +122,15 @@ describe('describeReason', () => {
 describe('Service error codes in words', () => {
   test('a bare 138xxx code in a reason (history) becomes the shared words, with the code kept', () => {
     expect(describeReason('138021')).toBe('No audio was received from the other side (138021)');
-    expect(describeReason('error 138006')).toBe('No calling permission from this customer (138006)');
-    expect(describeReason('138099')).toBe('The Service ended the call with error 138099.');
+    expect(describeReason('138006')).toBe('No calling permission from this customer (138006)');
+    expect(describeReason('138099')).toBe('The call service ended the call with error 138099.');
   });
 
-  test("with CallView.errorCode the server's worded reason is shown; without a reason, the code's words", () => {
-    expect(describeReason('No audio was received from the other side (138021: Media receive timeout)', 138021)).toBe('No audio was received from the other side (138021: Media receive timeout)');
+  test("with CallView.errorCode the code's words in the user's language (not the server's English reason)", () => {
+    expect(describeReason('No audio was received from the other side (138021: Media receive timeout)', 138021)).toBe('No audio was received from the other side (138021)');
     expect(describeReason(undefined, 138022)).toBe('Audio could not be sent to the other side (138022)');
+    inLanguage('es');
+    expect(describeReason(undefined, 138006)).toBe('Este cliente no dio permiso para llamarle (138006)');
+    inLanguage('en');
   });
 });

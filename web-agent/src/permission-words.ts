@@ -1,5 +1,6 @@
 /** A calling permission in plain words (the Call back panel, the queue): its state, what it allows, since and until when. */
 import type { Permission } from '../../shared/protocol.ts';
+import { locale, t } from './i18n/index.ts';
 
 export type PermissionTone = 'neutral' | 'waiting' | 'ok' | 'stop';
 
@@ -18,56 +19,54 @@ export interface PermissionWords {
 /** "just now", "2 min ago", "3 h ago", "2 days ago". */
 export function ago(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 45) return 'just now';
+  if (s < 45) return t('queue.justNow');
+  const rtf = new Intl.RelativeTimeFormat(locale(), { numeric: 'auto' });
   const m = Math.round(s / 60);
-  if (m < 60) return `${m} min ago`;
+  if (m < 60) return rtf.format(-m, 'minute');
   const h = Math.floor(m / 60);
-  if (h < 24) return `${h} h ago`;
-  const d = Math.floor(h / 24);
-  return d === 1 ? 'yesterday' : `${d} days ago`;
+  if (h < 24) return rtf.format(-h, 'hour');
+  return rtf.format(-Math.floor(h / 24), 'day');
 }
 
-/** "29 Nov, 14:05" in the browser's time zone (tests pass one). */
+/** "Nov 29, 2:05 PM" (as the user's language writes it) in the browser's time zone (tests pass one). */
 export function formatWhen(epochMs: number, timeZone?: string): string {
-  return new Date(epochMs).toLocaleString('en-GB', {
+  return new Date(epochMs).toLocaleString(locale(), {
     day: 'numeric',
     month: 'short',
-    hour: '2-digit',
+    hour: 'numeric',
     minute: '2-digit',
-    hour12: false,
     ...(timeZone ? { timeZone } : {}),
   });
 }
 
 export function describePermission(p: Permission | undefined, now: number, timeZone?: string): PermissionWords {
-  if (!p) return { text: 'Checking the user’s calling permission…', tone: 'neutral', state: 'checking', blocksCall: false };
-  const by = p.requestedBy ? ` by ${p.requestedBy}` : '';
+  if (!p) return { text: t('perm.checking'), tone: 'neutral', state: 'checking', blocksCall: false };
   switch (p.state) {
     case 'unknown':
       return {
-        text: 'No permission on record: ask the user first (without it the call is likely refused).',
+        text: t('perm.none'),
         tone: 'neutral',
         state: 'unknown',
         blocksCall: false,
       };
     case 'requested':
-      return { text: `Asked${by} ${ago(now - p.updatedAt)} — waiting for the user’s reply.`, tone: 'waiting', state: 'requested', blocksCall: false };
+      return { text: p.requestedBy ? t('perm.askedBy', { name: p.requestedBy, ago: ago(now - p.updatedAt) }) : t('perm.asked', { ago: ago(now - p.updatedAt) }), tone: 'waiting', state: 'requested', blocksCall: false };
     case 'granted':
-      if (p.permanent) return { text: 'Permission granted, with no end date.', tone: 'ok', state: 'granted', blocksCall: false };
+      if (p.permanent) return { text: t('perm.grantedForever'), tone: 'ok', state: 'granted', blocksCall: false };
       if (p.expiresAt !== undefined && p.expiresAt <= now) return expiredWords();
       return {
-        text: p.expiresAt !== undefined ? `Permission granted until ${formatWhen(p.expiresAt, timeZone)}.` : 'Permission granted.',
+        text: p.expiresAt !== undefined ? t('perm.grantedUntil', { when: formatWhen(p.expiresAt, timeZone) }) : t('perm.granted'),
         tone: 'ok',
         state: 'granted',
         blocksCall: false,
       };
     case 'rejected':
       return {
-        text: 'The user declined calls — do not call.',
+        text: t('perm.declined'),
         tone: 'stop',
         state: 'rejected',
         blocksCall: true,
-        blockReason: 'The user declined calls from this number.',
+        blockReason: t('perm.declinedReason'),
       };
     case 'expired':
       return expiredWords();
@@ -75,7 +74,7 @@ export function describePermission(p: Permission | undefined, now: number, timeZ
 }
 
 function expiredWords(): PermissionWords {
-  return { text: 'Expired — ask again.', tone: 'stop', state: 'expired', blocksCall: true, blockReason: 'The permission has expired: ask again first.' };
+  return { text: t('perm.expired'), tone: 'stop', state: 'expired', blocksCall: true, blockReason: t('verdict.expired') };
 }
 
 /** Keep the newer of two records of one pair (a fetch may answer after a live update). */

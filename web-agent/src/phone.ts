@@ -19,6 +19,7 @@
  * media for 20-30 s, so the track is never set to null. A microphone chosen mid-call is
  * swapped in with `replaceTrack` (no renegotiation) and keeps the live and mute state.
  */
+import { t } from './i18n/index.ts';
 
 import type { IceConfig } from '../../shared/protocol.ts';
 import { hasTurn, iceConfig, rtcConfiguration } from './ice.ts';
@@ -57,11 +58,9 @@ export interface Gathered {
   warning?: string;
 }
 
-const secs = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+const secs = (ms: number) => Math.round(ms / 100) / 10;
 
-export const turnMissingWarning = (ms: number) =>
-  `The relay server (TURN) did not answer (waited ${secs(ms)}), so this call goes out without it, on a direct path only. ` +
-  'If you hear nothing, this network may be blocking calls: open the Network check (/preflight) or ask IT to allow TURN.';
+export const turnMissingWarning = (ms: number) => t('media.turnMissing', { seconds: secs(ms) });
 
 /**
  * Run `describe` (setLocalDescription of an offer or answer) and wait for ICE gathering
@@ -89,8 +88,7 @@ export function gatherWithin(pc: RTCPeerConnection, describe: () => Promise<void
         return reject(
           new CallSetupError(
             'NO_RELAY',
-            `The relay server (TURN) did not answer within ${secs(ms)}, and calls here must go through it: this call cannot connect. ` +
-              'Check the network or VPN, or ask IT to allow TURN (UDP/TCP 3478, TLS 443); the Network check (/preflight) tests it.',
+            t('media.noRelay', { seconds: secs(ms) }),
           ),
         );
       }
@@ -98,7 +96,7 @@ export function gatherWithin(pc: RTCPeerConnection, describe: () => Promise<void
         return reject(
           new CallSetupError(
             'GATHER_TIMEOUT',
-            `Could not prepare the network path for the call within ${secs(ms)} ` + '(ICE gathering found no address). Check the network or VPN, then try again.',
+            t('media.gatherTimeout', { seconds: secs(ms) }),
           ),
         );
       }
@@ -191,15 +189,15 @@ export class CallMedia {
       try {
         await pc.setRemoteDescription({ type: 'offer', sdp: offerSdp });
       } catch (e) {
-        throw new CallSetupError('SDP_REJECTED', `This browser cannot use the call's offer: ${(e as Error).message}`);
+        throw new CallSetupError('SDP_REJECTED', t('media.offerUnusable', { detail: (e as Error).message }));
       }
       const audio = pc.getTransceivers().find((x) => x.receiver.track.kind === 'audio');
-      if (!audio) throw new CallSetupError('NO_AUDIO_IN_OFFER', 'The call offer has no audio.');
+      if (!audio) throw new CallSetupError('NO_AUDIO_IN_OFFER', t('media.noAudioInOffer'));
       // sendrecv with no track yet: the answer promises audio, but nothing is sent before the ack.
       audio.direction = 'sendrecv';
       const gathered = await gatherFor(pc, async () => pc.setLocalDescription(await pc.createAnswer()), cfg, bound);
       const sdp = pc.localDescription?.sdp;
-      if (!sdp) throw new CallSetupError('SDP_REJECTED', 'The browser produced no answer.');
+      if (!sdp) throw new CallSetupError('SDP_REJECTED', t('media.noAnswer'));
       const media = new CallMedia(pc, audio, sdp, 'answer', gathered);
       media.answered = true;
       media.events = events;
@@ -223,7 +221,7 @@ export class CallMedia {
       const transceiver = pc.addTransceiver(track, { direction: 'sendrecv', streams: [new MediaStream([track])] });
       const gathered = await gatherFor(pc, async () => pc.setLocalDescription(await pc.createOffer()), cfg, bound);
       const sdp = pc.localDescription?.sdp;
-      if (!sdp) throw new CallSetupError('SDP_REJECTED', 'The browser produced no offer.');
+      if (!sdp) throw new CallSetupError('SDP_REJECTED', t('media.noOffer'));
       const media = new CallMedia(pc, transceiver, sdp, 'offer', gathered, track);
       media.events = events;
       return media;
@@ -251,7 +249,7 @@ export class CallMedia {
     try {
       await this.pc.setRemoteDescription({ type: 'answer', sdp });
     } catch (e) {
-      throw new CallSetupError('SDP_REJECTED', `This browser cannot use the Service's answer: ${(e as Error).message}`);
+      throw new CallSetupError('SDP_REJECTED', t('media.answerUnusable', { detail: (e as Error).message }));
     }
   }
 

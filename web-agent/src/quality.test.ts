@@ -1,5 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { assessQuality, extractSample, type StatsSample } from './quality.ts';
+import { inLanguage } from './i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const at = (ms: number, inbound?: Partial<NonNullable<StatsSample['inbound']>>, extra: Partial<StatsSample> = {}): StatsSample => ({
   at: ms,
@@ -27,7 +31,7 @@ describe('assessQuality', () => {
     const q = assessQuality(bad, prev);
     expect(q.level).toBe('poor');
     expect(q.loss).toBeCloseTo(0.1);
-    expect(q.warnings[0]).toMatch(/breaking up: 10 % of it is lost.*repeat/);
+    expect(q.warnings[0]).toMatch(/breaking up: 10% of it is lost.*repeat/);
   });
 
   test('5 % loss is fair (choppy), below 2 % is good: Opus FEC hides it', () => {
@@ -58,7 +62,7 @@ describe('assessQuality', () => {
   test('the caller losing our audio is reported as such', () => {
     const q = assessQuality(at(2000, { packetsReceived: 100 }, { remoteFractionLost: 0.12 }), at(0, { packetsReceived: 0 }));
     expect(q.level).toBe('poor');
-    expect(q.warnings[0]).toMatch(/caller is losing 12 % of your audio/);
+    expect(q.warnings[0]).toMatch(/caller is losing 12% of your audio/);
   });
 
   test('warnings are ordered worst first', () => {

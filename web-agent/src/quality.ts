@@ -3,6 +3,7 @@
  * report, and turn two successive samples into a level and plain-language warnings an
  * agent can act on. Pure functions: the page feeds them `report.values()` every 2 s.
  */
+import { locale, t, type MessageKey } from './i18n/index.ts';
 
 /** The numbers we keep from one `getStats()` report. Times in seconds, as WebRTC reports them. */
 export interface StatsSample {
@@ -29,12 +30,15 @@ export interface StatsSample {
 
 /** How a call's audio travels: straight to the other side, or through a TURN relay over UDP, TCP or TLS. */
 export type NetworkPath = 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
-export const PATH_LABELS: Record<NetworkPath, string> = {
-  direct: 'direct',
-  'relay-udp': 'relayed (TURN/UDP)',
-  'relay-tcp': 'relayed (TURN/TCP)',
-  'relay-tls': 'relayed (TURN/TLS)',
+const PATH_KEYS: Record<NetworkPath, MessageKey> = {
+  direct: 'path.direct',
+  'relay-udp': 'path.relayUdp',
+  'relay-tcp': 'path.relayTcp',
+  'relay-tls': 'path.relayTls',
 };
+
+/** How the audio travels, in words. */
+export const pathWords = (p: NetworkPath): string => t(PATH_KEYS[p]);
 
 /** The path of a local candidate's stats (`candidateType`, `relayProtocol`). */
 export function pathOf(candidateType: unknown, relayProtocol: unknown): NetworkPath | undefined {
@@ -140,11 +144,11 @@ export const THRESHOLDS = {
 } as const;
 
 const rank: Record<QualityLevel, number> = { unknown: 0, good: 1, fair: 2, poor: 3 };
-const LABELS: Record<QualityLevel, string> = {
-  unknown: 'Checking the line…',
-  good: 'Good line',
-  fair: 'Fair line',
-  poor: 'Poor line',
+const LABELS: Record<QualityLevel, MessageKey> = {
+  unknown: 'quality.unknown',
+  good: 'quality.good',
+  fair: 'quality.fair',
+  poor: 'quality.poor',
 };
 
 function grade(value: number, t: { fair: number; poor: number }): QualityLevel {
@@ -158,7 +162,7 @@ function grade(value: number, t: { fair: number; poor: number }): QualityLevel {
  */
 export function assessQuality(cur: StatsSample, prev?: StatsSample): Quality {
   const found: Array<{ level: QualityLevel; text: string }> = [];
-  const q: Quality = { level: 'unknown', label: LABELS.unknown, warnings: [] };
+  const q: Quality = { level: 'unknown', label: t(LABELS.unknown), warnings: [] };
   let level: QualityLevel = 'unknown';
   const worse = (l: QualityLevel) => {
     if (rank[l] > rank[level]) level = l;
@@ -176,21 +180,19 @@ export function assessQuality(cur: StatsSample, prev?: StatsSample): Quality {
       if (l !== 'good') {
         found.push({
           level: l,
-          text:
-            `The caller's audio is breaking up: ${pct(q.loss)} of it is lost on the way.` +
-            (l === 'poor' ? ' Ask them to repeat anything unclear.' : ''),
+          text: t(l === 'poor' ? 'quality.lossPoor' : 'quality.loss', { percent: pct(q.loss) }),
         });
       }
     }
     if (received <= 0 && prev?.inbound && interval >= THRESHOLDS.silentIntervalMs) {
       worse('poor');
-      found.push({ level: 'poor', text: 'No audio is arriving from the caller. The call may drop if this goes on.' });
+      found.push({ level: 'poor', text: t('quality.silent') });
     }
     if (cur.inbound.jitter !== undefined) {
       q.jitterMs = Math.round(cur.inbound.jitter * 1000);
       const l = grade(q.jitterMs, THRESHOLDS.jitterMs);
       worse(l);
-      if (l !== 'good') found.push({ level: l, text: `The caller's audio arrives unevenly (jitter ${q.jitterMs} ms): they may sound robotic.` });
+      if (l !== 'good') found.push({ level: l, text: t('quality.jitter', { ms: q.jitterMs }) });
     }
   }
   if (cur.rtt !== undefined) {
@@ -199,24 +201,23 @@ export function assessQuality(cur: StatsSample, prev?: StatsSample): Quality {
     const l = grade(q.rttMs, THRESHOLDS.rttMs);
     worse(l);
     if (l !== 'good') {
-      found.push({ level: l, text: `The line has a long delay (${q.rttMs} ms round trip): pause before you speak to avoid talking over each other.` });
+      found.push({ level: l, text: t('quality.rtt', { ms: q.rttMs }) });
     }
   }
   if (cur.remoteFractionLost !== undefined) {
     const l = grade(cur.remoteFractionLost, THRESHOLDS.remoteLoss);
     worse(l);
-    if (l !== 'good') found.push({ level: l, text: `The caller is losing ${pct(cur.remoteFractionLost)} of your audio: they may not hear you well.` });
+    if (l !== 'good') found.push({ level: l, text: t('quality.remoteLoss', { percent: pct(cur.remoteFractionLost) }) });
   }
 
   if (cur.path) q.path = cur.path;
   found.sort((a, b) => rank[b.level] - rank[a.level]);
   q.level = level;
-  q.label = LABELS[level];
+  q.label = t(LABELS[level]);
   q.warnings = found.map((f) => f.text);
   return q;
 }
 
 function pct(f: number): string {
-  const p = f * 100;
-  return `${p < 10 ? p.toFixed(1).replace(/\.0$/, '') : Math.round(p)} %`;
+  return new Intl.NumberFormat(locale(), { style: 'percent', maximumFractionDigits: f < 0.1 ? 1 : 0 }).format(f);
 }

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import { followupsToFetch, initialQueue, queueView, reduceQueue, type QueueState } from './queue.ts';
+import { inLanguage } from './i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const NOW = Date.parse('2026-11-24T10:30:00Z');
 const TZ = 'UTC';
@@ -71,21 +75,21 @@ describe('call-back queue state', () => {
   it('follow-up status: read while not final, then shown in words; a late lower update is ignored', () => {
     let s = run({ type: 'task', task: task({ followup: { at: '2026-11-24T10:18:01.000Z', code: 'SENT', messageId: 'm1' } }) });
     expect(followupsToFetch(s)).toEqual(['m1']);
-    expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.followupText).toBe('Follow-up accepted by the Service');
+    expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.followupText).toBe('Follow-up: Sent, waiting for delivery');
     s = reduceQueue(s, { type: 'message', message: message('read', '2026-11-24T10:18:05.000Z') });
     s = reduceQueue(s, { type: 'message', message: message('delivered', '2026-11-24T10:18:04.000Z') });
     const row = queueView(s, 'agent1', false, NOW, TZ)[0]!;
-    expect(row).toMatchObject({ followupStatus: 'read', followupText: 'Follow-up read' });
+    expect(row).toMatchObject({ followupStatus: 'read', followupText: 'Follow-up: Read' });
     expect(followupsToFetch(s)).toEqual([]);
   });
 
   it('a follow-up not sent says why', () => {
     const s = run({ type: 'task', task: task({ followup: { at: '2026-11-24T10:18:01.000Z', code: 'OPTED_OUT', reason: 'the customer unsubscribed' } }) });
-    expect(queueView(s, 'x', false, NOW, TZ)[0]).toMatchObject({ followupStatus: 'opted_out', followupText: 'No follow-up: the customer opted out of messages: the customer unsubscribed' });
+    expect(queueView(s, 'x', false, NOW, TZ)[0]).toMatchObject({ followupStatus: 'opted_out', followupText: 'No follow-up: the customer opted out of messages' });
   });
 
   it('the row: customer, number, reason, waiting since in local time, attempts, permission and when calls are allowed', () => {
-    const s = run({ type: 'task', task: task({ permission: { state: 'requested', text: 'Asked; waiting for the reply.', callAllowed: false, requestAllowed: false, nextAt: Date.parse('2026-11-24T14:05:00Z'), nextText: 'Another request' } }) });
+    const s = run({ type: 'task', task: task({ permission: { state: 'requested', text: 'Asked; waiting for the reply.', callAllowed: false, requestAllowed: false, nextAt: Date.parse('2026-11-24T14:05:00Z'), nextFor: 'request', callCode: 'SERVICE_DECIDES', requestCode: 'RATION' } }) });
     const r = queueView(s, 'agent1', false, NOW, TZ)[0]!;
     expect(r).toMatchObject({
       customerText: expect.stringContaining('555'),
@@ -93,7 +97,8 @@ describe('call-back queue state', () => {
       waitingText: 'today at 10:18 (12 min)',
       attemptsText: 'No call back yet',
       permissionState: 'requested',
-      allowedText: 'Another request today at 14:05.',
+      permissionText: 'No permission is known here; the call is refused unless the customer has allowed it. A permission request was sent recently.',
+      allowedText: 'You can ask again today at 14:05.',
       canClaim: true,
       canCall: false,
       callBlockedReason: 'Claim the task first.',

@@ -7,6 +7,9 @@
  */
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import { describeMoment, formatCaller } from './format.ts';
+import { t as tr, type MessageKey } from './i18n/index.ts';
+import { outcomeWords } from './desk/state.ts';
+import { statusWords } from './desk/message.ts';
 
 export interface QueueState {
   /** Open and claimed tasks by id (done and cancelled ones leave the list). */
@@ -122,31 +125,49 @@ const FINAL_STATUS = new Set(['read', 'failed']);
 /** The task's unanswered calls in all (it keeps only its latest misses). */
 const missed = (t: CallbackTask): number => t.missCount ?? t.misses.length;
 
-const REASON: Record<string, string> = {
-  missed: 'Missed: rang an agent, nobody answered',
-  abandoned: 'Abandoned: the customer hung up while waiting',
-  rejected: 'Not taken: no agent was free',
-  'cut-off': 'Cut off: the call lost its audio',
-  'out-of-hours': 'Called outside business hours',
-  voicemail: 'Left a voicemail',
+const REASON: Record<string, MessageKey> = {
+  missed: 'queue.reasonMissed',
+  abandoned: 'queue.reasonAbandoned',
+  rejected: 'queue.reasonRejected',
+  'cut-off': 'queue.reasonCutOff',
+  'out-of-hours': 'queue.reasonOutOfHours',
+  voicemail: 'queue.reasonVoicemail',
 };
 
-const STATUS_WORDS: Record<string, string> = {
-  accepted: 'accepted by the Service',
-  sent: 'sent',
-  delivered: 'delivered',
-  read: 'read',
-  failed: 'failed',
+const FOLLOWUP_WORDS: Record<string, MessageKey> = {
+  OFF: 'queue.followupOff',
+  OPTED_OUT: 'queue.followupOptedOut',
+  RATION: 'queue.followupRation',
+  TEMPLATE_NOT_APPROVED: 'queue.followupTemplate',
+  FAILED: 'queue.followupFailed',
+  SENDING: 'queue.followupSending',
 };
 
-const FOLLOWUP_WORDS: Record<string, string> = {
-  OFF: 'No follow-up: turned off',
-  OPTED_OUT: 'No follow-up: the customer opted out of messages',
-  RATION: 'No follow-up: the permission request ration is spent',
-  TEMPLATE_NOT_APPROVED: 'No follow-up: the template is not approved',
-  FAILED: 'Follow-up failed',
-  SENDING: 'Follow-up being sent…',
+const CALL_CODES: Record<string, MessageKey> = {
+  OK: 'budget.callOk',
+  SERVICE_DECIDES: 'budget.callServiceDecides',
+  REJECTED: 'budget.callRejected',
+  EXPIRED: 'budget.callExpired',
+  REVOKED_UNANSWERED: 'budget.callRevoked',
+  DAILY_CALL_LIMIT: 'budget.callDailyLimit',
+  UNREADABLE: 'budget.unreadable',
 };
+const REQUEST_CODES: Record<string, MessageKey> = {
+  OK: 'budget.requestOk',
+  ALREADY_GRANTED: 'budget.requestGranted',
+  REJECTED_RECENTLY: 'budget.requestRejectedRecently',
+  RATION: 'budget.requestRation',
+};
+
+/** The task's permission in words, from the budget's codes (the server's English `text` only from a server without them). */
+function permissionWords(p: NonNullable<CallbackTask['permission']>): string {
+  const call = p.callCode ? CALL_CODES[p.callCode] : undefined;
+  if (!call) return p.text;
+  const count = p.unanswered ?? 0;
+  const warning = p.warning && count > 0 && p.callCode !== 'REVOKED_UNANSWERED' ? `${tr('budget.warning', { count })} ` : '';
+  const request = !p.callAllowed && p.requestCode && REQUEST_CODES[p.requestCode] ? ` ${tr(REQUEST_CODES[p.requestCode]!)}` : '';
+  return `${warning}${tr(call, { count })}${p.callCode === 'UNREADABLE' ? '' : request}`;
+}
 
 export interface TaskRow {
   id: string;
@@ -185,22 +206,22 @@ export interface TaskRow {
 
 function ago(ms: number): string {
   const m = Math.max(0, Math.round(ms / 60_000));
-  if (m < 1) return 'just now';
-  if (m < 60) return `${m} min`;
-  const h = Math.floor(m / 60);
-  return `${h} h ${m % 60} min`;
+  if (m < 1) return tr('queue.justNow');
+  if (m < 60) return tr('queue.minutes', { m });
+  return tr('queue.hoursMinutes', { h: Math.floor(m / 60), m: m % 60 });
 }
 
 function followupOf(t: CallbackTask, messages: Record<string, MessageRecord>): { status: string; text: string } {
   const f = t.followup;
-  if (!f) return { status: 'none', text: 'Follow-up: not decided yet' };
+  if (!f) return { status: 'none', text: tr('queue.followupUndecided') };
   if (f.code === 'SENT' && f.messageId) {
     const m = messages[f.messageId];
     const status = m?.status ?? 'accepted';
-    return { status, text: `Follow-up ${STATUS_WORDS[status] ?? status}` };
+    return { status, text: tr('queue.followupStatus', { status: statusWords({ status }) }) };
   }
-  const base = FOLLOWUP_WORDS[f.code] ?? `No follow-up (${f.code})`;
-  return { status: f.code.toLowerCase(), text: f.reason && f.code !== 'OFF' ? `${base}: ${f.reason}` : base };
+  const base = FOLLOWUP_WORDS[f.code] ? tr(FOLLOWUP_WORDS[f.code]!) : tr('queue.followupOther', { code: f.code });
+  // The Service's own reason of a failed follow-up is its text, kept as it came.
+  return { status: f.code.toLowerCase(), text: f.reason && f.code === 'FAILED' ? `${base}: ${f.reason}` : base };
 }
 
 /** The rows to draw, oldest task first. */
@@ -216,28 +237,28 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
       const fu = followupOf(t, s.messages);
       // Not known: said plainly (a call may well be refused), with "Ask permission" beside it.
       const unknown = p?.state === 'unknown';
-      const permissionText = !p ? 'Permission could not be read.' : unknown ? 'Permission not known: the customer may not have allowed calls from this number, so a call may be refused.' : p.text;
+      const permissionText = !p ? tr('queue.permissionUnreadable') : unknown && p.callCode !== 'UNREADABLE' ? tr('queue.permissionUnknown') : permissionWords(p);
       const allowedText = !p
         ? ''
         : unknown
           ? p.requestAllowed
-            ? 'Ask permission first.'
-            : 'A permission request cannot be sent now.'
+            ? tr('queue.askFirst')
+            : tr('queue.cannotAsk')
           : p.callAllowed
-          ? 'Calls allowed now.'
+          ? tr('queue.callsAllowed')
           : p.nextAt !== undefined
-            ? `${p.nextText ?? 'Allowed'} ${describeMoment(p.nextAt, now, timeZone)}.`
+            ? tr(p.nextFor === 'request' || (!p.nextFor && p.nextText?.includes('ask')) ? 'refusal.askAgainAt' : 'refusal.callAgainAt', { when: describeMoment(p.nextAt, now, timeZone) })
             : p.requestAllowed
-              ? 'No call now; a permission request may be sent.'
-              : 'No call and no request allowed now.';
+              ? tr('queue.noCallMayAsk')
+              : tr('queue.nothingAllowed');
       const callBlockedReason = !mine
         ? t.state === 'claimed'
-          ? `Claimed by ${t.assignee ?? 'another agent'}.`
-          : 'Claim the task first.'
+          ? tr('queue.claimedBy', { name: t.assignee ?? tr('queue.anotherAgent') })
+          : tr('queue.claimFirst')
         : p && !p.callAllowed
           ? permissionText
           : notYet
-            ? `Not before ${describeMoment(due!, now, timeZone)}.`
+            ? tr('queue.notBefore', { when: describeMoment(due!, now, timeZone) })
             : undefined;
       const row: TaskRow = {
         id: t.id,
@@ -247,10 +268,10 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
         businessNumber: t.businessNumber,
         businessText: formatCaller(t.businessNumber),
         reason: t.reason,
-        reasonText: `${REASON[t.reason] ?? t.reason}${missed(t) > 1 ? ` (${missed(t)} calls)` : ''}`,
+        reasonText: `${REASON[t.reason] ? tr(REASON[t.reason]!) : t.reason}${missed(t) > 1 ? ` ${tr('queue.calls', { count: missed(t) })}` : ''}`,
         waitingText: `${describeMoment(created, now, timeZone)} (${ago(now - created)})`,
         attempts: t.attempts.length,
-        attemptsText: t.attempts.length === 0 ? 'No call back yet' : `${t.attempts.length} call back${t.attempts.length > 1 ? 's' : ''}, last: ${t.attempts.at(-1)!.outcome}`,
+        attemptsText: t.attempts.length === 0 ? tr('queue.noAttempts') : tr('queue.attempts', { count: t.attempts.length, last: outcomeWords(t.attempts.at(-1)!.outcome ?? '') }),
         permissionState: p?.state ?? 'unreadable',
         permissionText,
         allowedText,
@@ -264,7 +285,7 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
         canAsk: !!p && p.requestAllowed && (p.state === 'unknown' || p.state === 'expired') && !s.busy[t.id],
       };
       if (t.assignee) row.assignee = t.assignee;
-      if (notYet) row.dueText = `Call again ${describeMoment(due!, now, timeZone)}`;
+      if (notYet) row.dueText = tr('queue.callAgain', { when: describeMoment(due!, now, timeZone) });
       if (callBlockedReason) row.callBlockedReason = callBlockedReason;
       if (s.busy[t.id]) row.busy = s.busy[t.id]!;
       if (s.errors[t.id]) row.error = s.errors[t.id]!;

@@ -15,6 +15,10 @@ import {
   type SearchEvent,
   type SearchState,
 } from './search.ts';
+import { inLanguage } from './i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const rec = (wacid: string, extra: Partial<CallRecord> = {}): CallRecord => ({
   wacid,

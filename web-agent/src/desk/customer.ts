@@ -5,6 +5,7 @@
  * shows the name, tags and custom attributes, and tolerates anything else.
  */
 import { z } from 'zod';
+import { t } from '../i18n/index.ts';
 import { getJson } from '../api.ts';
 import { CallbackTask, CallRecord, MessageRecord } from '../../../shared/records.ts';
 
@@ -46,7 +47,7 @@ export async function getCustomer(id: string): Promise<Customer> {
   const parsed = Customer.safeParse(body);
   if (!parsed.success) {
     const i = parsed.error.issues[0];
-    throw new Error(`The customer record is not what this page expects (${i?.path.join('.') || 'body'}: ${i?.message}).`);
+    throw new Error(t('error.BAD_RESPONSE'));
   }
   return parsed.data;
 }
@@ -56,20 +57,20 @@ export function contactName(c: Contact | null | undefined): string | undefined {
   return c?.remarkName || c?.realName || c?.nickName || undefined;
 }
 
-/** Whether "Call back" may dial, and if not, why (in words). */
+/** Whether "Call back" may dial, and if not, why (in the user's words, from the permission's state). */
 export function callBackVerdict(p: CustomerPermission | undefined): { allowed: boolean; why: string } {
-  if (!p) return { allowed: false, why: 'The calling permission is not known yet.' };
-  if (p.callAllowed !== undefined) return { allowed: p.callAllowed, why: p.text ?? (p.callAllowed ? '' : 'Calling is not allowed now.') };
+  if (!p) return { allowed: false, why: t('verdict.unknownYet') };
+  if (p.callAllowed !== undefined && p.callAllowed) return { allowed: true, why: '' };
   switch (p.state) {
     case 'granted':
-      return { allowed: true, why: p.text ?? '' };
+      return p.callAllowed === false ? { allowed: false, why: t('verdict.notNow') } : { allowed: true, why: '' };
     case 'rejected':
-      return { allowed: false, why: p.text ?? 'The customer declined calls: do not call.' };
+      return { allowed: false, why: t('verdict.rejected') };
     case 'expired':
-      return { allowed: false, why: p.text ?? 'The permission expired: ask again first.' };
+      return { allowed: false, why: t('verdict.expired') };
     case 'requested':
-      return { allowed: false, why: p.text ?? 'Permission asked: waiting for the customer’s reply.' };
+      return { allowed: false, why: t('verdict.requested') };
     default:
-      return { allowed: false, why: p.text ?? 'No calling permission from this customer yet: ask first.' };
+      return { allowed: false, why: p.callAllowed === false ? t('verdict.notNow') : t('verdict.none') };
   }
 }

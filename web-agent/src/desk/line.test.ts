@@ -2,6 +2,10 @@ import { describe, expect, test } from 'vitest';
 import type { CallView } from '../../../shared/protocol.ts';
 import { initialState, reduce, type UiState } from '../reducer.ts';
 import { stateLine } from './line.ts';
+import { inLanguage } from '../i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const T = 1_000_000;
 const me = { name: 'agent1', roles: ['agent' as const] };

@@ -9,6 +9,7 @@
  */
 import type { AgentStatus } from '../../../shared/protocol.ts';
 import { callsElsewhere, ringingCalls, ringEnd, tabCall, type UiState } from '../reducer.ts';
+import { t } from '../i18n/index.ts';
 
 export interface StateLine {
   status: AgentStatus;
@@ -36,24 +37,26 @@ export function stateLine({ ui, now, onHold, typing }: LineInput): StateLine {
   const serverNow = now + ui.skewMs;
   const a = ui.agent;
   const since = (status: AgentStatus) => (a?.status === status ? { since: a.since } : {});
-  if (ui.link !== 'online' && ui.link !== 'connecting') return { status: 'offline', words: 'Offline', detail: 'reconnecting to the server…' };
+  if (ui.link !== 'online' && ui.link !== 'connecting') return { status: 'offline', words: t('status.offline'), detail: t('line.reconnecting') };
   const mine = tabCall(ui);
-  if (mine) return onHold ? { status: 'on-call', words: 'On hold', ...since('on-call') } : { status: 'on-call', words: 'On a call', ...since('on-call') };
+  if (mine) return onHold ? { status: 'on-call', words: t('status.onHold'), ...since('on-call') } : { status: 'on-call', words: t('status.onCall'), ...since('on-call') };
   const ringing = ringingCalls(ui, now)[0];
   if (ringing) {
     const end = ringEnd(ringing.view);
-    return { status: 'ringing', words: 'Ringing', ...(end !== undefined ? { secondsLeft: Math.max(0, Math.ceil((end - serverNow) / 1000)) } : {}) };
+    return { status: 'ringing', words: t('status.ringing'), ...(end !== undefined ? { secondsLeft: Math.max(0, Math.ceil((end - serverNow) / 1000)) } : {}) };
   }
-  if (callsElsewhere(ui).length > 0) return { status: 'on-call', words: 'On a call', detail: 'in another tab or window' };
+  if (callsElsewhere(ui).length > 0) return { status: 'on-call', words: t('status.onCall'), detail: t('line.elsewhere') };
   if (a?.status === 'after-call-work') {
-    if (a.until === undefined) return { status: 'after-call-work', words: 'After-call work', detail: 'no time limit: end it when you are done', since: a.since };
+    if (a.until === undefined) return { status: 'after-call-work', words: t('status.afterCallWork'), detail: t('line.noLimit'), since: a.since };
     if (a.until > serverNow) {
       // Never more than the wrap-up's own length (the estimate of the server's clock can be a little off).
       const left = Math.max(0, Math.ceil(Math.min(a.until - serverNow, a.until - a.since) / 1000));
-      return { status: 'after-call-work', words: 'After-call work', detail: typing ? 'paused: typing' : `next call in ${left} s`, since: a.since, secondsLeft: left };
+      return { status: 'after-call-work', words: t('status.afterCallWork'), detail: typing ? t('line.pausedTyping') : t('line.nextCallIn', { seconds: left }), since: a.since, secondsLeft: left };
     }
   }
-  if (ui.presence === 'available') return { status: 'available', words: 'Available', ...since('available') };
-  const reason = a?.status === 'away' ? a.reason : undefined;
-  return { status: 'away', words: 'Away', ...(reason ? { detail: reason } : {}), ...since('away') };
+  if (ui.presence === 'available') return { status: 'available', words: t('status.available'), ...since('available') };
+  // The away reason as the operator configured it (AWAY_REASONS), except the server's own "Missed a call".
+  const reason = a?.status === 'away' ? (a.reason === 'Missed a call' ? t('line.missedACall') : a.reason) : undefined;
+  return { status: 'away', words: t('status.away'),
+ ...(reason ? { detail: reason } : {}), ...since('away') };
 }

@@ -1,6 +1,10 @@
 import { describe, expect, test } from 'vitest';
 import type { MessageRecord } from '../../../shared/records.ts';
 import { initialMessages, messageBody, messageProblem, parameterCount, reduceMessages, sendRefusal, statusWords, templateKey, type MessageEvent, type MessageState } from './message.ts';
+import { inLanguage } from '../i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const FROM = '+15550100001';
 const CUSTOMER = '+15550123456';
@@ -42,9 +46,9 @@ describe('Send a message (customer panel form)', () => {
     expect(messageProblem(s)).toBe('Choose a template.');
     s = reduceMessages(s, { type: 'msg.edit', template: templateKey(ORDER) });
     expect(s.form?.parameters).toEqual(['', '']);
-    expect(messageProblem(s)).toBe('Fill in parameter {{1}} of the template.');
+    expect(messageProblem(s)).toBe('Fill in field 1 of the template.');
     s = reduceMessages(s, { type: 'msg.edit', parameter: { index: 0, value: 'Ann' } });
-    expect(messageProblem(s)).toBe('Fill in parameter {{2}} of the template.');
+    expect(messageProblem(s)).toBe('Fill in field 2 of the template.');
     s = reduceMessages(s, { type: 'msg.edit', parameter: { index: 1, value: 'A-17' } });
     s = reduceMessages(s, { type: 'msg.edit', parameter: { index: 5, value: 'ignored' } });
     expect(messageBody(s, FROM)).toEqual({ from: FROM, to: CUSTOMER, template: { name: 'order_update', language: 'en_US', parameters: ['Ann', 'A-17'] } });
@@ -75,10 +79,10 @@ describe('Send a message (customer panel form)', () => {
   test('a refusal is shown in words and the text kept to retry; another customer gets a fresh form', () => {
     let s = run({ type: 'msg.open', customer: CUSTOMER }, { type: 'msg.edit', text: 'Hello' }, { type: 'msg.sending' });
     s = reduceMessages(s, { type: 'msg.failed', error: sendRefusal('OPTED_OUT', 'the customer unsubscribed') });
-    expect(s.form).toMatchObject({ status: 'failed', text: 'Hello', error: 'Not sent: the customer unsubscribed from messages (the customer unsubscribed).' });
+    expect(s.form).toMatchObject({ status: 'failed', text: 'Hello', error: 'Not sent: the customer unsubscribed from messages.' });
     expect(reduceMessages(s, { type: 'msg.sending' }).form?.status).toBe('sending');
-    expect(sendRefusal('TOO_MANY_REQUESTS', 'no slot')).toMatch(/too many messages .*try again/);
-    expect(sendRefusal('TEMPLATE_NOT_APPROVED', 'template: PAUSED')).toMatch(/cannot be used now \(template: PAUSED\)/);
+    expect(sendRefusal('TOO_MANY_REQUESTS', 'no slot')).toMatch(/too many messages .*Try again/);
+    expect(sendRefusal('TEMPLATE_NOT_APPROVED', 'template: PAUSED')).toBe("Not sent: this template can't be used right now.");
     expect(reduceMessages(s, { type: 'msg.open', customer: CUSTOMER })).toBe(s);
     expect(reduceMessages(s, { type: 'msg.open', customer: '+15550000000' }).form).toMatchObject({ customer: '+15550000000', text: '', status: 'editing' });
   });

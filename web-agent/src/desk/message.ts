@@ -6,6 +6,7 @@
  * page (pages/agent/desk.ts) runs the requests.
  */
 import type { MessageRecord } from '../../../shared/records.ts';
+import { t, type MessageKey } from '../i18n/index.ts';
 
 /** An offerable template as `GET /api/templates` lists it. */
 export interface OfferedTemplate {
@@ -124,16 +125,17 @@ export function reduceMessages(s: MessageState, ev: MessageEvent): MessageState 
 /** Why the form cannot be sent yet, in words (undefined: it can). */
 export function messageProblem(s: MessageState): string | undefined {
   const f = s.form;
-  if (!f) return 'No customer is open.';
+  if (!f) return t('send.noCustomer');
   if (f.mode === 'text') {
-    if (f.text.trim() === '') return 'Write the message first.';
-    if (f.text.trim().length > MAX_TEXT) return `The message is too long (at most ${MAX_TEXT} characters).`;
+    if (f.text.trim() === '') return t('send.writeFirst');
+    if (f.text.trim().length > MAX_TEXT) return t('send.tooLong', { max: MAX_TEXT });
     return undefined;
   }
-  const t = chosenTemplate(s);
-  if (!t) return 'Choose a template.';
+  const tpl = chosenTemplate(s);
+  if (!tpl) return t('send.chooseTemplate');
   const missing = f.parameters.findIndex((p) => p.trim() === '');
-  if (missing >= 0) return `Fill in parameter {{${missing + 1}}} of the template.`;
+  if (missing >= 0) return t('send.fillParameter', { n: missing + 1 });
+
   return undefined;
 }
 
@@ -147,28 +149,27 @@ export function messageBody(s: MessageState, from: string): Record<string, unkno
   return { from, ...who, template: { name: t.name, language: t.language, ...(f.parameters.length ? { parameters: f.parameters.map((p) => p.trim()) } : {}) } };
 }
 
-/** A refused send in the agent's words, the server's reason kept. */
+/** A refused send in the agent's words (the refusal itself is already worded from its code: api.ts). */
 export function sendRefusal(code: string, message: string): string {
   switch (code) {
     case 'OPTED_OUT':
-      return `Not sent: the customer unsubscribed from messages (${message}).`;
+      return t('send.optedOut');
     case 'TOO_MANY_REQUESTS':
-      return `Not sent: too many messages from this number right now; try again in a moment (${message}).`;
+      return t('send.tooMany');
     case 'TEMPLATE_NOT_APPROVED':
     case 'UNKNOWN_TEMPLATE':
-      return `Not sent: this template cannot be used now (${message}).`;
-    case 'BAD_REQUEST':
-      return `The server did not accept the message: ${message}`;
+      return t('send.template');
     case 'NETWORK':
       return message;
     default:
-      return `Not sent: ${message}`;
+      return t('send.notSent', { why: message });
   }
 }
 
-const STATUS_WORDS: Record<string, string> = { accepted: 'Sent, waiting for the Service', sent: 'Sent', delivered: 'Delivered', read: 'Read', failed: 'Failed' };
+const STATUS_WORDS: Record<string, MessageKey> = { accepted: 'send.accepted', sent: 'send.sent', delivered: 'send.delivered', read: 'send.read', failed: 'send.failed' };
 
 /** The sent message's status in words. */
-export function statusWords(m: MessageRecord): string {
-  return STATUS_WORDS[m.status] ?? m.status;
+export function statusWords(m: Pick<MessageRecord, 'status'>): string {
+  const key = STATUS_WORDS[m.status];
+  return key ? t(key) : m.status;
 }

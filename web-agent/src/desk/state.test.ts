@@ -2,6 +2,10 @@ import { describe, expect, test } from 'vitest';
 import type { CallRecord } from '../../../shared/records.ts';
 import { callBackVerdict } from './customer.ts';
 import { callList, canSaveWrap, initialDesk, logOutcome, reduceDesk, shortcutFor, wrapTitle, type DeskEvent, type DeskState } from './state.ts';
+import { inLanguage } from '../i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 const run = (...evs: DeskEvent[]): DeskState => evs.reduce(reduceDesk, initialDesk);
 const customer = (id: string) => ({ id, permission: { state: 'granted' }, calls: [], messages: [], callbacks: [] });
@@ -77,7 +81,7 @@ describe('customer panel', () => {
   test('"Call back" says why not when the permission does not allow it', () => {
     expect(callBackVerdict({ state: 'granted' }).allowed).toBe(true);
     expect(callBackVerdict({ state: 'rejected' })).toEqual({ allowed: false, why: 'The customer declined calls: do not call.' });
-    expect(callBackVerdict({ state: 'granted', callAllowed: false, text: 'Daily limit reached.' })).toEqual({ allowed: false, why: 'Daily limit reached.' });
+    expect(callBackVerdict({ state: 'granted', callAllowed: false, text: 'Daily limit reached.' })).toEqual({ allowed: false, why: 'Calling is not allowed right now.' });
   });
 });
 
@@ -92,7 +96,7 @@ describe('lists, log words and shortcuts', () => {
   test('outcomes in words', () => {
     expect(logOutcome(rec({ outcome: 'missed', endReason: 'declined' }))).toBe('Declined');
     expect(logOutcome(rec({ outcome: 'missed', endReason: 'ring timeout' }))).toBe('Rung out');
-    expect(logOutcome(rec({ direction: 'outbound', outcome: 'no-answer' }))).toBe('Call back · not answered');
+    expect(logOutcome(rec({ direction: 'outbound', outcome: 'no-answer' }))).toBe('Call back · Not answered');
     expect(logOutcome(rec({}))).toBe('Answered');
     // Accepted, dropped by the Service because no audio ever flowed (138023): not "Answered".
     expect(logOutcome(rec({ outcome: 'no-audio' }))).toBe('No audio');
@@ -125,7 +129,7 @@ describe('the one call list', () => {
 
   test('an ordinary hang-up is not spelled out; other end reasons are', () => {
     const f = (s: number) => `0:${String(s).padStart(2, '0')}`;
-    const rows = callList([rec({ wacid: 'a', endReason: 'BUSINESS_HANGUP' }), rec({ wacid: 'b', endReason: 'agent page lost' })], [], (r) => r.charAt(0).toUpperCase() + r.slice(1), f);
-    expect(rows.map((r) => r.text)).toEqual(['Answered', 'Answered · Agent page lost']);
+    const rows = callList([rec({ wacid: 'a', endReason: 'BUSINESS_HANGUP' }), rec({ wacid: 'b', endReason: 'agent page lost' })], [], (r) => r, f, (r) => (r ?? '').toUpperCase());
+    expect(rows.map((r) => r.text)).toEqual(['Answered', 'Answered · AGENT PAGE LOST']);
   });
 });

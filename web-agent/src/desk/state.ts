@@ -7,6 +7,7 @@
 import type { AgentStateMsg } from '../../../shared/protocol.ts';
 import type { CallRecord } from '../../../shared/records.ts';
 import type { Customer } from './customer.ts';
+import { t, type MessageKey } from '../i18n/index.ts';
 
 /** The design's defaults, used until the server names its own lists. */
 export const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
@@ -169,7 +170,7 @@ function omitWrap(s: DeskState): DeskState {
 
 /** The wrap-up's heading: whom the call was with, when the page knows it (never a dangling "·"). */
 export function wrapTitle(w: Pick<WrapUp, 'caller'>, format: (party: string) => string): string {
-  return w.caller ? `After-call work · ${format(w.caller)}` : 'After-call work';
+  return w.caller ? t('wrap.titleWith', { caller: format(w.caller) }) : t('wrap.title');
 }
 
 /** A disposition from the list is required; notes are optional. */
@@ -177,23 +178,49 @@ export function canSaveWrap(w: WrapUp): boolean {
   return w.disposition !== '' && (w.status === 'editing' || w.status === 'failed' || w.status === 'not-set');
 }
 
-/** Words for the agent's state (the server's `agent.state`). */
-export const STATUS_WORDS: Record<AgentStateMsg['status'], string> = {
-  available: 'Available',
-  ringing: 'Ringing',
-  'on-call': 'On a call',
-  'after-call-work': 'After-call work',
-  away: 'Away',
-  offline: 'Offline',
+/** The keys of the agent's states (the server's `agent.state`). */
+const STATUS_KEYS: Record<AgentStateMsg['status'], MessageKey> = {
+  available: 'status.available',
+  ringing: 'status.ringing',
+  'on-call': 'status.onCall',
+  'after-call-work': 'status.afterCallWork',
+  away: 'status.away',
+  offline: 'status.offline',
 };
 
-/** How a call of the log ended, in words (history outcome, with the agent's own declines and ring-outs). */
+/** Words for the agent's state (an unknown one as the server named it). */
+export function statusWords(status: string): string {
+  const key = (STATUS_KEYS as Record<string, MessageKey | undefined>)[status];
+  return key ? t(key) : status;
+}
+
+/** History's outcomes (shared/records.ts CALL_OUTCOMES) in words. */
+const OUTCOME_KEYS: Record<string, MessageKey> = {
+  answered: 'outcome.answered',
+  missed: 'outcome.missed',
+  abandoned: 'outcome.abandoned',
+  'no-answer': 'outcome.noAnswer',
+  failed: 'outcome.failed',
+  rejected: 'outcome.rejected',
+  'no-audio': 'outcome.noAudio',
+  'in-progress': 'outcome.inProgress',
+  declined: 'outcome.declined',
+  'rung-out': 'outcome.rungOut',
+};
+
+/** One outcome in words (an unknown one as history named it). */
+export function outcomeWords(outcome: string): string {
+  const key = OUTCOME_KEYS[outcome];
+  return key ? t(key) : outcome;
+}
+
+/** How a call of the log ended, in words (history outcome, with the agent's own declines and ring-outs, told apart by the end's reason code). */
 export function logOutcome(r: CallRecord): string {
-  if (r.direction === 'outbound') return r.outcome === 'answered' ? 'Call back · answered' : `Call back · ${r.outcome === 'no-answer' ? 'not answered' : r.outcome}`;
+  if (r.direction === 'outbound') return t('outcome.callBack', { outcome: outcomeWords(r.outcome) });
   const reason = (r.endReason ?? '').toLowerCase();
-  if (r.outcome === 'missed' && /declin/.test(reason)) return 'Declined';
-  if (r.outcome === 'missed') return /ring|not answered|timeout/.test(reason) ? 'Rung out' : 'Missed';
-  return r.outcome.charAt(0).toUpperCase() + r.outcome.slice(1).replace('-', ' ');
+  if (r.outcome === 'missed' && /declin/.test(reason)) return outcomeWords('declined');
+  if (r.outcome === 'missed') return outcomeWords(/ring|not answered|timeout/.test(reason) ? 'rung-out' : 'missed');
+  return outcomeWords(r.outcome);
 }
 
 export function customerOf(r: CallRecord): string {
@@ -235,7 +262,7 @@ export interface CallRow {
 const PLAIN_END = /^(USER|BUSINESS)_HANGUP$/;
 
 /** Session results as the call list words them (history's `logOutcome` words for the same calls). */
-const SESSION_WORDS: Record<string, string> = { COMPLETED: 'Answered', DECLINED: 'Declined', MISSED: 'Missed', FAILED: 'Failed', REJECTED: 'Not taken', ENDED: 'Ended' };
+const SESSION_WORDS: Record<string, MessageKey> = { COMPLETED: 'outcome.answered', DECLINED: 'outcome.declined', MISSED: 'outcome.missed', FAILED: 'outcome.failed', REJECTED: 'outcome.notTaken', ENDED: 'result.ended' };
 
 /**
  * The one call list: the call log from history, newest first, with this session's
@@ -258,7 +285,7 @@ export function callList(
       at: e.endedAt,
       outcome: e.result === 'COMPLETED' ? 'answered' : e.result.toLowerCase(),
       result: e.result,
-      text: `${SESSION_WORDS[e.result] ?? describe(e.result)}${e.duration !== undefined && e.result === 'COMPLETED' ? ` · ${formatDuration(e.duration)}` : ''}`,
+      text: `${SESSION_WORDS[e.result] ? t(SESSION_WORDS[e.result]!) : describe(e.result)}${e.duration !== undefined && e.result === 'COMPLETED' ? ` · ${formatDuration(e.duration)}` : ''}`,
       // A call that failed says why (a refused accept, a media timeout); a plain hang-up needs no words.
       ...(describeReason && e.result !== 'COMPLETED' && (e.reason || e.errorCode !== undefined) ? { reason: describeReason(e.reason, e.errorCode) } : {}),
     }));
@@ -267,7 +294,8 @@ export function callList(
     customer: customerOf(r),
     at: Date.parse(r.receivedAt),
     outcome: r.outcome,
-    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}${r.endReason && !PLAIN_END.test(r.endReason) ? ` · ${describe(r.endReason)}` : ''}`,
+    text: `${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}${r.talkMs !== undefined ? ` · ${formatDuration(Math.floor(r.talkMs / 1000))}` : ''}${r.endReason && !PLAIN_END.test(r.endReason) ? ` · ${describeReason ? describeReason(r.endReason) : r.endReason}` : ''}`,
+
     ...(r.notes ? { notes: r.notes } : {}),
   }));
   return [...fromSession, ...fromLog];

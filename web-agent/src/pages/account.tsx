@@ -5,6 +5,9 @@
  * sessions and ends them. Drawn from the shell's state and the pure sessions state
  * (src/sessions.ts).
  */
+import { onLanguageChange, t } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { LanguagePicker } from '../ui/language.tsx';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { useState } from 'preact/hooks';
@@ -166,6 +169,13 @@ function AdminLookup({ s }: { s: SessionsState }) {
 function Page({ s, admin }: { s: SessionsState; admin: boolean }) {
   return (
     <>
+      <section class="card" aria-labelledby="language-title" data-testid="account-language">
+        <h2 id="language-title" class="card-title">
+          {t('account.languageTitle')}
+        </h2>
+        <p class="hint">{t('account.languageHint')}</p>
+        <LanguagePicker testid="language-account" />
+      </section>
       <section class="card" aria-labelledby="sessions-title" data-testid="my-sessions" data-loaded={s.loaded ? 'true' : 'false'}>
         <h2 id="sessions-title" class="card-title">
           Your sessions
@@ -195,8 +205,11 @@ function draw(): void {
 }
 
 async function boot(): Promise<void> {
+  await startLanguage().catch(() => undefined);
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
+  await adoptUserLanguage();
+  onLanguageChange(draw);
   draw();
   await loadMine();
   connectPage(me, dispatch);

@@ -14,12 +14,15 @@ import { render as draw } from 'preact';
 import { reconnectBackoff } from '../backoff.ts';
 import { ApiError, getMe, goToLogin, simulateCall, type Me } from '../api.ts';
 import { PageAudio } from '../audio.ts';
-import { Connection, type RequestError } from '../connection.ts';
+import { Connection, RequestError } from '../connection.ts';
 import { el, wsUrl } from '../dom.ts';
 import { canChooseSpeaker, MIC_KEY, onDeviceChange, remembered, SPEAKER_KEY } from '../devices.ts';
 import { callsElsewhere, initialState, reduce, ringingCalls, tabCall, type CallEntry, type UiEvent, type UiState } from '../reducer.ts';
 import { renderShell } from '../ui/shell.tsx';
-import { announce, closeNotes } from './agent/announce.ts';
+import { announce, announceWrapUp, closeNotes } from './agent/announce.ts';
+import { focusFollower, keyboardHelp, type FocusPhase } from './agent/keyboard.tsx';
+import { onLanguageChange, t } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
 import { anchorLegs } from './agent/anchor-leg.ts';
 import { agentDevices } from './agent/devices.ts';
@@ -156,7 +159,7 @@ function endSession(): void {
 async function startAudio(): Promise<void> {
   if (!call) return;
   const track = await mic.track();
-  if (!track || !call) return showError('The call is connected but your microphone is not available: the caller cannot hear you.', 'MIC');
+  if (!track || !call) return showError(t('agent.noMicInCall'), 'MIC');
   await call.session.media.start(track, audioEl);
   // The caller's side of the meters: the stream this tab plays.
   if (audioEl.srcObject instanceof MediaStream) {
@@ -180,7 +183,7 @@ async function readyCheck(): Promise<void> {
   if ('Notification' in window && Notification.permission === 'default') void Notification.requestPermission().catch(() => {});
   const stream = await mic.open(remembered(MIC_KEY));
   sound = (await soundP) ? 'ok' : 'blocked';
-  if (sound === 'blocked') showError('The browser blocked sound for this page, so calls would not ring. Click the check again.', 'SOUND_BLOCKED');
+  if (sound === 'blocked') showError(t('agent.soundBlocked'), 'SOUND_BLOCKED');
   if (stream) await devices.refresh();
   // The "cannot ring yet" banner is answered now.
   if (isReady() && state.error?.code === 'NOT_READY') dispatch({ type: 'dismissError' });
@@ -199,7 +202,7 @@ async function setPresence(status: 'available' | 'away', chosen = false): Promis
     await conn.request({ type: 'presence.set', status, ...(status === 'away' && chosen ? { reason: desk.state().awayReason } : {}) });
     dispatch({ type: 'server', msg: { type: 'presence', presence: status }, now: now() });
   } catch (e) {
-    showError(`Could not set your status to ${status}: ${(e as Error).message}`, (e as RequestError).code);
+    showError(t(status === 'available' ? 'agent.presenceFailedAvailable' : 'agent.presenceFailedAway', { why: (e as Error).message }), (e as RequestError).code);
   } finally {
     busy = false;
     render();
@@ -210,7 +213,7 @@ async function simulate(): Promise<void> {
   try {
     await simulateCall();
   } catch (e) {
-    showError(`Could not simulate a call: ${(e as Error).message}`, (e as ApiError).code);
+    showError(t('agent.simulateFailed', { why: (e as Error).message }), (e as ApiError).code);
   }
 }
 
@@ -238,7 +241,7 @@ const actions: PhoneActions = {
 
 function onMessage(msg: ServerMsg): void {
   // An error not tied to a request of ours (ids are matched in Connection).
-  if (msg.type === 'error') return showError(`The server reported: ${msg.message}`, msg.code);
+  if (msg.type === 'error') return showError(t('agent.serverReported', { why: new RequestError(msg.code, msg.message, msg.params).message }), msg.code);
   dispatch({ type: 'server', msg, now: now() });
   desk.onMessage(msg);
   monitoring.onServer(msg);
@@ -269,7 +272,7 @@ async function awayUnlessAnotherTabRings(): Promise<void> {
   if (await anotherTabReady()) return;
   if (state.presence !== 'available' || isReady()) return;
   await setPresence('away');
-  showError('Run "Check mic and sound" to go available: this tab cannot ring until then.', 'NOT_READY');
+  showError(t('agent.notReady'), 'NOT_READY');
 }
 
 function anotherTabReady(): Promise<boolean> {
@@ -292,8 +295,19 @@ function anotherTabReady(): Promise<boolean> {
 
 const root = document.getElementById('main')!;
 
+const help = keyboardHelp();
+const followFocus = focusFollower();
+
+/** What the keyboard focus follows now (keyboard.tsx). */
+function focusPhase(): FocusPhase {
+  if (tabCall(state)) return 'call';
+  if (ringingCalls(state, now()).length > 0) return 'ringing';
+  if (desk.state().wrap && desk.state().wrap?.status !== 'saved') return 'wrapup';
+  return 'idle';
+}
+
 function render(): void {
-  const t = now();
+  const tNow = now();
   renderShell({ me, link: state.link, error: state.error, onDismissError: () => dispatch({ type: 'dismissError' }) });
   const s = call?.session;
   const session = call && s && {
@@ -315,11 +329,11 @@ function render(): void {
   // The call back the Call back panel holds is drawn there, not as "a call in another tab";
   // a call whose audio this page lost in a reload is the notice in the work, not "another tab" either.
   const shown = withoutPanelCall(withoutPanelCall(state, callbackPanel.heldWacid()), lost?.wacid);
-  const line = stateLine({ ui: shown, now: t, onHold: s?.onHold ?? false, typing: desk.typing(t) });
-  const dp = deskProps(desk, state, t, (from, to) => callbackPanel.callTo(from, to));
+  const line = stateLine({ ui: shown, now: tNow, onHold: s?.onHold ?? false, typing: desk.typing(tNow) });
+  const dp = deskProps(desk, state, tNow, (from, to) => callbackPanel.callTo(from, to));
   const phone = {
     state: shown,
-    now: t,
+    now: tNow,
     line,
     demo: me?.demo === true,
     mic: { status: mic.status, detail: mic.detail, deviceId: mic.deviceId },
@@ -336,7 +350,7 @@ function render(): void {
   draw(
     <>
       <div class="desk-phone">
-        <Softphone {...phone} />
+        <Softphone {...phone} onHelp={help.open} />
         <Setup {...phone} awayReasons={dp.desk.awayReasons} awayReason={dp.desk.awayReason} chooseAwayReason={dp.actions.chooseAwayReason} />
       </div>
       <div class="desk-work">
@@ -347,11 +361,12 @@ function render(): void {
     root,
   );
   monitoring.render();
+  followFocus(focusPhase());
   // The tab title is what an agent sees of a background tab.
-  const ringing = !tabCall(state) && ringingCalls(state, t).length > 0;
+  const ringing = !tabCall(state) && ringingCalls(state, tNow).length > 0;
   // A hidden tab's title flashes while a call rings (the tab strip is all the agent sees).
-  const flash = ringing && document.visibilityState === 'hidden' && Math.floor(t / 1000) % 2 === 1;
-  const title = flash ? '☎☎☎ ANSWER · Switchboard' : ringing ? '☎ Incoming call · Switchboard' : tabCall(state) ? 'In call · Switchboard' : 'Switchboard · Agent';
+  const flash = ringing && document.visibilityState === 'hidden' && Math.floor(tNow / 1000) % 2 === 1;
+  const title = flash ? `☎☎☎ ${t('agent.titleAnswer')} · Switchboard` : ringing ? `☎ ${t('call.kickerIncoming')} · Switchboard` : tabCall(state) ? `${t('status.onCall')} · Switchboard` : `Switchboard · ${t('page.agent')}`;
   if (document.title !== title) document.title = title;
 }
 
@@ -359,15 +374,18 @@ function render(): void {
 
 async function boot(): Promise<void> {
   installTestHook({ state: () => state, call: () => call, mic, sound: () => sound, audio, audioEl });
+  await startLanguage().catch(() => undefined);
+  onLanguageChange(() => (help.render(), callbackPanel.render(), queue.render(), render()));
   render();
   try {
     me = await getMe();
   } catch (e) {
-    return showError(e instanceof ApiError ? e.message : 'Cannot reach the server.', 'ME');
+    return showError(e instanceof ApiError ? e.message : t('error.NETWORK'), 'ME');
   }
   if (!me) return goToLogin();
+  await adoptUserLanguage();
   render();
-  if (!me.roles.includes('agent')) return showError('This page is for agents. Use the links above.', 'FORBIDDEN');
+  if (!me.roles.includes('agent')) return showError(t('agent.forAgents'), 'FORBIDDEN');
   desk.start();
   onDeviceChange(() => void devices.changed());
   // After a reload the page's audio is locked until a click (autoplay policy), so a call
@@ -383,7 +401,7 @@ async function boot(): Promise<void> {
     // Another tab of this browser asks whether any tab can ring (a new session).
     if (e.data.type === 'ready?' && isReady() && state.presence === 'available') tabs?.postMessage({ type: 'ready!' });
   });
-  if (!navigator.mediaDevices) showError('This page needs a secure connection (https) to use the microphone.', 'INSECURE');
+  if (!navigator.mediaDevices) showError(t('agent.insecure'), 'INSECURE');
 
   conn = new Connection({
     url: wsUrl(),
@@ -402,7 +420,9 @@ async function boot(): Promise<void> {
   // Countdown and call timer; the tab stays audible while it matters, so this keeps ticking.
   setInterval(() => {
     reconcile(); // a deadline passing stops the ring with no frame from the server
+    announceWrapUp(state, now());
     render();
+
   }, 250);
   startMeters(
     () => (mic.meter ? mic.meter.level() : 0),

@@ -7,6 +7,8 @@
  * the requests the state asks for and keeps the URL in step (`?…filters&call=<wacid>`), so a
  * search or a call can be linked and Back closes an opened call.
  */
+import { onLanguageChange } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './shell.ts';
@@ -142,8 +144,11 @@ function followUrl(): void {
 }
 
 async function boot(): Promise<void> {
+  await startLanguage().catch(() => undefined);
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
+  await adoptUserLanguage();
+  onLanguageChange(draw);
   draw();
   if (!mayOpen(me, '/archive')) {
     dispatch({ type: 'error', message: 'This page is for ops and supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });

@@ -4,6 +4,8 @@
  * the same search (`GET /api/audit.csv`). Drawn from the shell's state and the pure audit
  * state (src/audit.ts); this file sends the requests the state asks for.
  */
+import { onLanguageChange } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { AUDIT_ACTIONS } from '../../../shared/audit.ts';
@@ -157,8 +159,11 @@ function draw(): void {
 }
 
 async function boot(): Promise<void> {
+  await startLanguage().catch(() => undefined);
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
+  await adoptUserLanguage();
+  onLanguageChange(draw);
   draw();
   if (!mayOpen(me, '/admin/audit')) {
     dispatch({ type: 'error', message: 'This page is for ops and admins. Use the links above.', code: 'FORBIDDEN', now: Date.now() });

@@ -2,6 +2,10 @@
 import '../csp.ts'; // first: before any frame is parsed
 import { ApiError, getMe, homeFor, login, safeNext } from '../api.ts';
 import { el } from '../dom.ts';
+import { t } from '../i18n/index.ts';
+import { startLanguage } from '../i18n/user.ts';
+
+await startLanguage().catch(() => undefined); // English markup stays if the catalogue cannot load
 
 const form = el<HTMLFormElement>('login-form');
 const name = el<HTMLInputElement>('login-name');
@@ -31,7 +35,7 @@ form.addEventListener('submit', async (e) => {
   e.preventDefault();
   error.hidden = true;
   if (!name.value.trim() || !password.value) {
-    fail('Enter your name and password.');
+    fail(t('login.missing'));
     (name.value.trim() ? password : name).focus();
     return;
   }
@@ -43,10 +47,10 @@ form.addEventListener('submit', async (e) => {
   } catch (err) {
     fail(
       err instanceof ApiError && err.status === 401
-        ? 'Wrong name or password.'
+        ? t('login.wrong')
         : err instanceof ApiError
           ? err.message
-          : 'Could not log in. Try again.',
+          : t('login.failed'),
     );
     password.select();
   } finally {

@@ -6,6 +6,8 @@
  * from `welcome` like every other page's peer connections (ice.ts); credentials are never shown.
  * One reducer (`preflight/verdict.ts`) holds what the page draws.
  */
+import { onLanguageChange } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { getMe, goToLogin, type Me } from '../api.ts';
@@ -144,8 +146,11 @@ function draw(): void {
 }
 
 async function boot(): Promise<void> {
+  await startLanguage().catch(() => undefined);
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
+  await adoptUserLanguage();
+  onLanguageChange(draw);
   draw();
   connectPage(me, dispatch);
   // The servers come with `welcome`: run once they are known (or after 5 s with none).

@@ -4,7 +4,10 @@
  * the "Call back" panel (callback/panel.tsx): permission for a user, and a callback placed
  * from this tab. The lists are Preact components drawn from the reducer's state.
  */
-import { PATH_LABELS } from '../quality.ts';
+import { onLanguageChange, t } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { Phone } from '../ui/phone.tsx';
+import { pathWords } from '../quality.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './shell.ts';
@@ -53,43 +56,49 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
   return (
     <>
       <h1 id="live-title" class="card-title">
-        Live calls{' '}
+        {t('live.title')}{' '}
         <span class="count" data-testid="live-count">
           {String(live.length)}
         </span>
       </h1>
       <p class="empty" data-testid="live-empty" hidden={live.length > 0}>
-        No live calls.
+        {t('live.none')}
       </p>
       <div class="table-wrap" data-testid="live-table" hidden={live.length === 0}>
         <table class="table" data-testid="live-calls">
           <thead>
             <tr>
-              <th scope="col">Customer</th>
-              <th scope="col">Business number</th>
-              <th scope="col">State</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Time</th>
-              {m && <th scope="col">Monitor</th>}
+              <th scope="col">{t('customer.title')}</th>
+              <th scope="col">{t('live.business')}</th>
+              <th scope="col">{t('live.state')}</th>
+              <th scope="col">{t('live.agent')}</th>
+              <th scope="col">{t('live.time')}</th>
+              {m && <th scope="col">{t('live.monitor')}</th>}
             </tr>
           </thead>
           <tbody>
             {live.map((v) => (
               // data-label: on a phone each row is a small card and the cells carry their headings.
               <tr key={v.wacid} data-testid="live-call" data-wacid={v.wacid} data-state={v.state} data-held={v.heldSince !== undefined ? 'true' : undefined}>
-                <td data-label="Customer">{formatCaller(customer(v))}</td>
-                <td data-label="Business number">{formatCaller(business(v))}</td>
-                <td data-label="State">{liveStateText(v)}</td>
-                <td data-label="Agent">
+                <td data-label={t('customer.title')}>
+                  <Phone n={formatCaller(customer(v))} />
+                </td>
+                <td data-label={t('live.business')}>
+                  <Phone n={formatCaller(business(v))} />
+                </td>
+                <td data-label={t('live.state')}>{liveStateText(v)}</td>
+                <td data-label={t('live.agent')}>
                   {v.agent ?? '–'}
                   {v.path && (
                     <span class="live-path" data-testid="live-path" data-path={v.path}>
-                      {` · ${PATH_LABELS[v.path]}`}
+                      {` · ${pathWords(v.path)}`}
                     </span>
                   )}
                 </td>
-                <td data-label="Time">{timeText(v, now)}</td>
-                {m && <td data-label="Monitor">{<MonitorCell call={v} m={m} />}</td>}
+                <td data-label={t('live.time')} dir="ltr">
+                  {timeText(v, now)}
+                </td>
+                {m && <td data-label={t('live.monitor')}>{<MonitorCell call={v} m={m} />}</td>}
               </tr>
             ))}
           </tbody>
@@ -109,15 +118,15 @@ export function RecentCalls({ ended }: { ended: EndedCall[] }) {
   return (
     <>
       <h2 id="recent-title" class="card-title">
-        Ended since this page opened
+        {t('recent.title')}
       </h2>
       <p class="empty" data-testid="recent-empty" hidden={ended.length > 0}>
-        None yet.
+        {t('recent.none')}
       </p>
       <ol class="history" data-testid="recent-calls">
         {ended.map((e) => (
           <li key={e.wacid} data-testid="recent-call" data-wacid={e.wacid} data-result={e.result}>
-            <span class="h-caller">{e.direction === 'BUSINESS_INITIATED' ? `${formatCaller(e.to)} (callback)` : formatCaller(e.from)}</span>
+            <span class="h-caller">{e.direction === 'BUSINESS_INITIATED' ? t('recent.callback', { caller: formatCaller(e.to) }) : <Phone n={formatCaller(e.from)} />}</span>
             <span class="h-duration">{e.duration !== undefined ? formatDuration(e.duration) : '–'}</span>
             <span class="h-meta">{recentMeta(e)}</span>
           </li>
@@ -136,11 +145,14 @@ function draw(): void {
 
 async function boot(): Promise<void> {
   Object.defineProperty(window, '__switchboard', { value: Object.freeze({ callback: panel.hook(), monitor: monitoring }), configurable: false });
+  await startLanguage().catch(() => undefined);
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
+  await adoptUserLanguage();
+  onLanguageChange(() => (panel.render(), queue.render(), mountReports(document.getElementById('reports')!), draw()));
   draw();
   if (!me.roles.includes('supervisor')) {
-    dispatch({ type: 'error', message: 'This page is for supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+    dispatch({ type: 'error', message: t('sup.forSupervisors'), code: 'FORBIDDEN', now: Date.now() });
     return;
   }
   panel.start();

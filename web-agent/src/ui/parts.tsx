@@ -1,6 +1,7 @@
 /** Small Preact parts both call views use (agent page and Call back panel). */
 import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../devices.ts';
-import { PATH_LABELS, type Quality } from '../quality.ts';
+import { pathWords, type Quality } from '../quality.ts';
+import { t } from '../i18n/index.ts';
 
 /** A microphone or speaker list; `preferred` is shown while it is listed, else the browser's default. */
 export function DeviceSelect(p: { testid: string; describedBy?: string; devices: readonly Device[]; kind: DeviceKind; preferred: string | undefined; onChoose(id: string): void }) {
@@ -22,12 +23,12 @@ export function QualityBox({ prefix, quality, hidden, notice }: { prefix: string
     <div class="quality" data-testid={prefix} data-level={quality?.level ?? 'unknown'} hidden={hidden}>
       <span class="quality-dot" aria-hidden="true" />
       <span class="quality-label" data-testid={`${prefix}-label`}>
-        {quality?.label ?? 'Checking the line…'}
+        {quality?.label ?? t('quality.unknown')}
       </span>
       {quality?.path && (
         <span class="quality-path" data-testid={`${prefix}-path`} data-path={quality.path}>
           {' · '}
-          {PATH_LABELS[quality.path]}
+          {pathWords(quality.path)}
         </span>
       )}
       <ul class="quality-warnings" data-testid={`${prefix}-warnings`}>

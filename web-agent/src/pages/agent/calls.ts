@@ -10,6 +10,7 @@ import { DISCONNECTED, TIMEOUT, type Connection, type RequestError } from '../..
 import { CallMedia, CallSetupError } from '../../phone.ts';
 import { tabCall, type UiEvent, type UiState } from '../../reducer.ts';
 import type { Microphone } from './mic.ts';
+import { t, type MessageKey } from '../../i18n/index.ts';
 
 export interface TabCall {
   wacid: string;
@@ -39,11 +40,11 @@ export interface CallContext {
 /** How long an answer may stay unconfirmed (no ack, no state) before the tab gives up. */
 const UNKNOWN_OUTCOME_MS = 30_000;
 
-const REFUSALS: Record<string, string> = {
-  CONFLICT: 'Someone else answered first (another agent or another of your tabs).',
-  SERVICE_ERROR: 'The Service refused the call:',
-  FORBIDDEN: 'This call is not yours to answer:',
-  NOT_FOUND: 'The call is gone (the caller hung up or it was answered elsewhere).',
+const REFUSALS: Record<string, MessageKey> = {
+  CONFLICT: 'answer.conflict',
+  SERVICE_ERROR: 'answer.serviceError',
+  FORBIDDEN: 'answer.forbidden',
+  NOT_FOUND: 'answer.notFound',
 };
 
 export function callActions(x: CallContext) {
@@ -65,15 +66,15 @@ export function callActions(x: CallContext) {
         onConnectionState: (s) => {
           if (!session || x.call()?.session !== session) return;
           session.setConnection(s);
-          if (s === 'failed') x.showError('The audio connection to the caller failed (no network path). Hang up and check your network.', 'ICE_FAILED');
+          if (s === 'failed') x.showError(t('answer.iceFailed'), 'ICE_FAILED');
         },
       });
     } catch (e) {
       // We cannot take it: pass it on at once rather than let it ring out here.
       local(wacid, 'declined');
       x.conn().request({ type: 'call.decline', wacid }).catch(() => {});
-      const msg = e instanceof CallSetupError ? e.message : `Could not answer: ${(e as Error).message}`;
-      x.showError(`${msg} The call was passed to the next agent.`, e instanceof CallSetupError ? e.code : 'ANSWER_FAILED');
+      const msg = e instanceof CallSetupError ? e.message : t('answer.failed', { why: (e as Error).message });
+      x.showError(t('answer.passedOn', { why: msg }), e instanceof CallSetupError ? e.code : 'ANSWER_FAILED');
       return;
     }
     if (x.state().calls[wacid]?.local !== 'answering') return media.close(); // revoked or ended while we gathered
@@ -111,7 +112,7 @@ export function callActions(x: CallContext) {
         // A way out if nothing ever settles it: give up, and hang up so the Service ends it.
         setTimeout(() => {
           if (x.call()?.session === session && call.outcomeUnknown) {
-            x.showError(`The Service did not confirm the call within ${UNKNOWN_OUTCOME_MS / 1000} s, so it was hung up.`, 'OUTCOME_UNKNOWN');
+            x.showError(t('answer.unconfirmed', { seconds: UNKNOWN_OUTCOME_MS / 1000 }), 'OUTCOME_UNKNOWN');
             void hangup(wacid);
           }
         }, UNKNOWN_OUTCOME_MS);
@@ -120,7 +121,7 @@ export function callActions(x: CallContext) {
       x.endSession();
       local(wacid, 'none');
       const known = REFUSALS[err.code ?? ''];
-      x.showError(known ? (err.code === 'NOT_FOUND' ? known : `${known} ${err.message}`) : `Could not answer: ${err.message}`, err.code);
+      x.showError(known ? t(known, { why: err.message }) : t('answer.failed', { why: err.message }), err.code);
     }
   }
 
@@ -131,7 +132,7 @@ export function callActions(x: CallContext) {
       await x.conn().request({ type: 'call.decline', wacid });
     } catch (e) {
       const err = e as RequestError;
-      if (err.code !== 'NOT_FOUND' && err.code !== 'CONFLICT') x.showError(`Could not decline: ${err.message}`, err.code);
+      if (err.code !== 'NOT_FOUND' && err.code !== 'CONFLICT') x.showError(t('answer.declineFailed', { why: err.message }), err.code);
     }
   }
 
@@ -144,7 +145,7 @@ export function callActions(x: CallContext) {
       await x.conn().request({ type: 'call.hangup', wacid });
     } catch (e) {
       const err = e as RequestError;
-      if (err.code !== 'NOT_FOUND') x.showError(`Hang-up may not have reached the server: ${err.message}`, err.code);
+      if (err.code !== 'NOT_FOUND') x.showError(t('answer.hangupUnsure', { why: err.message }), err.code);
     }
     // Every state has a way out: if the end never arrives, the session ends it here once the
     // server would have ended it itself (its ending timeout, plus a margin).
@@ -153,7 +154,7 @@ export function callActions(x: CallContext) {
     call.session.armHangupTimeout(() => {
       const still = x.state().calls[wacid];
       if (still?.local !== 'hangingUp') return;
-      x.dispatch({ type: 'server', msg: { type: 'call.state', ...still.view, state: 'ended', reason: 'Ended here; the server did not confirm the end.' }, now: Date.now() });
+      x.dispatch({ type: 'server', msg: { type: 'call.state', ...still.view, state: 'ended', reason: 'no terminate event from the Service' }, now: Date.now() });
     });
   }
 

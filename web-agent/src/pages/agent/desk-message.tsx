@@ -1,4 +1,5 @@
 /** "Send a message" in the customer panel: text or an APPROVED template, its status live. */
+import { t } from '../../i18n/index.ts';
 import type { MessageRecord } from '../../../../shared/records.ts';
 import { chosenTemplate, messageProblem, statusWords, templateKey } from '../../desk/message.ts';
 import type { DeskProps } from './desk-props.ts';
@@ -8,7 +9,7 @@ export function MessageForm(p: DeskProps & { from: string | undefined }) {
   const f = p.messages.form;
   if (!f) return null;
   const templates = p.messages.templates;
-  const t = chosenTemplate(p.messages);
+  const tpl = chosenTemplate(p.messages);
   const problem = messageProblem(p.messages);
   const locked = f.status === 'sending';
   const from = p.from;
@@ -23,26 +24,27 @@ export function MessageForm(p: DeskProps & { from: string | undefined }) {
         if (from) p.actions.sendMessage(from);
       }}
     >
-      <h3 id="message-form-title">Send a message</h3>
-      <div class="modes" role="radiogroup" aria-label="Kind of message">
+      <h3 id="message-form-title">{t('message.title')}</h3>
+      <div class="modes" role="radiogroup" aria-label={t('message.kind')}>
         <label>
-          <input type="radio" name="message-mode" data-testid="message-mode-text" checked={f.mode === 'text'} disabled={locked} onChange={() => p.actions.editMessage({ mode: 'text' })} /> Text
+          <input type="radio" name="message-mode" data-testid="message-mode-text" checked={f.mode === 'text'} disabled={locked} onChange={() => p.actions.editMessage({ mode: 'text' })} /> {t('message.text')}
         </label>
         <label>
-          <input type="radio" name="message-mode" data-testid="message-mode-template" checked={f.mode === 'template'} disabled={locked} onChange={() => p.actions.editMessage({ mode: 'template' })} /> Template
+          <input type="radio" name="message-mode" data-testid="message-mode-template" checked={f.mode === 'template'} disabled={locked} onChange={() => p.actions.editMessage({ mode: 'template' })} /> {t('message.template')}
         </label>
       </div>
       {f.mode === 'text' ? (
         <label class="block">
-          Message
+          {t('message.label')}
           <textarea data-testid="message-text" rows={3} maxLength={4096} disabled={locked} value={f.text} onInput={(e) => p.actions.editMessage({ text: (e.target as HTMLTextAreaElement).value })} />
         </label>
       ) : (
         <>
           <label>
-            Template{' '}
+            {t('message.template')}{' '}
+
             <select data-testid="message-template" disabled={locked || templates.status !== 'ready'} value={f.template} onChange={(e) => p.actions.editMessage({ template: (e.target as HTMLSelectElement).value })}>
-              <option value="">{templates.status === 'loading' ? 'Loading…' : templates.status === 'ready' && templates.items.length === 0 ? 'No approved templates' : 'Choose…'}</option>
+              <option value="">{templates.status === 'loading' ? t('message.loading') : templates.status === 'ready' && templates.items.length === 0 ? t('message.noTemplates') : t('wrap.choose')}</option>
               {templates.items.map((x) => (
                 <option key={templateKey(x)} value={templateKey(x)}>
                   {`${x.name} (${x.language}${x.category ? `, ${x.category}` : ''})`}
@@ -50,11 +52,11 @@ export function MessageForm(p: DeskProps & { from: string | undefined }) {
               ))}
             </select>
           </label>
-          {templates.status === 'failed' ? <p class="hint" data-testid="message-templates-error">{`Could not load the templates: ${templates.error}`}</p> : null}
-          {t
+          {templates.status === 'failed' ? <p class="hint" data-testid="message-templates-error">{t('message.templatesFailed', { why: templates.error ?? '' })}</p> : null}
+          {tpl
             ? f.parameters.map((v, i) => (
                 <label key={i} class="block">
-                  {`Parameter {{${i + 1}}}`}
+                  {t('message.parameter', { n: i + 1 })}
                   <input type="text" data-testid="message-parameter" maxLength={1024} disabled={locked} value={v} onInput={(e) => p.actions.editMessage({ parameter: { index: i, value: (e.target as HTMLInputElement).value } })} />
                 </label>
               ))
@@ -63,10 +65,11 @@ export function MessageForm(p: DeskProps & { from: string | undefined }) {
       )}
       <div class="actions">
         <button type="submit" class="btn btn-go" data-testid="message-send" disabled={!from || problem !== undefined || locked || !p.online}>
-          {locked ? 'Sending…' : 'Send'}
+          {locked ? t('message.sending') : t('message.send')}
         </button>
         <span class="hint" data-testid="message-hint">
-          {!from ? 'No business number is known for this customer yet: nothing to send from.' : f.status === 'editing' && problem ? problem : ''}
+          {!from ? t('message.noFrom') : f.status === 'editing' && problem ? problem : ''}
+
         </span>
       </div>
       <p data-testid="message-status" role="status" data-status={f.sent?.status ?? ''}>

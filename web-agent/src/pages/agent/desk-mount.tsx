@@ -3,6 +3,8 @@
  * softphone (wrap-up, customer, the one call list), hold itself (the session's music plus
  * `call.hold` / `call.resume` to the server), and the shortcuts' targets.
  */
+import { announceHold } from './announce.ts';
+import { t } from '../../i18n/index.ts';
 import { callsElsewhere, ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { ShortcutAction } from '../../desk/state.ts';
 import type { TabCall } from './calls.ts';
@@ -50,10 +52,12 @@ export async function toggleHold(call: TabCall | undefined, desk: Desk, showErro
     if (holding) await s.hold();
     else await s.resume();
   } catch (e) {
-    return showError(`Could not ${holding ? 'hold' : 'resume'} the call: ${(e as Error).message}`, 'HOLD');
+    return showError(t(holding ? 'hold.failed' : 'hold.resumeFailed', { why: (e as Error).message }), 'HOLD');
   }
+  announceHold(holding);
   // The server records hold time; the caller's audio does not depend on its answer.
-  desk.send({ type: holding ? 'call.hold' : 'call.resume', wacid: call.wacid }).catch((e: Error) => showError(`The server did not record the ${holding ? 'hold' : 'resume'}: ${e.message}`, 'HOLD'));
+  desk.send({ type: holding ? 'call.hold' : 'call.resume', wacid: call.wacid }).catch((e: Error) => showError(t(holding ? 'hold.notRecorded' : 'hold.resumeNotRecorded', { why: e.message }), 'HOLD'));
+
 }
 
 /** What each shortcut does on the agent page. */

@@ -5,7 +5,11 @@
  * Drawn from desk/state.ts; the softphone (state, call, controls) is view.tsx.
  */
 import type { MessageRecord } from '../../../../shared/records.ts';
-import { describeMoment, describeReason, describeResult, formatCaller, formatDuration } from '../../format.ts';
+import { describeMoment, describeReason, describeResult, formatCaller, formatDateTime, formatDuration, taskReasonWords } from '../../format.ts';
+import { statusWords as messageStatusWords } from '../../desk/message.ts';
+
+import { t, type MessageKey } from '../../i18n/index.ts';
+import { Phone } from '../../ui/phone.tsx';
 import { callBackVerdict, contactName, type Customer } from '../../desk/customer.ts';
 import type { EndedCall } from '../../reducer.ts';
 import type { DeskProps } from './desk-props.ts';
@@ -14,13 +18,13 @@ import { callList, canSaveWrap, logOutcome, wrapTitle } from '../../desk/state.t
 
 export type { DeskActions, DeskProps } from './desk-props.ts';
 
-/** The permission's state in words when the server gave none. */
-const PERMISSION_WORDS: Record<string, string> = {
-  unknown: 'not known (no request or answer seen): ask before calling back',
-  requested: 'asked, no answer yet',
-  granted: 'granted',
-  rejected: 'refused by the customer',
-  expired: 'expired',
+/** The permission's state in words. */
+const PERMISSION_WORDS: Record<string, MessageKey> = {
+  unknown: 'permission.unknown',
+  requested: 'permission.requested',
+  granted: 'permission.granted',
+  rejected: 'permission.rejected',
+  expired: 'permission.expired',
 };
 
 const secs = (ms: number) => formatDuration(Math.max(0, Math.floor(ms / 1000)));
@@ -30,9 +34,9 @@ export function NoCustomer() {
   return (
     <section class="card customer" aria-labelledby="customer-title" data-testid="customer-none">
       <h2 id="customer-title" class="card-title">
-        Customer
+        {t('customer.title')}
       </h2>
-      <p class="empty">The caller's details, past calls and messages show here when a call rings.</p>
+      <p class="empty">{t('customer.none')}</p>
     </section>
   );
 }
@@ -72,9 +76,9 @@ export function WrapUpCard(p: DeskProps) {
         }}
       >
         <label>
-          Disposition{' '}
+          {t('wrap.disposition')}{' '}
           <select data-testid="wrapup-disposition" required disabled={locked} value={w.disposition} aria-invalid={w.disposition === ''} onChange={(ev) => p.actions.editWrap({ disposition: (ev.target as HTMLSelectElement).value })}>
-            <option value="">Choose…</option>
+            <option value="">{t('wrap.choose')}</option>
             {p.desk.dispositions.map((d) => (
               <option key={d} value={d}>
                 {d}
@@ -83,33 +87,33 @@ export function WrapUpCard(p: DeskProps) {
           </select>
         </label>
         <label class="block">
-          Notes
+          {t('wrap.notes')}
           <textarea data-testid="wrapup-notes" rows={3} disabled={locked} value={w.notes} onInput={(ev) => p.actions.editWrap({ notes: (ev.target as HTMLTextAreaElement).value })} />
         </label>
         <div class="actions">
           <button type="submit" class="btn btn-go" data-testid="acw-ready" disabled={!canSaveWrap(w) || !p.online}>
-            {w.status === 'saving' ? 'Saving…' : w.status === 'not-set' ? 'Save the disposition' : 'Finish wrap-up'}
+            {w.status === 'saving' ? t('wrap.saving') : w.status === 'not-set' ? t('wrap.saveDisposition') : t('wrap.finish')}
           </button>
           <button type="button" class="btn" data-testid="acw-more-time" hidden={!a || a.until === undefined} disabled={!p.online || w.extended} onClick={p.actions.moreTime}>
-            More time
+            {t('wrap.moreTime')}
           </button>
           <button type="button" class="btn btn-quiet" data-testid="wrapup-close" hidden={w.status !== 'not-set'} onClick={p.actions.closeWrap}>
-            Close
+            {t('wrap.close')}
           </button>
         </div>
         <p class="hint" data-testid="wrapup-status" role="status">
           <span data-testid="acw-countdown" role="timer" data-seconds={left ?? ''}>
             {w.status === 'not-set'
-              ? 'The wrap-up time ended: your notes were saved with "Not set". Choose a disposition to replace it.'
+              ? t('wrap.notSet')
               : w.status === 'failed'
-                ? `Not saved: ${w.error ?? 'try again'}.`
+                ? t('wrap.notSaved', { why: w.error ?? t('wrap.tryAgain') })
                 : !a
-                  ? 'Choose a disposition, then finish the wrap-up.'
+                  ? t('wrap.choosePrompt')
                   : left === undefined
-                    ? 'No time limit: the next call rings when you finish.'
+                    ? t('wrap.noLimit')
                     : p.typing
-                      ? `Countdown paused while you type (${left} s left). Your notes are saved as you type.`
-                      : `Next call can ring in ${left} s. Your notes are saved as you type.`}
+                      ? t('wrap.paused', { seconds: left })
+                      : t('wrap.nextCallIn', { seconds: left })}
           </span>
         </p>
       </form>
@@ -124,9 +128,10 @@ export function CustomerCard(p: DeskProps) {
   return (
     <section class="card customer" aria-labelledby="customer-title" data-testid="customer" data-state={c.status} data-id={c.id}>
       <h2 id="customer-title" class="card-title">
-        Customer · {formatCaller(c.id)}
+        {t('customer.title')} · <Phone n={formatCaller(c.id)} />
       </h2>
-      {c.status === 'loading' ? <p class="hint">Loading the customer…</p> : c.status === 'failed' ? <p class="hint" data-testid="customer-error">{`Could not load the customer: ${c.error}`}</p> : <CustomerBody data={c.data} callBack={callBackFor(c.data, p.dial)} sent={p.messages.recent} />}
+      {c.status === 'loading' ? <p class="hint">{t('customer.loading')}</p> : c.status === 'failed' ? <p class="hint" data-testid="customer-error">{t('customer.failed', { why: c.error })}</p>
+ : <CustomerBody data={c.data} callBack={callBackFor(c.data, p.dial)} sent={p.messages.recent} />}
       {c.status === 'ready' ? <MessageForm {...p} from={c.data.calls[0]?.businessNumber ?? c.data.callbacks[0]?.businessNumber} /> : null}
     </section>
   );
@@ -146,14 +151,14 @@ function CustomerBody({ data, callBack, sent }: { data: Customer; callBack?: ((i
   // Sent from this page to this customer: listed at once (history has them a moment later).
   const mineHere = sent.filter((m) => (m.to ?? m.recipient) === data.id && !data.messages.some((x) => x.id === m.id));
   const messages = [...mineHere, ...data.messages.map((m) => sent.find((x) => x.id === m.id) ?? m)];
-  const tasks = data.callbacks.filter((t) => t.state === 'open' || t.state === 'claimed');
+  const tasks = data.callbacks.filter((task) => task.state === 'open' || task.state === 'claimed');
   return (
     <>
       <p>
-        <strong data-testid="customer-name">{name ?? 'New customer'}</strong>
-        {(data.contact?.tags ?? []).map((t) => (
-          <span key={t} class="pill" data-testid="customer-tag">
-            {t}
+        <strong data-testid="customer-name">{name ?? t('customer.new')}</strong>
+        {(data.contact?.tags ?? []).map((tag) => (
+          <span key={tag} class="pill" data-testid="customer-tag">
+            {tag}
           </span>
         ))}
       </p>
@@ -168,41 +173,41 @@ function CustomerBody({ data, callBack, sent }: { data: Customer; callBack?: ((i
         </dl>
       ) : null}
       <p data-testid="customer-permission" data-state={data.permission.state}>
-        Calling permission: {data.permission.text ?? PERMISSION_WORDS[data.permission.state] ?? data.permission.state}
+        {t('customer.permission', { state: PERMISSION_WORDS[data.permission.state] ? t(PERMISSION_WORDS[data.permission.state]!) : data.permission.state })}
       </p>
       <div class="actions">
         <button type="button" class="btn btn-quiet" data-testid="customer-call-back" hidden={!callBack} disabled={!verdict.allowed} onClick={() => callBack?.(data.id)}>
-          Call back
+          {t('customer.callBack')}
         </button>
         <span class="hint" data-testid="customer-call-back-reason">
-          {verdict.allowed ? (callBack ? '' : 'Calling back is allowed.') : `Call back is unavailable: ${verdict.why}`}
+          {verdict.allowed ? (callBack ? '' : t('customer.callBackAllowed')) : t('customer.callBackUnavailable', { why: verdict.why })}
         </span>
       </div>
-      <h3>Past calls</h3>
-      {past.length === 0 ? <p class="empty" data-testid="customer-calls-empty">No calls before.</p> : null}
+      <h3>{t('customer.pastCalls')}</h3>
+      {past.length === 0 ? <p class="empty" data-testid="customer-calls-empty">{t('customer.noPastCalls')}</p> : null}
       <ol class="log" data-testid="customer-calls">
         {past.map((r) => (
           <li key={r.wacid} data-testid="customer-call" data-wacid={r.wacid}>
-            {`${new Date(r.receivedAt).toLocaleString()} · ${r.agent ?? 'no agent'} · ${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}`}
+            {`${formatDateTime(Date.parse(r.receivedAt))} · ${r.agent ?? t('customer.noAgent')} · ${logOutcome(r)}${r.disposition ? ` · ${r.disposition}` : ''}`}
             {r.notes ? <div class="sub">{r.notes}</div> : null}
           </li>
         ))}
       </ol>
-      <h3>Recent messages</h3>
-      {messages.length === 0 ? <p class="empty" data-testid="customer-messages-empty">No messages yet.</p> : null}
+      <h3>{t('customer.messages')}</h3>
+      {messages.length === 0 ? <p class="empty" data-testid="customer-messages-empty">{t('customer.noMessages')}</p> : null}
       <ol class="log" data-testid="customer-messages">
         {messages.map((m) => (
           <li key={m.id} data-testid="customer-message" data-status={m.status}>
-            {`${m.direction === 'inbound' ? '←' : '→'} ${m.text ?? m.template?.name ?? m.type} · ${m.status}`}
+            {`${m.direction === 'inbound' ? '←' : '→'} ${m.text ?? m.template?.name ?? m.type} · ${messageStatusWords(m)}`}
           </li>
         ))}
       </ol>
-      <h3>Open callback tasks</h3>
-      {tasks.length === 0 ? <p class="empty" data-testid="customer-callbacks-empty">None open.</p> : null}
+      <h3>{t('customer.tasks')}</h3>
+      {tasks.length === 0 ? <p class="empty" data-testid="customer-callbacks-empty">{t('customer.noTasks')}</p> : null}
       <ol class="log" data-testid="customer-callbacks">
-        {tasks.map((t) => (
-          <li key={t.id} data-testid="customer-callback" data-state={t.state}>
-            {`${t.reason} · ${new Date(t.createdAt).toLocaleString()}${t.assignee ? ` · ${t.assignee}` : ''}`}
+        {tasks.map((task) => (
+          <li key={task.id} data-testid="customer-callback" data-state={task.state}>
+            {`${taskReasonWords(task.reason)} · ${formatDateTime(Date.parse(task.createdAt))}${task.assignee ? ` · ${task.assignee}` : ''}`}
           </li>
         ))}
       </ol>
@@ -217,27 +222,28 @@ export function CallLog(p: DeskProps) {
   return (
     <section class="card call-log" aria-labelledby="call-log-title" data-testid="call-log" data-state={log.status}>
       <h2 id="call-log-title" class="card-title">
-        Your calls
+        {t('log.title')}
       </h2>
       {log.status === 'failed' ? (
         <p class="hint" data-testid="call-log-error">
-          {`Could not load your calls: ${log.error}`}{' '}
+          {t('log.failed', { why: log.error ?? '' })}{' '}
           <button type="button" class="btn btn-quiet" onClick={p.actions.reloadLog}>
-            Retry
+            {t('log.retry')}
           </button>
         </p>
       ) : null}
       {rows.length === 0 ? (
         <p class="empty" data-testid="call-log-empty">
-          {log.status === 'ready' || log.status === 'failed' ? 'No calls yet.' : 'Loading your calls…'}
+          {log.status === 'ready' || log.status === 'failed' ? t('log.empty') : t('log.loading')}
         </p>
       ) : null}
       <ol class="log">
         {rows.map((r) => (
           <li key={r.wacid} data-testid="call-log-item" data-wacid={r.wacid} data-outcome={r.outcome} data-result={r.result}>
             <button type="button" class="linkish" data-testid="call-log-open" onClick={() => p.actions.openCustomer(r.customer)}>
-              {formatCaller(r.customer)}
+              <Phone n={formatCaller(r.customer)} />
             </button>
+
             <span class="sub">{` ${describeMoment(r.at, Date.now())} · ${r.text}`}</span>
             {r.reason ? (
               <div class="sub" data-testid="call-log-reason">

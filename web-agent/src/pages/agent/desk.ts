@@ -5,6 +5,7 @@
  * from history at start and after every call, the wave 2 requests go to the server, and
  * the keyboard shortcuts work anywhere on the page (Alt + a letter, never while typing).
  */
+import { t } from '../../i18n/index.ts';
 import { WRAP_TYPING_PAUSE_MS, type ServerMsg } from '../../../../shared/protocol.ts';
 import { ApiError, listTemplates, searchCalls, sendMessage } from '../../api.ts';
 import type { Connection, Request } from '../../connection.ts';
@@ -131,7 +132,8 @@ export function agentDesk(x: DeskContext) {
     moreTime: () => {
       send({ type: 'agent.moreTime' })
         .then(() => dispatch({ type: 'wrap.extended' }))
-        .catch((e: Error) => x.showError(`Could not get more time: ${e.message}`));
+        .catch((e: Error) => x.showError(t('wrap.moreTimeFailed', { why: e.message })));
+
     },
     chooseAwayReason: (reason) => dispatch({ type: 'awayReason', reason }),
     editWrap: (edit) => {

@@ -3,6 +3,7 @@
  * (switched into the call at once with `replaceTrack`), the speaker of the caller's audio,
  * and what happens when the microphone in use goes away (the default one, or away).
  */
+import { t } from '../../i18n/index.ts';
 import { isGone, listDevices, MIC_KEY, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../devices.ts';
 import type { TabCall } from './calls.ts';
 import type { Microphone } from './mic.ts';
@@ -37,7 +38,7 @@ export function agentDevices(ctx: DeviceContext) {
       await call.session.switchMic(stream.getAudioTracks()[0]!);
       ctx.micSwitched?.();
     }
-    if (stream) showError(`Your microphone stopped; now using "${mic.detail}".`, 'MIC_SWITCHED');
+    if (stream) showError(t('devices.micStopped', { name: mic.detail }), 'MIC_SWITCHED');
     else if (ctx.available()) ctx.goAway();
     await refresh();
   }
@@ -51,7 +52,7 @@ export function agentDevices(ctx: DeviceContext) {
         await call.session.switchMic(stream.getAudioTracks()[0]!);
         ctx.micSwitched?.();
       } catch (e) {
-        showError(`Could not switch the microphone during the call: ${(e as Error).message}`, 'MIC_SWITCH');
+        showError(t('devices.micSwitchFailed', { why: (e as Error).message }), 'MIC_SWITCH');
       }
     }
     await refresh();
@@ -61,7 +62,8 @@ export function agentDevices(ctx: DeviceContext) {
     try {
       await setSpeaker(audioEl, remembered(SPEAKER_KEY));
     } catch (e) {
-      showError(`Could not use that speaker: ${(e as Error).message}`, 'SPEAKER');
+      showError(t('devices.speakerFailed', { why: (e as Error).message }), 'SPEAKER');
+
     }
   }
 

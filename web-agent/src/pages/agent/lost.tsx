@@ -9,6 +9,7 @@
  */
 import { AGENT_PAGE_LOST } from '../../../../shared/callErrors.ts';
 import { formatCaller } from '../../format.ts';
+import { t } from '../../i18n/index.ts';
 import type { UiState } from '../../reducer.ts';
 
 const KEY = 'switchboard.callHere';
@@ -52,16 +53,16 @@ export function lostCall(state: UiState, before: LostCall | undefined): LostCall
 
 export function LostCallNotice({ lost, live, onDismiss }: { lost: LostCall | undefined; live: boolean; onDismiss(): void }) {
   if (!lost) return null;
-  const caller = lost.from ? ` with ${formatCaller(lost.from)}` : '';
+
   return (
     <div class="elsewhere" data-testid="call-lost" data-wacid={lost.wacid} data-state={live ? 'ending' : 'ended'} role="alert">
       <p>
-        <strong>{`The call${caller} lost its audio: the page that had it was reloaded, closed or crashed.`}</strong>{' '}
-        {live ? 'The call is being ended' : 'The call was ended'}, and the customer is in the call-back queue.
+        <strong>{lost.from ? t('lost.titleWith', { caller: formatCaller(lost.from) }) : t('lost.title')}</strong> {live ? t('lost.ending') : t('lost.ended')}
       </p>
       <button type="button" class="btn" data-testid="call-lost-dismiss" onClick={onDismiss}>
-        OK
+        {t('lost.ok')}
       </button>
+
     </div>
   );
 }

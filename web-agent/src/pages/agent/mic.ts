@@ -4,11 +4,12 @@
  * The call's own track is a clone owned by the call session (phone.ts).
  */
 import type { LevelMeter, PageAudio } from '../../audio.ts';
-import { micFailure, MIC_KEY, openMic, remembered, type MicProblem } from '../../devices.ts';
+import { micFailure, MIC_KEY, openMic, remembered } from '../../devices.ts';
+import { t, type MessageKey } from '../../i18n/index.ts';
 import type { MicStatus } from './view.tsx';
 
-/** The ready-check's word for a microphone that did not open. */
-const MIC_DETAIL: Record<MicProblem, string> = { denied: 'blocked', missing: 'none found', error: 'could not start' };
+/** The ready-check's word for the microphone's status. */
+const MIC_DETAIL: Record<MicStatus, MessageKey> = { unchecked: 'setup.notChecked', asking: 'mic.asking', granted: 'mic.on', denied: 'mic.blocked', missing: 'mic.noneFound', error: 'mic.couldNotStart' };
 
 export interface MicHooks {
   audio: PageAudio;
@@ -21,7 +22,11 @@ export interface MicHooks {
 
 export class Microphone {
   status: MicStatus = 'unchecked';
-  detail = 'not checked';
+  /** The open device's name (the browser's), when it gave one. */
+  private label = '';
+  get detail(): string {
+    return this.status === 'granted' && this.label ? this.label : t(MIC_DETAIL[this.status]);
+  }
   stream: MediaStream | undefined;
   meter: LevelMeter | undefined;
   deviceId: string | undefined;
@@ -31,16 +36,14 @@ export class Microphone {
   /** Open `deviceId` (default: the browser's); says what went wrong when it cannot. */
   async open(deviceId?: string): Promise<MediaStream | undefined> {
     this.status = 'asking';
-    this.detail = 'asking for permission…';
     this.hooks.changed();
     try {
       const stream = await openMic(deviceId);
       this.use(stream);
       return stream;
     } catch (e) {
-      const failure = micFailure(e, 'run the check again');
+      const failure = micFailure(e, 'check');
       this.status = failure.problem;
-      this.detail = MIC_DETAIL[failure.problem];
       this.hooks.showError(failure.message, failure.code);
       this.hooks.changed();
       return undefined;
@@ -61,7 +64,7 @@ export class Microphone {
     const track = stream.getAudioTracks()[0]!;
     this.deviceId = track.getSettings().deviceId;
     this.status = 'granted';
-    this.detail = track.label || 'microphone on';
+    this.label = track.label;
     this.meter = this.hooks.audio.meter(stream);
     track.addEventListener('ended', this.onEnded);
     old?.getTracks().forEach((t) => {

@@ -6,6 +6,7 @@
  * server says the agent is to see it: whisper and barge always, listening per
  * MONITOR_SHOW_LISTENING).
  */
+import { t, type MessageKey } from '../../i18n/index.ts';
 import { sampleConnection } from '../../quality.ts';
 import { render as draw } from 'preact';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
@@ -19,7 +20,7 @@ export interface AgentMonitoringContext {
   call(): TabCall | undefined;
 }
 
-const MODE_TEXT = { listen: 'is listening to this call', whisper: 'is talking to you (the caller does not hear)', barge: 'has joined this call (the caller hears them)' } as const;
+const MODE_TEXT = { listen: 'monitor.listening', whisper: 'monitor.whispering', barge: 'monitor.barging' } as const satisfies Record<string, MessageKey>;
 
 export function agentMonitoring(x: AgentMonitoringContext) {
   let ctx: AudioContext | undefined;
@@ -57,7 +58,8 @@ export function agentMonitoring(x: AgentMonitoringContext) {
         <div class="banner banner-info" role="status" data-testid="monitored">
           {shown.map((e) => (
             <p key={e.monitorId} data-mode={e.monitor?.mode}>
-              {`Supervisor ${e.supervisor} ${MODE_TEXT[e.monitor?.mode ?? 'listen']}.`}
+              {t(MODE_TEXT[e.monitor?.mode ?? 'listen'], { supervisor: e.supervisor })}
+
             </p>
           ))}
         </div>

@@ -5,14 +5,12 @@
  * The state itself is the softphone's one state line (view.tsx).
  */
 import { useEffect, useRef } from 'preact/hooks';
+import { t } from '../../i18n/index.ts';
 import { DeviceSelect } from '../../ui/parts.tsx';
 import type { MicStatus, PhoneProps } from './view.tsx';
 
-/** Why the server set the agent away, in words. */
-const AWAY_REASONS: Record<string, string> = {
-  'not answered': 'You were set away because a call rang here unanswered. Go available when you are back.',
-  'Missed a call': 'You were set away because a call rang here unanswered. Go available when you are back.',
-};
+/** The server's own away reasons (a ring timeout); the operator's (AWAY_REASONS) are shown as configured. */
+const SET_AWAY_BY_SERVER = new Set(['not answered', 'Missed a call']);
 const MIC_OK = (s: MicStatus) => (s === 'granted' ? 'true' : s === 'unchecked' || s === 'asking' ? 'false' : 'error');
 
 export interface SetupProps extends PhoneProps {
@@ -39,56 +37,57 @@ export function Setup(p: SetupProps) {
     p.actions.setPresence(status);
   };
   const awayReason = line.status === 'away' ? line.detail : undefined;
+  const rawReason = state.agent?.status === 'away' ? state.agent.reason : undefined;
   const hint = !online
-    ? 'Waiting for the connection to the server…'
+    ? t('setup.hintOffline')
     : line.status === 'on-call' || line.status === 'ringing'
-      ? 'New calls wait until this call and its wrap-up are over.'
+      ? t('setup.hintInCall')
       : line.status === 'after-call-work'
-        ? 'Finish the wrap-up: the next call rings after it.'
+        ? t('setup.hintWrapUp')
         : !p.ready
-          ? 'Run the check, speak, and listen for a short ring: then go available.'
+          ? t('setup.hintCheck')
           : available
-            ? 'You will ring when a call comes in.'
-            : 'Ready. Go available to take calls.';
+            ? t('setup.hintAvailable')
+            : t('setup.hintReady');
   return (
-    <section class="card setup" data-testid="presence" aria-label="Ready-check and availability">
+    <section class="card setup" data-testid="presence" aria-label={t('setup.label')}>
       <p class="hint presence-reason" data-testid="presence-reason" hidden={!awayReason}>
-        {awayReason ? (AWAY_REASONS[awayReason] ?? `Away: ${awayReason}.`) : ''}
+        {awayReason ? (rawReason && SET_AWAY_BY_SERVER.has(rawReason) ? t('setup.setAway') : t('setup.awayWith', { reason: awayReason })) : ''}
       </p>
       <div class="ready" data-testid="ready">
         <ul class="checklist">
           <li data-testid="ready-mic-status" data-ok={MIC_OK(p.mic.status)}>
             <span class="tick" aria-hidden="true" />
-            <span class="label">Microphone</span> <span class="detail">{p.mic.detail}</span>
+            <span class="label">{t('setup.microphone')}</span> <span class="detail">{p.mic.detail}</span>
           </li>
           <li data-testid="ready-sound-status" data-ok={p.sound === 'ok' ? 'true' : p.sound === 'blocked' ? 'error' : 'false'}>
             <span class="tick" aria-hidden="true" />
-            <span class="label">Ringtone sound</span>{' '}
-            <span class="detail">{p.sound === 'ok' ? 'on (you heard a short ring)' : p.sound === 'blocked' ? 'blocked by the browser' : 'not checked'}</span>
+            <span class="label">{t('setup.ringtone')}</span>{' '}
+            <span class="detail">{p.sound === 'ok' ? t('setup.soundOk') : p.sound === 'blocked' ? t('setup.soundBlocked') : t('setup.notChecked')}</span>
           </li>
         </ul>
         <div class="actions">
           <button type="button" class="btn" data-testid="ready-check" onClick={p.actions.readyCheck}>
-            Check mic and sound
+            {t('setup.check')}
           </button>
           <button ref={availRef} type="button" class="btn btn-go" data-testid="presence-available" hidden={available} disabled={!online || !p.ready || p.busyPresence} onClick={() => press('available')}>
-            Go available
+            {t('setup.goAvailable')}
           </button>
           {/* In a call or in wrap-up the agent is not idle: "Go away" waits until it is. */}
           <button ref={awayRef} type="button" class="btn" data-testid="presence-away" hidden={!available || busyWithCall} disabled={!online || p.busyPresence} onClick={() => press('away')}>
-            Go away
+            {t('setup.goAway')}
           </button>
         </div>
         <div class="devices">
           <label>
-            Microphone <DeviceSelect testid="mic-select" devices={p.devices} kind="audioinput" preferred={p.mic.deviceId} onChoose={p.actions.chooseMic} />
+            {t('setup.microphone')} <DeviceSelect testid="mic-select" devices={p.devices} kind="audioinput" preferred={p.mic.deviceId} onChoose={p.actions.chooseMic} />
           </label>
           <label data-testid="speaker-field" hidden={!p.canChooseSpeaker}>
-            Speaker <DeviceSelect testid="speaker-select" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={p.actions.chooseSpeaker} />
+            {t('setup.speaker')} <DeviceSelect testid="speaker-select" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={p.actions.chooseSpeaker} />
           </label>
         </div>
         <label class="away-reason" hidden={!available || busyWithCall}>
-          Reason when you go away{' '}
+          {t('setup.awayReason')}{' '}
           <select data-testid="away-reason" value={p.awayReason} onChange={(e) => p.chooseAwayReason((e.target as HTMLSelectElement).value)}>
             {p.awayReasons.map((r) => (
               <option key={r} value={r}>
@@ -102,17 +101,18 @@ export function Setup(p: SetupProps) {
         </p>
         <p class="hint">
           <a href="/preflight" data-testid="ready-preflight">
-            Check the network for calls
+            {t('setup.preflightLink')}
           </a>
         </p>
       </div>
       <div class="demo" data-testid="demo" hidden={!p.demo || busyWithCall}>
         {/* A simulated call rings only an available agent: while away it would wait and ring later. */}
         <button type="button" class="btn" data-testid="simulate-call" disabled={!available} onClick={p.actions.simulate}>
-          Simulate an incoming call
+          {t('setup.simulate')}
         </button>
         <span class="hint" data-testid="demo-hint">
-          {available ? 'Demo mode: the built-in emulator calls you.' : 'Demo mode: go available first; a simulated call rings only an available agent.'}
+          {available ? t('setup.demoAvailable') : t('setup.demoAway')}
+
         </span>
       </div>
     </section>

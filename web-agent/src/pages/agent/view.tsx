@@ -14,7 +14,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { shortcutLabel, type ShortcutAction } from '../../desk/state.ts';
 import type { StateLine } from '../../desk/line.ts';
 import { callsElsewhere, ringEnd, ringingCalls, tabCall, type CallEntry, type UiState } from '../../reducer.ts';
-import { countdown, formatCaller, formatDuration } from '../../format.ts';
+import { countdown, formatCaller, formatDuration, spokenDuration } from '../../format.ts';
+import { t, type MessageKey } from '../../i18n/index.ts';
+import { Phone } from '../../ui/phone.tsx';
 import type { Device } from '../../devices.ts';
 import { QualityBox } from '../../ui/parts.tsx';
 import type { Quality } from '../../quality.ts';
@@ -75,39 +77,47 @@ export function StateLineView({ line, serverNow }: { line: StateLine; serverNow:
       <span class="state-dot" aria-hidden="true" />
       <strong data-testid="agent-state-status">{line.words}</strong>
       <span class="state-detail" data-testid="agent-state-detail" data-seconds={line.secondsLeft ?? ''}>
-        {line.detail ? ` · ${line.detail}` : line.status === 'ringing' && line.secondsLeft !== undefined ? ` · ${line.secondsLeft} s to answer` : ''}
+        {line.detail ? ` · ${line.detail}` : line.status === 'ringing' && line.secondsLeft !== undefined ? ` · ${t('state.secondsToAnswer', { seconds: line.secondsLeft })}` : ''}
       </span>
       <span class="sub" data-testid="agent-state-time" role="timer">
-        {time !== undefined ? ` · for ${time}` : ''}
+        {time !== undefined ? ` · ${t('state.for', { time })}` : ''}
       </span>
     </p>
   );
 }
 
-export function Softphone(p: PhoneProps) {
+export function Softphone(p: PhoneProps & { onHelp?: () => void }) {
   const mine = tabCall(p.state);
   const ringing = mine ? undefined : ringingCalls(p.state, p.now)[0];
   const elsewhere = mine || ringing ? undefined : callsElsewhere(p.state)[0];
   return (
     <section class="card softphone" data-testid="softphone" aria-labelledby="phone-title">
       <h1 id="phone-title" class="sr-only">
-        Phone
+        {t('phone.title')}
       </h1>
-      <StateLineView line={p.line} serverNow={p.now + p.state.skewMs} />
+      <div class="softphone-head">
+        <StateLineView line={p.line} serverNow={p.now + p.state.skewMs} />
+        {p.onHelp && (
+          <button type="button" class="btn btn-quiet btn-small" data-testid="shortcut-help-open" aria-haspopup="dialog" onClick={p.onHelp}>
+            {t('keys.button')}
+          </button>
+        )}
+      </div>
+
       <CallBox {...p} mine={mine} ringing={ringing} elsewhere={elsewhere} />
       <div class="meters">
         <div class="meter-row">
-          <span class="meter-label">You</span>
-          <div class="meter" data-testid="input-level" role="meter" aria-label="Your microphone level" aria-valuemin={0} aria-valuemax={100}>
+          <span class="meter-label">{t('phone.you')}</span>
+          <div class="meter" data-testid="input-level" role="meter" aria-label={t('phone.micLevel')} aria-valuemin={0} aria-valuemax={100} aria-valuenow={0}>
             <span />
           </div>
           <span class="meter-note" data-testid="mic-muted">
-            {p.session?.muted ? 'muted' : p.session?.onHold ? 'on hold' : ''}
+            {p.session?.muted ? t('phone.muted') : p.session?.onHold ? t('phone.onHold') : ''}
           </span>
         </div>
         <div class="meter-row">
-          <span class="meter-label">Caller</span>
-          <div class="meter" data-testid="caller-level" role="meter" aria-label="The caller's level" aria-valuemin={0} aria-valuemax={100}>
+          <span class="meter-label">{t('phone.caller')}</span>
+          <div class="meter" data-testid="caller-level" role="meter" aria-label={t('phone.callerLevel')} aria-valuemin={0} aria-valuemax={100} aria-valuenow={0}>
             <span />
           </div>
           <span class="meter-note" />
@@ -119,21 +129,24 @@ export function Softphone(p: PhoneProps) {
 
 /** What the call-status line says, from this tab's part and the connection. */
 function callStatus(entry: CallEntry, session: PhoneProps['session']): [string, string] {
-  if (entry.local === 'hangingUp') return ['ending', 'Hanging up…'];
-  if (entry.local === 'answering') return session?.outcomeUnknown ? ['confirming', 'Waiting for the Service to confirm the call…'] : ['answering', 'Answering…'];
+  if (entry.local === 'hangingUp') return ['ending', t('call.hangingUp')];
+  if (entry.local === 'answering') return session?.outcomeUnknown ? ['confirming', t('call.confirming')] : ['answering', t('call.answering')];
   switch (session?.connection) {
     case 'failed':
-      return ['failed', 'Audio connection failed.'];
+      return ['failed', t('call.audioFailed')];
     case 'disconnected':
-      return ['interrupted', 'Connection interrupted, trying to recover…'];
+      return ['interrupted', t('call.interrupted')];
     case 'connected':
-      return ['connected', 'Connected.'];
+      return ['connected', t('call.connected')];
     default:
-      return ['connecting', 'Connecting audio…'];
+      return ['connecting', t('call.connecting')];
   }
 }
 
-type BoxProps = PhoneProps & { mine: CallEntry | undefined; ringing: CallEntry | undefined; elsewhere: CallEntry | undefined };
+const KICKERS: Record<'active' | 'incoming' | 'elsewhere' | 'idle', MessageKey> = { active: 'call.kickerActive', incoming: 'call.kickerIncoming', elsewhere: 'call.kickerElsewhere', idle: 'call.kickerIdle' };
+
+type BoxProps = PhoneProps
+ & { mine: CallEntry | undefined; ringing: CallEntry | undefined; elsewhere: CallEntry | undefined };
 
 function CallBox(p: BoxProps) {
   const { mine, ringing, elsewhere } = p;
@@ -147,7 +160,7 @@ function CallBox(p: BoxProps) {
   const cd = ringing && end !== undefined ? countdown(end, p.now + skew, ringing.offeredAt !== undefined ? ringing.offeredAt + skew : undefined) : undefined;
   const secs = mine?.heldAt !== undefined ? (p.now - mine.heldAt) / 1000 : 0;
   const [statusKey, statusText] = mine ? callStatus(mine, p.session) : ['', ''];
-  const kicker = { active: 'In call with', incoming: 'Incoming call', elsewhere: 'A call in another tab or window', idle: 'No call' }[mode];
+  const kicker = t(KICKERS[mode]);
   return (
     <div
       class="callbox"
@@ -156,24 +169,32 @@ function CallBox(p: BoxProps) {
       data-wacid={v?.wacid}
       data-local={mine?.local}
       role="group"
-      aria-label={mode === 'incoming' ? `Incoming call from ${caller}` : mode === 'active' ? `Call with ${caller}` : 'The call'}
+      aria-label={mode === 'incoming' ? t('call.incomingFrom', { caller }) : mode === 'active' ? t('call.with', { caller }) : t('call.box')}
     >
       <div class="callbox-head">
         <div class="callbox-who">
           <div class="kicker">{kicker}</div>
           <div class="caller" data-testid={mode === 'incoming' ? 'incoming-caller' : mode === 'elsewhere' ? 'call-elsewhere-caller' : 'call-caller'}>
-            {caller || ' '}
+            {caller ? <Phone n={caller} /> : ' '}
           </div>
           <div class="sub" data-testid={mode === 'incoming' ? 'incoming-to' : 'call-to'}>
-            {v ? `${mode === 'incoming' ? 'to' : 'on'} ${formatCaller(v.to)}` : p.state.presence === 'available' ? 'Waiting for a call.' : 'Go available to take calls.'}
+            {v ? (
+              <>
+                {mode === 'incoming' ? t('call.toNumber') : t('call.onNumber')} <Phone n={formatCaller(v.to)} />
+              </>
+            ) : p.state.presence === 'available' ? (
+              t('call.waiting')
+            ) : (
+              t('call.goAvailable')
+            )}
           </div>
         </div>
         {mode === 'incoming' ? (
-          <span class="timer countdown" data-testid="incoming-countdown" role="timer" aria-label="Time left to answer" data-urgent={cd ? String(cd.urgent) : undefined} data-seconds={cd ? String(cd.seconds) : undefined}>
+          <span class="timer countdown" data-testid="incoming-countdown" role="timer" aria-label={cd ? t('call.timeLeftSpoken', { time: spokenDuration(cd.seconds) }) : t('call.timeLeft')} data-urgent={cd ? String(cd.urgent) : undefined} data-seconds={cd ? String(cd.seconds) : undefined} dir="ltr">
             {cd?.text ?? ''}
           </span>
         ) : (
-          <span class="timer" data-testid="call-timer" role="timer" aria-label="Call duration">
+          <span class="timer" data-testid="call-timer" role="timer" aria-label={mine ? t('call.durationSpoken', { time: spokenDuration(secs) }) : t('call.duration')} dir="ltr">
             {mine ? formatDuration(secs) : ''}
           </span>
         )}
@@ -190,23 +211,23 @@ function CallBox(p: BoxProps) {
             </span>
           </>
         ) : mode === 'elsewhere' ? (
-          <span class="call-status">There is no audio here.</span>
+          <span class="call-status">{t('call.noAudioHere')}</span>
         ) : null}
       </div>
       <Controls {...p} />
       <div class="callbox-notes">
         <QualityBox prefix="quality" quality={p.session?.quality} notice={p.session?.networkWarning} hidden={mode !== 'active'} />
         <p class="hint sound-locked" data-testid="sound-locked" hidden={p.audioUnlocked || mode !== 'incoming'}>
-          The ringtone is silent until you click this page (the browser needs a click after a reload).
+          {t('call.soundLocked')}
         </p>
         <span class="hold-timer" data-testid="hold-timer" role="timer" hidden={!p.session?.onHold}>
-          {p.session?.onHold && p.session.heldSince !== undefined ? `On hold ${formatDuration(Math.max(0, Math.floor((p.now - p.session.heldSince) / 1000)))} · the caller hears music, your microphone is off` : ''}
+          {p.session?.onHold && p.session.heldSince !== undefined ? t('call.onHoldFor', { time: formatDuration(Math.max(0, Math.floor((p.now - p.session.heldSince) / 1000))) }) : ''}
         </span>
         <p class="warn" role="alert" data-testid="no-audio-warning" hidden={!(mine && p.session?.noAudio)}>
-          No sound from the caller yet. Check your network (VPN, firewall) and that the caller is not muted; the Service drops a call with no audio after 20 s.
+          {mine && p.session?.noAudio ? t('call.noAudioWarning') : ''}
         </p>
         <button type="button" class="btn btn-quiet" data-testid="hangup-elsewhere" hidden={mode !== 'elsewhere'} onClick={p.actions.hangupElsewhere}>
-          Hang up that call
+          {t('call.hangupElsewhere')}
         </button>
       </div>
     </div>
@@ -238,20 +259,21 @@ function Controls(p: BoxProps) {
   return (
     <div class="controls" data-testid="softphone-controls">
       <button ref={answerRef} type="button" class="btn btn-go" data-testid="answer" {...key('answer')} disabled={!ringing || ringBusy} onClick={() => wacid && run(() => p.actions.answer(wacid))}>
-        Answer
+        {t('control.answer')}
       </button>
       <button type="button" class="btn btn-stop" data-testid="decline" {...key('decline')} disabled={!ringing || ringBusy} onClick={() => wacid && run(() => p.actions.decline(wacid))}>
-        Decline
+        {t('control.decline')}
       </button>
       <button type="button" class="btn" data-testid="mute" aria-pressed={muted} {...key('mute')} disabled={mine?.local !== 'held' || !p.session} onClick={p.actions.toggleMute}>
-        {muted ? 'Unmute' : 'Mute'}
+        {muted ? t('control.unmute') : t('control.mute')}
       </button>
       <button type="button" class="btn" data-testid="hold" aria-pressed={onHold} {...key('hold')} disabled={!mine || !p.session?.canHold} onClick={p.actions.toggleHold}>
-        {onHold ? 'Resume' : 'Hold'}
+        {onHold ? t('control.resume') : t('control.hold')}
       </button>
       <button type="button" class="btn btn-stop" data-testid="hangup" {...key('hangup')} disabled={!mine || mine.local === 'hangingUp'} onClick={p.actions.hangup}>
-        Hang up
+        {t('control.hangup')}
       </button>
+
     </div>
   );
 }

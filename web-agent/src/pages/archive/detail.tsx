@@ -3,7 +3,7 @@
  * beside it (click a line to seek), what happened (summary and timeline) and the downloads.
  * Side by side on a desktop, stacked on a phone (CSS).
  */
-import { PATH_LABELS } from '../../quality.ts';
+import { pathWords } from '../../quality.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CallDetail, CallRecord, MediaRecord } from '../../../../shared/records.ts';
 import { describeReason, formatCaller, formatDuration } from '../../format.ts';
@@ -40,7 +40,7 @@ function Summary({ call, now }: { call: CallRecord; now: number }) {
     ['Wait', 'detail-wait', span(call.waitMs)],
     ['Talk time', 'detail-talk', span(call.talkMs)],
     ...(call.holdMs ? ([['On hold', 'detail-hold', span(call.holdMs)]] as Array<[string, string, string]>) : []),
-    ...(call.networkPath ? ([['Audio path', 'detail-path', PATH_LABELS[call.networkPath]]] as Array<[string, string, string]>) : []),
+    ...(call.networkPath ? ([['Audio path', 'detail-path', pathWords(call.networkPath)]] as Array<[string, string, string]>) : []),
     ['Outcome', 'detail-outcome', describeOutcome(call.outcome) + (call.endReason ? ` · ${describeReason(call.endReason)}` : '')],
     ...(call.disposition ? ([['Disposition', 'detail-disposition', call.disposition]] as Array<[string, string, string]>) : []),
   ];

@@ -4,6 +4,7 @@
  * put into the call in progress (the call session's `replaceTrack`; mute and live state
  * kept), also when the call's device goes away.
  */
+import { t } from '../../i18n/index.ts';
 import type { CallSession } from '../../call-session.ts';
 import type { CallbackEvent } from '../../callback.ts';
 import { isGone, listDevices, micFailure, MIC_KEY, openMic, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../devices.ts';
@@ -44,7 +45,7 @@ export class PanelDevices {
     try {
       stream = await openMic(deviceId);
     } catch (e) {
-      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone; the call keeps the one it had. ${micFailure(e, 'call again').message}` });
+      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: t('cb.micKept', { why: micFailure(e, 'call').message }) });
       return false;
     }
     try {
@@ -52,7 +53,7 @@ export class PanelDevices {
       await session.switchMic(stream.getAudioTracks()[0]!);
       return true;
     } catch (e) {
-      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: `Could not switch the microphone during the call: ${(e as Error).message}` });
+      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCH', message: t('devices.micSwitchFailed', { why: (e as Error).message }) });
       return false;
     } finally {
       stream.getTracks().forEach((t) => t.stop()); // the call holds its own clone
@@ -70,7 +71,7 @@ export class PanelDevices {
     try {
       await setSpeaker(this.x.audioEl(), this.speakerId);
     } catch (e) {
-      this.x.dispatch({ type: 'deviceFailed', code: 'SPEAKER', message: `Could not use that speaker: ${(e as Error).message}` });
+      this.x.dispatch({ type: 'deviceFailed', code: 'SPEAKER', message: t('devices.speakerFailed', { why: (e as Error).message }) });
     }
   }
 
@@ -79,7 +80,7 @@ export class PanelDevices {
     await this.refresh();
     const media = this.x.session()?.media;
     if (media && isGone(this.list, 'audioinput', media.micDeviceId) && (await this.switchMic(undefined))) {
-      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCHED', message: 'The call’s microphone went away; the call now uses the default microphone.' });
+      this.x.dispatch({ type: 'deviceFailed', code: 'MIC_SWITCHED', message: t('cb.micGone') });
     }
   }
 }

@@ -14,7 +14,7 @@ export async function prepareOffer(micId: string | undefined, onConnectionState:
   try {
     stream = await openMic(micId);
   } catch (e) {
-    const problem = micFailure(e, 'call again');
+    const problem = micFailure(e, 'call');
     return { ok: false, code: problem.code, message: problem.message };
   }
   try {

@@ -8,6 +8,7 @@
  * once (replaceTrack); one chosen while no call is up is opened by the next dial. The offer
  * is prepared in offer.ts, the test hook is hook.ts.
  */
+import { t } from '../../i18n/index.ts';
 import {
   endedHere,
   inProgress,
@@ -30,7 +31,7 @@ import { prepareOffer } from './offer.ts';
 import { CallSession, HANGUP_GIVE_UP_MS } from '../../call-session.ts';
 import type { UiState } from '../../reducer.ts';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
-import { describeResult } from '../../format.ts';
+import { describeReason, describeResult } from '../../format.ts';
 
 /** How long the server may take to answer `call.dial` (it waits for the Service's connect). */
 const DIAL_ACK_MS = 20_000;
@@ -155,9 +156,9 @@ export class CallbackPanel {
   private tellOutcome(before: CallbackState): void {
     const c = this.s.call;
     if (!c || !this.onUnanswered || before.call?.phase === c.phase) return;
-    if (c.phase === 'failed') this.onUnanswered(c.from, c.callee.value, `Call back refused: ${this.s.error?.message ?? 'the call could not be placed'}`);
+    if (c.phase === 'failed') this.onUnanswered(c.from, c.callee.value, t('cb.refusedNote', { why: this.s.error?.message ?? t('dial.notPlaced') }));
     else if (c.phase === 'ended' && c.activeAt === undefined && c.ended) {
-      this.onUnanswered(c.from, c.callee.value, `Call back not answered: ${c.ended.reason ?? describeResult(c.ended.result)}`);
+      this.onUnanswered(c.from, c.callee.value, t('cb.unansweredNote', { why: c.ended.reason ? describeReason(c.ended.reason) : describeResult(c.ended.result) }));
     }
   }
 
@@ -198,7 +199,7 @@ export class CallbackPanel {
     const prepared = await prepareOffer(micId, (st) => {
       if (!session || this.session !== session) return;
       session.setConnection(st);
-      if (st === 'failed') this.dispatch({ type: 'mediaFailed', code: 'ICE_FAILED', message: 'The audio connection to the user failed (no network path). Hang up and check your network.' });
+      if (st === 'failed') this.dispatch({ type: 'mediaFailed', code: 'ICE_FAILED', message: t('answer.iceFailed') });
     });
     if (!prepared.ok) {
       this.dispatch({ type: 'mediaFailed', code: prepared.code, message: prepared.message });
@@ -232,11 +233,13 @@ export class CallbackPanel {
         { type: 'call.dial', from, ...(callee.kind === 'to' ? { to: callee.value } : { recipient: callee.value }), sdp: media.offerSdp },
         DIAL_ACK_MS,
       );
-      if (typeof ack.wacid !== 'string') throw new RequestError('BAD_ACK', 'The server acknowledged the call without naming it.');
+      if (typeof ack.wacid !== 'string') throw new RequestError('BAD_RESPONSE', 'The server acknowledged the call without naming it.');
       wacid = ack.wacid;
     } catch (e) {
       const err = e as RequestError;
-      this.dispatch({ type: 'dialFailed', code: err.code ?? 'DIAL_FAILED', message: err.message });
+      // A Service refusal shows the Service's own reason (its code in it); ours are worded from the code.
+      const why = err.code === 'SERVICE_ERROR' && typeof err.params?.serviceReason === 'string' ? err.params.serviceReason : err.message;
+      this.dispatch({ type: 'dialFailed', code: err.code ?? 'DIAL_FAILED', message: why });
       return;
     }
     this.dispatch({ type: 'dialAcked', wacid });
@@ -270,7 +273,7 @@ export class CallbackPanel {
       await media.applyAnswer(sdp);
     } catch (e) {
       if (this.media !== media) return;
-      this.dispatch({ type: 'mediaFailed', code: 'SDP_REJECTED', message: `${(e as Error).message} Hang up and try again.` });
+      this.dispatch({ type: 'mediaFailed', code: 'SDP_REJECTED', message: t('cb.sdpRejected', { why: (e as Error).message }) });
     }
   }
 
@@ -293,13 +296,13 @@ export class CallbackPanel {
       await this.conn()?.request({ type: 'call.hangup', wacid });
     } catch (e) {
       const err = e as RequestError;
-      if (err.code !== 'NOT_FOUND') this.dispatch({ type: 'mediaFailed', code: err.code, message: `The hang-up may not have reached the server: ${err.message}` });
+      if (err.code !== 'NOT_FOUND') this.dispatch({ type: 'mediaFailed', code: err.code, message: t('answer.hangupUnsure', { why: err.message }) });
     }
     // The session waits as long as the server does for the Service's end (plus a margin).
     const giveUp = () => {
       const c = this.s.call;
       if (c?.wacid === wacid && c.phase === 'ending') {
-        this.dispatch({ type: 'callState', view: endedHere(c, wacid, 'Ended here; the server did not confirm the end.'), now: Date.now() });
+        this.dispatch({ type: 'callState', view: endedHere(c, wacid, 'no terminate event from the Service'), now: Date.now() });
       }
     };
     if (this.session) this.session.armHangupTimeout(giveUp);

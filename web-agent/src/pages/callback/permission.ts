@@ -7,7 +7,6 @@
 import { ApiError, getPermission, listNumbers, requestPermission } from '../../api.ts';
 import { panelView, type CallbackEvent, type CallbackState } from '../../callback.ts';
 import { el } from '../../dom.ts';
-import { humanizeRefusal } from '../../format.ts';
 
 export interface PermissionHooks {
   state(): CallbackState;
@@ -65,7 +64,7 @@ export class PanelPermission {
       });
       this.x.dispatch({ type: 'askDone', permission: r.permission });
     } catch (e) {
-      this.x.dispatch({ type: 'askFailed', code: e instanceof ApiError ? e.code : 'ASK_FAILED', message: humanizeRefusal((e as Error).message, Date.now()) });
+      this.x.dispatch({ type: 'askFailed', code: e instanceof ApiError ? e.code : 'ASK_FAILED', message: (e as Error).message });
     }
   }
 }

@@ -4,6 +4,7 @@
  * connection and quality. The optional message field is left uncontrolled (read when
  * asking); the `<audio>` element stays the same node across draws.
  */
+import { t } from '../../i18n/index.ts';
 import { callStatus, inProgress, type CallbackCall, type CallbackState, type PanelView } from '../../callback.ts';
 import { namesHidden, type Device } from '../../devices.ts';
 import { formatCaller, formatDuration } from '../../format.ts';
@@ -36,9 +37,9 @@ export interface CallbackViewProps {
 }
 
 function numbersStatus(n: CallbackState['numbers']): string {
-  if (n.status === 'loading') return 'Loading the business numbers…';
-  if (n.status === 'error') return `Could not load the business numbers: ${n.error ?? ''}`;
-  return n.list.length === 0 ? 'No business numbers are set up for calls.' : '';
+  if (n.status === 'loading') return t('cb.numbersLoading');
+  if (n.status === 'error') return t('cb.numbersFailed', { why: n.error ?? '' });
+  return n.list.length === 0 ? t('cb.noNumbers') : '';
 }
 
 export function CallbackView(p: CallbackViewProps) {
@@ -46,18 +47,18 @@ export function CallbackView(p: CallbackViewProps) {
   const busy = inProgress(s.call);
   const numbers = s.numbers.list;
   const devicesNote = namesHidden(p.devices, 'audioinput')
-    ? 'The device names show once this page may use the microphone (after the first call).'
+    ? t('cb.deviceNamesHidden')
     : p.session
-      ? 'A microphone or speaker chosen now is used in this call at once.'
+      ? t('cb.devicesNow')
       : '';
   return (
     <>
       <h2 id="callback-title" class="card-title">
-        Call back
+        {t('customer.callBack')}
       </h2>
       <CallBox call={s.call} now={p.now} session={p.session} actions={a} />
       <form class="form" data-testid="callback-form" novalidate onSubmit={(e) => e.preventDefault()}>
-        <label for="cb-from">Call from</label>
+        <label for="cb-from">{t('cb.from')}</label>
         <select id="cb-from" data-testid="callback-from" aria-describedby="cb-numbers-status" value={s.from} disabled={busy || numbers.length === 0} onChange={(e) => a.selectFrom((e.target as HTMLSelectElement).value)}>
           {numbers.map((n) => (
             <option key={n.phoneNumber} value={n.phoneNumber}>
@@ -68,7 +69,7 @@ export function CallbackView(p: CallbackViewProps) {
         <p id="cb-numbers-status" class="field-note" data-testid="callback-numbers-status">
           {numbersStatus(s.numbers)}
         </p>
-        <label for="cb-user">The user’s phone number or user id</label>
+        <label for="cb-user">{t('cb.user')}</label>
         <input
           id="cb-user"
           data-testid="callback-user"
@@ -94,14 +95,14 @@ export function CallbackView(p: CallbackViewProps) {
           <span class="permission-dot" aria-hidden="true" />
           <span data-testid="callback-permission-text">{v.permission.text}</span>
         </div>
-        <label for="cb-message">Message with the permission request (optional)</label>
-        <input id="cb-message" data-testid="callback-message" type="text" maxlength={600} autocomplete="off" placeholder="May we call you back about your request?" />
+        <label for="cb-message">{t('cb.message')}</label>
+        <input id="cb-message" data-testid="callback-message" type="text" maxlength={600} autocomplete="off" placeholder={t('cb.messagePlaceholder')} />
         <div class="devices" data-testid="callback-devices">
           <label>
-            Microphone <DeviceSelect testid="callback-mic" describedBy="cb-devices-note" devices={p.devices} kind="audioinput" preferred={p.micId} onChoose={a.chooseMic} />
+            {t('setup.microphone')} <DeviceSelect testid="callback-mic" describedBy="cb-devices-note" devices={p.devices} kind="audioinput" preferred={p.micId} onChoose={a.chooseMic} />
           </label>
           <label data-testid="callback-speaker-field" hidden={!p.canChooseSpeaker}>
-            Speaker <DeviceSelect testid="callback-speaker" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={a.chooseSpeaker} />
+            {t('setup.speaker')} <DeviceSelect testid="callback-speaker" devices={p.devices} kind="audiooutput" preferred={p.speakerId ?? 'default'} onChoose={a.chooseSpeaker} />
           </label>
         </div>
         <p id="cb-devices-note" class="field-note" data-testid="callback-devices-note" aria-live="polite">
@@ -109,15 +110,15 @@ export function CallbackView(p: CallbackViewProps) {
         </p>
         <div class="actions">
           <button type="button" class="btn" data-testid="callback-ask" disabled={!v.canAsk} onClick={a.ask}>
-            {s.asking ? 'Asking…' : 'Ask permission'}
+            {s.asking ? t('queue.asking') : t('queue.ask')}
           </button>
           <button type="button" class="btn btn-go" data-testid="callback-call" aria-describedby="cb-call-reason" disabled={!v.canCall} onClick={a.dial}>
-            Call
+            {t('queue.call')}
           </button>
         </div>
         <p id="cb-call-reason" class="field-note" data-testid="callback-call-reason" data-blocked={String(!v.canCall)}>
           {/* The reason for a disabled Call, except the obvious "type a number" before anything was typed. */}
-          {v.callBlockedReason && !(s.input.trim() === '' && !s.touched) && !busy ? `Call is unavailable: ${v.callBlockedReason}` : ''}
+          {v.callBlockedReason && !(s.input.trim() === '' && !s.touched) && !busy ? t('cb.callUnavailable', { why: v.callBlockedReason }) : ''}
         </p>
         <p class="field-note" data-testid="callback-ask-note" role="status" aria-live="polite">
           {s.askNote ?? ''}
@@ -127,8 +128,8 @@ export function CallbackView(p: CallbackViewProps) {
         <span class="banner-text" data-testid="callback-error-message">
           {s.error?.message ?? ''}
         </span>
-        <button type="button" class="btn btn-quiet" data-testid="callback-error-dismiss" aria-label="Dismiss the callback error" onClick={a.dismissError}>
-          Dismiss
+        <button type="button" class="btn btn-quiet" data-testid="callback-error-dismiss" aria-label={t('cb.dismissError')} onClick={a.dismissError}>
+          {t('shell.dismiss')}
         </button>
       </div>
       {/* The user's voice. Unmuted on purpose: getStats audioLevel needs a playing element. */}
@@ -145,7 +146,7 @@ function CallBox({ call: c, now, session, actions: a }: { call: CallbackCall | u
     <div class="active callback-call" data-testid="callback-call-box" hidden={!c || (c.phase === 'failed' && !c.wacid)} data-phase={c?.phase} data-wacid={c ? (c.wacid ?? '') : undefined}>
       <div class="call-head">
         <div>
-          <div class="kicker">Callback to</div>
+          <div class="kicker">{t('cb.to')}</div>
           <div class="caller" data-testid="callback-call-to">
             {c ? formatCaller(c.callee.value) : ''}
           </div>
@@ -153,12 +154,12 @@ function CallBox({ call: c, now, session, actions: a }: { call: CallbackCall | u
             {c ? `from ${formatCaller(c.from)}` : ''}
           </div>
         </div>
-        <div class="timer" data-testid="callback-timer" role="timer" aria-label="Call duration" hidden={timer === undefined}>
+        <div class="timer" data-testid="callback-timer" role="timer" aria-label={t('call.duration')} hidden={timer === undefined}>
           {timer ?? ''}
         </div>
       </div>
       <p class="call-status" data-testid="callback-status" data-state={st?.state ?? 'idle'} data-result={c?.ended?.result} aria-live="polite">
-        {session?.connection === 'disconnected' && c?.phase === 'active' ? 'Connection interrupted, trying to recover…' : (st?.text ?? '')}
+        {session?.connection === 'disconnected' && c?.phase === 'active' ? t('call.interrupted') : (st?.text ?? '')}
       </p>
       <QualityBox prefix="callback-quality" quality={session?.quality} hidden={c?.phase !== 'active' && !session?.networkWarning} notice={session?.networkWarning} />
       <div class="actions" data-testid="callback-controls" hidden={!inProgress(c)}>
@@ -166,7 +167,7 @@ function CallBox({ call: c, now, session, actions: a }: { call: CallbackCall | u
           {c?.muted ? 'Unmute' : 'Mute'}
         </button>
         <button type="button" class="btn btn-stop" data-testid="callback-hangup" disabled={c?.phase === 'ending' || !!c?.cancelRequested} onClick={a.hangup}>
-          {ringingish ? 'Cancel call' : 'Hang up'}
+          {ringingish ? t('cb.cancel') : t('control.hangup')}
         </button>
       </div>
     </div>

@@ -11,6 +11,8 @@
  *   queue.start();            // after login
  *   queue.onServer(msg);      // every server frame
  */
+import { t, type MessageKey } from '../../i18n/index.ts';
+import { Phone } from '../../ui/phone.tsx';
 import { render as draw } from 'preact';
 import { ApiError, claimCallback, finishCallback, getMessage, listCallbacks, requestPermission, type Me } from '../../api.ts';
 import { followupsToFetch, initialQueue, queueView, reduceQueue, type QueueEvent, type QueueState, type TaskRow } from '../../queue.ts';
@@ -100,15 +102,15 @@ export class CallbackQueue {
 
   /** "Ask permission" on a task: the interactive request to the customer; the list then reads the new state. */
   private async ask(id: string): Promise<void> {
-    const t = this.s.tasks[id];
-    if (!t) return;
+    const task = this.s.tasks[id];
+    if (!task) return;
     this.dispatch({ type: 'busy', id, action: 'ask' });
     try {
-      await requestPermission({ from: t.businessNumber, ...(t.customer.startsWith('+') ? { to: t.customer } : { recipient: t.customer }) });
-      this.dispatch({ type: 'actionDone', id, note: 'Permission asked: the customer gets a request to allow calls; the task shows the answer.' });
+      await requestPermission({ from: task.businessNumber, ...(task.customer.startsWith('+') ? { to: task.customer } : { recipient: task.customer }) });
+      this.dispatch({ type: 'actionDone', id, note: t('queue.asked') });
       void this.load();
     } catch (e) {
-      this.dispatch({ type: 'actionFailed', id, message: `Permission not asked: ${e instanceof ApiError ? e.message : String(e)}` });
+      this.dispatch({ type: 'actionFailed', id, message: t('queue.notAsked', { why: e instanceof ApiError ? e.message : String(e) }) });
     }
   }
 
@@ -163,30 +165,34 @@ export function QueueView({ rows, loaded, loadError, canDial, claim, ask, call, 
   return (
     <>
       <h2 id="callback-queue-title" class="card-title">
-        Call-back queue{' '}
+        {t('queue.title')}{' '}
         <span class="count" data-testid="callback-queue-count">
           {String(rows.length)}
         </span>
       </h2>
       <p class="field-error" role="alert" data-testid="callback-queue-error" hidden={!loadError}>
-        {loadError ? `Could not load the call-back queue: ${loadError}` : ''}
+        {loadError ? t('queue.loadFailed', { why: loadError }) : ''}
       </p>
       <p class="empty" data-testid="callback-queue-empty" hidden={!loaded || rows.length > 0}>
-        No customers waiting for a call back.
+        {t('queue.empty')}
       </p>
       <ol class="queue-list" data-testid="callback-queue-list">
         {rows.map((r) => (
           <li key={r.id} class="queue-task" data-testid="queue-task" data-id={r.id} data-state={r.state} data-customer={r.customer} data-mine={String(r.mine)}>
             <p class="queue-head">
-              <strong data-testid="queue-customer">{r.customerText}</strong>
+              <strong data-testid="queue-customer">
+                <Phone n={r.customerText} />
+              </strong>
               {' → '}
-              <span data-testid="queue-business">{r.businessText}</span>
+              <span data-testid="queue-business">
+                <Phone n={r.businessText} />
+              </span>
             </p>
             <p class="field-note" data-testid="queue-reason" data-reason={r.reason}>
               {r.reasonText}
             </p>
             <p class="field-note">
-              Waiting since <span data-testid="queue-waiting">{r.waitingText}</span> · <span data-testid="queue-attempts" data-count={String(r.attempts)}>{r.attemptsText}</span>
+              {t('queue.waitingSince')} <span data-testid="queue-waiting">{r.waitingText}</span> · <span data-testid="queue-attempts" data-count={String(r.attempts)}>{r.attemptsText}</span>
               {r.dueText ? <span data-testid="queue-due">{` · ${r.dueText}`}</span> : null}
             </p>
             <p class="field-note" data-testid="queue-permission" data-state={r.permissionState}>
@@ -196,19 +202,19 @@ export function QueueView({ rows, loaded, loadError, canDial, claim, ask, call, 
               {r.followupText}
             </p>
             <p class="field-note" data-testid="queue-assignee" hidden={!r.assignee}>
-              {r.assignee ? (r.mine ? 'Claimed by you' : `Claimed by ${r.assignee}`) : ''}
+              {r.assignee ? (r.mine ? t('queue.claimedByYou') : t('queue.claimedBy', { name: r.assignee })) : ''}
             </p>
             <div class="actions">
               <button type="button" class="btn" data-testid="queue-claim" hidden={r.state !== 'open'} disabled={!r.canClaim} onClick={() => claim(r.id)}>
-                {r.busy === 'claim' ? 'Claiming…' : 'Claim'}
+                {r.busy === 'claim' ? t('queue.claiming') : t('queue.claim')}
               </button>
               {canDial ? (
                 <button type="button" class="btn btn-go" data-testid="queue-call" disabled={!r.canCall} title={r.callBlockedReason ?? ''} onClick={() => call(r)}>
-                  Call
+                  {t('queue.call')}
                 </button>
               ) : null}
               <button type="button" class="btn" data-testid="queue-ask" hidden={!r.canAsk && r.busy !== 'ask'} disabled={!r.canAsk} onClick={() => ask(r.id)}>
-                {r.busy === 'ask' ? 'Asking…' : 'Ask permission'}
+                {r.busy === 'ask' ? t('queue.asking') : t('queue.ask')}
               </button>
               <DoneForm row={r} done={done} />
             </div>
@@ -228,6 +234,9 @@ export function QueueView({ rows, loaded, loadError, canDial, claim, ask, call, 
   );
 }
 
+/** How a task may be closed (queue.ts DONE_OUTCOMES), in words. */
+const DONE_WORDS: Record<(typeof DONE_OUTCOMES)[number], MessageKey> = { 'called-back': 'queue.doneCalledBack', 'customer-called': 'queue.doneCustomerCalled', unreachable: 'queue.doneUnreachable', 'not-needed': 'queue.doneNotNeeded' };
+
 function DoneForm({ row, done }: { row: TaskRow; done(id: string, outcome: string): void }) {
   return (
     <form
@@ -239,17 +248,17 @@ function DoneForm({ row, done }: { row: TaskRow; done(id: string, outcome: strin
       }}
     >
       <label>
-        <span class="sr-only">Outcome</span>
+        <span class="sr-only">{t('queue.outcome')}</span>
         <select name="outcome" data-testid="queue-done-outcome" disabled={!row.canDone}>
           {DONE_OUTCOMES.map((o) => (
             <option key={o} value={o}>
-              {o}
+              {t(DONE_WORDS[o])}
             </option>
           ))}
         </select>
       </label>
       <button type="submit" class="btn" data-testid="queue-done" disabled={!row.canDone}>
-        {row.busy === 'done' ? 'Closing…' : 'Done'}
+        {row.busy === 'done' ? t('queue.closing') : t('queue.done')}
       </button>
     </form>
   );

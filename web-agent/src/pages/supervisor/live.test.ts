@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { liveStateText, rangText, timeText } from './live.ts';
+import { inLanguage } from '../../i18n/testing.ts';
+
+// The pages' words in English (the catalogue the server serves).
+inLanguage('en');
 
 describe('liveStateText: a live call as the console names it', () => {
   it('says whom it rings and who talks; callbacks say so; an unknown state shows its own name', () => {

@@ -3,28 +3,29 @@
  * on hold, after-call work. States the server adds later (hold, wrap-up) fall back to
  * their own name, so nothing is ever hidden.
  */
+import { locale, t } from '../../i18n/index.ts';
 import type { CallView } from '../../../../shared/protocol.ts';
 import { formatDuration } from '../../format.ts';
 
 const TEXT: Record<string, (agent: string | undefined) => string> = {
-  queued: () => 'waiting for an agent',
-  ringing: (a) => (a ? `ringing ${a}` : 'ringing'),
-  answering: (a) => (a ? `${a} answering` : 'answering'),
-  dialing: (a) => (a ? `${a} dialing` : 'dialing'),
-  connected: () => 'customer’s phone ringing',
-  active: (a) => (a ? `on call with ${a}` : 'on call'),
-  held: (a) => (a ? `on hold by ${a}` : 'on hold'),
-  hold: (a) => (a ? `on hold by ${a}` : 'on hold'),
-  wrapup: (a) => (a ? `after-call work: ${a}` : 'after-call work'),
-  rejecting: () => 'ending',
-  ending: () => 'ending',
+  queued: () => t('live.queued'),
+  ringing: (a) => (a ? t('live.ringingAgent', { agent: a }) : t('live.ringing')),
+  answering: (a) => (a ? t('live.answeringAgent', { agent: a }) : t('live.answering')),
+  dialing: (a) => (a ? t('live.dialingAgent', { agent: a }) : t('live.dialing')),
+  connected: () => t('live.connected'),
+  active: (a) => (a ? t('live.activeAgent', { agent: a }) : t('live.active')),
+  held: (a) => (a ? t('live.heldAgent', { agent: a }) : t('live.held')),
+  hold: (a) => (a ? t('live.heldAgent', { agent: a }) : t('live.held')),
+  wrapup: (a) => (a ? t('live.wrapupAgent', { agent: a }) : t('live.wrapup')),
+  rejecting: () => t('live.ending'),
+  ending: () => t('live.ending'),
 };
 
 /** An active call on hold (`heldSince` set) reads as held; its state stays `active`. */
 export function liveStateText(v: Pick<CallView, 'state' | 'agent' | 'direction' | 'heldSince'>): string {
   const state = v.state === 'active' && v.heldSince !== undefined ? 'held' : v.state;
-  const t = TEXT[state]?.(v.agent) ?? state;
-  return v.direction === 'BUSINESS_INITIATED' ? `${t} · callback` : t;
+  const words = TEXT[state]?.(v.agent) ?? state;
+  return v.direction === 'BUSINESS_INITIATED' ? t('live.callback', { state: words }) : words;
 }
 
 /**
@@ -36,8 +37,11 @@ export function liveStateText(v: Pick<CallView, 'state' | 'agent' | 'direction' 
 export function timeText(v: Pick<CallView, 'state' | 'startedAt' | 'deadline' | 'ringUntil'>, now: number): string {
   if (v.startedAt !== undefined) return formatDuration((now - v.startedAt) / 1000);
   const left = (at: number) => formatDuration(Math.max(0, at - now) / 1000);
-  const window = v.deadline !== undefined ? `accept window ${left(v.deadline)}` : '';
-  if (v.state === 'ringing' && v.ringUntil !== undefined && (v.deadline === undefined || v.ringUntil < v.deadline)) return `rings ${left(v.ringUntil)} more · ${window}`.replace(/ · $/, '');
+  const window = v.deadline !== undefined ? t('live.window', { time: left(v.deadline) }) : '';
+  if (v.state === 'ringing' && v.ringUntil !== undefined && (v.deadline === undefined || v.ringUntil < v.deadline)) {
+    const rings = t('live.ringsMore', { time: left(v.ringUntil) });
+    return window ? `${rings} · ${window}` : rings;
+  }
   return window;
 }
 
@@ -45,6 +49,6 @@ export function timeText(v: Pick<CallView, 'state' | 'startedAt' | 'deadline' | 
 export function rangText(rang: readonly string[]): string {
   const counts = new Map<string, number>();
   for (const a of rang) counts.set(a, (counts.get(a) ?? 0) + 1);
-  const parts = [...counts].map(([a, n]) => (n === 1 ? a : n === 2 ? `${a} twice` : `${a} ${n} times`));
-  return `rang ${parts.length > 1 ? `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}` : parts[0]}`;
+  const parts = [...counts].map(([a, n]) => (n === 1 ? a : t('live.times', { agent: a, count: n })));
+  return t('live.rang', { agents: new Intl.ListFormat(locale(), { type: 'conjunction' }).format(parts) });
 }

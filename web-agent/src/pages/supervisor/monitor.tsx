@@ -5,6 +5,7 @@
  * sends `monitor.start` / `monitor.mode`, keeps the microphone (opened on the first click,
  * kept for the page's life so a second monitor starts at once) and draws the controls.
  */
+import { t, type MessageKey } from '../../i18n/index.ts';
 import { sampleConnection } from '../../quality.ts';
 import type { CallView, MonitorMode, ServerMsg } from '../../../../shared/protocol.ts';
 import type { Connection, RequestError } from '../../connection.ts';
@@ -12,11 +13,11 @@ import { MonitorController, type MonitorEntry } from '../../monitor/controller.t
 import { SupervisorMonitor } from '../../monitor/supervisor-side.ts';
 
 const MODES: readonly MonitorMode[] = ['listen', 'whisper', 'barge'];
-const LABEL: Record<MonitorMode, string> = { listen: 'Listen', whisper: 'Whisper', barge: 'Barge' };
-const HINT: Record<MonitorMode, string> = {
-  listen: 'Hear the caller and the agent; nobody hears you',
-  whisper: 'Talk to the agent only; the caller does not hear you',
-  barge: 'Talk to both the agent and the caller',
+const LABEL: Record<MonitorMode, MessageKey> = { listen: 'mon.listen', whisper: 'mon.whisper', barge: 'mon.barge' };
+const HINT: Record<MonitorMode, MessageKey> = {
+  listen: 'mon.listenHint',
+  whisper: 'mon.whisperHint',
+  barge: 'mon.bargeHint',
 };
 
 export class SupervisorMonitoring {
@@ -52,8 +53,7 @@ export class SupervisorMonitoring {
     this.controller.onServer(msg);
     if (mine && msg.type === 'monitor.ended' && msg.reason === 'failed') {
       this.showError(
-        "Monitoring stopped: your browser and the agent's could not set up the audio between them. " +
-          'If you are on different networks, the relay server (TURN) must be reachable from both: run the Network check (/preflight) on both computers.',
+        t('mon.failed'),
       );
     }
   }
@@ -84,7 +84,7 @@ export class SupervisorMonitoring {
       await this.mic();
       await this.need().request({ type: 'monitor.start', wacid, mode });
     } catch (e) {
-      this.showError(`Could not monitor the call: ${(e as Error).message}${(e as RequestError).code ? ` (${(e as RequestError).code})` : ''}`);
+      this.showError(t('mon.startFailed', { why: (e as Error).message }));
     } finally {
       this.starting = undefined;
       this.changed();
@@ -95,7 +95,7 @@ export class SupervisorMonitoring {
     try {
       await this.need().request({ type: 'monitor.mode', monitorId, mode });
     } catch (e) {
-      this.showError(`Could not switch to ${mode}: ${(e as Error).message}`);
+      this.showError(t('mon.modeFailed', { mode: t(LABEL[mode]), why: (e as Error).message }));
     }
   }
 
@@ -134,8 +134,8 @@ export function MonitorCell({ call, m }: { call: CallView; m: SupervisorMonitori
     return (
       <div class="monitor-actions" data-testid="monitor-actions" data-can={can ? 'true' : 'false'}>
         {MODES.map((mode) => (
-          <button type="button" class="btn btn-small" key={mode} data-testid={`monitor-${mode}`} title={HINT[mode]} disabled={!can || m.isStarting(call.wacid)} onClick={() => void m.start(call.wacid, mode)}>
-            {LABEL[mode]}
+          <button type="button" class="btn btn-small" key={mode} data-testid={`monitor-${mode}`} title={t(HINT[mode])} disabled={!can || m.isStarting(call.wacid)} onClick={() => void m.start(call.wacid, mode)}>
+            {t(LABEL[mode])}
           </button>
         ))}
       </div>
@@ -146,14 +146,14 @@ export function MonitorCell({ call, m }: { call: CallView; m: SupervisorMonitori
   return (
     <div class="monitor-actions" data-testid="monitoring" data-mode={mode} data-phase={entry.monitor?.phase ?? 'setup'}>
       {MODES.map((x) => (
-        <button type="button" class="btn btn-small" key={x} data-testid={`monitor-${x}`} aria-pressed={mode === x} title={HINT[x]} onClick={() => void m.setMode(entry.monitorId, x)}>
-          {LABEL[x]}
+        <button type="button" class="btn btn-small" key={x} data-testid={`monitor-${x}`} aria-pressed={mode === x} title={t(HINT[x])} onClick={() => void m.setMode(entry.monitorId, x)}>
+          {t(LABEL[x])}
         </button>
       ))}
       <button type="button" class="btn btn-small btn-stop" data-testid="monitor-stop" onClick={() => m.stop(entry.monitorId)}>
-        Stop
+        {t('mon.stop')}
       </button>
-      <meter class="monitor-meter" data-testid="monitor-meter" min={0} max={1} value={level} aria-label="What you hear" />
+      <meter class="monitor-meter" data-testid="monitor-meter" min={0} max={1} value={level} aria-label={t('mon.meter')} />
     </div>
   );
 }

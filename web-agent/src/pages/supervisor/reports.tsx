@@ -6,6 +6,9 @@
  *
  *   mountReports(document.getElementById('reports')!);
  */
+import { t } from '../../i18n/index.ts';
+import { describeRefusal, formatNumber, timeZoneName } from '../../format.ts';
+import { Phone } from '../../ui/phone.tsx';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { z } from 'zod';
@@ -15,6 +18,7 @@ import { formatCaller, formatDuration } from '../../format.ts';
 const Report = z.object({
   from: z.string(),
   to: z.string(),
+  timeZone: z.string().optional(),
   slaSeconds: z.number(),
   numbers: z.array(
     z.object({ businessNumber: z.string(), offered: z.number(), answered: z.number(), abandoned: z.number(), missed: z.number(), serviceLevel: z.number(), asaMs: z.number(), ahtMs: z.number() }),
@@ -23,27 +27,25 @@ const Report = z.object({
 });
 type Report = z.infer<typeof Report>;
 
-const ErrorBody = z.object({ error: z.object({ message: z.string() }) });
-const pct = (x: number) => `${Math.round(x * 100)}%`;
+const ErrorBody = z.object({ error: z.object({ code: z.string(), message: z.string(), params: z.record(z.string(), z.union([z.string(), z.number()])).optional() }) });
+const pct = (x: number) => formatNumber(x, { style: 'percent', maximumFractionDigits: 0 });
 const secs = (ms: number) => formatDuration(ms / 1000);
 const qs = (from: string, to: string) => `from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`;
 
-/**
- * A refused report in words: the server's message names the query field it is
- * about (`from: …`), which a person reading the page does not need.
- */
-export function reportError(status: number, message: string | undefined): string {
-  if (!message) return `The report could not be read (the server answered ${status}).`;
-  const words = message.replace(/^[a-z]+: /, '');
-  return `No report: ${words.charAt(0).toLowerCase()}${words.slice(1)}${/[.!?]$/.test(words) ? '' : '.'}`;
+/** A refused report in words, from the refusal's code (a range too long, no history, a bad date). */
+export function reportError(status: number, error: z.infer<typeof ErrorBody>['error'] | undefined): string {
+  if (!error) return t('reports.unreadable', { status });
+  if (error.code === 'TOO_LARGE') return t('reports.tooLarge');
+  if (error.code === 'BAD_REQUEST') return t('reports.badRange');
+  return t('reports.none', { why: describeRefusal(error, Date.now()) });
 }
 
 async function fetchReport(from?: string, to?: string): Promise<Report> {
   const res = await fetch(from && to ? `/api/reports?${qs(from, to)}` : '/api/reports', { credentials: 'same-origin', headers: { accept: 'application/json' } });
   const body: unknown = await res.json().catch(() => undefined);
-  if (!res.ok) throw new Error(reportError(res.status, ErrorBody.safeParse(body).data?.error.message));
+  if (!res.ok) throw new Error(reportError(res.status, ErrorBody.safeParse(body).data?.error));
   const r = Report.safeParse(body);
-  if (!r.success) throw new Error('The server answered /api/reports with an unexpected shape.');
+  if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
   return r.data;
 }
 
@@ -54,9 +56,9 @@ export function Reports() {
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
-  const load = (f?: string, t?: string) => {
+  const load = (f?: string, to?: string) => {
     setBusy(true);
-    fetchReport(f, t)
+    fetchReport(f, to)
       .then((r) => {
         setReport(r);
         setFrom(r.from);
@@ -75,7 +77,7 @@ export function Reports() {
   return (
     <>
       <h2 id="reports-title" class="card-title">
-        Reports
+        {t('reports.title')}
       </h2>
       <form
         class="filters"
@@ -86,16 +88,16 @@ export function Reports() {
         }}
       >
         <div class="filter">
-          <label for="reports-from">From</label>
+          <label for="reports-from">{t('reports.from')}</label>
           <input id="reports-from" type="date" data-testid="reports-from" value={from} required onInput={(e) => setFrom(e.currentTarget.value)} />
         </div>
         <div class="filter">
-          <label for="reports-to">To</label>
+          <label for="reports-to">{t('reports.to')}</label>
           <input id="reports-to" type="date" data-testid="reports-to" value={to} min={from} required onInput={(e) => setTo(e.currentTarget.value)} />
         </div>
         <div class="filter">
           <button class="btn" type="submit" data-testid="reports-show" disabled={busy}>
-            Show
+            {t('reports.show')}
           </button>
         </div>
       </form>
@@ -111,77 +113,82 @@ function ReportTables({ report: r }: { report: Report }) {
   const range = qs(r.from, r.to);
   return (
     <div data-testid="reports-tables" data-from={r.from} data-to={r.to}>
+      <p class="sub" data-testid="reports-time-zone">
+        {t('reports.timeZone', { zone: r.timeZone ?? timeZoneName() })}
+      </p>
       <h3 class="wb-title">
-        By business number{' '}
+        {t('reports.byNumber')}{' '}
         <a class="btn btn-quiet" data-testid="reports-csv-number" href={`/api/reports.csv?${range}&by=number`} download>
-          Download CSV
+          {t('reports.csv')}
         </a>
       </h3>
       <p class="empty" hidden={r.numbers.length > 0}>
-        No calls in this range.
+        {t('reports.noCalls')}
       </p>
       <div class="table-wrap" hidden={r.numbers.length === 0}>
         <table class="table" data-testid="reports-numbers">
           <thead>
             <tr>
-              <th scope="col">Business number</th>
-              <th scope="col">Offered</th>
-              <th scope="col">Answered</th>
-              <th scope="col">Abandoned</th>
-              <th scope="col">Missed</th>
-              <th scope="col">{`Service level (${r.slaSeconds} s)`}</th>
-              <th scope="col">Avg. answer</th>
-              <th scope="col">Avg. handle</th>
+              <th scope="col">{t('live.business')}</th>
+              <th scope="col">{t('reports.offered')}</th>
+              <th scope="col">{t('reports.answered')}</th>
+              <th scope="col">{t('wb.abandoned')}</th>
+              <th scope="col">{t('wb.missed')}</th>
+              <th scope="col">{t('reports.slWithin', { seconds: r.slaSeconds })}</th>
+              <th scope="col">{t('wb.asa')}</th>
+              <th scope="col">{t('wb.aht')}</th>
             </tr>
           </thead>
           <tbody>
             {r.numbers.map((n) => (
               <tr key={n.businessNumber} data-testid="reports-number" data-number={n.businessNumber}>
-                <td data-label="Business number">{formatCaller(n.businessNumber)}</td>
-                <td data-label="Offered">{n.offered}</td>
-                <td data-label="Answered">{n.answered}</td>
-                <td data-label="Abandoned">{n.abandoned}</td>
-                <td data-label="Missed">{n.missed}</td>
-                <td data-label="Service level">{pct(n.serviceLevel)}</td>
-                <td data-label="Avg. answer">{secs(n.asaMs)}</td>
-                <td data-label="Avg. handle">{secs(n.ahtMs)}</td>
+                <td data-label={t('live.business')}>
+                  <Phone n={formatCaller(n.businessNumber)} />
+                </td>
+                <td data-label={t('reports.offered')}>{n.offered}</td>
+                <td data-label={t('reports.answered')}>{n.answered}</td>
+                <td data-label={t('wb.abandoned')}>{n.abandoned}</td>
+                <td data-label={t('wb.missed')}>{n.missed}</td>
+                <td data-label={t('wb.sl')}>{pct(n.serviceLevel)}</td>
+                <td data-label={t('wb.asa')}>{secs(n.asaMs)}</td>
+                <td data-label={t('wb.aht')}>{secs(n.ahtMs)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
       <h3 class="wb-title">
-        By agent{' '}
+        {t('reports.byAgent')}{' '}
         <a class="btn btn-quiet" data-testid="reports-csv-agent" href={`/api/reports.csv?${range}&by=agent`} download>
-          Download CSV
+          {t('reports.csv')}
         </a>
       </h3>
       <p class="empty" hidden={r.agents.length > 0}>
-        No calls handled in this range.
+        {t('reports.noneHandled')}
       </p>
       <div class="table-wrap" hidden={r.agents.length === 0}>
         <table class="table" data-testid="reports-agents">
           <thead>
             <tr>
-              <th scope="col">Agent</th>
-              <th scope="col">Calls handled</th>
-              <th scope="col">Inbound</th>
-              <th scope="col">Outbound</th>
-              <th scope="col">Talk time</th>
-              <th scope="col">Hold time</th>
-              <th scope="col">Avg. handle</th>
+              <th scope="col">{t('live.agent')}</th>
+              <th scope="col">{t('reports.handled')}</th>
+              <th scope="col">{t('reports.inbound')}</th>
+              <th scope="col">{t('reports.outbound')}</th>
+              <th scope="col">{t('reports.talk')}</th>
+              <th scope="col">{t('reports.hold')}</th>
+              <th scope="col">{t('wb.aht')}</th>
             </tr>
           </thead>
           <tbody>
             {r.agents.map((g) => (
               <tr key={g.name} data-testid="reports-agent" data-name={g.name}>
-                <td data-label="Agent">{g.name}</td>
-                <td data-label="Calls handled">{g.callsHandled}</td>
-                <td data-label="Inbound">{g.inbound}</td>
-                <td data-label="Outbound">{g.outbound}</td>
-                <td data-label="Talk time">{secs(g.talkMs)}</td>
-                <td data-label="Hold time">{secs(g.holdMs)}</td>
-                <td data-label="Avg. handle">{secs(g.ahtMs)}</td>
+                <td data-label={t('live.agent')}>{g.name}</td>
+                <td data-label={t('reports.handled')}>{g.callsHandled}</td>
+                <td data-label={t('reports.inbound')}>{g.inbound}</td>
+                <td data-label={t('reports.outbound')}>{g.outbound}</td>
+                <td data-label={t('reports.talk')}>{secs(g.talkMs)}</td>
+                <td data-label={t('reports.hold')}>{secs(g.holdMs)}</td>
+                <td data-label={t('wb.aht')}>{secs(g.ahtMs)}</td>
               </tr>
             ))}
           </tbody>

@@ -4,47 +4,57 @@
  * AHT) that read from across a room and wrap to one column on a phone; then the agents.
  * The figures are the server's (`wallboard` frames, first from `GET /api/wallboard`).
  */
+import { t } from '../../i18n/index.ts';
+import { Phone } from '../../ui/phone.tsx';
 import type { Wallboard } from '../../../../shared/protocol.ts';
-import { formatCaller, formatDuration } from '../../format.ts';
-import { STATUS_WORDS } from '../../desk/state.ts';
+import { formatCaller, formatDuration, formatNumber, timeZoneName } from '../../format.ts';
+import { statusWords } from '../../desk/state.ts';
 
-const pct = (x: number) => `${Math.round(x * 100)}%`;
+const pct = (x: number) => formatNumber(x, { style: 'percent', maximumFractionDigits: 0 });
 const secs = (ms: number) => formatDuration(ms / 1000);
 
 
 export function WallboardView({ board, now }: { board: Wallboard | undefined; now: number }) {
-  if (!board) return <p class="empty">Loading the wallboard…</p>;
+  if (!board) return <p class="empty">{t('wb.loading')}</p>;
   return (
     <>
       <h2 id="wallboard-title" class="card-title">
-        Today
+        {t('wb.today')}
       </h2>
+      <p class="sub" data-testid="wb-time-zone">
+        {t('wb.timeZone', { zone: board.timeZone ?? timeZoneName() })}
+      </p>
       <p class="empty" hidden={board.numbers.length > 0}>
-        No calls today yet.
+        {t('wb.noCalls')}
       </p>
       {board.numbers.map((n) => (
-        <section key={n.businessNumber} class="wb-number" data-testid="wb-number" data-number={n.businessNumber} aria-label={`Business number ${n.businessNumber}`}>
-          <h3 class="wb-title">{formatCaller(n.businessNumber)}</h3>
+        <section key={n.businessNumber} class="wb-number" data-testid="wb-number" data-number={n.businessNumber} aria-label={t('wb.number', { number: n.businessNumber })}>
+          <h3 class="wb-title">
+            <Phone n={formatCaller(n.businessNumber)} />
+          </h3>
           <div class="wb-tiles">
-            <Tile label="Waiting" value={String(n.waiting)} id="waiting" alert={n.waiting > 0} />
-            <Tile label="Ringing" value={String(n.ringing)} id="ringing" />
-            <Tile label="Longest wait" value={secs(n.longestWaitMs)} id="longest" alert={n.longestWaitMs > 60_000} />
-            <Tile label="Service level" value={pct(n.serviceLevel)} id="sl" />
-            <Tile label="Answered / offered" value={`${n.answered} / ${n.offered}`} id="answered" />
-            <Tile label="Abandoned" value={String(n.abandoned)} id="abandoned" />
-            <Tile label="Missed" value={String(n.missed)} id="missed" />
-            <Tile label="Avg. answer" value={secs(n.asaMs)} id="asa" />
-            <Tile label="Avg. handle" value={secs(n.ahtMs)} id="aht" />
+            <Tile label={t('wb.waiting')} value={formatNumber(n.waiting)} id="waiting" alert={n.waiting > 0} />
+            <Tile label={t('wb.ringing')} value={formatNumber(n.ringing)} id="ringing" />
+            <Tile label={t('wb.longest')} value={secs(n.longestWaitMs)} id="longest" alert={n.longestWaitMs > 60_000} />
+            <Tile label={t('wb.sl')} value={pct(n.serviceLevel)} id="sl" />
+            <Tile label={t('wb.answered')} value={`${formatNumber(n.answered)} / ${formatNumber(n.offered)}`} id="answered" />
+            <Tile label={t('wb.abandoned')} value={formatNumber(n.abandoned)} id="abandoned" />
+            <Tile label={t('wb.missed')} value={formatNumber(n.missed)} id="missed" />
+            <Tile label={t('wb.asa')} value={secs(n.asaMs)} id="asa" />
+            <Tile label={t('wb.aht')} value={secs(n.ahtMs)} id="aht" />
           </div>
         </section>
       ))}
-      <h3 class="wb-title">Agents</h3>
+      <h3 class="wb-title">{t('wb.agents')}</h3>
       <ul class="wb-agents" data-testid="wb-agents">
         {board.agents.map((g) => (
           <li key={g.name} data-testid="wb-agent" data-name={g.name} data-status={g.status}>
             <span class="wb-agent-name">{g.name}</span>
-            <span class={`wb-status wb-${g.status}`}>{`${(STATUS_WORDS as Record<string, string>)[g.status] ?? g.status}${g.reason ? ` · ${g.reason}` : ''}`}</span>
-            <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${g.callsToday} ${g.callsToday === 1 ? 'call' : 'calls'}`}</span>
+            <span class={`wb-status wb-${g.status}`}>
+              <span class="state-dot" aria-hidden="true" />
+              {`${statusWords(g.status)}${g.reason ? ` · ${g.reason === 'Missed a call' ? t('line.missedACall') : g.reason}` : ''}`}
+            </span>
+            <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${t('wb.calls', { count: g.callsToday })}`}</span>
           </li>
         ))}
       </ul>
@@ -56,7 +66,9 @@ function Tile({ label, value, id, alert }: { label: string; value: string; id: s
   return (
     // --chars: the value's length sizes its font to the tile (style.css).
     <div class={`wb-tile${alert ? ' wb-alert' : ''}`} data-testid={`wb-${id}`} style={{ '--chars': String(Math.max(4, value.length)) }}>
-      <div class="wb-value">{value}</div>
+      <div class="wb-value" dir="ltr">
+        {value}
+      </div>
       <div class="wb-label">{label}</div>
     </div>
   );
