@@ -141,6 +141,9 @@ export const CallRecord = z.object({
   endReason: z.string().max(200).optional(),
   /** How the audio travelled: `direct`, `relay-udp`, `relay-tcp` or `relay-tls`. */
   networkPath: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
+  /** `direct`: the caller's leg ended in the agent's page; `anchor`: in a media server's room (`mediaServer`). */
+  mediaMode: z.enum(['direct', 'anchor']).optional(),
+  mediaServer: z.string().optional(),
   disposition: z.string().max(200).optional(),
   notes: z.string().max(10_000).optional(),
   media: z.array(MediaRecord),

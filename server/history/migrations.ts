@@ -289,6 +289,14 @@ CREATE TABLE admin_queue_members (
 `,
   },
   {
+    version: 13,
+    name: 'each call names its media mode and, anchored, its media server',
+    sql: `
+ALTER TABLE history_calls ADD COLUMN media_mode text;
+ALTER TABLE history_calls ADD COLUMN media_server text;
+`,
+  },
+  {
     // Versions 6–11 belong to other changes of this wave; numbers need not be contiguous.
     version: 12,
     name: 'user language',

@@ -178,6 +178,16 @@ describe('replays and disorder through the store (PGlite)', () => {
     expect(await h.store.getCall('path-1')).toMatchObject({ outcome: 'answered', networkPath: 'relay-tcp' });
   });
 
+  it('each call names its media mode: direct, or anchor with the media server holding its room', async () => {
+    const direct = drive('mode-direct', [connectIn(0), offer(1), answer(2), { type: 'acceptOk', at: s(3) } as Ev, terminate(30, 'COMPLETED', { duration: 27 })]);
+    await write(direct.facts);
+    expect(await h.store.getCall('mode-direct')).toMatchObject({ mediaMode: 'direct' });
+    const anchored: Ev = { type: 'anchored', at: s(0.2), janus: 'ws://janus-2.internal:8188', room: 4242 } as Ev;
+    const inRoom = drive('mode-anchor', [connectIn(0, { media: 'anchor' }), anchored, terminate(20, 'FAILED')]);
+    for (const f of [...inRoom.facts].reverse()) await write([f]);
+    expect(await h.store.getCall('mode-anchor')).toMatchObject({ mediaMode: 'anchor', mediaServer: 'ws://janus-2.internal:8188' });
+  });
+
   it('media facts: the archive result indexed once, the transcript searchable', async () => {
     const { facts } = drive('media-1', [connectIn(0), offer(1), answer(2), { type: 'acceptOk', at: s(3) } as Ev, terminate(30, 'COMPLETED', { duration: 27 })]);
     const sha = 'a'.repeat(64);

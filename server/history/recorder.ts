@@ -107,6 +107,8 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
   if (call.holdMs !== undefined) fact.holdMs = call.holdMs;
   if (call.path !== undefined) fact.networkPath = call.path;
+  fact.mediaMode = call.media ?? 'direct';
+  if (call.anchor) fact.mediaServer = call.anchor.janus;
   return fact;
 }
 

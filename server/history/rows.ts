@@ -20,7 +20,7 @@ export interface CallGroup {
 }
 
 export const CALL_COLUMNS = `c.wacid, c.phone_id, c.business_number, c.customer_phone, c.customer_user_id, c.direction, c.agent,
-  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, c.network_path, d.disposition, d.notes`;
+  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, c.network_path, c.media_mode, c.media_server, d.disposition, d.notes`;
 
 export interface CallRow {
   wacid: string;
@@ -39,6 +39,8 @@ export interface CallRow {
   hold_ms: number | null;
   end_reason: string | null;
   network_path: string | null;
+  media_mode: string | null;
+  media_server: string | null;
   disposition: string | null;
   notes: string | null;
 }
@@ -77,6 +79,8 @@ export function toRecord(r: CallRow, media: MediaRecord[]): CallRecord {
   if (r.hold_ms !== null) out.holdMs = r.hold_ms;
   if (r.end_reason !== null) out.endReason = r.end_reason;
   if (r.network_path !== null) out.networkPath = r.network_path as NonNullable<CallRecord['networkPath']>;
+  if (r.media_mode !== null) out.mediaMode = r.media_mode === 'anchor' ? 'anchor' : 'direct';
+  if (r.media_server !== null) out.mediaServer = r.media_server;
   if (r.disposition !== null) out.disposition = r.disposition;
   if (r.notes !== null) out.notes = r.notes;
   return out;

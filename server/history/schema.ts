@@ -50,6 +50,10 @@ export const CallFact = z.object({
   endReason: z.string().max(200).optional(),
   /** How the call's audio travelled: the selected pair the agent's page reported. */
   networkPath: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
+  /** Where the caller's leg ended: the agent's page (`direct`) or a media server's room (`anchor`). */
+  mediaMode: z.enum(['direct', 'anchor']).optional(),
+  /** Anchor mode: the media server (its JANUS_URLS entry) holding the call's room. */
+  mediaServer: z.string().max(500).optional(),
   version: z.number().int().min(0).default(0),
 });
 export type CallFact = z.input<typeof CallFact>;
@@ -137,6 +141,8 @@ export interface CallRecord {
   endReason?: string;
   /** `direct` or `relay-udp` / `relay-tcp` / `relay-tls`. */
   networkPath?: 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
+  mediaMode?: 'direct' | 'anchor';
+  mediaServer?: string;
   disposition?: string;
   notes?: string;
   media: MediaRecord[];

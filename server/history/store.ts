@@ -93,6 +93,8 @@ export class HistoryStore {
         (f) => f.endReason,
         (f) => f.version,
         (f) => f.networkPath,
+        (f) => f.mediaMode,
+        (f) => f.mediaServer,
       ]),
       PREPARED,
     );
