@@ -289,14 +289,6 @@ CREATE TABLE admin_queue_members (
 `,
   },
   {
-    version: 13,
-    name: 'each call names its media mode and, anchored, its media server',
-    sql: `
-ALTER TABLE history_calls ADD COLUMN media_mode text;
-ALTER TABLE history_calls ADD COLUMN media_server text;
-`,
-  },
-  {
     // Versions 6–11 belong to other changes of this wave; numbers need not be contiguous.
     version: 12,
     name: 'user language',
@@ -307,6 +299,14 @@ CREATE TABLE user_language (
   language   text NOT NULL,
   updated_at timestamptz NOT NULL
 );
+`,
+  },
+  {
+    version: 13,
+    name: 'each call names its media mode and, anchored, its media server',
+    sql: `
+ALTER TABLE history_calls ADD COLUMN media_mode text;
+ALTER TABLE history_calls ADD COLUMN media_server text;
 `,
   },
 ];
