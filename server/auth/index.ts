@@ -25,13 +25,17 @@ import type { Rations } from '../store/rations.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
 import type { Audit } from '../audit/trail.ts';
+import { parseBody } from '../ops/validate.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
 export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS } from './users.ts';
 
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
 
-const LoginBody = z.object({ name: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
+const LoginBody = z.object({
+  name: z.string({ error: 'is required (a string)' }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  password: z.string({ error: 'is required (a string)' }).min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'),
+});
 
 /**
  * Login attempts per fixed window, counted in the store (so every node shares them) BEFORE
@@ -161,12 +165,7 @@ export function createAuth(deps: AuthOptions): Auth {
   routes.use('/api/*', sameOriginWrites);
 
   routes.post('/api/login', async (c) => {
-    let body: z.infer<typeof LoginBody>;
-    try {
-      body = LoginBody.parse(await c.req.json());
-    } catch {
-      throw new HttpBadRequest('body must be {"name": string, "password": string}');
-    }
+    const body = await parseBody(c, LoginBody, '{"name": string, "password": string}');
     // Take a slot of every counter first (see LoginLimits), then check the password.
     const address = clientAddress(c);
     const counters = [

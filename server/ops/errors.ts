@@ -14,12 +14,15 @@ export interface HttpErrorOptions {
   cause?: unknown;
   /** Headers of the answer (e.g. `Retry-After`). */
   headers?: Record<string, string>;
+  /** The request field the refusal is about (`body`, `template.name`, a query parameter): a 400 names it. */
+  field?: string;
 }
 
 /** A refusal with its status and code; the subclasses below name the common meanings. */
 export class HttpError extends Error {
   override readonly name: string = 'HttpError';
   readonly headers: Record<string, string>;
+  readonly field: string | undefined;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -28,6 +31,7 @@ export class HttpError extends Error {
   ) {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.headers = options.headers ?? {};
+    this.field = options.field;
   }
 }
 
@@ -97,15 +101,16 @@ export class HttpBadGateway extends HttpError {
 }
 
 export interface ErrorBody {
-  error: { status: number; code: string; message: string; requestId: string };
+  /** `field`: the request field a 400 is about (its message starts with it too). */
+  error: { status: number; code: string; message: string; requestId: string; field?: string };
 }
 
-export function errorBody(status: number, code: string, message: string, requestId: string): ErrorBody {
-  return { error: { status, code, message, requestId } };
+export function errorBody(status: number, code: string, message: string, requestId: string, field?: string): ErrorBody {
+  return { error: { status, code, message, requestId, ...(field !== undefined ? { field } : {}) } };
 }
 
 /** The one renderer of the error shape, with the request's id (set by the app's middleware). */
 export function renderError(c: Context, err: HttpError): Response {
   const requestId = (c.get('requestId') as string | undefined) ?? 'unknown';
-  return c.json(errorBody(err.status, err.code, err.message, requestId), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
+  return c.json(errorBody(err.status, err.code, err.message, requestId, err.field), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
 }
