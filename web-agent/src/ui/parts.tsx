@@ -1,5 +1,5 @@
 /** Small Preact parts both call views use (agent page and Call back panel). */
-import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../devices.ts';
+import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../device-choice.ts';
 import { PATH_LABELS, type Quality } from '../quality.ts';
 
 /** A microphone or speaker list; `preferred` is shown while it is listed, else the browser's default. */

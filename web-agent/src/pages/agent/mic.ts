@@ -4,7 +4,7 @@
  * The call's own track is a clone owned by the call session (phone.ts).
  */
 import type { LevelMeter, PageAudio } from '../../audio.ts';
-import { micFailure, MIC_KEY, openMic, remembered, type MicProblem } from '../../devices.ts';
+import { micFailure, MIC_KEY, openMic, remembered, type MicProblem } from '../../device-choice.ts';
 import type { MicStatus } from './view.tsx';
 
 /** The ready-check's word for a microphone that did not open. */

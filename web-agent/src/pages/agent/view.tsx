@@ -15,7 +15,7 @@ import { shortcutLabel, type ShortcutAction } from '../../desk/state.ts';
 import type { StateLine } from '../../desk/line.ts';
 import { callsElsewhere, ringEnd, ringingCalls, tabCall, type CallEntry, type UiState } from '../../reducer.ts';
 import { countdown, formatCaller, formatDuration } from '../../format.ts';
-import type { Device } from '../../devices.ts';
+import type { Device } from '../../device-choice.ts';
 import { QualityBox } from '../../ui/parts.tsx';
 import type { Quality } from '../../quality.ts';
 

@@ -5,7 +5,7 @@
  * asking); the `<audio>` element stays the same node across draws.
  */
 import { callStatus, inProgress, type CallbackCall, type CallbackState, type PanelView } from '../../callback.ts';
-import { namesHidden, type Device } from '../../devices.ts';
+import { namesHidden, type Device } from '../../device-choice.ts';
 import { formatCaller, formatDuration } from '../../format.ts';
 import type { Quality } from '../../quality.ts';
 import { DeviceSelect, QualityBox } from '../../ui/parts.tsx';

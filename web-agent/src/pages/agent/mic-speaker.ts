@@ -3,7 +3,7 @@
  * (switched into the call at once with `replaceTrack`), the speaker of the caller's audio,
  * and what happens when the microphone in use goes away (the default one, or away).
  */
-import { isGone, listDevices, MIC_KEY, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../devices.ts';
+import { isGone, listDevices, MIC_KEY, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../device-choice.ts';
 import type { TabCall } from './calls.ts';
 import type { Microphone } from './mic.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { chooseDevice, deviceOptions, isGone, micConstraints, micFailure, micProblem, namesHidden, retryWithDefault, type Device } from './devices.ts';
+import { chooseDevice, deviceOptions, isGone, micConstraints, micFailure, micProblem, namesHidden, retryWithDefault, type Device } from './device-choice.ts';
 
 const mic = (deviceId: string, label = `Mic ${deviceId}`): Device => ({ kind: 'audioinput', deviceId, label });
 const out = (deviceId: string, label = `Speaker ${deviceId}`): Device => ({ kind: 'audiooutput', deviceId, label });
