@@ -24,6 +24,7 @@ import { computeFigures, type AgentFigures, type NumberFigures } from '../wallbo
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
 import { parseQuery } from '../ops/validate.ts';
+import type { Feature, FeatureContext } from '../features/feature.ts';
 
 export interface ReportsOptions {
   auth: Pick<Auth, 'requireUser'>;
@@ -129,3 +130,38 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
 
   return app;
 }
+
+/** The API key's business numbers, cached 60 s (a webhook's `to` not among them gets no row). */
+function businessNumbersOf(numbers: NonNullable<FeatureContext['numbers']>): () => Promise<readonly string[]> {
+  let cache: { at: number; list: Promise<string[]> } | undefined;
+  return () => {
+    if (!cache || Date.now() - cache.at >= 60_000) {
+      const list = (async () => {
+        const out: string[] = [];
+        for await (const n of numbers.iterate()) if (typeof n.phoneNumber === 'string') out.push(n.phoneNumber);
+        return out;
+      })();
+      cache = { at: Date.now(), list };
+      list.catch(() => (cache = undefined));
+    }
+    return cache.list;
+  };
+}
+
+/** Reports as a feature: `/api/reports`, `/api/reports.csv`. */
+export const reportsFeature: Feature = {
+  name: 'reports',
+  install(ctx) {
+    ctx.routes(
+      createReports({
+        auth: ctx.auth,
+        history: ctx.history,
+        slaSeconds: ctx.config.slaSeconds,
+        log: ctx.log.child({ part: 'reports' }),
+        now: ctx.now,
+        audit: ctx.audit.record,
+        ...(ctx.numbers ? { businessNumbers: businessNumbersOf(ctx.numbers) } : {}),
+      }),
+    );
+  },
+};
