@@ -58,8 +58,9 @@ import { wireMessaging } from './callbacks/wire.ts';
 import type { MessagingClient } from './messaging/service.ts';
 import { laneGroup, createWorkers, type HandlerRegistry, type Workers, type WorkersOptions } from './webhooks/workers.ts';
 import { Monitors } from './monitor/index.ts';
-import { boardAgents, createWallboard } from './wallboard/index.ts';
-import { createReports } from './reports/index.ts';
+import { wallboardFeature } from './wallboard/index.ts';
+import { reportsFeature } from './reports/index.ts';
+import { installFeatures } from './features/feature.ts';
 import { createAudit, type AuditRow, type AuditService } from './audit/index.ts';
 import { createLanguageRoutes, languageStore } from './language/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
@@ -163,23 +164,6 @@ export interface Switchboard extends Partial<Calling> {
   start(): Promise<void>;
   /** Stop everything but the HTTP server (that is the caller's): safe to call twice. */
   close(): Promise<void>;
-}
-
-/** The API key's business numbers, cached 60 s (reports: a webhook's `to` not among them gets no row). */
-function businessNumbersOf(numbers: PermissionNumbers): () => Promise<readonly string[]> {
-  let cache: { at: number; list: Promise<string[]> } | undefined;
-  return () => {
-    if (!cache || Date.now() - cache.at >= 60_000) {
-      const list = (async () => {
-        const out: string[] = [];
-        for await (const n of numbers.iterate()) if (typeof n.phoneNumber === 'string') out.push(n.phoneNumber);
-        return out;
-      })();
-      cache = { at: Date.now(), list };
-      list.catch(() => (cache = undefined));
-    }
-    return cache.list;
-  };
 }
 
 /** The Service's phone id of one business number (E.164), from its phone number list. */
@@ -426,11 +410,6 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     const number = after.direction === 'USER_INITIATED' ? after.to : after.from;
     if (after.phoneId !== number) scope.learn(number, after.phoneId);
   });
-  // The wallboard is built after the engine (it reads the agent board); changes before that are none.
-  let wallboard: ReturnType<typeof createWallboard> | undefined;
-  callBus.on('committed', 'wallboard', (before, after) => {
-    if (before?.state !== after.state) wallboard?.changed();
-  });
   callBus.on('committed', 'monitors', (before, after) => {
     if (after.state === 'ended' && before?.state !== 'ended') monitors.callEnded(after.wacid).catch((err: Error) => log.warn({ wacid: after.wacid, err: err.message }, 'monitor end failed'));
   });
@@ -481,18 +460,13 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(closedAt ? { closedAt } : {}),
   });
   engineRef = engine;
-  // the wallboard (shared sources only: history's rows of today, the store's live calls)
-  wallboard = createWallboard({
-    auth,
-    store,
-    history,
-    hub,
-    agents: boardAgents(engine.board),
-    slaSeconds: config.slaSeconds,
-    log: log.child({ part: 'wallboard' }),
-    now,
-    ...(o.wallboardMs !== undefined ? { periodMs: o.wallboardMs } : {}),
-  });
+  // The features: each registers its routes, handlers, listeners and start/close steps
+  // (server/features/feature.ts). Listed in the order their routes are mounted.
+  const features = installFeatures(
+    { config, store, log, metrics, now, auth, hub, engine, history, audit, numbers },
+    callBus,
+    [wallboardFeature({ periodMs: o.wallboardMs }), reportsFeature],
+  );
   const gateway = createGateway({
     auth,
     engine,
@@ -559,6 +533,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     // messaging's events; inbound messages go to the permission replies, then to messaging's record.
     ...m16.handlers(permissions.onInboundMessage),
     ...archive?.handlers,
+    ...features.handlers,
   };
   return {
     auth,
@@ -581,8 +556,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
       app.route('/', createLanguageRoutes({ store: languageStore(history?.store.db), guard: auth.requireUser(), now })); // /api/me/language
-      app.route('/', wallboard!.routes);
-      app.route('/', createReports({ auth, history, slaSeconds: config.slaSeconds, log: log.child({ part: 'reports' }), now, audit: audit.record, ...(numbers ? { businessNumbers: businessNumbersOf(numbers) } : {}) })); // /api/reports
+      for (const r of features.routes) app.route('/', r);
       app.route('/', webRoutes);
     },
     async start() {
@@ -594,14 +568,14 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         log.info({ janus: config.media.janusUrls, reachable: anchor.reachable() }, 'media anchor mode: inbound callers are held in Janus rooms');
       }
       await engine.start();
-      wallboard?.start();
+      await features.start();
     },
     close() {
       void directory?.close();
       m16.stop();
       engine.close();
       anchor?.close(); // rooms of live calls stay until their calls end (another node) or Janus reclaims
-      wallboard?.close();
+      void features.close();
       permissions.close();
       gateway.close();
       wss.close();

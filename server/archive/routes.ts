@@ -22,6 +22,8 @@ import type { Audit } from '../audit/trail.ts';
 import type { Store } from '../store/store.ts';
 import { HttpNotFound } from '../ops/errors.ts';
 import { archiveUrl, INDEX_DIR, isArchived, type MediaKind } from './index.ts';
+import { z } from 'zod';
+import { parseQuery } from '../ops/validate.ts';
 
 export interface ArchiveItem {
   wacid: string;
@@ -83,7 +85,7 @@ export const PLAY_AUDIT_WINDOW_MS = 10 * 60 * 1000;
 
 /**
  * The audit action of one request for a file: `?use=play` (the page's player; a recording)
- * and `?use=view` (the page's transcript) are plays and views, anything else a download.
+ * and `?use=view` (the page's transcript) are plays and views, no `use` a download (another is refused).
  * A range that does not start at 0 continues a fetch already recorded: none.
  */
 export function auditAction(kind: MediaKind, use: string | undefined, rangeStart: number | undefined): 'recording.play' | 'recording.download' | 'transcript.view' | 'transcript.download' | undefined {
@@ -92,6 +94,9 @@ export function auditAction(kind: MediaKind, use: string | undefined, rangeStart
   return kind === 'recording' ? (inPage ? 'recording.play' : 'recording.download') : inPage ? 'transcript.view' : 'transcript.download';
 }
 
+/** `use`: how the page opens the file (play, view; absent: a download). Other parameters are ignored (a range request's cache busters). */
+const FileQuery = z.object({ use: z.enum(['play', 'view'], 'must be play or view').optional() });
+
 export function createArchiveRoutes(o: { auth: Auth; dir: string; audit?: Audit | undefined; store?: Pick<Store, 'setNX'> | undefined }): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('ops', 'supervisor');
@@ -99,6 +104,7 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string; audit?: Audit 
   app.get('/api/archive', guard, async (c) => c.json({ items: await listArchive(o.dir) }));
 
   app.get('/api/archive/:call/:file', guard, async (c) => {
+    const { use } = parseQuery(c, FileQuery);
     const callDir = c.req.param('call');
     const file = c.req.param('file');
     const kind = mediaKind(file);
@@ -119,7 +125,7 @@ export function createArchiveRoutes(o: { auth: Auth; dir: string; audit?: Audit 
       'cache-control': 'private, no-store',
     };
     const range = byteRange(c.req.header('range'), st.size);
-    const action = auditAction(kind, c.req.query('use'), Array.isArray(range) ? range[0] : undefined);
+    const action = auditAction(kind, use, Array.isArray(range) ? range[0] : undefined);
     if (o.audit && action && range !== 'unsatisfiable') {
       const user = c.get('user').name;
       const wacid = decodeURIComponent(callDir);

@@ -11,7 +11,8 @@
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import { HttpBadRequest, HttpUnavailable } from '../ops/errors.ts';
 import { fieldColumns, toCsv } from '../ops/csv.ts';
-import { AuditQueryError, parseAuditQuery, type AuditEntry, type AuditQuery } from './schema.ts';
+import { auditQuery, type AuditEntry, type AuditQuery } from './schema.ts';
+import { parseQuery } from '../ops/validate.ts';
 import type { AuditStore } from './store.ts';
 
 /** The app's environment as these routes read it (the guard sets `user`). */
@@ -29,14 +30,7 @@ export function auditCsv(items: readonly AuditEntry[]): string {
 export function createAuditRoutes<E extends AuditEnv>(o: { store: Pick<AuditStore, 'search'> | undefined; guard: MiddlewareHandler<E> }): Hono<E> {
   const app = new Hono<E>();
 
-  const query = (c: Pick<Context, 'req'>, maxLimit?: number): AuditQuery => {
-    try {
-      return parseAuditQuery(c.req.queries(), maxLimit);
-    } catch (err) {
-      if (err instanceof AuditQueryError) throw new HttpBadRequest(err.message);
-      throw err;
-    }
-  };
+  const query = (c: Context, maxLimit?: number): AuditQuery => parseQuery(c, auditQuery(maxLimit));
   const store = () => {
     if (!o.store) throw new HttpUnavailable('the audit trail needs the history database, and this server has none');
     return o.store;

@@ -7,7 +7,9 @@
  * (`FORBIDDEN_DETAIL`) before the row is kept.
  */
 
+import { z } from 'zod';
 import { AUDIT_ACTIONS, type AuditAction } from '../../shared/audit.ts';
+import { badRequest } from '../ops/validate.ts';
 export { AUDIT_ACTIONS, type AuditAction };
 
 /** What a feature hands to `record` (the id and time are the trail's). */
@@ -64,11 +66,55 @@ export const LIMIT_MAX = 500;
 
 const shown = (v: string) => JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}…` : v);
 
-function isoTime(field: string, v: string): string {
-  const t = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/.test(v) ? Date.parse(v) : NaN;
-  if (!Number.isFinite(t)) throw new AuditQueryError(`${field}: must be an ISO 8601 date or time, e.g. 2026-01-01 or 2026-01-01T00:00:00Z (got ${shown(v)})`);
-  return new Date(t).toISOString();
-}
+const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+const got = (i: { input?: unknown }) => `(got ${shown(String(i.input))})`;
+
+/** An ISO 8601 date or time, as an ISO time. */
+const isoTime = z
+  .string()
+  .refine((v) => ISO.test(v) && Number.isFinite(Date.parse(v)), { error: (i) => `must be an ISO 8601 date or time, e.g. 2026-01-01 or 2026-01-01T00:00:00Z ${got(i)}` })
+  .transform((v) => new Date(Date.parse(v)).toISOString());
+
+const cursor = z.string().transform((v, ctx) => {
+  let c: unknown;
+  try {
+    c = JSON.parse(Buffer.from(v, 'base64url').toString('utf8'));
+  } catch {
+    c = undefined;
+  }
+  if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || typeof c[1] !== 'string' || !Number.isFinite(Date.parse(c[0]))) {
+    ctx.addIssue({ code: 'custom', message: 'must be the cursor a previous page answered' });
+    return z.NEVER;
+  }
+  return { at: c[0], id: c[1] };
+});
+
+/** The search query (single values; unknown parameters refused), `limit` up to `maxLimit`. */
+export const auditQuery = (maxLimit = LIMIT_MAX) =>
+  z
+    .strictObject({
+      user: z.string().regex(/^[^\x00-\x1f]{1,200}$/, 'must be a user name of 1 to 200 characters').optional(),
+      action: z.enum(AUDIT_ACTIONS, { error: (i) => `must be one of ${AUDIT_ACTIONS.join(', ')} ${got(i)}` }).optional(),
+      from: isoTime.optional(),
+      to: isoTime.optional(),
+      limit: z
+        .string()
+        .refine((v) => /^\d{1,7}$/.test(v) && Number(v) >= 1 && Number(v) <= maxLimit, { error: (i) => `must be an integer from 1 to ${maxLimit} ${got(i)}` })
+        .transform(Number)
+        .optional(),
+      cursor: cursor.optional(),
+    })
+    .superRefine((q, ctx) => {
+      if (q.from && q.to && q.from >= q.to) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be later than from' });
+    })
+    .transform((q): AuditQuery => ({
+      limit: q.limit ?? LIMIT_DEFAULT,
+      ...(q.user !== undefined ? { user: q.user } : {}),
+      ...(q.action !== undefined ? { action: q.action } : {}),
+      ...(q.from !== undefined ? { from: q.from } : {}),
+      ...(q.to !== undefined ? { to: q.to } : {}),
+      ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+    }));
 
 export function encodeCursor(e: { at: string; id: string }): string {
   return Buffer.from(JSON.stringify([e.at, e.id])).toString('base64url');
@@ -78,38 +124,10 @@ export function encodeCursor(e: { at: string; id: string }): string {
 export function parseAuditQuery(params: Record<string, string[]>, maxLimit = LIMIT_MAX): AuditQuery {
   const one: Record<string, string> = {};
   for (const [k, values] of Object.entries(params)) {
-    if (!(QUERY_FIELDS as readonly string[]).includes(k)) throw new AuditQueryError(`${k}: unknown query parameter; known: ${QUERY_FIELDS.join(', ')}`);
     if (values.length > 1) throw new AuditQueryError(`${k}: give it at most once`);
     one[k] = values[0]!;
   }
-  const q: AuditQuery = { limit: LIMIT_DEFAULT };
-  if (one.user !== undefined) {
-    if (!/^[^\x00-\x1f]{1,200}$/.test(one.user)) throw new AuditQueryError('user: must be a user name of 1 to 200 characters');
-    q.user = one.user;
-  }
-  if (one.action !== undefined) {
-    if (!(AUDIT_ACTIONS as readonly string[]).includes(one.action)) throw new AuditQueryError(`action: must be one of ${AUDIT_ACTIONS.join(', ')} (got ${shown(one.action)})`);
-    q.action = one.action as AuditAction;
-  }
-  if (one.from !== undefined) q.from = isoTime('from', one.from);
-  if (one.to !== undefined) q.to = isoTime('to', one.to);
-  if (q.from && q.to && q.from >= q.to) throw new AuditQueryError('to: must be later than from');
-  if (one.limit !== undefined) {
-    const n = /^\d{1,7}$/.test(one.limit) ? Number(one.limit) : NaN;
-    if (!(n >= 1 && n <= maxLimit)) throw new AuditQueryError(`limit: must be an integer from 1 to ${maxLimit} (got ${shown(one.limit)})`);
-    q.limit = n;
-  }
-  if (one.cursor !== undefined) {
-    let c: unknown;
-    try {
-      c = JSON.parse(Buffer.from(one.cursor, 'base64url').toString('utf8'));
-    } catch {
-      c = undefined;
-    }
-    if (!Array.isArray(c) || c.length !== 2 || typeof c[0] !== 'string' || typeof c[1] !== 'string' || !Number.isFinite(Date.parse(c[0]))) {
-      throw new AuditQueryError('cursor: must be the cursor a previous page answered');
-    }
-    q.cursor = { at: c[0], id: c[1] };
-  }
-  return q;
+  const r = auditQuery(maxLimit).safeParse(one);
+  if (!r.success) throw new AuditQueryError(badRequest(r.error, 'query', QUERY_FIELDS).message);
+  return r.data;
 }

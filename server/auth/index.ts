@@ -25,13 +25,17 @@ import type { Rations } from '../store/rations.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
 import type { Audit } from '../audit/trail.ts';
+import { parseBody } from '../ops/validate.ts';
 
 export { Sessions, sameOrigin, readCookie, SESSION_COOKIE, type OriginPolicy, type Session } from './session.ts';
 export { Users, demoUsers, loadUsersFile, hashPassword, DEMO_USERS, type Account } from './users.ts';
 
 export type AuthEnv = { Variables: { user: User; requestId?: string } };
 
-const LoginBody = z.object({ name: z.string().min(1).max(64), password: z.string().min(1).max(1024) });
+const LoginBody = z.object({
+  name: z.string({ error: 'is required (a string)' }).min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+  password: z.string({ error: 'is required (a string)' }).min(1, 'must not be empty').max(1024, 'must be at most 1024 characters'),
+});
 
 /**
  * Login attempts per fixed window, counted in the store (so every node shares them) BEFORE
@@ -169,12 +173,7 @@ export function createAuth(deps: AuthOptions): Auth {
 
   routes.post('/api/login', async (c) => {
     if (deps.passwordLogin === false) throw new HttpError(403, 'PASSWORD_LOGIN_OFF', 'Password login is off on this server. Sign in with single sign-on.');
-    let body: z.infer<typeof LoginBody>;
-    try {
-      body = LoginBody.parse(await c.req.json());
-    } catch {
-      throw new HttpBadRequest('body must be {"name": string, "password": string}');
-    }
+    const body = await parseBody(c, LoginBody, '{"name": string, "password": string}');
     // Take a slot of every counter first (see LoginLimits), then check the password.
     const address = clientAddress(c);
     const counters = [

@@ -19,11 +19,19 @@ import { HttpError } from '../ops/errors.ts';
 import type { ClaimResult } from './store.ts';
 import { historyUnavailable, isDbOutage } from '../history/errors.ts';
 import type { Callbacks } from './index.ts';
+import { parseBody, parseQuery } from '../ops/validate.ts';
 
 export interface CallbackRoutesOptions {
   auth: Auth;
   callbacks: Pick<Callbacks, 'list' | 'claim' | 'done' | 'visible'>;
 }
+
+const ListQuery = z.strictObject({
+  state: z
+    .string()
+    .refine((s) => s.split(',').every((x) => (CALLBACK_STATES as readonly string[]).includes(x)), `must be one of ${CALLBACK_STATES.join(', ')}, or several of them comma-separated`)
+    .default('open'),
+});
 
 const DoneBody = z.strictObject({ outcome: z.string({ error: 'is required (how the task ended, in words)' }).trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters') });
 
@@ -50,13 +58,9 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
   };
 
   app.get('/api/callbacks', guard, async (c) => {
-    const keys = Object.keys(c.req.queries());
-    const unknown = keys.find((k) => k !== 'state');
-    if (unknown) throw new HttpError(400, 'BAD_REQUEST', `${unknown}: unknown query parameter; known: state`);
-    const states = (c.req.query('state') ?? 'open').split(',');
-    if (!states.every((s) => (CALLBACK_STATES as readonly string[]).includes(s))) throw new HttpError(400, 'BAD_REQUEST', `state: must be one of ${CALLBACK_STATES.join(', ')}, or several of them comma-separated`);
+    const states = parseQuery(c, ListQuery).state.split(',') as CallbackState[];
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ items: await onHistory(o.callbacks.list(states as CallbackState[], c.get('user'))) });
+    return c.json({ items: await onHistory(o.callbacks.list(states, c.get('user'))) });
   });
 
   /** Another queue's task answers as an unknown one (the list hides it too). */
@@ -72,17 +76,10 @@ export function createCallbackRoutes(o: CallbackRoutesOptions): Hono<AuthEnv> {
 
   app.post('/api/callbacks/:id/done', o.auth.sameOriginWrites, guard, async (c) => {
     const id = c.req.param('id');
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      throw new HttpError(400, 'BAD_REQUEST', 'body: must be JSON {outcome}');
-    }
-    const p = DoneBody.safeParse(raw);
-    if (!p.success) throw new HttpError(400, 'BAD_REQUEST', `${p.error.issues[0]!.path.join('.') || 'body'}: ${p.error.issues[0]!.message}`);
+    const { outcome } = await parseBody(c, DoneBody, '{outcome}');
     const user = c.get('user');
     await onHistory(mustSee(c, id));
-    return answer(c, id, await onHistory(o.callbacks.done(id, p.data.outcome, user.name, user.roles.includes('supervisor'))), 'closed');
+    return answer(c, id, await onHistory(o.callbacks.done(id, outcome, user.name, user.roles.includes('supervisor'))), 'closed');
   });
 
   return app;

@@ -11,7 +11,7 @@ import type { Writable } from 'node:stream';
 import { createServiceClient, ServiceError, type ServiceClient, type ServiceClientOptions } from '../service/index.ts';
 import type { TemplateStatus } from '../service/resources/templates.ts';
 import type { CallRecord, CallSearch } from '../history/schema.ts';
-import { connectDatabase, connectServer, SwitchboardError, type HistorySource, type SwitchboardConfig } from './switchboard.ts';
+import { connectDatabase, connectServer, SwitchboardError, type HistorySource, type SwitchboardConfig } from './client.ts';
 
 export interface CliConfig {
   /** SERVICE_BASE_URL */

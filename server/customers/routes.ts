@@ -24,6 +24,7 @@
  * no contact is read for them (no quota spent, nothing learned by trying numbers). Asking
  * for another number's permission (`?businessNumber=`) is 403. Supervisors see everything.
  */
+import { z } from 'zod';
 import { Hono } from 'hono';
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import type { Permission, User } from '../../shared/protocol.ts';
@@ -39,6 +40,7 @@ import type { Rations } from '../store/rations.ts';
 import type { PermissionBook } from '../permissions/index.ts';
 import type { Contact } from '../service/schemas.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
+import { parseQuery } from '../ops/validate.ts';
 
 /** How long a contact read from the Service is reused (the panel opens for every call). */
 export const CONTACT_CACHE_MS = 30_000;
@@ -78,6 +80,9 @@ export interface CustomerPanel {
   messages: MessageRecord[];
   callbacks: CallbackTask[];
 }
+
+/** Other parameters are ignored (the page adds none; a link may). */
+const PanelQuery = z.object({ businessNumber: z.string().regex(E164_RE, 'must be an E.164 phone number').optional() });
 
 export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
   const now = o.now ?? Date.now;
@@ -138,8 +143,7 @@ export function createCustomerRoutes(o: CustomerRoutesOptions): Hono<AuthEnv> {
     if (!phone && !BSUID_RE.test(id)) {
       throw new HttpError(400, 'BAD_REQUEST', 'id: must be an E.164 phone number (+ and 7 to 15 digits) or a BSUID (two uppercase letters, a period, then letters or digits)');
     }
-    const businessQuery = c.req.query('businessNumber');
-    if (businessQuery !== undefined && !E164_RE.test(businessQuery)) throw new HttpError(400, 'BAD_REQUEST', 'businessNumber: must be an E.164 phone number');
+    const businessQuery = parseQuery(c, PanelQuery).businessNumber;
 
     const user = c.get('user');
     await takeLookup(user.name);

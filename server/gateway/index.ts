@@ -57,6 +57,8 @@ import type { Conn, Hub } from '../push/hub.ts';
 import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 import type { IceIssuer } from '../ice/ice.ts';
 import { socketOf } from '../ops/internals.ts';
+import { z } from 'zod';
+import { parseQuery } from '../ops/validate.ts';
 
 /** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
 export const HARD_MAX_PAYLOAD = 1024 * 1024;
@@ -198,6 +200,9 @@ function errorFrame(id: string | undefined, err: unknown): ServerMsg {
   };
 }
 
+/** `tab`: the page's tab id (reconnects of one tab share it); a malformed one counts as none (a page of an older version). */
+const SocketQuery = z.object({ tab: z.string().regex(TAB_ID).optional().catch(undefined) });
+
 export function createGateway(o: GatewayOptions): Gateway {
   const { engine, hub, log } = o;
   const now = o.now ?? Date.now;
@@ -302,8 +307,8 @@ export function createGateway(o: GatewayOptions): Gateway {
     if (!o.auth.sameOrigin(c.req.raw, true)) throw new HttpForbidden('cross-origin WebSocket refused');
     const s = await o.auth.sessionOf(c.req.raw);
     if (!s) throw new HttpUnauthorized('log in first');
-    const tab = c.req.query('tab');
-    const handler = upgradeWebSocket(() => handlers(s.user, s.session, tab && TAB_ID.test(tab) ? tab : undefined));
+    const { tab } = parseQuery(c, SocketQuery);
+    const handler = upgradeWebSocket(() => handlers(s.user, s.session, tab));
     return handler(c, next);
   });
 

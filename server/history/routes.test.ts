@@ -154,7 +154,7 @@ describe('GET /api/history/calls', () => {
     ['customer=0123', /^customer: must be an E\.164 phone number .* or a BSUID/],
     ['cursor=not-a-cursor', /^cursor: must be the cursor of a previous page/],
     ['sort=asc', /^sort: unknown query parameter/],
-    ['agent=a&agent=b', /^agent: given more than once/],
+    ['agent=a&agent=b', /^agent: give it at most once/],
   ])('400 for %s, naming the field and the rule', async (qs, message) => {
     const res = await get('supervisor', `/api/history/calls?${qs}`);
     expect(res.status).toBe(400);

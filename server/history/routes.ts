@@ -22,7 +22,8 @@
  * (unknown or repeated parameters too); 503 UNAVAILABLE when the history database does
  * not answer (calls go on: history is written once it is back).
  */
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
+import { z } from 'zod';
 import type { User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpError, HttpTooManyRequests } from '../ops/errors.ts';
@@ -30,10 +31,11 @@ import { archiveUrl } from '../archive/index.ts';
 import { segment } from '../archive/index.ts';
 import type { Logger } from '../log/logger.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
-import type { CallRecord, CallSearch, MediaKind, MediaRecord } from './schema.ts';
+import { CallSearch, type CallRecord, type MediaKind, type MediaRecord } from './schema.ts';
 import { HistoryQueryError, type HistoryStore } from './store.ts';
 import type { HistoryWriter } from './writer.ts';
-import { parseLimit } from '../ops/query.ts';
+import { LIMIT_DEFAULT, LIMIT_MAX } from '../ops/query.ts';
+import { limitParam, parseQuery } from '../ops/validate.ts';
 
 export interface HistoryRoutesOptions {
   /** Searches one user may have running at once on this node (default 2); past it 429. */
@@ -43,7 +45,6 @@ export interface HistoryRoutesOptions {
   log?: Pick<Logger, 'warn'>;
 }
 
-const QUERY_FIELDS = ['from', 'to', 'customer', 'agent', 'businessNumber', 'direction', 'outcome', 'q', 'limit', 'cursor'] as const;
 const FILE_EXTENSION: Record<MediaKind, string> = { recording: '.ogg', transcription: '.json' };
 
 /** Supervisors and ops see all calls; everyone else (agents) their own. */
@@ -69,23 +70,16 @@ function forClient(call: CallRecord, user: User): CallRecord {
   return { ...call, media };
 }
 
-class BadQuery extends Error {}
+/** The search query: the fields of `CallSearch` only, each once, with the checks zod names best here. */
+const SearchQuery = z.strictObject(CallSearch.shape).superRefine((q, ctx) => {
+  if (q.customer !== undefined && !E164_RE.test(q.customer) && !BSUID_RE.test(q.customer)) {
+    ctx.addIssue({ code: 'custom', path: ['customer'], message: 'must be an E.164 phone number (+ and 7 to 15 digits) or a BSUID (two uppercase letters, a period, then letters or digits)' });
+  }
+  if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be later than from' });
+});
 
-/** The query as `CallSearch` input, after the checks zod cannot name well. */
-function readQuery(c: Context<AuthEnv>): CallSearch {
-  const all = c.req.queries();
-  const out: Record<string, string> = {};
-  for (const [k, values] of Object.entries(all)) {
-    if (!(QUERY_FIELDS as readonly string[]).includes(k)) throw new BadQuery(`${k}: unknown query parameter; known: ${QUERY_FIELDS.join(', ')}`);
-    if (values.length > 1) throw new BadQuery(`${k}: given more than once`);
-    out[k] = values[0]!;
-  }
-  if (out.customer !== undefined && !E164_RE.test(out.customer) && !BSUID_RE.test(out.customer)) {
-    throw new BadQuery('customer: must be an E.164 phone number (+ and 7 to 15 digits) or a BSUID (two uppercase letters, a period, then letters or digits)');
-  }
-  if (out.from !== undefined && out.to !== undefined && Date.parse(out.from) >= Date.parse(out.to)) throw new BadQuery('to: must be later than from');
-  return out as CallSearch;
-}
+/** `GET` of the set-aside facts: `limit` (other parameters are ignored). */
+const DeadLetterQuery = z.object({ limit: limitParam(LIMIT_DEFAULT, LIMIT_MAX) });
 
 export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
@@ -100,13 +94,7 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
 
   app.get('/api/history/calls', guard, async (c) => {
     const user = c.get('user');
-    let query: CallSearch;
-    try {
-      query = readQuery(c);
-    } catch (err) {
-      if (err instanceof BadQuery) throw new HttpError(400, 'BAD_REQUEST', err.message);
-      throw err;
-    }
+    let query: CallSearch = parseQuery(c, SearchQuery);
     if (!seesAll(user)) {
       if (query.agent !== undefined && query.agent !== user.name) throw new HttpError(403, 'FORBIDDEN', 'agent: agents see only their own calls');
       query = { ...query, agent: user.name };
@@ -147,8 +135,7 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
   });
 
   app.get('/api/ops/history-dead-letters', o.auth.requireUser('ops'), async (c) => {
-    const limit = parseLimit(c.req.queries('limit'));
-    if (typeof limit !== 'number') throw new HttpError(400, 'BAD_REQUEST', limit.error);
+    const { limit } = parseQuery(c, DeadLetterQuery);
     if (!o.history.writer) return c.json({ items: [], total: 0 });
     let page;
     try {

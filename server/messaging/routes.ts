@@ -25,6 +25,7 @@ import type { Logger } from '../log/logger.ts';
 import { serviceFailure } from '../permissions/routes.ts';
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
 import { SendRefused, type Messaging, type SendInput } from './service.ts';
+import { parseBody } from '../ops/validate.ts';
 
 export interface MessagingRoutesOptions {
   auth: Auth;
@@ -54,11 +55,6 @@ const SendBody = z
     if ((b.text === undefined) === (b.template === undefined)) ctx.addIssue({ code: 'custom', path: ['text'], message: 'give exactly one of text or template' });
   });
 
-const firstIssue = (e: z.ZodError) => {
-  const i = e.issues[0]!;
-  return `${i.path.join('.') || 'body'}: ${i.message}`;
-};
-
 /** A send refused before it reached the Service, as the error to answer with. */
 export function refusal(err: SendRefused): HttpError {
   const headers = err.retryAfterMs !== undefined ? { 'Retry-After': String(Math.max(1, Math.ceil(err.retryAfterMs / 1000))) } : undefined;
@@ -70,15 +66,7 @@ export function createMessagingRoutes(o: MessagingRoutesOptions): Hono<AuthEnv> 
   const guard = o.auth.requireUser('agent', 'supervisor');
 
   app.post('/api/messages', o.auth.sameOriginWrites, guard, async (c) => {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      throw new HttpError(400, 'BAD_REQUEST', 'body: must be JSON {from, to | recipient, text | template}');
-    }
-    const parsed = SendBody.safeParse(raw);
-    if (!parsed.success) throw new HttpError(400, 'BAD_REQUEST', firstIssue(parsed.error));
-    const input = parsed.data as SendInput;
+    const input = (await parseBody(c, SendBody, '{from, to | recipient, text | template}')) as SendInput;
     if (o.scope && !(await o.scope.allows(c.get('user'), input.from))) throw new HttpError(403, 'FORBIDDEN', 'from: not one of the numbers you take calls for');
     try {
       const record = await o.messaging.send(input, c.get('user').name, c.req.raw.signal);

@@ -18,6 +18,8 @@ export interface HttpErrorOptions {
   headers?: Record<string, string>;
   /** What a page needs to word the refusal in its own language (rendered as `error.params`). */
   params?: ErrorParams;
+  /** The request field the refusal is about (`body`, `template.name`, a query parameter): a 400 names it. */
+  field?: string;
 }
 
 /** A refusal's parameters: plain values (times as epoch ms). */
@@ -28,6 +30,7 @@ export class HttpError extends Error {
   override readonly name: string = 'HttpError';
   readonly headers: Record<string, string>;
   readonly params: ErrorParams | undefined;
+  readonly field: string | undefined;
   constructor(
     readonly status: number,
     readonly code: string,
@@ -37,6 +40,7 @@ export class HttpError extends Error {
     super(message, options.cause !== undefined ? { cause: options.cause } : undefined);
     this.headers = options.headers ?? {};
     this.params = options.params;
+    this.field = options.field;
   }
 }
 
@@ -109,15 +113,16 @@ export class HttpBadGateway extends HttpError {
 }
 
 export interface ErrorBody {
-  error: { status: number; code: string; message: string; requestId: string; params?: ErrorParams };
+  /** `params`: what a page needs to word the refusal in its own language; `field`: the request field a 400 is about (its message starts with it too). */
+  error: { status: number; code: string; message: string; requestId: string; params?: ErrorParams; field?: string };
 }
 
-export function errorBody(status: number, code: string, message: string, requestId: string, params?: ErrorParams): ErrorBody {
-  return { error: { status, code, message, requestId, ...(params ? { params } : {}) } };
+export function errorBody(status: number, code: string, message: string, requestId: string, extra: { params?: ErrorParams | undefined; field?: string | undefined } = {}): ErrorBody {
+  return { error: { status, code, message, requestId, ...(extra.params ? { params: extra.params } : {}), ...(extra.field !== undefined ? { field: extra.field } : {}) } };
 }
 
 /** The one renderer of the error shape, with the request's id (set by the app's middleware). */
 export function renderError(c: Context, err: HttpError): Response {
   const requestId = (c.get('requestId') as string | undefined) ?? 'unknown';
-  return c.json(errorBody(err.status, err.code, err.message, requestId, err.params), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
+  return c.json(errorBody(err.status, err.code, err.message, requestId, { params: err.params, field: err.field }), err.status as ContentfulStatusCode, { ...err.headers, 'X-Request-ID': requestId });
 }

@@ -21,6 +21,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Hono } from 'hono';
+import { z } from 'zod';
 import type { Permission } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import type { NumberScope } from '../auth/scope.ts';
@@ -33,6 +34,7 @@ import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts'
 import { BSUID_RE, E164_RE } from '../service/validate.ts';
 import type { PermissionBook } from './book.ts';
 import { applyRequest, rejectionHold, toView } from './model.ts';
+import { badRequest, parseBody, parseQuery } from '../ops/validate.ts';
 
 export const DEFAULT_BODY = 'May we call you? One of our team would like to call you back here on a voice call.';
 /** Our limit on the request text (the interface states none; the provider's interactive body allows 1,024). */
@@ -66,25 +68,7 @@ export interface PermissionRoutesOptions {
 
 class BadInput extends Error {}
 
-const shown = (v: unknown) => {
-  const s = typeof v === 'string' ? v : JSON.stringify(v) ?? String(v);
-  return JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
-};
-
-function e164(field: string, v: unknown): string {
-  if (v === undefined || v === null || v === '') throw new BadInput(`${field}: is required (an E.164 phone number such as +15550100001)`);
-  if (typeof v !== 'string' || !E164_RE.test(v)) throw new BadInput(`${field}: must be an E.164 phone number: + and 7 to 15 digits, no spaces (got ${shown(v)})`);
-  return v;
-}
-
-function bsuid(field: string, v: unknown): string {
-  if (typeof v !== 'string' || !BSUID_RE.test(v)) {
-    throw new BadInput(`${field}: must be a BSUID: two uppercase letters, a period, then up to 128 letters or digits (got ${shown(v)})`);
-  }
-  return v;
-}
-
-const REQUEST_FIELDS = new Set(['from', 'to', 'recipient', 'body', 'template']);
+const REQUEST_FIELDS = ['from', 'to', 'recipient', 'body', 'template'];
 
 export interface RequestInput {
   from: string;
@@ -95,37 +79,63 @@ export interface RequestInput {
   template?: { name: string; language: string };
 }
 
+const E164_RULE = 'must be an E.164 phone number: + and 7 to 15 digits, no spaces';
+const e164Field = () => z.string({ error: 'is required (an E.164 phone number such as +15550100001)' }).min(1, 'is required (an E.164 phone number such as +15550100001)').regex(E164_RE, E164_RULE);
+
+/** The request body: `to` wins over `recipient` when both are given (the Service uses `to`, part 4; the recipient must still be well-formed). */
+export const RequestBody = z
+  .strictObject(
+    {
+    from: e164Field(),
+    to: e164Field().nullish(),
+    recipient: z.string({ error: 'must be a BSUID' }).regex(BSUID_RE, 'must be a BSUID: two uppercase letters, a period, then up to 128 letters or digits').nullish(),
+    body: z
+      .string({ error: 'must be a non-empty string (the text of the request)' })
+      .refine((b) => b.trim() !== '', 'must be a non-empty string (the text of the request)')
+      .refine((b) => [...b].length <= BODY_MAX, `must be at most ${BODY_MAX} characters`)
+      .optional(),
+    template: z
+      .object(
+        {
+          name: z
+            .string({ error: 'is required (the approved template with a call_permission_request component)' })
+            .refine((n) => n.trim() !== '', 'is required (the approved template with a call_permission_request component)')
+            .max(512, 'must be at most 512 characters'),
+          language: z.string({ error: 'is required' }).regex(/^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or en_US'),
+        },
+        { error: 'must be an object {name, language}' },
+      )
+      .optional(),
+    },
+    { error: 'must be a JSON object {from, to | recipient, body? | template?}' },
+  )
+  .superRefine((b, ctx) => {
+    if (b.to == null && b.recipient == null) ctx.addIssue({ code: 'custom', path: ['to'], message: 'to (E.164 phone number) or recipient (BSUID) is required' });
+    if (b.body !== undefined && b.template !== undefined) ctx.addIssue({ code: 'custom', path: ['template'], message: 'give either body (an interactive request) or template, not both' });
+  })
+  .transform((b): RequestInput => {
+    const address: RequestInput['address'] = b.to != null ? { to: b.to } : { recipient: b.recipient! };
+    return {
+      from: b.from,
+      user: 'to' in address ? address.to : address.recipient,
+      address,
+      ...(b.template ? { template: { name: b.template.name, language: b.template.language } } : b.body !== undefined ? { body: b.body } : {}),
+    };
+  });
+
+/** The `GET /api/permissions` query: one (business number, user) pair. */
+const PermissionQuery = z.object({
+  from: e164Field(),
+  user: z
+    .string({ error: "is required (the user's E.164 phone number or BSUID)" })
+    .refine((u) => E164_RE.test(u) || BSUID_RE.test(u), 'must be an E.164 phone number or a BSUID'),
+});
+
 /** The request body, checked; throws `BadInput` naming the field and the rule. */
 export function parseRequestBody(raw: unknown): RequestInput {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new BadInput('body: must be a JSON object {from, to | recipient, body? | template?}');
-  const o = raw as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!REQUEST_FIELDS.has(k)) throw new BadInput(`${k}: unknown field (expected from, to, recipient, body or template)`);
-  const from = e164('from', o.from);
-  if ((o.to === undefined || o.to === null) && (o.recipient === undefined || o.recipient === null)) {
-    throw new BadInput('to: to (E.164 phone number) or recipient (BSUID) is required');
-  }
-  // Both given: the Service uses `to` (part 4); the recipient must still be well-formed.
-  if (o.recipient !== undefined && o.recipient !== null) bsuid('recipient', o.recipient);
-  const address: RequestInput['address'] = o.to !== undefined && o.to !== null ? { to: e164('to', o.to) } : { recipient: o.recipient as string };
-  const user = 'to' in address ? address.to : address.recipient;
-  const out: RequestInput = { from, user, address };
-  if (o.body !== undefined && o.template !== undefined) throw new BadInput('template: give either body (an interactive request) or template, not both');
-  if (o.template !== undefined) {
-    const t = o.template;
-    if (typeof t !== 'object' || t === null || Array.isArray(t)) throw new BadInput('template: must be an object {name, language}');
-    const { name, language } = t as Record<string, unknown>;
-    if (typeof name !== 'string' || name.trim() === '') throw new BadInput('template.name: is required (the approved template with a call_permission_request component)');
-    if (name.length > 512) throw new BadInput('template.name: must be at most 512 characters');
-    if (typeof language !== 'string' || !/^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})?$/.test(language)) {
-      throw new BadInput(`template.language: must be a language code such as en or en_US (got ${shown(language)})`);
-    }
-    out.template = { name, language };
-  } else if (o.body !== undefined) {
-    if (typeof o.body !== 'string' || o.body.trim() === '') throw new BadInput('body: must be a non-empty string (the text of the request)');
-    if ([...o.body].length > BODY_MAX) throw new BadInput(`body: must be at most ${BODY_MAX} characters`);
-    out.body = o.body;
-  }
-  return out;
+  const r = RequestBody.safeParse(raw);
+  if (!r.success) throw new BadInput(badRequest(r.error, 'body', REQUEST_FIELDS).message);
+  return r.data;
 }
 
 /** True when the request surely never reached the user: invalid before sending, or refused by the Service with a 4xx. */
@@ -161,19 +171,7 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
   let numbersInFlight: Promise<NumberItem[]> | undefined;
 
   app.post('/api/permissions/request', o.auth.sameOriginWrites, guard, async (c) => {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      throw new HttpBadRequest('body: must be JSON {from, to | recipient, body? | template?}');
-    }
-    let input: RequestInput;
-    try {
-      input = parseRequestBody(raw);
-    } catch (err) {
-      if (err instanceof BadInput) throw new HttpBadRequest(err.message);
-      throw err;
-    }
+    const input = await parseBody(c, RequestBody, '{from, to | recipient, body? | template?}');
     const { from, user } = input;
     if (o.scope && !(await o.scope.allows(c.get('user'), from))) throw new HttpForbidden('from: not one of the numbers you take calls for');
     if (!o.messages) throw new HttpUnavailable('no Service client: call permission requests cannot be sent');
@@ -238,19 +236,10 @@ export function createPermissionRoutes(o: PermissionRoutesOptions): Hono<AuthEnv
   });
 
   app.get('/api/permissions', guard, async (c) => {
-    const from = c.req.query('from');
-    const user = c.req.query('user');
-    try {
-      e164('from', from);
-      if (user === undefined || user === '') throw new BadInput('user: is required (the user\'s E.164 phone number or BSUID)');
-      if (!E164_RE.test(user) && !BSUID_RE.test(user)) throw new BadInput(`user: must be an E.164 phone number or a BSUID (got ${shown(user)})`);
-    } catch (err) {
-      if (err instanceof BadInput) throw new HttpBadRequest(err.message);
-      throw err;
-    }
-    if (o.scope && !(await o.scope.allows(c.get('user'), from!))) throw new HttpForbidden('from: not one of the numbers you take calls for');
+    const { from, user } = parseQuery(c, PermissionQuery);
+    if (o.scope && !(await o.scope.allows(c.get('user'), from))) throw new HttpForbidden('from: not one of the numbers you take calls for');
     c.header('Cache-Control', 'private, no-store');
-    return c.json({ permission: await book.get(from!, user) });
+    return c.json({ permission: await book.get(from, user) });
   });
 
   const loadNumbers = async (): Promise<NumberItem[]> => {

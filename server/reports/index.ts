@@ -12,6 +12,7 @@
  * 400 BAD_REQUEST names the field and the rule; 413 when the range holds more calls than
  * one report reads (choose a shorter range); 503 when history does not answer.
  */
+import { z } from 'zod';
 import { Hono, type Context } from 'hono';
 import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
 import type { Audit } from '../audit/trail.ts';
@@ -22,6 +23,8 @@ import { toCsv, type CsvColumn } from '../ops/csv.ts';
 import { computeFigures, type AgentFigures, type NumberFigures } from '../wallboard/compute.ts';
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
+import { parseQuery } from '../ops/validate.ts';
+import type { Feature, FeatureContext } from '../features/feature.ts';
 
 export interface ReportsOptions {
   auth: Pick<Auth, 'requireUser'>;
@@ -53,7 +56,8 @@ export interface Report extends ReportRange {
 /** Pages of 100 rows one report reads at most (100 000 calls). */
 const MAX_PAGES = 1_000;
 
-const FIELDS = ['from', 'to', 'by'] as const;
+const ReportQuery = z.strictObject({ from: z.string().optional(), to: z.string().optional() });
+const CsvQuery = z.strictObject({ ...ReportQuery.shape, by: z.enum(['number', 'agent'], 'must be number or agent').default('number') });
 
 /** Seconds with one decimal, as a spreadsheet reads them (the table shows the same time as m:ss). */
 const seconds = (ms: number) => Math.round(ms / 100) / 10;
@@ -85,18 +89,7 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('supervisor');
 
-  /** The query's single values, refusing unknown and repeated parameters. */
-  function query(c: Context<AuthEnv>, allowed: readonly string[]): Record<string, string> {
-    const out: Record<string, string> = {};
-    for (const [k, values] of Object.entries(c.req.queries())) {
-      if (!allowed.includes(k)) throw new HttpError(400, 'BAD_REQUEST', `${k}: unknown query parameter; known: ${allowed.join(', ')}`);
-      if (values.length > 1) throw new HttpError(400, 'BAD_REQUEST', `${k}: given more than once`);
-      out[k] = values[0]!;
-    }
-    return out;
-  }
-
-  async function report(q: Record<string, string>): Promise<Report> {
+  async function report(q: { from?: string | undefined; to?: string | undefined }): Promise<Report> {
     let range: ReportRange;
     try {
       range = reportRange({ from: q.from, to: q.to }, now());
@@ -122,12 +115,11 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
     return { ...range, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, slaSeconds: o.slaSeconds, ...computeFigures(calls, o.slaSeconds) };
   }
 
-  app.get('/api/reports', guard, async (c) => c.json(await report(query(c, ['from', 'to']))));
+  app.get('/api/reports', guard, async (c) => c.json(await report(parseQuery(c, ReportQuery))));
 
   app.get('/api/reports.csv', guard, async (c) => {
-    const q = query(c, FIELDS);
-    const by = q.by ?? 'number';
-    if (by !== 'number' && by !== 'agent') throw new HttpError(400, 'BAD_REQUEST', 'by: must be number or agent');
+    const q = parseQuery(c, CsvQuery);
+    const by = q.by;
     const r = await report(q);
     const body = by === 'number' ? toCsv(numberColumns(r.slaSeconds), r.numbers) : toCsv(AGENT_COLUMNS, r.agents);
     o.audit?.({ action: 'report.export', actor: c.get('user').name, target: `${r.from}..${r.to}`, address: clientAddress(c), detail: { by, from: r.from, to: r.to } });
@@ -140,3 +132,38 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
 
   return app;
 }
+
+/** The API key's business numbers, cached 60 s (a webhook's `to` not among them gets no row). */
+function businessNumbersOf(numbers: NonNullable<FeatureContext['numbers']>): () => Promise<readonly string[]> {
+  let cache: { at: number; list: Promise<string[]> } | undefined;
+  return () => {
+    if (!cache || Date.now() - cache.at >= 60_000) {
+      const list = (async () => {
+        const out: string[] = [];
+        for await (const n of numbers.iterate()) if (typeof n.phoneNumber === 'string') out.push(n.phoneNumber);
+        return out;
+      })();
+      cache = { at: Date.now(), list };
+      list.catch(() => (cache = undefined));
+    }
+    return cache.list;
+  };
+}
+
+/** Reports as a feature: `/api/reports`, `/api/reports.csv`. */
+export const reportsFeature: Feature = {
+  name: 'reports',
+  install(ctx) {
+    ctx.routes(
+      createReports({
+        auth: ctx.auth,
+        history: ctx.history,
+        slaSeconds: ctx.config.slaSeconds,
+        log: ctx.log.child({ part: 'reports' }),
+        now: ctx.now,
+        audit: ctx.audit.record,
+        ...(ctx.numbers ? { businessNumbers: businessNumbersOf(ctx.numbers) } : {}),
+      }),
+    );
+  },
+};

@@ -130,7 +130,7 @@ describe('GET /api/reports', () => {
     ['/api/reports?from=5%2F5%2F2026', 'from: must be a calendar date as YYYY-MM-DD'],
     ['/api/reports?from=2026-05-05&to=2026-05-04', 'to: must be the same day as from or later'],
     ['/api/reports?from=2026-01-01&to=2026-05-05', 'to: the range must be at most 92 days (from 2026-01-01 to 2026-05-05 is 125)'],
-    ['/api/reports?from=2026-05-01&from=2026-05-02', 'from: given more than once'],
+    ['/api/reports?from=2026-05-01&from=2026-05-02', 'from: give it at most once'],
     ['/api/reports?by=agent', 'by: unknown query parameter; known: from, to'],
     ['/api/reports.csv?by=day', 'by: must be number or agent'],
     ['/api/reports.csv?to=2026-02-29', 'to: must be a calendar date as YYYY-MM-DD'],

@@ -17,6 +17,7 @@ import type { Logger } from '../log/logger.ts';
 import { HttpError } from '../ops/errors.ts';
 import type { Hub } from '../push/hub.ts';
 import type { CallRecord, Store } from '../store/store.ts';
+import type { Feature } from '../features/feature.ts';
 import { computeWallboard, startOfDay, type AgentInput, type DayCall, type LiveCall } from './compute.ts';
 
 export interface WallboardOptions {
@@ -171,5 +172,30 @@ export function boardAgents(board: Pick<AgentBoard, 'views' | 'state'>): (live: 
       const s = board.state(v.name);
       return { name: v.name, status: s.status, ...(s.reason ? { reason: s.reason } : {}), since: s.since };
     });
+  };
+}
+
+/** The wallboard as a feature: `/api/wallboard`, pushes on call changes and every `periodMs` (default 5 s; 0: on changes only). */
+export function wallboardFeature(o: { periodMs?: number | undefined } = {}): Feature {
+  return {
+    name: 'wallboard',
+    install(ctx) {
+      const board = createWallboard({
+        auth: ctx.auth,
+        store: ctx.store,
+        history: ctx.history,
+        hub: ctx.hub,
+        agents: boardAgents(ctx.engine.board),
+        slaSeconds: ctx.config.slaSeconds,
+        log: ctx.log.child({ part: 'wallboard' }),
+        now: ctx.now,
+        ...(o.periodMs !== undefined ? { periodMs: o.periodMs } : {}),
+      });
+      ctx.routes(board.routes);
+      ctx.on('committed', 'board', (before, after) => {
+        if (before?.state !== after.state) board.changed();
+      });
+      ctx.lifecycle({ start: () => board.start(), close: () => board.close() });
+    },
   };
 }

@@ -15,14 +15,15 @@
  * Known secret values (API key, webhook and session secrets) are scrubbed from every answer
  * as a second line of defence; an item where that happened says `redacted: true`.
  */
+import { z } from 'zod';
 import { Hono, type Context } from 'hono';
 import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
 import type { Audit } from '../audit/trail.ts';
-import { HttpBadRequest } from '../ops/errors.ts';
-import { parseLimit, shown } from '../ops/query.ts';
+import { LIMIT_DEFAULT, LIMIT_MAX } from '../ops/query.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
 import { eventTypeLabel, type Metrics } from '../ops/metrics.ts';
 import type { DeadLetter, DeadLetters } from '../store/event-log.ts';
+import { limitParam, parseBody, parseQuery } from '../ops/validate.ts';
 
 export const DEAD_LETTERS_PATH = '/api/ops/dead-letters';
 export { LIMIT_DEFAULT, LIMIT_MAX } from '../ops/query.ts';
@@ -58,29 +59,26 @@ export interface DeadLetterRoutesOptions {
 }
 
 
-const REPLAY_BODY = `body must be {"streamIds": ["<stream id>", ...]} (1 to ${REPLAY_MAX_IDS} ids) or {"all": true}`;
+const REPLAY_BODY = `must be {"streamIds": ["<stream id>", ...]} (1 to ${REPLAY_MAX_IDS} ids) or {"all": true}`;
 
 /** The replay request: the ids (or `'all'`), or the message of the 400. */
-export function parseReplayBody(body: unknown): readonly string[] | 'all' | { error: string } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: REPLAY_BODY };
-  const keys = Object.keys(body);
-  const o = body as Record<string, unknown>;
-  if (keys.length === 1 && keys[0] === 'all') {
-    return o.all === true ? 'all' : { error: `all: must be true (${REPLAY_BODY})` };
-  }
-  if (keys.length !== 1 || keys[0] !== 'streamIds') return { error: REPLAY_BODY };
-  const ids = o.streamIds;
-  if (!Array.isArray(ids) || ids.length === 0 || ids.length > REPLAY_MAX_IDS) {
-    return { error: `streamIds: must be an array of 1 to ${REPLAY_MAX_IDS} stream ids` };
-  }
-  for (let i = 0; i < ids.length; i++) {
-    const id: unknown = ids[i];
-    if (typeof id !== 'string' || !STREAM_ID.test(id)) {
-      return { error: `streamIds[${i}]: must be a stream id like "1700000000000-0" (got ${typeof id === 'string' ? shown(id) : typeof id})` };
-    }
-  }
-  return [...new Set(ids as string[])];
-}
+/** The replay request: every dead letter, or 1 to REPLAY_MAX_IDS stream ids (repeats once). */
+export const ReplayBody = z
+  .strictObject({
+    all: z.literal(true, 'must be true').optional(),
+    streamIds: z
+      .array(z.string({ error: 'must be a stream id like "1700000000000-0"' }).regex(STREAM_ID, 'must be a stream id like "1700000000000-0"'), `must be an array of 1 to ${REPLAY_MAX_IDS} stream ids`)
+      .min(1, `must be an array of 1 to ${REPLAY_MAX_IDS} stream ids`)
+      .max(REPLAY_MAX_IDS, `must be an array of 1 to ${REPLAY_MAX_IDS} stream ids`)
+      .optional(),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.all === undefined) === (b.streamIds === undefined)) ctx.addIssue({ code: 'custom', path: [], message: REPLAY_BODY });
+  })
+  .transform((b): readonly string[] | 'all' => (b.all ? 'all' : [...new Set(b.streamIds)]));
+
+/** `GET` of the list: `limit` (other parameters are ignored). */
+const ListQuery = z.object({ limit: limitParam(LIMIT_DEFAULT, LIMIT_MAX) });
 
 export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
@@ -110,22 +108,14 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
   const noStore = (c: Context) => c.header('Cache-Control', 'private, no-store');
 
   app.get(DEAD_LETTERS_PATH, guard, async (c) => {
-    const limit = parseLimit(c.req.queries('limit'));
-    if (typeof limit !== 'number') throw new HttpBadRequest(limit.error);
+    const { limit } = parseQuery(c, ListQuery);
     const items = (await o.store.listDeadLetters(limit)).map(item);
     noStore(c);
     return c.json({ items });
   });
 
   app.post(`${DEAD_LETTERS_PATH}/replay`, o.auth.sameOriginWrites, guard, async (c) => {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      throw new HttpBadRequest(`${REPLAY_BODY}; the body is not JSON`);
-    }
-    const which = parseReplayBody(raw);
-    if (typeof which === 'object' && 'error' in which) throw new HttpBadRequest(which.error);
+    const which = await parseBody(c, ReplayBody, '{"streamIds": [...]} or {"all": true}');
     const res = await o.store.replayDeadLetters(which);
     for (const r of res.replayed) replayed?.inc({ type: eventTypeLabel(r.type) });
     const log = o.log.child({ requestId: c.get('requestId') });

@@ -15,7 +15,7 @@ import { ApiError, getJson, getMe, goToLogin, type Me } from '../api.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
 import { SessionList, initialSessions, reduceSessions, type SessionInfo, type SessionsEvent, type SessionsState } from '../sessions.ts';
 import { mayOpen, renderShell } from '../ui/shell.tsx';
-import { connectPage } from './shell.ts';
+import { connectPage } from './connect-page.ts';
 
 let state: UiState = initialState;
 let sessions: SessionsState = initialSessions;

@@ -12,7 +12,7 @@ import { getJson, getMe, goToLogin, sendJson, type Me } from '../api.ts';
 import { Directory, initialAdmin, optionalNumber, parseLevels, parseList, parseMembers, reduceAdmin, showLevels, showMembers, visibleUsers, type AdminEvent, type AdminState, type Tab } from '../admin.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
 import { mayOpen, renderShell } from '../ui/shell.tsx';
-import { connectPage } from './shell.ts';
+import { connectPage } from './connect-page.ts';
 
 let state: UiState = initialState;
 let admin: AdminState = initialAdmin;

@@ -11,7 +11,7 @@ import { onLanguageChange } from '../i18n/index.ts';
 import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
-import { connectPage } from './shell.ts';
+import { connectPage } from './connect-page.ts';
 import { SearchFilters } from './archive/filters.tsx';
 import { SearchResults } from './archive/results.tsx';
 import { CallDetailView } from './archive/detail.tsx';

@@ -13,7 +13,7 @@ import { getJson, getMe, goToLogin, type Me } from '../api.ts';
 import { AuditPage, describeAuditDetail, initialAudit, reduceAudit, type AuditEvent, type AuditForm, type AuditState } from '../audit.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
 import { mayOpen, renderShell } from '../ui/shell.tsx';
-import { connectPage } from './shell.ts';
+import { connectPage } from './connect-page.ts';
 
 let state: UiState = initialState;
 let audit: AuditState = initialAudit;

@@ -16,7 +16,7 @@ import { checkCall, checkMic, checkSpeaker, checkStun, checkTurn, turnUrlFor } f
 import { CHECKS, initialPreflight, reducePreflight, reportText, verdict, type PreflightEvent, type PreflightState } from '../preflight/verdict.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
 import { renderShell } from '../ui/shell.tsx';
-import { connectPage } from './shell.ts';
+import { connectPage } from './connect-page.ts';
 
 let ui: UiState = initialState;
 let pf: PreflightState = initialPreflight;

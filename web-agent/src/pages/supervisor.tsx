@@ -10,7 +10,7 @@ import { Phone } from '../ui/phone.tsx';
 import { pathWords } from '../quality.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
-import { connectPage } from './shell.ts';
+import { connectPage } from './connect-page.ts';
 import { CallbackPanel } from './callback/panel.tsx';
 import { CallbackQueue } from './queue/panel.tsx';
 import type { Connection } from '../connection.ts';

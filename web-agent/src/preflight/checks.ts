@@ -7,7 +7,7 @@
  * its round trip, jitter and loss. Credentials are used, never shown.
  */
 import type { IceConfig, IceServer } from '../../../shared/protocol.ts';
-import { openMic } from '../devices.ts';
+import { openMic } from '../device-choice.ts';
 import { rtcConfiguration } from '../ice.ts';
 import { CallSetupError, gatherWithin } from '../phone.ts';
 import { extractSample } from '../quality.ts';

@@ -1,5 +1,5 @@
 /** Small Preact parts both call views use (agent page and Call back panel). */
-import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../devices.ts';
+import { chooseDevice, deviceOptions, type Device, type DeviceKind } from '../device-choice.ts';
 import { pathWords, type Quality } from '../quality.ts';
 import { t } from '../i18n/index.ts';
 

@@ -4,7 +4,7 @@
  * The call's own track is a clone owned by the call session (phone.ts).
  */
 import type { LevelMeter, PageAudio } from '../../audio.ts';
-import { micFailure, MIC_KEY, openMic, remembered } from '../../devices.ts';
+import { micFailure, MIC_KEY, openMic, remembered } from '../../device-choice.ts';
 import { t, type MessageKey } from '../../i18n/index.ts';
 import type { MicStatus } from './view.tsx';
 

@@ -17,7 +17,7 @@ import { callsElsewhere, ringEnd, ringingCalls, tabCall, type CallEntry, type Ui
 import { countdown, formatCaller, formatDuration, spokenDuration } from '../../format.ts';
 import { t, type MessageKey } from '../../i18n/index.ts';
 import { Phone } from '../../ui/phone.tsx';
-import type { Device } from '../../devices.ts';
+import type { Device } from '../../device-choice.ts';
 import { QualityBox } from '../../ui/parts.tsx';
 import type { Quality } from '../../quality.ts';
 

@@ -4,7 +4,7 @@
  * as a page code and a message for the panel's error box; the opened stream is always
  * stopped (the call holds its own clone).
  */
-import { micFailure, openMic } from '../../devices.ts';
+import { micFailure, openMic } from '../../device-choice.ts';
 import { CallMedia, CallSetupError } from '../../phone.ts';
 
 export type Prepared = { ok: true; media: CallMedia } | { ok: false; code: string; message: string };

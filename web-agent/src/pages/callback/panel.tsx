@@ -4,7 +4,7 @@
  * pair's calling permission over the JSON API, asks for permission, and places one
  * business-initiated call at a time from this tab over the page's WebSocket: one
  * `CallSession` (call-session.ts, the agent page's too) on the microphone and speaker
- * chosen here (devices.ts). A microphone chosen during a call replaces the call's track at
+ * chosen here (panel-devices.ts). A microphone chosen during a call replaces the call's track at
  * once (replaceTrack); one chosen while no call is up is opened by the next dial. The offer
  * is prepared in offer.ts, the test hook is hook.ts.
  */
@@ -20,9 +20,9 @@ import {
 } from '../../callback.ts';
 import { RequestError, type Connection } from '../../connection.ts';
 import { render as draw } from 'preact';
-import { canChooseSpeaker, onDeviceChange } from '../../devices.ts';
+import { canChooseSpeaker, onDeviceChange } from '../../device-choice.ts';
 import { el } from '../../dom.ts';
-import { PanelDevices } from './devices.ts';
+import { PanelDevices } from './panel-devices.ts';
 import { PanelPermission } from './permission.ts';
 import { CallbackView, type CallbackActions } from './view.tsx';
 import type { CallMedia } from '../../phone.ts';

@@ -6,7 +6,7 @@
  */
 import { t } from '../../i18n/index.ts';
 import { callStatus, inProgress, type CallbackCall, type CallbackState, type PanelView } from '../../callback.ts';
-import { namesHidden, type Device } from '../../devices.ts';
+import { namesHidden, type Device } from '../../device-choice.ts';
 import { formatCaller, formatDuration } from '../../format.ts';
 import type { Quality } from '../../quality.ts';
 import { DeviceSelect, QualityBox } from '../../ui/parts.tsx';

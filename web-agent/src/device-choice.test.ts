@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { chooseDevice, deviceOptions, isGone, micConstraints, micFailure, micProblem, namesHidden, retryWithDefault, type Device } from './devices.ts';
+import { chooseDevice, deviceOptions, isGone, micConstraints, micFailure, micProblem, namesHidden, retryWithDefault, type Device } from './device-choice.ts';
 import { inLanguage } from './i18n/testing.ts';
 
 // The pages' words in English (the catalogue the server serves).

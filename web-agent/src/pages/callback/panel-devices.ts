@@ -7,7 +7,7 @@
 import { t } from '../../i18n/index.ts';
 import type { CallSession } from '../../call-session.ts';
 import type { CallbackEvent } from '../../callback.ts';
-import { isGone, listDevices, micFailure, MIC_KEY, openMic, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../devices.ts';
+import { isGone, listDevices, micFailure, MIC_KEY, openMic, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../device-choice.ts';
 import type { CallMedia } from '../../phone.ts';
 
 export interface DeviceHooks {

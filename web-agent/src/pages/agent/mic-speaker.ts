@@ -4,7 +4,7 @@
  * and what happens when the microphone in use goes away (the default one, or away).
  */
 import { t } from '../../i18n/index.ts';
-import { isGone, listDevices, MIC_KEY, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../devices.ts';
+import { isGone, listDevices, MIC_KEY, remember, remembered, setSpeaker, SPEAKER_KEY } from '../../device-choice.ts';
 import type { TabCall } from './calls.ts';
 import type { Microphone } from './mic.ts';
 
