@@ -91,7 +91,7 @@ const when = (ms: number) => new Date(ms).toLocaleString('en-GB', { hour12: fals
 
 function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: string; onEnd?: (id: string) => void }) {
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabIndex={0}>
       <table class="table" data-testid={testid}>
         <thead>
           <tr>

@@ -102,7 +102,7 @@ function Rows({ s }: { s: AuditState }) {
       <p class="empty" data-testid="audit-empty" hidden={s.phase !== 'idle' || s.items.length > 0}>
         Nothing recorded matches.
       </p>
-      <div class="table-wrap" hidden={s.items.length === 0}>
+      <div class="table-wrap" tabIndex={0} hidden={s.items.length === 0}>
         <table class="table" data-testid="audit-rows" data-phase={s.phase}>
           <thead>
             <tr>

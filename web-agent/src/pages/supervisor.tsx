@@ -64,7 +64,7 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
       <p class="empty" data-testid="live-empty" hidden={live.length > 0}>
         {t('live.none')}
       </p>
-      <div class="table-wrap" data-testid="live-table" hidden={live.length === 0}>
+      <div class="table-wrap" tabIndex={0} data-testid="live-table" hidden={live.length === 0}>
         <table class="table" data-testid="live-calls">
           <thead>
             <tr>
