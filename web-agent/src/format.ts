@@ -252,7 +252,9 @@ export function describeRefusal(e: ServerRefusal, now: number, timeZone?: string
   const reasonKey = typeof p.reason === 'string' ? REFUSALS[p.reason] : undefined;
   const main = reasonKey ? t(reasonKey, filled) : ERRORS[e.code] ? t(ERRORS[e.code]!, filled) : t('error.other', { code: e.code });
   const next = typeof p.nextAt === 'number' ? ` ${t(p.reason === 'DAILY_CALL_LIMIT' ? 'refusal.callAgainAt' : 'refusal.askAgainAt', filled)}` : '';
-  const service = typeof p.serviceReason === 'string' && p.serviceReason ? ` (${p.serviceReason})` : '';
+  // A Service refusal's message is the Service's own reason (shared/protocol.ts), kept after our words.
+  const serviceReason = typeof p.serviceReason === 'string' ? p.serviceReason : e.code === 'SERVICE_ERROR' ? e.message : '';
+  const service = serviceReason ? ` (${serviceReason})` : '';
   return `${main}${next}${service}`;
 }
 
