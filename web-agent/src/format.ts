@@ -271,3 +271,31 @@ export function taskReasonWords(reason: string): string {
   const key = TASK_REASONS[reason];
   return key ? t(key) : reason;
 }
+
+/** History's outcomes (shared/records.ts CALL_OUTCOMES) in words. */
+const OUTCOME_KEYS: Record<string, MessageKey> = {
+  answered: 'outcome.answered',
+  missed: 'outcome.missed',
+  abandoned: 'outcome.abandoned',
+  'no-answer': 'outcome.noAnswer',
+  failed: 'outcome.failed',
+  rejected: 'outcome.rejected',
+  'no-audio': 'outcome.noAudio',
+  'in-progress': 'outcome.inProgress',
+  declined: 'outcome.declined',
+  'rung-out': 'outcome.rungOut',
+};
+
+/** One outcome in words (an unknown one as history named it). */
+export function outcomeWords(outcome: string): string {
+  const key = OUTCOME_KEYS[outcome];
+  return key ? t(key) : outcome;
+}
+
+const MESSAGE_STATUS: Record<string, MessageKey> = { accepted: 'send.accepted', sent: 'send.sent', delivered: 'send.delivered', read: 'send.read', failed: 'send.failed' };
+
+/** A sent message's status in words. */
+export function messageStatusWords(m: { status: string }): string {
+  const key = MESSAGE_STATUS[m.status];
+  return key ? t(key) : m.status;
+}

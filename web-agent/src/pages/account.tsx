@@ -6,7 +6,7 @@
  * (src/sessions.ts).
  */
 import { onLanguageChange, t } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import { LanguagePicker } from '../ui/language.tsx';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';

@@ -5,7 +5,7 @@
  * state (src/audit.ts); this file sends the requests the state asks for.
  */
 import { onLanguageChange } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { AUDIT_ACTIONS } from '../../../shared/audit.ts';

@@ -5,7 +5,7 @@
  * from this tab. The lists are Preact components drawn from the reducer's state.
  */
 import { onLanguageChange, t } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import { Phone } from '../ui/phone.tsx';
 import { pathWords } from '../quality.ts';
 import '../csp.ts'; // first: before any frame is parsed
