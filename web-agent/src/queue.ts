@@ -7,7 +7,7 @@
  */
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
 import { describeMoment, formatCaller, messageStatusWords, outcomeWords } from './format.ts';
-import { t as tr, type MessageKey } from './i18n/index.ts';
+import { locale, t as tr, type MessageKey } from './i18n/index.ts';
 
 export interface QueueState {
   /** Open and claimed tasks by id (done and cancelled ones leave the list). */
@@ -213,7 +213,7 @@ function followupOf(t: CallbackTask, messages: Record<string, MessageRecord>): {
   if (f.code === 'SENT' && f.messageId) {
     const m = messages[f.messageId];
     const status = m?.status ?? 'accepted';
-    return { status, text: tr('queue.followupStatus', { status: messageStatusWords({ status }) }) };
+    return { status, text: tr('queue.followupStatus', { status: messageStatusWords({ status }).toLocaleLowerCase(locale()) }) };
   }
   const base = FOLLOWUP_WORDS[f.code] ? tr(FOLLOWUP_WORDS[f.code]!) : tr('queue.followupOther', { code: f.code });
   // The Service's own reason of a failed follow-up is its text, kept as it came.
