@@ -83,11 +83,15 @@ async function axe(page: Page, what: string): Promise<string[]> {
     .map((v) => `${what}: ${v.id} (${v.impact}) ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} ${n.failureSummary?.split('\n')[1] ?? ''}`).join(' | ')}`);
 }
 
+/** Desktop and phone screenshots; the page never scrolls sideways (a mirrored layout that overflows would). */
 async function shot(page: Page, name: string): Promise<void> {
+  const wide = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   await page.setViewportSize(DESKTOP);
   await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`), fullPage: true });
+  expect(await wide(), `${name} at ${DESKTOP.width} px`).toBeLessThanOrEqual(0);
   await page.setViewportSize(PHONE);
   await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+  expect(await wide(), `${name} at ${PHONE.width} px`).toBeLessThanOrEqual(0);
   await page.setViewportSize(DESKTOP);
 }
 

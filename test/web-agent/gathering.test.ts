@@ -27,7 +27,8 @@ let holePort = 0;
 beforeAll(async () => {
   const bundle = await esbuild.build({
     stdin: {
-      contents: `import { gatherWithin, CallSetupError } from './phone.ts'; window.phone = { gatherWithin, CallSetupError };`,
+      // The page's words in English (the catalogue the server serves at /assets/i18n/en.json).
+      contents: `import { gatherWithin, CallSetupError } from './phone.ts'; import { useCatalogue } from './i18n/index.ts'; import en from './i18n/en.json'; useCatalogue('en', en); window.phone = { gatherWithin, CallSetupError };`,
       resolveDir: fileURLToPath(new URL('../../web-agent/src/', import.meta.url)),
       loader: 'ts',
     },

@@ -175,7 +175,7 @@ describe('ringing', () => {
     const st = await hookState(page);
     expect(st.audio.ringing).toBe(true);
     expect(st.ringing).toEqual(['w-ring']);
-    expect(await page.getByTestId('announcer').textContent()).toBe('Incoming call from +15551234567');
+    expect(await page.getByTestId('announcer').textContent()).toBe('Incoming call from +15551234567. Press Alt+A to answer, Alt+D to decline.');
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe('answer');
   });
 

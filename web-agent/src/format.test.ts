@@ -46,7 +46,7 @@ describe('a server refusal in the user’s language, from its code and parameter
     inLanguage('en');
   });
   test('a Service refusal keeps the Service’s own words after ours; an unknown code is named', () => {
-    expect(describeRefusal({ code: 'SERVICE_ERROR', message: 'x', params: { serviceReason: 'Number not on WhatsApp' } }, now)).toBe('The call service refused. (Number not on WhatsApp)');
+    expect(describeRefusal({ code: 'SERVICE_ERROR', message: 'x', params: { serviceReason: 'Number not on WhatsApp' } }, now)).toBe('The Service refused. (Number not on WhatsApp)');
     expect(describeRefusal({ code: 'SOMETHING_NEW', message: 'x' }, now)).toBe('The server refused (SOMETHING_NEW).');
   });
 });

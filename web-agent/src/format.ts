@@ -252,7 +252,9 @@ export function describeRefusal(e: ServerRefusal, now: number, timeZone?: string
   const reasonKey = typeof p.reason === 'string' ? REFUSALS[p.reason] : undefined;
   const main = reasonKey ? t(reasonKey, filled) : ERRORS[e.code] ? t(ERRORS[e.code]!, filled) : t('error.other', { code: e.code });
   const next = typeof p.nextAt === 'number' ? ` ${t(p.reason === 'DAILY_CALL_LIMIT' ? 'refusal.callAgainAt' : 'refusal.askAgainAt', filled)}` : '';
-  const service = typeof p.serviceReason === 'string' && p.serviceReason ? ` (${p.serviceReason})` : '';
+  // A Service refusal's message is the Service's own reason (shared/protocol.ts), kept after our words.
+  const serviceReason = typeof p.serviceReason === 'string' ? p.serviceReason : e.code === 'SERVICE_ERROR' ? e.message : '';
+  const service = serviceReason ? ` (${serviceReason})` : '';
   return `${main}${next}${service}`;
 }
 
@@ -268,4 +270,32 @@ const TASK_REASONS: Record<string, MessageKey> = {
 export function taskReasonWords(reason: string): string {
   const key = TASK_REASONS[reason];
   return key ? t(key) : reason;
+}
+
+/** History's outcomes (shared/records.ts CALL_OUTCOMES) in words. */
+const OUTCOME_KEYS: Record<string, MessageKey> = {
+  answered: 'outcome.answered',
+  missed: 'outcome.missed',
+  abandoned: 'outcome.abandoned',
+  'no-answer': 'outcome.noAnswer',
+  failed: 'outcome.failed',
+  rejected: 'outcome.rejected',
+  'no-audio': 'outcome.noAudio',
+  'in-progress': 'outcome.inProgress',
+  declined: 'outcome.declined',
+  'rung-out': 'outcome.rungOut',
+};
+
+/** One outcome in words (an unknown one as history named it). */
+export function outcomeWords(outcome: string): string {
+  const key = OUTCOME_KEYS[outcome];
+  return key ? t(key) : outcome;
+}
+
+const MESSAGE_STATUS: Record<string, MessageKey> = { accepted: 'send.accepted', sent: 'send.sent', delivered: 'send.delivered', read: 'send.read', failed: 'send.failed' };
+
+/** A sent message's status in words. */
+export function messageStatusWords(m: { status: string }): string {
+  const key = MESSAGE_STATUS[m.status];
+  return key ? t(key) : m.status;
 }

@@ -33,7 +33,7 @@ export function formatWhen(epochMs: number, timeZone?: string): string {
   return new Date(epochMs).toLocaleString(locale(), {
     day: 'numeric',
     month: 'short',
-    hour: 'numeric',
+    hour: '2-digit',
     minute: '2-digit',
     ...(timeZone ? { timeZone } : {}),
   });

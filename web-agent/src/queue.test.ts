@@ -75,11 +75,11 @@ describe('call-back queue state', () => {
   it('follow-up status: read while not final, then shown in words; a late lower update is ignored', () => {
     let s = run({ type: 'task', task: task({ followup: { at: '2026-11-24T10:18:01.000Z', code: 'SENT', messageId: 'm1' } }) });
     expect(followupsToFetch(s)).toEqual(['m1']);
-    expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.followupText).toBe('Follow-up: Sent, waiting for delivery');
+    expect(queueView(s, 'agent1', false, NOW, TZ)[0]!.followupText).toBe('Follow-up sent, waiting for delivery');
     s = reduceQueue(s, { type: 'message', message: message('read', '2026-11-24T10:18:05.000Z') });
     s = reduceQueue(s, { type: 'message', message: message('delivered', '2026-11-24T10:18:04.000Z') });
     const row = queueView(s, 'agent1', false, NOW, TZ)[0]!;
-    expect(row).toMatchObject({ followupStatus: 'read', followupText: 'Follow-up: Read' });
+    expect(row).toMatchObject({ followupStatus: 'read', followupText: 'Follow-up read' });
     expect(followupsToFetch(s)).toEqual([]);
   });
 

@@ -6,10 +6,8 @@
  * `queueView` turns it into what the panel draws, in words and local time.
  */
 import type { CallbackTask, MessageRecord } from '../../shared/records.ts';
-import { describeMoment, formatCaller } from './format.ts';
-import { t as tr, type MessageKey } from './i18n/index.ts';
-import { outcomeWords } from './desk/state.ts';
-import { statusWords } from './desk/message.ts';
+import { describeMoment, formatCaller, messageStatusWords, outcomeWords } from './format.ts';
+import { locale, t as tr, type MessageKey } from './i18n/index.ts';
 
 export interface QueueState {
   /** Open and claimed tasks by id (done and cancelled ones leave the list). */
@@ -217,7 +215,7 @@ function followupOf(t: CallbackTask, messages: Record<string, MessageRecord>): {
   if (f.code === 'SENT' && f.messageId) {
     const m = messages[f.messageId];
     const status = m?.status ?? 'accepted';
-    return { status, text: tr('queue.followupStatus', { status: statusWords({ status }) }) };
+    return { status, text: tr('queue.followupStatus', { status: messageStatusWords({ status }).toLocaleLowerCase(locale()) }) };
   }
   const base = FOLLOWUP_WORDS[f.code] ? tr(FOLLOWUP_WORDS[f.code]!) : tr('queue.followupOther', { code: f.code });
   // The Service's own reason of a failed follow-up is its text, kept as it came.

@@ -6,7 +6,8 @@
  * page (pages/agent/desk.ts) runs the requests.
  */
 import type { MessageRecord } from '../../../shared/records.ts';
-import { t, type MessageKey } from '../i18n/index.ts';
+import { t } from '../i18n/index.ts';
+import { messageStatusWords } from '../format.ts';
 
 /** An offerable template as `GET /api/templates` lists it. */
 export interface OfferedTemplate {
@@ -166,10 +167,5 @@ export function sendRefusal(code: string, message: string): string {
   }
 }
 
-const STATUS_WORDS: Record<string, MessageKey> = { accepted: 'send.accepted', sent: 'send.sent', delivered: 'send.delivered', read: 'send.read', failed: 'send.failed' };
-
 /** The sent message's status in words. */
-export function statusWords(m: Pick<MessageRecord, 'status'>): string {
-  const key = STATUS_WORDS[m.status];
-  return key ? t(key) : m.status;
-}
+export const statusWords = messageStatusWords;

@@ -8,6 +8,7 @@ import type { AgentStateMsg } from '../../../shared/protocol.ts';
 import type { CallRecord } from '../../../shared/records.ts';
 import type { Customer } from './customer.ts';
 import { t, type MessageKey } from '../i18n/index.ts';
+import { outcomeWords } from '../format.ts';
 
 /** The design's defaults, used until the server names its own lists. */
 export const DEFAULT_DISPOSITIONS = ['Resolved', 'Follow-up needed', 'Wrong number', 'Escalated', 'Other'];
@@ -192,26 +193,6 @@ const STATUS_KEYS: Record<AgentStateMsg['status'], MessageKey> = {
 export function statusWords(status: string): string {
   const key = (STATUS_KEYS as Record<string, MessageKey | undefined>)[status];
   return key ? t(key) : status;
-}
-
-/** History's outcomes (shared/records.ts CALL_OUTCOMES) in words. */
-const OUTCOME_KEYS: Record<string, MessageKey> = {
-  answered: 'outcome.answered',
-  missed: 'outcome.missed',
-  abandoned: 'outcome.abandoned',
-  'no-answer': 'outcome.noAnswer',
-  failed: 'outcome.failed',
-  rejected: 'outcome.rejected',
-  'no-audio': 'outcome.noAudio',
-  'in-progress': 'outcome.inProgress',
-  declined: 'outcome.declined',
-  'rung-out': 'outcome.rungOut',
-};
-
-/** One outcome in words (an unknown one as history named it). */
-export function outcomeWords(outcome: string): string {
-  const key = OUTCOME_KEYS[outcome];
-  return key ? t(key) : outcome;
 }
 
 /** How a call of the log ended, in words (history outcome, with the agent's own declines and ring-outs, told apart by the end's reason code). */

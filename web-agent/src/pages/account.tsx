@@ -6,7 +6,7 @@
  * (src/sessions.ts).
  */
 import { onLanguageChange, t } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import { LanguagePicker } from '../ui/language.tsx';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
@@ -91,7 +91,7 @@ const when = (ms: number) => new Date(ms).toLocaleString('en-GB', { hour12: fals
 
 function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: string; onEnd?: (id: string) => void }) {
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabIndex={0}>
       <table class="table" data-testid={testid}>
         <thead>
           <tr>

@@ -22,7 +22,7 @@ import { renderShell } from '../ui/shell.tsx';
 import { announce, announceWrapUp, closeNotes } from './agent/announce.ts';
 import { focusFollower, keyboardHelp, type FocusPhase } from './agent/keyboard.tsx';
 import { onLanguageChange, t } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import { callActions, type TabCall } from './agent/calls.ts';
 import { anchorLegs } from './agent/anchor-leg.ts';
 import { agentDevices } from './agent/mic-speaker.ts';

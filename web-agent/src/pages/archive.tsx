@@ -8,7 +8,7 @@
  * search or a call can be linked and Back closes an opened call.
  */
 import { onLanguageChange } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { connectPage } from './connect-page.ts';

@@ -5,7 +5,7 @@
  * state (src/audit.ts); this file sends the requests the state asks for.
  */
 import { onLanguageChange } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { AUDIT_ACTIONS } from '../../../shared/audit.ts';
@@ -102,7 +102,7 @@ function Rows({ s }: { s: AuditState }) {
       <p class="empty" data-testid="audit-empty" hidden={s.phase !== 'idle' || s.items.length > 0}>
         Nothing recorded matches.
       </p>
-      <div class="table-wrap" hidden={s.items.length === 0}>
+      <div class="table-wrap" tabIndex={0} hidden={s.items.length === 0}>
         <table class="table" data-testid="audit-rows" data-phase={s.phase}>
           <thead>
             <tr>

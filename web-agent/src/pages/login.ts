@@ -3,7 +3,7 @@ import '../csp.ts'; // first: before any frame is parsed
 import { ApiError, getMe, homeFor, login, safeNext } from '../api.ts';
 import { el } from '../dom.ts';
 import { t } from '../i18n/index.ts';
-import { startLanguage } from '../i18n/user.ts';
+import { startLanguage } from '../language.ts';
 
 await startLanguage().catch(() => undefined); // English markup stays if the catalogue cannot load
 

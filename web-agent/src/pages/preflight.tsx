@@ -7,7 +7,7 @@
  * One reducer (`preflight/verdict.ts`) holds what the page draws.
  */
 import { onLanguageChange } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { getMe, goToLogin, type Me } from '../api.ts';

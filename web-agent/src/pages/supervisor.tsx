@@ -5,7 +5,7 @@
  * from this tab. The lists are Preact components drawn from the reducer's state.
  */
 import { onLanguageChange, t } from '../i18n/index.ts';
-import { adoptUserLanguage, startLanguage } from '../i18n/user.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import { Phone } from '../ui/phone.tsx';
 import { pathWords } from '../quality.ts';
 import '../csp.ts'; // first: before any frame is parsed
@@ -64,7 +64,7 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
       <p class="empty" data-testid="live-empty" hidden={live.length > 0}>
         {t('live.none')}
       </p>
-      <div class="table-wrap" data-testid="live-table" hidden={live.length === 0}>
+      <div class="table-wrap" tabIndex={0} data-testid="live-table" hidden={live.length === 0}>
         <table class="table" data-testid="live-calls">
           <thead>
             <tr>

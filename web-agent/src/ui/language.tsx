@@ -1,7 +1,7 @@
 /** The language picker (the top bar and the account page): each language named in itself. */
 import { useState } from 'preact/hooks';
 import { language, LANGUAGE_NAMES, LANGUAGES, t, type Language } from '../i18n/index.ts';
-import { chooseLanguage } from '../i18n/user.ts';
+import { chooseLanguage } from '../language.ts';
 
 export function LanguagePicker({ testid, compact }: { testid: string; compact?: boolean }) {
   const [failed, setFailed] = useState('');

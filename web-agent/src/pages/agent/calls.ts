@@ -121,7 +121,9 @@ export function callActions(x: CallContext) {
       x.endSession();
       local(wacid, 'none');
       const known = REFUSALS[err.code ?? ''];
-      x.showError(known ? t(known, { why: err.message }) : t('answer.failed', { why: err.message }), err.code);
+      // A Service refusal is worded with the Service's own reason (its 138xxx code in it).
+      const why = err.code === 'SERVICE_ERROR' ? String(err.params?.serviceReason ?? err.serverMessage) : err.message;
+      x.showError(known ? t(known, { why }) : t('answer.failed', { why }), err.code);
     }
   }
 

@@ -60,7 +60,7 @@ export function SearchResults({ s, now, onOpen, onMore }: ResultsProps) {
       <p class="form-error" data-testid="search-error" role="alert" hidden={!s.error}>
         {s.error ?? ''}
       </p>
-      <div class="table-wrap" hidden={s.results.length === 0}>
+      <div class="table-wrap" tabIndex={0} hidden={s.results.length === 0}>
         <table class="table results" data-testid="search-results">
           <thead>
             <tr>

@@ -86,7 +86,7 @@ export function CallbackView(p: CallbackViewProps) {
           onBlur={a.blur}
         />
         <p id="cb-user-hint" class="field-note">
-          With + and the country code, or a user id such as US.1349120865.
+          {t('cb.userHint')}
         </p>
         <p id="cb-user-error" class="field-error" data-testid="callback-user-error" hidden={!v.inputError}>
           {v.inputError ?? ''}

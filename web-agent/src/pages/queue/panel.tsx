@@ -202,7 +202,7 @@ export function QueueView({ rows, loaded, loadError, canDial, claim, ask, call, 
               {r.followupText}
             </p>
             <p class="field-note" data-testid="queue-assignee" hidden={!r.assignee}>
-              {r.assignee ? (r.mine ? t('queue.claimedByYou') : t('queue.claimedBy', { name: r.assignee })) : ''}
+              {r.assignee ? (r.mine ? t('queue.claimedByYou') : t('queue.assignee', { name: r.assignee })) : ''}
             </p>
             <div class="actions">
               <button type="button" class="btn" data-testid="queue-claim" hidden={r.state !== 'open'} disabled={!r.canClaim} onClick={() => claim(r.id)}>

@@ -125,7 +125,7 @@ function ReportTables({ report: r }: { report: Report }) {
       <p class="empty" hidden={r.numbers.length > 0}>
         {t('reports.noCalls')}
       </p>
-      <div class="table-wrap" hidden={r.numbers.length === 0}>
+      <div class="table-wrap" tabIndex={0} hidden={r.numbers.length === 0}>
         <table class="table" data-testid="reports-numbers">
           <thead>
             <tr>
@@ -166,7 +166,7 @@ function ReportTables({ report: r }: { report: Report }) {
       <p class="empty" hidden={r.agents.length > 0}>
         {t('reports.noneHandled')}
       </p>
-      <div class="table-wrap" hidden={r.agents.length === 0}>
+      <div class="table-wrap" tabIndex={0} hidden={r.agents.length === 0}>
         <table class="table" data-testid="reports-agents">
           <thead>
             <tr>

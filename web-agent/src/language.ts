@@ -3,8 +3,8 @@
  * then the one the user keeps on the server (`GET /api/me/language`) once logged in; a pick
  * (the top bar, the account page) is kept on the server and here.
  */
-import { getMyLanguage, putMyLanguage } from '../api.ts';
-import { loadLanguage, startingLanguage, type Language } from './index.ts';
+import { getMyLanguage, putMyLanguage } from './api.ts';
+import { loadLanguage, startingLanguage, type Language } from './i18n/index.ts';
 
 /** Before the first draw of any page: this browser's language. */
 export async function startLanguage(): Promise<void> {
