@@ -22,12 +22,8 @@ import { recordUserChanges } from './auth/changes.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
 import type { CallBusEvents } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
-import { loadQueues, readQueuesFile } from './calls/routing.ts';
-import { Directory } from './admin/directory.ts';
-import { AdminStore, type Seed } from './admin/store.ts';
-import { Admin } from './admin/service.ts';
-import { createAdminRoutes } from './admin/routes.ts';
-import { createSso } from './admin/sso.ts';
+import { loadQueues } from './calls/routing.ts';
+import { adminRoutes, openDirectory } from './admin/wire.ts';
 import { secretsOf, type Config } from './config/config.ts';
 import { createIceIssuer } from './ice/ice.ts';
 import { createGateway, createWsServer, type Gateway, type SocketLimits } from './gateway/index.ts';
@@ -318,19 +314,6 @@ function historyOff(auth: Auth): Hono<AuthEnv> {
   return routes;
 }
 
-/** The seed of an empty directory: the users at hand (USERS_FILE, the demo's, a test's) and QUEUES_FILE's queues. */
-function seedOf(users: Users, queuesFile: string | undefined): Seed {
-  const queues = queuesFile ? Object.entries(readQueuesFile(queuesFile)) : [];
-  return {
-    users: users.accounts().map((u) => ({ name: u.name, roles: u.roles, passwordHash: u.passwordHash })),
-    queues: queues.map(([phoneId, agents]) => ({
-      name: phoneId === '*' ? 'default' : phoneId.replace(/[^A-Za-z0-9._-]/g, '-').slice(0, 64),
-      numbers: [phoneId],
-      members: [...new Set(agents)].map((agent) => ({ agent, priority: 1 })),
-    })),
-  };
-}
-
 /** Users, sessions, hub, permissions, engine, gateway, archive, routes, handlers. */
 async function createCalling(o: SwitchboardOptions, service: ServiceParts, metrics: Metrics, history: History | undefined, audit: AuditService) {
   const { config, store, log } = o;
@@ -340,17 +323,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // USERS_FILE / QUEUES_FILE (or the users handed in) seed empty tables; from then on the
   // database is the directory, and every node follows its changes within a moment.
   let engineRef: CallEngine | undefined;
-  const directory = history
-    ? new Directory({
-        store: new AdminStore(history.store.db),
-        pubsub: store,
-        users,
-        seed: seedOf(users, config.queuesFile),
-        log: log.child({ part: 'admin' }),
-        onLoaded: () => engineRef?.routingChanged(),
-      })
-    : undefined;
-  await directory?.start();
+  const directory = await openDirectory({ db: history?.store.db, pubsub: store, users, config, log, onLoaded: () => engineRef?.routingChanged() });
   // ---- end administration ----
   // what changed in USERS_FILE since the last start (demo users get new hashes each start: not compared); with the database it is only the seed.
   if (!directory && (o.users || config.usersFile))
@@ -513,17 +486,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     },
   });
   // ---- end agent desktop ----
-  const adminRoutes = createAdminRoutes({
-    auth,
-    directory,
-    admin: directory ? new Admin({ store: new AdminStore(history!.store.db), directory, audit: audit.record, endSessions: (name) => auth.sessions.endAll(name) }) : undefined,
-  });
-  // Single sign-on (OIDC_ISSUER): users made just in time need the directory's database.
-  if (config.sso && !directory) throw new Error('OIDC_ISSUER: single sign-on keeps its users in the history database; set DATABASE_URL or DATA_DIR');
-  const sso =
-    config.sso && directory && config.publicUrl
-      ? createSso({ settings: config.sso, publicUrl: config.publicUrl, users, sessions: auth.sessions, store: new AdminStore(history!.store.db), directory, audit: audit.record, secret: config.sessionSecret, log: log.child({ part: 'sso' }), now })
-      : undefined;
+  const admin = adminRoutes({ db: history?.store.db, directory, auth, users, audit: audit.record, config, log, now }); // /api/admin/*, /auth/sso/*
   const deadLetterRoutes = createDeadLetterRoutes({ auth, store, log: log.child({ part: 'ops' }), secrets: secretsOf(config), metrics, audit: audit.record });
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
   const handlers: HandlerRegistry = {
@@ -551,8 +514,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       app.route('/', m16.routes); // /api/messages, /api/templates, /api/callbacks
       app.route('/', customerRoutes);
       app.route('/', deadLetterRoutes);
-      app.route('/', adminRoutes); // /api/admin/*
-      if (sso) app.route('/', sso.routes); // /auth/sso/start, /auth/sso/callback
+      for (const r of admin) app.route('/', r);
       app.route('/', audit.routes(auth.requireUser('ops', 'admin'))); // /api/audit, /api/audit.csv
       app.route('/', permissions.routes);
       app.route('/', createLanguageRoutes({ store: languageStore(history?.store.db), guard: auth.requireUser(), now })); // /api/me/language

@@ -7,7 +7,7 @@
  * resetting a password, end the user's sessions on every node at once.
  */
 import { randomBytes } from 'node:crypto';
-import type { AdminQueue, AdminSkill, AdminTeam, NewUser, QueueBody, SkillBody, TeamBody, UserPatch } from '../../shared/admin.ts';
+import type { AdminQueue, NewUser, QueueBody, SkillBody, TeamBody, UserPatch } from '../../shared/admin.ts';
 import type { AuditAction } from '../../shared/audit.ts';
 import type { AuditInput } from '../audit/schema.ts';
 import type { Role } from '../../shared/protocol.ts';
@@ -152,37 +152,41 @@ export class Admin {
     await this.o.endSessions(name);
   }
 
-  async putTeam(actor: Actor, b: TeamBody, create: boolean): Promise<void> {
-    const was = this.d.teams.find((t) => t.name === b.name);
-    if (create && was) throw new HttpBadRequest(`name: a team named ${q(b.name)} exists already`);
-    if (!create && !was) throw new HttpNotFound(`name: no team ${q(b.name)}`);
-    const t: AdminTeam = { name: b.name, displayName: b.displayName ?? '' };
-    if (!(await this.o.store.putTeam(t, create))) throw create ? new HttpBadRequest(`name: a team named ${q(b.name)} exists already`) : new HttpNotFound(`name: no team ${q(b.name)}`);
-    this.row(actor, create ? 'team.added' : 'team.updated', b.name, create ? { displayName: t.displayName } : { 'displayName.before': was!.displayName, 'displayName.after': t.displayName });
-    await this.o.directory.changed(`team:${b.name}`);
+  /** Teams and skills: a name and one text each (a team's display name, a skill's description). */
+  private async putNamed(actor: Actor, kind: 'team' | 'skill', name: string, text: string, create: boolean): Promise<void> {
+    const [field, list] = kind === 'team' ? (['displayName', this.d.teams.map((t) => ({ name: t.name, text: t.displayName }))] as const) : (['description', this.d.skills.map((k) => ({ name: k.name, text: k.description }))] as const);
+    const was = list.find((x) => x.name === name);
+    const taken = () => new HttpBadRequest(`name: a ${kind} named ${q(name)} exists already`);
+    const missing = () => new HttpNotFound(`name: no ${kind} ${q(name)}`);
+    if (create && was) throw taken();
+    if (!create && !was) throw missing();
+    if (!(await this.o.store.putNamed(kind, name, text, create))) throw create ? taken() : missing();
+    this.row(actor, `${kind}.${create ? 'added' : 'updated'}`, name, create ? { [field]: text } : { [`${field}.before`]: was!.text, [`${field}.after`]: text });
+    await this.o.directory.changed(`${kind}:${name}`);
   }
 
-  async removeTeam(actor: Actor, name: string): Promise<void> {
-    if (!(await this.o.store.removeTeam(name))) throw new HttpNotFound(`name: no team ${q(name)}`);
-    this.row(actor, 'team.removed', name);
-    await this.o.directory.changed(`team:${name}`);
+  private async removeNamed(actor: Actor, kind: 'team' | 'skill', name: string): Promise<void> {
+    if (!(await this.o.store.removeNamed(kind, name))) throw new HttpNotFound(`name: no ${kind} ${q(name)}`);
+    this.row(actor, `${kind}.removed`, name);
+    await this.o.directory.changed(`${kind}:${name}`);
   }
 
-  async putSkill(actor: Actor, b: SkillBody, create: boolean): Promise<void> {
-    const was = this.d.skills.find((s) => s.name === b.name);
-    if (create && was) throw new HttpBadRequest(`name: a skill named ${q(b.name)} exists already`);
-    if (!create && !was) throw new HttpNotFound(`name: no skill ${q(b.name)}`);
-    const s: AdminSkill = { name: b.name, description: b.description ?? '' };
-    if (!(await this.o.store.putSkill(s, create))) throw create ? new HttpBadRequest(`name: a skill named ${q(b.name)} exists already`) : new HttpNotFound(`name: no skill ${q(b.name)}`);
-    this.row(actor, create ? 'skill.added' : 'skill.updated', b.name, create ? { description: s.description } : { 'description.before': was!.description, 'description.after': s.description });
-    await this.o.directory.changed(`skill:${b.name}`);
+  putTeam(actor: Actor, b: TeamBody, create: boolean): Promise<void> {
+    return this.putNamed(actor, 'team', b.name, b.displayName ?? '', create);
+  }
+
+  removeTeam(actor: Actor, name: string): Promise<void> {
+    return this.removeNamed(actor, 'team', name);
+  }
+
+  putSkill(actor: Actor, b: SkillBody, create: boolean): Promise<void> {
+    return this.putNamed(actor, 'skill', b.name, b.description ?? '', create);
   }
 
   async removeSkill(actor: Actor, name: string): Promise<void> {
-    if (this.d.queues.some((x) => x.skill === name)) throw new HttpBadRequest(`name: queue ${q(this.d.queues.find((x) => x.skill === name)!.name)} requires skill ${q(name)}; change the queue first`);
-    if (!(await this.o.store.removeSkill(name))) throw new HttpNotFound(`name: no skill ${q(name)}`);
-    this.row(actor, 'skill.removed', name);
-    await this.o.directory.changed(`skill:${name}`);
+    const user = this.d.queues.find((x) => x.skill === name);
+    if (user) throw new HttpBadRequest(`name: queue ${q(user.name)} requires skill ${q(name)}; change the queue first`);
+    return this.removeNamed(actor, 'skill', name);
   }
 
   async putQueue(actor: Actor, b: QueueBody, create: boolean): Promise<void> {

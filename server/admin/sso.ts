@@ -23,7 +23,7 @@ import * as oidc from 'openid-client';
 import { NAME_RULE } from '../../shared/admin.ts';
 import { Role } from '../../shared/protocol.ts';
 import type { Audit } from '../audit/trail.ts';
-import { clientAddress } from '../auth/index.ts';
+import { clientAddress, type AuthEnv } from '../auth/index.ts';
 import { deviceOf } from '../auth/device.ts';
 import { sessionCookie, type Sessions } from '../auth/session.ts';
 import type { Users } from '../auth/users.ts';
@@ -90,7 +90,7 @@ export function nameFrom(claims: Record<string, unknown>): string {
 /** `next` when it is a path on this server, else `/`. */
 const safeNext = (next: string | undefined) => (next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/\\') ? next : '/');
 
-export function createSso(o: SsoOptions): { routes: Hono } {
+export function createSso(o: SsoOptions): { routes: Hono<AuthEnv> } {
   const now = o.now ?? Date.now;
   const redirectUri = `${o.publicUrl.replace(/\/+$/, '')}/auth/sso/callback`;
   const secure = o.publicUrl.startsWith('https:');
@@ -128,7 +128,7 @@ export function createSso(o: SsoOptions): { routes: Hono } {
       .find((p) => p.startsWith(`${FLOW_COOKIE}=`))
       ?.slice(FLOW_COOKIE.length + 1);
 
-  const routes = new Hono();
+  const routes = new Hono<AuthEnv>();
   routes.get('/auth/sso/start', async (c) => {
     let cfg: oidc.Configuration;
     try {

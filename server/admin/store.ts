@@ -28,18 +28,14 @@ export interface Stored {
 }
 
 /** A new or changed user as written (membership lists replace the stored ones). */
-export interface UserWrite {
-  name: string;
-  displayName: string;
-  email: string;
-  roles: Role[];
-  enabled: boolean;
-  teams: string[];
-  skills: Record<string, number>;
+export type UserWrite = Pick<AdminUser, 'name' | 'displayName' | 'email' | 'roles' | 'enabled' | 'teams' | 'skills'> & {
   /** undefined: unchanged (on update); null: none. */
   passwordHash?: string | null;
   ssoSubject?: string | null;
-}
+};
+
+/** Teams and skills: their table and their one text column. */
+const NAMED = { team: ['admin_teams', 'display_name'], skill: ['admin_skills', 'description'] } as const;
 
 type UserRow = { name: string; display_name: string; email: string; roles: string[]; enabled: boolean; password_hash: string | null; sso_subject: string | null };
 type QueueRow = { name: string; numbers: string[]; ring_timeout_s: number | null; overflow_to: string | null; overflow_after_s: number | null; skill: string | null; skill_level: number | null };
@@ -135,27 +131,17 @@ export class AdminStore {
     return (await this.db.query('DELETE FROM admin_users WHERE name = $1 RETURNING name', [name])).length > 0;
   }
 
-  /** Add or change a team (`create`: false when it exists). */
-  async putTeam(t: AdminTeam, create: boolean): Promise<boolean> {
+  /** Add or change a team (its display name) or a skill (its description); `create`: false when it exists, else false when it does not. */
+  async putNamed(kind: 'team' | 'skill', name: string, text: string, create: boolean): Promise<boolean> {
+    const [table, column] = NAMED[kind];
     const rows = create
-      ? await this.db.query('INSERT INTO admin_teams (name, display_name) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING name', [t.name, t.displayName])
-      : await this.db.query('UPDATE admin_teams SET display_name = $2 WHERE name = $1 RETURNING name', [t.name, t.displayName]);
+      ? await this.db.query(`INSERT INTO ${table} (name, ${column}) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING name`, [name, text])
+      : await this.db.query(`UPDATE ${table} SET ${column} = $2 WHERE name = $1 RETURNING name`, [name, text]);
     return rows.length > 0;
   }
 
-  async removeTeam(name: string): Promise<boolean> {
-    return (await this.db.query('DELETE FROM admin_teams WHERE name = $1 RETURNING name', [name])).length > 0;
-  }
-
-  async putSkill(s: AdminSkill, create: boolean): Promise<boolean> {
-    const rows = create
-      ? await this.db.query('INSERT INTO admin_skills (name, description) VALUES ($1, $2) ON CONFLICT DO NOTHING RETURNING name', [s.name, s.description])
-      : await this.db.query('UPDATE admin_skills SET description = $2 WHERE name = $1 RETURNING name', [s.name, s.description]);
-    return rows.length > 0;
-  }
-
-  async removeSkill(name: string): Promise<boolean> {
-    return (await this.db.query('DELETE FROM admin_skills WHERE name = $1 RETURNING name', [name])).length > 0;
+  async removeNamed(kind: 'team' | 'skill', name: string): Promise<boolean> {
+    return (await this.db.query(`DELETE FROM ${NAMED[kind][0]} WHERE name = $1 RETURNING name`, [name])).length > 0;
   }
 
   /** Add or change a queue with its members (`create`: false when it exists). */

@@ -239,7 +239,7 @@ describe('loadConfig', () => {
         'DISPOSITIONS', 'AWAY_REASONS', 'CONTACT_NOTES',
         'MONITOR_SHOW_LISTENING', 'SLA_SECONDS',
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
-        'AUDIT_RETENTION_DAYS',
+        'AUDIT_RETENTION_DAYS', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES_CLAIM', 'PASSWORD_LOGIN',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
         'HOURS_FILE',
       ].sort(),
@@ -357,6 +357,31 @@ describe('loadConfig', () => {
       expect(JSON.stringify(describeConfig(c))).not.toContain(janusSecret);
       expect(JSON.stringify(describeConfig(c))).toContain('ws://10.0.0.7:8188');
       expect(secretsOf(c)).toContain(janusSecret);
+    });
+  });
+
+  describe('OIDC_* and PASSWORD_LOGIN', () => {
+    const secret = 'oidc-client-secret-0123456789';
+    const sso = { OIDC_ISSUER: 'https://id.example.com/realms/main/', OIDC_CLIENT_ID: 'switchboard', OIDC_CLIENT_SECRET: secret, PUBLIC_URL: 'https://sb.example.com' };
+    it('unset: no single sign-on, password login on', () => {
+      expect(loadConfig({})).toMatchObject({ sso: undefined, passwordLogin: true });
+    });
+    it('set: the issuer without its trailing slash, roles from `roles` unless named; the secret never shown', () => {
+      const c = loadConfig({ ...sso, OIDC_ROLES_CLAIM: 'realm_access.roles', PASSWORD_LOGIN: 'off' });
+      expect(c.sso).toEqual({ issuer: 'https://id.example.com/realms/main', clientId: 'switchboard', clientSecret: secret, rolesClaim: 'realm_access.roles' });
+      expect(c.passwordLogin).toBe(false);
+      expect(loadConfig(sso).sso!.rolesClaim).toBe('roles');
+      expect(JSON.stringify(describeConfig(c))).not.toContain(secret);
+      expect(secretsOf(c)).toContain(secret);
+    });
+    it('the combinations that cannot work stop the start, naming the variable (a secret never echoed)', () => {
+      expect(failure({ PASSWORD_LOGIN: 'off' })).toBe('PASSWORD_LOGIN: off needs single sign-on (OIDC_ISSUER): nobody could log in');
+      expect(failure({ PASSWORD_LOGIN: 'maybe' })).toBe('PASSWORD_LOGIN: must be on or off (got "maybe")');
+      expect(failure({ OIDC_CLIENT_ID: 'x' })).toBe('OIDC_CLIENT_ID: is only used with OIDC_ISSUER');
+      expect(failure({ ...sso, OIDC_CLIENT_SECRET: '' })).toBe('OIDC_CLIENT_SECRET: is required with OIDC_ISSUER');
+      expect(failure({ OIDC_ISSUER: sso.OIDC_ISSUER, OIDC_CLIENT_ID: 'x', OIDC_CLIENT_SECRET: secret })).toBe('PUBLIC_URL: is required with OIDC_ISSUER (the provider sends the browser back to PUBLIC_URL/auth/sso/callback)');
+      expect(failure({ ...sso, OIDC_ISSUER: 'ftp://id.example.com' })).toMatch(/^OIDC_ISSUER: must be an http\(s\) URL/);
+      expect(failure({ ...sso, OIDC_CLIENT_SECRET: 'has space x' })).toBe('OIDC_CLIENT_SECRET: must not contain whitespace');
     });
   });
 });

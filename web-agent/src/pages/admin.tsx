@@ -6,7 +6,7 @@
  * and the pure admin state (src/admin.ts); this file sends the requests.
  */
 import '../csp.ts'; // first: before any frame is parsed
-import { render } from 'preact';
+import { render, type ComponentChildren, type InputHTMLAttributes } from 'preact';
 import type { AdminQueue, AdminUser } from '../../../shared/admin.ts';
 import { getJson, getMe, goToLogin, sendJson, type Me } from '../api.ts';
 import { Directory, initialAdmin, optionalNumber, parseLevels, parseList, parseMembers, reduceAdmin, showLevels, showMembers, visibleUsers, type AdminEvent, type AdminState, type Tab } from '../admin.ts';
@@ -78,6 +78,50 @@ function saveUser(e: Event, was: AdminUser | undefined): void {
   }
 }
 
+/** A table with its column headings (an empty heading: the actions column). */
+function Table({ testid, columns, children }: { testid: string; columns: string[]; children: ComponentChildren }) {
+  return (
+    <div class="table-wrap">
+      <table class="table" data-testid={testid}>
+        <thead>
+          <tr>
+            {columns.map((c, i) => (
+              <th key={i} scope="col">
+                {c}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>{children}</tbody>
+      </table>
+    </div>
+  );
+}
+
+/** One labelled input of a form (read with FormData on submit). */
+function Field({ id, label, testid, ...input }: { id: string; label: string; name: string; testid: string } & InputHTMLAttributes<HTMLInputElement>) {
+  return (
+    <div class="filter">
+      <label for={id}>{label}</label>
+      <input id={id} data-testid={testid} {...input} />
+    </div>
+  );
+}
+
+/** Save (submits the form) and Cancel (closes it). */
+function FormButtons({ testid, busy }: { testid: string; busy: boolean }) {
+  return (
+    <p>
+      <button class="btn btn-go" type="submit" data-testid={testid} disabled={busy}>
+        Save
+      </button>{' '}
+      <button class="btn btn-quiet" type="button" onClick={() => act({ type: 'edit', editing: undefined })}>
+        Cancel
+      </button>
+    </p>
+  );
+}
+
 function UserForm({ u }: { u: AdminUser | undefined }) {
   return (
     <form class="card admin-form" data-testid="user-form" onSubmit={(e) => saveUser(e, u)}>
@@ -88,14 +132,8 @@ function UserForm({ u }: { u: AdminUser | undefined }) {
           <input id="u-name" name="name" data-testid="user-new-name" required autocomplete="off" />
         </div>
       )}
-      <div class="filter">
-        <label for="u-display">Display name</label>
-        <input id="u-display" name="displayName" data-testid="user-display" value={u?.displayName ?? ''} />
-      </div>
-      <div class="filter">
-        <label for="u-email">Email</label>
-        <input id="u-email" name="email" type="email" data-testid="user-email" value={u?.email ?? ''} />
-      </div>
+      <Field id="u-display" label="Display name" name="displayName" testid="user-display" value={u?.displayName ?? ''} />
+      <Field id="u-email" label="Email" name="email" testid="user-email" type="email" value={u?.email ?? ''} />
       <fieldset class="filter">
         <legend>Roles</legend>
         {ROLES.map((r) => (
@@ -104,33 +142,17 @@ function UserForm({ u }: { u: AdminUser | undefined }) {
           </label>
         ))}
       </fieldset>
-      <div class="filter">
-        <label for="u-teams">Teams (comma-separated)</label>
-        <input id="u-teams" name="teams" data-testid="user-teams" value={u?.teams.join(', ') ?? ''} />
-      </div>
-      <div class="filter">
-        <label for="u-skills">Skills (skill:level, 1–10)</label>
-        <input id="u-skills" name="skills" data-testid="user-skills" value={u ? showLevels(u.skills) : ''} />
-      </div>
+      <Field id="u-teams" label="Teams (comma-separated)" name="teams" testid="user-teams" value={u?.teams.join(', ') ?? ''} />
+      <Field id="u-skills" label="Skills (skill:level, 1–10)" name="skills" testid="user-skills" value={u ? showLevels(u.skills) : ''} />
       {!u && (
         <>
-          <div class="filter">
-            <label for="u-password">Password (empty: one is made and shown once)</label>
-            <input id="u-password" name="password" type="password" data-testid="user-password" autocomplete="new-password" />
-          </div>
+          <Field id="u-password" label="Password (empty: one is made and shown once)" name="password" testid="user-password" type="password" autocomplete="new-password" />
           <label>
             <input type="checkbox" name="ssoOnly" data-testid="user-sso-only" /> Signs in with single sign-on only
           </label>
         </>
       )}
-      <p>
-        <button class="btn btn-go" type="submit" data-testid="user-save" disabled={admin.busy}>
-          Save
-        </button>{' '}
-        <button class="btn btn-quiet" type="button" onClick={() => act({ type: 'edit', editing: undefined })}>
-          Cancel
-        </button>
-      </p>
+      <FormButtons testid="user-save" busy={admin.busy} />
     </form>
   );
 }
@@ -151,52 +173,37 @@ function Users({ s }: { s: AdminState }) {
         </div>
       </div>
       {editing && <UserForm key={editing.name} u={s.dir?.users.find((u) => u.name === editing.name)} />}
-      <div class="table-wrap">
-        <table class="table" data-testid="user-rows">
-          <thead>
-            <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Roles</th>
-              <th scope="col">Teams</th>
-              <th scope="col">Skills</th>
-              <th scope="col">Queues</th>
-              <th scope="col">Sign-in</th>
-              <th scope="col" />
-            </tr>
-          </thead>
-          <tbody>
-            {visibleUsers(s).map((u) => (
-              <tr key={u.name} data-testid="user-row" data-user={u.name} data-enabled={u.enabled ? 'true' : 'false'}>
-                <td>
-                  <strong>{u.name}</strong> {u.displayName && `(${u.displayName})`} {!u.enabled && <em data-testid="user-disabled">disabled</em>}
-                </td>
-                <td>{u.roles.join(', ')}</td>
-                <td>{u.teams.join(', ')}</td>
-                <td>{showLevels(u.skills)}</td>
-                <td>{showLevels(u.queues)}</td>
-                <td>{[u.hasPassword && 'password', u.sso && 'single sign-on'].filter(Boolean).join(', ') || 'none'}</td>
-                <td class="actions">
-                  <button type="button" class="btn btn-quiet" data-testid="user-edit" onClick={() => act({ type: 'edit', editing: { tab: 'users', name: u.name } })}>
-                    Edit
-                  </button>
-                  <button type="button" class="btn btn-quiet" data-testid="user-toggle" disabled={s.busy} onClick={() => void change('PATCH', `/api/admin/users/${enc(u.name)}`, { enabled: !u.enabled }, `${u.name} ${u.enabled ? 'disabled' : 'enabled'}.`)}>
-                    {u.enabled ? 'Disable' : 'Enable'}
-                  </button>
-                  <button type="button" class="btn btn-quiet" data-testid="user-reset" disabled={s.busy} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/password`, {}, `A new password for ${u.name}.`, u.name)}>
-                    Reset password
-                  </button>
-                  <button type="button" class="btn btn-quiet" data-testid="user-sso" disabled={s.busy || !u.hasPassword} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/sso-only`, {}, `${u.name} signs in with single sign-on now.`)}>
-                    Single sign-on only
-                  </button>
-                  <button type="button" class="btn btn-stop" data-testid="user-remove" disabled={s.busy} onClick={() => confirm(`Remove ${u.name}?`) && void change('DELETE', `/api/admin/users/${enc(u.name)}`, undefined, `${u.name} removed.`)}>
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table testid="user-rows" columns={['Name', 'Roles', 'Teams', 'Skills', 'Queues', 'Sign-in', '']}>
+        {visibleUsers(s).map((u) => (
+          <tr key={u.name} data-testid="user-row" data-user={u.name} data-enabled={u.enabled ? 'true' : 'false'}>
+            <td>
+              <strong>{u.name}</strong> {u.displayName && `(${u.displayName})`} {!u.enabled && <em data-testid="user-disabled">disabled</em>}
+            </td>
+            <td>{u.roles.join(', ')}</td>
+            <td>{u.teams.join(', ')}</td>
+            <td>{showLevels(u.skills)}</td>
+            <td>{showLevels(u.queues)}</td>
+            <td>{[u.hasPassword && 'password', u.sso && 'single sign-on'].filter(Boolean).join(', ') || 'none'}</td>
+            <td class="actions">
+              <button type="button" class="btn btn-quiet" data-testid="user-edit" onClick={() => act({ type: 'edit', editing: { tab: 'users', name: u.name } })}>
+                Edit
+              </button>
+              <button type="button" class="btn btn-quiet" data-testid="user-toggle" disabled={s.busy} onClick={() => void change('PATCH', `/api/admin/users/${enc(u.name)}`, { enabled: !u.enabled }, `${u.name} ${u.enabled ? 'disabled' : 'enabled'}.`)}>
+                {u.enabled ? 'Disable' : 'Enable'}
+              </button>
+              <button type="button" class="btn btn-quiet" data-testid="user-reset" disabled={s.busy} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/password`, {}, `A new password for ${u.name}.`, u.name)}>
+                Reset password
+              </button>
+              <button type="button" class="btn btn-quiet" data-testid="user-sso" disabled={s.busy || !u.hasPassword} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/sso-only`, {}, `${u.name} signs in with single sign-on now.`)}>
+                Single sign-on only
+              </button>
+              <button type="button" class="btn btn-stop" data-testid="user-remove" disabled={s.busy} onClick={() => confirm(`Remove ${u.name}?`) && void change('DELETE', `/api/admin/users/${enc(u.name)}`, undefined, `${u.name} removed.`)}>
+                Remove
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
     </>
   );
 }
@@ -274,18 +281,9 @@ function QueueForm({ q, s }: { q: AdminQueue | undefined; s: AdminState }) {
           <input id="q-name" name="name" data-testid="queue-name" required />
         </div>
       )}
-      <div class="filter">
-        <label for="q-numbers">Business numbers (the Service's phone ids, comma-separated; * for every other number)</label>
-        <input id="q-numbers" name="numbers" data-testid="queue-numbers" value={q?.numbers.join(', ') ?? ''} />
-      </div>
-      <div class="filter">
-        <label for="q-members">Agents (agent:priority, 1 rings first)</label>
-        <input id="q-members" name="members" data-testid="queue-members" value={q ? showMembers(q) : ''} />
-      </div>
-      <div class="filter">
-        <label for="q-ring">Ring timeout (s)</label>
-        <input id="q-ring" name="ringTimeoutS" inputMode="numeric" data-testid="queue-ring" value={q?.ringTimeoutS ?? ''} />
-      </div>
+      <Field id="q-numbers" label="Business numbers (the Service's phone ids, comma-separated; * for every other number)" name="numbers" testid="queue-numbers" value={q?.numbers.join(', ') ?? ''} />
+      <Field id="q-members" label="Agents (agent:priority, 1 rings first)" name="members" testid="queue-members" value={q ? showMembers(q) : ''} />
+      <Field id="q-ring" label="Ring timeout (s)" name="ringTimeoutS" testid="queue-ring" inputMode="numeric" value={q?.ringTimeoutS ?? ''} />
       <div class="filter">
         <label for="q-over">Overflow to</label>
         <select id="q-over" name="overflowTo" data-testid="queue-overflow-to" value={q?.overflowTo ?? ''}>
@@ -299,26 +297,10 @@ function QueueForm({ q, s }: { q: AdminQueue | undefined; s: AdminState }) {
             ))}
         </select>
       </div>
-      <div class="filter">
-        <label for="q-after">Overflow after (s)</label>
-        <input id="q-after" name="overflowAfterS" inputMode="numeric" data-testid="queue-overflow-after" value={q?.overflowAfterS ?? ''} />
-      </div>
-      <div class="filter">
-        <label for="q-skill">Skill required</label>
-        <input id="q-skill" name="skill" data-testid="queue-skill" value={q?.skill ?? ''} />
-      </div>
-      <div class="filter">
-        <label for="q-level">At level (1–10)</label>
-        <input id="q-level" name="skillLevel" inputMode="numeric" data-testid="queue-skill-level" value={q?.skillLevel ?? ''} />
-      </div>
-      <p>
-        <button class="btn btn-go" type="submit" data-testid="queue-save" disabled={s.busy}>
-          Save
-        </button>{' '}
-        <button class="btn btn-quiet" type="button" onClick={() => act({ type: 'edit', editing: undefined })}>
-          Cancel
-        </button>
-      </p>
+      <Field id="q-after" label="Overflow after (s)" name="overflowAfterS" testid="queue-overflow-after" inputMode="numeric" value={q?.overflowAfterS ?? ''} />
+      <Field id="q-skill" label="Skill required" name="skill" testid="queue-skill" value={q?.skill ?? ''} />
+      <Field id="q-level" label="At level (1–10)" name="skillLevel" testid="queue-skill-level" inputMode="numeric" value={q?.skillLevel ?? ''} />
+      <FormButtons testid="queue-save" busy={s.busy} />
     </form>
   );
 }
@@ -333,41 +315,26 @@ function Queues({ s }: { s: AdminState }) {
         </button>
       </p>
       {editing && <QueueForm key={editing.name} q={s.dir?.queues.find((q) => q.name === editing.name)} s={s} />}
-      <div class="table-wrap">
-        <table class="table" data-testid="queue-rows">
-          <thead>
-            <tr>
-              <th scope="col">Queue</th>
-              <th scope="col">Numbers</th>
-              <th scope="col">Agents</th>
-              <th scope="col">Ring</th>
-              <th scope="col">Overflow</th>
-              <th scope="col">Skill</th>
-              <th scope="col" />
-            </tr>
-          </thead>
-          <tbody>
-            {(s.dir?.queues ?? []).map((q) => (
-              <tr key={q.name} data-testid="queue-row" data-queue={q.name}>
-                <td>{q.name}</td>
-                <td>{q.numbers.join(', ')}</td>
-                <td>{showMembers(q)}</td>
-                <td>{q.ringTimeoutS !== undefined ? `${q.ringTimeoutS} s` : 'default'}</td>
-                <td>{q.overflowTo ? `${q.overflowTo} after ${q.overflowAfterS} s` : 'none'}</td>
-                <td>{q.skill ? `${q.skill} ≥ ${q.skillLevel ?? 1}` : 'none'}</td>
-                <td class="actions">
-                  <button type="button" class="btn btn-quiet" data-testid="queue-edit" onClick={() => act({ type: 'edit', editing: { tab: 'queues', name: q.name } })}>
-                    Edit
-                  </button>
-                  <button type="button" class="btn btn-stop" data-testid="queue-remove" disabled={s.busy} onClick={() => void change('DELETE', `/api/admin/queues/${enc(q.name)}`, undefined, `Queue ${q.name} removed.`)}>
-                    Remove
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <Table testid="queue-rows" columns={['Queue', 'Numbers', 'Agents', 'Ring', 'Overflow', 'Skill', '']}>
+        {(s.dir?.queues ?? []).map((q) => (
+          <tr key={q.name} data-testid="queue-row" data-queue={q.name}>
+            <td>{q.name}</td>
+            <td>{q.numbers.join(', ')}</td>
+            <td>{showMembers(q)}</td>
+            <td>{q.ringTimeoutS !== undefined ? `${q.ringTimeoutS} s` : 'default'}</td>
+            <td>{q.overflowTo ? `${q.overflowTo} after ${q.overflowAfterS} s` : 'none'}</td>
+            <td>{q.skill ? `${q.skill} ≥ ${q.skillLevel ?? 1}` : 'none'}</td>
+            <td class="actions">
+              <button type="button" class="btn btn-quiet" data-testid="queue-edit" onClick={() => act({ type: 'edit', editing: { tab: 'queues', name: q.name } })}>
+                Edit
+              </button>
+              <button type="button" class="btn btn-stop" data-testid="queue-remove" disabled={s.busy} onClick={() => void change('DELETE', `/api/admin/queues/${enc(q.name)}`, undefined, `Queue ${q.name} removed.`)}>
+                Remove
+              </button>
+            </td>
+          </tr>
+        ))}
+      </Table>
     </>
   );
 }
