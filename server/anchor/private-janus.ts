@@ -33,6 +33,8 @@ export interface PrivateJanusOptions {
 
 export interface PrivateJanus {
   url: string;
+  /** The Janus process (its CPU and memory, for benches). */
+  pid: number;
   /** What it printed so far. */
   log(): string;
   /** Resolves once the process exited. */
@@ -117,5 +119,5 @@ export async function startPrivateJanus(o: PrivateJanusOptions): Promise<Private
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { url: `ws://${o.wsIp}:${o.wsPort}`, log: () => out, exited, kill: (signal) => void (done || proc.kill(signal)), close };
+  return { url: `ws://${o.wsIp}:${o.wsPort}`, pid: proc.pid!, log: () => out, exited, kill: (signal) => void (done || proc.kill(signal)), close };
 }

@@ -19,6 +19,8 @@ export { janusAvailable };
 export interface TestJanus {
   /** The WebSocket API (`janus-protocol`), on the namespace's address. */
   url: string;
+  /** The Janus process (`ip netns exec` execs janus: the same pid). */
+  pid: number;
   /** Its log so far (what it printed). */
   log(): string;
   /** `kill -9`: Janus dies at once, its sessions, rooms and legs with it (the fault tests). Resolves once it exited. */
@@ -31,6 +33,7 @@ export async function startJanus(ns: Pick<Netns, 'name' | 'nsAddress'>, o: { por
   const j = await startPrivateJanus({ wsIp: ns.nsAddress, wsPort: o.port ?? 8188, ...(o.rtpPorts ? { rtpPorts: o.rtpPorts } : {}), prefix: ['ip', 'netns', 'exec', ns.name] });
   return {
     url: j.url,
+    pid: j.pid,
     log: j.log,
     crash: async () => {
       j.kill('SIGKILL');
