@@ -44,15 +44,16 @@ async function firstHeard(b: Bridge, wacid: string, since: number, timeoutMs = 1
 
 interface Talking {
   wacid: string;
+  agent: ProtocolClient;
   leg: WeriftAgent;
   /** answer sent → the caller hears the agent, ms */
   answerMs: number;
 }
 
-/** One call answered by `agent` in `mode`, the agent speaking from the ack on. */
-async function call(b: Bridge, agent: ProtocolClient, mode: 'direct' | 'anchor'): Promise<Talking> {
+/** One call answered by whichever of `agents` it rings, in `mode`, the agent speaking from the ack on. */
+async function call(b: Bridge, agents: ProtocolClient[], mode: 'direct' | 'anchor'): Promise<Talking> {
   const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
-  const offered = await agent.next('call.offered', (m) => m.wacid === wacid, 15_000);
+  const [agent, offered] = await Promise.any(agents.map((a) => a.next('call.offered', (m) => m.wacid === wacid, 15_000).then((o) => [a, o] as const)));
   const i = agent.received.length;
   if (mode === 'direct') {
     const leg = await WeriftAgent.answer(offered.sdp);
@@ -60,7 +61,7 @@ async function call(b: Bridge, agent: ProtocolClient, mode: 'direct' | 'anchor')
     const ack = await agent.request({ type: 'call.answer', wacid, sdp: leg.sdp }, 20_000);
     if (ack.type !== 'ack') throw new Error(`answer refused: ${JSON.stringify(ack)}`);
     leg.speak();
-    return { wacid, leg, answerMs: await firstHeard(b, wacid, t0) };
+    return { wacid, agent, leg, answerMs: await firstHeard(b, wacid, t0) };
   }
   const t0 = performance.now();
   const answered = agent.request({ type: 'call.answer', wacid }, 20_000);
@@ -70,7 +71,7 @@ async function call(b: Bridge, agent: ProtocolClient, mode: 'direct' | 'anchor')
   const ack = await answered;
   if (ack.type !== 'ack') throw new Error(`answer refused: ${JSON.stringify(ack)}`);
   leg.speak();
-  return { wacid, leg, answerMs: await firstHeard(b, wacid, t0) };
+  return { wacid, agent, leg, answerMs: await firstHeard(b, wacid, t0) };
 }
 
 /** Silence, then the tone at t0: how long until the caller hears it. */
@@ -89,8 +90,8 @@ async function mouthToEar(b: Bridge, c: Talking): Promise<number> {
   return firstHeard(b, c.wacid, t0);
 }
 
-async function hangup(b: Bridge, agent: ProtocolClient, c: Talking): Promise<void> {
-  await agent.request({ type: 'call.hangup', wacid: c.wacid }).catch(() => undefined);
+async function hangup(b: Bridge, c: Talking): Promise<void> {
+  await c.agent.request({ type: 'call.hangup', wacid: c.wacid }).catch(() => undefined);
   await c.leg.close();
   for (let t = 0; t < 50; t++) {
     const e = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(c.wacid)}`);
@@ -115,10 +116,10 @@ try {
     const a1 = await agentClient(b.url, 'agent1');
     const r = (results[mode] = { answer: [] as number[], m2e: [] as number[] });
     for (let i = 0; i < RUNS; i++) {
-      const c = await call(b, a1, mode);
+      const c = await call(b, [a1], mode);
       r.answer.push(c.answerMs);
       r.m2e.push(await mouthToEar(b, c));
-      await hangup(b, a1, c);
+      await hangup(b, c);
     }
     figure('anchor', `${mode}: answer → audio flowing p50`, q(r.answer, 0.5), 'ms');
     figure('anchor', `${mode}: answer → audio flowing p95`, q(r.answer, 0.95), 'ms');
@@ -130,7 +131,7 @@ try {
       const rss0 = rssKb(janus.pid);
       const clients = [a1, ...(await Promise.all(agents.slice(1).map((n) => agentClient(b.url, n))))];
       const talking: Talking[] = [];
-      for (const c of clients) talking.push(await call(b, c, mode));
+      for (let i = 0; i < clients.length; i++) talking.push(await call(b, clients, mode));
       await sleep(2_000);
       const hz = 100; // USER_HZ
       const c0 = cpuTicks(janus.pid);
@@ -141,7 +142,7 @@ try {
       figure('anchor', `Janus CPU per concurrent two-party call (${talking.length} calls)`, perCall, '% of a core');
       figure('anchor', 'two-party calls per core at that rate', 100 / perCall, 'calls', { min: 50 });
       figure('anchor', 'Janus memory per call', (rssKb(janus.pid) - rss0) / talking.length, 'KiB');
-      for (let i = 0; i < talking.length; i++) await hangup(b, clients[i]!, talking[i]!);
+      for (const c of talking) await hangup(b, c);
       for (const c of clients.slice(1)) c.close();
     }
     a1.close();
