@@ -33,7 +33,7 @@ const HEARD = 0.05;
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function firstHeard(b: Bridge, wacid: string, since: number, timeoutMs = 10_000): Promise<number> {
+async function firstHeard(b: Bridge, wacid: string, since: number, timeoutMs = 20_000): Promise<number> {
   for (;;) {
     const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ}&ms=100`);
     if ((r.levels as number[])[0]! > HEARD) return performance.now() - since;

@@ -44,6 +44,12 @@ export interface Running {
 
 export interface StartOptions {
   log?: Logger;
+  /**
+   * Demo mode with MEDIA_MODE unset: start a private Janus (when `janus` is on the PATH) and
+   * hold the callers there (anchor mode). `npm start` asks for it; in-process starts (tests)
+   * stay direct unless they set MEDIA_MODE themselves.
+   */
+  demoJanus?: boolean;
   /** Max time to wait for in-flight requests and connections at shutdown. Default 6 s (inside `SHUTDOWN_MS`). */
   drainMs?: number;
   /** `null`: no call history (benches comparing with and without it); default: from the config. */
@@ -150,7 +156,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
     cleanups.push(() => demo.close());
   }
   // Demo mode with a `janus` on the PATH (MEDIA_MODE unset): a private Janus holds the callers (anchor mode).
-  const janus = config.demo && !config.media.modeSet ? await startDemoJanus(log.child({ part: 'janus' })) : undefined;
+  const janus = config.demo && opts.demoJanus === true && !config.media.modeSet ? await startDemoJanus(log.child({ part: 'janus' })) : undefined;
   if (janus) {
     config = withDemoAnchor(config, janus.url);
     cleanups.push(() => janus.close());
@@ -253,7 +259,7 @@ async function main(): Promise<void> {
   // there is nothing to drain.
   let running: Running | undefined;
   exitOnEscapedErrors(process, { log, stop: () => running?.close() ?? Promise.resolve() });
-  running = await startSwitchboard(config, { log });
+  running = await startSwitchboard(config, { log, demoJanus: true });
 
   const lines = [`Switchboard listening on ${running.url}`];
   if (config.demo) {
