@@ -16,10 +16,10 @@
  */
 import { serve } from '@hono/node-server';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import type { ReadinessCheck } from './app.ts';
-import { ConfigError, describeConfig, loadConfig, secretsOf, withServiceBaseUrl, type Config } from './config/config.ts';
+import { ConfigError, describeConfig, loadConfig, secretsOf, withDemoAnchor, withServiceBaseUrl, type Config } from './config/config.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { exitOnEscapedErrors } from './ops/fatal.ts';
 import { createStore } from './store/index.ts';
@@ -29,6 +29,7 @@ import { createSwitchboard } from './switchboard.ts';
 import { guardUpgrades } from './gateway/index.ts';
 import { emulatorDemoCaller } from './web/demo.ts';
 import { runningBuilt } from './web/pages.ts';
+import { janusAvailable, startPrivateJanus, type PrivateJanus } from './anchor/private-janus.ts';
 
 export { createStore } from './store/index.ts';
 
@@ -43,6 +44,12 @@ export interface Running {
 
 export interface StartOptions {
   log?: Logger;
+  /**
+   * Demo mode with MEDIA_MODE unset: start a private Janus (when `janus` is on the PATH) and
+   * hold the callers there (anchor mode). `npm start` asks for it; in-process starts (tests)
+   * stay direct unless they set MEDIA_MODE themselves.
+   */
+  demoJanus?: boolean;
   /** Max time to wait for in-flight requests and connections at shutdown. Default 6 s (inside `SHUTDOWN_MS`). */
   drainMs?: number;
   /** `null`: no call history (benches comparing with and without it); default: from the config. */
@@ -98,6 +105,31 @@ async function startDemoService(config: Config, log: Logger): Promise<DemoServic
   };
 }
 
+/** Demo mode: a private Janus on loopback (its API; its media on this machine's addresses), or none when `janus` is not on the PATH. */
+async function startDemoJanus(log: Logger): Promise<PrivateJanus | undefined> {
+  if (!janusAvailable()) return undefined;
+  try {
+    const port = await freePort();
+    const janus = await startPrivateJanus({ wsIp: '127.0.0.1', wsPort: port });
+    log.info({ janus: janus.url }, 'demo: a private Janus holds the callers (anchor mode)');
+    return janus;
+  } catch (err) {
+    log.warn({ err: (err as Error).message }, 'demo: the private Janus did not start; media stays direct');
+    return undefined;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** Any HTTP answer from the Service root counts as reachable (no key sent, no quota used). */
 function serviceReachable(baseUrl: string): ReadinessCheck {
   return {
@@ -122,6 +154,12 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
   if (demo) {
     config = withServiceBaseUrl(config, demo.baseUrl);
     cleanups.push(() => demo.close());
+  }
+  // Demo mode with a `janus` on the PATH (MEDIA_MODE unset): a private Janus holds the callers (anchor mode).
+  const janus = config.demo && opts.demoJanus === true && !config.media.modeSet ? await startDemoJanus(log.child({ part: 'janus' })) : undefined;
+  if (janus) {
+    config = withDemoAnchor(config, janus.url);
+    cleanups.push(() => janus.close());
   }
 
   let shuttingDown = false;
@@ -221,11 +259,16 @@ async function main(): Promise<void> {
   // there is nothing to drain.
   let running: Running | undefined;
   exitOnEscapedErrors(process, { log, stop: () => running?.close() ?? Promise.resolve() });
-  running = await startSwitchboard(config, { log });
+  running = await startSwitchboard(config, { log, demoJanus: true });
 
   const lines = [`Switchboard listening on ${running.url}`];
   if (config.demo) {
     lines.push(running.config.serviceBaseUrl ? `Demo mode: built-in Service emulator at ${running.config.serviceBaseUrl}` : 'Demo mode without a Service (emulator not available)');
+    lines.push(
+      running.config.media.mode === 'anchor'
+        ? `Media: anchor — callers are held in Janus rooms (${running.config.media.janusUrls.join(', ')}${running.config.media.modeSet ? '' : ', a private Janus started for this demo'})`
+        : `Media: direct — the caller's audio ends in the agent's page${running.config.media.modeSet ? '' : ' (no janus binary on the PATH)'}`,
+    );
     if (!config.usersFile) lines.push('Demo users (password = name): agent1, agent2 (agent), supervisor (supervisor, agent), ops (ops)');
     if (running.config.serviceBaseUrl) {
       // The CLI (`npx switchboard ...`) reaches the demo's emulator with these two; a key

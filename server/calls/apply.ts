@@ -67,7 +67,6 @@ export type AgentChange =
   | { kind: 'agentNoAnswer'; agent: string; wacid: string }
   | { kind: 'revoke'; agent: string; wacid: string };
 
-/** A committed transition: the one place a recorder (history) hooks in. */
 /** A stored transition, with the record's version after it (history orders call facts by it). */
 export type Committed = (before: Call | null, after: Call, event: CallEvent, version: number) => void;
 
@@ -349,12 +348,10 @@ export class Applier {
       case 'closeRoom':
         if (this.o.anchor) this.background('closeRoom', call.wacid, this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
         return;
-      case 'roomMusic': {
-        const where = { janus: e.janus, room: e.room };
-        if (this.o.anchor) this.background('roomMusic', call.wacid, e.on ? this.o.anchor.playMusic(call.wacid, where) : this.o.anchor.stopMusic(call.wacid, where));
+      case 'roomMusic': // the caller waits (hold, the agent's page away): Janus plays the music, or stops
+        if (this.o.anchor) this.background('roomMusic', call.wacid, this.o.anchor[e.on ? 'playMusic' : 'stopMusic'](call.wacid, { janus: e.janus, room: e.room }));
         return;
-      }
-      case 'agentMuted':
+      case 'agentMuted': // hold: the agent out of the caller's mix, or back
         if (this.o.anchor) this.background('agentMuted', call.wacid, this.o.anchor.setAgentMuted(call.wacid, e.agent, e.muted, { janus: e.janus, room: e.room }));
         return;
     }

@@ -132,6 +132,8 @@ export interface SsoSettings {
 /** `MEDIA_MODE` and the Janus servers of anchor mode. */
 export interface MediaSettings {
   readonly mode: 'direct' | 'anchor';
+  /** `MEDIA_MODE` was set (demo mode picks the anchor by itself only when it was not). */
+  readonly modeSet: boolean;
   /** `JANUS_URLS`: Janus WebSocket API URLs (`janus-protocol`); each call goes to the least loaded reachable one. Empty in direct mode. */
   readonly janusUrls: readonly string[];
   /** `JANUS_API_SECRET`: sent as `apisecret` on every Janus request. Secret: never log it. */
@@ -592,7 +594,8 @@ function readSso(env: Record<string, string | undefined>): Pick<Config, 'sso' | 
 
 /** MEDIA_MODE and its Janus servers: anchor mode needs JANUS_URLS; direct mode takes none (a set one would be a mistake). */
 function readMedia(env: Record<string, string | undefined>): MediaSettings {
-  const mode = read(env, 'MEDIA_MODE') ?? 'direct';
+  const modeSet = read(env, 'MEDIA_MODE');
+  const mode = modeSet ?? 'direct';
   const urls = read(env, 'JANUS_URLS');
   const secret = read(env, 'JANUS_API_SECRET');
   if (mode === 'anchor' && urls === undefined) throw new ConfigError('JANUS_URLS', 'is required with MEDIA_MODE=anchor (one or more Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188)');
@@ -602,7 +605,12 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
   const music = read(env, 'HOLD_MUSIC_FILE');
   if (mode === 'direct' && music !== undefined) throw new ConfigError('HOLD_MUSIC_FILE', 'is only used with MEDIA_MODE=anchor (in direct mode the page plays the hold music)');
-  return Object.freeze({ mode, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000, holdMusicFile: music ?? BUNDLED_HOLD_MUSIC });
+  return Object.freeze({ mode, modeSet: modeSet !== undefined, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000, holdMusicFile: music ?? BUNDLED_HOLD_MUSIC });
+}
+
+/** Demo mode with a private Janus (a `janus` binary on the PATH, MEDIA_MODE unset): anchor mode on it. Returns a new frozen config. */
+export function withDemoAnchor(config: Config, janusUrl: string): Config {
+  return Object.freeze({ ...config, media: Object.freeze({ ...config.media, mode: 'anchor' as const, janusUrls: Object.freeze([janusUrl]) }) });
 }
 
 /** HOURS_FILE, read and checked once at start: a mistake stops the start naming the file's field. */

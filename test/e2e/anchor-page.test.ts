@@ -24,6 +24,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { startJanus, type TestJanus } from '../support/janus.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { wav } from '../support/tones.ts';
+import { goAvailable, loginAs } from '../web-agent/driver.ts';
 import { RENEW_AFTER_MS } from '../../web-agent/src/pages/agent/anchor-leg.ts';
 import { emulatorCall, emulatorRequest, PASSWORD, sleep, startBridge, until, type Bridge } from './harness.ts';
 
@@ -68,21 +69,20 @@ async function start(env: Record<string, string> = {}): Promise<Bridge> {
 }
 
 async function availableAgent(): Promise<Page> {
-  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  const page = await ctx.newPage();
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(`${bridge!.url}/`);
-  await page.waitForURL(/\/login/);
-  await page.getByTestId('login-name').fill('agent1');
-  await page.getByTestId('login-password').fill(PASSWORD);
-  await page.getByTestId('login-submit').click();
-  await page.waitForURL(`${bridge!.url}/`);
-  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
-  await page.getByTestId('ready-check').click();
-  await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
-  await page.getByTestId('presence-available').click();
-  await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
+  await loginAs(page, bridge!.url, 'agent1', PASSWORD);
+  await goAvailable(page);
   return page;
+}
+
+/** A bridge, the agent's page available, a call answered there with audio both ways. */
+async function talking(): Promise<{ page: Page; wacid: string }> {
+  await start();
+  const page = await availableAgent();
+  const wacid = await answered(page);
+  await audioBothWays(page, wacid);
+  return { page, wacid };
 }
 
 /** A call rings the page and is answered there; returns its wacid once the page's leg is connected. */
@@ -165,10 +165,7 @@ describe('anchor mode: the agent page joins the call\'s room', () => {
   }, 120_000);
 
   it('hold is the room\'s state: the caller hears the music and not the agent; resume brings the agent back', async () => {
-    await start();
-    const page = await availableAgent();
-    const wacid = await answered(page);
-    await audioBothWays(page, wacid);
+    const { page, wacid } = await talking();
     await page.getByTestId('hold').click();
     await until('the caller hears the music on hold, not the agent', async () => {
       const h = await callerHears(wacid, 600);
@@ -186,10 +183,7 @@ describe('anchor mode: the agent page joins the call\'s room', () => {
   }, 90_000);
 
   it("the page's network goes away and comes back: its leg's path breaks, a new leg into the same room replaces it — the same call, the caller never dropped", async () => {
-    await start();
-    const page = await availableAgent();
-    const wacid = await answered(page);
-    await audioBothWays(page, wacid);
+    const { page, wacid } = await talking();
     const before = fromRecord((await bridge!.store.getCall(wacid))!);
     const senderBefore = await senderId(page);
     // The network goes away for 3.5 s under the page's leg (and the caller's, and the bridge's

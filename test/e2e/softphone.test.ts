@@ -10,11 +10,13 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { until, PASSWORD, sleep } from './harness.ts';
 import { browserSuite } from './suite.ts';
+import { mediaModes } from './media-modes.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots');
 mkdirSync(SHOTS, { recursive: true });
 
 const suite = browserSuite();
+const modes = mediaModes();
 
 /** Log in through the login page, pass the ready-check, become available. */
 async function agentPage(name: string): Promise<Page> {
@@ -45,18 +47,19 @@ async function inboundAudio(page: Page): Promise<{ packetsReceived: number; tota
   });
 }
 
-describe('softphone in Chromium', () => {
+// One matrix: every case in browser-direct mode and in anchor mode (the caller held in a Janus room).
+describe.each(modes.list)('softphone in Chromium (%s media)', (mode) => {
   it('a chat user calls, the agent answers in the browser, audio flows both ways, the caller hangs up, the page shows the call ended with its duration', async () => {
-    await suite.startBridge({ agents: ['agent1'] });
+    await suite.startBridge({ agents: ['agent1'], env: await modes.env(mode) });
     const page = await agentPage('agent1');
-    await page.screenshot({ path: join(SHOTS, '1-idle.png') });
+    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}1-idle.png`) });
 
     const call = await suite.control('POST', '/calls', { audio: 'tone', toneHz: 440 });
     const wacid = call.wacid as string;
     const card = ringing(page, wacid);
     await card.waitFor({ timeout: 10_000 });
     await expect(card.getByTestId('incoming-caller').textContent()).resolves.toContain(String(call.from));
-    await page.screenshot({ path: join(SHOTS, '2-ringing.png') });
+    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}2-ringing.png`) });
 
     await page.getByTestId('answer').click();
     await page.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor();
@@ -73,7 +76,7 @@ describe('softphone in Chromium', () => {
       return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 25 ? e : undefined;
     });
     expect(atCaller.media!.packetsReceived).toBeGreaterThan(25);
-    await page.screenshot({ path: join(SHOTS, '3-in-call.png') });
+    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}3-in-call.png`) });
 
     await sleep(1_200);
     await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
@@ -84,11 +87,11 @@ describe('softphone in Chromium', () => {
     expect(duration).toMatch(/^\d+:\d\d$/);
     expect(duration).not.toBe('0:00');
     await expect(page.locator(`[data-testid="call-log-item"][data-wacid="${wacid}"]`).count()).resolves.toBe(1);
-    await page.screenshot({ path: join(SHOTS, '4-ended.png') });
+    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}4-ended.png`) });
   });
 
   it('a decline in the browser rings the next agent', async () => {
-    await suite.startBridge({ agents: ['agent1', 'agent2'] });
+    await suite.startBridge({ agents: ['agent1', 'agent2'], env: await modes.env(mode) });
     const p1 = await agentPage('agent1');
     await sleep(50);
     const p2 = await agentPage('agent2');
@@ -101,7 +104,7 @@ describe('softphone in Chromium', () => {
   });
 
   it('the socket is killed while ringing: the page reconnects, the offer is replayed, and the agent answers in time', async () => {
-    const b = await suite.startBridge({ agents: ['agent1'] });
+    const b = await suite.startBridge({ agents: ['agent1'], env: await modes.env(mode) });
     const page = await agentPage('agent1');
     const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     await ringing(page, wacid).waitFor();
@@ -117,7 +120,7 @@ describe('softphone in Chromium', () => {
   });
 
   it("muted for longer than the emulator's no-media limit, the call stays up (the muted sender keeps sending)", async () => {
-    await suite.startBridge({ agents: ['agent1'], emulator: { noMediaAtStartMs: 2_000, noMediaMidCallMs: 2_000 } });
+    await suite.startBridge({ agents: ['agent1'], emulator: { noMediaAtStartMs: 2_000, noMediaMidCallMs: 2_000 }, env: await modes.env(mode) });
     const page = await agentPage('agent1');
     const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
     await ringing(page, wacid).waitFor();

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { janusAvailable } from '../../server/anchor/private-janus.ts';
 import { describe, expect, it } from 'vitest';
 import { hashPassword } from '../../server/auth/users.ts';
 import { startEmulator, type Emulator } from '../emulator/index.ts';
@@ -122,9 +123,12 @@ describe('the server process', () => {
       expect(res.statusCode).toBe(200);
       expect(await res.body.json()).toEqual({ status: 'ok' });
       expect(out()).toMatch(/Demo mode/);
+      // The media mode, said at start: a private Janus holds the callers when `janus` is on the PATH.
+      expect(out()).toMatch(janusAvailable() ? /Media: anchor — callers are held in Janus rooms \(ws:\/\/127\.0\.0\.1:\d+, a private Janus started for this demo\)/ : /Media: direct — .*\(no janus binary on the PATH\)/);
       const ready = await request(`${url}/readyz`);
       expect(ready.statusCode).toBe(200);
-      await ready.body.dump();
+      if (janusAvailable()) expect(((await ready.body.json()) as { checks: Record<string, string> }).checks.janus).toBe('ok');
+      else await ready.body.dump();
     } finally {
       try {
         process.kill(-p.pid!, 'SIGTERM');

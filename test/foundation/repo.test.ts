@@ -75,6 +75,23 @@ describe('docker-compose.yml', () => {
     expect(env.ICE_SERVERS).toMatch(/^\$\{ICE_SERVERS[:}]/);
   });
 
+  it('has a janus service (anchor profile) with the generated AudioBridge config, its UDP media range published and the public address for its candidates; its API is not published', () => {
+    const janus = compose.services.janus!;
+    const cmd = [janus.command].flat().join(' ');
+    expect(cmd).toMatch(/apt-get install .*janus/);
+    const range = /--rtp-port-range=(\d+)-(\d+)/.exec(cmd)!;
+    expect(Number(range[1])).toBeLessThan(Number(range[2]));
+    expect(janus.ports).toEqual([`${range[1]}-${range[2]}:${range[1]}-${range[2]}/udp`]);
+    expect(cmd).toMatch(/--nat-1-1=\$\{JANUS_PUBLIC_IP/);
+    expect(janus.volumes).toContain('./deploy/janus:/etc/janus-sb:ro');
+    const ws = read('deploy/janus/janus.transport.websockets.jcfg');
+    expect(ws).toMatch(/ws_port = 8188/);
+    expect(ws).toMatch(/admin_ws = false/);
+    expect(read('deploy/janus/janus.jcfg')).toMatch(/reclaim_session_timeout = [1-9]/);
+    const env = compose.services.server!.environment as Record<string, string>;
+    expect(env.MEDIA_MODE).toMatch(/^\$\{MEDIA_MODE:-direct\}$/);
+  });
+
   it('runs the build output with node, never tsx', () => {
     const cmd = [compose.services.server!.command].flat().join(' ');
     expect(cmd).toContain('npm run build');

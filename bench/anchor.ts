@@ -1,0 +1,155 @@
+/**
+ * The media anchor beside browser-direct media, in the same run: one bridge per mode (the
+ * real server on loopback, the emulator's werift callers), werift program agents answering
+ * through the WebSocket protocol (direct: the caller's offer; anchor: their own leg into the
+ * call's Janus room), and a private Janus in a network namespace (test/support/janus.ts).
+ *
+ * Prints, per mode:
+ * - answer → audio flowing: from sending `call.answer` to the caller first hearing the
+ *   agent's tone (the emulator's energy at 730 Hz in 100 ms windows, polled every 20 ms), p50/p95;
+ * - mouth to ear: the agent switches from silence to its tone; how long until the caller
+ *   hears it (same polling), p50 — the anchor's figure minus direct's is what the room adds;
+ * - anchor only: Janus CPU per concurrent two-party call (its /proc CPU time over 10 s with
+ *   `--calls` calls talking, both legs sending) and memory per call (its RSS with them, less
+ *   idle), and the calls per core that makes.
+ *
+ *   npx tsx bench/anchor.ts [--runs 8] [--calls 10]
+ *
+ * Needs root (the namespace) and Debian's `janus`.
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { startJanus } from '../test/support/janus.ts';
+import { createNetns } from '../test/support/netns.ts';
+import { agentClient, emulatorRequest, startBridge, type Bridge, type ProtocolClient } from '../test/e2e/harness.ts';
+import { AGENT_HZ, WeriftAgent } from '../test/e2e/werift-agent.ts';
+import { figure } from './figures.ts';
+
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '8' }, calls: { type: 'string', default: '10' } } });
+const RUNS = Number(args.runs);
+const CALLS = Number(args.calls);
+const HEARD = 0.05;
+
+const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function firstHeard(b: Bridge, wacid: string, since: number, timeoutMs = 20_000): Promise<number> {
+  for (;;) {
+    const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ}&ms=100`);
+    if ((r.levels as number[])[0]! > HEARD) return performance.now() - since;
+    if (performance.now() - since > timeoutMs) throw new Error(`${wacid}: the caller never heard the agent`);
+    await sleep(20);
+  }
+}
+
+interface Talking {
+  wacid: string;
+  agent: ProtocolClient;
+  leg: WeriftAgent;
+  /** answer sent → the caller hears the agent, ms */
+  answerMs: number;
+}
+
+/** One call answered by whichever of `agents` it rings, in `mode`, the agent speaking from the ack on. */
+async function call(b: Bridge, agents: ProtocolClient[], mode: 'direct' | 'anchor'): Promise<Talking> {
+  const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
+  const [agent, offered] = await Promise.any(agents.map((a) => a.next('call.offered', (m) => m.wacid === wacid, 15_000).then((o) => [a, o] as const)));
+  const i = agent.received.length;
+  if (mode === 'direct') {
+    const leg = await WeriftAgent.answer(offered.sdp);
+    const t0 = performance.now();
+    const ack = await agent.request({ type: 'call.answer', wacid, sdp: leg.sdp }, 20_000);
+    if (ack.type !== 'ack') throw new Error(`answer refused: ${JSON.stringify(ack)}`);
+    leg.speak();
+    return { wacid, agent, leg, answerMs: await firstHeard(b, wacid, t0) };
+  }
+  const t0 = performance.now();
+  const answered = agent.request({ type: 'call.answer', wacid }, 20_000);
+  const offer = await agent.next('call.legOffer', (m) => m.wacid === wacid, 10_000, i);
+  const leg = await WeriftAgent.answer(offer.sdp, { network: 'machine' });
+  await agent.request({ type: 'call.legAnswer', wacid, sdp: leg.sdp });
+  const ack = await answered;
+  if (ack.type !== 'ack') throw new Error(`answer refused: ${JSON.stringify(ack)}`);
+  leg.speak();
+  return { wacid, agent, leg, answerMs: await firstHeard(b, wacid, t0) };
+}
+
+/** Silence, then the tone at t0: how long until the caller hears it. */
+async function mouthToEar(b: Bridge, c: Talking): Promise<number> {
+  c.leg.peer.switchSource({ kind: 'silence' });
+  const quiet = performance.now();
+  for (;;) {
+    const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(c.wacid)}/hears?hz=${AGENT_HZ}&ms=100`);
+    if ((r.levels as number[])[0]! < 0.01) break;
+    if (performance.now() - quiet > 5_000) throw new Error('the caller kept hearing the agent after it went silent');
+    await sleep(20);
+  }
+  await sleep(300);
+  const t0 = performance.now();
+  c.leg.resume();
+  return firstHeard(b, c.wacid, t0);
+}
+
+async function hangup(b: Bridge, c: Talking): Promise<void> {
+  await c.agent.request({ type: 'call.hangup', wacid: c.wacid }).catch(() => undefined);
+  await c.leg.close();
+  for (let t = 0; t < 50; t++) {
+    const e = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(c.wacid)}`);
+    if (e.state === 'ended') return;
+    await sleep(100);
+  }
+}
+
+function cpuTicks(pid: number): number {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return Number(f[11]) + Number(f[12]); // utime + stime (fields 14, 15)
+}
+const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+
+const ns = await createNetns();
+const janus = await startJanus(ns);
+const results: Record<string, { answer: number[]; m2e: number[] }> = {};
+try {
+  for (const mode of ['direct', 'anchor'] as const) {
+    const agents = Array.from({ length: CALLS }, (_, i) => `agent${i + 1}`);
+    const b = await startBridge({ agents, env: { WRAP_UP_MS: 'off', ...(mode === 'anchor' ? { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url } : {}) } });
+    const a1 = await agentClient(b.url, 'agent1');
+    const r = (results[mode] = { answer: [] as number[], m2e: [] as number[] });
+    for (let i = 0; i < RUNS; i++) {
+      const c = await call(b, [a1], mode);
+      r.answer.push(c.answerMs);
+      r.m2e.push(await mouthToEar(b, c));
+      await hangup(b, c);
+    }
+    figure('anchor', `${mode}: answer → audio flowing p50`, q(r.answer, 0.5), 'ms');
+    figure('anchor', `${mode}: answer → audio flowing p95`, q(r.answer, 0.95), 'ms');
+    figure('anchor', `${mode}: mouth to ear p50 (polled, 100 ms windows)`, q(r.m2e, 0.5), 'ms');
+    if (mode === 'anchor') {
+      figure('anchor', 'anchor − direct: answer → audio flowing p50', q(r.answer, 0.5) - q(results.direct!.answer, 0.5), 'ms', { max: 100 });
+      figure('anchor', 'mouth to ear added by the anchor (p50 difference)', q(r.m2e, 0.5) - q(results.direct!.m2e, 0.5), 'ms', { max: 60 });
+      // Concurrent two-party calls, both sides sending: Janus's CPU and memory per call.
+      const rss0 = rssKb(janus.pid);
+      const clients = [a1, ...(await Promise.all(agents.slice(1).map((n) => agentClient(b.url, n))))];
+      const talking: Talking[] = [];
+      for (let i = 0; i < clients.length; i++) talking.push(await call(b, clients, mode));
+      await sleep(2_000);
+      const hz = 100; // USER_HZ
+      const c0 = cpuTicks(janus.pid);
+      const t0 = performance.now();
+      await sleep(10_000);
+      const cpu = (cpuTicks(janus.pid) - c0) / hz / ((performance.now() - t0) / 1000); // cores busy
+      const perCall = (cpu * 100) / talking.length;
+      figure('anchor', `Janus CPU per concurrent two-party call (${talking.length} calls)`, perCall, '% of a core');
+      figure('anchor', 'two-party calls per core at that rate', 100 / perCall, 'calls', { min: 50 });
+      figure('anchor', 'Janus memory per call', (rssKb(janus.pid) - rss0) / talking.length, 'KiB');
+      for (const c of talking) await hangup(b, c);
+      for (const c of clients.slice(1)) c.close();
+    }
+    a1.close();
+    await b.close();
+  }
+} finally {
+  await janus.close();
+  await ns.close();
+}
+process.exit(0);
