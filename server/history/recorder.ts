@@ -123,6 +123,7 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'resume':
     case 'dialed':
     case 'attach':
+    case 'legReady':
       d.agent = event.agent;
       break;
     case 'path':
@@ -158,9 +159,6 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'transferAction':
       d.agent = event.agent;
       d.action = event.action;
-      break;
-    case 'legReady':
-      d.agent = event.agent;
       break;
     default:
       break;
