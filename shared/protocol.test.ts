@@ -41,6 +41,21 @@ describe('WebSocket protocol v1', () => {
     const r2 = parseClientMsg(JSON.stringify({ type: 'call.dial', id: '1', from: '+1555', recipient: 'US.abc', sdp: 'v=0' }));
     expect(r2.ok).toBe(true);
   });
+  it('call.transfer: mode and to start one, action finishes a warm one; not both, not neither', () => {
+    const ok = (m: Record<string, unknown>) => parseClientMsg(JSON.stringify({ type: 'call.transfer', id: '1', wacid: 'w', ...m })).ok;
+    expect(ok({ mode: 'cold', to: { agent: 'agent2' }, note: 'billing' })).toBe(true);
+    expect(ok({ mode: 'warm', to: { agent: 'agent2' } })).toBe(true);
+    expect(ok({ mode: 'cold', to: { queue: '100000000000001' } })).toBe(true);
+    expect(ok({ action: 'complete' })).toBe(true);
+    expect(ok({ action: 'conference' })).toBe(true);
+    expect(ok({})).toBe(false);
+    expect(ok({ mode: 'cold' })).toBe(false);
+    expect(ok({ mode: 'cold', to: { agent: 'a' }, action: 'cancel' })).toBe(false);
+    expect(ok({ mode: 'blind', to: { agent: 'a' } })).toBe(false);
+    expect(ok({ mode: 'cold', to: { agent: 'a', queue: 'q' } })).toBe(false);
+    const r = parseClientMsg(JSON.stringify({ type: 'call.transfer', id: '1', wacid: 'w', mode: 'cold' }));
+    expect(r.ok ? '' : r.message).toMatch(/action|mode and to/);
+  });
   it('parses a welcome with a ringing offer', () => {
     const r = parseServerMsg(JSON.stringify({
       type: 'welcome', protocol: 1, user: { name: 'a', roles: ['agent'] }, presence: 'away',

@@ -337,7 +337,9 @@ export class Applier {
         await this.consult(call, e.agent);
         return;
       case 'moveAgent':
-        if (this.o.anchor) this.background('moveAgent', call.wacid, this.o.anchor.moveAgent(call.wacid, e.agent, e.to, call.anchor));
+        // Awaited: the consult room is destroyed by a later effect of the same transition, and an
+        // agent still in it then would be dropped from every room (measured: the caller heard nobody).
+        if (this.o.anchor) await this.o.anchor.moveAgent(call.wacid, e.agent, e.to, call.anchor);
         return;
       case 'closeConsult':
         if (this.o.anchor) this.background('closeConsult', call.wacid, this.o.anchor.closeConsult(call.wacid));

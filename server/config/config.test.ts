@@ -1,7 +1,7 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLED_HOLD_MUSIC, ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
 
 const prod = {
@@ -301,6 +301,7 @@ describe('loadConfig', () => {
 
   describe('HOURS_FILE', () => {
     const dir = mkdtempSync(join(tmpdir(), 'hours-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
     const file = (name: string, body: string) => {
       const p = join(dir, name);
       writeFileSync(p, body);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestHistory, type TestHistory } from '../../test/support/history.ts';
 import { DEFAULT_POLICY, transition, type Call, type CallEvent } from '../calls/lifecycle.ts';
 import { factsOfMedia, factsOfTransition, outcomeOf } from './recorder.ts';
+import { OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { HistoryFact, type Outcome } from './schema.ts';
 
 const T0 = Date.parse('2026-04-01T09:00:00.000Z');
@@ -56,6 +57,7 @@ const PATHS: Array<[string, Ev[], Outcome, Record<string, unknown>?]> = [
   ['inbound, nobody available, window closed: rejected', [connectIn(0), tick(27), terminate(28, 'FAILED')], 'rejected'],
   ['inbound, delivered too late to ring anyone: rejected', [connectIn(0, { dialTime: s(-29) }), terminate(1, 'FAILED')], 'rejected'],
   ['inbound, connect without an offer: rejected', [connectIn(0, { sdp: undefined }), terminate(1, 'FAILED')], 'rejected'],
+  ['inbound, outside business hours: rejected at once, saying why', [connectIn(0, { closed: true }), terminate(1, 'REJECTED')], 'rejected', { endReason: OUT_OF_HOURS }],
   ['inbound, the Service refused accept: failed', [connectIn(0), offer(1), answer(2), { type: 'acceptRefused', at: s(3), code: 'BAD_REQUEST', reason: 'bad sdp' } as Ev, terminate(4, 'FAILED')], 'failed', { agent: 'agent1' }],
   ['inbound, accept never completed (timers): failed', [connectIn(0), offer(1), answer(2), { type: 'acceptUnknown', at: s(3) } as Ev, tick(40), tick(100)], 'failed'],
   ['inbound, caller hung up while accept was under way: abandoned', [connectIn(0), offer(1), answer(2), terminate(3, 'COMPLETED', { duration: 0 })], 'abandoned'],
@@ -216,5 +218,33 @@ describe('replays and disorder through the store (PGlite)', () => {
     // The bytes of an invalid file are not the asset's: the row says failed, without a path.
     expect(invalid[0]).toEqual({ type: 'media', wacid: 'm2', mediaAssetId: 'y', kind: 'recording', status: 'failed', at: iso(3) });
     expect(invalid[1]).toMatchObject({ event: 'recording failed', detail: { reason: 'not an Ogg file' } });
+  });
+});
+
+describe('transfers in the timeline (anchor mode)', () => {
+  it('a cold transfer, its ring and the target joining are entries, each with who is on the call after it', () => {
+    const ev = (e: Record<string, unknown>) => e as Ev;
+    const { facts } = drive('w-transfer', [
+      connectIn(0, { media: 'anchor' }),
+      ev({ type: 'anchored', at: s(0), janus: 'ws://j:1', room: 5 }),
+      offer(1),
+      answer(2),
+      ev({ type: 'legReady', at: s(2), agent: 'agent1', conn: 'c1' }),
+      ev({ type: 'callerJoined', at: s(2), sdp: SDP }),
+      ev({ type: 'acceptOk', at: s(3) }),
+      ev({ type: 'transfer', at: s(10), agent: 'agent1', conn: 'c1', reqId: 'r2', to: { agent: 'agent2' }, note: 'billing' }),
+      offer(11, 'agent2'),
+      ev({ type: 'answer', at: s(12), agent: 'agent2', conn: 'c2', reqId: 'r3', sdp: '' }),
+      ev({ type: 'legReady', at: s(13), agent: 'agent2', conn: 'c2' }),
+    ]);
+    const entries = facts.filter((f): f is Extract<HistoryFact, { type: 'timeline' }> => f.type === 'timeline' && f.at >= iso(10));
+    expect(entries.map((t) => [t.event, t.detail?.agent, t.detail?.legs])).toEqual([
+      ['transfer', 'agent1', []],
+      ['offer', 'agent2', []],
+      ['answer', 'agent2', ['agent2']],
+      ['legReady', 'agent2', ['agent2']],
+    ]);
+    expect(entries[0]!.detail).toMatchObject({ mode: 'cold', to: { agent: 'agent2' }, note: 'billing' });
+    expect(lastCall(facts).agent).toBe('agent2');
   });
 });

@@ -125,6 +125,7 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'resume':
     case 'dialed':
     case 'attach':
+    case 'legReady':
       d.agent = event.agent;
       break;
     case 'path':
@@ -151,11 +152,35 @@ function detailOf(event: CallEvent, after: Call): Record<string, unknown> {
     case 'connect':
       d.direction = event.direction;
       break;
+    case 'transfer':
+      d.agent = event.agent;
+      d.mode = event.mode ?? 'cold';
+      d.to = event.to;
+      if (event.note !== undefined) d.note = event.note;
+      break;
+    case 'transferAction':
+      d.agent = event.agent;
+      d.action = event.action;
+      break;
     default:
       break;
   }
+  // Who talks with the caller now (a transfer, a consult, a conference): the call's legs.
+  const stillOn = event.type === 'hangup' && after.state === 'active'; // a conference member left; the others talk on
+  if (after.media === 'anchor' && (after.transfer || after.consult || after.conference?.length || stillOn || event.type === 'transferAction' || event.type === 'legReady')) {
+    d.legs = [after.agent, ...(after.conference ?? []).map((m) => m.agent)].filter((a): a is string => a !== undefined);
+    if (after.consult) d.consult = { by: after.consult.by, target: after.consult.target, phase: after.consult.phase };
+    if (after.transfer?.ringing) d.ringing = after.transfer.ringing;
+  }
   if (after.reason !== undefined && after.state !== 'ringing' && after.state !== 'queued' && d.reason === undefined) d.reason = after.reason;
   return d;
+}
+
+/** A transfer, a consult or a conference changed who is on the call (anchor mode): a timeline entry of its own. */
+function legsMoved(before: Call | null, after: Call, event: CallEvent): boolean {
+  if (event.type === 'transfer' || event.type === 'transferAction') return true;
+  const involved = (c: Call | null) => c !== null && (c.transfer !== undefined || c.consult !== undefined || (c.conference?.length ?? 0) > 0);
+  return (involved(before) || involved(after)) && ['answer', 'legReady', 'decline', 'hangup', 'tick', 'consultFailed'].includes(event.type);
 }
 
 /** The Service's events: recorded even when they change nothing (a repeat or a late one). */
@@ -197,8 +222,8 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
   } else if (handoffStarted(before, after)) {
     // Anchor mode: the agent's page did not come back; the call goes to the next agent (same call, same room).
     facts.push({ type: 'timeline', wacid: after.wacid, key: `handoff:${event.at}`, at: when, event: 'handoff', detail: { state: after.state, agent: before!.agent, reason: 'the agent\'s page did not come back' } });
-  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume' || event.type === 'path' || event.type === 'answer'))) {
-    // Our own events (routing, agents, timers) matter when they move the call (a handed-off call's answer too).
+  } else if (stateChanged || event.type === 'offer' || (changed && (event.type === 'hold' || event.type === 'resume' || event.type === 'path' || event.type === 'answer' || legsMoved(before, after, event)))) {
+    // Our own events (routing, agents, timers) matter when they move the call (a handed-off call's answer, a transfer's legs too).
     facts.push({
       type: 'timeline',
       wacid: after.wacid,

@@ -18,7 +18,7 @@ import { OpusEncoder, ToneSource } from '../emulator/calls/audio.ts';
 import { muxOggOpus } from '../emulator/calls/ogg.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
-import { agentClient, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, emulatorRequest, login, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 import { WeriftAgent } from './werift-agent.ts';
 
 export const CALLER_HZ = 400;
@@ -48,6 +48,8 @@ export interface TransferRig {
   talking(c: ProtocolClient, name: AgentName): Promise<{ wacid: string; peer: WeriftAgent }>;
   /** Rooms on the Janus now (every one of ours is destroyed after its call). */
   rooms(): Promise<number>;
+  /** The call's history timeline as `user` reads it (once the call is ended there), oldest first. */
+  timeline(wacid: string, user: AgentName): Promise<Array<{ event: string; detail?: Record<string, unknown> }>>;
 }
 
 export function transferRig(): TransferRig {
@@ -70,12 +72,14 @@ export function transferRig(): TransferRig {
     janus = await startJanus(ns);
     control = await JanusApi.connect(janus.url);
     b = await startBridge({
+      history: true,
       agents: Object.keys(HZ),
       env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' },
       policy: { ringTimeoutMs: RING_MS },
       musicFile: music,
     });
-  }, 60_000);
+    // A namespace, Janus and an embedded history database: ~5 s alone, over a minute seen on the shared 2-core machine under load.
+  }, 180_000);
   afterEach(async () => {
     for (const p of peers.splice(0)) await p.close();
     for (const c of clients.splice(0)) c.close();
@@ -126,6 +130,14 @@ export function transferRig(): TransferRig {
       const peer = await rig.answer(c, name, wacid, i);
       await until(`the caller hears ${name}`, async () => (await rig.callerHears(wacid))[name] > HEARD, 15_000);
       return { wacid, peer };
+    },
+    async timeline(wacid, user) {
+      const cookie = await login(b.url, user);
+      return until('the call in history', async () => {
+        const r = await fetch(`${b.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } });
+        const j = (await r.json()) as { outcome?: string; timeline?: Array<{ event: string; detail?: Record<string, unknown> }> };
+        return r.status === 200 && j.outcome !== 'in-progress' ? j.timeline : undefined;
+      }, 15_000);
     },
     async rooms() {
       const h = await control.attach();

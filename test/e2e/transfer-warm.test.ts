@@ -121,5 +121,10 @@ describe('warm transfer (anchor mode, program agents)', () => {
     await a3.next('call.state', (m) => m.wacid === wacid && m.agent === 'agent3' && (m.conference ?? []).length === 0, 5_000);
     expect(await a3.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
     await until('the rooms are destroyed', async () => (await rig.rooms()) === 0, 10_000);
+
+    // History: each consult and conference join, and each leaving, with who was on the call after it.
+    const timeline = await rig.timeline(wacid, 'agent3');
+    const legs = timeline.filter((t) => t.event === 'transferAction' || t.event === 'hangup').map((t) => `${t.event} ${String(t.detail?.action ?? t.detail?.agent)} → ${(t.detail?.legs as string[] | undefined)?.join('+')}`);
+    expect(legs).toEqual(['transferAction conference → agent1+agent2', 'transferAction conference → agent1+agent2+agent3', 'hangup agent2 → agent1+agent3', 'hangup agent1 → agent3', 'hangup agent3 → undefined']);
   }, 120_000);
 });

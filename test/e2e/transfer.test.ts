@@ -65,6 +65,13 @@ describe('cold transfer (anchor mode, program agents)', () => {
 
     expect(await a2.request({ type: 'call.hangup', wacid })).toMatchObject({ type: 'ack' });
     await until('the room is destroyed', async () => (await rig.rooms()) === 0, 10_000);
+
+    // History: the transfer, the target's ring and its joining are in the timeline, in order.
+    const timeline = await rig.timeline(wacid, 'agent2');
+    const steps = timeline.filter((t) => ['answer', 'transfer', 'offer', 'legReady'].includes(t.event)).map((t) => `${t.event} ${String(t.detail?.agent)}`);
+    expect(steps).toEqual(['offer agent1', 'answer agent1', 'transfer agent1', 'offer agent2', 'answer agent2', 'legReady agent2']);
+    expect(timeline.find((t) => t.event === 'transfer')!.detail).toMatchObject({ mode: 'cold', to: { agent: 'agent2' }, note: 'billing question', legs: [] });
+    expect(timeline.filter((t) => t.event === 'legReady').at(-1)!.detail).toMatchObject({ legs: ['agent2'] });
   }, 90_000);
 
   it('to a queue: the available agent of the number rings; an away one is never picked', async () => {
