@@ -14,11 +14,13 @@
  * The rule here, for a HelloVerifyRequest arriving:
  * - before any was answered: werift's own flight 3 (ClientHello with the cookie, retransmitted
  *   until the server's flight 4 comes);
- * - while flight 3 waits for the server (another request: a retransmitted first ClientHello
- *   answered again, or a server that changed its cookie): a ClientHello with this request's
- *   cookie at once — the same ClientHello again when the cookie is the one already sent
- *   (werift's server keeps one cookie per session), else a new one with the new cookie
- *   (werift's flight 3 once more);
+ * - while flight 3 waits for the server, with a cookie other than the one sent (a server that
+ *   changed its secret): a new ClientHello with the new cookie (werift's flight 3 once more);
+ * - while flight 3 waits, with the cookie already sent (the stateless server answered the
+ *   retransmitted first ClientHello too): the ClientHello with that cookie is already on its
+ *   way and retransmitted by flight 3's timer until the server answers, so it is not sent
+ *   again at once (a variant that resent it at once left werift ↔ werift calls with the agent
+ *   as DTLS client connected but silent in werift-dtls.test.ts; not sent, they pass);
  * - once the server's ServerHello came: a delayed copy of a request already
  *   answered, which cannot be answered any more without restarting the handshake the
  *   server is in: ignored (the server only sends one in answer to a cookie-less ClientHello).
@@ -90,46 +92,24 @@ export function withHelloVerifyFix(w: typeof Werift): typeof Werift {
 function answerEveryHelloVerify(client: ClientInternals): void {
   const handle = client.onHandleHandshakes;
   if (typeof handle !== 'function' || !client.dtls || !client.transport) throw new Error(`werift-dtls: werift ${WERIFT_VERSION}'s DtlsClient internals changed`);
-  /** The ClientHello with a cookie as last sent (its bytes and the cookie). */
-  let sent: { cookie: Buffer; bytes: Buffer[] } | undefined;
+  /** The cookie of the ClientHello last sent. */
+  let sent: Buffer | undefined;
   /** The server's flight 4 began: it took a ClientHello with a cookie. */
   let serverHello = false;
-  const send = client.transport.send.bind(client.transport);
 
-  /** Run werift's flight 3 for this request, keeping the bytes it sends first (the ClientHello with the cookie). */
-  const flight3 = async (h: Handshake, cookie: Buffer): Promise<void> => {
-    const bytes: Buffer[] = [];
-    const transport = client.transport;
-    const before = transport.send;
-    transport.send = (buf: Buffer) => {
-      bytes.push(buf);
-      return before.call(transport, buf);
-    };
-    // werift's flight 3 refuses to run twice (that refusal is the bug): it starts from flight 1.
-    client.dtls.flight = 1;
-    const run = handle([h]);
-    transport.send = before; // the first send happens synchronously inside exec
-    sent = { cookie: Buffer.from(cookie), bytes };
-    await run;
-  };
-
-  client.onHandleHandshakes = async (assembled: Handshake[]) => {
-    const rest: Handshake[] = [];
-    for (const h of assembled) {
-      if (h.msg_type !== HELLO_VERIFY_REQUEST) {
-        if (h.msg_type === SERVER_HELLO) serverHello = true;
-        rest.push(h);
-        continue;
-      }
+  client.onHandleHandshakes = (assembled: Handshake[]) => {
+    const pass = assembled.filter((h) => {
+      if (h.msg_type === SERVER_HELLO) serverHello = true;
+      if (h.msg_type !== HELLO_VERIFY_REQUEST) return true;
       const cookie = helloVerifyCookie(h.fragment);
-      const flight = client.dtls.flight;
-      if (serverHello || flight > 3) continue; // the server answered a ClientHello with a cookie already
-      if (flight === 3 && sent && sent.cookie.equals(cookie) && sent.bytes.length > 0) {
-        for (const b of sent.bytes) void send(b).catch(() => undefined);
-        continue;
+      if (serverHello || client.dtls.flight > 3) return false; // the server answered a ClientHello with a cookie already
+      if (client.dtls.flight === 3) {
+        if (sent?.equals(cookie)) return false; // on its way already (see above)
+        client.dtls.flight = 1; // werift's flight 3 refuses to run twice (that refusal is the bug)
       }
-      await flight3(h, cookie);
-    }
-    if (rest.length > 0) await handle(rest);
+      sent = Buffer.from(cookie);
+      return true;
+    });
+    return pass.length > 0 ? handle(pass) : Promise.resolve();
   };
 }
