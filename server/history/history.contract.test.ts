@@ -61,7 +61,7 @@ describe.each([
       try {
         const [a, b] = engineName === 'PostgreSQL' ? [await e.open(), await e.open()] : [await e.open(), await e.open()];
         const [ra, rb] = await Promise.all([migrate(a), migrate(b)]);
-        expect([...ra, ...rb].sort()).toEqual(MIGRATIONS.map((m) => m.version));
+        expect([...ra, ...rb].sort((x, y) => x - y)).toEqual(MIGRATIONS.map((m) => m.version));
         const rows = await a.query<{ n: number }>('SELECT count(*)::int AS n FROM history_migrations');
         expect(rows[0]!.n).toBe(MIGRATIONS.length);
       } finally {
