@@ -98,8 +98,10 @@ export function Softphone(p: PhoneProps & { onHelp?: () => void }) {
       <div class="softphone-head">
         <StateLineView line={p.line} serverNow={p.now + p.state.skewMs} />
         {p.onHelp && (
-          <button type="button" class="btn btn-quiet btn-small" data-testid="shortcut-help-open" aria-haspopup="dialog" onClick={p.onHelp}>
-            {t('keys.button')}
+          // A small "?" (its name and tooltip say what it opens): a wide text button wrapped the
+          // head onto a second line in longer states, and the phone's controls moved down.
+          <button type="button" class="btn btn-quiet btn-small help-open" data-testid="shortcut-help-open" aria-haspopup="dialog" aria-label={t('keys.button')} title={t('keys.button')} onClick={p.onHelp}>
+            ?
           </button>
         )}
       </div>
