@@ -57,6 +57,29 @@ export function tableOf(d: Stored): RoutingTable {
   };
 }
 
+/** What the seed would make of empty tables: served while the database is not open yet. */
+export function storedOfSeed(seed: Seed): Stored {
+  const queuesOf = (name: string) => Object.fromEntries(seed.queues.flatMap((q) => q.members.filter((m) => m.agent === name).map((m) => [q.name, m.priority] as const)));
+  return {
+    users: seed.users.map((u) => ({
+      name: u.name,
+      displayName: '',
+      email: '',
+      roles: u.roles,
+      enabled: true,
+      teams: [],
+      skills: {},
+      queues: queuesOf(u.name),
+      hasPassword: u.passwordHash !== undefined,
+      sso: false,
+      ...(u.passwordHash !== undefined ? { passwordHash: u.passwordHash } : {}),
+    })),
+    teams: [],
+    skills: [],
+    queues: seed.queues,
+  };
+}
+
 export function accountsOf(d: Stored): Account[] {
   return d.users.map((u) => ({ name: u.name, roles: u.roles, passwordHash: u.passwordHash, enabled: u.enabled, ssoSubject: u.ssoSubject }));
 }
@@ -73,14 +96,33 @@ export class Directory {
 
   constructor(private readonly o: DirectoryOptions) {}
 
-  /** Seed empty tables, load, and follow the other nodes' changes. */
+  /**
+   * Seed empty tables, load, and follow the other nodes' changes. A database not open yet (down
+   * at start) does not stop the node: it serves the seed (USERS_FILE, QUEUES_FILE) meanwhile and
+   * seeds and loads at the next try (every `reloadEveryMs`, and at each change notice).
+   */
   async start(): Promise<void> {
-    const seeded = await importSeed(this.o.store.db, this.o.seed);
-    if (seeded.users > 0 || seeded.queues > 0) this.o.log.info(seeded, 'users and queues imported into the empty database (USERS_FILE / QUEUES_FILE are the seed from now on)');
-    await this.load();
     this.unsubscribe = await this.o.pubsub.subscribe(DIRECTORY_CHANNEL, () => void this.reload());
     this.timer = setInterval(() => void this.reload(), this.o.reloadEveryMs ?? RELOAD_EVERY_MS);
     this.timer.unref();
+    try {
+      await this.seedAndLoad();
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message }, 'directory database not ready: serving USERS_FILE / QUEUES_FILE until it is');
+      this.apply(storedOfSeed(this.o.seed));
+    }
+  }
+
+  /** Seeded once the database answers (each node tries until it has). */
+  private seeded = false;
+
+  private async seedAndLoad(): Promise<void> {
+    if (!this.seeded) {
+      const seeded = await importSeed(this.o.store.db, this.o.seed);
+      this.seeded = true;
+      if (seeded.users > 0 || seeded.queues > 0) this.o.log.info(seeded, 'users and queues imported into the empty database (USERS_FILE / QUEUES_FILE are the seed from now on)');
+    }
+    await this.load();
   }
 
   /** What the tables held at the last load. */
@@ -99,7 +141,10 @@ export class Directory {
   }
 
   private async load(): Promise<void> {
-    const d = await this.o.store.load();
+    this.apply(await this.o.store.load());
+  }
+
+  private apply(d: Stored): void {
     this.stored = d;
     this.table = tableOf(d);
     this.o.users.replace(accountsOf(d));
@@ -112,7 +157,7 @@ export class Directory {
       this.again = true;
       return this.loading;
     }
-    this.loading = this.load()
+    this.loading = this.seedAndLoad()
       .catch((err: Error) => this.o.log.warn({ err: err.message }, 'directory not read again; tried at the next change'))
       .finally(() => {
         this.loading = undefined;

@@ -95,6 +95,8 @@ describe('GET /api/reports', () => {
       fromAt: new Date(2026, 4, 5).toISOString(),
       toAt: new Date(2026, 4, 6).toISOString(),
       days: 1,
+      // The server's zone, which its days are in (the page says so).
+      timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       slaSeconds: 20,
       numbers: [
         { businessNumber: A, offered: 2, answered: 2, abandoned: 0, missed: 0, serviceLevel: 0.5, asaMs: 35_000, ahtMs: 145_000 }, // (90 + 200) / 2
