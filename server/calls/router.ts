@@ -338,7 +338,9 @@ export class Router implements RoutingPort {
 
   /** Whether `phoneId` names a queue a transfer can go to (QUEUES_FILE lists it, or every agent takes every number). */
   hasQueue(phoneId: string): boolean {
-    return this.o.queues === EVERY_AGENT || this.o.queues.agents(phoneId) !== undefined;
+    // With the directory's table and no queue kept at all, every agent takes every number: any number is a queue.
+    const table = this.o.queues.table?.();
+    return this.o.queues === EVERY_AGENT || this.o.queues.agents(phoneId) !== undefined || (table !== undefined && table.queues.size === 0);
   }
 
   /**
