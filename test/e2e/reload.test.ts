@@ -82,7 +82,7 @@ it('a reload mid-call: the call is ended at the Service at once and the reloaded
   // The call log (history) has the call over, with why.
   const logged = page.locator(`[data-testid="call-log-item"][data-wacid="${wacid}"][data-outcome="answered"]`);
   await logged.waitFor({ timeout: 15_000 });
-  expect(await logged.textContent()).toMatch(/Agent page lost/);
+  expect(await logged.textContent()).toMatch(/page was reloaded or closed during the call/);
   await shots(page, 'reload-lost');
 }, 90_000);
 
