@@ -344,7 +344,11 @@ describe('the TURN server stopped', () => {
 
 describe('TURN credentials renewed during a call', () => {
   it('a call longer than the credential life keeps its audio; renewed credentials arrive on the socket and a monitor started after the first ones expired still relays', async () => {
-    await start(turn.env('relay'), { iceTtlS: 4 });
+    // 10 s: a credential the page holds may be half spent when the call starts, and the TURN
+    // requests of a call's start (allocate, then permissions) must all fall inside what is left.
+    // With 4 s (2 s left at worst) the permissions came after the expiry on a loaded CI machine
+    // and the relayed audio never flowed; a real TURN_TTL_S is hours.
+    await start(turn.env('relay'), { iceTtlS: 10 });
     const agent = await availableAgent();
     const first = (await agentState(agent)).ice;
     expect(first.policy).toBe('relay');
@@ -353,8 +357,8 @@ describe('TURN credentials renewed during a call', () => {
     await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
     await audioBothWays(agent, wacid);
     const at0 = (await agentStats(agent))!.inbound!.packetsReceived;
-    // Past the first credential's expiry (4 s) and two renewals (every 2 s).
-    await sleep(7_000);
+    // Past the first credential's expiry (10 s after the welcome) and two renewals (every 5 s).
+    await sleep(12_000);
     const renewed = (await agentState(agent)).ice;
     expect(renewed.version).toBeGreaterThanOrEqual(first.version + 2);
     expect(renewed.expiresAt).toBeGreaterThan(first.expiresAt);
