@@ -140,8 +140,19 @@ export class Directory {
     return queueFor(this.table, phoneId)?.name;
   }
 
+  /** Loads in the order they started: one that started earlier never overwrites a newer one. */
+  private loadsStarted = 0;
+  private newestApplied = 0;
+
   private async load(): Promise<void> {
-    this.apply(await this.o.store.load());
+    // A reload already reading (a notice, the timer) can finish after the load of a change made
+    // here, with the tables as they were before it: the admin's next request then missed the
+    // user just added ("no user …" for a queue member).
+    const n = ++this.loadsStarted;
+    const d = await this.o.store.load();
+    if (n < this.newestApplied) return;
+    this.newestApplied = n;
+    this.apply(d);
   }
 
   private apply(d: Stored): void {
