@@ -344,11 +344,13 @@ describe('the TURN server stopped', () => {
 
 describe('TURN credentials renewed during a call', () => {
   it('a call longer than the credential life keeps its audio; renewed credentials arrive on the socket and a monitor started after the first ones expired still relays', async () => {
-    // 10 s: a credential the page holds may be half spent when the call starts, and the TURN
-    // requests of a call's start (allocate, then permissions) must all fall inside what is left.
-    // With 4 s (2 s left at worst) the permissions came after the expiry on a loaded CI machine
-    // and the relayed audio never flowed; a real TURN_TTL_S is hours.
-    await start(turn.env('relay'), { iceTtlS: 10 });
+    // 16 s, renewed every 8 s: a credential a page holds has 8-16 s left, and every TURN request
+    // of a connection's start (allocate, then a permission per remote candidate, which come only
+    // after the offer/answer round) must fall inside what is left. With 10 s (5 s left at worst)
+    // the monitor leg's permissions came after the expiry on a loaded CI machine (coturn refuses
+    // a stale username) and the monitor never went live; with 4 s the call's own audio failed.
+    // A real TURN_TTL_S is hours.
+    await start(turn.env('relay'), { iceTtlS: 16 });
     const agent = await availableAgent();
     const first = (await agentState(agent)).ice;
     expect(first.policy).toBe('relay');
@@ -357,10 +359,12 @@ describe('TURN credentials renewed during a call', () => {
     await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
     await audioBothWays(agent, wacid);
     const at0 = (await agentStats(agent))!.inbound!.packetsReceived;
-    // Past the first credential's expiry (10 s after the welcome) and two renewals (every 5 s).
-    await sleep(12_000);
-    const renewed = (await agentState(agent)).ice;
-    expect(renewed.version).toBeGreaterThanOrEqual(first.version + 2);
+    // Past the first credential's expiry, then until the page holds its second renewal.
+    await sleep(Math.max(0, first.expiresAt - Date.now()) + 1_000);
+    const renewed = await until('two renewals in the page', async () => {
+      const ice = (await agentState(agent)).ice;
+      return ice.version >= first.version + 2 ? ice : undefined;
+    }, 10_000);
     expect(renewed.expiresAt).toBeGreaterThan(first.expiresAt);
     expect(Date.now()).toBeGreaterThan(first.expiresAt);
     const s = (await agentStats(agent))!;
