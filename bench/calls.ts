@@ -338,7 +338,7 @@ async function engineShare(redisUrl?: string, history?: HistoryKind): Promise<{ 
 }
 
 async function answerToAudio(): Promise<{ p50: number; p50ack: number; p50ice: number; n: number; failed: number }> {
-  const b: Bridge = await startBridge({ agents: ['agent1'], supervisors: [] });
+  const b: Bridge = await startBridge({ agents: ['agent1'], supervisors: [], env: { WRAP_UP_MS: 'off' } });
   const host = await PeerHost.start(b.url);
   const agent = await agentClient(b.url, 'agent1');
   const total: number[] = [];
