@@ -364,6 +364,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   // ---- end messaging and the callback queue ---------------------------------------------------------------------
   const numbers = service.phoneNumbers;
   // ---- supervisor console: monitoring relay ----
+  // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
+  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: o.musicFile ?? config.media.holdMusicFile }) : undefined;
   const monitors = new Monitors({
     store,
     hub,
@@ -372,6 +374,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     now,
     timeline: history ? (t) => history.enqueue({ type: 'timeline', ...t }) : undefined,
     audit: audit.record,
+    anchor,
   });
   // Every stored transition is published on the call bus (behind its effects, in commit
   // order); each feature listens on its own, and one that throws costs the others nothing.
@@ -400,8 +403,6 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     callBus.on('committed', 'call-back queue', (before, after, _event, version) => queue.onCommitted(before, after, version));
   }
   // ---- end supervisor console ----
-  // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
-  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: o.musicFile ?? config.media.holdMusicFile }) : undefined;
   const closedAt = closedCheck(config.hours);
   const engine = new CallEngine({
     waitForStart: true,

@@ -77,6 +77,11 @@
  *    Never renegotiates anything: the supervisor's track is always sent, only routed by mode.
  * 5. Either tab → `monitor.signal {kind:"end", reason?}`, the call ending, or either tab's
  *    socket closing → `monitor.ended {monitorId, wacid, reason}` to both tabs (once).
+ * 6. MEDIA_MODE=anchor (`monitor.started.via`): the offer comes from the server (Janus's, for
+ *    the supervisor's own leg in the call's room), the supervisor answers it; the agent's
+ *    tab only shows the monitor and its closing does not end it; whisper is refused
+ *    (`CONFLICT`, `params.reason` `WHISPER_ON_ANCHOR`): the room's one mix cannot keep the
+ *    supervisor from the caller.
  * Timeline of the call: `monitor.started` (supervisor, mode), `monitor.mode`, `monitor.ended` (reason).
  *
  * Agent desktop (added: `presence.set.reason`, `agent.state.wacid`/`extended`,
@@ -449,6 +454,12 @@ export const MonitorStarted = z.object({
   agent: userName,
   /** Agent side: show the agent that the call is monitored (`monitorShown`). */
   shown: z.boolean(),
+  /**
+   * `anchor`: the call is on the media anchor and the supervisor's tab has its own leg into
+   * the call's room (Janus offers it: `monitor.signal` offer from the server, the supervisor
+   * answers); the agent's tab sends nothing. Absent: the agent's tab offers, as above.
+   */
+  via: z.literal('anchor').optional(),
 });
 export const MonitorModeChanged = z.object({ type: z.literal('monitor.mode'), monitorId, wacid, mode: MonitorMode, shown: z.boolean() });
 export const MonitorEnded = z.object({ type: z.literal('monitor.ended'), monitorId, wacid, reason: MonitorEndReason });

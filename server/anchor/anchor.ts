@@ -245,8 +245,9 @@ export class MediaAnchor {
   /**
    * An offer for the agent's leg into the call's room, or its consult room (`consult`: a warm
    * transfer's target joins the first agent there). Janus offers; the agent answers with `agentAnswer`.
+   * `muted`: joins without being heard in the mix (a supervisor who listens, server/monitor).
    */
-  async agentOffer(wacid: string, name: string, where?: RoomRef, consult = false): Promise<string> {
+  async agentOffer(wacid: string, name: string, where?: RoomRef, consult = false, muted = false): Promise<string> {
     // Any session may join a room: a room opened by another process (named on the record) is joined from here.
     const leg = await this.legOf(wacid, where);
     const room = consult ? leg.consult : leg.room;
@@ -259,7 +260,7 @@ export class MediaAnchor {
     }
     const handle = await leg.server.attach((m) => this.legEvent(wacid, 'agent', m));
     leg.agents.set(name, handle);
-    const joined = await leg.server.message(handle, { request: 'join', room, display: name.slice(0, 64), codec: 'opus', generate_offer: true });
+    const joined = await leg.server.message(handle, { request: 'join', room, display: name.slice(0, 64), codec: 'opus', generate_offer: true, ...(muted ? { muted: true } : {}) });
     if (joined.jsep?.type !== 'offer' || !joined.jsep.sdp) throw new Error(`janus gave no offer for the agent's leg (${JSON.stringify(joined.plugindata?.data ?? {}).slice(0, 200)})`);
     return joined.jsep.sdp;
   }

@@ -17,6 +17,14 @@
  *   that answered; when the tab has reconnected since (a new socket, maybe on another
  *   node), `monitor.start` follows the tab to its socket now. A reloaded page is a new tab
  *   (its call's media went with the old page), so it is never taken for the holding one.
+ *
+ * A call on the media anchor (MEDIA_MODE=anchor, server/anchor) is monitored on Janus, not
+ * through the agent's page: the supervisor's tab gets a leg of its own into the call's room
+ * (Janus offers, the tab answers with `monitor.signal` answer), joined muted to listen and
+ * unmuted to barge; the agent's tab only shows it (`monitor.started {via:"anchor"}`), and
+ * the monitor outlives the agent's tab (a reload does not end it). Whisper — the agent hears
+ * the supervisor and the caller does not — needs a mix the room does not make: refused with
+ * `params.reason` `WHISPER_ON_ANCHOR`.
  */
 import { randomUUID } from 'node:crypto';
 import { monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, type ServerMsg } from '../../shared/protocol.ts';
@@ -24,6 +32,8 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { Store } from '../store/store.ts';
 import type { Audit } from '../audit/trail.ts';
+import type { MediaAnchor, RoomRef } from '../anchor/anchor.ts';
+import { fromRecord } from '../calls/apply.ts';
 
 type MonitorRequest = Extract<ClientMsg, { type: 'monitor.start' | 'monitor.mode' | 'monitor.signal' }>;
 
@@ -41,7 +51,15 @@ interface Monitor {
   supervisorConn: string;
   agent: string;
   agentConn: string;
+  /** On the media anchor: the room the supervisor's leg joined (absent: the agent's tab relays). */
+  anchor?: RoomRef;
 }
+
+/** What monitoring needs of the media anchor. */
+export type MonitorAnchor = Pick<MediaAnchor, 'agentOffer' | 'agentAnswer' | 'setAgentMuted' | 'dropAgent'>;
+
+/** The supervisor's leg in the call's room: a display name no agent has (user names have no colon). */
+export const monitorLeg = (m: Pick<Monitor, 'monitorId' | 'supervisor'>): string => `monitor:${m.supervisor}:${m.monitorId.slice(0, 8)}`;
 
 /** A timeline entry of the call (history's `timeline` fact). */
 export type MonitorTimeline = (entry: { wacid: string; key: string; at: string; event: string; detail: Record<string, unknown> }) => void;
@@ -56,7 +74,11 @@ export interface MonitorsOptions {
   now?: () => number;
   /** The audit trail: who monitored which call of which agent (start, mode, stop). */
   audit?: Audit | undefined;
+  /** MEDIA_MODE=anchor: calls held in Janus rooms are monitored there. */
+  anchor?: MonitorAnchor | undefined;
 }
+
+const WHISPER_ON_ANCHOR = "whisper is not available for a call on the media anchor (the caller's room would hear the supervisor too): listen or barge";
 
 /** Monitors outlive no call: a call record lives at most 4 h. */
 const TTL_MS = 4 * 3600 * 1000;
@@ -95,7 +117,7 @@ export class Monitors {
   }
 
   async handle(conn: Conn, msg: MonitorRequest): Promise<void> {
-    const fail = (code: string, message: string) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message });
+    const fail = (code: string, message: string, params?: Record<string, string>) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message, ...(params ? { params } : {}) });
     const ack = (extra: Record<string, unknown> = {}) => this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...extra } as ServerMsg);
     switch (msg.type) {
       case 'monitor.start':
@@ -106,6 +128,15 @@ export class Monitors {
         if (m.supervisorConn !== conn.id) return fail('FORBIDDEN', "only this monitor's supervisor changes its mode");
         // Ended meanwhile (on any node): do not write it back.
         if ((await this.o.store.get(`monitor-ended:${m.monitorId}`)) !== null) return fail('NOT_FOUND', 'the monitor has ended');
+        if (m.anchor && msg.mode === 'whisper') return fail('CONFLICT', WHISPER_ON_ANCHOR, { reason: 'WHISPER_ON_ANCHOR' });
+        // The room takes the supervisor's voice only in barge (listen: heard by nobody).
+        if (m.anchor && this.o.anchor) {
+          const muted = await this.o.anchor.setAgentMuted(m.wacid, monitorLeg(m), msg.mode !== 'barge', m.anchor).then(() => true, (err: unknown) => {
+            this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg mute failed');
+            return false;
+          });
+          if (!muted) return fail('UNAVAILABLE', 'the media server did not change the mode; try again');
+        }
         const next = { ...m, mode: msg.mode };
         await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
         ack();
@@ -128,6 +159,20 @@ export class Monitors {
           await this.end(m, msg.reason ?? (fromAgent ? 'failed' : 'stopped'));
           return;
         }
+        if (m.anchor) {
+          // Janus offered the supervisor's leg; its answer completes it (the agent's tab signals nothing).
+          if (fromAgent || !this.o.anchor) return fail('BAD_REQUEST', 'kind: this monitor is on the media anchor; only the supervisor answers');
+          try {
+            await this.o.anchor.agentAnswer(m.wacid, msg.sdp!, monitorLeg(m));
+          } catch (err) {
+            fail('UNAVAILABLE', 'the media server did not take the answer');
+            await this.end(m, 'failed');
+            this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg answer failed');
+            return;
+          }
+          ack();
+          return;
+        }
         const { id: _id, ...relayed } = msg;
         this.o.hub.toConn(fromAgent ? m.supervisorConn : m.agentConn, relayed);
         ack();
@@ -136,7 +181,7 @@ export class Monitors {
     }
   }
 
-  private async start(conn: Conn, msg: Extract<MonitorRequest, { type: 'monitor.start' }>, fail: (code: string, message: string) => void, ack: (extra?: Record<string, unknown>) => void): Promise<void> {
+  private async start(conn: Conn, msg: Extract<MonitorRequest, { type: 'monitor.start' }>, fail: (code: string, message: string, params?: Record<string, string>) => void, ack: (extra?: Record<string, unknown>) => void): Promise<void> {
     const { store } = this.o;
     if (!conn.user.roles.includes('supervisor')) return fail('FORBIDDEN', 'only supervisors monitor calls');
     const rec = await store.getCall(msg.wacid);
@@ -144,12 +189,16 @@ export class Monitors {
     const agent = typeof rec.agent === 'string' ? rec.agent : undefined;
     const answeredOn = typeof rec.conn === 'string' ? rec.conn : undefined;
     if (rec.state !== 'active' || !agent || !answeredOn) return fail('CONFLICT', 'the call is not live with an agent');
+    const room = this.o.anchor ? fromRecord(rec).anchor : undefined;
+    if (room && msg.mode === 'whisper') return fail('CONFLICT', WHISPER_ON_ANCHOR, { reason: 'WHISPER_ON_ANCHOR' });
     const agentConn = await this.holdingConn(agent, answeredOn);
-    if (!agentConn) return fail('CONFLICT', "the agent's tab holding the call is not connected");
-    if (agentConn === conn.id) return fail('CONFLICT', 'you hold this call yourself');
-    const m: Monitor = { monitorId: randomUUID(), wacid: msg.wacid, mode: msg.mode, supervisor: conn.user.name, supervisorConn: conn.id, agent, agentConn };
-    // Claims in order, each undone when a later one fails (nothing left stuck).
-    const claims = [`monitor-call:${m.wacid}`, `monitor-conn:${conn.id}`, `monitor-conn:${agentConn}`];
+    // On the anchor the agent's tab only shows the monitor: it may be reloading meanwhile.
+    if (!agentConn && !room) return fail('CONFLICT', "the agent's tab holding the call is not connected");
+    if (agentConn === conn.id || (room && agent === conn.user.name)) return fail('CONFLICT', 'you hold this call yourself');
+    const m: Monitor = { monitorId: randomUUID(), wacid: msg.wacid, mode: msg.mode, supervisor: conn.user.name, supervisorConn: conn.id, agent, agentConn: agentConn ?? '', ...(room ? { anchor: room } : {}) };
+    // Claims in order, each undone when a later one fails (nothing left stuck). On the
+    // anchor the agent's tab is not a side: its closing does not end the monitor.
+    const claims = [`monitor-call:${m.wacid}`, `monitor-conn:${conn.id}`, ...(room ? [] : [`monitor-conn:${agentConn}`])];
     const why = ['the call is already monitored', 'this tab already monitors a call; stop it first', "the agent's tab is already monitored"];
     for (let i = 0; i < claims.length; i++) {
       if (!(await store.setNX(claims[i]!, m.monitorId, TTL_MS))) {
@@ -158,10 +207,21 @@ export class Monitors {
       }
     }
     await store.set(`monitor:${m.monitorId}`, JSON.stringify(m), TTL_MS);
+    let offer: string | undefined;
+    if (room && this.o.anchor) {
+      try {
+        offer = await this.o.anchor.agentOffer(m.wacid, monitorLeg(m), room, false, m.mode !== 'barge');
+      } catch (err) {
+        this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg could not join the room');
+        await this.end(m, 'failed', conn.id);
+        return fail('UNAVAILABLE', 'the media server did not open a leg for monitoring; try again');
+      }
+    }
     ack({ monitorId: m.monitorId });
-    const frame = { type: 'monitor.started' as const, monitorId: m.monitorId, wacid: m.wacid, mode: m.mode, supervisor: m.supervisor, agent: m.agent };
-    this.o.hub.toConn(m.agentConn, { ...frame, side: 'agent', shown: monitorShown(m.mode, this.o.showListening) });
+    const frame = { type: 'monitor.started' as const, monitorId: m.monitorId, wacid: m.wacid, mode: m.mode, supervisor: m.supervisor, agent: m.agent, ...(room ? { via: 'anchor' as const } : {}) };
+    if (m.agentConn) this.o.hub.toConn(m.agentConn, { ...frame, side: 'agent', shown: monitorShown(m.mode, this.o.showListening) });
     this.o.hub.toConn(m.supervisorConn, { ...frame, side: 'supervisor', shown: true });
+    if (offer !== undefined) this.o.hub.toConn(m.supervisorConn, { type: 'monitor.signal', monitorId: m.monitorId, kind: 'offer', sdp: offer });
     this.timeline(m, `monitor:${m.monitorId}:started`, 'monitor.started', { supervisor: m.supervisor, mode: m.mode });
     this.o.audit?.({ action: 'monitor.start', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { mode: m.mode, monitorId: m.monitorId } });
     this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, supervisor: m.supervisor, mode: m.mode }, 'monitor started');
@@ -183,9 +243,11 @@ export class Monitors {
   private async end(m: Monitor, reason: MonitorEndReason, gone?: string): Promise<void> {
     const { store, hub } = this.o;
     if (!(await store.setNX(`monitor-ended:${m.monitorId}`, reason, TTL_MS))) return;
-    await Promise.all([`monitor:${m.monitorId}`, `monitor-call:${m.wacid}`, `monitor-conn:${m.supervisorConn}`, `monitor-conn:${m.agentConn}`].map((k) => store.del(k)));
+    await Promise.all([`monitor:${m.monitorId}`, `monitor-call:${m.wacid}`, `monitor-conn:${m.supervisorConn}`, ...(m.anchor ? [] : [`monitor-conn:${m.agentConn}`])].map((k) => store.del(k)));
+    // The supervisor's leg leaves the room (the call's end destroys the room anyway).
+    if (m.anchor && this.o.anchor && reason !== 'call-ended') await this.o.anchor.dropAgent(m.wacid, m.anchor, monitorLeg(m)).catch((err: unknown) => this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg did not leave the room'));
     const frame: ServerMsg = { type: 'monitor.ended', monitorId: m.monitorId, wacid: m.wacid, reason };
-    for (const c of [m.agentConn, m.supervisorConn]) if (c !== gone) hub.toConn(c, frame);
+    for (const c of [m.agentConn, m.supervisorConn]) if (c && c !== gone) hub.toConn(c, frame);
     this.timeline(m, `monitor:${m.monitorId}:ended`, 'monitor.ended', { reason });
     this.o.audit?.({ action: 'monitor.stop', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { reason, monitorId: m.monitorId } });
     this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, reason }, 'monitor ended');

@@ -221,7 +221,7 @@ const ERRORS: Record<string, MessageKey> = {
   BAD_RESPONSE: 'error.BAD_RESPONSE',
 };
 
-/** Why a dial or a permission request was refused (`params.reason`: the permission budget's code). */
+/** Why a dial, a permission request or a monitor mode was refused (`params.reason`: the permission budget's code, or monitoring's). */
 const REFUSALS: Record<string, MessageKey> = {
   REJECTED: 'refusal.REJECTED',
   EXPIRED: 'refusal.EXPIRED',
@@ -230,6 +230,7 @@ const REFUSALS: Record<string, MessageKey> = {
   ALREADY_GRANTED: 'refusal.ALREADY_GRANTED',
   REJECTED_RECENTLY: 'refusal.REJECTED_RECENTLY',
   RATION: 'refusal.RATION',
+  WHISPER_ON_ANCHOR: 'refusal.WHISPER_ON_ANCHOR',
 };
 
 export interface ServerRefusal {

@@ -81,6 +81,18 @@ describe('monitor controller', () => {
     expect(c.entries.size).toBe(0);
   });
 
+  test('on the media anchor (via anchor) the agent side builds nothing and sends nothing: it shows the monitor until it ends', async () => {
+    const { c, sent, made } = setup({ holds: [] });
+    c.onServer({ ...(started('agent', 'm1', 'w1') as Extract<ServerMsg, { type: 'monitor.started' }>), shown: true, via: 'anchor' });
+    await tick();
+    expect(made).toEqual([]);
+    expect(sent).toEqual([]);
+    expect(c.forCall('w1').map((e) => [e.monitorId, e.shown])).toEqual([['m1', true]]);
+    c.onServer({ type: 'monitor.mode', monitorId: 'm1', wacid: 'w1', mode: 'barge', shown: true });
+    c.onServer({ type: 'monitor.ended', monitorId: 'm1', wacid: 'w1', reason: 'stopped' });
+    expect(c.entries.size).toBe(0);
+  });
+
   test('the agent side refuses a monitor of a call this tab does not hold: end(failed) to the server, nothing built', async () => {
     const { c, sent, made } = setup({ holds: [] });
     c.onServer(started('agent', 'm1', 'w9'));

@@ -108,7 +108,11 @@ export class MonitorController {
     this.deps.onChange();
     const base = { monitorId: msg.monitorId, mode: msg.mode as MonitorMode, ctx: this.deps.audioContext(), signaling, onChange: () => this.onMonitorChange(msg.monitorId) };
     try {
-      if (msg.side === 'agent') {
+      if (msg.side === 'agent' && msg.via === 'anchor') {
+        // The supervisor has a leg of its own in the call's room: this tab only shows the monitor.
+        this.onMonitorChange(msg.monitorId);
+        return;
+      } else if (msg.side === 'agent') {
         const call = this.deps.callAudio?.(msg.wacid);
         // Not this tab's call (another tab holds it): refuse, the call is untouched.
         if (!call) throw new Error(`this tab does not hold call ${msg.wacid}`);
