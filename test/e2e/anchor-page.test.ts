@@ -10,6 +10,12 @@
  * same call back in the same room within 5 s; a broken network path of the page's leg is
  * replaced by a new leg in the same room, the same call; hold plays the music to the caller
  * and keeps the agent out of the mix. Figures are printed.
+ *
+ * Monitoring on the anchor: a supervisor page (a second Chromium whose microphone plays
+ * 1100 Hz) gets its own leg into the call's room — no browser relays for another: it hears
+ * the caller and the agent; listening, the caller and the agent do not hear it (its leg is
+ * muted in the room); barge lets both hear it; whisper is refused in words; the agent's
+ * reload does not end the monitor.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +36,7 @@ import { emulatorCall, emulatorRequest, PASSWORD, sleep, startBridge, until, typ
 
 const CALLER_HZ = 440;
 const AGENT_HZ = 730;
+const SUPERVISOR_HZ = 1100;
 const HEARD = 0.03;
 const SILENT = 0.01;
 
@@ -38,6 +45,7 @@ let ns: Netns;
 let janus: TestJanus;
 let assets: Map<string, WebAsset>;
 let browser: Browser;
+let supBrowser: Browser | undefined;
 let bridge: Bridge | undefined;
 const pageErrors: string[] = [];
 
@@ -57,6 +65,7 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await browser?.close();
+  await supBrowser?.close();
   await janus?.close();
   await ns?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -64,7 +73,7 @@ afterAll(async () => {
 });
 
 async function start(env: Record<string, string> = {}): Promise<Bridge> {
-  bridge = await startBridge({ assets, agents: ['agent1'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', ...env } });
+  bridge = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'], env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', ...env } });
   return bridge;
 }
 
@@ -95,10 +104,10 @@ async function answered(page: Page): Promise<string> {
   return wacid;
 }
 
-async function callerHears(wacid: string, ms = 400): Promise<{ agent: number; music: number }> {
-  const r = await emulatorRequest(bridge!.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ},${BED_HZ}&ms=${ms}`);
-  const [agent, music] = r.levels as number[];
-  return { agent: agent!, music: music! };
+async function callerHears(wacid: string, ms = 400): Promise<{ agent: number; music: number; supervisor: number }> {
+  const r = await emulatorRequest(bridge!.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ},${BED_HZ},${SUPERVISOR_HZ}&ms=${ms}`);
+  const [agent, music, supervisor] = r.levels as number[];
+  return { agent: agent!, music: music!, supervisor: supervisor! };
 }
 
 /** The track the page's leg sends (a new leg sends a new clone of the microphone). */
@@ -205,4 +214,67 @@ describe('anchor mode: the agent page joins the call\'s room', () => {
     expect(fromRecord((await bridge!.store.getCall(wacid))!)).toMatchObject({ state: 'active', anchor: before.anchor });
     console.log(`anchor page: the network gone → the caller hears the agent through the page's new leg ${renewMs} ms later`);
   }, 90_000);
+});
+
+describe('anchor mode: monitoring in the room', () => {
+  type Levels = { caller: number; agent: number; supervisor: number };
+  const supHears = (sup: Page, wacid: string): Promise<Levels> =>
+    sup.evaluate(async ([w, hz]) => {
+      const [caller, agent, supervisor] = (window as unknown as { __switchboard: { monitor: { tones(w: string, hz: number[]): number[] } } }).__switchboard.monitor.tones(w, hz);
+      return { caller: caller!, agent: agent!, supervisor: supervisor! };
+    }, [wacid, [CALLER_HZ, AGENT_HZ, SUPERVISOR_HZ] as number[]] as const);
+  const monitorLegs = async (wacid: string) => (await bridge!.sb.anchor!.participants(wacid)).filter((p) => p.display.startsWith('monitor:boss:'));
+
+  it('the supervisor joins the room: listening hears caller and agent and is heard by nobody; barge is heard by the caller; whisper is refused in words; the agent\'s reload does not end it; stop leaves the room', async () => {
+    const { page, wacid } = await talking();
+    supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
+    const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    sup.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
+    await sup.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
+    await sup.getByTestId('login-name').fill('boss');
+    await sup.getByTestId('login-password').fill(PASSWORD);
+    await sup.getByTestId('login-submit').click();
+    await sup.waitForURL(`${bridge!.url}/supervisor`);
+    const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row.getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).click({ timeout: 15_000 });
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="listen"]').waitFor({ timeout: 20_000 });
+
+    // Listen: the supervisor hears both; the room takes nothing from it.
+    await until('the supervisor hears the caller and the agent', async () => {
+      const h = await supHears(sup, wacid);
+      return h.caller > HEARD && h.agent > HEARD ? h : undefined;
+    }, 15_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
+    expect((await callerHears(wacid, 600)).supervisor).toBeLessThan(SILENT);
+    // The agent's page sends nothing for the monitor: it keeps one peer connection, its call's leg.
+    expect(await page.evaluate(() => (window as unknown as { __monitor?: { path(): Promise<string | null> } }).__monitor?.path() ?? Promise.resolve(null))).toBeNull();
+
+    // Whisper: refused in words, the monitor stays in listen.
+    await row.getByTestId('monitor-whisper').click();
+    const banner = sup.locator('[data-testid="error-banner"]:not([hidden])');
+    await banner.waitFor({ timeout: 10_000 });
+    await expect(banner.textContent()).resolves.toMatch(/Whisper is not available on this call: it is held on the media server/);
+    expect(await row.locator('[data-testid="monitoring"]').getAttribute('data-mode')).toBe('listen');
+
+    // Barge: the caller hears the supervisor.
+    await row.getByTestId('monitor-barge').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="barge"]').waitFor({ timeout: 10_000 });
+    await until('the caller hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor > HEARD ? true : undefined), 10_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: false })]);
+    await row.getByTestId('monitor-listen').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="listen"]').waitFor({ timeout: 10_000 });
+    await until('the caller no longer hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor < SILENT ? true : undefined), 10_000);
+
+    // The agent reloads: the monitor goes on, and hears the agent again once the page is back.
+    await page.reload();
+    await page.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+    await until('the caller hears the agent again', async () => ((await callerHears(wacid, 200)).agent > HEARD ? true : undefined), 10_000);
+    await until('the supervisor hears the agent again', async () => ((await supHears(sup, wacid)).agent > HEARD ? true : undefined), 10_000);
+    expect(await row.locator('[data-testid="monitoring"]').getAttribute('data-phase')).toBe('live');
+
+    // Stop: the supervisor's leg leaves the room; the call goes on.
+    await row.getByTestId('monitor-stop').click();
+    await until('the monitor leg is gone', async () => ((await monitorLegs(wacid)).length === 0 ? true : undefined), 10_000);
+    expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
+  }, 150_000);
 });
