@@ -92,7 +92,10 @@ describe.each([
     const t = performance.now();
     for (let i = 0; i < 50; i++) for (const f of factsOf(tag, i)) queue.enqueue(f);
     const enqueueMs = performance.now() - t;
-    expect(enqueueMs).toBeLessThan(50);
+    // Waiting on the database even once would cost its 500 ms connect timeout; the bound is
+    // below that, and far above what 250 in-memory appends take on a loaded machine (a 50 ms
+    // bound failed under a full suite run at load 12).
+    expect(enqueueMs).toBeLessThan(400);
     await queue.flush();
 
     await until('history condition', () => !writer.status().healthy, 10_000);
