@@ -30,7 +30,12 @@ function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, PORT: '0', LOG_LEVEL: 'info', ARCHIVE_DIR: `${root}/data/test-archive-${process.pid}`, DATA_DIR: tempDataDir(), ...extra };
 }
 
-function waitForUrl(p: ChildProcess, timeoutMs = 60_000): Promise<{ url: string; out: () => string }> {
+/**
+ * 150 s: the first `npm start` of a fresh clone builds (tsc over the project, the pages) and,
+ * with `janus` on the PATH, starts a private Janus before it listens; on a loaded 2-core
+ * machine that took more than 60 s (a full run at load 12).
+ */
+function waitForUrl(p: ChildProcess, timeoutMs = 150_000): Promise<{ url: string; out: () => string }> {
   let out = '';
   p.stdout?.on('data', (d) => (out += String(d)));
   p.stderr?.on('data', (d) => (out += String(d)));
@@ -137,7 +142,7 @@ describe('the server process', () => {
       }
       await exited(p);
     }
-  }, 90_000);
+  }, 200_000);
 
   it('SIGTERM: stops accepting, finishes the request in flight, closes and exits 0', async () => {
     const secret = 'whsec_main_test_secret_0001';
@@ -213,7 +218,7 @@ describe('the server process', () => {
     } finally {
       await run.done();
     }
-  }, 90_000);
+  }, 200_000);
 
   it('a second Ctrl-C a few seconds into the drain exits at once', async () => {
     const run = await withHungDownloads({ file: 'npm', args: ['start', '--silent'], detached: true });
@@ -232,7 +237,7 @@ describe('the server process', () => {
     } finally {
       await run.done();
     }
-  }, 90_000);
+  }, 200_000);
 
   it('an invalid variable stops the start with one line naming it and the rule, exit 1', async () => {
     const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
