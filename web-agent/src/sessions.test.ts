@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { inLanguage } from './i18n/testing.ts';
 import { initialSessions, reduceSessions } from './sessions.ts';
+
+inLanguage('en');
 
 const session = (id: string, current?: true) => ({ id, device: 'Chrome 120 on Linux', address: '127.0.0.1', since: 1, expiresAt: 2, ...(current ? { current } : {}) });
 

@@ -4,6 +4,7 @@
  * name. `/account` runs the requests the state's events come from and draws from it.
  */
 import { z } from 'zod';
+import { t } from './i18n/index.ts';
 
 export const SessionInfo = z.object({ id: z.string(), device: z.string(), address: z.string(), since: z.number(), expiresAt: z.number(), current: z.literal(true).optional() });
 export type SessionInfo = z.infer<typeof SessionInfo>;
@@ -41,7 +42,7 @@ export function reduceSessions(s: SessionsState, ev: SessionsEvent): SessionsSta
       return {
         ...s,
         busy: false,
-        notice: `${ev.count} session${ev.count === 1 ? '' : 's'} ended${ev.whose ? ` for ${ev.whose}` : ''}.`,
+        notice: ev.whose ? t('account.endedFor', { n: ev.count, name: ev.whose }) : t('account.ended', { n: ev.count }),
         ...(ev.whose && s.other?.name === ev.whose ? { other: { name: ev.whose, items: [] } } : {}),
       };
     case 'failed':
