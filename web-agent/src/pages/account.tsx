@@ -13,7 +13,7 @@ import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, getJson, getMe, goToLogin, type Me } from '../api.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
-import { SessionList, initialSessions, reduceSessions, type SessionInfo, type SessionsEvent, type SessionsState } from '../sessions.ts';
+import { SessionList, deviceWords, initialSessions, reduceSessions, type SessionInfo, type SessionsEvent, type SessionsState } from '../sessions.ts';
 import { mayOpen, renderShell } from '../ui/shell.tsx';
 import { connectPage } from './connect-page.ts';
 
@@ -109,7 +109,7 @@ function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: 
           {items.map((s) => (
             <tr key={s.id} data-testid="session" data-current={s.current ? 'true' : 'false'}>
               <td>
-                {s.device}
+                {deviceWords(s)}
                 {s.current && <strong> {t('account.thisOne')}</strong>}
               </td>
               <td dir="ltr">{s.address}</td>
