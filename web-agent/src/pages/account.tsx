@@ -33,6 +33,13 @@ function act(ev: SessionsEvent): void {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** The server's session list, checked (an answer of another shape is worded, not zod's English). */
+function sessionList(body: unknown): SessionInfo[] {
+  const r = SessionList.safeParse(body);
+  if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
+  return r.data.items;
+}
+
 async function send(method: 'POST' | 'DELETE', path: string): Promise<number> {
   const res = await fetch(path, { method, credentials: 'same-origin', headers: { accept: 'application/json' } });
   const body = (await res.json().catch(() => undefined)) as { ended?: number; error?: { message?: string; code?: string } } | undefined;
@@ -43,7 +50,7 @@ async function send(method: 'POST' | 'DELETE', path: string): Promise<number> {
 async function loadMine(): Promise<void> {
   act({ type: 'busy' });
   try {
-    act({ type: 'mine', items: SessionList.parse(await getJson('/api/sessions')).items });
+    act({ type: 'mine', items: sessionList(await getJson('/api/sessions')) });
   } catch (e) {
     act({ type: 'failed', message: t('account.readFailed', { why: message(e) }) });
   }
@@ -72,7 +79,7 @@ async function endOne(id: string): Promise<void> {
 async function lookUp(name: string): Promise<void> {
   act({ type: 'busy' });
   try {
-    act({ type: 'other', name, items: SessionList.parse(await getJson(`/api/users/${encodeURIComponent(name)}/sessions`)).items });
+    act({ type: 'other', name, items: sessionList(await getJson(`/api/users/${encodeURIComponent(name)}/sessions`)) });
   } catch (e) {
     act({ type: 'failed', message: message(e) });
   }

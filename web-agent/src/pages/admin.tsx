@@ -44,7 +44,9 @@ const roleWord = (r: string): string => (r in ROLE_WORDS ? t(ROLE_WORDS[r as (ty
 
 async function load(): Promise<void> {
   try {
-    act({ type: 'loaded', dir: Directory.parse(await getJson('/api/admin/directory')) });
+    const r = Directory.safeParse(await getJson('/api/admin/directory'));
+    if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
+    act({ type: 'loaded', dir: r.data });
   } catch (e) {
     act({ type: 'failed', message: t('admin.readFailed', { why: message(e) }) });
   }
