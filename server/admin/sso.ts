@@ -24,7 +24,7 @@ import { NAME_RULE } from '../../shared/admin.ts';
 import { Role } from '../../shared/protocol.ts';
 import type { Audit } from '../audit/trail.ts';
 import { clientAddress, type AuthEnv } from '../auth/index.ts';
-import { deviceOf } from '../auth/device.ts';
+import { deviceOf, devicePartsOf } from '../auth/device.ts';
 import { sessionCookie, type Sessions } from '../auth/session.ts';
 import type { Users } from '../auth/users.ts';
 import type { SsoSettings } from '../config/config.ts';
@@ -178,7 +178,7 @@ export function createSso(o: SsoOptions): { routes: Hono<AuthEnv> } {
     const subject = `${o.settings.issuer}|${String(claims.sub)}`;
     try {
       const name = await userFor(subject, claims);
-      const cookie = await o.sessions.create(name, o.users.passwordHashOf(name), { device: deviceOf(c.req.header('user-agent')), address });
+      const cookie = await o.sessions.create(name, o.users.passwordHashOf(name), { device: deviceOf(c.req.header('user-agent')), address, parts: devicePartsOf(c.req.header('user-agent')) });
       o.audit({ action: 'login.success', actor: name, address, detail: { via: 'sso' } });
       o.log.info({ user: name }, 'login (single sign-on)');
       c.header('Set-Cookie', sessionCookie(cookie, { secure, maxAgeS: Math.floor(o.sessions.ttlMs / 1000) }), { append: true });

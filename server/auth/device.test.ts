@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deviceOf } from './device.ts';
+import { deviceOf, devicePartsOf } from './device.ts';
 
 describe('deviceOf: a session\'s device in words', () => {
   it.each([
@@ -16,5 +16,11 @@ describe('deviceOf: a session\'s device in words', () => {
     ['Mozilla/5.0 (X11; Linux x86_64) SomethingNew/1.0', 'a browser on Linux'],
   ])('%s → %s', (ua, words) => {
     expect(deviceOf(ua)).toBe(words);
+  });
+  it('as names without words, for pages to word in their language', () => {
+    expect(devicePartsOf('Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36')).toEqual({ browser: 'Chrome 120', system: 'Linux' });
+    expect(devicePartsOf('node')).toEqual({ program: true });
+    expect(devicePartsOf('Mozilla/5.0 (X11; Linux x86_64) SomethingNew/1.0')).toEqual({ system: 'Linux' });
+    expect(devicePartsOf(undefined)).toEqual({});
   });
 });

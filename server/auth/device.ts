@@ -23,17 +23,37 @@ const SYSTEMS: Array<[RegExp, string]> = [
   [/Linux/, 'Linux'],
 ];
 
-export function deviceOf(userAgent: string | undefined): string {
-  if (!userAgent) return 'unknown device';
+/**
+ * The device as names without words, for pages to word in the user's language: the browser
+ * with its major version ("Chrome 120"), the system ("Linux"), or `program` for a client
+ * that is not a browser. Empty when the User-Agent says nothing known.
+ */
+export interface DeviceParts {
+  browser?: string;
+  system?: string;
+  program?: true;
+}
+
+export function devicePartsOf(userAgent: string | undefined): DeviceParts {
+  if (!userAgent) return {};
   let browser: string | undefined;
+  let program = false;
   for (const [re, name] of BROWSERS) {
     const m = re.exec(userAgent);
     if (m) {
-      browser = m[1] ? `${name} ${m[1]}` : name;
+      if (name === 'a program') program = true;
+      else browser = m[1] ? `${name} ${m[1]}` : name;
       break;
     }
   }
   const system = SYSTEMS.find(([re]) => re.test(userAgent))?.[1];
+  return { ...(browser ? { browser } : {}), ...(system ? { system } : {}), ...(program ? { program: true as const } : {}) };
+}
+
+/** The device in English words (programs and logs; pages word `devicePartsOf` themselves). */
+export function deviceOf(userAgent: string | undefined): string {
+  const { browser, system, program } = devicePartsOf(userAgent);
+  if (program) return 'a program';
   if (browser && system) return `${browser} on ${system}`;
   return browser ?? (system ? `a browser on ${system}` : 'unknown device');
 }

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import { HttpBadRequest, HttpError, HttpForbidden, HttpNotFound, HttpTooManyRequests, HttpUnauthorized } from '../ops/errors.ts';
-import { deviceOf } from './device.ts';
+import { deviceOf, devicePartsOf } from './device.ts';
 import type { Rations } from '../store/rations.ts';
 import { SESSION_COOKIE, Sessions, clearedCookie, hostAllowed, readCookie, sameOrigin, sessionCookie, type OriginPolicy, type Session } from './session.ts';
 import type { Users } from './users.ts';
@@ -211,7 +211,7 @@ export function createAuth(deps: AuthOptions): Auth {
       throw new HttpUnauthorized('wrong name or password');
     }
     await giveBack();
-    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name), { device: deviceOf(c.req.header('user-agent')), address });
+    const cookie = await sessions.create(user.name, users.passwordHashOf(user.name), { device: deviceOf(c.req.header('user-agent')), address, parts: devicePartsOf(c.req.header('user-agent')) });
     c.header('Set-Cookie', sessionCookie(cookie, { secure: secure(c), maxAgeS: Math.floor(sessions.ttlMs / 1000) }));
     log.info({ user: user.name }, 'login');
     audit({ action: 'login.success', actor: user.name, address });

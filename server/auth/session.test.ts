@@ -45,7 +45,7 @@ describe("a user's sessions (list, end one, end all)", () => {
     const ended: string[] = [];
     await store.subscribe(SESSION_ENDED_CHANNEL, (sid) => ended.push(sid));
     const sid = (cookie: string) => cookie.split('.')[0]!;
-    const a1 = await sessions.create('ann', 'hash-1', { device: 'Chrome 120 on Linux', address: '10.0.0.1' });
+    const a1 = await sessions.create('ann', 'hash-1', { device: 'Chrome 120 on Linux', address: '10.0.0.1', parts: { browser: 'Chrome 120', system: 'Linux' } });
     t += 1000;
     const a2 = await sessions.create('ann', 'hash-1', { device: 'a program', address: '10.0.0.2' });
     const old = await sessions.create('ann', 'hash-0', { device: 'Firefox 120 on Windows', address: '10.0.0.3' });
@@ -53,7 +53,7 @@ describe("a user's sessions (list, end one, end all)", () => {
     const now = sessions.fingerprint('hash-1');
     const listed = await sessions.list('ann', sid(a2), now);
     expect(listed).toEqual([
-      { id: sessions.tag(sid(a1)), device: 'Chrome 120 on Linux', address: '10.0.0.1', since: t0, expiresAt: t0 + 3_600_000 },
+      { id: sessions.tag(sid(a1)), device: 'Chrome 120 on Linux', browser: 'Chrome 120', system: 'Linux', address: '10.0.0.1', since: t0, expiresAt: t0 + 3_600_000 },
       { id: sessions.tag(sid(a2)), device: 'a program', address: '10.0.0.2', since: t0 + 1000, expiresAt: t0 + 3_601_000, current: true },
     ]);
     expect(JSON.stringify(listed)).not.toContain(sid(a1));

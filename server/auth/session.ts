@@ -11,6 +11,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { KeyValue } from '../store/kv.ts';
+import type { DeviceParts } from './device.ts';
 import type { PubSub } from '../store/pubsub.ts';
 
 export const SESSION_COOKIE = 'sb_session';
@@ -32,12 +33,18 @@ export interface SessionOrigin {
   /** In words, from the User-Agent (`deviceOf`). */
   device: string;
   address: string;
+  /** The same as names, for pages to word in their language (`devicePartsOf`). */
+  parts?: DeviceParts | undefined;
 }
 
 /** One session as its user (or an admin) sees it: `id` is a tag of the session id, never the id itself. */
 export interface SessionInfo {
   id: string;
   device: string;
+  /** The device as names (sessions opened before these were kept have `device` only). */
+  browser?: string;
+  system?: string;
+  program?: true;
   address: string;
   /** Epoch ms it was opened. */
   since: number;
@@ -78,6 +85,7 @@ export class Sessions {
       exp: at + this.ttlMs,
       ...(passwordHash !== undefined ? { pw: this.fingerprint(passwordHash) } : {}),
       ...(origin ? { ua: origin.device.slice(0, 100), ip: origin.address.slice(0, 100) } : {}),
+      ...(origin?.parts ? { dv: { b: origin.parts.browser?.slice(0, 60), s: origin.parts.system?.slice(0, 60), p: origin.parts.program } } : {}),
       at,
     };
     await this.store.set(`session:${sid}`, JSON.stringify(value), this.ttlMs);
@@ -100,7 +108,7 @@ export class Sessions {
     const gone: string[] = [];
     for (const sid of await this.store.indexMembers(indexOf(user), this.now())) {
       const raw = await this.store.get(`session:${sid}`);
-      let v: { u?: unknown; exp?: unknown; pw?: unknown; ua?: unknown; ip?: unknown; at?: unknown } | undefined;
+      let v: { u?: unknown; exp?: unknown; pw?: unknown; ua?: unknown; ip?: unknown; at?: unknown; dv?: { b?: unknown; s?: unknown; p?: unknown } } | undefined;
       try {
         v = raw === null ? undefined : (JSON.parse(raw) as typeof v);
       } catch {
@@ -115,6 +123,9 @@ export class Sessions {
       out.push({
         id: this.tag(sid),
         device: typeof v.ua === 'string' ? v.ua : 'unknown device',
+        ...(typeof v.dv?.b === 'string' ? { browser: v.dv.b } : {}),
+        ...(typeof v.dv?.s === 'string' ? { system: v.dv.s } : {}),
+        ...(v.dv?.p === true ? { program: true as const } : {}),
         address: typeof v.ip === 'string' ? v.ip : 'unknown',
         since: typeof v.at === 'number' ? v.at : v.exp - this.ttlMs,
         expiresAt: v.exp,

@@ -9,7 +9,7 @@
  * - screenshots (agent ringing and in wrap-up in each language, the supervisor page in
  *   Arabic and in the dark theme, desktop and phone) in screenshots/i18n/ (gitignored).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
@@ -93,6 +93,30 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
   expect(await wide(), `${name} at ${PHONE.width} px`).toBeLessThanOrEqual(0);
   await page.setViewportSize(DESKTOP);
+}
+
+const catalogue = (l: Language): Record<string, string> => JSON.parse(readFileSync(join(process.cwd(), 'web-agent', 'src', 'i18n', `${l}.json`), 'utf8')) as Record<string, string>;
+
+/**
+ * A page in another language shows none of the catalogue's English sentences (every English
+ * message of two words or more without placeholders, other than the language's own), and the
+ * elements named show the language's catalogue words (`testid or #id` → key).
+ */
+async function englishLeft(page: Page, l: Language, what: string, expected: Record<string, string>): Promise<string[]> {
+  const en = catalogue('en');
+  const own = catalogue(l);
+  const out: string[] = [];
+  for (const [sel, key] of Object.entries(expected)) {
+    const loc = sel.startsWith('#') ? page.locator(sel) : page.getByTestId(sel);
+    const want = own[key];
+    const ok = await until(`${what}: ${sel} says ${key}`, async () => ((await loc.textContent())?.trim() === want ? true : undefined), 10_000).catch(() => false);
+    if (!ok) out.push(`${what}: ${sel} shows "${(await loc.textContent())?.trim()}" instead of ${key} "${want}"`);
+  }
+  const text = await page.evaluate(() => document.body.innerText);
+  for (const [key, words] of Object.entries(en)) {
+    if (words.includes(' ') && !words.includes('{') && words !== own[key] && text.includes(words)) out.push(`${what}: "${words}" (${key}) in English`);
+  }
+  return out;
 }
 
 const active = (page: Page) => page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? document.activeElement?.tagName ?? '');
@@ -268,16 +292,23 @@ describe('axe-core: no serious or critical violation', () => {
     await archive.locator(`[data-testid="search-result"][data-wacid="${wacid}"] [data-testid="result-open"]`).click();
     await archive.locator(`[data-testid="call-detail"][data-state="ready"]`).waitFor({ timeout: 15_000 });
     found.push(...(await axe(archive, 'archive with a call open')));
+    // In Arabic, these pages say nothing in English (codes, numbers and names aside).
+    const english: string[] = [];
+    if (l !== 'en') english.push(...(await englishLeft(archive, l, 'archive', { 'search-submit': 'archive.search', '#search-title': 'archive.title', 'detail-close': 'archive.back' })));
     const preflight = await open(bossOf(l), '/preflight');
     await preflight.waitForTimeout(1_500);
     found.push(...(await axe(preflight, 'preflight')));
+    if (l !== 'en') english.push(...(await englishLeft(preflight, l, 'preflight', { '#preflight-title': 'preflight.title' })));
     const audit = await open('root', '/admin/audit');
     await audit.waitForTimeout(1_000);
     found.push(...(await axe(audit, 'audit')));
+    if (l !== 'en') english.push(...(await englishLeft(audit, l, 'audit', { 'audit-search': 'audit.search', 'audit-csv': 'audit.csv' })));
     const account = await open(agentOf(l), '/account');
     await account.locator('[data-testid="my-sessions"][data-loaded="true"]').waitFor({ timeout: 10_000 });
     found.push(...(await axe(account, 'account')));
+    if (l !== 'en') english.push(...(await englishLeft(account, l, 'account', { '#sessions-title': 'account.title', 'sign-out-everywhere': 'account.signOutEverywhere' })));
     expect(found).toEqual([]);
+    expect(english).toEqual([]);
   }, 240_000);
 });
 

@@ -7,6 +7,7 @@
  */
 import { CALL_DIRECTIONS, CALL_OUTCOMES, CALL_SEARCH_FIELDS, type CallDetail, type CallOutcome, type CallRecord, type CallSearchField, type MediaKind, type MediaRecord } from '../../shared/records.ts';
 import { parseCallee } from './callback.ts';
+import { locale, t, type MessageKey } from './i18n/index.ts';
 import type { Transcript } from './transcript.ts';
 
 /** The form as typed ('' = no filter). `from`/`to` are `datetime-local` values (local time, no zone). */
@@ -52,24 +53,24 @@ export function filtersToQuery(f: Filters): { ok: true; query: string } | { ok: 
     let value = raw;
     if (field === 'from' || field === 'to') {
       const iso = localToIso(raw);
-      if (!iso) return { ok: false, error: { field, message: `${field === 'from' ? 'From' : 'To'}: not a date and time.` } };
+      if (!iso) return { ok: false, error: { field, message: t(field === 'from' ? 'archive.badFrom' : 'archive.badTo') } };
       value = times[field] = iso;
     } else if (field === 'customer') {
       const c = parseCallee(raw);
-      if (!c.ok) return { ok: false, error: { field, message: `Customer: ${c.message}` } };
+      if (!c.ok) return { ok: false, error: { field, message: t('archive.badCustomer', { why: c.message }) } };
       value = c.callee.value;
     } else if (field === 'businessNumber') {
       value = compactNumber(raw);
     } else if (field === 'direction' && !(CALL_DIRECTIONS as readonly string[]).includes(raw)) {
-      return { ok: false, error: { field, message: `Direction: one of ${CALL_DIRECTIONS.join(', ')}.` } };
+      return { ok: false, error: { field, message: t('archive.badDirection', { list: CALL_DIRECTIONS.join(', ') }) } };
     } else if (field === 'outcome' && !(CALL_OUTCOMES as readonly string[]).includes(raw)) {
-      return { ok: false, error: { field, message: `Outcome: one of ${CALL_OUTCOMES.join(', ')}.` } };
+      return { ok: false, error: { field, message: t('archive.badOutcome', { list: CALL_OUTCOMES.join(', ') }) } };
     } else if (field === 'q' && raw.length > 500) {
-      return { ok: false, error: { field, message: 'Transcript text: at most 500 characters.' } };
+      return { ok: false, error: { field, message: t('archive.qTooLong', { max: 500 }) } };
     }
     q.set(field, value);
   }
-  if (times.from && times.to && times.from > times.to) return { ok: false, error: { field: 'to', message: 'To: must not be before From.' } };
+  if (times.from && times.to && times.from > times.to) return { ok: false, error: { field: 'to', message: t('archive.toBeforeFrom') } };
   return { ok: true, query: q.toString() };
 }
 
@@ -210,19 +211,19 @@ export function playable(media: readonly MediaRecord[], kind: MediaKind): (Media
 
 // ---- words ---------------------------------------------------------------------------------
 
-const OUTCOME_WORDS: Record<CallOutcome, string> = {
-  answered: 'Answered',
-  missed: 'Missed',
-  abandoned: 'Caller hung up first',
-  rejected: 'No agent could take it',
-  failed: 'Failed',
-  'no-answer': 'Not picked up',
-  'no-audio': 'No audio (dropped by the Service)',
-  'in-progress': 'In progress',
+const OUTCOME_WORDS: Record<CallOutcome, MessageKey> = {
+  answered: 'archive.outcomeAnswered',
+  missed: 'archive.outcomeMissed',
+  abandoned: 'archive.outcomeAbandoned',
+  rejected: 'archive.outcomeRejected',
+  failed: 'archive.outcomeFailed',
+  'no-answer': 'archive.outcomeNoAnswer',
+  'no-audio': 'archive.outcomeNoAudio',
+  'in-progress': 'archive.outcomeInProgress',
 };
-export const describeOutcome = (o: CallOutcome): string => OUTCOME_WORDS[o];
+export const describeOutcome = (o: CallOutcome): string => (OUTCOME_WORDS[o] ? t(OUTCOME_WORDS[o]) : o);
 
-export const describeDirection = (d: string): string => (d === 'outbound' ? 'Callback (outbound)' : d === 'inbound' ? 'Inbound' : d);
+export const describeDirection = (d: string): string => (d === 'outbound' ? t('archive.outbound') : d === 'inbound' ? t('archive.inbound') : d);
 
 /** The customer as a person reads them: the number, else the user id. */
 export function customerText(c: CallRecord['customer']): string {
@@ -231,21 +232,22 @@ export function customerText(c: CallRecord['customer']): string {
 
 /** A media asset's state in words, for a recording or transcription that cannot be fetched. */
 export function describeMediaStatus(m: MediaRecord): string {
-  const what = m.kind === 'recording' ? 'Recording' : 'Transcription';
+  const kind = m.kind === 'recording' ? 'recording' : 'transcription';
   switch (m.status) {
-    case 'available': return `${what} available.`;
-    case 'announced': return `${what} announced by the Service, not downloaded yet.`;
-    case 'failed': return `${what}: the download failed so far; it is retried.`;
-    case 'missing': return `${what}: the Service no longer has it.`;
+    case 'available': return t('archive.mediaAvailable', { kind });
+    case 'announced': return t('archive.mediaAnnounced', { kind });
+    case 'failed': return t('archive.mediaFailed', { kind });
+    case 'missing': return t('archive.mediaMissing', { kind });
   }
 }
 
 /** Bytes as a person reads them (1 decimal from 1 KB). */
 export function formatBytes(n: number | undefined): string {
   if (n === undefined) return '';
-  if (n < 1000) return `${n} B`;
-  if (n < 1_000_000) return `${(n / 1000).toFixed(1)} kB`;
-  return `${(n / 1_000_000).toFixed(1)} MB`;
+  const one = new Intl.NumberFormat(locale(), { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+  if (n < 1000) return `${new Intl.NumberFormat(locale()).format(n)} B`;
+  if (n < 1_000_000) return `${one.format(n / 1000)} kB`;
+  return `${one.format(n / 1_000_000)} MB`;
 }
 
 /** A timeline entry's detail as short `key: value` text (long values clipped). */
@@ -262,11 +264,11 @@ export function describeDetail(detail: Record<string, unknown> | undefined): str
 
 /** When a call came in, in the reader's zone: "Today 14:05", else "29 Nov 2026, 14:05". `timeZone` is for tests. */
 export function callTime(iso: string, now: number, timeZone?: string): string {
-  const t = Date.parse(iso);
-  if (!Number.isFinite(t)) return iso;
+  const at = Date.parse(iso);
+  if (!Number.isFinite(at)) return iso;
   const tz = timeZone ? { timeZone } : {};
   const day = (x: number) => new Intl.DateTimeFormat('en-CA', { year: 'numeric', month: '2-digit', day: '2-digit', ...tz }).format(x);
-  const time = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hour12: false, ...tz }).format(t);
-  if (day(t) === day(now)) return `Today ${time}`;
-  return `${new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', year: 'numeric', ...tz }).format(t)}, ${time}`;
+  const time = new Intl.DateTimeFormat(locale(), { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', ...tz }).format(at);
+  if (day(at) === day(now)) return t('archive.today', { time });
+  return t('archive.onDay', { date: new Intl.DateTimeFormat(locale(), { day: 'numeric', month: 'short', year: 'numeric', ...tz }).format(at), time });
 }

@@ -4,10 +4,32 @@
  * name. `/account` runs the requests the state's events come from and draws from it.
  */
 import { z } from 'zod';
+import { t } from './i18n/index.ts';
 
-export const SessionInfo = z.object({ id: z.string(), device: z.string(), address: z.string(), since: z.number(), expiresAt: z.number(), current: z.literal(true).optional() });
+export const SessionInfo = z.object({
+  id: z.string(),
+  /** The server's English words (sessions from before `browser`/`system` were kept have only these). */
+  device: z.string(),
+  browser: z.string().optional(),
+  system: z.string().optional(),
+  program: z.literal(true).optional(),
+  address: z.string(),
+  since: z.number(),
+  expiresAt: z.number(),
+  current: z.literal(true).optional(),
+});
 export type SessionInfo = z.infer<typeof SessionInfo>;
 export const SessionList = z.object({ items: z.array(SessionInfo) });
+
+/** A session's device in the user's language: "Chrome 120 on Linux" from its names (product names as they are). */
+export function deviceWords(s: SessionInfo): string {
+  if (s.program) return t('account.program');
+  if (s.browser && s.system) return t('account.browserOn', { browser: s.browser, system: s.system });
+  if (s.browser) return s.browser;
+  if (s.system) return t('account.someBrowserOn', { system: s.system });
+  // Nothing known, or a session opened before the names were kept (its server words, until it expires).
+  return s.device === '' || s.device === 'unknown device' ? t('account.unknownDevice') : s.device;
+}
 
 export interface SessionsState {
   mine: SessionInfo[];
@@ -41,7 +63,7 @@ export function reduceSessions(s: SessionsState, ev: SessionsEvent): SessionsSta
       return {
         ...s,
         busy: false,
-        notice: `${ev.count} session${ev.count === 1 ? '' : 's'} ended${ev.whose ? ` for ${ev.whose}` : ''}.`,
+        notice: ev.whose ? t('account.endedFor', { n: ev.count, name: ev.whose }) : t('account.ended', { n: ev.count }),
         ...(ev.whose && s.other?.name === ev.whose ? { other: { name: ev.whose, items: [] } } : {}),
       };
     case 'failed':

@@ -1,5 +1,8 @@
 import { describe, expect, test } from 'vitest';
+import { inLanguage } from './i18n/testing.ts';
 import { currentLine, readTranscript, speakerName } from './transcript.ts';
+
+inLanguage('en');
 
 describe('readTranscript', () => {
   test('the Service (emulator) shape: segments with speaker and startMs, in time order', () => {
@@ -30,8 +33,8 @@ describe('readTranscript', () => {
   });
   test('a file with only text gives one line; anything else says why', () => {
     expect(readTranscript({ text: 'hello there' })).toEqual({ ok: true, lines: [{ text: 'hello there' }] });
-    expect(readTranscript({ foo: 1 })).toMatchObject({ ok: false });
-    expect(readTranscript('nope')).toMatchObject({ ok: false });
+    expect(readTranscript({ foo: 1 })).toMatchObject({ ok: false, problem: 'archive.transcriptNoLines' });
+    expect(readTranscript('nope')).toMatchObject({ ok: false, problem: 'archive.transcriptNotObject' });
     expect(readTranscript(null)).toMatchObject({ ok: false });
   });
   test('speaker names and the line being spoken', () => {

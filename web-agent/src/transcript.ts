@@ -8,6 +8,8 @@
  * `segments`, and a file with only a top-level `text` gives one line without a time.
  */
 
+import { t, type MessageKey } from './i18n/index.ts';
+
 export interface TranscriptLine {
   text: string;
   speaker?: string;
@@ -15,7 +17,7 @@ export interface TranscriptLine {
   startMs?: number;
 }
 
-export type Transcript = { ok: true; lines: TranscriptLine[] } | { ok: false; message: string };
+export type Transcript = { ok: true; lines: TranscriptLine[] } | { ok: false; problem: MessageKey };
 
 const MAX_LINES = 5000;
 
@@ -26,7 +28,7 @@ function startOf(o: Record<string, unknown>): number | undefined {
 }
 
 export function readTranscript(json: unknown): Transcript {
-  if (!json || typeof json !== 'object') return { ok: false, message: 'The transcription file is not a JSON object.' };
+  if (!json || typeof json !== 'object') return { ok: false, problem: 'archive.transcriptNotObject' };
   const o = json as Record<string, unknown>;
   const items = Array.isArray(o.segments) ? o.segments : Array.isArray(o.lines) ? o.lines : undefined;
   if (items) {
@@ -46,16 +48,16 @@ export function readTranscript(json: unknown): Transcript {
     return { ok: true, lines };
   }
   if (typeof o.text === 'string') return { ok: true, lines: o.text.trim() ? [{ text: o.text.trim() }] : [] };
-  return { ok: false, message: 'The transcription file has no lines the page can read (no segments or text).' };
+  return { ok: false, problem: 'archive.transcriptNoLines' };
 }
 
 /** Speaker names as a person reads them. */
 export function speakerName(speaker: string | undefined): string {
   switch (speaker) {
     case undefined: return '';
-    case 'user': return 'Customer';
-    case 'business': return 'Agent';
-    case 'system': return 'System';
+    case 'user': return t('archive.customer');
+    case 'business': return t('archive.agent');
+    case 'system': return t('archive.speakerSystem');
     default: return speaker.charAt(0).toUpperCase() + speaker.slice(1);
   }
 }

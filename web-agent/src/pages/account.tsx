@@ -5,7 +5,7 @@
  * sessions and ends them. Drawn from the shell's state and the pure sessions state
  * (src/sessions.ts).
  */
-import { onLanguageChange, t } from '../i18n/index.ts';
+import { locale, onLanguageChange, t } from '../i18n/index.ts';
 import { adoptUserLanguage, startLanguage } from '../language.ts';
 import { LanguagePicker } from '../ui/language.tsx';
 import '../csp.ts'; // first: before any frame is parsed
@@ -13,7 +13,7 @@ import { render } from 'preact';
 import { useState } from 'preact/hooks';
 import { ApiError, getJson, getMe, goToLogin, type Me } from '../api.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
-import { SessionList, initialSessions, reduceSessions, type SessionInfo, type SessionsEvent, type SessionsState } from '../sessions.ts';
+import { SessionList, deviceWords, initialSessions, reduceSessions, type SessionInfo, type SessionsEvent, type SessionsState } from '../sessions.ts';
 import { mayOpen, renderShell } from '../ui/shell.tsx';
 import { connectPage } from './connect-page.ts';
 
@@ -33,19 +33,26 @@ function act(ev: SessionsEvent): void {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** The server's session list, checked (an answer of another shape is worded, not zod's English). */
+function sessionList(body: unknown): SessionInfo[] {
+  const r = SessionList.safeParse(body);
+  if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
+  return r.data.items;
+}
+
 async function send(method: 'POST' | 'DELETE', path: string): Promise<number> {
   const res = await fetch(path, { method, credentials: 'same-origin', headers: { accept: 'application/json' } });
   const body = (await res.json().catch(() => undefined)) as { ended?: number; error?: { message?: string; code?: string } } | undefined;
-  if (!res.ok) throw new ApiError(res.status, body?.error?.code ?? `HTTP_${res.status}`, body?.error?.message ?? `The server answered ${res.status}.`);
+  if (!res.ok) throw new ApiError(res.status, body?.error?.code ?? 'HTTP', body?.error?.message ?? `The server answered ${res.status}.`);
   return body?.ended ?? 0;
 }
 
 async function loadMine(): Promise<void> {
   act({ type: 'busy' });
   try {
-    act({ type: 'mine', items: SessionList.parse(await getJson('/api/sessions')).items });
+    act({ type: 'mine', items: sessionList(await getJson('/api/sessions')) });
   } catch (e) {
-    act({ type: 'failed', message: `Your sessions could not be read: ${message(e)}` });
+    act({ type: 'failed', message: t('account.readFailed', { why: message(e) }) });
   }
 }
 
@@ -72,7 +79,7 @@ async function endOne(id: string): Promise<void> {
 async function lookUp(name: string): Promise<void> {
   act({ type: 'busy' });
   try {
-    act({ type: 'other', name, items: SessionList.parse(await getJson(`/api/users/${encodeURIComponent(name)}/sessions`)).items });
+    act({ type: 'other', name, items: sessionList(await getJson(`/api/users/${encodeURIComponent(name)}/sessions`)) });
   } catch (e) {
     act({ type: 'failed', message: message(e) });
   }
@@ -87,7 +94,7 @@ async function endUser(name: string): Promise<void> {
   }
 }
 
-const when = (ms: number) => new Date(ms).toLocaleString('en-GB', { hour12: false });
+const when = (ms: number) => new Date(ms).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'short', hourCycle: 'h23' });
 
 function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: string; onEnd?: (id: string) => void }) {
   return (
@@ -95,20 +102,24 @@ function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: 
       <table class="table" data-testid={testid}>
         <thead>
           <tr>
-            <th scope="col">Device</th>
-            <th scope="col">Address</th>
-            <th scope="col">Since</th>
-            {onEnd && <th scope="col" />}
+            <th scope="col">{t('account.device')}</th>
+            <th scope="col">{t('account.address')}</th>
+            <th scope="col">{t('account.since')}</th>
+            {onEnd && (
+              <th scope="col">
+                <span class="sr-only">{t('account.actions')}</span>
+              </th>
+            )}
           </tr>
         </thead>
         <tbody>
           {items.map((s) => (
             <tr key={s.id} data-testid="session" data-current={s.current ? 'true' : 'false'}>
               <td>
-                {s.device}
-                {s.current && <strong> (this one)</strong>}
+                {deviceWords(s)}
+                {s.current && <strong> {t('account.thisOne')}</strong>}
               </td>
-              <td>{s.address}</td>
+              <td dir="ltr">{s.address}</td>
               <td>
                 <time dateTime={new Date(s.since).toISOString()}>{when(s.since)}</time>
               </td>
@@ -116,7 +127,7 @@ function SessionTable({ items, testid, onEnd }: { items: SessionInfo[]; testid: 
                 <td>
                   {!s.current && (
                     <button type="button" class="btn btn-quiet" data-testid="session-end" onClick={() => onEnd(s.id)}>
-                      Sign out
+                      {t('account.signOut')}
                     </button>
                   )}
                 </td>
@@ -134,7 +145,7 @@ function AdminLookup({ s }: { s: SessionsState }) {
   return (
     <section class="card" aria-labelledby="admin-sessions-title" data-testid="admin-sessions">
       <h2 id="admin-sessions-title" class="card-title">
-        A user's sessions
+        {t('account.lookupTitle')}
       </h2>
       <form
         class="filters"
@@ -144,21 +155,21 @@ function AdminLookup({ s }: { s: SessionsState }) {
         }}
       >
         <div class="filter">
-          <label for="admin-user">User</label>
+          <label for="admin-user">{t('account.user')}</label>
           <input id="admin-user" data-testid="admin-user" value={name} onInput={(e) => setName(e.currentTarget.value)} autocomplete="off" />
         </div>
         <div class="filter">
           <button class="btn" type="submit" data-testid="admin-lookup" disabled={s.busy}>
-            Show sessions
+            {t('account.show')}
           </button>
         </div>
       </form>
       {s.other && (
         <div data-testid="admin-user-sessions" data-user={s.other.name} data-count={s.other.items.length}>
-          <p>{`${s.other.name}: ${s.other.items.length} live session${s.other.items.length === 1 ? '' : 's'}.`}</p>
+          <p>{t('account.userSessions', { name: s.other.name, n: s.other.items.length })}</p>
           {s.other.items.length > 0 && <SessionTable items={s.other.items} testid="admin-session-list" />}
           <button type="button" class="btn btn-stop" data-testid="admin-end-all" disabled={s.busy || s.other.items.length === 0} onClick={() => void endUser(s.other!.name)}>
-            {`Sign ${s.other.name} out everywhere`}
+            {t('account.endUser', { name: s.other.name })}
           </button>
         </div>
       )}
@@ -178,7 +189,7 @@ function Page({ s, admin }: { s: SessionsState; admin: boolean }) {
       </section>
       <section class="card" aria-labelledby="sessions-title" data-testid="my-sessions" data-loaded={s.loaded ? 'true' : 'false'}>
         <h2 id="sessions-title" class="card-title">
-          Your sessions
+          {t('account.title')}
         </h2>
         <p class="warn" role="alert" data-testid="sessions-error" hidden={!s.error}>
           {s.error}
@@ -189,7 +200,7 @@ function Page({ s, admin }: { s: SessionsState; admin: boolean }) {
         <SessionTable items={s.mine} testid="session-list" onEnd={(id) => void endOne(id)} />
         <p>
           <button type="button" class="btn btn-stop" data-testid="sign-out-everywhere" disabled={s.busy} onClick={() => void signOutEverywhere()}>
-            Sign out everywhere
+            {t('account.signOutEverywhere')}
           </button>
         </p>
       </section>

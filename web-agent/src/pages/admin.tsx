@@ -5,6 +5,8 @@
  * requirement). Every change applies on every node at once. Drawn from the shell's state
  * and the pure admin state (src/admin.ts); this file sends the requests.
  */
+import { onLanguageChange, t, type MessageKey } from '../i18n/index.ts';
+import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render, type ComponentChildren, type InputHTMLAttributes } from 'preact';
 import type { AdminQueue, AdminUser } from '../../../shared/admin.ts';
@@ -30,18 +32,23 @@ function act(ev: AdminEvent): void {
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const ROLES = ['agent', 'supervisor', 'ops', 'admin'] as const;
-const TABS: Array<[Tab, string]> = [
-  ['users', 'Users'],
-  ['teams', 'Teams'],
-  ['skills', 'Skills'],
-  ['queues', 'Queues'],
+const TABS: Array<[Tab, MessageKey]> = [
+  ['users', 'admin.tabUsers'],
+  ['teams', 'admin.tabTeams'],
+  ['skills', 'admin.tabSkills'],
+  ['queues', 'admin.tabQueues'],
 ];
+const ROLE_WORDS: Record<(typeof ROLES)[number], MessageKey> = { agent: 'admin.roleAgent', supervisor: 'admin.roleSupervisor', ops: 'admin.roleOps', admin: 'admin.roleAdmin' };
+/** A role in words (one the page does not know, as the server named it). */
+const roleWord = (r: string): string => (r in ROLE_WORDS ? t(ROLE_WORDS[r as (typeof ROLES)[number]]) : r);
 
 async function load(): Promise<void> {
   try {
-    act({ type: 'loaded', dir: Directory.parse(await getJson('/api/admin/directory')) });
+    const r = Directory.safeParse(await getJson('/api/admin/directory'));
+    if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
+    act({ type: 'loaded', dir: r.data });
   } catch (e) {
-    act({ type: 'failed', message: `The directory could not be read: ${message(e)}` });
+    act({ type: 'failed', message: t('admin.readFailed', { why: message(e) }) });
   }
 }
 
@@ -70,11 +77,11 @@ function saveUser(e: Event, was: AdminUser | undefined): void {
     teams: parseList(field(f, 'teams')),
     skills: parseLevels(field(f, 'skills')),
   };
-  if (was) void change('PATCH', `/api/admin/users/${enc(was.name)}`, body, `${was.name} saved.`);
+  if (was) void change('PATCH', `/api/admin/users/${enc(was.name)}`, body, t('admin.saved', { name: was.name }));
   else {
     const name = field(f, 'name').trim();
     const password = field(f, 'password');
-    void change('POST', '/api/admin/users', { name, ...body, ...(password ? { password } : {}), ...(f.get('ssoOnly') === 'on' ? { ssoOnly: true } : {}) }, `${name} added.`, name);
+    void change('POST', '/api/admin/users', { name, ...body, ...(password ? { password } : {}), ...(f.get('ssoOnly') === 'on' ? { ssoOnly: true } : {}) }, t('admin.added', { name }), name);
   }
 }
 
@@ -113,10 +120,10 @@ function FormButtons({ testid, busy }: { testid: string; busy: boolean }) {
   return (
     <p>
       <button class="btn btn-go" type="submit" data-testid={testid} disabled={busy}>
-        Save
+        {t('admin.save')}
       </button>{' '}
       <button class="btn btn-quiet" type="button" onClick={() => act({ type: 'edit', editing: undefined })}>
-        Cancel
+        {t('admin.cancel')}
       </button>
     </p>
   );
@@ -125,30 +132,30 @@ function FormButtons({ testid, busy }: { testid: string; busy: boolean }) {
 function UserForm({ u }: { u: AdminUser | undefined }) {
   return (
     <form class="card admin-form" data-testid="user-form" onSubmit={(e) => saveUser(e, u)}>
-      <h3 class="card-title">{u ? `Edit ${u.name}` : 'Add a user'}</h3>
+      <h3 class="card-title">{u ? t('admin.editUser', { name: u.name }) : t('admin.addUser')}</h3>
       {!u && (
         <div class="filter">
-          <label for="u-name">Name</label>
+          <label for="u-name">{t('admin.name')}</label>
           <input id="u-name" name="name" data-testid="user-new-name" required autocomplete="off" />
         </div>
       )}
-      <Field id="u-display" label="Display name" name="displayName" testid="user-display" value={u?.displayName ?? ''} />
-      <Field id="u-email" label="Email" name="email" testid="user-email" type="email" value={u?.email ?? ''} />
+      <Field id="u-display" label={t('admin.displayName')} name="displayName" testid="user-display" value={u?.displayName ?? ''} />
+      <Field id="u-email" label={t('admin.email')} name="email" testid="user-email" type="email" value={u?.email ?? ''} />
       <fieldset class="filter">
-        <legend>Roles</legend>
+        <legend>{t('admin.roles')}</legend>
         {ROLES.map((r) => (
           <label key={r}>
-            <input type="checkbox" name={`role-${r}`} data-testid={`user-role-${r}`} checked={u ? u.roles.includes(r) : r === 'agent'} /> {r}
+            <input type="checkbox" name={`role-${r}`} data-testid={`user-role-${r}`} checked={u ? u.roles.includes(r) : r === 'agent'} /> {roleWord(r)}
           </label>
         ))}
       </fieldset>
-      <Field id="u-teams" label="Teams (comma-separated)" name="teams" testid="user-teams" value={u?.teams.join(', ') ?? ''} />
-      <Field id="u-skills" label="Skills (skill:level, 1–10)" name="skills" testid="user-skills" value={u ? showLevels(u.skills) : ''} />
+      <Field id="u-teams" label={t('admin.teamsField')} name="teams" testid="user-teams" value={u?.teams.join(', ') ?? ''} />
+      <Field id="u-skills" label={t('admin.skillsField')} name="skills" testid="user-skills" value={u ? showLevels(u.skills) : ''} />
       {!u && (
         <>
-          <Field id="u-password" label="Password (empty: one is made and shown once)" name="password" testid="user-password" type="password" autocomplete="new-password" />
+          <Field id="u-password" label={t('admin.passwordField')} name="password" testid="user-password" type="password" autocomplete="new-password" />
           <label>
-            <input type="checkbox" name="ssoOnly" data-testid="user-sso-only" /> Signs in with single sign-on only
+            <input type="checkbox" name="ssoOnly" data-testid="user-sso-only" /> {t('admin.ssoOnlyField')}
           </label>
         </>
       )}
@@ -163,42 +170,42 @@ function Users({ s }: { s: AdminState }) {
     <>
       <div class="filters">
         <div class="filter">
-          <label for="user-search">Search</label>
+          <label for="user-search">{t('admin.search')}</label>
           <input id="user-search" data-testid="user-search" value={s.search} onInput={(e) => act({ type: 'search', text: e.currentTarget.value })} autocomplete="off" />
         </div>
         <div class="filter">
           <button class="btn" type="button" data-testid="user-add" onClick={() => act({ type: 'edit', editing: { tab: 'users', name: '' } })}>
-            Add a user
+            {t('admin.addUser')}
           </button>
         </div>
       </div>
       {editing && <UserForm key={editing.name} u={s.dir?.users.find((u) => u.name === editing.name)} />}
-      <Table testid="user-rows" columns={['Name', 'Roles', 'Teams', 'Skills', 'Queues', 'Sign-in', '']}>
+      <Table testid="user-rows" columns={[t('admin.name'), t('admin.roles'), t('admin.tabTeams'), t('admin.tabSkills'), t('admin.tabQueues'), t('admin.signIn'), '']}>
         {visibleUsers(s).map((u) => (
           <tr key={u.name} data-testid="user-row" data-user={u.name} data-enabled={u.enabled ? 'true' : 'false'}>
             <td>
-              <strong>{u.name}</strong> {u.displayName && `(${u.displayName})`} {!u.enabled && <em data-testid="user-disabled">disabled</em>}
+              <strong>{u.name}</strong> {u.displayName && `(${u.displayName})`} {!u.enabled && <em data-testid="user-disabled">{t('admin.disabledMark')}</em>}
             </td>
-            <td>{u.roles.join(', ')}</td>
+            <td>{u.roles.map(roleWord).join(', ')}</td>
             <td>{u.teams.join(', ')}</td>
             <td>{showLevels(u.skills)}</td>
             <td>{showLevels(u.queues)}</td>
-            <td>{[u.hasPassword && 'password', u.sso && 'single sign-on'].filter(Boolean).join(', ') || 'none'}</td>
+            <td>{[u.hasPassword && t('admin.viaPassword'), u.sso && t('admin.viaSso')].filter(Boolean).join(', ') || t('admin.none')}</td>
             <td class="actions">
               <button type="button" class="btn btn-quiet" data-testid="user-edit" onClick={() => act({ type: 'edit', editing: { tab: 'users', name: u.name } })}>
-                Edit
+                {t('admin.edit')}
               </button>
-              <button type="button" class="btn btn-quiet" data-testid="user-toggle" disabled={s.busy} onClick={() => void change('PATCH', `/api/admin/users/${enc(u.name)}`, { enabled: !u.enabled }, `${u.name} ${u.enabled ? 'disabled' : 'enabled'}.`)}>
-                {u.enabled ? 'Disable' : 'Enable'}
+              <button type="button" class="btn btn-quiet" data-testid="user-toggle" disabled={s.busy} onClick={() => void change('PATCH', `/api/admin/users/${enc(u.name)}`, { enabled: !u.enabled }, t(u.enabled ? 'admin.disabled' : 'admin.enabled', { name: u.name }))}>
+                {u.enabled ? t('admin.disable') : t('admin.enable')}
               </button>
-              <button type="button" class="btn btn-quiet" data-testid="user-reset" disabled={s.busy} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/password`, {}, `A new password for ${u.name}.`, u.name)}>
-                Reset password
+              <button type="button" class="btn btn-quiet" data-testid="user-reset" disabled={s.busy} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/password`, {}, t('admin.newPassword', { name: u.name }), u.name)}>
+                {t('admin.resetPassword')}
               </button>
-              <button type="button" class="btn btn-quiet" data-testid="user-sso" disabled={s.busy || !u.hasPassword} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/sso-only`, {}, `${u.name} signs in with single sign-on now.`)}>
-                Single sign-on only
+              <button type="button" class="btn btn-quiet" data-testid="user-sso" disabled={s.busy || !u.hasPassword} onClick={() => void change('POST', `/api/admin/users/${enc(u.name)}/sso-only`, {}, t('admin.ssoNow', { name: u.name }))}>
+                {t('admin.ssoOnly')}
               </button>
-              <button type="button" class="btn btn-stop" data-testid="user-remove" disabled={s.busy} onClick={() => confirm(`Remove ${u.name}?`) && void change('DELETE', `/api/admin/users/${enc(u.name)}`, undefined, `${u.name} removed.`)}>
-                Remove
+              <button type="button" class="btn btn-stop" data-testid="user-remove" disabled={s.busy} onClick={() => confirm(t('admin.confirmRemove', { name: u.name })) && void change('DELETE', `/api/admin/users/${enc(u.name)}`, undefined, t('admin.removed', { name: u.name }))}>
+                {t('admin.remove')}
               </button>
             </td>
           </tr>
@@ -222,20 +229,20 @@ function Simple({ s, tab, text }: { s: AdminState; tab: 'teams' | 'skills'; text
           const f = new FormData(e.currentTarget);
           const name = field(f, 'name').trim();
           const exists = items.some((i) => i.name === name);
-          void change(exists ? 'PUT' : 'POST', exists ? `/api/admin/${tab}/${enc(name)}` : `/api/admin/${tab}`, { name, [text]: field(f, 'text') }, `${name} saved.`);
+          void change(exists ? 'PUT' : 'POST', exists ? `/api/admin/${tab}/${enc(name)}` : `/api/admin/${tab}`, { name, [text]: field(f, 'text') }, t('admin.saved', { name }));
         }}
       >
         <div class="filter">
-          <label for={`${one}-name`}>Name</label>
+          <label for={`${one}-name`}>{t('admin.name')}</label>
           <input id={`${one}-name`} name="name" data-testid={`${one}-name`} required />
         </div>
         <div class="filter">
-          <label for={`${one}-text`}>{text === 'displayName' ? 'Display name' : 'Description'}</label>
+          <label for={`${one}-text`}>{text === 'displayName' ? t('admin.displayName') : t('admin.description')}</label>
           <input id={`${one}-text`} name="text" data-testid={`${one}-text`} />
         </div>
         <div class="filter">
           <button class="btn" type="submit" data-testid={`${one}-save`} disabled={s.busy}>
-            Save
+            {t('admin.save')}
           </button>
         </div>
       </form>
@@ -243,8 +250,8 @@ function Simple({ s, tab, text }: { s: AdminState; tab: 'teams' | 'skills'; text
         {items.map((i) => (
           <li key={i.name} data-testid={`${one}-row`} data-name={i.name}>
             <strong>{i.name}</strong> {i.text}{' '}
-            <button type="button" class="btn btn-quiet" disabled={s.busy} onClick={() => void change('DELETE', `/api/admin/${tab}/${enc(i.name)}`, undefined, `${i.name} removed.`)}>
-              Remove
+            <button type="button" class="btn btn-quiet" disabled={s.busy} onClick={() => void change('DELETE', `/api/admin/${tab}/${enc(i.name)}`, undefined, t('admin.removed', { name: i.name }))}>
+              {t('admin.remove')}
             </button>
           </li>
         ))}
@@ -268,26 +275,26 @@ function saveQueue(e: Event, was: AdminQueue | undefined): void {
     ...opt('skill', field(f, 'skill')),
     ...opt('skillLevel', optionalNumber(field(f, 'skillLevel'))),
   };
-  void change(was ? 'PUT' : 'POST', was ? `/api/admin/queues/${enc(name)}` : '/api/admin/queues', body, `Queue ${name} saved.`);
+  void change(was ? 'PUT' : 'POST', was ? `/api/admin/queues/${enc(name)}` : '/api/admin/queues', body, t('admin.queueSaved', { name }));
 }
 
 function QueueForm({ q, s }: { q: AdminQueue | undefined; s: AdminState }) {
   return (
     <form class="card admin-form" data-testid="queue-form" onSubmit={(e) => saveQueue(e, q)}>
-      <h3 class="card-title">{q ? `Edit queue ${q.name}` : 'Add a queue'}</h3>
+      <h3 class="card-title">{q ? t('admin.editQueue', { name: q.name }) : t('admin.addQueue')}</h3>
       {!q && (
         <div class="filter">
-          <label for="q-name">Name</label>
+          <label for="q-name">{t('admin.name')}</label>
           <input id="q-name" name="name" data-testid="queue-name" required />
         </div>
       )}
-      <Field id="q-numbers" label="Business numbers (the Service's phone ids, comma-separated; * for every other number)" name="numbers" testid="queue-numbers" value={q?.numbers.join(', ') ?? ''} />
-      <Field id="q-members" label="Agents (agent:priority, 1 rings first)" name="members" testid="queue-members" value={q ? showMembers(q) : ''} />
-      <Field id="q-ring" label="Ring timeout (s)" name="ringTimeoutS" testid="queue-ring" inputMode="numeric" value={q?.ringTimeoutS ?? ''} />
+      <Field id="q-numbers" label={t('admin.numbersField')} name="numbers" testid="queue-numbers" value={q?.numbers.join(', ') ?? ''} />
+      <Field id="q-members" label={t('admin.membersField')} name="members" testid="queue-members" value={q ? showMembers(q) : ''} />
+      <Field id="q-ring" label={t('admin.ringField')} name="ringTimeoutS" testid="queue-ring" inputMode="numeric" value={q?.ringTimeoutS ?? ''} />
       <div class="filter">
-        <label for="q-over">Overflow to</label>
+        <label for="q-over">{t('admin.overflowTo')}</label>
         <select id="q-over" name="overflowTo" data-testid="queue-overflow-to" value={q?.overflowTo ?? ''}>
-          <option value="">None</option>
+          <option value="">{t('admin.noneOption')}</option>
           {(s.dir?.queues ?? [])
             .filter((x) => x.name !== q?.name)
             .map((x) => (
@@ -297,9 +304,9 @@ function QueueForm({ q, s }: { q: AdminQueue | undefined; s: AdminState }) {
             ))}
         </select>
       </div>
-      <Field id="q-after" label="Overflow after (s)" name="overflowAfterS" testid="queue-overflow-after" inputMode="numeric" value={q?.overflowAfterS ?? ''} />
-      <Field id="q-skill" label="Skill required" name="skill" testid="queue-skill" value={q?.skill ?? ''} />
-      <Field id="q-level" label="At level (1–10)" name="skillLevel" testid="queue-skill-level" inputMode="numeric" value={q?.skillLevel ?? ''} />
+      <Field id="q-after" label={t('admin.overflowAfter')} name="overflowAfterS" testid="queue-overflow-after" inputMode="numeric" value={q?.overflowAfterS ?? ''} />
+      <Field id="q-skill" label={t('admin.skillRequired')} name="skill" testid="queue-skill" value={q?.skill ?? ''} />
+      <Field id="q-level" label={t('admin.atLevel')} name="skillLevel" testid="queue-skill-level" inputMode="numeric" value={q?.skillLevel ?? ''} />
       <FormButtons testid="queue-save" busy={s.busy} />
     </form>
   );
@@ -311,25 +318,25 @@ function Queues({ s }: { s: AdminState }) {
     <>
       <p>
         <button class="btn" type="button" data-testid="queue-add" onClick={() => act({ type: 'edit', editing: { tab: 'queues', name: '' } })}>
-          Add a queue
+          {t('admin.addQueue')}
         </button>
       </p>
       {editing && <QueueForm key={editing.name} q={s.dir?.queues.find((q) => q.name === editing.name)} s={s} />}
-      <Table testid="queue-rows" columns={['Queue', 'Numbers', 'Agents', 'Ring', 'Overflow', 'Skill', '']}>
+      <Table testid="queue-rows" columns={[t('admin.colQueue'), t('admin.colNumbers'), t('admin.colAgents'), t('admin.colRing'), t('admin.colOverflow'), t('admin.colSkill'), '']}>
         {(s.dir?.queues ?? []).map((q) => (
           <tr key={q.name} data-testid="queue-row" data-queue={q.name}>
             <td>{q.name}</td>
             <td>{q.numbers.join(', ')}</td>
             <td>{showMembers(q)}</td>
-            <td>{q.ringTimeoutS !== undefined ? `${q.ringTimeoutS} s` : 'default'}</td>
-            <td>{q.overflowTo ? `${q.overflowTo} after ${q.overflowAfterS} s` : 'none'}</td>
-            <td>{q.skill ? `${q.skill} ≥ ${q.skillLevel ?? 1}` : 'none'}</td>
+            <td>{q.ringTimeoutS !== undefined ? t('admin.seconds', { s: q.ringTimeoutS }) : t('admin.default')}</td>
+            <td>{q.overflowTo ? t('admin.overflowCell', { queue: q.overflowTo, s: q.overflowAfterS ?? 0 }) : t('admin.none')}</td>
+            <td>{q.skill ? `${q.skill} ≥ ${q.skillLevel ?? 1}` : t('admin.none')}</td>
             <td class="actions">
               <button type="button" class="btn btn-quiet" data-testid="queue-edit" onClick={() => act({ type: 'edit', editing: { tab: 'queues', name: q.name } })}>
-                Edit
+                {t('admin.edit')}
               </button>
-              <button type="button" class="btn btn-stop" data-testid="queue-remove" disabled={s.busy} onClick={() => void change('DELETE', `/api/admin/queues/${enc(q.name)}`, undefined, `Queue ${q.name} removed.`)}>
-                Remove
+              <button type="button" class="btn btn-stop" data-testid="queue-remove" disabled={s.busy} onClick={() => void change('DELETE', `/api/admin/queues/${enc(q.name)}`, undefined, t('admin.queueRemoved', { name: q.name }))}>
+                {t('admin.remove')}
               </button>
             </td>
           </tr>
@@ -343,12 +350,12 @@ function Page({ s }: { s: AdminState }) {
   return (
     <section class="card" aria-labelledby="admin-title" data-testid="admin" data-loaded={s.dir ? 'true' : 'false'}>
       <h2 id="admin-title" class="card-title">
-        Administration
+        {t('admin.title')}
       </h2>
-      <nav class="tabs" aria-label="What to administer">
-        {TABS.map(([t, label]) => (
-          <button key={t} type="button" class={`btn ${s.tab === t ? '' : 'btn-quiet'}`} aria-pressed={s.tab === t} data-testid={`admin-tab-${t}`} onClick={() => act({ type: 'tab', tab: t })}>
-            {label}
+      <nav class="tabs" aria-label={t('admin.whatLabel')}>
+        {TABS.map(([tab, label]) => (
+          <button key={tab} type="button" class={`btn ${s.tab === tab ? '' : 'btn-quiet'}`} aria-pressed={s.tab === tab} data-testid={`admin-tab-${tab}`} onClick={() => act({ type: 'tab', tab })}>
+            {t(label)}
           </button>
         ))}
       </nav>
@@ -360,7 +367,7 @@ function Page({ s }: { s: AdminState }) {
       </p>
       {s.password && (
         <p class="card" role="status" data-testid="admin-password" data-user={s.password.name}>
-          {`The password of ${s.password.name}, shown this once: `}
+          {`${t('admin.passwordOnce', { name: s.password.name })} `}
           <code data-testid="admin-password-value">{s.password.password}</code>
         </p>
       )}
@@ -379,8 +386,11 @@ function draw(): void {
 }
 
 async function boot(): Promise<void> {
+  await startLanguage().catch(() => undefined);
   me = await getMe().catch(() => undefined);
   if (!me) return goToLogin();
+  await adoptUserLanguage();
+  onLanguageChange(draw);
   draw();
   await load();
   connectPage(me, dispatch);

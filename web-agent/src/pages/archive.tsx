@@ -7,7 +7,7 @@
  * the requests the state asks for and keeps the URL in step (`?…filters&call=<wacid>`), so a
  * search or a call can be linked and Back closes an opened call.
  */
-import { onLanguageChange } from '../i18n/index.ts';
+import { onLanguageChange, t } from '../i18n/index.ts';
 import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
@@ -61,7 +61,7 @@ async function runSearch(seq: number, query: string, cursor: string | undefined)
     const page = await searchCalls(apiQuery(query, cursor));
     act({ type: 'results', seq, items: page.items, cursor: page.cursor });
   } catch (e) {
-    act({ type: 'failed', seq, message: `The search failed: ${message(e)}` });
+    act({ type: 'failed', seq, message: t('archive.searchFailed', { why: message(e) }) });
   }
 }
 
@@ -108,10 +108,10 @@ function Page({ now }: { now: number }) {
           ) : (
             <div data-testid="call-detail" data-wacid={search.selected} data-state={search.detail.state}>
               <p class={search.detail.state === 'failed' ? 'form-error' : 'hint'} role="status">
-                {search.detail.state === 'failed' ? `Could not load call ${search.selected}: ${search.detail.error ?? ''}` : `Loading call ${search.selected}…`}
+                {search.detail.state === 'failed' ? t('archive.callFailed', { wacid: search.selected, why: search.detail.error ?? '' }) : t('archive.callLoading', { wacid: search.selected })}
               </p>
               <button type="button" class="btn btn-quiet" data-testid="detail-close" onClick={close}>
-                Back to results
+                {t('archive.back')}
               </button>
             </div>
           )}
@@ -151,7 +151,7 @@ async function boot(): Promise<void> {
   onLanguageChange(draw);
   draw();
   if (!mayOpen(me, '/archive')) {
-    dispatch({ type: 'error', message: 'This page is for ops and supervisors. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+    dispatch({ type: 'error', message: t('archive.forbidden'), code: 'FORBIDDEN', now: Date.now() });
     return;
   }
   // A linked search and call (`?…filters&call=<wacid>`): fill the form, open the call, then

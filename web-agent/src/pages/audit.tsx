@@ -4,7 +4,7 @@
  * the same search (`GET /api/audit.csv`). Drawn from the shell's state and the pure audit
  * state (src/audit.ts); this file sends the requests the state asks for.
  */
-import { onLanguageChange } from '../i18n/index.ts';
+import { locale, onLanguageChange, t } from '../i18n/index.ts';
 import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
@@ -37,10 +37,10 @@ async function run(seq: number, query: string, cursor: string | undefined): Prom
   if (cursor) q.set('cursor', cursor);
   try {
     const r = AuditPage.safeParse(await getJson(`/api/audit?${q.toString()}`));
-    if (!r.success) throw new Error('The server answered /api/audit with an unexpected shape.');
+    if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
     act({ type: 'results', seq, page: r.data });
   } catch (e) {
-    act({ type: 'failed', seq, message: `The search failed: ${e instanceof Error ? e.message : String(e)}` });
+    act({ type: 'failed', seq, message: t('audit.searchFailed', { why: e instanceof Error ? e.message : String(e) }) });
   }
 }
 
@@ -56,13 +56,13 @@ function Filters({ s }: { s: AuditState }) {
       }}
     >
       <div class="filter">
-        <label for="audit-user">User</label>
+        <label for="audit-user">{t('audit.user')}</label>
         <input id="audit-user" data-testid="audit-user" value={s.form.user} onInput={edit('user')} autocomplete="off" />
       </div>
       <div class="filter">
-        <label for="audit-action">Action</label>
+        <label for="audit-action">{t('audit.action')}</label>
         <select id="audit-action" data-testid="audit-action" value={s.form.action} onChange={edit('action')}>
-          <option value="">Any</option>
+          <option value="">{t('audit.any')}</option>
           {AUDIT_ACTIONS.map((a) => (
             <option key={a} value={a}>
               {a}
@@ -71,16 +71,16 @@ function Filters({ s }: { s: AuditState }) {
         </select>
       </div>
       <div class="filter">
-        <label for="audit-from">From</label>
+        <label for="audit-from">{t('audit.from')}</label>
         <input id="audit-from" type="date" data-testid="audit-from" value={s.form.from} onInput={edit('from')} />
       </div>
       <div class="filter">
-        <label for="audit-to">To</label>
+        <label for="audit-to">{t('audit.to')}</label>
         <input id="audit-to" type="date" data-testid="audit-to" value={s.form.to} min={s.form.from} onInput={edit('to')} />
       </div>
       <div class="filter">
         <button class="btn" type="submit" data-testid="audit-search" disabled={s.phase === 'searching'}>
-          Search
+          {t('audit.search')}
         </button>
       </div>
     </form>
@@ -91,42 +91,42 @@ function Rows({ s }: { s: AuditState }) {
   return (
     <>
       <h2 id="audit-results-title" class="card-title">
-        Audit trail{' '}
+        {t('audit.title')}{' '}
         <a class="btn btn-quiet" data-testid="audit-csv" href={`/api/audit.csv${s.applied ? `?${s.applied}` : ''}`} download>
-          Download CSV
+          {t('audit.csv')}
         </a>
       </h2>
       <p class="warn" role="alert" data-testid="audit-error" hidden={!s.error}>
         {s.error}
       </p>
       <p class="empty" data-testid="audit-empty" hidden={s.phase !== 'idle' || s.items.length > 0}>
-        Nothing recorded matches.
+        {t('audit.empty')}
       </p>
       <div class="table-wrap" tabIndex={0} hidden={s.items.length === 0}>
         <table class="table" data-testid="audit-rows" data-phase={s.phase}>
           <thead>
             <tr>
-              <th scope="col">When</th>
-              <th scope="col">Who</th>
-              <th scope="col">Action</th>
-              <th scope="col">Whose</th>
-              <th scope="col">What</th>
-              <th scope="col">Address</th>
-              <th scope="col">Detail</th>
+              <th scope="col">{t('audit.when')}</th>
+              <th scope="col">{t('audit.who')}</th>
+              <th scope="col">{t('audit.action')}</th>
+              <th scope="col">{t('audit.whose')}</th>
+              <th scope="col">{t('audit.what')}</th>
+              <th scope="col">{t('audit.address')}</th>
+              <th scope="col">{t('audit.detail')}</th>
             </tr>
           </thead>
           <tbody>
             {s.items.map((e) => (
               <tr key={e.id} data-testid="audit-row" data-action={e.action} data-actor={e.actor}>
                 <td>
-                  <time dateTime={e.at}>{new Date(e.at).toLocaleString('en-GB', { hour12: false })}</time>
+                  <time dateTime={e.at}>{new Date(e.at).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'medium', hourCycle: 'h23' })}</time>
                 </td>
                 <td>{e.actor}</td>
-                <td>{e.action}</td>
+                <td class="mono" dir="ltr">{e.action}</td>
                 <td>{e.subject ?? ''}</td>
                 <td class="mono">{e.target ?? ''}</td>
-                <td>{e.address ?? ''}</td>
-                <td>{describeAuditDetail(e.detail)}</td>
+                <td dir="ltr">{e.address ?? ''}</td>
+                <td dir="ltr">{describeAuditDetail(e.detail)}</td>
               </tr>
             ))}
           </tbody>
@@ -134,7 +134,7 @@ function Rows({ s }: { s: AuditState }) {
       </div>
       <p hidden={!s.cursor}>
         <button type="button" class="btn btn-quiet" data-testid="audit-more" disabled={s.phase !== 'idle'} onClick={() => act({ type: 'more' })}>
-          Load more
+          {t('audit.loadMore')}
         </button>
       </p>
     </>
@@ -147,7 +147,7 @@ function draw(): void {
   if (root && me && mayOpen(me, '/admin/audit'))
     render(
       <>
-        <section class="card" id="audit-search" aria-label="Search the audit trail">
+        <section class="card" id="audit-search" aria-label={t('audit.searchLabel')}>
           <Filters s={audit} />
         </section>
         <section class="card" id="audit-results" aria-labelledby="audit-results-title">
@@ -166,7 +166,7 @@ async function boot(): Promise<void> {
   onLanguageChange(draw);
   draw();
   if (!mayOpen(me, '/admin/audit')) {
-    dispatch({ type: 'error', message: 'This page is for ops and admins. Use the links above.', code: 'FORBIDDEN', now: Date.now() });
+    dispatch({ type: 'error', message: t('audit.forbidden'), code: 'FORBIDDEN', now: Date.now() });
     return;
   }
   act({ type: 'search' });

@@ -6,14 +6,15 @@
  * from `welcome` like every other page's peer connections (ice.ts); credentials are never shown.
  * One reducer (`preflight/verdict.ts`) holds what the page draws.
  */
-import { onLanguageChange } from '../i18n/index.ts';
+import { onLanguageChange, t } from '../i18n/index.ts';
 import { adoptUserLanguage, startLanguage } from '../language.ts';
 import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { getMe, goToLogin, type Me } from '../api.ts';
 import { iceConfig, iceVersion } from '../ice.ts';
 import { checkCall, checkMic, checkSpeaker, checkStun, checkTurn, turnUrlFor } from '../preflight/checks.ts';
-import { CHECKS, initialPreflight, reducePreflight, reportText, verdict, type PreflightEvent, type PreflightState } from '../preflight/verdict.ts';
+import { CHECKS, detailOf, initialPreflight, percent, reducePreflight, reportText, statusWord, verdict, type PreflightEvent, type PreflightState } from '../preflight/verdict.ts';
+import { pathWords, type NetworkPath } from '../quality.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
 import { renderShell } from '../ui/shell.tsx';
 import { connectPage } from './connect-page.ts';
@@ -80,6 +81,8 @@ async function copy(): Promise<void> {
   }
 }
 
+const isNetworkPath = (p: string | undefined): p is NetworkPath => p === 'direct' || p === 'relay-udp' || p === 'relay-tcp' || p === 'relay-tls';
+
 function Page() {
   const v = verdict(pf.results, turnWhere());
   const fig = pf.results.call.figures;
@@ -87,9 +90,9 @@ function Page() {
     <>
       <section class="card" aria-labelledby="preflight-title">
         <h1 class="card-title" id="preflight-title">
-          Network check
+          {t('preflight.title')}
         </h1>
-        <p class="hint">Checks this computer and network for calls: microphone, speaker, the STUN and TURN servers, and a test call through them.</p>
+        <p class="hint">{t('preflight.intro')}</p>
         <div class={`verdict verdict-${v.level}`} data-testid="preflight-verdict" data-level={v.level} role="status" aria-live="polite">
           <strong data-testid="preflight-verdict-title">{v.title}</strong>
           {v.advice && <p data-testid="preflight-advice">{v.advice}</p>}
@@ -99,40 +102,40 @@ function Page() {
             const c = pf.results[name];
             return (
               <li key={name} data-testid={`preflight-${name}`} data-status={c.status} class={`check check-${c.status}`}>
-                <span class="label">{label}</span>{' '}
-                <span class="status">{c.status === 'ok' ? 'OK' : c.status === 'failed' ? 'Failed' : c.status === 'warn' ? 'Warning' : c.status === 'skipped' ? 'Skipped' : c.status === 'running' ? 'Checking…' : '—'}</span>
-                {c.ms !== undefined && <span class="ms" data-testid={`preflight-${name}-ms`}>{` ${Math.round(c.ms)} ms`}</span>}
-                <span class="detail">{` ${c.detail}`}</span>
+                <span class="label">{t(label)}</span>{' '}
+                <span class="status">{c.status === 'pending' ? '—' : statusWord(c.status)}</span>
+                {c.ms !== undefined && <span class="ms" data-testid={`preflight-${name}-ms`}>{` ${t('preflight.ms', { ms: Math.round(c.ms) })}`}</span>}
+                <span class="detail">{` ${detailOf(c)}`}</span>
               </li>
             );
           })}
         </ul>
         {fig && (
           <dl class="figures" data-testid="preflight-figures">
-            <dt>Path</dt>
-            <dd data-testid="preflight-path">{fig.path === 'direct' ? 'direct' : fig.path ? `relayed (TURN/${fig.path.split('-')[1]!.toUpperCase()})` : 'unknown'}</dd>
-            <dt>Round trip</dt>
-            <dd data-testid="preflight-rtt">{fig.rttMs !== undefined ? `${fig.rttMs} ms` : '—'}</dd>
-            <dt>Jitter</dt>
-            <dd data-testid="preflight-jitter">{fig.jitterMs !== undefined ? `${fig.jitterMs} ms` : '—'}</dd>
-            <dt>Loss</dt>
-            <dd data-testid="preflight-loss">{fig.loss !== undefined ? `${(fig.loss * 100).toFixed(1)} %` : '—'}</dd>
+            <dt>{t('preflight.path')}</dt>
+            <dd data-testid="preflight-path">{isNetworkPath(fig.path) ? pathWords(fig.path) : (fig.path ?? t('preflight.unknown'))}</dd>
+            <dt>{t('preflight.rtt')}</dt>
+            <dd data-testid="preflight-rtt">{fig.rttMs !== undefined ? t('preflight.ms', { ms: fig.rttMs }) : '—'}</dd>
+            <dt>{t('preflight.jitter')}</dt>
+            <dd data-testid="preflight-jitter">{fig.jitterMs !== undefined ? t('preflight.ms', { ms: fig.jitterMs }) : '—'}</dd>
+            <dt>{t('preflight.loss')}</dt>
+            <dd data-testid="preflight-loss">{fig.loss !== undefined ? `${percent(fig.loss)} %` : '—'}</dd>
           </dl>
         )}
         <div class="actions">
           <button type="button" class="btn btn-go" data-testid="preflight-run" disabled={pf.running} onClick={() => void run()}>
-            {pf.runs ? 'Run again' : 'Run the check'}
+            {pf.runs ? t('preflight.runAgain') : t('preflight.run')}
           </button>
           <button type="button" class="btn" data-testid="preflight-copy" disabled={pf.running || pf.runs === 0} onClick={() => void copy()}>
-            Copy results
+            {t('preflight.copy')}
           </button>
           <span class="hint" data-testid="preflight-copied" role="status">
-            {pf.copied === 'copied' ? 'Copied: paste it into your message to support.' : pf.copied === 'select' ? 'Select the text below and copy it.' : ''}
+            {pf.copied === 'copied' ? t('preflight.copied') : pf.copied === 'select' ? t('preflight.selectToCopy') : ''}
           </span>
         </div>
-        {pf.runs > 0 && !pf.running && <textarea class="report" data-testid="preflight-report" readOnly rows={10} value={report()} aria-label="Results as text" />}
+        {pf.runs > 0 && !pf.running && <textarea class="report" data-testid="preflight-report" readOnly rows={10} value={report()} aria-label={t('preflight.reportLabel')} />}
         <p class="hint">
-          Servers: <span data-testid="preflight-servers">{servers().join(', ') || 'none configured'}</span> (policy {iceConfig().iceTransportPolicy})
+          {t('preflight.servers')} <span data-testid="preflight-servers" dir="ltr">{servers().join(', ') || t('preflight.noneConfigured')}</span> {t('preflight.policy', { policy: iceConfig().iceTransportPolicy })}
         </p>
       </section>
     </>

@@ -7,6 +7,7 @@
  * its round trip, jitter and loss. Credentials are used, never shown.
  */
 import type { IceConfig, IceServer } from '../../../shared/protocol.ts';
+import { t } from '../i18n/index.ts';
 import { openMic } from '../device-choice.ts';
 import { rtcConfiguration } from '../ice.ts';
 import { CallSetupError, gatherWithin } from '../phone.ts';
@@ -23,7 +24,7 @@ export async function checkMic(ms = 1_000): Promise<{ result: CheckResult & { le
   try {
     stream = await openMic();
   } catch (e) {
-    return { result: { status: 'failed', detail: `The browser could not open a microphone (${(e as Error).name || 'error'}): allow it for this site and check it is plugged in.` } };
+    return { result: { status: 'failed', detail: t('preflight.micRefused', { error: (e as Error).name || 'Error' }) } };
   }
   const ctx = new AudioContext();
   try {
@@ -40,11 +41,11 @@ export async function checkMic(ms = 1_000): Promise<{ result: CheckResult & { le
       for (const v of buf) sum += v * v;
       peak = Math.max(peak, Math.sqrt(sum / buf.length));
     }
-    const label = stream.getAudioTracks()[0]?.label || 'the microphone';
+    const label = stream.getAudioTracks()[0]?.label || t('preflight.theMic');
     const level = Math.round(peak * 1000) / 1000;
     return peak > 0.003
-      ? { result: { status: 'ok', detail: `${label}: sound heard (level ${level}).`, level }, stream }
-      : { result: { status: 'warn', detail: `${label} opens but sends silence: is it muted or turned down?`, level }, stream };
+      ? { result: { status: 'ok', detail: t('preflight.micHeard', { mic: label, level }), level }, stream }
+      : { result: { status: 'warn', detail: t('preflight.micSilent', { mic: label }), level }, stream };
   } finally {
     void ctx.close();
   }
@@ -55,7 +56,7 @@ export async function checkSpeaker(): Promise<CheckResult> {
   const ctx = new AudioContext();
   try {
     await Promise.race([ctx.resume(), new Promise((r) => setTimeout(r, 500))]);
-    if (ctx.state !== 'running') return { status: 'warn', detail: 'The browser held the test tone back (click the page, then run the check again).' };
+    if (ctx.state !== 'running') return { status: 'warn', detail: t('preflight.toneHeld') };
     const osc = ctx.createOscillator();
     const gain = ctx.createGain();
     gain.gain.value = 0.1;
@@ -65,8 +66,8 @@ export async function checkSpeaker(): Promise<CheckResult> {
     await new Promise((r) => setTimeout(r, 300));
     osc.stop();
     const outs = (await navigator.mediaDevices.enumerateDevices().catch(() => [])).filter((d) => d.kind === 'audiooutput');
-    const name = outs.find((d) => d.deviceId === 'default')?.label || outs[0]?.label || 'the default speaker';
-    return { status: 'ok', detail: `A short tone played on ${name}: you should have heard it.` };
+    const name = outs.find((d) => d.deviceId === 'default')?.label || outs[0]?.label || t('preflight.theSpeaker');
+    return { status: 'ok', detail: t('preflight.tonePlayed', { speaker: name }) };
   } finally {
     void ctx.close();
   }
@@ -121,26 +122,29 @@ async function probe(config: RTCConfiguration, stopOn: (c: RTCIceCandidate) => b
 /** STUN reachability: a server-reflexive candidate, or gathering that completed without a STUN error. */
 export async function checkStun(cfg: IceConfig): Promise<CheckResult> {
   const url = stunUrlFor(cfg);
-  if (!url) return { status: 'skipped', detail: 'No STUN or TURN server is configured.' };
+  if (!url) return { status: 'skipped', detail: t('preflight.noStunServer') };
   const r = await probe({ iceServers: [{ urls: url }] }, (c) => c.type === 'srflx');
-  if (r.found) return { status: 'ok', detail: `${url} answered: your public address is ${r.found.address ?? 'hidden'}.`, ms: r.ms };
-  if (r.complete && r.errors.length === 0) return { status: 'ok', detail: `${url} answered (your address is not translated: no NAT on this path).`, ms: r.ms };
-  return { status: 'failed', detail: `${url} did not answer${r.errors.length ? ` (${r.errors[0]})` : ` within ${CHECK_BOUND_MS / 1000} s`}: UDP to it is blocked or the server is down.`, ms: r.ms };
+  if (r.found) return { status: 'ok', detail: r.found.address ? t('preflight.stunAddress', { url, address: r.found.address }) : t('preflight.stunHidden', { url }), ms: r.ms };
+  if (r.complete && r.errors.length === 0) return { status: 'ok', detail: t('preflight.stunNoNat', { url }), ms: r.ms };
+  return { status: 'failed', detail: r.errors.length ? t('preflight.stunError', { url, error: r.errors[0]! }) : t('preflight.stunSilent', { url, seconds: CHECK_BOUND_MS / 1000 }), ms: r.ms };
 }
 
 /** A TURN allocation over one transport: time to the relay candidate. */
 export async function checkTurn(cfg: IceConfig, transport: 'udp' | 'tcp'): Promise<CheckResult> {
-  const t = turnUrlFor(cfg, transport);
-  if (!t) return { status: 'skipped', detail: turnUrls(cfg).length ? `No TURN URL over ${transport.toUpperCase()} is configured.` : 'No TURN server is configured.' };
-  const server = { urls: t.url, ...(t.server.username !== undefined ? { username: t.server.username } : {}), ...(t.server.credential !== undefined ? { credential: t.server.credential } : {}) };
+  const turn = turnUrlFor(cfg, transport);
+  const proto = transport.toUpperCase();
+  if (!turn) return { status: 'skipped', detail: turnUrls(cfg).length ? t('preflight.noTurnOver', { proto }) : t('preflight.noTurnServer') };
+  const server = { urls: turn.url, ...(turn.server.username !== undefined ? { username: turn.server.username } : {}), ...(turn.server.credential !== undefined ? { credential: turn.server.credential } : {}) };
   const r = await probe({ iceServers: [server], iceTransportPolicy: 'relay' }, (c) => c.type === 'relay');
-  if (r.found) return { status: 'ok', detail: `${t.url}: relay allocated in ${r.ms} ms.`, ms: r.ms };
+  if (r.found) return { status: 'ok', detail: t('preflight.relayAllocated', { url: turn.url, ms: r.ms }), ms: r.ms };
   const refused = r.errors.find((e) => /^401\b|^4\d\d\b/.test(e));
   return {
     status: 'failed',
     detail: refused
-      ? `${t.url} refused the credentials (${refused}): ask your administrator to check TURN_SECRET.`
-      : `${t.url} gave no relay${r.errors.length ? ` (${r.errors[0]})` : ` within ${CHECK_BOUND_MS / 1000} s`}: ${transport.toUpperCase()} to it is blocked or the server is down.`,
+      ? t('preflight.turnRefused', { url: turn.url, error: refused })
+      : r.errors.length
+        ? t('preflight.turnError', { url: turn.url, error: r.errors[0]!, proto })
+        : t('preflight.turnSilent', { url: turn.url, seconds: CHECK_BOUND_MS / 1000, proto }),
     ms: r.ms,
   };
 }
@@ -186,7 +190,7 @@ export async function checkCall(cfg: IceConfig, track: MediaStreamTrack | undefi
       b.addEventListener('connectionstatechange', check);
       check();
     });
-    if (!up) return { status: 'failed', detail: `the two ends found no network path through ${relay ? 'the TURN server' : 'the configured servers'} within 8 s.`, ms: since(t0) };
+    if (!up) return { status: 'failed', detail: t(relay ? 'preflight.callNoPathRelay' : 'preflight.callNoPath', { seconds: 8 }), ms: since(t0) };
     const connectedMs = since(t0);
     await new Promise((r) => setTimeout(r, ms));
     const sa = extractSample((await a.getStats()).values() as Iterable<Record<string, unknown>>, Date.now());
@@ -200,11 +204,11 @@ export async function checkCall(cfg: IceConfig, track: MediaStreamTrack | undefi
       ...(sa.path ? { path: sa.path } : {}),
       packets: received,
     };
-    if (received === 0) return { status: 'failed', detail: 'connected, but no audio went through.', ms: connectedMs, figures };
-    return { status: 'ok', detail: `connected in ${connectedMs} ms ${sa.path && sa.path !== 'direct' ? 'through the relay' : 'directly'}; ${received} audio packets arrived.`, ms: connectedMs, figures };
+    if (received === 0) return { status: 'failed', detail: t('preflight.callNoAudio'), ms: connectedMs, figures };
+    return { status: 'ok', detail: t(sa.path && sa.path !== 'direct' ? 'preflight.callRelayed' : 'preflight.callDirect', { ms: connectedMs, packets: received }), ms: connectedMs, figures };
   } catch (e) {
     const noRelay = e instanceof CallSetupError && e.code === 'NO_RELAY';
-    return { status: 'failed', detail: noRelay ? 'no relay candidate within 4 s: the TURN server cannot be reached, so the call could not be set up.' : (e as Error).message, ms: since(t0) };
+    return { status: 'failed', detail: noRelay ? t('preflight.callNoRelay', { seconds: 4 }) : t('preflight.callError', { error: (e as Error).message }), ms: since(t0) };
   } finally {
     a.close();
     b.close();

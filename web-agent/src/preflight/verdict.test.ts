@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { pending, reportText, verdict, type PreflightResults } from './verdict.ts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { inLanguage } from '../i18n/testing.ts';
+import { detailOf, pending, reportText, verdict, type PreflightResults } from './verdict.ts';
+
+inLanguage('en');
 
 const ok = (detail = 'fine', ms?: number) => ({ status: 'ok' as const, detail, ...(ms !== undefined ? { ms } : {}) });
 const failed = (detail: string) => ({ status: 'failed' as const, detail });
@@ -50,5 +53,22 @@ describe('preflight verdict in words', () => {
     expect(text).toContain('TURN relay over TCP: OK (55 ms) — Relay allocated.');
     expect(text).toContain('Test call: path relay-udp, round trip 12 ms, jitter 2 ms, loss 0.0 %, 150 packets');
     expect(text).toContain('Servers: turn:127.0.0.1:3478?transport=udp (policy relay)');
+  });
+
+  describe('in the user’s language', () => {
+    afterEach(() => inLanguage('en'));
+    it('Portuguese and Arabic: the verdict, its advice (host and port as they are) and the pending line come from the catalogue', () => {
+      inLanguage('pt-BR');
+      const r = { ...allOk(), turnUdp: failed('x'), turnTcp: ok('y') };
+      const v = verdict(r, { turnHost: 'turn.example.com', turnPort: 3478 });
+      expect(v.title).toBe('As chamadas precisam de TURN por TCP');
+      expect(v.advice).toContain('turn.example.com na porta 3478');
+      expect(detailOf(pending().mic)).toBe('Ainda não verificado.');
+      inLanguage('ar');
+      expect(verdict(allOk()).title).toBe('ستعمل المكالمات');
+      const text = reportText(allOk(), verdict(allOk()), { at: new Date(0), servers: [] });
+      expect(text).toContain('النتيجة: ستعمل المكالمات');
+      expect(text).not.toMatch(/Verdict|Servers|Test call/);
+    });
   });
 });

@@ -3,12 +3,13 @@
  * without a browser. `checks.ts` measures, `pages/preflight.tsx` draws, this file decides the
  * verdict in plain words and writes the report a user copies for support.
  */
+import { locale, t, type MessageKey } from '../i18n/index.ts';
 
 export type CheckStatus = 'pending' | 'running' | 'ok' | 'warn' | 'failed' | 'skipped';
 
 export interface CheckResult {
   status: CheckStatus;
-  /** One line in words: what was found. */
+  /** One line in words: what was found ('' while pending or running: the page says so). */
   detail: string;
   /** Milliseconds the check took to its answer (allocation time, gathering time). */
   ms?: number;
@@ -34,27 +35,42 @@ export interface PreflightResults {
 }
 
 export type CheckName = keyof PreflightResults;
-export const CHECKS: Array<{ name: CheckName; label: string }> = [
-  { name: 'mic', label: 'Microphone' },
-  { name: 'speaker', label: 'Speaker' },
-  { name: 'stun', label: 'STUN (your public address)' },
-  { name: 'turnUdp', label: 'TURN relay over UDP' },
-  { name: 'turnTcp', label: 'TURN relay over TCP' },
-  { name: 'call', label: 'Test call through the configured servers' },
+export const CHECKS: Array<{ name: CheckName; label: MessageKey }> = [
+  { name: 'mic', label: 'preflight.mic' },
+  { name: 'speaker', label: 'preflight.speaker' },
+  { name: 'stun', label: 'preflight.stun' },
+  { name: 'turnUdp', label: 'preflight.turnUdp' },
+  { name: 'turnTcp', label: 'preflight.turnTcp' },
+  { name: 'call', label: 'preflight.call' },
 ];
 
 export const pending = (): PreflightResults => ({
-  mic: { status: 'pending', detail: 'Not checked yet.' },
-  speaker: { status: 'pending', detail: 'Not checked yet.' },
-  stun: { status: 'pending', detail: 'Not checked yet.' },
-  turnUdp: { status: 'pending', detail: 'Not checked yet.' },
-  turnTcp: { status: 'pending', detail: 'Not checked yet.' },
-  call: { status: 'pending', detail: 'Not checked yet.' },
+  mic: { status: 'pending', detail: '' },
+  speaker: { status: 'pending', detail: '' },
+  stun: { status: 'pending', detail: '' },
+  turnUdp: { status: 'pending', detail: '' },
+  turnTcp: { status: 'pending', detail: '' },
+  call: { status: 'pending', detail: '' },
 });
+
+const STATUS_WORD: Record<CheckStatus, MessageKey> = {
+  pending: 'preflight.statusPending',
+  running: 'preflight.statusRunning',
+  ok: 'preflight.statusOk',
+  warn: 'preflight.statusWarn',
+  failed: 'preflight.statusFailed',
+  skipped: 'preflight.statusSkipped',
+};
+
+/** A check's status in a word. */
+export const statusWord = (s: CheckStatus): string => t(STATUS_WORD[s]);
+
+/** A check's line of detail ("Not checked yet." while pending, "Checking…" while running). */
+export const detailOf = (c: CheckResult): string => (c.status === 'pending' ? t('preflight.notChecked') : c.status === 'running' ? t('preflight.checking') : c.detail);
 
 export interface Verdict {
   level: 'good' | 'warn' | 'bad' | 'running';
-  /** The headline: "Calls will work", "Calls need TURN over TCP", … */
+  /** The headline: "Calls will work", "Calls need TURN over TCP", … (in the page's language) */
   title: string;
   /** What to do, in words (may be empty when all is well). */
   advice: string;
@@ -65,49 +81,74 @@ const POOR = { rttMs: 300, jitterMs: 30, loss: 0.02 };
 
 export function verdict(r: PreflightResults, o: { turnHost?: string; turnPort?: number } = {}): Verdict {
   const all = Object.values(r) as CheckResult[];
-  if (all.some((c) => c.status === 'pending' || c.status === 'running')) return { level: 'running', title: 'Checking…', advice: '' };
-  const host = o.turnHost ?? 'the TURN server';
+  if (all.some((c) => c.status === 'pending' || c.status === 'running')) return { level: 'running', title: t('preflight.checking'), advice: '' };
+  const host = o.turnHost ?? t('preflight.theTurnServer');
   const port = o.turnPort ?? 3478;
-  if (r.mic.status === 'failed') return { level: 'bad', title: 'Your microphone does not work', advice: `${r.mic.detail} Fix it before taking calls: the caller would hear nothing.` };
+  if (r.mic.status === 'failed') return { level: 'bad', title: t('preflight.vMicTitle'), advice: t('preflight.vMicAdvice', { detail: r.mic.detail }) };
   const turnConfigured = r.turnUdp.status !== 'skipped' || r.turnTcp.status !== 'skipped';
   const udp = r.turnUdp.status === 'ok';
   const tcp = r.turnTcp.status === 'ok';
   if (r.call.status === 'failed') {
     if (turnConfigured && !udp && !tcp) {
-      return { level: 'bad', title: 'Calls will not work from this network', advice: `The relay server (${host}) cannot be reached over UDP or TCP. Ask your IT to allow UDP and TCP to ${host} port ${port} (and TCP 443 for TURN over TLS), or try another network.` };
+      return { level: 'bad', title: t('preflight.vBadTitle'), advice: t('preflight.vNoRelayAdvice', { host, port: String(port) }) };
     }
-    return { level: 'bad', title: 'Calls will not work from this network', advice: `The test call did not connect (${r.call.detail}) Ask your IT to allow WebRTC audio (UDP) or TURN to ${host}.` };
+    return { level: 'bad', title: t('preflight.vBadTitle'), advice: t('preflight.vNoCallAdvice', { detail: r.call.detail, host }) };
   }
   if (turnConfigured && !udp && tcp) {
-    return { level: 'warn', title: 'Calls need TURN over TCP', advice: `Calls will work, relayed over TCP, but audio may lag on a busy line: ask your IT to allow UDP to ${host} port ${port} and UDP 49152–65535.` };
+    return { level: 'warn', title: t('preflight.vTcpTitle'), advice: t('preflight.vTcpAdvice', { host, port: String(port) }) };
   }
   if (turnConfigured && !udp && !tcp) {
-    return { level: 'warn', title: 'Calls work only on a direct path', advice: `The relay server (${host}) cannot be reached: calls work from this network only while a direct path exists. Ask your IT to allow UDP and TCP to ${host} port ${port}.` };
+    return { level: 'warn', title: t('preflight.vDirectTitle'), advice: t('preflight.vDirectAdvice', { host, port: String(port) }) };
   }
   const f = r.call.figures ?? {};
   const poor: string[] = [];
-  if (f.rttMs !== undefined && f.rttMs >= POOR.rttMs) poor.push(`a long delay (${f.rttMs} ms round trip)`);
-  if (f.jitterMs !== undefined && f.jitterMs >= POOR.jitterMs) poor.push(`uneven audio (jitter ${f.jitterMs} ms)`);
-  if (f.loss !== undefined && f.loss >= POOR.loss) poor.push(`${(f.loss * 100).toFixed(1)} % of the audio lost`);
+  if (f.rttMs !== undefined && f.rttMs >= POOR.rttMs) poor.push(t('preflight.poorDelay', { ms: f.rttMs }));
+  if (f.jitterMs !== undefined && f.jitterMs >= POOR.jitterMs) poor.push(t('preflight.poorJitter', { ms: f.jitterMs }));
+  if (f.loss !== undefined && f.loss >= POOR.loss) poor.push(t('preflight.poorLoss', { percent: percent(f.loss) }));
   if (r.mic.status === 'warn' || poor.length) {
-    return { level: 'warn', title: 'Calls will work, with a problem', advice: [r.mic.status === 'warn' ? r.mic.detail : '', poor.length ? `The line has ${poor.join(', ')}: close other downloads or use a wired connection.` : ''].filter(Boolean).join(' ') };
+    return { level: 'warn', title: t('preflight.vProblemTitle'), advice: [r.mic.status === 'warn' ? r.mic.detail : '', poor.length ? t('preflight.vPoorAdvice', { problems: poor.join(', ') }) : ''].filter(Boolean).join(' ') };
   }
-  return { level: 'good', title: 'Calls will work', advice: turnConfigured ? '' : 'No TURN server is configured: calls work where a direct path exists (ask your administrator about ICE_SERVERS for agents on other networks).' };
+  return { level: 'good', title: t('preflight.vGoodTitle'), advice: turnConfigured ? '' : t('preflight.vNoTurnAdvice') };
 }
 
-const STATUS_WORD: Record<CheckStatus, string> = { pending: 'not run', running: 'running', ok: 'OK', warn: 'warning', failed: 'FAILED', skipped: 'skipped' };
+/** The report's status words (the page's badge says "Checking…"; the report "running"). */
+const STATUS_REPORT: Record<CheckStatus, MessageKey> = {
+  pending: 'preflight.reportPending',
+  running: 'preflight.reportRunning',
+  ok: 'preflight.statusOk',
+  warn: 'preflight.reportWarn',
+  failed: 'preflight.reportFailed',
+  skipped: 'preflight.reportSkipped',
+};
 
-/** The report as plain text, for support (Copy results). Names no credential. */
+/** A fraction (0..1) as a percentage with one decimal, in the page's locale. */
+export const percent = (fraction: number): string => new Intl.NumberFormat(locale(), { minimumFractionDigits: 1, maximumFractionDigits: 1 }).format(fraction * 100);
+
+/** The report as plain text, for support (Copy results), in the user's language; codes, URLs and figures as they are. Names no credential. */
 export function reportText(r: PreflightResults, v: Verdict, meta: { at: Date; user?: string; userAgent?: string; servers?: string[]; policy?: string }): string {
-  const lines = [`Switchboard network check — ${meta.at.toISOString()}${meta.user ? ` — ${meta.user}` : ''}`, `Verdict: ${v.title}${v.advice ? ` — ${v.advice}` : ''}`, ''];
+  const lines = [
+    `${t('preflight.reportTitle')} — ${meta.at.toISOString()}${meta.user ? ` — ${meta.user}` : ''}`,
+    t('preflight.reportVerdict', { verdict: `${v.title}${v.advice ? ` — ${v.advice}` : ''}` }),
+    '',
+  ];
   for (const { name, label } of CHECKS) {
     const c = r[name];
-    lines.push(`${label}: ${STATUS_WORD[c.status]}${c.ms !== undefined ? ` (${Math.round(c.ms)} ms)` : ''} — ${c.detail}`);
+    lines.push(`${t(label)}: ${t(STATUS_REPORT[c.status])}${c.ms !== undefined ? ` (${Math.round(c.ms)} ms)` : ''} — ${detailOf(c)}`);
   }
   const f = r.call.figures;
-  if (f) lines.push('', `Test call: path ${f.path ?? 'unknown'}, round trip ${f.rttMs ?? '?'} ms, jitter ${f.jitterMs ?? '?'} ms, loss ${f.loss !== undefined ? (f.loss * 100).toFixed(1) + ' %' : '?'}, ${f.packets ?? 0} packets`);
-  if (meta.servers) lines.push(`Servers: ${meta.servers.join(', ') || 'none'} (policy ${meta.policy ?? 'all'})`);
-  if (meta.userAgent) lines.push(`Browser: ${meta.userAgent}`);
+  if (f)
+    lines.push(
+      '',
+      t('preflight.reportCall', {
+        path: f.path ?? '?',
+        rtt: f.rttMs ?? '?',
+        jitter: f.jitterMs ?? '?',
+        loss: f.loss !== undefined ? `${percent(f.loss)} %` : '?',
+        packets: f.packets ?? 0,
+      }),
+    );
+  if (meta.servers) lines.push(t('preflight.reportServers', { servers: meta.servers.join(', ') || t('preflight.none'), policy: meta.policy ?? 'all' }));
+  if (meta.userAgent) lines.push(t('preflight.reportBrowser', { browser: meta.userAgent }));
   return lines.join('\n');
 }
 
@@ -135,7 +176,7 @@ export function reducePreflight(s: PreflightState, ev: PreflightEvent): Prefligh
     case 'start':
       return { results: pending(), runs: s.runs + 1, running: true };
     case 'running':
-      return { ...s, results: { ...s.results, [ev.name]: { status: 'running', detail: 'Checking…' } } };
+      return { ...s, results: { ...s.results, [ev.name]: { status: 'running', detail: '' } } };
     case 'result':
       return { ...s, results: { ...s.results, [ev.name]: ev.result } };
     case 'done':

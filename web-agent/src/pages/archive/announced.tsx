@@ -3,27 +3,28 @@
  * search shows what history holds; this shows what just arrived, each with its download
  * and a way to open its call.
  */
+import { t } from '../../i18n/index.ts';
 import type { MediaItem } from '../../reducer.ts';
 
 export function AnnouncedMedia({ items, onOpen }: { items: MediaItem[]; onOpen(wacid: string): void }) {
   return (
     <>
       <h2 id="archive-title" class="card-title">
-        New since this page opened
+        {t('archive.newTitle')}
       </h2>
       <p class="empty" data-testid="archive-empty" hidden={items.length > 0}>
-        Nothing yet. New recordings and transcriptions appear here as they become available.
+        {t('archive.newEmpty')}
       </p>
       <ul class="archive" data-testid="archive-list" aria-live="polite">
         {items.map((m) => (
           <li key={`${m.wacid}/${m.kind}`} data-testid="archive-item" data-wacid={m.wacid} data-kind={m.kind}>
-            <span>{`${m.kind === 'recording' ? 'Recording' : 'Transcription'} · call ${m.wacid}`}</span>
+            <span>{t('archive.newItem', { kind: m.kind, wacid: m.wacid })}</span>
             <span class="archive-links">
               <button type="button" class="linklike" data-testid="archive-open" onClick={() => onOpen(m.wacid)}>
-                Open call
+                {t('archive.openCall')}
               </button>
               <a href={m.url} download="" data-testid="archive-download">
-                {m.kind === 'recording' ? 'Download .ogg' : 'Download .json'}
+                {m.kind === 'recording' ? t('archive.downloadOgg') : t('archive.downloadJson')}
               </a>
             </span>
           </li>

@@ -3,6 +3,7 @@
  * beside it (click a line to seek), what happened (summary and timeline) and the downloads.
  * Side by side on a desktop, stacked on a phone (CSS).
  */
+import { locale, t, type MessageKey } from '../../i18n/index.ts';
 import { pathWords } from '../../quality.ts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CallDetail, CallRecord, MediaRecord } from '../../../../shared/records.ts';
@@ -31,30 +32,30 @@ export interface DetailProps {
 const span = (ms: number | undefined) => (ms === undefined ? '–' : formatDuration(ms / 1000));
 
 function Summary({ call, now }: { call: CallRecord; now: number }) {
-  const rows: Array<[string, string, string]> = [
-    ['Customer', 'detail-customer', formatCaller(customerText(call.customer)) + (call.customer.phoneNumber && call.customer.userId ? ` (${call.customer.userId})` : '')],
-    ['Business number', 'detail-business', call.businessNumber ? formatCaller(call.businessNumber) : '–'],
-    ['Agent', 'detail-agent', call.agent ?? '–'],
-    ['Direction', 'detail-direction', describeDirection(call.direction)],
-    ['Time', 'detail-time', callTime(call.receivedAt, now)],
-    ['Wait', 'detail-wait', span(call.waitMs)],
-    ['Talk time', 'detail-talk', span(call.talkMs)],
-    ...(call.holdMs ? ([['On hold', 'detail-hold', span(call.holdMs)]] as Array<[string, string, string]>) : []),
-    ...(call.networkPath ? ([['Audio path', 'detail-path', pathWords(call.networkPath)]] as Array<[string, string, string]>) : []),
-    ['Outcome', 'detail-outcome', describeOutcome(call.outcome) + (call.endReason ? ` · ${describeReason(call.endReason)}` : '')],
-    ...(call.disposition ? ([['Disposition', 'detail-disposition', call.disposition]] as Array<[string, string, string]>) : []),
+  const rows: Array<[MessageKey, string, string]> = [
+    ['archive.customer', 'detail-customer', formatCaller(customerText(call.customer)) + (call.customer.phoneNumber && call.customer.userId ? ` (${call.customer.userId})` : '')],
+    ['archive.businessNumber', 'detail-business', call.businessNumber ? formatCaller(call.businessNumber) : '–'],
+    ['archive.agent', 'detail-agent', call.agent ?? '–'],
+    ['archive.direction', 'detail-direction', describeDirection(call.direction)],
+    ['archive.time', 'detail-time', callTime(call.receivedAt, now)],
+    ['archive.wait', 'detail-wait', span(call.waitMs)],
+    ['archive.talk', 'detail-talk', span(call.talkMs)],
+    ...(call.holdMs ? ([['archive.hold', 'detail-hold', span(call.holdMs)]] as Array<[MessageKey, string, string]>) : []),
+    ...(call.networkPath ? ([['archive.path', 'detail-path', pathWords(call.networkPath)]] as Array<[MessageKey, string, string]>) : []),
+    ['archive.outcome', 'detail-outcome', describeOutcome(call.outcome) + (call.endReason ? ` · ${describeReason(call.endReason)}` : '')],
+    ...(call.disposition ? ([['archive.disposition', 'detail-disposition', call.disposition]] as Array<[MessageKey, string, string]>) : []),
   ];
   return (
     <dl class="summary" data-testid="detail-summary">
       {rows.map(([label, testid, value]) => (
         <div key={testid}>
-          <dt>{label}</dt>
+          <dt>{t(label)}</dt>
           <dd data-testid={testid}>{value}</dd>
         </div>
       ))}
       {call.notes && (
         <div class="summary-notes">
-          <dt>Notes</dt>
+          <dt>{t('archive.notes')}</dt>
           <dd data-testid="detail-notes">{call.notes}</dd>
         </div>
       )}
@@ -66,17 +67,17 @@ function Downloads({ media }: { media: readonly MediaRecord[] }) {
   return (
     <section aria-labelledby="downloads-title">
       <h3 id="downloads-title" class="section-title">
-        Downloads
+        {t('archive.downloads')}
       </h3>
       <p class="hint" data-testid="downloads-empty" hidden={media.length > 0}>
-        No recording or transcription for this call.
+        {t('archive.noMedia')}
       </p>
       <ul class="archive" data-testid="downloads">
         {media.map((m) => (
           <li key={m.mediaAssetId} data-testid="download" data-kind={m.kind} data-status={m.status}>
             {m.status === 'available' && m.url ? (
               <a href={m.url} download="" data-testid="download-link">
-                {`${m.kind === 'recording' ? 'Recording (.ogg)' : 'Transcription (.json)'}${m.bytes !== undefined ? ` · ${formatBytes(m.bytes)}` : ''}`}
+                {`${m.kind === 'recording' ? t('archive.recordingFile') : t('archive.transcriptionFile')}${m.bytes !== undefined ? ` · ${formatBytes(m.bytes)}` : ''}`}
               </a>
             ) : (
               <span class="hint">{describeMediaStatus(m)}</span>
@@ -93,17 +94,17 @@ function Timeline({ call }: { call: CallRecord | CallDetail }) {
   return (
     <section aria-labelledby="timeline-title">
       <h3 id="timeline-title" class="section-title">
-        Timeline
+        {t('archive.timeline')}
       </h3>
       <p class="hint" hidden={!!entries && entries.length > 0}>
-        {entries ? 'Nothing recorded.' : 'Loading…'}
+        {entries ? t('archive.nothingRecorded') : t('archive.loading')}
       </p>
       <ol class="timeline" data-testid="timeline">
-        {(entries ?? []).map((t, i) => (
-          <li key={`${t.at}/${i}`} data-testid="timeline-item" data-event={t.event}>
-            <time dateTime={t.at}>{new Date(t.at).toLocaleTimeString('en-GB', { hour12: false })}</time>
-            <span class="tl-event">{t.event}</span>
-            {t.detail && <span class="tl-detail">{describeDetail(t.detail)}</span>}
+        {(entries ?? []).map((e, i) => (
+          <li key={`${e.at}/${i}`} data-testid="timeline-item" data-event={e.event}>
+            <time dateTime={e.at}>{new Date(e.at).toLocaleTimeString(locale(), { hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' })}</time>
+            <span class="tl-event" dir="ltr">{e.event}</span>
+            {e.detail && <span class="tl-detail" dir="ltr">{describeDetail(e.detail)}</span>}
           </li>
         ))}
       </ol>
@@ -185,29 +186,29 @@ export function CallDetailView({ s, call, now, onClose, onRetry }: DetailProps) 
     <article class="call-detail" data-testid="call-detail" data-wacid={call.wacid} data-state={s.detail.state} aria-labelledby="detail-title">
       <div class="detail-head">
         <h2 id="detail-title" class="card-title">
-          {`Call with ${formatCaller(customerText(call.customer))}`}
+          {t('archive.callWith', { customer: formatCaller(customerText(call.customer)) })}
         </h2>
         <button type="button" class="btn btn-quiet" data-testid="detail-close" onClick={onClose}>
-          Back to results
+          {t('archive.back')}
         </button>
       </div>
       <p class="form-error" data-testid="detail-error" role="alert" hidden={s.detail.state !== 'failed'}>
-        {`Could not load the call: ${s.detail.error ?? ''} `}
+        {`${t('archive.detailFailed', { why: s.detail.error ?? '' })} `}
         <button type="button" class="btn btn-quiet" data-testid="detail-retry" onClick={onRetry}>
-          Try again
+          {t('archive.retry')}
         </button>
       </p>
       <div class="detail-grid">
         <div class="detail-main">
           <section class="player" aria-labelledby="player-title">
             <h3 id="player-title" class="section-title">
-              Recording
+              {t('archive.recording')}
             </h3>
             {recording ? (
               <Player key={recording.url} url={`${recording.url}?use=play`} seek={seek} onPosition={setPositionMs} />
             ) : (
               <p class="hint" data-testid="detail-no-recording">
-                {recordingAsset ? describeMediaStatus(recordingAsset) : s.detail.state === 'loading' ? 'Loading…' : 'This call was not recorded.'}
+                {recordingAsset ? describeMediaStatus(recordingAsset) : s.detail.state === 'loading' ? t('archive.loading') : t('archive.notRecorded')}
               </p>
             )}
           </section>

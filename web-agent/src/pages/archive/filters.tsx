@@ -1,5 +1,6 @@
 /** The archive's filter form: what `GET /api/history/calls` can filter on. */
 import { CALL_DIRECTIONS, CALL_OUTCOMES, type CallSearchField } from '../../../../shared/records.ts';
+import { t, type MessageKey } from '../../i18n/index.ts';
 import { describeDirection, describeOutcome, type FieldError, type Filters } from '../../search.ts';
 
 export interface FiltersProps {
@@ -11,12 +12,12 @@ export interface FiltersProps {
   onReset(): void;
 }
 
-const TEXT_FIELDS: Array<{ field: CallSearchField; label: string; type: 'datetime-local' | 'text'; placeholder?: string }> = [
-  { field: 'from', label: 'From', type: 'datetime-local' },
-  { field: 'to', label: 'To', type: 'datetime-local' },
-  { field: 'customer', label: 'Customer', type: 'text', placeholder: '+15550123456 or user id' },
-  { field: 'agent', label: 'Agent', type: 'text', placeholder: 'agent name' },
-  { field: 'businessNumber', label: 'Business number', type: 'text', placeholder: '+15550001000' },
+const TEXT_FIELDS: Array<{ field: CallSearchField; label: MessageKey; type: 'datetime-local' | 'text'; placeholder?: MessageKey | undefined }> = [
+  { field: 'from', label: 'archive.from', type: 'datetime-local' },
+  { field: 'to', label: 'archive.to', type: 'datetime-local' },
+  { field: 'customer', label: 'archive.customer', type: 'text', placeholder: 'archive.customerPlaceholder' },
+  { field: 'agent', label: 'archive.agent', type: 'text', placeholder: 'archive.agentPlaceholder' },
+  { field: 'businessNumber', label: 'archive.businessNumber', type: 'text' },
 ];
 
 export function SearchFilters({ form, invalid, busy, onEdit, onSearch, onReset }: FiltersProps) {
@@ -53,15 +54,15 @@ export function SearchFilters({ form, invalid, busy, onEdit, onSearch, onReset }
       }}
     >
       <h1 id="search-title" class="card-title">
-        Call archive
+        {t('archive.title')}
       </h1>
       <div class="filters">
-        {TEXT_FIELDS.map((t) => field(t.field, t.label, input(t.field, t.type, t.placeholder)))}
+        {TEXT_FIELDS.map((f) => field(f.field, t(f.label), input(f.field, f.type, f.placeholder ? t(f.placeholder) : f.field === 'businessNumber' ? '+15550001000' : undefined)))}
         {field(
           'direction',
-          'Direction',
+          t('archive.direction'),
           <select id="search-direction" data-testid="search-direction" value={form.direction} onChange={(e) => onEdit('direction', (e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">Any</option>
+            <option value="">{t('archive.any')}</option>
             {CALL_DIRECTIONS.map((d) => (
               <option key={d} value={d}>
                 {describeDirection(d)}
@@ -71,9 +72,9 @@ export function SearchFilters({ form, invalid, busy, onEdit, onSearch, onReset }
         )}
         {field(
           'outcome',
-          'Outcome',
+          t('archive.outcome'),
           <select id="search-outcome" data-testid="search-outcome" value={form.outcome} onChange={(e) => onEdit('outcome', (e.currentTarget as HTMLSelectElement).value)}>
-            <option value="">Any</option>
+            <option value="">{t('archive.any')}</option>
             {CALL_OUTCOMES.map((o) => (
               <option key={o} value={o}>
                 {describeOutcome(o)}
@@ -82,8 +83,8 @@ export function SearchFilters({ form, invalid, busy, onEdit, onSearch, onReset }
           </select>,
         )}
         <div class="filter filter-wide">
-          <label for="search-q">Words in the transcript</label>
-          {input('q', 'search', 'e.g. refund')}
+          <label for="search-q">{t('archive.q')}</label>
+          {input('q', 'search', t('archive.qPlaceholder'))}
         </div>
       </div>
       <p class="field-error" id="search-invalid" data-testid="search-invalid" role="alert" hidden={!invalid}>
@@ -91,10 +92,10 @@ export function SearchFilters({ form, invalid, busy, onEdit, onSearch, onReset }
       </p>
       <div class="actions">
         <button type="submit" class="btn btn-go" data-testid="search-submit" disabled={busy}>
-          {busy ? 'Searching…' : 'Search'}
+          {busy ? t('archive.searching') : t('archive.search')}
         </button>
         <button type="button" class="btn" data-testid="search-reset" onClick={onReset}>
-          Clear filters
+          {t('archive.reset')}
         </button>
       </div>
     </form>

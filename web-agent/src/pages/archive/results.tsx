@@ -1,6 +1,7 @@
 /** The search results: a table on a desktop, one card per call on a phone (CSS), newest first. */
 import type { CallRecord } from '../../../../shared/records.ts';
 import { formatCaller, formatDuration } from '../../format.ts';
+import { t } from '../../i18n/index.ts';
 import { callTime, customerText, describeDirection, describeOutcome, type SearchState } from '../../search.ts';
 
 export interface ResultsProps {
@@ -13,30 +14,29 @@ export interface ResultsProps {
 const span = (ms: number | undefined) => (ms === undefined ? '–' : formatDuration(ms / 1000));
 
 function statusText(s: SearchState): string {
-  if (s.phase === 'searching') return 'Searching…';
+  if (s.phase === 'searching') return t('archive.searching');
   if (s.phase === 'idle') return '';
-  const n = s.results.length;
-  return `${n === 0 ? 'No calls' : n === 1 ? '1 call' : `${n} calls`}${s.cursor ? ' so far' : ''}.`;
+  return t(s.cursor ? 'archive.foundSoFar' : 'archive.found', { n: s.results.length });
 }
 
 function Row({ r, now, open, onOpen }: { r: CallRecord; now: number; open: boolean; onOpen(wacid: string): void }) {
   return (
     // data-label: on a phone each row is a card and each cell carries its heading.
     <tr data-testid="search-result" data-wacid={r.wacid} data-outcome={r.outcome} aria-current={open ? 'true' : undefined} onClick={() => onOpen(r.wacid)}>
-      <td data-label="Time" data-testid="result-time">
+      <td data-label={t('archive.time')} data-testid="result-time">
         <time dateTime={r.receivedAt}>{callTime(r.receivedAt, now)}</time>
       </td>
-      <td data-label="Customer" data-testid="result-customer">
+      <td data-label={t('archive.customer')} data-testid="result-customer">
         <button type="button" class="linklike" data-testid="result-open" onClick={(e) => (e.stopPropagation(), onOpen(r.wacid))}>
           {formatCaller(customerText(r.customer))}
         </button>
       </td>
-      <td data-label="Business number" data-testid="result-business">{r.businessNumber ? formatCaller(r.businessNumber) : '–'}</td>
-      <td data-label="Agent" data-testid="result-agent">{r.agent ?? '–'}</td>
-      <td data-label="Direction" data-testid="result-direction">{describeDirection(r.direction)}</td>
-      <td data-label="Wait" data-testid="result-wait">{span(r.waitMs)}</td>
-      <td data-label="Talk time" data-testid="result-talk">{span(r.talkMs)}</td>
-      <td data-label="Outcome" data-testid="result-outcome">
+      <td data-label={t('archive.businessNumber')} data-testid="result-business">{r.businessNumber ? formatCaller(r.businessNumber) : '–'}</td>
+      <td data-label={t('archive.agent')} data-testid="result-agent">{r.agent ?? '–'}</td>
+      <td data-label={t('archive.direction')} data-testid="result-direction">{describeDirection(r.direction)}</td>
+      <td data-label={t('archive.wait')} data-testid="result-wait">{span(r.waitMs)}</td>
+      <td data-label={t('archive.talk')} data-testid="result-talk">{span(r.talkMs)}</td>
+      <td data-label={t('archive.outcome')} data-testid="result-outcome">
         <span class="outcome" data-outcome={r.outcome}>
           {describeOutcome(r.outcome)}
         </span>
@@ -49,7 +49,7 @@ export function SearchResults({ s, now, onOpen, onMore }: ResultsProps) {
   return (
     <>
       <h2 id="results-title" class="card-title">
-        Calls{' '}
+        {t('archive.calls')}{' '}
         <span class="count" data-testid="search-count">
           {String(s.results.length)}
         </span>
@@ -64,14 +64,14 @@ export function SearchResults({ s, now, onOpen, onMore }: ResultsProps) {
         <table class="table results" data-testid="search-results">
           <thead>
             <tr>
-              <th scope="col">Time</th>
-              <th scope="col">Customer</th>
-              <th scope="col">Business number</th>
-              <th scope="col">Agent</th>
-              <th scope="col">Direction</th>
-              <th scope="col">Wait</th>
-              <th scope="col">Talk time</th>
-              <th scope="col">Outcome</th>
+              <th scope="col">{t('archive.time')}</th>
+              <th scope="col">{t('archive.customer')}</th>
+              <th scope="col">{t('archive.businessNumber')}</th>
+              <th scope="col">{t('archive.agent')}</th>
+              <th scope="col">{t('archive.direction')}</th>
+              <th scope="col">{t('archive.wait')}</th>
+              <th scope="col">{t('archive.talk')}</th>
+              <th scope="col">{t('archive.outcome')}</th>
             </tr>
           </thead>
           <tbody>
@@ -83,7 +83,7 @@ export function SearchResults({ s, now, onOpen, onMore }: ResultsProps) {
       </div>
       <div class="actions" hidden={!s.cursor}>
         <button type="button" class="btn" data-testid="search-more" disabled={s.phase === 'more' || s.phase === 'searching'} onClick={onMore}>
-          {s.phase === 'more' ? 'Loading…' : 'Load more'}
+          {s.phase === 'more' ? t('archive.loading') : t('archive.loadMore')}
         </button>
       </div>
     </>

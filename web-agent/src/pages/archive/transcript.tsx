@@ -4,6 +4,7 @@
  * being spoken is marked while it plays.
  */
 import { formatDuration } from '../../format.ts';
+import { t } from '../../i18n/index.ts';
 import type { LoadState } from '../../search.ts';
 import { currentLine, speakerName, type Transcript } from '../../transcript.ts';
 
@@ -22,16 +23,16 @@ export function TranscriptView({ state, result, error, absent, positionMs, onSee
   const lines = result?.ok ? result.lines : [];
   const current = currentLine(lines, positionMs);
   const note =
-    state === 'loading' ? 'Loading the transcript…'
-    : state === 'failed' ? `Could not load the transcript: ${error ?? ''}`
-    : result && !result.ok ? result.message
-    : result && lines.length === 0 ? 'The transcript is empty.'
-    : state === 'none' ? (absent ?? 'No transcript for this call.')
+    state === 'loading' ? t('archive.transcriptLoading')
+    : state === 'failed' ? t('archive.transcriptFailed', { why: error ?? '' })
+    : result && !result.ok ? t(result.problem)
+    : result && lines.length === 0 ? t('archive.transcriptEmpty')
+    : state === 'none' ? (absent ?? t('archive.noTranscript'))
     : '';
   return (
     <section class="transcript" aria-labelledby="transcript-title">
       <h3 id="transcript-title" class="section-title">
-        Transcript
+        {t('archive.transcript')}
       </h3>
       <p class="hint" data-testid="transcript-status" data-state={state} hidden={!note}>
         {note}
@@ -48,7 +49,7 @@ export function TranscriptView({ state, result, error, absent, positionMs, onSee
           return (
             <li key={i} data-testid="transcript-line" data-speaker={l.speaker ?? ''} data-start-ms={l.startMs ?? ''} data-current={i === current ? 'true' : undefined}>
               {l.startMs !== undefined ? (
-                <button type="button" class="t-line" title={`Play from ${formatDuration(l.startMs / 1000)}`} onClick={() => onSeek(l.startMs!)}>
+                <button type="button" class="t-line" title={t('archive.playFrom', { time: formatDuration(l.startMs / 1000) })} onClick={() => onSeek(l.startMs!)}>
                   {body}
                 </button>
               ) : (
