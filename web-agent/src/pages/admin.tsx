@@ -106,6 +106,11 @@ function Table({ testid, columns, children }: { testid: string; columns: string[
 }
 
 /** One labelled input of a form (read with FormData on submit). */
+/**
+ * A form field. Forms are uncontrolled (`defaultValue`, `defaultChecked`, `selected`): the
+ * directory read again behind an open form (after a save) redraws it, and a controlled
+ * `value` would put back what was stored over what the admin is typing.
+ */
 function Field({ id, label, testid, ...input }: { id: string; label: string; name: string; testid: string } & InputHTMLAttributes<HTMLInputElement>) {
   return (
     <div class="filter">
@@ -139,18 +144,18 @@ function UserForm({ u }: { u: AdminUser | undefined }) {
           <input id="u-name" name="name" data-testid="user-new-name" required autocomplete="off" />
         </div>
       )}
-      <Field id="u-display" label={t('admin.displayName')} name="displayName" testid="user-display" value={u?.displayName ?? ''} />
-      <Field id="u-email" label={t('admin.email')} name="email" testid="user-email" type="email" value={u?.email ?? ''} />
+      <Field id="u-display" label={t('admin.displayName')} name="displayName" testid="user-display" defaultValue={u?.displayName ?? ''} />
+      <Field id="u-email" label={t('admin.email')} name="email" testid="user-email" type="email" defaultValue={u?.email ?? ''} />
       <fieldset class="filter">
         <legend>{t('admin.roles')}</legend>
         {ROLES.map((r) => (
           <label key={r}>
-            <input type="checkbox" name={`role-${r}`} data-testid={`user-role-${r}`} checked={u ? u.roles.includes(r) : r === 'agent'} /> {roleWord(r)}
+            <input type="checkbox" name={`role-${r}`} data-testid={`user-role-${r}`} defaultChecked={u ? u.roles.includes(r) : r === 'agent'} /> {roleWord(r)}
           </label>
         ))}
       </fieldset>
-      <Field id="u-teams" label={t('admin.teamsField')} name="teams" testid="user-teams" value={u?.teams.join(', ') ?? ''} />
-      <Field id="u-skills" label={t('admin.skillsField')} name="skills" testid="user-skills" value={u ? showLevels(u.skills) : ''} />
+      <Field id="u-teams" label={t('admin.teamsField')} name="teams" testid="user-teams" defaultValue={u?.teams.join(', ') ?? ''} />
+      <Field id="u-skills" label={t('admin.skillsField')} name="skills" testid="user-skills" defaultValue={u ? showLevels(u.skills) : ''} />
       {!u && (
         <>
           <Field id="u-password" label={t('admin.passwordField')} name="password" testid="user-password" type="password" autocomplete="new-password" />
@@ -288,25 +293,27 @@ function QueueForm({ q, s }: { q: AdminQueue | undefined; s: AdminState }) {
           <input id="q-name" name="name" data-testid="queue-name" required />
         </div>
       )}
-      <Field id="q-numbers" label={t('admin.numbersField')} name="numbers" testid="queue-numbers" value={q?.numbers.join(', ') ?? ''} />
-      <Field id="q-members" label={t('admin.membersField')} name="members" testid="queue-members" value={q ? showMembers(q) : ''} />
-      <Field id="q-ring" label={t('admin.ringField')} name="ringTimeoutS" testid="queue-ring" inputMode="numeric" value={q?.ringTimeoutS ?? ''} />
+      <Field id="q-numbers" label={t('admin.numbersField')} name="numbers" testid="queue-numbers" defaultValue={q?.numbers.join(', ') ?? ''} />
+      <Field id="q-members" label={t('admin.membersField')} name="members" testid="queue-members" defaultValue={q ? showMembers(q) : ''} />
+      <Field id="q-ring" label={t('admin.ringField')} name="ringTimeoutS" testid="queue-ring" inputMode="numeric" defaultValue={q?.ringTimeoutS ?? ''} />
       <div class="filter">
         <label for="q-over">{t('admin.overflowTo')}</label>
-        <select id="q-over" name="overflowTo" data-testid="queue-overflow-to" value={q?.overflowTo ?? ''}>
-          <option value="">{t('admin.noneOption')}</option>
+        <select id="q-over" name="overflowTo" data-testid="queue-overflow-to">
+          <option value="" selected={!q?.overflowTo}>
+            {t('admin.noneOption')}
+          </option>
           {(s.dir?.queues ?? [])
             .filter((x) => x.name !== q?.name)
             .map((x) => (
-              <option key={x.name} value={x.name}>
+              <option key={x.name} value={x.name} selected={x.name === q?.overflowTo}>
                 {x.name}
               </option>
             ))}
         </select>
       </div>
-      <Field id="q-after" label={t('admin.overflowAfter')} name="overflowAfterS" testid="queue-overflow-after" inputMode="numeric" value={q?.overflowAfterS ?? ''} />
-      <Field id="q-skill" label={t('admin.skillRequired')} name="skill" testid="queue-skill" value={q?.skill ?? ''} />
-      <Field id="q-level" label={t('admin.atLevel')} name="skillLevel" testid="queue-skill-level" inputMode="numeric" value={q?.skillLevel ?? ''} />
+      <Field id="q-after" label={t('admin.overflowAfter')} name="overflowAfterS" testid="queue-overflow-after" inputMode="numeric" defaultValue={q?.overflowAfterS ?? ''} />
+      <Field id="q-skill" label={t('admin.skillRequired')} name="skill" testid="queue-skill" defaultValue={q?.skill ?? ''} />
+      <Field id="q-level" label={t('admin.atLevel')} name="skillLevel" testid="queue-skill-level" inputMode="numeric" defaultValue={q?.skillLevel ?? ''} />
       <FormButtons testid="queue-save" busy={s.busy} />
     </form>
   );
