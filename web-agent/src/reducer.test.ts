@@ -258,6 +258,14 @@ describe('transfer (anchor mode)', () => {
     expect(s.calls.w1!.view.transfer).toEqual({ by: 'agent2', ringing: 'agent1' });
   });
 
+  test('a consult ringing here keeps ringing while the call itself is active (the caller on music); it stops once the consult is over', () => {
+    const consult = { by: 'agent2', target: 'agent1', phase: 'ringing' as const };
+    const s = run(srv(welcome()), srv({ ...offer(), media: 'anchor', transfer: { by: 'agent2', consult: true } } as ServerMsg), srv(anchored({ agent: 'agent2', consult })));
+    expect(ringingCalls(s, T).map((c) => c.view.wacid)).toEqual(['w1']);
+    expect(s.calls.w1!.transferred).toEqual({ by: 'agent2', consult: true });
+    expect(ringingCalls(reduce(s, srv(anchored({ agent: 'agent2' }))), T)).toEqual([]);
+  });
+
   test('cold transfer sent: the call leaves this tab (no longer held here, not shown as another tab\'s) while it goes on', () => {
     const s = reduce(holding(), srv(anchored({ agent: undefined, transfer: { by: 'agent1', ringing: 'agent2' } })));
     expect(tabCall(s)).toBeUndefined();

@@ -198,9 +198,18 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'call.state': {
       const { type: _t, ...fields } = msg;
       const prev = state.calls[msg.wacid];
-      const view: CallView = prev ? { ...prev.view, ...fields } : fields;
+      // Anchor mode's who-is-where fields are whole in every frame: absent means over.
+      const { transfer: _tr, consult: _co, conference: _cf, ...kept } = prev?.view ?? fields;
+      const merged: CallView = prev ? { ...kept, ...fields } : fields;
+      // A transfer or consult ringing this agent: the call itself is active (the caller hears
+      // music), and the offer still rings here until answered, declined or taken back.
+      const me = state.me?.name;
+      const stillRings =
+        prev?.transferred !== undefined && prev.local === 'none' && !prev.revoked && prev.view.state === 'ringing' && merged.state === 'active' && me !== undefined &&
+        (merged.transfer?.ringing === me || (merged.consult?.target === me && merged.consult.phase === 'ringing'));
+      const view: CallView = stillRings ? { ...merged, state: 'ringing' } : merged;
       // A new ring (another agent, or the same one again): counted, so a missed call can say whom it rang.
-      const newRing = view.state === 'ringing' && view.agent !== undefined && (prev?.view.state !== 'ringing' || prev.view.agent !== view.agent);
+      const newRing = !stillRings && view.state === 'ringing' && view.agent !== undefined && (prev?.view.state !== 'ringing' || prev.view.agent !== view.agent);
       const rang = newRing ? [...(prev?.rang ?? []), view.agent!] : prev?.rang;
       // Anchor mode: this tab's leg is off the call while the call goes on (transferred on, a
       // consult cancelled, a conference left): the call is no longer this tab's (its session ends).
