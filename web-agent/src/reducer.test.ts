@@ -267,7 +267,8 @@ describe('transfer (anchor mode)', () => {
   });
 
   test('cold transfer sent: the call leaves this tab (no longer held here, not shown as another tab\'s) while it goes on', () => {
-    const s = reduce(holding(), srv(anchored({ agent: undefined, transfer: { by: 'agent1', ringing: 'agent2' } })));
+    const { agent: _a, ...noHolder } = view('w1', { state: 'active', media: 'anchor', startedAt: T, transfer: { by: 'agent1' } });
+    const s = reduce(holding(), srv({ type: 'call.state', ...noHolder }));
     expect(tabCall(s)).toBeUndefined();
     expect(callsElsewhere(s)).toEqual([]);
     expect(s.calls.w1!.local).toBe('none');

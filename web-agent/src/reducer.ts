@@ -198,8 +198,10 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'call.state': {
       const { type: _t, ...fields } = msg;
       const prev = state.calls[msg.wacid];
-      // Anchor mode's who-is-where fields are whole in every frame: absent means over.
+      // Anchor mode's who-is-where fields are whole in every frame: absent means over (and
+      // no `agent`: nobody holds it, e.g. a cold transfer on its way to the next agent).
       const { transfer: _tr, consult: _co, conference: _cf, ...kept } = prev?.view ?? fields;
+      if (fields.media === 'anchor' && fields.agent === undefined) delete kept.agent;
       const merged: CallView = prev ? { ...kept, ...fields } : fields;
       // A transfer or consult ringing this agent: the call itself is active (the caller hears
       // music), and the offer still rings here until answered, declined or taken back.
