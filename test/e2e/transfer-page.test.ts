@@ -19,6 +19,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.ts';
@@ -79,6 +80,12 @@ async function pageHearsCaller(page: Page, what: string): Promise<void> {
   await until(`${what}: audio keeps coming`, async () => (await energy()) > first, 10_000);
 }
 
+/** axe-core's WCAG 2.1 A/AA rules over one part of the page: its serious and critical violations, named. */
+async function axe(page: Page, selector: string): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).include(selector).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
 const activeCall = (p: Page, wacid: string) => p.locator(`[data-testid="call-active"][data-wacid="${wacid}"] [data-testid="call-status"][data-state="connected"]`);
 
 describe('transfer from the agent page (anchor mode, Chromium)', () => {
@@ -132,6 +139,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await agent('agent2').locator('input').check();
     await dialog.getByTestId('transfer-note').fill('billing question, identity checked');
     expect(await dialog.getByTestId('transfer-warm').isEnabled()).toBe(true);
+    expect(await axe(p1, '[data-testid="transfer-dialog"]')).toEqual([]);
     await shots(p1, 'transfer-dialog');
 
     // ---- cold: music at once, agent1's page off the call, agent2 rings with the note ----
@@ -175,6 +183,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await callerHearsOnly(wacid, false, true, 'the caller hears music, never the consult');
     await until('the supervisor sees both agents on the call', async () => (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent2,agent1', 10_000);
     expect(await row.getByTestId('live-legs').textContent()).toContain('on the call: agent2 and agent1');
+    expect(await axe(p2, '[data-testid="consult"]')).toEqual([]);
     await shots(p2, 'transfer-consult');
 
     await p2.getByTestId('consult-complete').click();
