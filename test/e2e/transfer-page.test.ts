@@ -13,8 +13,10 @@
  * "Transferred by agent1: …"; agent2 answers and the caller hears it. Then warm from agent2's
  * page: "Talk first" to agent1, whose ring says agent2 wants to talk first; both pages show the
  * consult, the caller hears music only, the supervisor's row lists both agents; Complete →
- * agent1 holds the call and the caller hears it, agent2's page is off the call.
- * Screenshots (desktop, phone) of the dialog and the consult: `screenshots/agent-desk-transfer-*`.
+ * agent1 holds the call and the caller hears it, agent2's page is off the call. Then a conference
+ * from agent1's page (Talk first, Conference): both pages list who is on the call, the caller
+ * hears the pages again; agent2 leaves and agent1 talks on.
+ * Screenshots (desktop, phone) of the dialog, the consult and the conference: `screenshots/agent-desk-transfer-*`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -89,7 +91,7 @@ async function axe(page: Page, selector: string): Promise<string[]> {
 const activeCall = (p: Page, wacid: string) => p.locator(`[data-testid="call-active"][data-wacid="${wacid}"] [data-testid="call-status"][data-state="connected"]`);
 
 describe('transfer from the agent page (anchor mode, Chromium)', () => {
-  it('cold with a note to an available agent (away and busy ones listed, not pickable), then warm with Complete; who hears whom at each step', async () => {
+  it('cold with a note to an available agent (away and busy ones listed, not pickable), then warm with Complete, then a conference one leaves; who hears whom at each step', async () => {
     // agent4 (a program) on a call of its own: busy. agent3 (a program) away.
     const a4 = await rig.agent('agent4');
     await rig.talking(a4, 'agent4');
@@ -193,6 +195,25 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     expect(await p1.getByTestId('consult').count()).toBe(0);
     await until('the supervisor sees agent1 alone on the call', async () => (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent1', 10_000);
     await pageHearsCaller(p1, 'agent1 hears the caller');
+
+    // ---- a conference from agent1's page: both agents with the caller, then agent2 leaves ----
+    await p1.getByTestId('transfer-open').click();
+    const d1 = p1.getByTestId('transfer-dialog');
+    await d1.locator('[data-testid="transfer-agent"][data-name="agent2"] input:not([disabled])').check({ timeout: 10_000 });
+    await d1.getByTestId('transfer-warm').click();
+    await d1.waitFor({ state: 'hidden' });
+    await p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+    await p2.getByTestId('answer').click();
+    await p1.locator('[data-testid="consult"][data-phase="talking"] [data-testid="consult-conference"]:not([disabled])').click({ timeout: 20_000 });
+    for (const p of [p1, p2]) await p.locator('[data-testid="conference"] [data-testid="conference-member"][data-name="agent2"]').waitFor({ timeout: 10_000 });
+    expect(await p2.locator('[data-testid="conference-member"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-name')))).toEqual(['', 'agent1', 'agent2']);
+    await callerHearsOnly(wacid, true, false, 'the caller hears the agents again, no music');
+    await until('the supervisor sees the conference', async () => (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent1,agent2', 10_000);
+    await shots(p2, 'transfer-conference');
+    await p2.getByTestId('conference-leave').click();
+    await p2.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 });
+    await until('agent1 alone with the caller', async () => (await p1.getByTestId('conference').count()) === 0 && (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent1', 10_000);
+    await callerHearsOnly(wacid, true, false, 'the caller still hears agent1');
 
     await p1.getByTestId('hangup').click();
     await until('the rooms are destroyed', async () => (await rig.rooms()) === 1, 15_000); // agent4's call is still on
