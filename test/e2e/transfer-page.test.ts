@@ -145,9 +145,11 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await shots(p1, 'transfer-dialog');
 
     // ---- cold: music at once, agent1's page off the call, agent2 rings with the note ----
+    const tCold = Date.now();
     await dialog.getByTestId('transfer-cold').click();
     await dialog.waitFor({ state: 'hidden' });
     await callerHearsOnly(wacid, false, true, 'the caller hears music, no page');
+    const musicMs = Date.now() - tCold;
     await p1.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 }).catch(async (e) => {
       // What agent1's page still shows, to tell why.
       console.log('agent1 after the transfer:', await p1.locator('.callbox').getAttribute('data-testid'), JSON.stringify(await p1.evaluate(() => (window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).slice(0, 3000));
@@ -156,9 +158,11 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     const ring = p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
     await ring.waitFor({ timeout: 15_000 });
     expect(await ring.getByTestId('incoming-transfer').textContent()).toBe('Transferred by agent1: billing question, identity checked');
+    const tAnswer = Date.now();
     await p2.getByTestId('answer').click();
     await activeCall(p2, wacid).waitFor({ timeout: 20_000 });
     await callerHearsOnly(wacid, true, false, 'the caller hears agent2 (the page tone back), no music');
+    const answerMs = Date.now() - tAnswer;
     await pageHearsCaller(p2, 'agent2 hears the caller');
     // agent1 is free again (WRAP_UP_MS off): its line says so.
     await p1.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 10_000 });
@@ -188,8 +192,12 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     expect(await axe(p2, '[data-testid="consult"]')).toEqual([]);
     await shots(p2, 'transfer-consult');
 
+    const tComplete = Date.now();
     await p2.getByTestId('consult-complete').click();
     await callerHearsOnly(wacid, true, false, 'the caller hears agent1, no music');
+    const completeMs = Date.now() - tComplete;
+    // Upper bounds: each includes the 400 ms window measured and the polling.
+    console.log(`transfer from the page: "Transfer now" → the caller hears music (no page) ${musicMs} ms; agent2's Answer → the caller hears agent2 alone ${answerMs} ms; Complete → the caller hears agent1 alone ${completeMs} ms`);
     await p2.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 });
     await activeCall(p1, wacid).waitFor();
     expect(await p1.getByTestId('consult').count()).toBe(0);
