@@ -58,6 +58,11 @@
  * the target leaves) or `conference` (both with the caller; up to 4 agents; any may leave with
  * `call.hangup`, the last one's hangup ends the call). A consult not answered in RING_TIMEOUT_MS
  * is cancelled. `CallView.consult` / `conference` show who is where.
+ * Targets (added: `transfer.targets`): an agent asks `transfer.targets {id, wacid?}` and gets
+ * the ack `{agents, queues}` (`TransferTargets`): every other agent with its state and whether
+ * a transfer may go to it now (`pickable`: online, available, not ringing or on a call, past
+ * after-call work: the same rule `call.transfer` applies), and the queues (the call's own
+ * number's first) with how many callers wait in each. Read when the page opens its dialog.
  *
  * Monitoring (added: `monitor.start`, `monitor.mode`, `monitor.signal`
  * both ways, `monitor.started`, `monitor.ended`). The media never touches the server: the
@@ -588,6 +593,37 @@ export const CallTransfer = z
     message: 'either mode and to (start a transfer), or action (finish a warm one)',
     path: ['action'],
   });
+/** (added) Agents: whom a transfer can go to now. Ack: `TransferTargets`' fields. See "Targets" above. */
+export const TransferTargetsRequest = z.object({ type: z.literal('transfer.targets'), id: reqId, wacid: wacid.optional() });
+/** The `transfer.targets` ack's fields: the other agents with their state, the queues with their waiting callers. */
+export const TransferTargets = z.object({
+  agents: z
+    .array(
+      z.object({
+        name: userName,
+        status: AgentStatus,
+        /** Away: the reason. */
+        reason: z.string().max(LIMITS.reason).optional(),
+        /** A transfer may go to this agent now (`call.transfer` would not refuse it). */
+        pickable: z.boolean(),
+      }),
+    )
+    .max(1000),
+  queues: z
+    .array(
+      z.object({
+        phoneId,
+        /** The queue's name (queues kept by the admin page). */
+        name: z.string().max(200).optional(),
+        /** The business number (E.164) when known. */
+        number: party.optional(),
+        /** Callers waiting for an agent of this queue now. */
+        waiting: z.number().int().min(0),
+      }),
+    )
+    .max(200),
+});
+export type TransferTargets = z.infer<typeof TransferTargets>;
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
 /** The holding page reports how the call's audio travels. Ack `{}`. */
 export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
@@ -624,6 +660,7 @@ export const ClientMsg = z.discriminatedUnion('type', [
   CallDecline,
   CallHangup,
   CallTransfer,
+  TransferTargetsRequest,
   CallDial,
   CallHold,
   CallResume,

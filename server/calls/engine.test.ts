@@ -10,7 +10,8 @@ import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
 import { toRecord, type CallBusEvents } from './apply.ts';
-import type { ServerMsg } from '../../shared/protocol.ts';
+import { TransferTargets, type ServerMsg } from '../../shared/protocol.ts';
+import { queuesFrom } from './routing.ts';
 import { Bus } from '../events/bus.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 
@@ -370,5 +371,55 @@ describe('call.answer and its SDP by media mode', () => {
     await engine.request(conn, { type: 'call.answer', id: 'a1', wacid: 'wacid.nosdp' });
     expect(frames.find((f) => f.id === 'a1')).toMatchObject({ type: 'error', code: 'BAD_REQUEST', message: expect.stringMatching(/^sdp: required/) });
     expect((await store.getCall('wacid.nosdp'))?.state).toBe('ringing');
+  });
+});
+
+describe('transfer.targets', () => {
+  it('the other agents online with their state and whether a transfer may go to them; the queues (the call’s own first) with their waiting callers', async () => {
+    const sent = new Map<string, ServerMsg[]>();
+    const agent = (name: string): Conn => ({
+      id: `conn-${name}`,
+      user: { name, roles: ['agent'] },
+      send: (d) => void (sent.get(name) ?? sent.set(name, []).get(name)!).push(JSON.parse(String(d)) as ServerMsg),
+      close: () => {},
+      kill: () => {},
+    });
+    const hub = new Hub(log);
+    // phone-2's only agent (t9) is never online: its call waits.
+    const engine = new CallEngine({ store: new MemoryStore(), calls: noService, hub, log, queues: queuesFrom({ 'phone-1': ['t1', 't4'], 'phone-2': ['t9'] }) });
+    engines.push(engine);
+    const online = (name: string, available: boolean) => {
+      const c = agent(name);
+      hub.add(c);
+      engine.agentConnected(c);
+      if (available) engine.setPresence(c.user, 'available', c, `p-${name}`);
+      return c;
+    };
+    online('t4', true);
+    const now = Date.now();
+    await engine.handleEvent(connectEvent('wacid.t-own', now), now); // rings t4
+    await engine.handleEvent(signal('chat.call.connect', 'callingConnect', { wacid: 'wacid.t-wait', phoneId: 'phone-2', from: '+15550101', to: '+15550300', direction: 'USER_INITIATED', dialTime: now, sdpType: 'offer', sdp: 'v=0\r\n' }), now);
+    await sleep(20);
+    online('t2', true);
+    online('t3', false);
+    const t1 = online('t1', false);
+    await engine.request(t1, { type: 'transfer.targets', id: 'r1', wacid: 'wacid.t-own' });
+    const ack = sent.get('t1')!.find((m) => m.type === 'ack' && m.id === 'r1') as unknown as TransferTargets;
+    expect(TransferTargets.parse(ack)).toEqual({
+      agents: [
+        { name: 't2', status: 'available', pickable: true },
+        { name: 't3', status: 'away', pickable: false },
+        { name: 't4', status: 'ringing', pickable: false },
+      ],
+      queues: [
+        { phoneId: 'phone-1', number: '+15550200', waiting: 0 },
+        { phoneId: 'phone-2', number: '+15550300', waiting: 1 },
+      ],
+    });
+    // Only agents ask.
+    const ops: Conn = { ...agent('op'), user: { name: 'op', roles: ['ops'] } };
+    hub.add(ops);
+    await engine.request(ops, { type: 'transfer.targets', id: 'r2' });
+    expect(sent.get('op')).toEqual([{ type: 'error', id: 'r2', code: 'FORBIDDEN', message: 'only agents transfer calls' }]);
   });
 });

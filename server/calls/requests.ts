@@ -270,6 +270,12 @@ export class Requests {
         await this.o.apply({ type: 'transfer', ...common, to, mode: msg.mode ?? 'cold', ...(msg.note ? { note: msg.note } : {}) }, rec);
         return;
       }
+      case 'transfer.targets': {
+        if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents transfer calls');
+        const targets = await this.o.router.transferTargets(user.name, msg.wacid);
+        this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...targets } as ServerMsg);
+        return;
+      }
       case 'call.rejoin': {
         if (!user.roles.includes('agent')) return fail('FORBIDDEN', 'only agents take calls');
         const rec = await this.o.store.getCall(msg.wacid);

@@ -37,6 +37,8 @@ export interface Queues {
   agents(phoneId: string): ReadonlySet<string> | undefined;
   /** The routing table (priorities, overflow, skills, who may ring), when queues are kept in the database. */
   table?(): RoutingTable;
+  /** The phone ids the queues name (not `*`), for transfer targets; absent: none named. */
+  numbers?(): readonly string[];
 }
 
 /** One queue as routing reads it. */
@@ -135,6 +137,7 @@ export function queuesOfTable(current: () => RoutingTable): Queues {
     takes: (phoneId: string, agent: string) => agents(phoneId)?.has(agent) ?? true,
     agents,
     table: current,
+    numbers: () => [...new Set([...current().queues.values()].flatMap((q) => q.numbers.filter((n) => n !== '*')))],
   });
 }
 
@@ -158,6 +161,7 @@ export function queuesFrom(map: z.infer<typeof QueuesFile>): Queues {
     agents(phoneId: string): ReadonlySet<string> | undefined {
       return sets.get(phoneId) ?? fallback;
     },
+    numbers: () => [...sets.keys()].filter((n) => n !== '*'),
   });
 }
 

@@ -20,6 +20,7 @@ import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { agentClient, emulatorRequest, login, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 import { WeriftAgent } from './werift-agent.ts';
+import { buildWebAgent } from '../../web-agent/build.ts';
 
 export const CALLER_HZ = 400;
 /** Each agent's voice. */
@@ -52,7 +53,8 @@ export interface TransferRig {
   timeline(wacid: string, user: AgentName): Promise<Array<{ event: string; detail?: Record<string, unknown> }>>;
 }
 
-export function transferRig(): TransferRig {
+/** `pages`: the bridge also serves the pages (agents in Chromium: transfer-page.test.ts). */
+export function transferRig(o: { pages?: boolean } = {}): TransferRig {
   let ns: Netns;
   let janus: TestJanus;
   let control: JanusApi;
@@ -73,6 +75,7 @@ export function transferRig(): TransferRig {
     control = await JanusApi.connect(janus.url);
     b = await startBridge({
       history: true,
+      ...(o.pages ? { assets: await buildWebAgent() } : {}),
       agents: Object.keys(HZ),
       env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' },
       policy: { ringTimeoutMs: RING_MS },

@@ -435,6 +435,9 @@ describe('hang up and end', () => {
     await page.getByTestId('incoming-call').waitFor();
     await answerCall(page, peer, 'w-end');
     await until(page, 's.media && s.media.started');
+    // Direct mode: no Transfer button; the page says why instead.
+    expect(await page.getByTestId('transfer-open').count()).toBe(0);
+    expect(await page.getByTestId('transfer-unavailable').textContent()).toMatch(/^Transfer is not offered here: it needs the media server/);
     const before = s.received.length;
     await page.getByTestId('hangup').click();
     expect((await s.frame('call.hangup', before)).wacid).toBe('w-end');

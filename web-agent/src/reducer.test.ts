@@ -247,3 +247,50 @@ describe('other frames', () => {
     expect(s.ended[0]?.wacid).toBe('w59');
   });
 });
+
+describe('transfer (anchor mode)', () => {
+  const anchored = (extra: Partial<CallView> = {}): ServerMsg => ({ type: 'call.state', ...view('w1', { state: 'active', media: 'anchor', startedAt: T, ...extra }) });
+  const holding = () => run(srv(welcome()), srv({ ...offer(), media: 'anchor' } as ServerMsg), local('w1', 'answering'), local('w1', 'held'), srv(anchored({ agent: 'agent1' })));
+
+  test('a transferred offer keeps who handed it on and the note ("Transferred by A: …"); a call.state does not wipe it', () => {
+    const s = run(srv(welcome()), srv({ ...offer(), media: 'anchor', transfer: { by: 'agent2', note: 'billing question' } } as ServerMsg), srv(anchored({ transfer: { by: 'agent2', ringing: 'agent1' } })));
+    expect(s.calls.w1!.transferred).toEqual({ by: 'agent2', note: 'billing question' });
+    expect(s.calls.w1!.view.transfer).toEqual({ by: 'agent2', ringing: 'agent1' });
+  });
+
+  test('a consult ringing here keeps ringing while the call itself is active (the caller on music); it stops once the consult is over', () => {
+    const consult = { by: 'agent2', target: 'agent1', phase: 'ringing' as const };
+    const s = run(srv(welcome()), srv({ ...offer(), media: 'anchor', transfer: { by: 'agent2', consult: true } } as ServerMsg), srv(anchored({ agent: 'agent2', consult })));
+    expect(ringingCalls(s, T).map((c) => c.view.wacid)).toEqual(['w1']);
+    expect(s.calls.w1!.transferred).toEqual({ by: 'agent2', consult: true });
+    expect(ringingCalls(reduce(s, srv(anchored({ agent: 'agent2' }))), T)).toEqual([]);
+  });
+
+  test('cold transfer sent: the call leaves this tab (no longer held here, not shown as another tab\'s) while it goes on', () => {
+    const { agent: _a, ...noHolder } = view('w1', { state: 'active', media: 'anchor', startedAt: T, transfer: { by: 'agent1' } });
+    const s = reduce(holding(), srv({ type: 'call.state', ...noHolder }));
+    expect(tabCall(s)).toBeUndefined();
+    expect(callsElsewhere(s)).toEqual([]);
+    expect(s.calls.w1!.local).toBe('none');
+    expect(s.calls.w1!.view.sdp).toBeUndefined();
+    expect(ringingCalls(s, T)).toEqual([]);
+    expect(s.lastEnded).toBeUndefined();
+  });
+
+  test('this agent stays on the call while it holds it, consults, is the consult\'s target or a conference member', () => {
+    const h = holding();
+    for (const extra of [
+      { agent: 'agent1', consult: { by: 'agent1', target: 'agent2', phase: 'talking' as const } },
+      { agent: 'agent2', consult: { by: 'agent2', target: 'agent1', phase: 'talking' as const } },
+      { agent: 'agent2', conference: ['agent1'] },
+      { agent: undefined, transfer: { by: 'agent2', ringing: 'agent1' } },
+    ]) {
+      expect(tabCall(reduce(h, srv(anchored(extra))))?.local).toBe('held');
+    }
+    // Completed to agent2 (or a conference left: agent2 holds it now): off this tab.
+    expect(tabCall(reduce(h, srv(anchored({ agent: 'agent2' }))))).toBeUndefined();
+    // A direct-mode call is never let go this way (its audio is in this page).
+    const direct = run(srv(welcome()), srv(offer()), local('w1', 'answering'), local('w1', 'held'));
+    expect(tabCall(reduce(direct, srv({ type: 'call.state', ...view('w1', { state: 'active', agent: 'agent2' }) })))?.local).toBe('held');
+  });
+});

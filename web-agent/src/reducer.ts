@@ -30,6 +30,8 @@ export interface CallEntry {
   revoked?: string;
   /** Every ring of this call seen here (supervisors): the agent, once per ring. */
   rang?: string[];
+  /** The offer is a transfer (anchor mode): who handed it on, their note, whether it is a consult ("Transferred by A: …"). */
+  transferred?: { by: string; note?: string | undefined; consult?: true | undefined };
 }
 
 export interface EndedCall {
@@ -165,7 +167,8 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     }
     case 'call.offered': {
       const prev = state.calls[msg.wacid];
-      const { type: _t, ...fields } = msg;
+      // The offer's `transfer` (who handed it on, the note) is the entry's; the view's `transfer` is the call's state.
+      const { type: _t, transfer, ...fields } = msg;
       const keep = prev && (prev.local === 'answering' || prev.local === 'held' || prev.local === 'hangingUp');
       const entry: CallEntry = {
         view: { ...prev?.view, ...fields, state: keep ? prev.view.state : 'ringing' },
@@ -173,6 +176,8 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
         offeredAt: prev && !prev.revoked && prev.offeredAt !== undefined ? prev.offeredAt : now,
       };
       if (prev?.heldAt !== undefined) entry.heldAt = prev.heldAt;
+      const handedOn = transfer ?? (keep ? prev.transferred : undefined);
+      if (handedOn) entry.transferred = handedOn;
       const next = { ...state, calls: { ...state.calls, [msg.wacid]: entry } };
       if (keep) return next;
       // A new call rings: nothing of the last one stays (its ending, an error about it).
@@ -193,10 +198,27 @@ function onServer(state: UiState, msg: ServerMsg, now: number): UiState {
     case 'call.state': {
       const { type: _t, ...fields } = msg;
       const prev = state.calls[msg.wacid];
-      const view: CallView = prev ? { ...prev.view, ...fields } : fields;
+      // Anchor mode's who-is-where fields are whole in every frame: absent means over (and
+      // no `agent`: nobody holds it, e.g. a cold transfer on its way to the next agent).
+      const { transfer: _tr, consult: _co, conference: _cf, ...kept } = prev?.view ?? fields;
+      if (fields.media === 'anchor' && fields.agent === undefined) delete kept.agent;
+      const merged: CallView = prev ? { ...kept, ...fields } : fields;
+      // A transfer or consult ringing this agent: the call itself is active (the caller hears
+      // music), and the offer still rings here until answered, declined or taken back.
+      const me = state.me?.name;
+      const stillRings =
+        prev?.transferred !== undefined && prev.local === 'none' && !prev.revoked && prev.view.state === 'ringing' && merged.state === 'active' && me !== undefined &&
+        (merged.transfer?.ringing === me || (merged.consult?.target === me && merged.consult.phase === 'ringing'));
+      const view: CallView = stillRings ? { ...merged, state: 'ringing' } : merged;
       // A new ring (another agent, or the same one again): counted, so a missed call can say whom it rang.
-      const newRing = view.state === 'ringing' && view.agent !== undefined && (prev?.view.state !== 'ringing' || prev.view.agent !== view.agent);
+      const newRing = !stillRings && view.state === 'ringing' && view.agent !== undefined && (prev?.view.state !== 'ringing' || prev.view.agent !== view.agent);
       const rang = newRing ? [...(prev?.rang ?? []), view.agent!] : prev?.rang;
+      // Anchor mode: this tab's leg is off the call while the call goes on (transferred on, a
+      // consult cancelled, a conference left): the call is no longer this tab's (its session ends).
+      if (prev && (prev.local === 'held' || prev.local === 'hangingUp') && view.media === 'anchor' && view.state === 'active' && state.me && !onTheCall(view, state.me.name)) {
+        const { sdp: _sdp, ...rest } = view;
+        return { ...state, calls: { ...state.calls, [msg.wacid]: { ...prev, view: rest, local: 'none' } } };
+      }
       if (isOver(view)) {
         const entry = { ...(prev ?? { view, local: 'none' as const }), ...(rang ? { rang } : {}) };
         const calls = { ...state.calls };
@@ -317,6 +339,21 @@ function omit<T extends object, K extends keyof T>(obj: T, key: K): T {
 }
 
 // ---- selectors ---------------------------------------------------------------------------
+
+/**
+ * Anchor mode: whether `name` is on the call now: holds it, is the transfer's target ringing or
+ * joining, the consult's target, or one of the conference's other agents.
+ */
+export function onTheCall(view: Pick<CallView, 'agent' | 'transfer' | 'consult' | 'conference'>, name: string): boolean {
+  return view.agent === name || view.transfer?.ringing === name || view.consult?.target === name || (view.conference ?? []).includes(name);
+}
+
+/** Everyone on the call (anchor mode), the holder first: the agents whose legs are in the call's room or its consult. */
+export function callLegs(view: Pick<CallView, 'agent' | 'consult' | 'conference'>): string[] {
+  const out = [...(view.agent !== undefined ? [view.agent] : []), ...(view.conference ?? [])];
+  if (view.consult && view.consult.phase !== 'ringing' && !out.includes(view.consult.target)) out.push(view.consult.target);
+  return out;
+}
 
 /** Offers ringing in this tab now: offered to this agent, not revoked, declined or expired. */
 export function ringingCalls(state: UiState, now: number): CallEntry[] {

@@ -19,7 +19,8 @@ import { renderShell } from '../ui/shell.tsx';
 import { describeReason, describeResult, formatCaller, formatDuration } from '../format.ts';
 import { initialState, liveCalls, reduce, type EndedCall, type UiEvent, type UiState } from '../reducer.ts';
 import type { CallView } from '../../../shared/protocol.ts';
-import { liveStateText, rangText, timeText } from './supervisor/live.ts';
+import { legsText, liveStateText, rangText, timeText } from './supervisor/live.ts';
+import { callLegs } from '../reducer.ts';
 import { MonitorCell, SupervisorMonitoring } from './supervisor/monitor.tsx';
 import { WallboardView } from './supervisor/wallboard.tsx';
 import { mountReports } from './supervisor/reports.tsx';
@@ -89,6 +90,12 @@ export function LiveCalls({ live, now, m }: { live: CallView[]; now: number; m?:
                 <td data-label={t('live.state')}>{liveStateText(v)}</td>
                 <td data-label={t('live.agent')}>
                   {v.agent ?? '–'}
+                  {v.media === 'anchor' && (
+                    // Anchor mode: everyone on the call (a conference, a consult), a transfer under way.
+                    <span class="live-legs" data-testid="live-legs" data-legs={callLegs(v).join(',')} data-consult={v.consult ? `${v.consult.by}>${v.consult.target}:${v.consult.phase}` : undefined} data-transfer={v.transfer?.by}>
+                      {legsText(v)}
+                    </span>
+                  )}
                   {v.path && (
                     <span class="live-path" data-testid="live-path" data-path={v.path}>
                       {` · ${pathWords(v.path)}`}

@@ -20,6 +20,7 @@ import { Phone } from '../../ui/phone.tsx';
 import type { Device } from '../../device-choice.ts';
 import { QualityBox } from '../../ui/parts.tsx';
 import type { Quality } from '../../quality.ts';
+import { TransferBox, TransferredBy, type TransferActions } from './transfer.tsx';
 
 export type MicStatus = 'unchecked' | 'asking' | 'granted' | 'denied' | 'missing' | 'error';
 export type SoundStatus = 'unchecked' | 'ok' | 'blocked';
@@ -67,6 +68,8 @@ export interface PhoneProps {
       }
     | undefined;
   actions: PhoneActions;
+  /** Transfer (anchor mode): who this agent is, a transfer request in flight, what the buttons do. */
+  transfer?: { me: string | undefined; busy: boolean; actions: TransferActions } | undefined;
 }
 
 /** The one state line: what the agent is doing, the time in it, its countdown. */
@@ -218,6 +221,8 @@ function CallBox(p: BoxProps) {
       </div>
       <Controls {...p} />
       <div class="callbox-notes">
+        {mode === 'incoming' && <TransferredBy entry={ringing} />}
+        {p.transfer && <TransferBox mine={mine} me={p.transfer.me} connected={p.session?.connection === 'connected'} busy={p.transfer.busy} actions={p.transfer.actions} />}
         <QualityBox prefix="quality" quality={p.session?.quality} notice={p.session?.networkWarning} hidden={mode !== 'active'} />
         <p class="hint sound-locked" data-testid="sound-locked" hidden={p.audioUnlocked || mode !== 'incoming'}>
           {t('call.soundLocked')}

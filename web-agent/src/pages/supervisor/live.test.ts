@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { liveStateText, rangText, timeText } from './live.ts';
+import { legsText, liveStateText, rangText, timeText } from './live.ts';
 import { inLanguage } from '../../i18n/testing.ts';
 
 // The pages' words in English (the catalogue the server serves).
@@ -33,5 +33,15 @@ describe('a missed call says whom it rang, not "–" and "The call was rejected"
     expect(rangText(['agent1'])).toBe('rang agent1');
     expect(rangText(['agent1', 'agent1'])).toBe('rang agent1 twice');
     expect(rangText(['agent1', 'agent2', 'agent1', 'agent3'])).toBe('rang agent1 twice, agent2 and agent3');
+  });
+});
+
+describe('legsText: everyone on an anchored call', () => {
+  it('a conference and a consult name every agent on the call; a consult still ringing names who consults whom; a transfer waiting says the caller hears music; one agent alone adds nothing', () => {
+    expect(legsText({ agent: 'agent1' })).toBe('');
+    expect(legsText({ agent: 'agent1', conference: ['agent2', 'agent3'] })).toMatch(/^ · on the call: agent1, agent2,? and agent3$/); // the list as the locale joins it
+    expect(legsText({ agent: 'agent1', consult: { by: 'agent1', target: 'agent2', phase: 'talking' } })).toBe(' · on the call: agent1 and agent2 · agent1 consulting agent2');
+    expect(legsText({ agent: 'agent1', consult: { by: 'agent1', target: 'agent2', phase: 'ringing' } })).toBe(' · agent1 consulting agent2');
+    expect(legsText({ transfer: { by: 'agent1', ringing: 'agent2' } })).toBe(' · transferred by agent1, caller hears music');
   });
 });

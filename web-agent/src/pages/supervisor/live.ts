@@ -6,6 +6,7 @@
 import { locale, t } from '../../i18n/index.ts';
 import type { CallView } from '../../../../shared/protocol.ts';
 import { formatDuration } from '../../format.ts';
+import { callLegs } from '../../reducer.ts';
 
 const TEXT: Record<string, (agent: string | undefined) => string> = {
   queued: () => t('live.queued'),
@@ -51,4 +52,18 @@ export function rangText(rang: readonly string[]): string {
   for (const a of rang) counts.set(a, (counts.get(a) ?? 0) + 1);
   const parts = [...counts].map(([a, n]) => (n === 1 ? a : t('live.times', { agent: a, count: n })));
   return t('live.rang', { agents: new Intl.ListFormat(locale(), { type: 'conjunction' }).format(parts) });
+}
+
+/**
+ * Anchor mode: who is on a call besides what the Agent cell says: " · on the call: agent1, agent2"
+ * (a conference, a consult's two agents), " · agent1 consulting agent2" while the consult rings,
+ * " · transferred by agent1, caller hears music" while a transfer waits for its target.
+ */
+export function legsText(v: Pick<CallView, 'agent' | 'consult' | 'conference' | 'transfer'>): string {
+  const parts: string[] = [];
+  const legs = callLegs(v);
+  if (legs.length > 1) parts.push(t('live.legs', { agents: new Intl.ListFormat(locale(), { type: 'conjunction' }).format(legs) }));
+  if (v.consult) parts.push(t('live.consult', { agent: v.consult.by, target: v.consult.target }));
+  if (v.transfer && v.agent === undefined) parts.push(t('live.transferring', { agent: v.transfer.by }));
+  return parts.map((p) => ` · ${p}`).join('');
 }

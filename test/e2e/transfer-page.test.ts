@@ -1,0 +1,229 @@
+/**
+ * Transfer from the agent page, end to end in real Chromium (anchor mode, real parts only:
+ * a private Janus in a network namespace, the emulator's werift caller, the bridge serving the
+ * pages; transfer-rig.ts). The pages' fake microphone plays one tone (PAGE_HZ: both pages run
+ * in one browser), so which page the caller hears is told by when: after agent1's cold transfer
+ * the caller hears music and no page; once agent2 answers, the page tone again (agent2's leg,
+ * the only page in the room) and no music.
+ *
+ * One test, several steps (one bridge): agent1 answers on its page, opens the Transfer dialog
+ * (keyboard: Escape closes it, the focus returns), sees agent2 available and pickable, agent3
+ * away and agent4 on a call listed with their state but not pickable, the number's queue with
+ * its waiting count; sends a cold transfer to agent2 with a note; agent2's ringing card shows
+ * "Transferred by agent1: …"; agent2 answers and the caller hears it. Then warm from agent2's
+ * page: "Talk first" to agent1, whose ring says agent2 wants to talk first; both pages show the
+ * consult, the caller hears music only, the supervisor's row lists both agents; Complete →
+ * agent1 holds the call and the caller hears it, agent2's page is off the call. Then a conference
+ * from agent1's page (Talk first, Conference): both pages list who is on the call, the caller
+ * hears the pages again; agent2 leaves and agent1 talks on.
+ * Screenshots (desktop, phone) of the dialog, the consult and the conference: `screenshots/agent-desk-transfer-*`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.ts';
+import { wav } from '../support/tones.ts';
+import { goAvailable, hookStats, loginAs, waitOnline } from '../web-agent/driver.ts';
+import { shots } from './desk-page.ts';
+import { emulatorRequest, PASSWORD, until } from './harness.ts';
+import { HEARD, HZ, PHONE_ID, QUIET, transferRig } from './transfer-rig.ts';
+
+/** The pages' microphone: agent1's frequency in the rig's measure (`callerHears().agent1`), whichever page sends it. */
+const PAGE_HZ = HZ.agent1;
+/** A page's tone reaches the caller quieter than a werift agent's (the browser's audio processing): ~0.03 seen, absent ≤ 0.002. */
+const PAGE_HEARD = 0.02;
+
+const rig = transferRig({ pages: true });
+let dir: string;
+let browser: Browser;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sb-transfer-page-'));
+  // Autoplay without a click: a page plays the caller as soon as its leg is in.
+  browser = await launchChromium({ fakeAudioCapture: wav(join(dir, 'page.wav'), PAGE_HZ), autoplayWithoutGesture: true });
+}, 90_000);
+afterAll(async () => {
+  await browser?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  expect(pageErrors).toEqual([]);
+});
+
+async function open(name: string, path = '/'): Promise<Page> {
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  page.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
+  await loginAs(page, rig.bridge.url, name, PASSWORD);
+  if (path !== '/') {
+    await page.goto(`${rig.bridge.url}${path}`);
+    await waitOnline(page);
+  }
+  return page;
+}
+
+/** What the caller hears: the pages' tone and the music, with a message naming the step. */
+async function callerHearsOnly(wacid: string, page: boolean, music: boolean, what: string): Promise<void> {
+  let last: unknown;
+  await until(what, async () => {
+    const l = await rig.callerHears(wacid, 400);
+    last = l;
+    return (page ? l.agent1 > PAGE_HEARD : l.agent1 < QUIET) && (music ? l.music > HEARD : l.music < QUIET);
+  }, 15_000).catch((err: Error) => {
+    throw new Error(`${err.message}; last heard ${JSON.stringify(last)}`);
+  });
+}
+
+/** The page receives the caller: its inbound audio energy grows. */
+async function pageHearsCaller(page: Page, what: string): Promise<void> {
+  const energy = async () => ((await hookStats(page)) as { inbound?: { totalAudioEnergy?: number } } | null)?.inbound?.totalAudioEnergy ?? 0;
+  const first = await until(`${what}: audio in`, async () => ((await energy()) > 0 ? energy() : undefined), 15_000);
+  await until(`${what}: audio keeps coming`, async () => (await energy()) > first, 10_000);
+}
+
+/** axe-core's WCAG 2.1 A/AA rules over one part of the page: its serious and critical violations, named. */
+async function axe(page: Page, selector: string): Promise<string[]> {
+  const r = await new AxeBuilder({ page }).include(selector).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
+  return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+}
+
+const activeCall = (p: Page, wacid: string) => p.locator(`[data-testid="call-active"][data-wacid="${wacid}"] [data-testid="call-status"][data-state="connected"]`);
+
+describe('transfer from the agent page (anchor mode, Chromium)', () => {
+  it('cold with a note to an available agent (away and busy ones listed, not pickable), then warm with Complete, then a conference one leaves; who hears whom at each step', async () => {
+    // agent4 (a program) on a call of its own: busy. agent3 (a program) away.
+    const a4 = await rig.agent('agent4');
+    await rig.talking(a4, 'agent4');
+    await rig.agent('agent3', false);
+
+    // agent1's page takes a call (the only agent available now).
+    const p1 = await open('agent1');
+    await goAvailable(p1);
+    const wacid = (await emulatorRequest(rig.bridge.emu, 'POST', '/calls', {})).wacid as string;
+    await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+    await p1.getByTestId('answer').click();
+    await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
+    await callerHearsOnly(wacid, true, false, 'the caller hears agent1');
+    // agent2's page is available once agent1 holds the call (so the call rang agent1 only).
+    const p2 = await open('agent2');
+    await goAvailable(p2);
+    // A direct-mode hint is never shown on an anchored call.
+    expect(await p1.getByTestId('transfer-unavailable').count()).toBe(0);
+
+    // ---- the dialog: keyboard reachable, Escape closes it and the focus comes back ----
+    const opener = p1.getByTestId('transfer-open');
+    await opener.focus();
+    await p1.keyboard.press('Enter');
+    const dialog = p1.getByTestId('transfer-dialog');
+    await dialog.waitFor({ state: 'visible' });
+    expect(await p1.evaluate(() => document.activeElement?.closest('dialog')?.dataset.testid)).toBe('transfer-dialog');
+    await p1.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await p1.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.testid)).toBe('transfer-open');
+    await opener.click();
+    await dialog.waitFor({ state: 'visible' });
+
+    // Targets with their state: agent2 pickable; agent3 away and agent4 on a call shown, in words, not pickable.
+    const agent = (name: string) => dialog.locator(`[data-testid="transfer-agent"][data-name="${name}"]`);
+    await agent('agent2').locator('input:not([disabled])').waitFor({ timeout: 10_000 });
+    expect(await agent('agent2').getAttribute('data-pickable')).toBe('true');
+    expect(await agent('agent3').getAttribute('data-status')).toBe('away');
+    expect(await agent('agent3').locator('input').isDisabled()).toBe(true);
+    expect(await agent('agent3').getByTestId('transfer-agent-state').textContent()).toBe('Away · cannot take it now');
+    expect(await agent('agent4').getAttribute('data-status')).toBe('on-call');
+    expect(await agent('agent4').locator('input').isDisabled()).toBe(true);
+    expect(await agent('agent4').getByTestId('transfer-agent-state').textContent()).toBe('On a call · cannot take it now');
+    const queue = dialog.locator(`[data-testid="transfer-queue"][data-phone-id="${PHONE_ID}"]`);
+    expect(await queue.getAttribute('data-waiting')).toBe('0');
+    expect(await queue.getByTestId('transfer-queue-waiting').textContent()).toBe('nobody waiting');
+    expect(await dialog.getByTestId('transfer-cold').isDisabled()).toBe(true);
+    await agent('agent2').locator('input').check();
+    await dialog.getByTestId('transfer-note').fill('billing question, identity checked');
+    expect(await dialog.getByTestId('transfer-warm').isEnabled()).toBe(true);
+    expect(await axe(p1, '[data-testid="transfer-dialog"]')).toEqual([]);
+    await shots(p1, 'transfer-dialog');
+
+    // ---- cold: music at once, agent1's page off the call, agent2 rings with the note ----
+    const tCold = Date.now();
+    await dialog.getByTestId('transfer-cold').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await callerHearsOnly(wacid, false, true, 'the caller hears music, no page');
+    const musicMs = Date.now() - tCold;
+    await p1.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 }).catch(async (e) => {
+      // What agent1's page still shows, to tell why.
+      console.log('agent1 after the transfer:', await p1.locator('.callbox').getAttribute('data-testid'), JSON.stringify(await p1.evaluate(() => (window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).slice(0, 3000));
+      throw e;
+    });
+    const ring = p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
+    await ring.waitFor({ timeout: 15_000 });
+    expect(await ring.getByTestId('incoming-transfer').textContent()).toBe('Transferred by agent1: billing question, identity checked');
+    const tAnswer = Date.now();
+    await p2.getByTestId('answer').click();
+    await activeCall(p2, wacid).waitFor({ timeout: 20_000 });
+    await callerHearsOnly(wacid, true, false, 'the caller hears agent2 (the page tone back), no music');
+    const answerMs = Date.now() - tAnswer;
+    await pageHearsCaller(p2, 'agent2 hears the caller');
+    // agent1 is free again (WRAP_UP_MS off): its line says so.
+    await p1.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 10_000 });
+
+    // ---- warm from agent2's page: Talk first to agent1, then Complete ----
+    const boss = await open('boss', '/supervisor');
+    const row = boss.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row.waitFor({ timeout: 10_000 });
+    await p2.getByTestId('transfer-open').click();
+    const d2 = p2.getByTestId('transfer-dialog');
+    await d2.locator('[data-testid="transfer-agent"][data-name="agent1"] input:not([disabled])').check({ timeout: 10_000 });
+    await d2.getByTestId('transfer-note').fill('wants a refund');
+    await d2.getByTestId('transfer-warm').click();
+    await d2.waitFor({ state: 'hidden' });
+    const ring1 = p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
+    await ring1.waitFor({ timeout: 15_000 });
+    expect(await ring1.getByTestId('incoming-transfer').textContent()).toBe('agent2 wants to talk first: wants a refund');
+    await p1.getByTestId('answer').click();
+    await p2.locator('[data-testid="consult"][data-phase="talking"]').waitFor({ timeout: 20_000 });
+    await p1.locator('[data-testid="consult"]').waitFor({ timeout: 10_000 });
+    expect(await p2.getByTestId('consult-status').textContent()).toBe('Consult with agent1 in progress');
+    expect(await p1.getByTestId('consult-status').textContent()).toBe('agent2 is talking to you before handing over this call');
+    expect(await p1.getByTestId('consult-complete').count()).toBe(0); // only the agent who started it finishes it
+    await callerHearsOnly(wacid, false, true, 'the caller hears music, never the consult');
+    await until('the supervisor sees both agents on the call', async () => (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent2,agent1', 10_000);
+    expect(await row.getByTestId('live-legs').textContent()).toContain('on the call: agent2 and agent1');
+    expect(await axe(p2, '[data-testid="consult"]')).toEqual([]);
+    await shots(p2, 'transfer-consult');
+
+    const tComplete = Date.now();
+    await p2.getByTestId('consult-complete').click();
+    await callerHearsOnly(wacid, true, false, 'the caller hears agent1, no music');
+    const completeMs = Date.now() - tComplete;
+    // Upper bounds: each includes the 400 ms window measured and the polling.
+    console.log(`transfer from the page: "Transfer now" → the caller hears music (no page) ${musicMs} ms; agent2's Answer → the caller hears agent2 alone ${answerMs} ms; Complete → the caller hears agent1 alone ${completeMs} ms`);
+    await p2.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 });
+    await activeCall(p1, wacid).waitFor();
+    expect(await p1.getByTestId('consult').count()).toBe(0);
+    await until('the supervisor sees agent1 alone on the call', async () => (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent1', 10_000);
+    await pageHearsCaller(p1, 'agent1 hears the caller');
+
+    // ---- a conference from agent1's page: both agents with the caller, then agent2 leaves ----
+    await p1.getByTestId('transfer-open').click();
+    const d1 = p1.getByTestId('transfer-dialog');
+    await d1.locator('[data-testid="transfer-agent"][data-name="agent2"] input:not([disabled])').check({ timeout: 10_000 });
+    await d1.getByTestId('transfer-warm').click();
+    await d1.waitFor({ state: 'hidden' });
+    await p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+    await p2.getByTestId('answer').click();
+    await p1.locator('[data-testid="consult"][data-phase="talking"] [data-testid="consult-conference"]:not([disabled])').click({ timeout: 20_000 });
+    for (const p of [p1, p2]) await p.locator('[data-testid="conference"] [data-testid="conference-member"][data-name="agent2"]').waitFor({ timeout: 10_000 });
+    expect(await p2.locator('[data-testid="conference-member"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-name')))).toEqual(['', 'agent1', 'agent2']);
+    await callerHearsOnly(wacid, true, false, 'the caller hears the agents again, no music');
+    await until('the supervisor sees the conference', async () => (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent1,agent2', 10_000);
+    await shots(p2, 'transfer-conference');
+    await p2.getByTestId('conference-leave').click();
+    await p2.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 });
+    await until('agent1 alone with the caller', async () => (await p1.getByTestId('conference').count()) === 0 && (await row.getByTestId('live-legs').getAttribute('data-legs')) === 'agent1', 10_000);
+    await callerHearsOnly(wacid, true, false, 'the caller still hears agent1');
+
+    await p1.getByTestId('hangup').click();
+    await until('the rooms are destroyed', async () => (await rig.rooms()) === 1, 15_000); // agent4's call is still on
+  }, 180_000);
+});
