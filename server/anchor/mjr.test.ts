@@ -19,7 +19,7 @@ function mjr(header: object, frames: Buffer[]): Buffer {
   const info = Buffer.from(JSON.stringify(header));
   const len = Buffer.alloc(2);
   len.writeUInt16BE(info.length);
-  const parts = [Buffer.from('MJR00002', 'latin1'), len, info];
+  const parts: Buffer[] = [Buffer.from('MJR00002', 'latin1'), len, info];
   frames.forEach((f, i) => {
     const h = Buffer.alloc(10);
     h.write('MEET', 0, 'latin1');
