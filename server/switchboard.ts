@@ -488,7 +488,21 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         deadLetter: (entry, error) => store.deadLetter(laneGroup('media'), entry, error),
       })
     : undefined;
-  const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir, audit: audit.record, store });
+  const archiveRoutes = createArchiveRoutes({
+    auth,
+    dir: config.archiveDir,
+    audit: audit.record,
+    store,
+    // An agent plays a voicemail message when its call's business number is theirs (the call-back task's scope).
+    ...(history
+      ? {
+          voicemailFor: async (user: { name: string; roles: readonly string[] }, wacid: string) => {
+            const call = await history.store.getCall(wacid);
+            return call?.businessNumber !== undefined && (await scope.allows(user, call.businessNumber));
+          },
+        }
+      : {}),
+  });
   const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : historyOff(auth);
   // ---- agent desktop: the customer panel ----
   const customerRoutes = createCustomerRoutes({
