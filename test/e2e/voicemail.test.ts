@@ -8,12 +8,14 @@
  * 1. Nobody answers: agent1 rings, and at VOICEMAIL_AFTER_S the ring is revoked; the caller
  *    hears the prompt and the tone, speaks, hangs up → a call-back task with reason
  *    `voicemail` whose miss links the message; the message (Ogg/Opus from the archive) decodes
- *    to the caller's voice, seconds long; history: missed, with why; the room is gone.
+ *    to the caller's voice, seconds long; history: missed, with why; the room is gone; on
+ *    agent2's page (Debian Chromium) the queue panel's player loads the message (duration > 0)
+ *    and plays it; an agent gets no other archived file.
  * 2. Out of hours: nobody rings; the caller hears the closed greeting, then the prompt, and
  *    leaves a message → the same.
  * One bridge and one Janus for both.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,13 +25,17 @@ import { BEEP_HZ, CLOSED_HZ, PROMPT_HZ } from '../../server/anchor/sounds.ts';
 import { OpusDecoder, pitchHz, rms } from '../emulator/calls/audio.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
-import { agentClient, emulatorRequest, login, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import type { Browser } from 'playwright-core';
+import { buildWebAgent } from '../../web-agent/build.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { agentClient, emulatorRequest, login, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 
 const OPEN = '+15550100001';
 const CLOSED = '+15550100002';
 const EVERY_DAY = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const CALLER_HZ = 400;
 const HEARD = 0.05;
+const SHOTS = join(process.cwd(), 'screenshots');
 
 /** The Opus packets of an Ogg/Opus file (headers left out) and its last granule position. */
 function oggAudio(buf: Buffer): { packets: Buffer[]; granule: number } {
@@ -58,6 +64,7 @@ describe('voicemail (anchor mode)', () => {
   let control: JanusApi;
   let b: Bridge;
   let dir: string;
+  let browser: Browser;
   const clients: ProtocolClient[] = [];
 
   beforeAll(async () => {
@@ -66,11 +73,13 @@ describe('voicemail (anchor mode)', () => {
     // CLOSED: no opening on any day; OPEN: no entry (always open).
     writeFileSync(hoursFile, JSON.stringify({ [CLOSED]: { timeZone: 'UTC', weekly: Object.fromEntries(EVERY_DAY.map((d) => [d, []])) } }));
     ns = await createNetns();
-    janus = await startJanus(ns);
+    const [launched, assets] = await Promise.all([launchChromium({ autoplayWithoutGesture: true }), buildWebAgent(), (async () => (janus = await startJanus(ns)))()]);
+    browser = launched;
     control = await JanusApi.connect(janus.url);
     b = await startBridge({
+      assets,
       history: true,
-      agents: ['agent1'],
+      agents: ['agent1', 'agent2'],
       supervisors: ['boss'],
       env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', VOICEMAIL_AFTER_S: '3', VOICEMAIL_MAX_S: '30', HOURS_FILE: hoursFile },
       emulator: {
@@ -84,6 +93,7 @@ describe('voicemail (anchor mode)', () => {
   }, 180_000);
   afterAll(async () => {
     for (const c of clients.splice(0)) c.close();
+    await browser?.close();
     await b?.close();
     control?.close();
     await janus?.close();
@@ -108,7 +118,7 @@ describe('voicemail (anchor mode)', () => {
   }
 
   /** The task of the caller's voicemail, as the supervisor is told of it, and its message fetched, decoded and measured. */
-  async function checkMessage(boss: ProtocolClient, wacid: string, customer: string, businessNumber: string, from: number): Promise<void> {
+  async function checkMessage(boss: ProtocolClient, wacid: string, customer: string, businessNumber: string, from: number): Promise<string> {
     const task = (await boss.next('callback.updated', (m) => m.task.customer === customer && m.task.misses.some((x) => x.wacid === wacid && x.voicemail !== undefined), 20_000, from)).task as CallbackTask;
     expect(task).toMatchObject({ state: 'open', businessNumber, reason: 'voicemail' });
     const miss = task.misses.find((x) => x.wacid === wacid)!;
@@ -136,6 +146,7 @@ describe('voicemail (anchor mode)', () => {
     }, 15_000);
     expect(rec).toMatchObject({ outcome: 'missed', endReason: VOICEMAIL_LEFT, businessNumber, mediaMode: 'anchor' });
     expect(rec.agent).toBeUndefined();
+    return miss.voicemail!;
   }
 
   it('nobody answers within VOICEMAIL_AFTER_S: the ring is revoked, prompt, tone, the message → a voicemail task whose message decodes to the caller', async () => {
@@ -152,7 +163,58 @@ describe('voicemail (anchor mode)', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2_900);
     await leaveMessage(wacid, 3_000);
     await until('the room is destroyed', async () => (await rooms()) === 0, 10_000);
-    await checkMessage(boss, wacid, customer, OPEN, from);
+    const url = await checkMessage(boss, wacid, customer, OPEN, from);
+
+    // agent2's page: the queue panel plays the message (Chromium decodes the Ogg/Opus, duration > 0).
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await ctx.newPage();
+      await page.goto(`${b.url}/`);
+      await page.waitForURL(/\/login/);
+      await page.getByTestId('login-name').fill('agent2');
+      await page.getByTestId('login-password').fill(PASSWORD);
+      await page.getByTestId('login-submit').click();
+      const task = page.locator(`[data-testid="queue-task"][data-customer="${customer}"]`);
+      await task.waitFor({ timeout: 20_000 });
+      await expect(task.getByTestId('queue-reason').getAttribute('data-reason')).resolves.toBe('voicemail');
+      const player = task.getByTestId('queue-voicemail');
+      await expect(player.getAttribute('src')).resolves.toBe(`${url}?use=play`);
+      await expect(player.getAttribute('aria-label')).resolves.toMatch(/^Voicemail message from /);
+      const duration = await player.evaluate(
+        (el: HTMLAudioElement) =>
+          new Promise<number>((resolve, reject) => {
+            const done = () => (Number.isFinite(el.duration) && el.duration > 0 ? resolve(el.duration) : undefined);
+            el.addEventListener('durationchange', done);
+            el.addEventListener('loadedmetadata', done);
+            el.addEventListener('error', () => reject(new Error(`audio error ${el.error?.code}`)));
+            setTimeout(() => reject(new Error(`no duration in 15 s (${el.duration}, readyState ${el.readyState})`)), 15_000);
+            el.load();
+          }),
+      );
+      const played = await player.evaluate(async (el: HTMLAudioElement) => {
+        await el.play();
+        await new Promise((r) => setTimeout(r, 1200));
+        el.pause();
+        return el.currentTime;
+      });
+      // Screenshots (gitignored `screenshots/`): the voicemail in the queue panel, desktop and phone.
+      mkdirSync(SHOTS, { recursive: true });
+      await task.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SHOTS, 'voicemail-queue-desktop.png') });
+      await page.setViewportSize({ width: 390, height: 844 });
+      await task.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(SHOTS, 'voicemail-queue-phone.png') });
+      console.log(`voicemail in the page: duration ${duration.toFixed(2)} s, played to ${played.toFixed(2)} s`);
+      expect(duration).toBeGreaterThan(1.5);
+      expect(played).toBeGreaterThan(0.3);
+      // An agent plays voicemail messages, nothing else of the archive.
+      const cookie = await login(b.url, 'agent2');
+      expect((await fetch(`${b.url}${url}`, { headers: { cookie } })).status).toBe(200);
+      expect((await fetch(`${b.url}/api/archive/${encodeURIComponent(wacid)}/other.ogg`, { headers: { cookie } })).status).toBe(403);
+      expect((await fetch(`${b.url}/api/archive`, { headers: { cookie } })).status).toBe(403);
+    } finally {
+      await ctx.close();
+    }
   }, 120_000);
 
   it('out of hours: nobody rings; the closed greeting, then the prompt, and the message → a voicemail task', async () => {
