@@ -48,6 +48,7 @@ export type AnchorPort = Pick<
   | 'recordCaller'
   | 'stopRecordingCaller'
   | 'recordingPath'
+  | 'holds'
 >;
 
 /**
@@ -386,7 +387,8 @@ export class Applier {
         return;
       case 'voicemailSave':
         // The recording stops before the room closes (the next effect), then the message is made and kept.
-        if (this.o.anchor) await this.o.anchor.stopRecordingCaller(call.wacid);
+        // Another node holds the caller's leg (the terminate came here): destroying the room closes its recording.
+        if (this.o.anchor) await (this.o.anchor.holds(call.wacid) ? this.o.anchor.stopRecordingCaller(call.wacid) : this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
         this.background('voicemailSave', call.wacid, this.voicemailSave(call));
         return;
     }
