@@ -83,6 +83,14 @@ describe('Janus recordings (.mjr) to Ogg/Opus', () => {
     for (const hz of pitches) expect(Math.abs(hz - 660)).toBeLessThan(60);
   });
 
+  it('skipMs leaves out what was written in the first ms (the frames are 20 ms apart here)', () => {
+    const frames = Array.from({ length: 10 }, (_, i) => rtp(i, Buffer.from([0xf8, 0xff, 0xfe, i])));
+    const { packets, times } = readMjr(mjr(HEADER, frames), 100);
+    expect(times).toEqual([100, 120, 140, 160, 180]);
+    expect(packets.map((p) => p[3])).toEqual([5, 6, 7, 8, 9]);
+    expect(() => mjrToOgg(mjr(HEADER, frames), 'x', 1000)).toThrow(/holds no audio/);
+  });
+
   it('a recording cut short keeps what came before the torn frame', () => {
     const frames = [rtp(1, Buffer.from([0xf8, 0xff, 0xfe])), rtp(2, Buffer.from([0xf8, 0xff, 0xfe]))];
     const file = mjr(HEADER, frames);

@@ -17,12 +17,14 @@ export class MjrError extends Error {
 export interface MjrAudio {
   /** The Opus packets in RTP sequence order (duplicates dropped). */
   packets: Buffer[];
+  /** When each packet was written, ms since the recording started (the frames' times). */
+  times: number[];
   /** The header's codec (`opus`). */
   codec: string;
 }
 
-/** The Opus packets of an audio `.mjr`; throws `MjrError` on anything else. */
-export function readMjr(buf: Buffer): MjrAudio {
+/** The Opus packets of an audio `.mjr` (`skipMs`: leave out those written in the first ms); throws `MjrError` on anything else. */
+export function readMjr(buf: Buffer, skipMs = 0): MjrAudio {
   if (buf.length < 10 || buf.toString('latin1', 0, 8) !== 'MJR00002') throw new MjrError('not a Janus recording (version 2): no MJR00002 header');
   const headLen = buf.readUInt16BE(8);
   if (10 + headLen > buf.length) throw new MjrError('the recording ends inside its header');
@@ -34,11 +36,12 @@ export function readMjr(buf: Buffer): MjrAudio {
   }
   if (info.t !== 'a') throw new MjrError(`not an audio recording (type ${JSON.stringify(info.t)})`);
   if (info.c !== 'opus') throw new MjrError(`not Opus (codec ${JSON.stringify(info.c)})`);
-  const bySeq = new Map<number, Buffer>();
+  const bySeq = new Map<number, { p: Buffer; ms: number }>();
   let last = 0;
   let off = 10 + headLen;
   // A recording cut short (Janus killed) ends in half a frame: what came before is kept.
   while (off + 10 <= buf.length && buf.toString('latin1', off, off + 4) === 'MEET') {
+    const ms = buf.readUInt32BE(off + 4);
     const len = buf.readUInt16BE(off + 8);
     const start = off + 10;
     off = start + len;
@@ -51,10 +54,10 @@ export function readMjr(buf: Buffer): MjrAudio {
     if (x - last > 32768) x -= 65536;
     else if (last - x > 32768) x += 65536;
     last = x;
-    if (!bySeq.has(x)) bySeq.set(x, Buffer.from(payload));
+    if (!bySeq.has(x) && ms >= skipMs) bySeq.set(x, { p: Buffer.from(payload), ms });
   }
-  const packets = [...bySeq.entries()].sort((a, b) => a[0] - b[0]).map(([, p]) => p);
-  return { packets, codec: info.c };
+  const sorted = [...bySeq.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+  return { packets: sorted.map((v) => v.p), times: sorted.map((v) => v.ms), codec: info.c };
 }
 
 /** The payload of one RTP packet (after CSRCs and the header extension, before padding), or undefined. */
@@ -70,9 +73,12 @@ function rtpPayload(p: Buffer): Buffer | undefined {
   return off <= end ? p.subarray(off, end) : undefined;
 }
 
-/** An audio `.mjr` of Opus as an Ogg/Opus file (20 ms packets, as WebRTC sends them). */
-export function mjrToOgg(buf: Buffer, title: string): Buffer {
-  const { packets } = readMjr(buf);
+/**
+ * An audio `.mjr` of Opus as an Ogg/Opus file (20 ms packets, as WebRTC sends them);
+ * `skipMs`: what was recorded in the first ms is left out (voicemail: the prompt's length).
+ */
+export function mjrToOgg(buf: Buffer, title: string, skipMs = 0): Buffer {
+  const { packets } = readMjr(buf, skipMs);
   if (packets.length === 0) throw new MjrError('the recording holds no audio');
   return muxOggOpus(packets, { vendor: 'switchboard', comments: [`TITLE=${title}`] });
 }

@@ -116,6 +116,9 @@ export interface ApplierOptions {
   voicemail?: VoicemailSettings | undefined;
 }
 
+/** Voicemail: the message is kept from this long before the prompt's end (the prompt starts a moment after the recording). */
+const PROMPT_SLACK_MS = 300;
+
 /** Records live this long after their last change (ended ones must outlast late connects). */
 const LIVE_TTL_MS = 4 * 3600 * 1000;
 /** An ended call's record is only history (supervisors, late duplicates): one hour. */
@@ -389,7 +392,8 @@ export class Applier {
         // The recording stops before the room closes (the next effect), then the message is made and kept.
         // Another node holds the caller's leg (the terminate came here): destroying the room closes its recording.
         if (this.o.anchor) await (this.o.anchor.holds(call.wacid) ? this.o.anchor.stopRecordingCaller(call.wacid) : this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
-        this.background('voicemailSave', call.wacid, this.voicemailSave(call));
+        if (e.keep) this.background('voicemailSave', call.wacid, this.voicemailSave(call));
+        else if (this.o.anchor) await unlink(this.o.anchor.recordingPath(call.wacid)).catch(() => undefined); // no message: the recording goes
         return;
     }
   }
@@ -408,7 +412,9 @@ export class Applier {
     const vm = this.o.voicemail;
     if (!this.o.anchor || !vm) throw new Error('voicemail is not set up on this node');
     const path = this.o.anchor.recordingPath(call.wacid);
-    const ogg = mjrToOgg(await readFile(path), `voicemail ${call.wacid} from ${call.from}`);
+    // The recording starts with the prompt (recorded from the accept, so nothing after the tone is lost): the message is what follows it.
+    const leadMs = call.voicemail?.closed ? vm.closedMs : vm.promptMs;
+    const ogg = mjrToOgg(await readFile(path), `voicemail ${call.wacid} from ${call.from}`, Math.max(0, leadMs - PROMPT_SLACK_MS));
     await vm.save(call.wacid, ogg);
     await unlink(path).catch(() => undefined);
     this.o.log.info({ wacid: call.wacid, bytes: ogg.length }, 'voicemail: message archived');

@@ -500,7 +500,7 @@ function holder(call: Call): string | undefined {
 export function transition(call: Call | null, event: CallEvent, policy: Policy = DEFAULT_POLICY): Transition {
   let t = step(call, event, policy);
   // Voicemail: a call that ends while recording keeps its message (saved before the room closes).
-  const vm = t.call?.state === 'ended' && call?.state !== 'ended' ? voicemailEnded(t.call) : undefined;
+  const vm = t.call?.state === 'ended' && call?.state !== 'ended' ? voicemailEnded(t.call, t.call.endedAt ?? event.at) : undefined;
   if (vm) t = { call: { ...t.call!, ...vm.patch }, effects: [...t.effects, ...vm.effects] };
   // Anchor mode: a call that ends gives its room back (whatever ended it).
   const after = t.call;

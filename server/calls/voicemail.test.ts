@@ -4,7 +4,7 @@
  * message; the caller gone before the accept; the message at its longest).
  */
 import { describe, expect, it } from 'vitest';
-import { OUT_OF_HOURS, VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
+import { OUT_OF_HOURS, VOICEMAIL_LEFT, VOICEMAIL_NONE } from '../../shared/callErrors.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
 import { outcomeOf } from '../history/recorder.ts';
 
@@ -140,7 +140,7 @@ describe('voicemail steps (table)', () => {
       state: 'active',
       effects: ['voicemailStart', 'notify'],
       check: (c, fx) => {
-        expect(c.voicemail).toEqual({ phase: 'recording', until: T0 + 20_500 + VM.promptMs + VM.maxMs });
+        expect(c.voicemail).toEqual({ phase: 'recording', from: T0 + 20_500 + VM.promptMs, until: T0 + 20_500 + VM.promptMs + VM.maxMs });
         expect(c.startedAt).toBe(T0 + 20_500);
         expect(fx[0]).toEqual({ kind: 'voicemailStart', ...ROOM, closed: false });
         expect(nextDue(c, P)).toBe(c.voicemail!.until);
@@ -159,10 +159,31 @@ describe('voicemail steps (table)', () => {
       event: ev({ type: 'terminate', at: T0 + 30_000, result: 'COMPLETED', duration: 9 }),
       state: 'ended',
       effects: ['notify', 'voicemailSave', 'closeRoom'],
-      check: (c) => {
+      check: (c, fx) => {
         expect(c.reason).toBe(VOICEMAIL_LEFT);
         expect(outcomeOf(c)).toBe('missed');
+        expect(fx[1]).toEqual({ kind: 'voicemailSave', ...ROOM, keep: true });
       },
+    },
+    {
+      name: 'recording, the caller hangs up during the prompt: no message (the recording thrown away), a missed call',
+      call: recording,
+      event: ev({ type: 'terminate', at: recording.voicemail!.from! - 1, result: 'COMPLETED', duration: 2 }),
+      state: 'ended',
+      effects: ['notify', 'voicemailSave', 'closeRoom'],
+      check: (c, fx) => {
+        expect(c.reason).toBe(VOICEMAIL_NONE);
+        expect(outcomeOf(c)).toBe('missed');
+        expect(fx[1]).toEqual({ kind: 'voicemailSave', ...ROOM, keep: false });
+      },
+    },
+    {
+      name: 'recording out of hours, the caller hangs up during the greeting: an out-of-hours call, no message',
+      call: { ...recording, voicemail: { ...recording.voicemail!, closed: true } },
+      event: ev({ type: 'terminate', at: recording.voicemail!.from! - 1, result: 'COMPLETED', duration: 2 }),
+      state: 'ended',
+      effects: ['notify', 'voicemailSave', 'closeRoom'],
+      check: (c) => expect(c.reason).toBe(OUT_OF_HOURS),
     },
     {
       name: 'recording, VOICEMAIL_MAX_S reached: ended from our side',

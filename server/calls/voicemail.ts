@@ -20,7 +20,7 @@
  *   with reason `voicemail`).
  */
 import type { CallStateName } from '../../shared/protocol.ts';
-import { OUT_OF_HOURS, VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
+import { OUT_OF_HOURS, VOICEMAIL_LEFT, VOICEMAIL_NONE } from '../../shared/callErrors.ts';
 
 /** Voicemail as offered to one inbound call (anchor mode), fixed when it arrives. */
 export interface VoicemailPlan {
@@ -39,6 +39,8 @@ export interface Voicemail {
   phase: 'joining' | 'recording';
   /** Out of hours: the closed greeting comes first. */
   closed?: true;
+  /** Recording: the prompt is over then (what the caller says from then on is the message). */
+  from?: number;
   /** Recording: the message ends by then (our terminate). */
   until?: number;
 }
@@ -47,8 +49,8 @@ export interface Voicemail {
 export type VoicemailEffect =
   /** The prompt (out of hours: the closed greeting and the prompt) plays into the room, and the caller's audio is recorded. */
   | { kind: 'voicemailStart'; janus: string; room: number; closed: boolean }
-  /** The recording stops and the message goes into the archive (Ogg/Opus). */
-  | { kind: 'voicemailSave'; janus: string; room: number };
+  /** The recording stops and the message goes into the archive (Ogg/Opus); `keep` false: the caller left no message (hung up during the prompt), the recording is thrown away. */
+  | { kind: 'voicemailSave'; janus: string; room: number; keep: boolean };
 
 /** The effects a voicemail step asks for (each also one of the lifecycle's). */
 export type VoicemailStepEffect = VoicemailEffect | { kind: 'revoke'; agent: string; reason: string } | { kind: 'callerLeg' } | { kind: 'anchor' } | { kind: 'terminate' } | { kind: 'notify' };
@@ -107,7 +109,7 @@ export function voicemailAccepted(call: VoicemailCall, at: number): VoicemailSte
   const until = at + lead + (plan?.maxMs ?? 0);
   const room = call.anchor;
   return {
-    patch: { state: 'active', voicemail: { ...v, phase: 'recording', until } },
+    patch: { state: 'active', voicemail: { ...v, phase: 'recording', from: at + lead, until } },
     effects: [...(room ? [{ kind: 'voicemailStart', janus: room.janus, room: room.room, closed: v.closed === true } as const] : []), { kind: 'notify' }],
   };
 }
@@ -129,10 +131,15 @@ export function voicemailNextDue(call: VoicemailCall): number | undefined {
  * before the room closes) and says so in its reason; one still joining (the caller hung up before the
  * accept) ends as the out-of-hours call it was, or as an unanswered call.
  */
-export function voicemailEnded(call: VoicemailCall): VoicemailStep | undefined {
+export function voicemailEnded(call: VoicemailCall, at: number): VoicemailStep | undefined {
   const v = call.voicemail;
   if (!v) return undefined;
   if (v.phase === 'joining') return v.closed ? { patch: { reason: OUT_OF_HOURS }, effects: [] } : undefined;
   const room = call.anchor;
-  return { patch: { reason: VOICEMAIL_LEFT }, effects: room ? [{ kind: 'voicemailSave', janus: room.janus, room: room.room }] : [] };
+  // Gone before the prompt was over: no message (out of hours: still an out-of-hours call).
+  const left = v.from === undefined || at >= v.from;
+  return {
+    patch: { reason: left ? VOICEMAIL_LEFT : v.closed ? OUT_OF_HOURS : VOICEMAIL_NONE },
+    effects: room ? [{ kind: 'voicemailSave', janus: room.janus, room: room.room, keep: left }] : [],
+  };
 }
