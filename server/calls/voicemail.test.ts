@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { OUT_OF_HOURS, VOICEMAIL_LEFT, VOICEMAIL_NONE } from '../../shared/callErrors.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
-import { outcomeOf } from '../history/recorder.ts';
+import { factsOfTransition, outcomeOf } from '../history/recorder.ts';
 
 const T0 = 1_700_000_000_000;
 const P = DEFAULT_POLICY;
@@ -232,6 +232,17 @@ describe('voicemail steps (table)', () => {
       r.check?.(t.call!, t.effects);
     });
   }
+});
+
+describe('voicemail in history', () => {
+  it("the timeline says when and why the call went to voicemail (and whom it rang), once", () => {
+    const tick = ev({ type: 'tick', at: T0 + VM.afterMs });
+    const entries = factsOfTransition(ringing, joining, tick, T0 + VM.afterMs).filter((f) => f.type === 'timeline' && f.event === 'voicemail');
+    expect(entries).toMatchObject([{ detail: { reason: 'no agent answered in time', rang: 'a1' } }]);
+    const closed = transition(null, connect({ closed: true }), P).call!;
+    expect(factsOfTransition(null, closed, connect({ closed: true }), T0).filter((f) => f.type === 'timeline' && f.event === 'voicemail')).toMatchObject([{ detail: { reason: 'outside business hours' } }]);
+    expect(factsOfTransition(accepting, recording, ev({ type: 'acceptOk', at: T0 + 20_500 }), T0 + 20_500).some((f) => f.type === 'timeline' && f.event === 'voicemail')).toBe(false);
+  });
 });
 
 describe('voicemail paths', () => {

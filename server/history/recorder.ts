@@ -238,6 +238,11 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       detail: detailOf(event, after),
     });
   }
+  // Anchor mode: the call went to voicemail (nobody answered in time, or out of hours).
+  if (after.voicemail !== undefined && before?.voicemail === undefined) {
+    const why = after.voicemail.closed ? 'outside business hours' : 'no agent answered in time';
+    facts.push({ type: 'timeline', wacid: after.wacid, key: `voicemail:${event.at}`, at: when, event: 'voicemail', detail: { reason: why, ...(before?.agent && before.state === 'ringing' ? { rang: before.agent } : {}) } });
+  }
   return facts;
 }
 

@@ -146,6 +146,13 @@ describe('voicemail (anchor mode)', () => {
     }, 15_000);
     expect(rec).toMatchObject({ outcome: 'missed', endReason: VOICEMAIL_LEFT, businessNumber, mediaMode: 'anchor' });
     expect(rec.agent).toBeUndefined();
+    // The timeline: the call went to voicemail (why), and the message is in the archive.
+    const timeline = await until('the timeline with the message', async () => {
+      const r = await fetch(`${b.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } });
+      const j = (await r.json()) as { timeline?: Array<{ event: string; detail?: Record<string, unknown> }> };
+      return j.timeline?.some((t) => t.event === 'recording available') ? j.timeline : undefined;
+    }, 15_000);
+    expect(timeline.find((t) => t.event === 'voicemail')?.detail).toMatchObject({ reason: businessNumber === CLOSED ? 'outside business hours' : 'no agent answered in time' });
     return miss.voicemail!;
   }
 
