@@ -168,6 +168,10 @@ describe('voicemail (anchor mode)', () => {
     const revoked = await agent1.next('call.revoked', (m) => m.wacid === wacid, 15_000);
     expect(revoked.reason).toBe('the caller went to voicemail');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2_900);
+    // Supervisors see the call in voicemail, held by no agent.
+    const seen = await boss.next('call.state', (m) => m.wacid === wacid && m.voicemail?.phase === 'recording', 15_000, from);
+    expect(seen).toMatchObject({ state: 'active', voicemail: { phase: 'recording' } });
+    expect(seen.agent).toBeUndefined();
     await leaveMessage(wacid, 3_000);
     await until('the room is destroyed', async () => (await rooms()) === 0, 10_000);
     const url = await checkMessage(boss, wacid, customer, OPEN, from);
@@ -232,6 +236,7 @@ describe('voicemail (anchor mode)', () => {
     const from = boss.received.length;
     const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', { from: customer, to: CLOSED })).wacid as string;
     await until('the caller hears the closed greeting', async () => (await hears(wacid, [CLOSED_HZ]))[0]! > HEARD, 20_000);
+    expect((await boss.next('call.state', (m) => m.wacid === wacid && m.voicemail?.phase === 'recording', 15_000, from)).voicemail).toEqual({ phase: 'recording', closed: true });
     await leaveMessage(wacid, 2_500);
     expect(agent1.received.some((m) => m.type === 'call.offered' && m.wacid === wacid)).toBe(false);
     await checkMessage(boss, wacid, customer, CLOSED, from);
