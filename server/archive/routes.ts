@@ -119,7 +119,12 @@ export function createArchiveRoutes(o: {
   app.get('/api/archive/:call/:file', fileGuard, async (c) => {
     const user = c.get('user');
     if (staffOnly(user.roles)) {
-      const wacid = decodeURIComponent(c.req.param('call'));
+      let wacid: string;
+      try {
+        wacid = decodeURIComponent(c.req.param('call'));
+      } catch {
+        throw new HttpNotFound('no such archived file');
+      }
       const ok = o.voicemailFor && c.req.param('file') === `${encodeURIComponent(voicemailAssetId(wacid))}${EXTENSION.recording}` && (await o.voicemailFor(user, wacid));
       if (!ok) throw new HttpForbidden('only supervisors and ops open the archive; an agent plays the voicemail messages of their own numbers');
     }
