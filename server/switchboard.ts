@@ -13,6 +13,7 @@
 import { Hono } from 'hono';
 import type { WebSocketServer } from 'ws';
 import { createAppWithMetrics, type App, type ReadinessCheck } from './app.ts';
+import { join } from 'node:path';
 import { createArchive } from './archive/index.ts';
 import { createArchiveRoutes } from './archive/routes.ts';
 import { createAuth, Sessions, demoUsers, loadUsersFile, type Auth, type AuthEnv, type LoginLimits, type Users } from './auth/index.ts';
@@ -20,7 +21,7 @@ import { createNumberScope } from './auth/scope.ts';
 import { SESSION_TTL_MS } from './auth/session.ts';
 import { recordUserChanges } from './auth/changes.ts';
 import { CallEngine, type CallSignalEvent, type ServiceCalls } from './calls/engine.ts';
-import type { CallBusEvents } from './calls/apply.ts';
+import type { CallBusEvents, VoicemailSettings } from './calls/apply.ts';
 import type { Policy } from './calls/lifecycle.ts';
 import { loadQueues } from './calls/routing.ts';
 import { adminRoutes, openDirectory } from './admin/wire.ts';
@@ -61,6 +62,8 @@ import { createAudit, type AuditRow, type AuditService } from './audit/index.ts'
 import { createLanguageRoutes, languageStore } from './language/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
 import { MediaAnchor } from './anchor/anchor.ts';
+import { CLOSED_GREETING_FILE, CLOSED_GREETING_MS, VOICEMAIL_PROMPT_FILE, VOICEMAIL_PROMPT_MS } from './anchor/sounds.ts';
+import { saveVoicemail, VOICEMAIL_SPOOL } from './archive/voicemail.ts';
 import { closedCheck } from './hours/index.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
@@ -365,7 +368,10 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
   const numbers = service.phoneNumbers;
   // ---- supervisor console: monitoring relay ----
   // MEDIA_MODE=anchor holds each inbound caller's leg in a Janus room (server/anchor).
-  const anchor = config.media.mode === 'anchor' ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: o.musicFile ?? config.media.holdMusicFile }) : undefined;
+  const anchor =
+    config.media.mode === 'anchor'
+      ? new MediaAnchor({ urls: config.media.janusUrls, apiSecret: config.media.janusApiSecret, log: log.child({ part: 'anchor' }), holdMusicFile: o.musicFile ?? config.media.holdMusicFile, recordDir: join(config.archiveDir, VOICEMAIL_SPOOL) })
+      : undefined;
   const monitors = new Monitors({
     store,
     hub,
@@ -403,6 +409,21 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     callBus.on('committed', 'call-back queue', (before, after, _event, version) => queue.onCommitted(before, after, version));
   }
   // ---- end supervisor console ----
+  // Anchor mode: voicemail (after VOICEMAIL_AFTER_S unanswered; out of hours always): messages go into the archive like recordings.
+  const voicemail: VoicemailSettings | undefined = anchor
+    ? {
+        afterMs: config.media.voicemailAfterMs,
+        maxMs: config.media.voicemailMaxMs,
+        promptFile: VOICEMAIL_PROMPT_FILE,
+        promptMs: VOICEMAIL_PROMPT_MS,
+        closedFile: CLOSED_GREETING_FILE,
+        closedMs: CLOSED_GREETING_MS,
+        save: async (wacid, ogg) => {
+          const out = await saveVoicemail(config.archiveDir, wacid, ogg);
+          history?.enqueue(...factsOfMedia(out, now()));
+        },
+      }
+    : undefined;
   const closedAt = closedCheck(config.hours);
   const engine = new CallEngine({
     waitForStart: true,
@@ -431,6 +452,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     onWrapup: (w) => onWrapup(w, { history, contacts: config.contactNotes ? service.contacts : undefined, log: log.child({ part: 'wrapup' }) }),
     // ---- end agent desktop ----
     ...(anchor ? { anchor } : {}),
+    ...(voicemail ? { voicemail } : {}),
     ...(closedAt ? { closedAt } : {}),
   });
   engineRef = engine;
@@ -467,7 +489,21 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
         deadLetter: (entry, error) => store.deadLetter(laneGroup('media'), entry, error),
       })
     : undefined;
-  const archiveRoutes = createArchiveRoutes({ auth, dir: config.archiveDir, audit: audit.record, store });
+  const archiveRoutes = createArchiveRoutes({
+    auth,
+    dir: config.archiveDir,
+    audit: audit.record,
+    store,
+    // An agent plays a voicemail message when its call's business number is theirs (the call-back task's scope).
+    ...(history
+      ? {
+          voicemailFor: async (user: { name: string; roles: readonly string[] }, wacid: string) => {
+            const call = await history.store.getCall(wacid);
+            return call?.businessNumber !== undefined && (await scope.allows(user, call.businessNumber));
+          },
+        }
+      : {}),
+  });
   const historyRoutes = history ? createHistoryRoutes({ auth, history, log: log.child({ part: 'history' }) }) : historyOff(auth);
   // ---- agent desktop: the customer panel ----
   const customerRoutes = createCustomerRoutes({

@@ -35,6 +35,15 @@ export const AGENT_PAGE_LOST = 'Agent page lost: the agent’s page was reloaded
  */
 export const OUT_OF_HOURS = 'Outside business hours: the call was refused without ringing an agent';
 
+/**
+ * Anchor mode: nobody answered in time (`VOICEMAIL_AFTER_S`) or the number was closed, and the
+ * caller was answered by the voicemail prompt and left a message (server/calls/voicemail.ts).
+ * History's `endReason` (outcome `missed`); the call-back queue opens a `voicemail` task on it.
+ */
+export const VOICEMAIL_LEFT = 'Voicemail: no agent answered; the caller heard the voicemail prompt and left a message';
+/** Anchor mode: the caller hung up during the voicemail prompt (no message); history: missed. */
+export const VOICEMAIL_NONE = 'Voicemail: no agent answered; the caller hung up during the voicemail prompt without leaving a message';
+
 /** The words for a Service call error code, or undefined for a code not listed. */
 export function describeCallError(code: number | string | undefined): string | undefined {
   if (code === undefined) return undefined;

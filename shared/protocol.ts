@@ -255,6 +255,12 @@ export const CallView = z.object({
   consult: z.object({ by: userName, target: userName, phase: z.enum(['ringing', 'joining', 'talking']) }).optional(),
   /** (added) Anchor mode: the other agents in the call with `agent` (a conference), in the order they joined. */
   conference: z.array(userName).max(3).optional(),
+  /**
+   * (added) Anchor mode: the caller went to voicemail (no agent answered in time, or `closed`:
+   * out of hours): `joining` while the bridge answers, `recording` while the prompt plays and
+   * the message is taken. No agent holds such a call.
+   */
+  voicemail: z.object({ phase: z.enum(['joining', 'recording']), closed: z.literal(true).optional() }).optional(),
 });
 export type CallView = z.infer<typeof CallView>;
 

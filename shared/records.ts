@@ -187,7 +187,13 @@ export const CallbackAttempt = z.object({
 export type CallbackAttempt = z.infer<typeof CallbackAttempt>;
 
 /** (added) One unanswered inbound call the task gathered (the first created it, later ones add). */
-export const CallbackMiss = z.object({ wacid: z.string().max(300), at: isoTime, reason: CallbackReason });
+export const CallbackMiss = z.object({
+  wacid: z.string().max(300),
+  at: isoTime,
+  reason: CallbackReason,
+  /** (added) Reason `voicemail`: the message's URL in the archive (Ogg/Opus, `/api/archive/<wacid>/voicemail-<wacid>.ogg`). */
+  voicemail: z.string().max(1000).optional(),
+});
 export type CallbackMiss = z.infer<typeof CallbackMiss>;
 
 /**

@@ -11,26 +11,43 @@ import { pino } from 'pino';
 import { createNetns, type Netns } from '../../test/support/netns.ts';
 import { startJanus, type TestJanus } from '../../test/support/janus.ts';
 import { MediaAnchor } from './anchor.ts';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OpusDecoder, OpusEncoder, ToneSource, pitchHz } from '../../test/emulator/calls/audio.ts';
+import { mjrToOgg, readMjr } from './mjr.ts';
+import { PROMPT_HZ, VOICEMAIL_PROMPT_FILE } from './sounds.ts';
 
 const log = pino({ level: 'silent' });
 const opus = () => [W.useOPUS({ payloadType: 111, parameters: 'minptime=10;useinbandfec=1' })];
 const SILENCE = Buffer.from([0xf8, 0xff, 0xfe]);
 
-function peer(host: string) {
+/** `tone`: send that sine (Opus) instead of silence; `listen`: decode what arrives and keep each frame's pitch. */
+function peer(host: string, o: { tone?: number; listen?: boolean } = {}) {
   const pc = new W.RTCPeerConnection({ iceUseIpv6: false, iceInterfaceAddresses: { udp4: host }, codecs: { audio: opus() } });
   const track = new W.MediaStreamTrack({ kind: 'audio' });
   pc.addTransceiver(track, { direction: 'sendrecv' });
   let received = 0;
-  pc.onTrack.subscribe((t) => t.onReceiveRtp.subscribe(() => received++));
+  const heard: number[] = [];
+  const dec = o.listen ? new OpusDecoder() : undefined;
+  pc.onTrack.subscribe((t) =>
+    t.onReceiveRtp.subscribe((p) => {
+      received++;
+      if (dec) heard.push(pitchHz(dec.decode(p.payload)));
+    }),
+  );
+  const enc = o.tone !== undefined ? new OpusEncoder() : undefined;
+  const src = o.tone !== undefined ? new ToneSource(o.tone, 0.3) : undefined;
   let seq = 0;
   let ts = 0;
   let timer: NodeJS.Timeout | undefined;
   return {
     pc,
     received: () => received,
+    heard,
     send(on: boolean) {
       clearInterval(timer);
-      if (on) timer = setInterval(() => track.writeRtp(new W.RtpPacket(new W.RtpHeader({ payloadType: 111, sequenceNumber: seq++ & 0xffff, timestamp: (ts += 960) >>> 0 }), SILENCE)), 20);
+      if (on) timer = setInterval(() => track.writeRtp(new W.RtpPacket(new W.RtpHeader({ payloadType: 111, sequenceNumber: seq++ & 0xffff, timestamp: (ts += 960) >>> 0 }), enc ? enc.encode(src!.next()) : SILENCE)), 20);
     },
     async gathered() {
       if (pc.iceGatheringState === 'complete') return;
@@ -44,6 +61,8 @@ function peer(host: string) {
       }),
     async close() {
       clearInterval(timer);
+      enc?.close();
+      dec?.close();
       await pc.close();
     },
   };
@@ -151,6 +170,45 @@ describe('media anchor on Janus (AudioBridge)', () => {
       await caller.close();
       await agent.close();
       anchor.close();
+    }
+  }, 30_000);
+
+  it("voicemail: the prompt plays once to the caller; Janus records the caller's own audio (.mjr), which becomes Ogg/Opus of the caller's tone", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sb-voicemail-'));
+    const anchor = new MediaAnchor({ urls: [janus.url], log, recordDir: dir });
+    await anchor.start();
+    const caller = peer(ns.hostAddress, { tone: 400, listen: true });
+    try {
+      await caller.pc.setLocalDescription(await caller.pc.createOffer());
+      await caller.gathered();
+      const opened = await openWithCaller(anchor, 'wacid.vm1', caller.pc.localDescription!.sdp);
+      await caller.pc.setRemoteDescription({ type: 'answer', sdp: opened.answer });
+      await caller.connected();
+      caller.send(true);
+      await anchor.playPrompt('wacid.vm1', VOICEMAIL_PROMPT_FILE);
+      const path = await anchor.recordCaller('wacid.vm1');
+      expect(path).toBe(join(dir, 'wacid%2Evm1-audio.mjr'));
+      // The chime reaches the caller (through the mix, as Janus decodes and re-encodes it).
+      await until('the caller hears the prompt', () => caller.heard.filter((hz) => Math.abs(hz - PROMPT_HZ) < 60).length >= 25, 8000);
+      await new Promise((r) => setTimeout(r, 1500));
+      await anchor.stopRecordingCaller('wacid.vm1');
+      const mjr = readFileSync(path);
+      const { packets } = readMjr(mjr);
+      console.log(`voicemail: ${packets.length} packets recorded (${(packets.length * 0.02).toFixed(1)} s)`);
+      expect(packets.length).toBeGreaterThan(50);
+      const ogg = mjrToOgg(mjr, 'voicemail wacid.vm1');
+      expect(ogg.toString('latin1', 0, 4)).toBe('OggS');
+      const dec = new OpusDecoder();
+      const pitches = packets.slice(5).map((p) => pitchHz(dec.decode(p)));
+      dec.close();
+      // The recording is the caller alone (400 Hz), not the mix with the prompt.
+      expect(pitches.filter((hz) => Math.abs(hz - 400) < 50).length / pitches.length).toBeGreaterThan(0.9);
+      await anchor.closeRoom('wacid.vm1');
+    } finally {
+      caller.send(false);
+      await caller.close();
+      anchor.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 30_000);
 

@@ -15,6 +15,8 @@
  * Knows nothing of calls' states: the call engine (server/calls) decides when.
  */
 import { randomInt } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Logger } from '../log/logger.ts';
 import { JanusError, JanusServer, type JanusMessage } from './janus.ts';
 
@@ -41,7 +43,16 @@ export interface AnchorOptions {
   holdMusicFile?: string;
   /** A Janus whose control socket stays lost this long counts as lost (its calls end). Default 3 s. */
   lostAfterMs?: number;
+  /**
+   * Where Janus writes a voicemail caller's recording (`.mjr`) and this process reads it: a
+   * folder both see at this path (Janus beside the bridge, or a shared volume). The wiring
+   * gives `<ARCHIVE_DIR>/.voicemail`.
+   */
+  recordDir?: string;
 }
+
+/** The announcement id of voicemail's prompt (or closed greeting) in a room. */
+export const PROMPT_ID = 'sb-prompt';
 
 /** The announcement id of the music a room plays while the caller waits (one per room). */
 export const MUSIC_ID = 'sb-music';
@@ -411,6 +422,47 @@ export class MediaAnchor {
     const r = await server.message(control, { request: 'listparticipants', room });
     const ids = ((r.plugindata?.data.participants ?? []) as Array<{ id: number; display?: string }>).filter((p) => p.display === agent.slice(0, 64)).map((p) => p.id);
     for (const id of ids) await server.message(control, { request: muted ? 'mute' : 'unmute', room, id });
+  }
+
+  /**
+   * Voicemail: `file` (an Ogg/Opus path Janus can read) plays once into the call's room. The
+   * hold music stops first (one sound at a time).
+   */
+  async playPrompt(wacid: string, file: string, where?: RoomRef): Promise<void> {
+    const { server, control, room } = await this.controlOf(wacid, where);
+    await server.message(control, { request: 'stop_file', room, file_id: MUSIC_ID }).catch(() => undefined);
+    await server.message(control, { request: 'play_file', room, file_id: PROMPT_ID, filename: file, loop: false });
+  }
+
+  /** Where the caller's recording of a call is (`<recordDir>/<wacid>-audio.mjr`: Janus adds `-audio.mjr`). */
+  recordingPath(wacid: string): string {
+    if (!this.o.recordDir) throw new Error('no voicemail recording folder configured');
+    return `${this.recordingBase(wacid)}-audio.mjr`;
+  }
+
+  private recordingBase(wacid: string): string {
+    return join(this.o.recordDir!, encodeURIComponent(wacid).replace(/\./g, '%2E'));
+  }
+
+  /**
+   * Voicemail: Janus records the caller's own audio (AudioBridge participant recording: the
+   * Opus packets the caller sends, not the mix) to `recordingPath(wacid)`. The caller's leg
+   * must have been joined by this process (the voicemail's accept runs where it joined).
+   */
+  async recordCaller(wacid: string): Promise<string> {
+    const leg = this.legs.get(wacid);
+    if (!leg || leg.caller === undefined) throw new Error(`call ${wacid}: the caller's leg is not on this node`);
+    const path = this.recordingPath(wacid);
+    mkdirSync(this.o.recordDir!, { recursive: true });
+    await leg.server.message(leg.caller, { request: 'configure', record: true, filename: this.recordingBase(wacid) });
+    return path;
+  }
+
+  /** The caller's recording stops (Janus closes the file). A leg already gone closed it already: not an error. */
+  async stopRecordingCaller(wacid: string): Promise<void> {
+    const leg = this.legs.get(wacid);
+    if (!leg || leg.caller === undefined) return;
+    await leg.server.message(leg.caller, { request: 'configure', record: false }).catch((err: Error) => this.o.log.warn({ wacid, err: err.message }, 'caller recording not stopped (its leg is gone?)'));
   }
 
   /** Who is in the call's room now (display names and whether each is muted): tests and the supervisors' checks. */

@@ -1,5 +1,6 @@
 /**
- * The archive over HTTP, for ops and supervisors:
+ * The archive over HTTP, for ops and supervisors (and, for a voicemail message only, the agents
+ * who may see its call-back task: `voicemailFor`, the number scope of the call's business number):
  * - `GET /api/archive` → `{ items: [{ wacid, kind, url, bytes, createdAt }] }`, newest first;
  * - `GET /api/archive/:call/:file` → the file as an attachment (`audio/ogg` or JSON); one
  *   byte range (`Range: bytes=a-b`, `a-`, `-n`) answers 206 so an <audio> element streams and
@@ -20,7 +21,9 @@ import { Hono } from 'hono';
 import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
 import type { Audit } from '../audit/trail.ts';
 import type { Store } from '../store/store.ts';
-import { HttpNotFound } from '../ops/errors.ts';
+import { HttpForbidden, HttpNotFound } from '../ops/errors.ts';
+import { voicemailAssetId } from './voicemail.ts';
+import { EXTENSION } from './files.ts';
 import { archiveUrl, INDEX_DIR, isArchived, type MediaKind } from './index.ts';
 import { z } from 'zod';
 import { parseQuery } from '../ops/validate.ts';
@@ -97,13 +100,34 @@ export function auditAction(kind: MediaKind, use: string | undefined, rangeStart
 /** `use`: how the page opens the file (play, view; absent: a download). Other parameters are ignored (a range request's cache busters). */
 const FileQuery = z.object({ use: z.enum(['play', 'view'], 'must be play or view').optional() });
 
-export function createArchiveRoutes(o: { auth: Auth; dir: string; audit?: Audit | undefined; store?: Pick<Store, 'setNX'> | undefined }): Hono<AuthEnv> {
+export function createArchiveRoutes(o: {
+  auth: Auth;
+  dir: string;
+  audit?: Audit | undefined;
+  store?: Pick<Store, 'setNX'> | undefined;
+  /** Whether an agent may play the voicemail message of call `wacid` (its task is theirs to call back); absent: ops and supervisors only. */
+  voicemailFor?: ((user: { name: string; roles: readonly string[] }, wacid: string) => Promise<boolean>) | undefined;
+}): Hono<AuthEnv> {
   const app = new Hono<AuthEnv>();
   const guard = o.auth.requireUser('ops', 'supervisor');
+  // A voicemail message is the queue panel's to play: agents of its number too; any other file: ops and supervisors.
+  const fileGuard = o.auth.requireUser('ops', 'supervisor', 'agent');
+  const staffOnly = (roles: readonly string[]) => !roles.includes('ops') && !roles.includes('supervisor');
 
   app.get('/api/archive', guard, async (c) => c.json({ items: await listArchive(o.dir) }));
 
-  app.get('/api/archive/:call/:file', guard, async (c) => {
+  app.get('/api/archive/:call/:file', fileGuard, async (c) => {
+    const user = c.get('user');
+    if (staffOnly(user.roles)) {
+      let wacid: string;
+      try {
+        wacid = decodeURIComponent(c.req.param('call'));
+      } catch {
+        throw new HttpNotFound('no such archived file');
+      }
+      const ok = o.voicemailFor && c.req.param('file') === `${encodeURIComponent(voicemailAssetId(wacid))}${EXTENSION.recording}` && (await o.voicemailFor(user, wacid));
+      if (!ok) throw new HttpForbidden('only supervisors and ops open the archive; an agent plays the voicemail messages of their own numbers');
+    }
     const { use } = parseQuery(c, FileQuery);
     const callDir = c.req.param('call');
     const file = c.req.param('file');

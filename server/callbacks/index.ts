@@ -5,7 +5,8 @@
  * `CallFact` of server/history/recorder.ts, or a `CallRecord`), once or many times per call
  * (repeats change nothing):
  * - inbound, `missed` / `abandoned` / `rejected`, or cut off (`no-audio`, or answered and ended
- *   `AGENT_PAGE_LOST`: reason `cut-off`; refused outside business hours: `out-of-hours`): the customer's open task for that business
+ *   `AGENT_PAGE_LOST`: reason `cut-off`; refused outside business hours: `out-of-hours`; the
+ *   caller left a message in anchor mode: `voicemail`, the miss linking the message): the customer's open task for that business
  *   number is created or gains the call; the first time, the follow-up of
  *   `MISSED_CALL_FOLLOWUP` is decided and sent, once per task (across nodes);
  * - inbound, `answered`: the customer called in and was answered: their task is done;
@@ -28,7 +29,8 @@ import { permissionBudget } from '../permissions/budget.ts';
 import { missedCallFollowup, type FollowupSetting } from '../messaging/followup.ts';
 import { CHAT_CHANNEL, mayMessage } from '../messaging/optout.ts';
 import type { Messaging, MessagingClient, Push } from '../messaging/service.ts';
-import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
+import { AGENT_PAGE_LOST, OUT_OF_HOURS, VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
+import { voicemailUrl } from '../archive/voicemail.ts';
 import type { PermissionBook } from '../permissions/book.ts';
 import { applyRequest, toView } from '../permissions/model.ts';
 import { surelyNotSent } from '../permissions/routes.ts';
@@ -273,9 +275,11 @@ export function createCallbacks(o: CallbacksOptions): Callbacks {
     if (call.direction === 'inbound') {
       if (MISSED.has(call.outcome) || cutOff(call)) {
         // Follow-up off: the new task is created with it (one statement for the missed call).
-        const reason = cutOff(call) ? 'cut-off' : call.endReason === OUT_OF_HOURS ? 'out-of-hours' : (call.outcome as 'missed' | 'abandoned' | 'rejected');
+        // Voicemail (anchor mode): the caller left a message; the task links it.
+        const left = call.endReason === VOICEMAIL_LEFT;
+        const reason = left ? 'voicemail' : cutOff(call) ? 'cut-off' : call.endReason === OUT_OF_HOURS ? 'out-of-hours' : (call.outcome as 'missed' | 'abandoned' | 'rejected');
         const r = await store.noteMissedCall(
-          { wacid: call.wacid, customer, businessNumber, reason, at },
+          { wacid: call.wacid, customer, businessNumber, reason, at, ...(left ? { voicemail: voicemailUrl(call.wacid) } : {}) },
           o.followup.kind === 'off' ? followupOff(now()) : undefined,
         );
         if (r.added) announce(r.task);

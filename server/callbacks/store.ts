@@ -91,6 +91,8 @@ export interface MissedCall {
   reason: Exclude<CallbackReason, 'requested'>;
   /** ISO time the call ended. */
   at: string;
+  /** Reason `voicemail`: where the message is in the archive (`/api/archive/…`). */
+  voicemail?: string;
 }
 
 export type ClaimResult = { ok: true; task: CallbackTask } | { ok: false; code: 'NOT_FOUND' } | { ok: false; code: 'CONFLICT'; task: CallbackTask };
@@ -112,7 +114,7 @@ export class CallbackStore {
    * its whole statement is undone (its miss too) and it runs again, finding the call seen.
    */
   async noteMissedCall(m: MissedCall, followup?: CallbackFollowup): Promise<{ task: CallbackTask; created: boolean; added: boolean }> {
-    const miss: CallbackMiss = { wacid: m.wacid, at: iso(m.at), reason: m.reason };
+    const miss: CallbackMiss = { wacid: m.wacid, at: iso(m.at), reason: m.reason, ...(m.voicemail !== undefined ? { voicemail: m.voicemail } : {}) };
     const params = [randomUUID(), m.customer, m.businessNumber, m.reason, iso(m.at), JSON.stringify([miss]), m.wacid, followup ? JSON.stringify(followup) : null];
     for (let attempt = 0; ; attempt++) {
       try {

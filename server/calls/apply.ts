@@ -22,6 +22,8 @@ import { handingOff, nextDue, transition, type Call, type CallEvent, type Effect
 import { offered, view } from './views.ts';
 import { NO_LIMIT } from './agentState.ts';
 import type { MediaAnchor } from '../anchor/anchor.ts';
+import { readFile, unlink } from 'node:fs/promises';
+import { mjrToOgg } from '../anchor/mjr.ts';
 
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
@@ -42,7 +44,29 @@ export type AnchorPort = Pick<
   | 'openConsult'
   | 'moveAgent'
   | 'closeConsult'
+  | 'playPrompt'
+  | 'recordCaller'
+  | 'stopRecordingCaller'
+  | 'recordingPath'
+  | 'holds'
 >;
+
+/**
+ * Voicemail (anchor mode, server/calls/voicemail.ts): what the caller hears, how long each is,
+ * when an unanswered call goes to it, and where a message goes (the archive, by the wiring).
+ */
+export interface VoicemailSettings {
+  /** VOICEMAIL_AFTER_S in ms; undefined: only out of hours. */
+  afterMs?: number | undefined;
+  maxMs: number;
+  promptFile: string;
+  promptMs: number;
+  /** The closed greeting followed by the prompt (one file), and its length. */
+  closedFile: string;
+  closedMs: number;
+  /** Keep a message (Ogg/Opus): the archive, history's media row, the call-back task's link. */
+  save(wacid: string, ogg: Buffer): Promise<void>;
+}
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */
 export interface RoutingPort {
@@ -88,7 +112,12 @@ export interface ApplierOptions {
   onOffered?: (call: Call) => void;
   /** MEDIA_MODE=anchor: the media anchor the `anchor`, `agentLeg` and `closeRoom` effects drive. */
   anchor?: AnchorPort | undefined;
+  /** Anchor mode: voicemail's sounds and where messages go (`voicemailStart` / `voicemailSave`). */
+  voicemail?: VoicemailSettings | undefined;
 }
+
+/** Voicemail: the message is kept from this long before the prompt's end (the prompt starts a moment after the recording). */
+const PROMPT_SLACK_MS = 300;
 
 /** Records live this long after their last change (ended ones must outlast late connects). */
 const LIVE_TTL_MS = 4 * 3600 * 1000;
@@ -356,7 +385,39 @@ export class Applier {
       case 'agentMuted': // hold: the agent out of the caller's mix, or back
         if (this.o.anchor) this.background('agentMuted', call.wacid, this.o.anchor.setAgentMuted(call.wacid, e.agent, e.muted, { janus: e.janus, room: e.room }));
         return;
+      case 'voicemailStart':
+        this.background('voicemailStart', call.wacid, this.voicemailStart(call, e.closed, { janus: e.janus, room: e.room }));
+        return;
+      case 'voicemailSave':
+        // The recording stops before the room closes (the next effect), then the message is made and kept.
+        // Another node holds the caller's leg (the terminate came here): destroying the room closes its recording.
+        if (this.o.anchor) await (this.o.anchor.holds(call.wacid) ? this.o.anchor.stopRecordingCaller(call.wacid) : this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
+        if (e.keep) this.background('voicemailSave', call.wacid, this.voicemailSave(call));
+        else if (this.o.anchor) await unlink(this.o.anchor.recordingPath(call.wacid)).catch(() => undefined); // no message: the recording goes
+        return;
     }
+  }
+
+  /** Voicemail: the caller's own audio recorded (Janus, on the node that joined the caller), and the prompt played. */
+  private async voicemailStart(call: Call, closed: boolean, where: { janus: string; room: number }): Promise<void> {
+    const vm = this.o.voicemail;
+    if (!this.o.anchor || !vm) throw new Error('voicemail is not set up on this node');
+    await this.o.anchor.recordCaller(call.wacid);
+    await this.o.anchor.playPrompt(call.wacid, closed ? vm.closedFile : vm.promptFile, where);
+    this.o.log.info({ wacid: call.wacid, closed }, 'voicemail: prompt playing, recording the caller');
+  }
+
+  /** Voicemail: Janus's recording of the caller made Ogg/Opus and kept; the raw recording removed. */
+  private async voicemailSave(call: Call): Promise<void> {
+    const vm = this.o.voicemail;
+    if (!this.o.anchor || !vm) throw new Error('voicemail is not set up on this node');
+    const path = this.o.anchor.recordingPath(call.wacid);
+    // The recording starts with the prompt (recorded from the accept, so nothing after the tone is lost): the message is what follows it.
+    const leadMs = call.voicemail?.closed ? vm.closedMs : vm.promptMs;
+    const ogg = mjrToOgg(await readFile(path), `voicemail ${call.wacid} from ${call.from}`, Math.max(0, leadMs - PROMPT_SLACK_MS));
+    await vm.save(call.wacid, ogg);
+    await unlink(path).catch(() => undefined);
+    this.o.log.info({ wacid: call.wacid, bytes: ogg.length }, 'voicemail: message archived');
   }
 
   /** Anchor mode: a room for the call (`anchored`, or `anchorFailed`: the call is refused). */

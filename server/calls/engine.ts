@@ -18,7 +18,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
-import { Applier, fromRecord, type AnchorPort, type Committed, type ServiceCalls } from './apply.ts';
+import { Applier, fromRecord, type AnchorPort, type Committed, type ServiceCalls, type VoicemailSettings } from './apply.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
@@ -73,6 +73,8 @@ export interface EngineOptions {
   onWrapup?: (w: Wrapup) => void;
   /** MEDIA_MODE=anchor: inbound calls' caller legs go into rooms of this media anchor (server/anchor). */
   anchor?: AnchorPort;
+  /** Anchor mode: voicemail (server/calls/voicemail.ts): after VOICEMAIL_AFTER_S unanswered, and out of hours. */
+  voicemail?: VoicemailSettings;
   /** Business hours (`HOURS_FILE`, server/hours): whether a number is closed at an instant; an inbound call then is refused at once. */
   closedAt?: (phoneId: string, businessNumber: string, at: number) => boolean;
   /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
@@ -99,6 +101,7 @@ export class CallEngine {
   private readonly anchored: boolean;
   private readonly closedAt: EngineOptions['closedAt'];
   private readonly anchor: AnchorPort | undefined;
+  private readonly voicemail: VoicemailSettings | undefined;
   private readonly roomSweepMs: number;
   private roomSweepTimer: NodeJS.Timeout | undefined;
 
@@ -115,6 +118,7 @@ export class CallEngine {
     this.anchored = o.anchor !== undefined;
     this.closedAt = o.closedAt;
     this.anchor = o.anchor;
+    this.voicemail = o.anchor ? o.voicemail : undefined;
     this.roomSweepMs = o.roomSweepMs ?? 60_000;
     const now = o.now ?? Date.now;
     this.now = now;
@@ -155,6 +159,7 @@ export class CallEngine {
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
       ...(o.onOffered ? { onOffered: o.onOffered } : {}),
       anchor: o.anchor,
+      voicemail: o.voicemail,
     });
     this.requests = new Requests({
       store: o.store,
@@ -305,6 +310,9 @@ export class CallEngine {
     const e = toCallEvent(event, receivedAt);
     // Anchor mode: an inbound call's caller goes into a media room (business-initiated calls stay direct for now).
     if (this.anchored && e.type === 'connect' && e.direction === 'USER_INITIATED') e.media = 'anchor';
+    // Anchor mode: voicemail on offer (after VOICEMAIL_AFTER_S unanswered when set; out of hours always).
+    const vm = this.voicemail;
+    if (vm && e.type === 'connect' && e.media === 'anchor') e.voicemail = { ...(vm.afterMs !== undefined ? { afterMs: vm.afterMs } : {}), maxMs: vm.maxMs, promptMs: vm.promptMs, closedMs: vm.closedMs };
     // Outside the number's business hours (judged at receipt): refused at once, nobody rings.
     if (e.type === 'connect' && e.direction === 'USER_INITIATED' && this.closedAt?.(e.phoneId, e.to, receivedAt)) e.closed = true;
     // A connect is almost always new: created without reading first (one store round trip

@@ -16,6 +16,7 @@
 
 import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
+import { startVoicemail, voicemailAccepted, voicemailDue, voicemailEnded, voicemailNextDue, voicemailTick, type Voicemail, type VoicemailEffect, type VoicemailPlan, type VoicemailStep } from './voicemail.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
 // user-initiated: queued (nobody rings), ringing (offered to `agent` until `ringUntil`),
@@ -143,6 +144,10 @@ export interface Call {
   consult?: Consult;
   /** Anchor mode, active: the other agents in the call's room with the holder (a conference; at most 3). */
   conference?: Member[];
+  /** Anchor mode, inbound: voicemail as offered to this call (`VOICEMAIL_AFTER_S`, out of hours): server/calls/voicemail.ts. */
+  voicemailPlan?: VoicemailPlan;
+  /** Anchor mode: the caller is leaving a message (nobody answered in time, or out of hours). */
+  voicemail?: Voicemail;
 }
 
 /** An agent in a call with its own connection (a conference member, a consult's target). */
@@ -200,8 +205,10 @@ export type CallEvent =
       dialTime?: number;
       /** MEDIA_MODE=anchor: an inbound call's caller leg goes into a Janus room. */
       media?: 'anchor';
-      /** Inbound: the business number is closed at `at` (`HOURS_FILE`): refused at once, nobody rings. */
+      /** Inbound: the business number is closed at `at` (`HOURS_FILE`): refused at once, nobody rings (anchor mode with `voicemail`: the closed greeting and voicemail). */
       closed?: true;
+      /** Anchor mode, inbound: voicemail on offer (after `afterMs` unanswered, when set; out of hours always). */
+      voicemail?: { afterMs?: number; maxMs: number; promptMs: number; closedMs: number };
     })
   | (At & {
       type: 'terminate';
@@ -350,7 +357,9 @@ export type Effect =
   /** Anchor mode: music into the room while the caller waits (on hold, the agent's page away), or no more. */
   | { kind: 'roomMusic'; janus: string; room: number; on: boolean }
   /** Anchor mode: the agent leaves the caller's mix (hold) or comes back. */
-  | { kind: 'agentMuted'; janus: string; room: number; agent: string; muted: boolean };
+  | { kind: 'agentMuted'; janus: string; room: number; agent: string; muted: boolean }
+  /** Anchor mode: voicemail's prompt and recording, and the message saved (server/calls/voicemail.ts). */
+  | VoicemailEffect;
 
 export interface Policy {
   acceptWindowMs: number;
@@ -402,9 +411,9 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
   const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : undefined;
   switch (call.state) {
     case 'queued':
-      return closing;
+      return min(closing, voicemailDue(call));
     case 'ringing':
-      return min(call.ringUntil, closing);
+      return min(min(call.ringUntil, closing), voicemailDue(call));
     case 'rejecting':
     case 'ending':
       return min(call.endBy, terminateRetryDue(call, policy));
@@ -413,7 +422,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
-      return min(min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined)), min(call.transfer?.ringUntil, call.consult?.ringUntil));
+      return min(min(min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined)), min(call.transfer?.ringUntil, call.consult?.ringUntil)), voicemailNextDue(call));
     case 'ended':
       return undefined;
   }
@@ -461,6 +470,9 @@ const fail = (e: { conn: string; reqId: string }, code: ReplyCode, message: stri
   message,
 });
 
+/** A voicemail step (server/calls/voicemail.ts) as a transition; `extra` patches more of the call. */
+const stepTo = (call: Call, s: VoicemailStep, extra: Partial<Call> = {}): Transition => to(call, { ...s.patch, ...extra }, ...s.effects);
+
 /** Ends a call: the fields every route into `ended` sets. */
 function ended(call: Call, at: number, patch: Partial<Call>): Partial<Call> {
   return {
@@ -486,7 +498,10 @@ function holder(call: Call): string | undefined {
  * the same output; the input is never mutated.
  */
 export function transition(call: Call | null, event: CallEvent, policy: Policy = DEFAULT_POLICY): Transition {
-  const t = step(call, event, policy);
+  let t = step(call, event, policy);
+  // Voicemail: a call that ends while recording keeps its message (saved before the room closes).
+  const vm = t.call?.state === 'ended' && call?.state !== 'ended' ? voicemailEnded(t.call, t.call.endedAt ?? event.at) : undefined;
+  if (vm) t = { call: { ...t.call!, ...vm.patch }, effects: [...t.effects, ...vm.effects] };
   // Anchor mode: a call that ends gives its room back (whatever ended it).
   const after = t.call;
   if (after?.anchor && after.state === 'ended' && call?.state !== 'ended') {
@@ -561,6 +576,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onAnswer(call, e, policy);
     case 'acceptOk':
       if (call.state !== 'answering') return same(call);
+      if (call.voicemail) return stepTo(call, voicemailAccepted(call, e.at), { startedAt: e.at, acceptOutcome: undefined, endBy: undefined, reqId: undefined });
       return to(
         call,
         { state: 'active', startedAt: e.at, acceptOutcome: undefined, endBy: undefined, reqId: undefined },
@@ -602,7 +618,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onAnchored(call, e);
     case 'callerJoined':
       // Janus's answer: the accept (preAccept + accept, the same text) goes with it.
-      if (call.state !== 'answering' || call.media !== 'anchor' || call.answerSdp !== undefined || !call.legReady) return same(call);
+      if (call.state !== 'answering' || call.media !== 'anchor' || call.answerSdp !== undefined || (!call.legReady && !call.voicemail)) return same(call);
       return to(call, { answerSdp: e.sdp }, { kind: 'accept', sdp: e.sdp });
     case 'anchorFailed':
       return onAnchorFailed(call, e, policy);
@@ -860,8 +876,9 @@ function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Tr
     const same_ = call.anchor?.janus === e.janus && call.anchor.room === e.room;
     return same(call, ...(same_ ? [] : [{ kind: 'closeRoom', ...room } as Effect]));
   }
-  // Answered while the room was being made: the agent's leg is offered now.
-  const leg = call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
+  // Answered while the room was being made: the agent's leg is offered now (voicemail: the caller's).
+  const leg =
+    call.state === 'answering' && call.voicemail?.phase === 'joining' ? [{ kind: 'callerLeg' } as Effect] : call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
   return to(call, { anchor: room }, ...leg);
 }
 
@@ -949,7 +966,13 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
         };
       }
       const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
-      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}) };
+      const plan: VoicemailPlan | undefined =
+        e.media === 'anchor' && e.voicemail ? { ...(e.voicemail.afterMs !== undefined ? { at: e.at + e.voicemail.afterMs } : {}), maxMs: e.voicemail.maxMs, promptMs: e.voicemail.promptMs, closedMs: e.voicemail.closedMs } : undefined;
+      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}), ...(plan ? { voicemailPlan: plan } : {}) };
+      if (e.closed && plan && e.sdp !== undefined && e.at < deadline - policy.rejectMarginMs) {
+        // Anchor mode, out of hours: the bridge answers; the caller hears the closed greeting, then leaves a message.
+        return stepTo(call, startVoicemail(call, e.at, policy.answerGraceMs, true));
+      }
       if (e.sdp === undefined || e.at >= deadline - policy.rejectMarginMs || e.closed) {
         // Delivered too late to ring anyone (or unusable), or outside business hours: refuse it now rather than let it ring.
         return {
@@ -1364,6 +1387,9 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
           { kind: 'notify' },
         );
       }
+      // Anchor mode: nobody answered within VOICEMAIL_AFTER_S: the caller leaves a message.
+      const vm = voicemailDue(call);
+      if (vm !== undefined && e.at >= vm) return stepTo(call, startVoicemail(call, e.at, policy.answerGraceMs));
       if (call.state === 'ringing' && call.ringUntil !== undefined && e.at >= call.ringUntil && call.agent) {
         return to(
           call,
@@ -1420,7 +1446,9 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
         { kind: 'notify' },
       );
     }
-    case 'active':
+    case 'active': {
+      const vm = voicemailTick(call, e.at, policy.endingTimeoutMs);
+      if (vm) return stepTo(call, vm);
       if (handingOff(call)) return onHandoffTick(call, e, policy);
       if (call.recoverBy === undefined || e.at < call.recoverBy) return same(call);
       // Anchor mode: the caller is still in the room: the call goes to the next agent.
@@ -1440,6 +1468,7 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
         { kind: 'terminate' },
         { kind: 'notify' },
       );
+    }
     case 'ended':
       return same(call);
   }

@@ -58,6 +58,7 @@ export function view(call: Call): CallView {
   if (call.errorCode !== undefined && /^\d{1,9}$/.test(call.errorCode)) v.errorCode = Number(call.errorCode);
   if (call.consult) v.consult = { by: call.consult.by, target: call.consult.target, phase: call.consult.phase };
   if (call.conference?.length) v.conference = call.conference.map((m) => m.agent);
+  if (call.voicemail) v.voicemail = { phase: call.voicemail.phase, ...(call.voicemail.closed ? { closed: true as const } : {}) };
   if (call.transfer) v.transfer = { by: call.transfer.by, ...(call.transfer.ringing !== undefined ? { ringing: call.transfer.ringing } : {}) };
   return v;
 }

@@ -241,7 +241,7 @@ describe('loadConfig', () => {
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES_CLAIM', 'PASSWORD_LOGIN',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
-        'HOURS_FILE',
+        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S',
       ].sort(),
     );
   });
@@ -324,13 +324,13 @@ describe('loadConfig', () => {
   describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
-      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC });
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfterMs: undefined, voicemailMaxMs: 120_000 });
       expect(existsSync(BUNDLED_HOLD_MUSIC)).toBe(true);
     });
 
     it('anchor mode with one or more Janus servers and the API secret', () => {
       const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
-      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC });
+      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfterMs: undefined, voicemailMaxMs: 120_000 });
       expect(loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/music/hold.opus' }).media.holdMusicFile).toBe('/srv/music/hold.opus');
       expect(Object.isFrozen(c.media)).toBe(true);
     });
@@ -351,6 +351,19 @@ describe('loadConfig', () => {
       expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/hold.mp3' })).toMatch(/^HOLD_MUSIC_FILE: must name an Ogg\/Opus file/);
       const bad = failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', JANUS_API_SECRET: 'has space' });
       expect(bad).toBe('JANUS_API_SECRET: must not contain whitespace');
+    });
+
+    it('VOICEMAIL_AFTER_S / VOICEMAIL_MAX_S: anchor mode only, off by default, within the accept window', () => {
+      const anchor = { MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188' };
+      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '20', VOICEMAIL_MAX_S: '60' }).media).toMatchObject({ voicemailAfterMs: 20_000, voicemailMaxMs: 60_000 });
+      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '40', ACCEPT_WINDOW_MS: '50000' }).media.voicemailAfterMs).toBe(40_000);
+      expect(failure({ VOICEMAIL_AFTER_S: '20' })).toMatch(/^VOICEMAIL_AFTER_S: is only used with MEDIA_MODE=anchor \(in direct mode nobody can answer/);
+      expect(failure({ VOICEMAIL_MAX_S: '60' })).toMatch(/^VOICEMAIL_MAX_S: is only used with MEDIA_MODE=anchor/);
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '0' })).toMatch(/^VOICEMAIL_AFTER_S: must be an integer from 1 to 59/);
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: 'soon' })).toMatch(/^VOICEMAIL_AFTER_S: must be an integer/);
+      expect(failure({ ...anchor, VOICEMAIL_MAX_S: '1' })).toMatch(/^VOICEMAIL_MAX_S: must be an integer from 5 to 600/);
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '26' })).toBe('VOICEMAIL_AFTER_S: must leave 5 s of the accept window (ACCEPT_WINDOW_MS=30000) to answer the caller: at most 25');
+      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '25' }).media.voicemailAfterMs).toBe(25_000);
     });
 
     it('describeConfig hides the Janus secret; secretsOf lists it for the log scrubber', () => {

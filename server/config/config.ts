@@ -146,6 +146,15 @@ export interface MediaSettings {
    * the bundled tune (`server/anchor/sounds/hold.opus`, where Janus runs beside the bridge).
    */
   readonly holdMusicFile: string;
+  /**
+   * Voicemail (anchor mode only; direct mode cannot record a caller nobody answered):
+   * `VOICEMAIL_AFTER_S` — an inbound call no agent answered within this many seconds is answered
+   * by the bridge, the caller hears the prompt and leaves a message; undefined: off (the call
+   * rings until the accept window closes, as before). Out of hours the caller always hears the
+   * closed greeting, then the prompt. `VOICEMAIL_MAX_S`: the longest message (default 120 s).
+   */
+  readonly voicemailAfterMs: number | undefined;
+  readonly voicemailMaxMs: number;
 }
 
 /** The bundled hold music (made by scripts/make-hold-music.ts; the build copies it beside the compiled server). */
@@ -239,6 +248,9 @@ export const VARIABLES = [
   'HOLD_MUSIC_FILE',
   // business hours
   'HOURS_FILE',
+  // voicemail (anchor mode)
+  'VOICEMAIL_AFTER_S',
+  'VOICEMAIL_MAX_S',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -447,6 +459,8 @@ const schemas = {
     return urls;
   }),
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
+  VOICEMAIL_AFTER_S: intIn(1, 59),
+  VOICEMAIL_MAX_S: intIn(5, 600),
   HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
@@ -605,8 +619,31 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
   const music = read(env, 'HOLD_MUSIC_FILE');
   if (mode === 'direct' && music !== undefined) throw new ConfigError('HOLD_MUSIC_FILE', 'is only used with MEDIA_MODE=anchor (in direct mode the page plays the hold music)');
-  return Object.freeze({ mode, modeSet: modeSet !== undefined, janusUrls: Object.freeze(urls ?? []), janusApiSecret: secret, agentRecoveryMs: recovery ?? 20_000, holdMusicFile: music ?? BUNDLED_HOLD_MUSIC });
+  const after = read(env, 'VOICEMAIL_AFTER_S');
+  const max = read(env, 'VOICEMAIL_MAX_S');
+  if (mode === 'direct' && after !== undefined) throw new ConfigError('VOICEMAIL_AFTER_S', 'is only used with MEDIA_MODE=anchor (in direct mode nobody can answer the caller to record a message: the audio ends in an agent\'s page)');
+  if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  if (after !== undefined) {
+    // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
+    const window = read(env, 'ACCEPT_WINDOW_MS') ?? 30_000;
+    if (after * 1000 > window - VOICEMAIL_MARGIN_MS) {
+      throw new ConfigError('VOICEMAIL_AFTER_S', `must leave ${VOICEMAIL_MARGIN_MS / 1000} s of the accept window (ACCEPT_WINDOW_MS=${window}) to answer the caller: at most ${Math.floor((window - VOICEMAIL_MARGIN_MS) / 1000)}`);
+    }
+  }
+  return Object.freeze({
+    mode,
+    modeSet: modeSet !== undefined,
+    janusUrls: Object.freeze(urls ?? []),
+    janusApiSecret: secret,
+    agentRecoveryMs: recovery ?? 20_000,
+    holdMusicFile: music ?? BUNDLED_HOLD_MUSIC,
+    voicemailAfterMs: after !== undefined ? after * 1000 : undefined,
+    voicemailMaxMs: (max ?? 120) * 1000,
+  });
 }
+
+/** VOICEMAIL_AFTER_S leaves at least this much of the accept window: the bridge joins the caller and accepts before the call would be refused (3 s before the window closes). */
+export const VOICEMAIL_MARGIN_MS = 5_000;
 
 /** Demo mode with a private Janus (a `janus` binary on the PATH, MEDIA_MODE unset): anchor mode on it. Returns a new frozen config. */
 export function withDemoAnchor(config: Config, janusUrl: string): Config {

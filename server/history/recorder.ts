@@ -25,6 +25,8 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
  * gives the same answer):
  *
  * - not `ended` → `in-progress`;
+ * - anchor mode, the caller left a message (voicemail: the bridge answered, no agent did) →
+ *   `missed` (answered by the prompt is not answered by an agent; no talk time);
  * - accepted (`startedAt`), but the Service dropped it for audio that never flowed
  *   (`NO_AUDIO_CODES`: 138023) → `no-audio` (no talk time);
  * - a conversation happened (accepted: `startedAt`; or the Service's terminate says
@@ -45,6 +47,7 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
  */
 export function outcomeOf(call: Call): Outcome {
   if (call.state !== 'ended') return 'in-progress';
+  if (call.voicemail?.phase === 'recording') return 'missed';
   if (call.startedAt !== undefined) return call.errorCode !== undefined && NO_AUDIO_CODES.has(call.errorCode) ? 'no-audio' : 'answered';
   if (call.result === 'COMPLETED' && (call.duration ?? 0) > 0 && call.endedBy === 'event') return 'answered';
   if (call.direction === 'BUSINESS_INITIATED') {
@@ -93,7 +96,9 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   const answered = call.direction === 'BUSINESS_INITIATED' || call.answerSdp !== undefined || call.startedAt !== undefined;
   const holder = call.state === 'queued' || call.state === 'ringing' || !answered ? undefined : call.agent;
   if (holder !== undefined) fact.agent = holder;
-  if (call.startedAt !== undefined) {
+  // Voicemail: the bridge answered, no agent: the whole life was waiting (no answer, no talk time).
+  const byAgent = call.voicemail === undefined;
+  if (call.startedAt !== undefined && byAgent) {
     fact.answeredAt = iso(call.startedAt);
     fact.waitMs = Math.max(0, call.startedAt - call.createdAt);
   } else if (ended && call.endedAt !== undefined) {
@@ -102,7 +107,7 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   }
   if (ended && call.endedAt !== undefined) {
     fact.endedAt = iso(call.endedAt);
-    if (call.startedAt !== undefined && outcome !== 'no-audio') fact.talkMs = Math.max(0, call.endedAt - call.startedAt);
+    if (call.startedAt !== undefined && byAgent && outcome !== 'no-audio') fact.talkMs = Math.max(0, call.endedAt - call.startedAt);
   }
   if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
   if (call.holdMs !== undefined) fact.holdMs = call.holdMs;
@@ -232,6 +237,11 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       event: event.type === 'tick' ? `timeout → ${after.state}` : event.type,
       detail: detailOf(event, after),
     });
+  }
+  // Anchor mode: the call went to voicemail (nobody answered in time, or out of hours).
+  if (after.voicemail !== undefined && before?.voicemail === undefined) {
+    const why = after.voicemail.closed ? 'outside business hours' : 'no agent answered in time';
+    facts.push({ type: 'timeline', wacid: after.wacid, key: `voicemail:${event.at}`, at: when, event: 'voicemail', detail: { reason: why, ...(before?.agent && before.state === 'ringing' ? { rang: before.agent } : {}) } });
   }
   return facts;
 }

@@ -47,6 +47,19 @@ describe('call-back queue state', () => {
     expect(reduceQueue(s, { type: 'loaded', items: [task({ version: 3, state: 'claimed', assignee: 'agent2' })], since: s.pushes }).tasks).toEqual({});
   });
 
+  it("a voicemail task offers each message to play, newest first, with when it was left; other misses offer none", () => {
+    const misses = [
+      { wacid: 'w1', at: '2026-11-24T10:18:00.000Z', reason: 'voicemail' as const, voicemail: '/api/archive/w1/voicemail-w1.ogg' },
+      { wacid: 'w2', at: '2026-11-24T10:20:00.000Z', reason: 'missed' as const },
+      { wacid: 'w3', at: '2026-11-24T10:25:00.000Z', reason: 'voicemail' as const, voicemail: '/api/archive/w3/voicemail-w3.ogg' },
+    ];
+    const [row] = queueView(run({ type: 'task', task: task({ reason: 'voicemail', misses, missCount: 3 }) }), 'agent1', false, NOW, TZ);
+    expect(row!.reasonText).toBe('Left a voicemail (3 calls)');
+    expect(row!.voicemails.map((v) => v.url)).toEqual(['/api/archive/w3/voicemail-w3.ogg', '/api/archive/w1/voicemail-w1.ogg']);
+    expect(row!.voicemails[0]!.label).toMatch(/^Voicemail message from .*10:25/);
+    expect(queueView(run({ type: 'task', task: task() }), 'agent1', false, NOW, TZ)[0]!.voicemails).toEqual([]);
+  });
+
   it('the list answer is the truth for tasks not done, but a newer frame seen meanwhile is kept', () => {
     let s = run({ type: 'task', task: task({ id: 'gone' }) }, { type: 'task', task: task({ version: 5, state: 'claimed', assignee: 'a' }) });
     s = reduceQueue(s, { type: 'loaded', items: [task({ version: 4 })], since: s.pushes });

@@ -200,6 +200,8 @@ export interface TaskRow {
   error?: string;
   /** What the last permission request did ("Permission asked: ..."). */
   note?: string;
+  /** The caller's voicemail messages (anchor mode), newest first: where to play each, and when it was left in words. */
+  voicemails: Array<{ url: string; label: string }>;
 }
 
 function ago(ms: number): string {
@@ -281,6 +283,10 @@ export function queueView(s: QueueState, me: string | undefined, isSupervisor: b
         // The assignee, or a supervisor; anyone while it is unclaimed.
         canDone: !s.busy[t.id] && (t.state === 'open' || mine || isSupervisor),
         canAsk: !!p && p.requestAllowed && (p.state === 'unknown' || p.state === 'expired') && !s.busy[t.id],
+        voicemails: t.misses
+          .filter((m) => m.voicemail !== undefined)
+          .reverse()
+          .map((m) => ({ url: m.voicemail!, label: tr('queue.voicemailMessage', { when: describeMoment(Date.parse(m.at), now, timeZone) }) })),
       };
       if (t.assignee) row.assignee = t.assignee;
       if (notYet) row.dueText = tr('queue.callAgain', { when: describeMoment(due!, now, timeZone) });

@@ -208,6 +208,19 @@ function CustomerBody({ data, callBack, sent }: { data: Customer; callBack?: ((i
         {tasks.map((task) => (
           <li key={task.id} data-testid="customer-callback" data-state={task.state}>
             {`${taskReasonWords(task.reason)} · ${formatDateTime(Date.parse(task.createdAt))}${task.assignee ? ` · ${task.assignee}` : ''}`}
+            {/* The caller's voicemail messages (anchor mode), newest first. */}
+            {task.misses
+              .filter((m) => m.voicemail !== undefined)
+              .reverse()
+              .map((m) => {
+                const label = t('queue.voicemailMessage', { when: formatDateTime(Date.parse(m.at)) });
+                return (
+                  <span class="customer-voicemail" key={m.wacid}>
+                    <br />
+                    <audio controls preload="metadata" src={`${m.voicemail!}?use=play`} aria-label={label} title={label} data-testid="customer-voicemail" />
+                  </span>
+                );
+              })}
           </li>
         ))}
       </ol>

@@ -195,6 +195,12 @@ export function QueueView({ rows, loaded, loadError, canDial, claim, ask, call, 
               {t('queue.waitingSince')} <span data-testid="queue-waiting">{r.waitingText}</span> · <span data-testid="queue-attempts" data-count={String(r.attempts)}>{r.attemptsText}</span>
               {r.dueText ? <span data-testid="queue-due">{` · ${r.dueText}`}</span> : null}
             </p>
+            {r.voicemails.map((v) => (
+              <p class="field-note queue-voicemail" key={v.url}>
+                <span>{v.label}</span>{' '}
+                <audio controls preload="metadata" src={`${v.url}?use=play`} aria-label={v.label} data-testid="queue-voicemail" />
+              </p>
+            ))}
             <p class="field-note" data-testid="queue-permission" data-state={r.permissionState}>
               {r.permissionText} <span data-testid="queue-allowed">{r.allowedText}</span>
             </p>

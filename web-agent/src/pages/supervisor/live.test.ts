@@ -12,6 +12,10 @@ describe('liveStateText: a live call as the console names it', () => {
     expect(v('ringing', 'agent1')).toBe('ringing agent1');
     expect(v('active', 'agent2')).toBe('on call with agent2');
     expect(v('held', 'agent2')).toBe('on hold by agent2');
+    // Anchor mode: a call in voicemail has no agent; it reads as what it is.
+    expect(liveStateText({ state: 'answering', direction: 'USER_INITIATED', voicemail: { phase: 'joining' } })).toBe('answering for voicemail');
+    expect(liveStateText({ state: 'active', direction: 'USER_INITIATED', voicemail: { phase: 'recording', closed: true } })).toBe('leaving a voicemail');
+    expect(liveStateText({ state: 'ending', direction: 'USER_INITIATED', voicemail: { phase: 'recording' } })).toBe('ending');
     // The server keeps a held call `active` with `heldSince`: it reads as on hold.
     expect(liveStateText({ state: 'active', agent: 'agent2', direction: 'USER_INITIATED', heldSince: 1 })).toBe('on hold by agent2');
     expect(v('dialing', 'boss', 'BUSINESS_INITIATED')).toBe('boss dialing · callback');

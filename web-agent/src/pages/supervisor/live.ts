@@ -22,8 +22,12 @@ const TEXT: Record<string, (agent: string | undefined) => string> = {
   ending: () => t('live.ending'),
 };
 
-/** An active call on hold (`heldSince` set) reads as held; its state stays `active`. */
-export function liveStateText(v: Pick<CallView, 'state' | 'agent' | 'direction' | 'heldSince'>): string {
+/**
+ * An active call on hold (`heldSince` set) reads as held; its state stays `active`. A call in
+ * voicemail (anchor mode: answered by the bridge, no agent) reads as such.
+ */
+export function liveStateText(v: Pick<CallView, 'state' | 'agent' | 'direction' | 'heldSince' | 'voicemail'>): string {
+  if (v.voicemail && (v.state === 'answering' || v.state === 'active')) return t(v.voicemail.phase === 'recording' ? 'live.voicemailRecording' : 'live.voicemailJoining');
   const state = v.state === 'active' && v.heldSince !== undefined ? 'held' : v.state;
   const words = TEXT[state]?.(v.agent) ?? state;
   return v.direction === 'BUSINESS_INITIATED' ? t('live.callback', { state: words }) : words;
