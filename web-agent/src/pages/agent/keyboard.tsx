@@ -10,6 +10,7 @@
 import { render } from 'preact';
 import { shortcutLabel, SHORTCUTS, type ShortcutAction } from '../../desk/state.ts';
 import { t, type MessageKey } from '../../i18n/index.ts';
+import { mountDialog } from '../../ui/dialog.ts';
 
 const ACTION_WORDS: Record<ShortcutAction, MessageKey> = {
   answer: 'control.answer',
@@ -65,11 +66,7 @@ export interface KeyboardHelp {
 
 /** Mount the help dialog (`<dialog data-testid="shortcut-help">`) and its `?` key. */
 export function keyboardHelp(): KeyboardHelp {
-  const dialog = document.createElement('dialog');
-  dialog.className = 'card help-dialog';
-  dialog.dataset.testid = 'shortcut-help';
-  dialog.setAttribute('aria-labelledby', 'keys-title');
-  document.body.append(dialog);
+  const dialog = mountDialog({ className: 'card help-dialog', testid: 'shortcut-help', labelledBy: 'keys-title' });
   let returnTo: HTMLElement | null = null;
   const close = () => dialog.close();
   dialog.addEventListener('close', () => returnTo?.focus());

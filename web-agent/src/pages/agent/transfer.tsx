@@ -17,6 +17,7 @@ import { t } from '../../i18n/index.ts';
 import { callLegs, type CallEntry } from '../../reducer.ts';
 import { canSend, canTalkFirst, NOTE_MAX, sameChoice, type TransferChoice, type TransferMode, type TransferState } from '../../transfer.ts';
 import { Phone } from '../../ui/phone.tsx';
+import { mountDialog } from '../../ui/dialog.ts';
 
 export interface TransferActions {
   open(): void;
@@ -219,11 +220,7 @@ export interface TransferDialog {
 
 /** Mount the dialog (`<dialog data-testid="transfer-dialog">`). */
 export function transferDialog(x: DialogActions): TransferDialog {
-  const dialog = document.createElement('dialog');
-  dialog.className = 'card help-dialog transfer-dialog';
-  dialog.dataset.testid = 'transfer-dialog';
-  dialog.setAttribute('aria-labelledby', 'transfer-title');
-  document.body.append(dialog);
+  const dialog = mountDialog({ className: 'card help-dialog transfer-dialog', testid: 'transfer-dialog', labelledBy: 'transfer-title' });
   let returnTo: HTMLElement | null = null;
   const close = () => dialog.close();
   // Escape (the dialog's cancel), Close, or a transfer sent: the state closes, the focus goes back.
