@@ -282,7 +282,7 @@ describe('axe-core: no serious or critical violation', () => {
     await stateIs(agent, 'away');
     found.push(...(await axe(agent, 'agent away')));
 
-    // The archive with the call open, the network check, the audit trail, the account page.
+    // The archive with the call open, the network check, the audit trail, the admin page, the account page.
     const archive = await open(bossOf(l), '/archive');
     // History writes are queued: the call is searched for until it is there, then opened.
     await until('the call is in the archive', async () => {
@@ -303,6 +303,10 @@ describe('axe-core: no serious or critical violation', () => {
     await audit.waitForTimeout(1_000);
     found.push(...(await axe(audit, 'audit')));
     if (l !== 'en') english.push(...(await englishLeft(audit, l, 'audit', { 'audit-search': 'audit.search', 'audit-csv': 'audit.csv' })));
+    const admin = await open('root', '/admin');
+    await admin.getByTestId('user-row').first().waitFor({ timeout: 10_000 });
+    found.push(...(await axe(admin, 'admin')));
+    if (l !== 'en') english.push(...(await englishLeft(admin, l, 'admin', { 'admin-tab-users': 'admin.tabUsers', 'admin-tab-queues': 'admin.tabQueues' })));
     const account = await open(agentOf(l), '/account');
     await account.locator('[data-testid="my-sessions"][data-loaded="true"]').waitFor({ timeout: 10_000 });
     found.push(...(await axe(account, 'account')));
