@@ -344,13 +344,14 @@ describe('the TURN server stopped', () => {
 
 describe('TURN credentials renewed during a call', () => {
   it('a call longer than the credential life keeps its audio; renewed credentials arrive on the socket and a monitor started after the first ones expired still relays', async () => {
-    // 16 s, renewed every 8 s: a credential a page holds has 8-16 s left, and every TURN request
-    // of a connection's start (allocate, then a permission per remote candidate, which come only
-    // after the offer/answer round) must fall inside what is left. With 10 s (5 s left at worst)
-    // the monitor leg's permissions came after the expiry on a loaded CI machine (coturn refuses
-    // a stale username) and the monitor never went live; with 4 s the call's own audio failed.
-    // A real TURN_TTL_S is hours.
-    await start(turn.env('relay'), { iceTtlS: 16 });
+    // 20 s, renewed every 10 s. Every TURN request of a connection's start (allocate, then a
+    // permission per remote candidate, which come only after the offer/answer round through the
+    // server) must fall inside what is left of the credential it started with; coturn refuses a
+    // stale username. So the monitor starts right after the agent's page got a renewal (20 s
+    // left) with the supervisor's page logged in beforehand (10-20 s left). With 10 s credentials
+    // and no such timing the monitor leg never went live on loaded CI runs (load 10-15); with 4 s
+    // the call's own audio failed. A real TURN_TTL_S is hours.
+    await start(turn.env('relay'), { iceTtlS: 20 });
     const agent = await availableAgent();
     const first = (await agentState(agent)).ice;
     expect(first.policy).toBe('relay');
@@ -359,12 +360,16 @@ describe('TURN credentials renewed during a call', () => {
     await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
     await audioBothWays(agent, wacid);
     const at0 = (await agentStats(agent))!.inbound!.packetsReceived;
-    // Past the first credential's expiry, then until the page holds its second renewal.
-    await sleep(Math.max(0, first.expiresAt - Date.now()) + 1_000);
-    const renewed = await until('two renewals in the page', async () => {
+    const sup = await loggedIn(supBrowser, 'boss', '/supervisor');
+    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    // Past the first credential's expiry, then until the page holds a renewal just made.
+    await sleep(Math.max(0, first.expiresAt - Date.now()) + 500);
+    const past = (await agentState(agent)).ice.version;
+    const renewed = await until('a renewal in the page after the first credential expired', async () => {
       const ice = (await agentState(agent)).ice;
-      return ice.version >= first.version + 2 ? ice : undefined;
-    }, 10_000);
+      return ice.version > past ? ice : undefined;
+    }, 15_000);
+    expect(renewed.version).toBeGreaterThanOrEqual(first.version + 2);
     expect(renewed.expiresAt).toBeGreaterThan(first.expiresAt);
     expect(Date.now()).toBeGreaterThan(first.expiresAt);
     const s = (await agentStats(agent))!;
@@ -372,13 +377,11 @@ describe('TURN credentials renewed during a call', () => {
     expect(s.inbound!.packetsReceived - at0).toBeGreaterThan(250); // ~50 packets a second all along
     expect((await callerHears(wacid))[1]).toBeGreaterThan(VOICE_HEARD);
     // A new connection after the first credentials expired: the supervisor's and the agent's monitor legs.
-    const sup = await loggedIn(supBrowser, 'boss', '/supervisor');
-    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
     await mode(sup, wacid, 'listen');
-    expect((await supHears(sup, wacid))[0]).toBeGreaterThan(HEARD);
+    await until('the supervisor hears the caller', async () => ((await supHears(sup, wacid))[0]! > HEARD ? true : undefined), 10_000);
     expect(await agentMonitorPath(agent)).toBe('relay-udp');
     // coturn made allocations with at least two different expiries for agent1 (the call's and the monitor's).
     const expiries = new Set([...turn.log().matchAll(/user <(\d+):agent1>: incoming packet ALLOCATE processed, success/g)].map((m) => m[1]));
     expect(expiries.size).toBeGreaterThanOrEqual(2);
-  }, 90_000);
+  }, 120_000);
 });
