@@ -6,8 +6,9 @@
  *   no serious or critical violation;
  * - a whole call by keyboard alone, the ring announced in the live region;
  * - a refusal of the server worded in each language with its parameters;
- * - screenshots (agent ringing and in wrap-up in each language, the supervisor page in
- *   Arabic and in the dark theme, desktop and phone) in screenshots/i18n/ (gitignored).
+ * - screenshots with SCREENSHOTS=1 (agent ringing and in wrap-up in each language, the
+ *   supervisor page in Arabic and in the dark theme, desktop and phone) in screenshots/i18n/
+ *   (gitignored); in `npm test` the pages' fit at desktop and phone width is checked instead.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -81,6 +82,18 @@ async function axe(page: Page, what: string): Promise<string[]> {
   return r.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${what}: ${v.id} (${v.impact}) ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} ${n.failureSummary?.split('\n')[1] ?? ''}`).join(' | ')}`);
+}
+
+/** The page never scrolls sideways at desktop or phone width (a mirrored layout that overflows would); back to desktop. */
+async function fits(page: Page, name: string): Promise<string[]> {
+  const wide = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  const out: string[] = [];
+  for (const v of [DESKTOP, PHONE]) {
+    await page.setViewportSize(v);
+    if ((await wide()) > 0) out.push(`${name} scrolls sideways at ${v.width} px`);
+  }
+  await page.setViewportSize(DESKTOP);
+  return out;
 }
 
 /** Desktop and phone screenshots; the page never scrolls sideways (a mirrored layout that overflows would). */
@@ -256,13 +269,13 @@ describe('axe-core: no serious or critical violation', () => {
     await waitOnline(sup);
     const wacid = await placeCall(b, { from: `+1555071000${l === 'en' ? 1 : 2}` });
     await card(agent, wacid).waitFor({ timeout: 15_000 });
-    found.push(...(await axe(agent, 'agent ringing')));
+    found.push(...(await axe(agent, 'agent ringing')), ...(await fits(agent, 'agent ringing')));
     await agent.getByTestId('answer').click();
     await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
     found.push(...(await axe(agent, 'agent in call')));
     // The supervisor: wallboard, live calls, the queue, the Call back panel, reports; then monitoring.
     await sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
-    found.push(...(await axe(sup, 'supervisor wallboard')));
+    found.push(...(await axe(sup, 'supervisor wallboard')), ...(await fits(sup, 'supervisor wallboard')));
     await sup.getByTestId('callback-user').fill('+15550719999');
     found.push(...(await axe(sup, 'supervisor call-back panel')));
     await sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"] [data-testid="monitor-listen"]:not([disabled])`).click();
@@ -274,7 +287,7 @@ describe('axe-core: no serious or critical violation', () => {
     await agent.getByTestId('hold').click();
     await agent.getByTestId('hangup').click();
     await agent.locator(`[data-testid="wrapup"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
-    found.push(...(await axe(agent, 'agent wrap-up')));
+    found.push(...(await axe(agent, 'agent wrap-up')), ...(await fits(agent, 'agent wrap-up')));
     await agent.getByTestId('wrapup-disposition').selectOption({ index: 1 });
     await agent.getByTestId('acw-ready').click();
     await stateIs(agent, 'available');
@@ -344,7 +357,18 @@ describe('refusals in the user’s language', () => {
   }, 60_000);
 });
 
-describe('screenshots', () => {
+// Screenshots to look at (SCREENSHOTS=1, out of `npm test`: a call in each of the six
+// languages); what they would catch in CI is checked above (axe, no sideways scrolling at
+// desktop and phone width in English and Arabic) and below (the dark theme).
+describe('the dark theme', () => {
+  it('is the system’s choice: the supervisor page’s background is dark', async () => {
+    const dark = await open(bossOf('en'), '/supervisor', { colorScheme: 'dark' });
+    await dark.getByTestId('wb-time-zone').waitFor();
+    expect(await dark.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe('rgb(14, 19, 26)');
+  });
+});
+
+describe.runIf(process.env.SCREENSHOTS)('screenshots', () => {
   it('the agent ringing and in wrap-up in each language; the supervisor page in Arabic and in the dark theme (desktop and phone)', async () => {
     for (const l of LANGUAGES) {
       await putLanguage(agentOf(l), { language: l });

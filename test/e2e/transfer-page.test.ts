@@ -101,7 +101,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     const p1 = await open('agent1');
     await goAvailable(p1);
     const wacid = (await emulatorRequest(rig.bridge.emu, 'POST', '/calls', {})).wacid as string;
-    await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+    await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 30_000 });
     await p1.getByTestId('answer').click();
     await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
     await callerHearsOnly(wacid, true, false, 'the caller hears agent1');
@@ -156,7 +156,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
       throw e;
     });
     const ring = p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
-    await ring.waitFor({ timeout: 15_000 });
+    await ring.waitFor({ timeout: 30_000 });
     expect(await ring.getByTestId('incoming-transfer').textContent()).toBe('Transferred by agent1: billing question, identity checked');
     const tAnswer = Date.now();
     await p2.getByTestId('answer').click();
@@ -178,7 +178,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await d2.getByTestId('transfer-warm').click();
     await d2.waitFor({ state: 'hidden' });
     const ring1 = p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
-    await ring1.waitFor({ timeout: 15_000 });
+    await ring1.waitFor({ timeout: 30_000 });
     expect(await ring1.getByTestId('incoming-transfer').textContent()).toBe('agent2 wants to talk first: wants a refund');
     await p1.getByTestId('answer').click();
     await p2.locator('[data-testid="consult"][data-phase="talking"]').waitFor({ timeout: 20_000 });
@@ -210,7 +210,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await d1.locator('[data-testid="transfer-agent"][data-name="agent2"] input:not([disabled])').check({ timeout: 10_000 });
     await d1.getByTestId('transfer-warm').click();
     await d1.waitFor({ state: 'hidden' });
-    await p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
+    await p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 30_000 });
     await p2.getByTestId('answer').click();
     await p1.locator('[data-testid="consult"][data-phase="talking"] [data-testid="consult-conference"]:not([disabled])').click({ timeout: 20_000 });
     for (const p of [p1, p2]) await p.locator('[data-testid="conference"] [data-testid="conference-member"][data-name="agent2"]').waitFor({ timeout: 10_000 });

@@ -374,8 +374,15 @@ describe('TURN credentials renewed during a call', () => {
     expect(Date.now()).toBeGreaterThan(first.expiresAt);
     const s = (await agentStats(agent))!;
     expect(s.connectionState).toBe('connected');
-    expect(s.inbound!.packetsReceived - at0).toBeGreaterThan(250); // ~50 packets a second all along
-    expect((await callerHears(wacid))[1]).toBeGreaterThan(VOICE_HEARD);
+    expect(s.inbound!.packetsReceived).toBeGreaterThan(at0);
+    // Still flowing after the expiry: ~50 packets a second into the page (measured over 2 s;
+    // a loaded CI run once counted 108 over the whole wait, so the rate is what is asserted).
+    await until('the caller still reaching the page after the first credential expired', async () => {
+      const a = (await agentStats(agent))!.inbound!.packetsReceived;
+      await sleep(2_000);
+      return (await agentStats(agent))!.inbound!.packetsReceived - a > 60 ? true : undefined;
+    }, 15_000);
+    await until('the caller still hearing the agent', async () => ((await callerHears(wacid))[1]! > VOICE_HEARD ? true : undefined), 10_000);
     // A new connection after the first credentials expired: the supervisor's and the agent's monitor legs.
     await mode(sup, wacid, 'listen');
     await until('the supervisor hears the caller', async () => ((await supHears(sup, wacid))[0]! > HEARD ? true : undefined), 10_000);
