@@ -159,6 +159,11 @@ describe('the first hour', () => {
       }
       await page.locator(`[data-testid="wrapup"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
       finished.add(wacid);
+      // The wrap-up and the customer are in view at 1366×768 without scrolling (two quick reads).
+      const wrapBox = (await page.getByTestId('wrapup').boundingBox())!;
+      expect(wrapBox.y + wrapBox.height).toBeLessThanOrEqual(DESK.height);
+      const customerBox = (await page.locator('[data-testid="customer"]').boundingBox())!;
+      expect(customerBox.y).toBeLessThan(DESK.height - 100);
       // A note longer than WRAP_UP_MS to type, begun at once (the countdown runs until the first
       // keystroke: checks made before it ran it out on a loaded machine): the countdown stands
       // still while the agent types.
@@ -171,11 +176,7 @@ describe('the first hour', () => {
       if (i === 0) await shot('07-wrap-up-typing');
       await lineIs('after-call-work');
       await check(`call ${i} wrap-up`);
-      // The wrap-up and the customer are in view at 1366×768 without scrolling.
-      const wrapBox = (await page.getByTestId('wrapup').boundingBox())!;
-      expect(wrapBox.y + wrapBox.height).toBeLessThanOrEqual(DESK.height);
-      const customerBox = (await page.locator('[data-testid="customer"]').boundingBox())!;
-      expect(customerBox.y).toBeLessThan(DESK.height - 100);
+
       // Still in after-call work after typing for longer than WRAP_UP_MS: the countdown stood still.
       expect(await page.getByTestId('agent-state').getAttribute('data-status'), `call ${i}: the wrap-up ran out while typing`).toBe('after-call-work');
       expect(await page.getByTestId('wrapup').getAttribute('data-state')).toBe('editing');
