@@ -178,7 +178,11 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await d2.getByTestId('transfer-warm').click();
     await d2.waitFor({ state: 'hidden' });
     const ring1 = p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
-    await ring1.waitFor({ timeout: 30_000 });
+    await ring1.waitFor({ timeout: 30_000 }).catch(async (e) => {
+      const st = (p: typeof p1) => p.evaluate(() => JSON.stringify((window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 2500));
+      console.log('consult ring missing; agent2 banner:', await p2.locator('[data-testid="error-banner"]').textContent().catch(() => '?'), '\nagent2:', await st(p2), '\nagent1:', await st(p1));
+      throw e;
+    });
     expect(await ring1.getByTestId('incoming-transfer').textContent()).toBe('agent2 wants to talk first: wants a refund');
     await p1.getByTestId('answer').click();
     await p2.locator('[data-testid="consult"][data-phase="talking"]').waitFor({ timeout: 20_000 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { CallView, ServerMsg } from '../../shared/protocol.ts';
-import { agentShown, callsElsewhere, initialState, reduce, ringingCalls, tabCall, type UiEvent, type UiState } from './reducer.ts';
+import { agentShown, callsElsewhere, initialState, reduce, ringEnd, ringingCalls, tabCall, type UiEvent, type UiState } from './reducer.ts';
 
 const T = 1_000_000;
 const me = { name: 'agent1', roles: ['agent' as const] };
@@ -292,5 +292,14 @@ describe('transfer (anchor mode)', () => {
     // A direct-mode call is never let go this way (its audio is in this page).
     const direct = run(srv(welcome()), srv(offer()), local('w1', 'answering'), local('w1', 'held'));
     expect(tabCall(reduce(direct, srv({ type: 'call.state', ...view('w1', { state: 'active', agent: 'agent2' }) })))?.local).toBe('held');
+  });
+});
+
+describe('ringEnd', () => {
+  test('an offer rings until its ring timeout, never past the accept window; a transfer or consult ring of an accepted call only until its ring timeout', () => {
+    expect(ringEnd({ ringUntil: 2_000, deadline: 1_500 })).toBe(1_500);
+    expect(ringEnd({ ringUntil: 2_000, deadline: 3_000 })).toBe(2_000);
+    // Accepted long ago: the old accept deadline has passed, the consult still rings to its timeout.
+    expect(ringEnd({ ringUntil: 90_000, deadline: 30_000, startedAt: 5_000 })).toBe(90_000);
   });
 });

@@ -374,9 +374,13 @@ export function ringingCalls(state: UiState, now: number): CallEntry[] {
  * When an offer stops ringing here (server clock): its ring timeout (`ringUntil`,
  * RING_TIMEOUT_MS), never after the accept window (`deadline`); the agent's countdown.
  */
-export function ringEnd(view: Pick<CallView, 'ringUntil' | 'deadline'>): number | undefined {
-  if (view.ringUntil !== undefined && view.deadline !== undefined) return Math.min(view.ringUntil, view.deadline);
-  return view.ringUntil ?? view.deadline;
+export function ringEnd(view: Pick<CallView, 'ringUntil' | 'deadline' | 'startedAt'>): number | undefined {
+  // A call already accepted (a transfer or a consult ringing this agent) has no accept window
+  // left to end the ring: only its ring timeout. Bounding it by the old deadline hid every
+  // transfer ring that came more than the accept window after the caller's connect.
+  const deadline = view.startedAt === undefined ? view.deadline : undefined;
+  if (view.ringUntil !== undefined && deadline !== undefined) return Math.min(view.ringUntil, deadline);
+  return view.ringUntil ?? deadline;
 }
 
 /** The call this tab is answering, holding or hanging up, if any. */
