@@ -282,7 +282,7 @@ describe('axe-core: no serious or critical violation', () => {
     await sup.getByTestId('callback-user').fill('+15550719999');
     found.push(...(await axe(sup, 'supervisor call-back panel')));
     await sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"] [data-testid="monitor-listen"]:not([disabled])`).click();
-    await sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"] [data-testid="monitoring"][data-phase="live"]`).waitFor({ timeout: 20_000 });
+    await sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"] [data-testid="monitoring"][data-phase="live"]`).waitFor({ timeout: 45_000 });
     found.push(...(await axe(sup, 'supervisor monitoring')));
     await agent.getByTestId('hold').click();
     await agent.locator('[data-testid="hold"][aria-pressed="true"]').waitFor({ timeout: 10_000 });
