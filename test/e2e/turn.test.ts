@@ -161,7 +161,7 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
 
     // Monitoring, relay-only on both sides.
     const sup = await loggedIn(supBrowser, 'boss', '/supervisor');
-    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor({ timeout: 60_000 });
     // The supervisor's live view shows how each agent's call travels.
     await row(sup, wacid).locator('[data-testid="live-path"][data-path="relay-udp"]').waitFor({ timeout: 10_000 });
     await expect(row(sup, wacid).getByTestId('live-path').textContent()).resolves.toContain('relayed (TURN/UDP)');
@@ -209,7 +209,7 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     }, 15_000);
     expect(rec.networkPath).toBe('relay-udp');
     expect(rec.timeline!.some((t) => t.event === 'path')).toBe(true);
-  }, 120_000);
+  }, 180_000);
 
   it('UDP blocked (only TURN over TCP configured): the call is relayed over TCP and the quality line says "relayed (TURN/TCP)"', async () => {
     await start(turn.env('relay', ['tcp']));
@@ -221,7 +221,7 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     expect((await agentStats(agent))?.path).toBe('relay-tcp');
     await agent.locator('[data-testid="quality-path"][data-path="relay-tcp"]').waitFor({ timeout: 10_000 });
     await expect(agent.getByTestId('quality-path').textContent()).resolves.toContain('relayed (TURN/TCP)');
-  }, 60_000);
+  }, 180_000);
 
   it('a call back from the supervisor page: offer and audio both ways through TURN', async () => {
     await start(turn.env('relay'));
@@ -255,7 +255,7 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     }, 15_000);
     expect(after.peer.rp - before.peer.rp).toBeGreaterThan(50);
     expect(after.peer.sp - before.peer.sp).toBeGreaterThan(50);
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('the TURN server stopped', () => {
@@ -278,7 +278,7 @@ describe('the TURN server stopped', () => {
     expect((await agentStats(agent))?.path).toBe('direct');
     await agent.locator('[data-testid="quality-path"][data-path="direct"]').waitFor({ timeout: 10_000 });
     await shots(agent, 'agent-turn-down-warning');
-  }, 60_000);
+  }, 180_000);
 
   it('a TURN server that answers nothing at all (a silent UDP socket): the answer goes out within the 4 s bound, the call still connects on the other candidates, and the page warns', async () => {
     const hole = createSocket('udp4');
@@ -304,7 +304,7 @@ describe('the TURN server stopped', () => {
     } finally {
       hole.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   it('policy relay: the failure is shown in words within the bound, long before the 20 s no-media drop, and the call is passed on', async () => {
     await start(turn.env('relay', ['udp']));
@@ -323,23 +323,25 @@ describe('the TURN server stopped', () => {
     await shots(agent, 'agent-relay-only-turn-down');
     const c = await emulatorRequest(bridge!.emu, 'GET', `/calls/${encodeURIComponent(wacid)}`);
     expect(c.acceptedAt).toBeUndefined();
-  }, 60_000);
+  }, 180_000);
 
   it('relay policy, TURN gone mid-call: a supervisor who starts listening is told in words why monitoring stopped', async () => {
     await start(turn.env('relay', ['udp']));
     const agent = await availableAgent();
     const wacid = await ring(agent);
     await agent.getByTestId('answer').click();
-    await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
+    await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 30_000 });
     const sup = await loggedIn(supBrowser, 'boss', '/supervisor');
-    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
+    await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor({ timeout: 60_000 });
     await turn.stop();
+    const t0 = Date.now();
     await row(sup, wacid).getByTestId('monitor-listen').click();
     const banner = sup.locator('[data-testid="error-banner"]:not([hidden])');
-    await banner.waitFor({ timeout: 15_000 });
+    await banner.waitFor({ timeout: 30_000 });
+    console.log(`TURN gone mid-call: the supervisor told after ${Date.now() - t0} ms`);
     await expect(banner.textContent()).resolves.toMatch(/Monitoring stopped: your browser and the agent's could not set up the audio.*relay server \(TURN\) must be reachable/);
     await row(sup, wacid).getByTestId('monitor-actions').waitFor({ timeout: 10_000 });
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('TURN credentials renewed during a call', () => {
