@@ -39,7 +39,7 @@ describe('audit page', () => {
     await page.getByTestId('audit-user').fill('agent1');
     await page.getByTestId('audit-search').click();
     await until('the filtered rows', async () => (await page.getByTestId('audit-row').count()) === 1 && (await page.getByTestId('audit-row').getAttribute('data-action')) === 'login.failure', 10_000);
-    expect(await page.getByTestId('audit-row').locator('td').allInnerTexts()).toEqual([expect.any(String), 'agent1', 'login.failure', '', '', '127.0.0.1', 'reason: wrong name or password']);
+    expect(await page.getByTestId('audit-row').locator('td').allInnerTexts()).toEqual([expect.any(String), 'agent1', 'Login refused', '', '', '127.0.0.1', 'reason: wrong name or password']);
 
     // Dates are whole days of the browser: today keeps the row, tomorrow has none.
     const day = (plus: number) => {

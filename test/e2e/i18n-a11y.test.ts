@@ -84,13 +84,36 @@ async function axe(page: Page, what: string): Promise<string[]> {
     .map((v) => `${what}: ${v.id} (${v.impact}) ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} ${n.failureSummary?.split('\n')[1] ?? ''}`).join(' | ')}`);
 }
 
-/** The page never scrolls sideways at desktop or phone width (a mirrored layout that overflows would); back to desktop. */
+/** A 1280×800 window at 200 % zoom: half as many CSS pixels each way. */
+const ZOOM_200 = { width: DESKTOP.width / 2, height: DESKTOP.height / 2 };
+/** The smallest phones in use. */
+const SMALL_PHONE = { width: 360, height: 740 };
+
+/** The outermost elements that reach past the window's sides (what makes a page scroll sideways). */
+function overflowing(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const w = document.documentElement.clientWidth;
+    const past = [...document.body.querySelectorAll<HTMLElement>('*')].filter((e) => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && (r.right > w + 1 || r.left < -1);
+    });
+    const outer = past.filter((e) => !past.includes(e.parentElement!));
+    const inner = past.filter((e) => !past.some((o) => o !== e && e.contains(o)));
+    return [...outer.slice(0, 2), ...inner.slice(0, 3)].map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.dataset.testid ? `[${e.dataset.testid}]` : ''}.${[...e.classList].join('.')} ${Math.round(e.getBoundingClientRect().width)} px`).join(', ');
+  });
+}
+
+/**
+ * The page never scrolls sideways at desktop width, on a phone (390 and 360 px) or at 200 %
+ * zoom (a mirrored layout that overflows would, and so would a table or a row of buttons that
+ * does not wrap); back to desktop.
+ */
 async function fits(page: Page, name: string): Promise<string[]> {
   const wide = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   const out: string[] = [];
-  for (const v of [DESKTOP, PHONE]) {
+  for (const [what, v] of [['', DESKTOP], ['', PHONE], ['', SMALL_PHONE], [' (200 % zoom)', ZOOM_200]] as const) {
     await page.setViewportSize(v);
-    if ((await wide()) > 0) out.push(`${name} scrolls sideways at ${v.width} px`);
+    if ((await wide()) > 0) out.push(`${name} scrolls sideways at ${v.width} px${what}: ${await overflowing(page)}`);
   }
   await page.setViewportSize(DESKTOP);
   return out;
@@ -275,7 +298,7 @@ describe('axe-core: no serious or critical violation', () => {
     found.push(...(await axe(agent, 'agent ringing')), ...(await fits(agent, 'agent ringing')));
     await agent.getByTestId('answer').click();
     await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 15_000 });
-    found.push(...(await axe(agent, 'agent in call')));
+    found.push(...(await axe(agent, 'agent in call')), ...(await fits(agent, 'agent in call')));
     // The supervisor: wallboard, live calls, the queue, the Call back panel, reports; then monitoring.
     await sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 15_000 });
     found.push(...(await axe(sup, 'supervisor wallboard')), ...(await fits(sup, 'supervisor wallboard')));
@@ -309,29 +332,29 @@ describe('axe-core: no serious or critical violation', () => {
     }, 20_000);
     await archive.locator(`[data-testid="search-result"][data-wacid="${wacid}"] [data-testid="result-open"]`).click();
     await archive.locator(`[data-testid="call-detail"][data-state="ready"]`).waitFor({ timeout: 15_000 });
-    found.push(...(await axe(archive, 'archive with a call open')));
+    found.push(...(await axe(archive, 'archive with a call open')), ...(await fits(archive, 'archive with a call open')));
     // In Arabic, these pages say nothing in English (codes, numbers and names aside).
     const english: string[] = [];
     if (l !== 'en') english.push(...(await englishLeft(archive, l, 'archive', { 'search-submit': 'archive.search', '#search-title': 'archive.title', 'detail-close': 'archive.back' })));
     await archive.context().close();
     const preflight = await open(bossOf(l), '/preflight');
     await preflight.waitForTimeout(1_500);
-    found.push(...(await axe(preflight, 'preflight')));
+    found.push(...(await axe(preflight, 'preflight')), ...(await fits(preflight, 'preflight')));
     if (l !== 'en') english.push(...(await englishLeft(preflight, l, 'preflight', { '#preflight-title': 'preflight.title' })));
     await preflight.context().close();
     const audit = await open('root', '/admin/audit');
     await audit.waitForTimeout(1_000);
-    found.push(...(await axe(audit, 'audit')));
+    found.push(...(await axe(audit, 'audit')), ...(await fits(audit, 'audit')));
     if (l !== 'en') english.push(...(await englishLeft(audit, l, 'audit', { 'audit-search': 'audit.search', 'audit-csv': 'audit.csv' })));
     await audit.context().close();
     const admin = await open('root', '/admin');
     await admin.getByTestId('user-row').first().waitFor({ timeout: 10_000 });
-    found.push(...(await axe(admin, 'admin')));
+    found.push(...(await axe(admin, 'admin')), ...(await fits(admin, 'admin')));
     if (l !== 'en') english.push(...(await englishLeft(admin, l, 'admin', { 'admin-tab-users': 'admin.tabUsers', 'admin-tab-queues': 'admin.tabQueues' })));
     await admin.context().close();
     const account = await open(agentOf(l), '/account');
     await account.locator('[data-testid="my-sessions"][data-loaded="true"]').waitFor({ timeout: 10_000 });
-    found.push(...(await axe(account, 'account')));
+    found.push(...(await axe(account, 'account')), ...(await fits(account, 'account')));
     if (l !== 'en') english.push(...(await englishLeft(account, l, 'account', { '#sessions-title': 'account.title', 'sign-out-everywhere': 'account.signOutEverywhere' })));
     expect(found).toEqual([]);
     expect(english).toEqual([]);

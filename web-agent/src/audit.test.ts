@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { auditQuery, describeAuditDetail, initialAudit, reduceAudit, type AuditEntry } from './audit.ts';
+import { AUDIT_ACTIONS } from '../../shared/audit.ts';
+import en from './i18n/en.json' with { type: 'json' };
+import { actionKey, auditQuery, describeAuditDetail, initialAudit, reduceAudit, type AuditEntry } from './audit.ts';
 
 const row = (id: string): AuditEntry => ({ id, at: '2026-06-01T10:00:00.000Z', actor: 'ann', action: 'logout' });
 
@@ -30,5 +32,12 @@ describe('audit page state', () => {
   it('a detail in words', () => {
     expect(describeAuditDetail({ mode: 'whisper', from: 'listen', types: ['a', 'b'] })).toBe('mode: whisper, from: listen, types: a b');
     expect(describeAuditDetail(undefined)).toBe('');
+  });
+  it('every recorded action has words of its own; one the page does not know is shown as recorded', () => {
+    const keys = AUDIT_ACTIONS.map((a) => actionKey(a));
+    expect(keys.filter((k) => k === undefined || !(k in en))).toEqual([]);
+    expect(new Set(keys.map((k) => en[k!])).size).toBe(AUDIT_ACTIONS.length);
+    expect(actionKey('toString')).toBeUndefined();
+    expect(actionKey('user.launched')).toBeUndefined();
   });
 });

@@ -4,6 +4,8 @@
  * asks for (`seq` changes: a search or "Load more" to run) and draws from it.
  */
 import { z } from 'zod';
+import type { AuditAction } from '../../shared/audit.ts';
+import type { MessageKey } from './i18n/index.ts';
 
 export const AuditEntry = z.object({
   id: z.string(),
@@ -90,4 +92,43 @@ export function describeAuditDetail(d: Record<string, unknown> | undefined): str
   return Object.entries(d)
     .map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(' ') : String(v)}`)
     .join(', ');
+}
+
+/** Each recorded action in words (the page shows these; the filter sends and the CSV keeps the recorded name). */
+export const ACTION_WORDS: Record<AuditAction, MessageKey> = {
+  'login.success': 'audit.act.login.success',
+  'login.failure': 'audit.act.login.failure',
+  'logout': 'audit.act.logout',
+  'sessions.revoked': 'audit.act.sessions.revoked',
+  'monitor.start': 'audit.act.monitor.start',
+  'monitor.mode': 'audit.act.monitor.mode',
+  'monitor.stop': 'audit.act.monitor.stop',
+  'recording.play': 'audit.act.recording.play',
+  'recording.download': 'audit.act.recording.download',
+  'transcript.view': 'audit.act.transcript.view',
+  'transcript.download': 'audit.act.transcript.download',
+  'report.export': 'audit.act.report.export',
+  'dead-letters.replay': 'audit.act.dead-letters.replay',
+  'user.password-changed': 'audit.act.user.password-changed',
+  'user.added': 'audit.act.user.added',
+  'user.removed': 'audit.act.user.removed',
+  'user.roles-changed': 'audit.act.user.roles-changed',
+  'user.updated': 'audit.act.user.updated',
+  'user.disabled': 'audit.act.user.disabled',
+  'user.enabled': 'audit.act.user.enabled',
+  'user.password-reset': 'audit.act.user.password-reset',
+  'team.added': 'audit.act.team.added',
+  'team.updated': 'audit.act.team.updated',
+  'team.removed': 'audit.act.team.removed',
+  'skill.added': 'audit.act.skill.added',
+  'skill.updated': 'audit.act.skill.updated',
+  'skill.removed': 'audit.act.skill.removed',
+  'queue.added': 'audit.act.queue.added',
+  'queue.updated': 'audit.act.queue.updated',
+  'queue.removed': 'audit.act.queue.removed',
+};
+
+/** The words of a recorded action; an action this page does not know is shown as recorded. */
+export function actionKey(action: string): MessageKey | undefined {
+  return Object.hasOwn(ACTION_WORDS, action) ? ACTION_WORDS[action as AuditAction] : undefined;
 }

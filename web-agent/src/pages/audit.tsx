@@ -10,7 +10,7 @@ import '../csp.ts'; // first: before any frame is parsed
 import { render } from 'preact';
 import { AUDIT_ACTIONS } from '../../../shared/audit.ts';
 import { getJson, getMe, goToLogin, type Me } from '../api.ts';
-import { AuditPage, describeAuditDetail, initialAudit, reduceAudit, type AuditEvent, type AuditForm, type AuditState } from '../audit.ts';
+import { AuditPage, actionKey, describeAuditDetail, initialAudit, reduceAudit, type AuditEvent, type AuditForm, type AuditState } from '../audit.ts';
 import { initialState, reduce, type UiEvent, type UiState } from '../reducer.ts';
 import { mayOpen, renderShell } from '../ui/shell.tsx';
 import { connectPage } from './connect-page.ts';
@@ -65,7 +65,7 @@ function Filters({ s }: { s: AuditState }) {
           <option value="">{t('audit.any')}</option>
           {AUDIT_ACTIONS.map((a) => (
             <option key={a} value={a}>
-              {a}
+              {words(a)}
             </option>
           ))}
         </select>
@@ -85,6 +85,12 @@ function Filters({ s }: { s: AuditState }) {
       </div>
     </form>
   );
+}
+
+/** An action in the user's language (as recorded when the page does not know it). */
+function words(action: string): string {
+  const key = actionKey(action);
+  return key ? t(key) : action;
 }
 
 function Rows({ s }: { s: AuditState }) {
@@ -122,7 +128,7 @@ function Rows({ s }: { s: AuditState }) {
                   <time dateTime={e.at}>{new Date(e.at).toLocaleString(locale(), { dateStyle: 'medium', timeStyle: 'medium', hourCycle: 'h23' })}</time>
                 </td>
                 <td>{e.actor}</td>
-                <td class="mono" dir="ltr">{e.action}</td>
+                <td title={e.action}>{words(e.action)}</td>
                 <td>{e.subject ?? ''}</td>
                 <td class="mono">{e.target ?? ''}</td>
                 <td dir="ltr">{e.address ?? ''}</td>
