@@ -13,7 +13,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { OpusEncoder, ToneSource } from '../emulator/calls/audio.ts';
 import { muxOggOpus } from '../emulator/calls/ogg.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
@@ -53,53 +53,45 @@ export interface TransferRig {
   timeline(wacid: string, user: AgentName): Promise<Array<{ event: string; detail?: Record<string, unknown> }>>;
 }
 
-/** `pages`: the bridge also serves the pages (agents in Chromium: transfer-page.test.ts). */
-export function transferRig(o: { pages?: boolean } = {}): TransferRig {
-  let ns: Netns;
-  let janus: TestJanus;
-  let control: JanusApi;
-  let b: Bridge;
-  let dir: string;
+export interface RigOptions {
+  /** The bridge also serves the pages (agents in Chromium: transfer-page.test.ts). */
+  pages?: boolean;
+}
+
+/** A rig that is up: `release()` closes the agents of one test, `close()` everything. */
+export interface RunningRig extends TransferRig {
+  release(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The rig without test hooks (bench/transfer.ts): a namespace, Janus, the bridge in anchor mode. */
+export async function startTransferRig(o: RigOptions = {}): Promise<RunningRig> {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-transfer-'));
+  const enc = new OpusEncoder();
+  const tone = new ToneSource(MUSIC_HZ, 0.25);
+  const music = join(dir, 'music.ogg');
+  writeFileSync(music, muxOggOpus(Array.from({ length: 100 }, () => enc.encode(tone.next()))));
+  enc.close();
+  const ns: Netns = await createNetns();
+  const janus: TestJanus = await startJanus(ns);
+  const control = await JanusApi.connect(janus.url);
+  const b: Bridge = await startBridge({
+    history: true,
+    ...(o.pages ? { assets: await buildWebAgent() } : {}),
+    agents: Object.keys(HZ),
+    env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' },
+    policy: { ringTimeoutMs: RING_MS },
+    musicFile: music,
+  });
   const peers: WeriftAgent[] = [];
   const clients: ProtocolClient[] = [];
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'sb-transfer-'));
-    const enc = new OpusEncoder();
-    const tone = new ToneSource(MUSIC_HZ, 0.25);
-    const music = join(dir, 'music.ogg');
-    writeFileSync(music, muxOggOpus(Array.from({ length: 100 }, () => enc.encode(tone.next()))));
-    enc.close();
-    ns = await createNetns();
-    janus = await startJanus(ns);
-    control = await JanusApi.connect(janus.url);
-    b = await startBridge({
-      history: true,
-      ...(o.pages ? { assets: await buildWebAgent() } : {}),
-      agents: Object.keys(HZ),
-      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' },
-      policy: { ringTimeoutMs: RING_MS },
-      musicFile: music,
-    });
-    // A namespace, Janus and an embedded history database: ~5 s alone, over a minute seen on the shared 2-core machine under load.
-  }, 180_000);
-  afterEach(async () => {
-    for (const p of peers.splice(0)) await p.close();
-    for (const c of clients.splice(0)) c.close();
-  });
-  afterAll(async () => {
-    await b?.close();
-    control?.close();
-    await janus?.close();
-    await ns?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-  });
-
   const names = Object.keys(HZ) as AgentName[];
-  const rig: TransferRig = {
-    get bridge() {
-      return b;
-    },
+  const ack = (what: string, m: { type: string }) => {
+    if (m.type !== 'ack') throw new Error(`${what}: ${JSON.stringify(m)}`);
+  };
+
+  const rig: RunningRig = {
+    bridge: b,
     async agent(name, available = true) {
       const c = await agentClient(b.url, name, { available });
       clients.push(c);
@@ -120,8 +112,9 @@ export function transferRig(o: { pages?: boolean } = {}): TransferRig {
       const legOffer = await c.next('call.legOffer', (m) => m.wacid === wacid, 10_000, from);
       const peer = await WeriftAgent.answer(legOffer.sdp, { network: 'machine', hz: HZ[name] });
       peers.push(peer);
-      expect(await c.request({ type: 'call.legAnswer', wacid, sdp: peer.sdp })).toMatchObject({ type: 'ack' });
-      expect(await answered).toMatchObject({ type: 'ack', wacid });
+      ack(`${name}'s leg answer`, await c.request({ type: 'call.legAnswer', wacid, sdp: peer.sdp }));
+      const a = await answered;
+      if (a.type !== 'ack' || a.wacid !== wacid) throw new Error(`${name}'s answer: ${JSON.stringify(a)}`);
       peer.speak();
       await peer.connected(15_000);
       return peer;
@@ -148,6 +141,49 @@ export function transferRig(o: { pages?: boolean } = {}): TransferRig {
       await control.request({ janus: 'detach', handle_id: h });
       return list.length;
     },
+    async release() {
+      for (const p of peers.splice(0)) await p.close();
+      for (const c of clients.splice(0)) c.close();
+    },
+    async close() {
+      await rig.release();
+      await b.close();
+      control.close();
+      await janus.close();
+      await ns.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
   return rig;
+}
+
+/** The rig for a test file: up before its tests, each test's agents closed after it, down after all. */
+export function transferRig(o: RigOptions = {}): TransferRig {
+  let running: RunningRig | undefined;
+  // A namespace, Janus and an embedded history database: ~5 s alone, over a minute seen on the shared 2-core machine under load.
+  beforeAll(async () => {
+    running = await startTransferRig(o);
+  }, 180_000);
+  afterEach(async () => {
+    await running?.release();
+  });
+  afterAll(async () => {
+    await running?.close();
+  });
+  const up = (): RunningRig => {
+    if (!running) throw new Error('the transfer rig is not up (used outside a test?)');
+    return running;
+  };
+  return {
+    get bridge() {
+      return up().bridge;
+    },
+    agent: (name, available) => up().agent(name, available),
+    callerHears: (wacid, ms) => up().callerHears(wacid, ms),
+    agentHears: (peer, ms) => up().agentHears(peer, ms),
+    answer: (c, name, wacid, from) => up().answer(c, name, wacid, from),
+    talking: (c, name) => up().talking(c, name),
+    rooms: () => up().rooms(),
+    timeline: (wacid, user) => up().timeline(wacid, user),
+  };
 }
