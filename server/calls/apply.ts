@@ -269,8 +269,10 @@ export class Applier {
 
   private async run(call: Call | null, effects: Effect[], stored: CallRecord | null): Promise<void> {
     // Routing last: it applies a newer state (ringing) and pushes it; a `notify` of this
-    // (older, queued) state sent after it would overwrite ringing on the supervisors' screens.
-    const ordered = [...effects.filter((e) => e.kind !== 'route'), ...effects.filter((e) => e.kind === 'route')];
+    // (older, queued) state sent after it would overwrite ringing on the supervisors' screens
+    // (and, for a transfer ringing back the agent who handed it on, end that agent's ring).
+    const routes = (e: Effect) => e.kind === 'route' || e.kind === 'routeTransfer';
+    const ordered = [...effects.filter((e) => !routes(e)), ...effects.filter(routes)];
     for (const e of ordered) {
       try {
         await this.effect(call, e, stored);

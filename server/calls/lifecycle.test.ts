@@ -897,6 +897,16 @@ describe('anchor mode: cold transfer (call.transfer) to an agent or a queue', ()
     expect(r.effects).toEqual([expect.objectContaining({ kind: 'reply', ok: false, code: 'CONFLICT' })]);
   });
 
+  it('to an agent who declined this call before (its first ring, a consult): rings them all the same; a queue transfer still skips them', () => {
+    const declined = { ...held, declined: ['a2', 'a3'] };
+    const r = transition(declined, cold, P);
+    expect(r.call!.declined).toEqual(['a3']);
+    expect(transition(r.call, ev({ type: 'offer', agent: 'a2' }), P).call!.transfer).toMatchObject({ ringing: 'a2' });
+    const toQueue = transition(declined, ev({ type: 'transfer', agent: 'a1', conn: 'c1', reqId: 'r1', to: { queue: 'p1' } }), P);
+    expect(toQueue.call!.declined).toEqual(['a2', 'a3']);
+    expect(transition(toQueue.call, ev({ type: 'offer', agent: 'a2' }), P).call!.transfer!.ringing).toBeUndefined();
+  });
+
   it('a hold open at the transfer is closed: the music is the transfer’s now', () => {
     const r = transition({ ...held, heldSince: SOON - 4_000, holdMs: 1_000 }, cold, P);
     expect(r.call).toMatchObject({ holdMs: 5_000 });

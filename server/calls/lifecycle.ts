@@ -669,10 +669,14 @@ function onTransfer(call: Call, e: Extract<CallEvent, { type: 'transfer' }>): Tr
   if (call.transfer) return same(call, fail(e, 'CONFLICT', 'a transfer of this call is under way'));
   if ('agent' in e.to && e.to.agent === e.agent) return same(call, fail(e, 'CONFLICT', 'you cannot transfer a call to yourself'));
   const transfer: Transfer = { by: e.agent, to: e.to, tried: [], ...(e.note ? { note: e.note } : {}) };
+  // An agent named by the holder is asked afresh: an earlier decline of this call (its first
+  // ring, a consult) does not keep the transfer from ringing them. Routing to a queue still skips it.
+  const named = 'agent' in e.to ? e.to.agent : undefined;
   return to(
     call,
     {
       transfer,
+      ...(named !== undefined && call.declined.includes(named) ? { declined: call.declined.filter((a) => a !== named) } : {}),
       agent: undefined,
       conn: undefined,
       tab: undefined,

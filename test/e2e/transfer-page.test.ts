@@ -16,6 +16,9 @@
  * agent1 holds the call and the caller hears it, agent2's page is off the call. Then a conference
  * from agent1's page (Talk first, Conference): both pages list who is on the call, the caller
  * hears the pages again; agent2 leaves and agent1 talks on.
+ * A second test: Close in the dialog sends nothing; "Talk first" declined by agent2 and then
+ * cancelled by agent1 each bring the caller back to agent1; "Transfer now" declined by agent2
+ * rings agent1 again, who takes the call back.
  * Screenshots (desktop, phone) of the dialog, the consult and the conference: `screenshots/agent-desk-transfer-*`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
 import { goAvailable, hookStats, loginAs, waitOnline } from '../web-agent/driver.ts';
@@ -36,7 +39,8 @@ const PAGE_HZ = HZ.agent1;
 /** A page's tone reaches the caller quieter than a werift agent's (the browser's audio processing): ~0.03 seen, absent ≤ 0.002. */
 const PAGE_HEARD = 0.02;
 
-const rig = transferRig({ pages: true });
+// Rings last 20 s: a page on a loaded machine may take more than the programs' 4 s to show one and click Answer.
+const rig = transferRig({ pages: true, ringTimeoutMs: 20_000 });
 let dir: string;
 let browser: Browser;
 const pageErrors: string[] = [];
@@ -52,8 +56,15 @@ afterAll(async () => {
   expect(pageErrors).toEqual([]);
 });
 
+/** Each test's pages, closed after it (a page left open would still take the next test's rings). */
+const opened: Page[] = [];
+afterEach(async () => {
+  for (const p of opened.splice(0)) await p.context().close();
+});
+
 async function open(name: string, path = '/'): Promise<Page> {
   const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  opened.push(page);
   page.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
   await loginAs(page, rig.bridge.url, name, PASSWORD);
   if (path !== '/') {
@@ -229,5 +240,81 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
 
     await p1.getByTestId('hangup').click();
     await until('the rooms are destroyed', async () => (await rig.rooms()) === 1, 15_000); // agent4's call is still on
+  }, 180_000);
+
+  it('Close in the dialog changes nothing; a consult declined or cancelled brings the caller back to the first agent; a cold transfer declined rings the first agent again', async () => {
+    const p1 = await open('agent1');
+    await goAvailable(p1);
+    const wacid = (await emulatorRequest(rig.bridge.emu, 'POST', '/calls', {})).wacid as string;
+    await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 30_000 });
+    await p1.getByTestId('answer').click();
+    await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
+    await callerHearsOnly(wacid, true, false, 'the caller hears agent1');
+    const p2 = await open('agent2');
+    await goAvailable(p2);
+    const dialog = p1.getByTestId('transfer-dialog');
+    const pick = async () => {
+      await p1.getByTestId('transfer-open').click();
+      await dialog.locator('[data-testid="transfer-agent"][data-name="agent2"] input:not([disabled])').check({ timeout: 30_000 });
+    };
+    const ring2 = p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
+
+    // ---- Close: the dialog goes, nobody rings, the caller still hears agent1 ----
+    await pick();
+    await dialog.getByTestId('transfer-note').fill('not sent');
+    await dialog.getByTestId('transfer-close').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await callerHearsOnly(wacid, true, false, 'the caller still hears agent1 after Close');
+    expect(await ring2.count()).toBe(0);
+    await activeCall(p1, wacid).waitFor();
+
+    // ---- Talk first, agent2 declines: the consult ends, the caller is back with agent1 ----
+    await pick();
+    await dialog.getByTestId('transfer-warm').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await ring2.waitFor({ timeout: 30_000 });
+    await callerHearsOnly(wacid, false, true, 'the caller hears music while agent2 rings');
+    await p2.getByTestId('decline').click();
+    await ring2.waitFor({ state: 'detached', timeout: 15_000 });
+    await until("agent1's consult ended", async () => (await p1.getByTestId('consult').count()) === 0, 15_000);
+    await callerHearsOnly(wacid, true, false, 'the caller back with agent1 after the decline');
+    await activeCall(p1, wacid).waitFor();
+
+    // ---- Talk first again (the same call rings agent2 again), agent2 answers, agent1 cancels ----
+    await pick();
+    await dialog.getByTestId('transfer-warm').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await ring2.waitFor({ timeout: 30_000 });
+    await p2.getByTestId('answer').click();
+    await p1.locator('[data-testid="consult"][data-phase="talking"]').waitFor({ timeout: 20_000 });
+    await p1.getByTestId('consult-cancel').click();
+    await p2.locator('[data-testid="call-idle"]').waitFor({ timeout: 15_000 });
+    await until("agent1's consult ended", async () => (await p1.getByTestId('consult').count()) === 0, 15_000);
+    await callerHearsOnly(wacid, true, false, 'the caller back with agent1 after Cancel');
+    await pageHearsCaller(p1, 'agent1 hears the caller again');
+
+    // ---- Transfer now, agent2 declines: the call rings agent1 again, who takes it back ----
+    await p2.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 15_000 });
+    await pick();
+    await dialog.getByTestId('transfer-cold').click();
+    await dialog.waitFor({ state: 'hidden' });
+    await callerHearsOnly(wacid, false, true, 'the caller hears music after Transfer now');
+    await ring2.waitFor({ timeout: 30_000 }).catch(async (e) => {
+      const st = (p: Page) => p.evaluate(() => JSON.stringify((window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 4000));
+      console.log('the transfer ring missing; agent2:', await st(p2), '\nagent1:', await st(p1));
+      throw e;
+    });
+    await p2.getByTestId('decline').click();
+    const back = p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
+    await back.waitFor({ timeout: 30_000 }).catch(async (e) => {
+      const st = (p: Page) => p.evaluate(() => JSON.stringify((window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 4000));
+      console.log('the ring back missing; agent2:', await st(p2), '\nagent1:', await st(p1));
+      throw e;
+    });
+    await p1.getByTestId('answer').click();
+    await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
+    await callerHearsOnly(wacid, true, false, 'the caller back with agent1 after the declined transfer');
+    await p1.getByTestId('hangup').click();
+    await p1.locator('[data-testid="call-idle"]').waitFor({ timeout: 15_000 });
   }, 180_000);
 });

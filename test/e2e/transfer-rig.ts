@@ -56,6 +56,8 @@ export interface TransferRig {
 export interface RigOptions {
   /** The bridge also serves the pages (agents in Chromium: transfer-page.test.ts). */
   pages?: boolean;
+  /** How long a ring lasts (RING_MS by default: the ring-timeout tests wait it out). */
+  ringTimeoutMs?: number;
 }
 
 /** A rig that is up: `release()` closes the agents of one test, `close()` everything. */
@@ -80,7 +82,7 @@ export async function startTransferRig(o: RigOptions = {}): Promise<RunningRig> 
     ...(o.pages ? { assets: await buildWebAgent() } : {}),
     agents: Object.keys(HZ),
     env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off' },
-    policy: { ringTimeoutMs: RING_MS },
+    policy: { ringTimeoutMs: o.ringTimeoutMs ?? RING_MS },
     musicFile: music,
   });
   const peers: WeriftAgent[] = [];

@@ -105,6 +105,10 @@ describe('cold transfer (anchor mode, program agents)', () => {
     const back = await a1.next('call.offered', (m) => m.wacid === wacid, 10_000, i);
     expect(back.transfer).toEqual({ by: 'agent1' });
     expect((await callerHears(wacid, 300)).music).toBeGreaterThan(HEARD); // still music meanwhile
+    // The call's state as agent1 last heard it says it rings agent1 (a state of before the ring,
+    // pushed after it, once ended the ring on agent1's page).
+    const states = a1.received.slice(i).filter((m) => m.type === 'call.state' && m.wacid === wacid);
+    expect(states.at(-1)).toMatchObject({ transfer: { by: 'agent1', ringing: 'agent1' } });
     await answer(a1, 'agent1', wacid, i);
     await until('the caller hears agent1 again', async () => (await callerHears(wacid, 200)).agent1 > HEARD, 10_000);
     await until('the music stopped', async () => (await callerHears(wacid, 300)).music < QUIET, 5_000);
