@@ -26,7 +26,7 @@
  * the Redis store, production's shape. Each line also gives the bridge's event-loop delay
  * over the run (its `/metrics`).
  *
- *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20] [--hung 50] [--flood 1000] [--history embedded,postgres]
+ *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20] [--hung 50] [--flood 1000] [--history embedded,postgres] [--parallel-gc]
  *   npx tsx bench/calls.ts --only memory|redis|hung|answer|split   # split: in-process, where an offer's time goes (ingest vs engine) per store and history
  */
 import { spawn } from 'node:child_process';
@@ -57,8 +57,14 @@ const { values: args } = parseArgs({
     history: { type: 'string', default: 'embedded,postgres' },
     only: { type: 'string' },
     'redis-stats': { type: 'boolean', default: false },
+    'parallel-gc': { type: 'boolean', default: false },
   },
 });
+/**
+ * The bridge runs as `npm start` runs it: `--single-threaded-gc` (V8's collector on the
+ * event-loop thread only; README "Performance"). `--parallel-gc`: V8's helper threads, to compare.
+ */
+const GC_FLAGS = args['parallel-gc'] ? [] : ['--single-threaded-gc'];
 const SECONDS = Number(args.seconds);
 const RATE = Number(args.rate);
 const AGENTS = Number(args.agents);
@@ -89,7 +95,7 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined, histo
   const emu = await startEmulator({ webhookSecret: secret, webhookEndpoints: [] });
   // BENCH_BRIDGE_NODE_ARGS: extra node flags for the bridge (e.g. --cpu-prof).
   const extra = (process.env.BENCH_BRIDGE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, [...GC_FLAGS, ...extra, '--import', 'tsx', 'server/main.ts'], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -168,7 +174,7 @@ function printPerCall(before: Map<string, number>, after: Map<string, number>, c
   console.log(`    Redis commands per call: ${sum.toFixed(1)} (${rows.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')})`);
 }
 
-/** The bridge's event-loop delay as its `/metrics` shows it (`switchboard_event_loop_delay_seconds`). */
+/** The bridge's event-loop delay since the previous scrape, as its `/metrics` shows it (`switchboard_event_loop_delay_seconds`). */
 async function loopDelay(url: string): Promise<string> {
   const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
   const q = (k: string) => new RegExp(`^switchboard_event_loop_delay_seconds\\{quantile="${k}"\\} (\\S+)$`, 'm').exec(text)?.[1];
@@ -245,6 +251,8 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     }
 
     const total = Math.round(SECONDS * RATE);
+    // The delay window starts here (a scrape resets it): start-up and warm-up are not the run's.
+    await loopDelay(b.url);
     const cpu0 = b.cpuMs();
     const statsBefore = redisUrl && args['redis-stats'] ? await commandStats(redisUrl) : undefined;
     const flooding = run.flood ? flood(b.url, b.secret, run.flood, SECONDS + 1) : undefined;
