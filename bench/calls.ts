@@ -7,7 +7,7 @@
  *    posted to the real receiver (as the Service would); the caller "hangs up" (signed
  *    terminate) 100 ms after its offer arrived, so agents free up and keep taking calls.
  *    Latency = offer frame received by the agent's ws client − start of the webhook POST.
- *    The bridge runs as its own process (`server/main.ts`); load generator and agents here.
+ *    The bridge runs as its own process (`server/main.ts`, `--single-threaded-gc` as `npm start`); load generator and agents here.
  * 2. agent answer → audio flowing, with the real emulator (werift ice-lite caller) and a
  *    Chromium peer per call: from sending `call.answer` to both the ack (accept returned
  *    200) and ICE+DTLS connected in the browser. Goal p50 ≤ 300 ms.
