@@ -7,7 +7,7 @@
  *    posted to the real receiver (as the Service would); the caller "hangs up" (signed
  *    terminate) 100 ms after its offer arrived, so agents free up and keep taking calls.
  *    Latency = offer frame received by the agent's ws client − start of the webhook POST.
- *    The bridge runs as its own process (`server/main.ts`); load generator and agents here.
+ *    The bridge runs as its own process (`server/main.ts`, `--single-threaded-gc` as `npm start`); load generator and agents here.
  * 2. agent answer → audio flowing, with the real emulator (werift ice-lite caller) and a
  *    Chromium peer per call: from sending `call.answer` to both the ack (accept returned
  *    200) and ICE+DTLS connected in the browser. Goal p50 ≤ 300 ms.
@@ -23,10 +23,11 @@
  *
  * (1) runs each store with each history (`--history embedded,postgres`: PGlite in the run's
  * DATA_DIR, and a PostgreSQL database of the run's own, dropped after); (3) and (4) run on
- * the Redis store, production's shape. Each line also gives the bridge's event-loop delay
- * over the run (its `/metrics`).
+ * the Redis store, production's shape. Each line also gives the bridge's CPU per call (the
+ * whole process, and its event-loop thread alone) and its event-loop delay over the run (its
+ * `/metrics`).
  *
- *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20] [--hung 50] [--flood 1000] [--history embedded,postgres]
+ *   npx tsx bench/calls.ts [--seconds 10] [--rate 100] [--agents 50] [--answers 20] [--hung 50] [--flood 1000] [--history embedded,postgres] [--parallel-gc]
  *   npx tsx bench/calls.ts --only memory|redis|hung|answer|split   # split: in-process, where an offer's time goes (ingest vs engine) per store and history
  */
 import { spawn } from 'node:child_process';
@@ -57,8 +58,14 @@ const { values: args } = parseArgs({
     history: { type: 'string', default: 'embedded,postgres' },
     only: { type: 'string' },
     'redis-stats': { type: 'boolean', default: false },
+    'parallel-gc': { type: 'boolean', default: false },
   },
 });
+/**
+ * The bridge runs as `npm start` runs it: `--single-threaded-gc` (V8's collector on the
+ * event-loop thread only; README "Performance"). `--parallel-gc`: V8's helper threads, to compare.
+ */
+const GC_FLAGS = args['parallel-gc'] ? [] : ['--single-threaded-gc'];
 const SECONDS = Number(args.seconds);
 const RATE = Number(args.rate);
 const AGENTS = Number(args.agents);
@@ -77,7 +84,7 @@ const pct = (xs: number[], p: number) => {
 const f = (ms: number) => (Number.isFinite(ms) ? `${ms.toFixed(2)} ms` : 'n/a');
 
 /** The bridge as its own process (`server/main.ts`), so the load generator and the 50 agent sockets don't share its event loop. */
-async function spawnBridge(agents: string[], redisUrl: string | undefined, history: HistoryKind): Promise<{ url: string; secret: string; emu: Emulator; dir: string; cpuMs(): number; close(): Promise<void> }> {
+async function spawnBridge(agents: string[], redisUrl: string | undefined, history: HistoryKind): Promise<{ url: string; secret: string; emu: Emulator; dir: string; cpuMs(): number; loopCpuMs(): number; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-calls-'));
   // PostgreSQL: a database of this run only (dropped at the end); embedded: PGlite in DATA_DIR.
   const pg = history === 'postgres' ? await createTestDatabase('sb_bench') : undefined;
@@ -89,7 +96,7 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined, histo
   const emu = await startEmulator({ webhookSecret: secret, webhookEndpoints: [] });
   // BENCH_BRIDGE_NODE_ARGS: extra node flags for the bridge (e.g. --cpu-prof).
   const extra = (process.env.BENCH_BRIDGE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'server/main.ts'], {
+  const child = spawn(process.execPath, [...GC_FLAGS, ...extra, '--import', 'tsx', 'server/main.ts'], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -132,6 +139,8 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined, histo
     emu,
     dir,
     cpuMs: () => processCpuMs(child.pid!),
+    // The event-loop thread alone (its task id is the process id): what the hot path pays.
+    loopCpuMs: () => processCpuMs(child.pid!, child.pid!),
     async close() {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
@@ -142,10 +151,10 @@ async function spawnBridge(agents: string[], redisUrl: string | undefined, histo
   };
 }
 
-/** utime + stime of a process, in ms (Linux /proc). */
-function processCpuMs(pid: number): number {
+/** utime + stime of a process (or of one of its threads), in ms (Linux /proc). */
+function processCpuMs(pid: number, tid?: number): number {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
   } catch {
     return NaN;
@@ -168,7 +177,7 @@ function printPerCall(before: Map<string, number>, after: Map<string, number>, c
   console.log(`    Redis commands per call: ${sum.toFixed(1)} (${rows.map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')})`);
 }
 
-/** The bridge's event-loop delay as its `/metrics` shows it (`switchboard_event_loop_delay_seconds`). */
+/** The bridge's event-loop delay since the previous scrape, as its `/metrics` shows it (`switchboard_event_loop_delay_seconds`). */
 async function loopDelay(url: string): Promise<string> {
   const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
   const q = (k: string) => new RegExp(`^switchboard_event_loop_delay_seconds\\{quantile="${k}"\\} (\\S+)$`, 'm').exec(text)?.[1];
@@ -209,7 +218,7 @@ interface Run {
   flood?: number;
 }
 
-async function offeredLatency(label: string, redisUrl: string | undefined, run: Run): Promise<{ p50: number; p99: number; lost: number; n: number; hanging: number; loop: string; cpuPerCall: number; flooded?: string }> {
+async function offeredLatency(label: string, redisUrl: string | undefined, run: Run): Promise<{ p50: number; p99: number; lost: number; n: number; hanging: number; loop: string; cpuPerCall: number; loopCpuPerCall: number; flooded?: string }> {
   const hung = run.hung ?? 0;
   const names = Array.from({ length: AGENTS }, (_, i) => `bench${String(i).padStart(2, '0')}`);
   const b = await spawnBridge(names, redisUrl, run.history);
@@ -245,7 +254,10 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     }
 
     const total = Math.round(SECONDS * RATE);
+    // The delay window starts here (a scrape resets it): start-up and warm-up are not the run's.
+    await loopDelay(b.url);
     const cpu0 = b.cpuMs();
+    const loopCpu0 = b.loopCpuMs();
     const statsBefore = redisUrl && args['redis-stats'] ? await commandStats(redisUrl) : undefined;
     const flooding = run.flood ? flood(b.url, b.secret, run.flood, SECONDS + 1) : undefined;
     if (flooding) await sleep(500);
@@ -263,6 +275,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     const flooded = await flooding;
     await sleep(2_000);
     const cpuPerCall = (b.cpuMs() - cpu0) / total;
+    const loopCpuPerCall = (b.loopCpuMs() - loopCpu0) / total;
     const loop = await loopDelay(b.url);
     if (statsBefore) printPerCall(statsBefore, await commandStats(redisUrl!), total);
     const xs = [...sentAt.keys()].map((w) => latency.get(w)).filter((x): x is number => x !== undefined);
@@ -276,6 +289,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
       hanging: b.emu.capture.hangingDownloads(),
       loop,
       cpuPerCall,
+      loopCpuPerCall,
       ...(flooded ? { flooded: `${flooded.ok}/${flooded.sent} message events answered 2xx` } : {}),
     };
   } finally {
@@ -383,7 +397,7 @@ async function answerToAudio(): Promise<{ p50: number; p50ack: number; p50ice: n
 async function main(): Promise<void> {
   console.log(`webhook → call.offered: ${RATE} calls/s for ${SECONDS} s, ${AGENTS} agents, history ${HISTORIES.join(' and ')} (goals p50 ≤ 3 ms, p99 ≤ 15 ms, 0 lost; with ${HUNG} hung downloads or ${FLOOD} message events/s p99 ≤ 20 ms)`);
   const line = (what: string, r: Awaited<ReturnType<typeof offeredLatency>>) =>
-    console.log(`  ${what}: p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}  (bridge CPU ${r.cpuPerCall.toFixed(2)} ms a call, ${r.loop}${r.flooded ? `; ${r.flooded}` : ''})`);
+    console.log(`  ${what}: p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}  (bridge CPU ${r.cpuPerCall.toFixed(2)} ms a call, ${r.loopCpuPerCall.toFixed(2)} of it on the event loop, ${r.loop}${r.flooded ? `; ${r.flooded}` : ''})`);
   const stores: Array<'memory' | 'redis'> = args.only === 'memory' ? ['memory'] : args.only === 'redis' || args.only === 'hung' ? ['redis'] : args.only === 'answer' || args.only === 'split' ? [] : ['memory', 'redis'];
   const haveRedis = stores.includes('redis') && redisServerAvailable();
   if (stores.includes('redis') && !haveRedis) console.log('  redis store: skipped (redis-server not installed)');

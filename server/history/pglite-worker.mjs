@@ -21,8 +21,24 @@
  * lock from BEGIN to COMMIT, so statements outside it (and other transactions) wait until it
  * ends. The lane's statements arrive as messages and run in order inside it.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+
+/**
+ * This thread's nice value: history can wait, the event loop (webhooks, offers, pages) cannot.
+ * Where the machine's cores are busy, the scheduler then runs the event loop first and
+ * PGlite in what is left. Linux only: there a nice value belongs to the thread that sets it
+ * (setpriority(2): per thread under NPTL); elsewhere it would lower the whole process.
+ */
+const WORKER_NICE = 10;
+if (process.platform === 'linux') {
+  try {
+    setPriority(WORKER_NICE);
+  } catch {
+    // Not allowed here (a sandbox): the thread keeps the process's priority.
+  }
+}
 
 /** The fields of a PostgreSQL error worth keeping across the boundary (all plain values). */
 const FIELDS = ['code', 'severity', 'detail', 'hint', 'position', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine'];

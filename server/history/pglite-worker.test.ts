@@ -4,8 +4,8 @@
  * serialised against other statements as on one connection, and a dead worker fails what
  * was pending instead of hanging (the next statement opens it again).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type PgliteDb } from './db.ts';
@@ -168,6 +168,37 @@ describe('openPglite: the worker dies', () => {
       await expect(c.query('SELECT 1')).rejects.toThrow(/closed/);
       await c.close();
     } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
+
+/** Threads of this process at nice value `nice` (Linux: /proc/self/task/<tid>/stat, field 19). */
+function threadsAtNice(nice: number): number {
+  return readdirSync('/proc/self/task').filter((tid) => {
+    try {
+      return Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]) === nice;
+    } catch {
+      return false; // the thread ended meanwhile
+    }
+  }).length;
+}
+
+describe('openPglite: history waits, the event loop does not', () => {
+  it('the database thread runs at nice 10 and the event loop keeps its priority', async () => {
+    const before = threadsAtNice(10);
+    const d = mkdtempSync(join(tmpdir(), 'sb-pglite-nice-'));
+    const c = await openPglite(d);
+    try {
+      // One more thread at nice 10: this database's.
+      expect(threadsAtNice(10)).toBe(before + 1);
+      expect(getPriority()).toBe(0);
+      await c.close();
+      // Its thread ends with it (joined a moment after the worker's exit event).
+      for (let i = 0; i < 200 && threadsAtNice(10) !== before; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(threadsAtNice(10)).toBe(before);
+    } finally {
+      await c.close();
       rmSync(d, { recursive: true, force: true });
     }
   });
