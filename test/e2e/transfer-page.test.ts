@@ -99,6 +99,23 @@ async function axe(page: Page, selector: string): Promise<string[]> {
   return r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
 }
 
+/**
+ * agent1's page takes a call (the only agent available then), and agent2's page goes available
+ * once agent1 holds it (so the call rang agent1 only).
+ */
+async function agent1TalkingAgent2Ready(): Promise<{ p1: Page; p2: Page; wacid: string }> {
+  const p1 = await open('agent1');
+  await goAvailable(p1);
+  const wacid = (await emulatorRequest(rig.bridge.emu, 'POST', '/calls', {})).wacid as string;
+  await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 30_000 });
+  await p1.getByTestId('answer').click();
+  await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
+  await callerHearsOnly(wacid, true, false, 'the caller hears agent1');
+  const p2 = await open('agent2');
+  await goAvailable(p2);
+  return { p1, p2, wacid };
+}
+
 const activeCall = (p: Page, wacid: string) => p.locator(`[data-testid="call-active"][data-wacid="${wacid}"] [data-testid="call-status"][data-state="connected"]`);
 
 describe('transfer from the agent page (anchor mode, Chromium)', () => {
@@ -108,17 +125,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await rig.talking(a4, 'agent4');
     await rig.agent('agent3', false);
 
-    // agent1's page takes a call (the only agent available now).
-    const p1 = await open('agent1');
-    await goAvailable(p1);
-    const wacid = (await emulatorRequest(rig.bridge.emu, 'POST', '/calls', {})).wacid as string;
-    await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 30_000 });
-    await p1.getByTestId('answer').click();
-    await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
-    await callerHearsOnly(wacid, true, false, 'the caller hears agent1');
-    // agent2's page is available once agent1 holds the call (so the call rang agent1 only).
-    const p2 = await open('agent2');
-    await goAvailable(p2);
+    const { p1, p2, wacid } = await agent1TalkingAgent2Ready();
     // A direct-mode hint is never shown on an anchored call.
     expect(await p1.getByTestId('transfer-unavailable').count()).toBe(0);
 
@@ -243,15 +250,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
   }, 180_000);
 
   it('Close in the dialog changes nothing; a consult declined or cancelled brings the caller back to the first agent; a cold transfer declined rings the first agent again', async () => {
-    const p1 = await open('agent1');
-    await goAvailable(p1);
-    const wacid = (await emulatorRequest(rig.bridge.emu, 'POST', '/calls', {})).wacid as string;
-    await p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 30_000 });
-    await p1.getByTestId('answer').click();
-    await activeCall(p1, wacid).waitFor({ timeout: 20_000 });
-    await callerHearsOnly(wacid, true, false, 'the caller hears agent1');
-    const p2 = await open('agent2');
-    await goAvailable(p2);
+    const { p1, p2, wacid } = await agent1TalkingAgent2Ready();
     const dialog = p1.getByTestId('transfer-dialog');
     const pick = async () => {
       await p1.getByTestId('transfer-open').click();
