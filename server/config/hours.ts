@@ -123,12 +123,13 @@ const schedule = z
     return Object.freeze({ timeZone: s.timeZone, weekly: Object.freeze(weekly), holidays: Object.freeze(s.holidays ?? []) });
   });
 
-const KEY = /^(\*|\+[1-9]\d{6,14}|[0-9]{1,40})$/;
+/** A key of a per-number file: a business number (E.164), a phone id, or `*`. */
+export const KEY = /^(\*|\+[1-9]\d{6,14}|[0-9]{1,40})$/;
 
 const file = z.record(z.string(), schedule, 'must be a JSON object of business numbers');
 
 /** `$["+1555…"].weekly.mon[0]`: the field of the file a rule broke. */
-function fieldOf(path: readonly PropertyKey[]): string {
+export function fieldOf(path: readonly PropertyKey[]): string {
   let out = '';
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_]\w*$/.test(String(p)) && out !== '' ? `.${String(p)}` : `[${JSON.stringify(String(p))}]`;
   return out === '' ? 'the file' : out;
