@@ -34,7 +34,7 @@ export const CLOSED_GREETING_MS = CLOSED_PARTS_MS.greeting + CLOSED_PARTS_MS.gap
  * the queue") or `position-more.opus` (one long tone: "more than 9 callers are before you").
  */
 export const QUEUE_GREETING_FILE = fileURLToPath(new URL('./sounds/greeting.opus', import.meta.url));
-export const GREETING_HZ = 740;
+export const GREETING_HZ = 1150;
 export const QUEUE_GREETING_MS = 2500;
 export const POSITION_HZ = 1000;
 /** Each pulse of a position announcement: on, then quiet. */
