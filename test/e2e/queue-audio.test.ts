@@ -1,0 +1,171 @@
+/**
+ * Queue audio in anchor mode, end to end with real parts: a private Janus (AudioBridge) in a
+ * network namespace, a bridge with MEDIA_MODE=anchor and QUEUE_AUDIO_FILE (the bundled
+ * greeting, the place in the queue every 4 s), real history (PGlite), the emulator's werift
+ * callers and a werift program agent. What a caller hears is measured by pitch in its
+ * listening window (kept from the call's start) and by energy at one frequency over the last
+ * second: the greeting (GREETING_HZ), the music's bed (BED_HZ), the place in the queue
+ * (POSITION_HZ), the agent's voice (AGENT_HZ).
+ *
+ * Nobody available: caller 1 is answered by the bridge at once and hears the greeting, then
+ * the music, while the call still waits (no agent, no `startedAt`); caller 2 hears the
+ * greeting and its place in the queue; the wallboard counts both waiting. agent1 becomes
+ * available and answers caller 1: caller 1 hears the agent and no more music; caller 2 hangs
+ * up while hearing music. History: caller 1 answered by agent1 with its wait up to the
+ * answer; caller 2 abandoned with no agent; the wallboard: 1 answered, 1 abandoned.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GREETING_HZ, POSITION_HZ } from '../../server/anchor/sounds.ts';
+import { BED_HZ } from '../../scripts/make-hold-music.ts';
+import { fromRecord } from '../../server/calls/apply.ts';
+import { createNetns, type Netns } from '../support/netns.ts';
+import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
+import { agentClient, emulatorRequest, login, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { AGENT_HZ, WeriftAgent } from './werift-agent.ts';
+
+const NUMBER = '+15550100001';
+/** A 0.12–0.25 tone arrives at ~0.1–0.25 after Opus; an absent one measures ≤ 0.002. */
+const HEARD = 0.03;
+
+describe('queue audio (anchor mode)', () => {
+  let ns: Netns;
+  let janus: TestJanus;
+  let control: JanusApi;
+  let b: Bridge;
+  let dir: string;
+  const clients: ProtocolClient[] = [];
+  const peers: WeriftAgent[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'sb-queue-audio-'));
+    const file = join(dir, 'queue-audio.json');
+    writeFileSync(file, JSON.stringify({ [NUMBER]: { positionEveryS: 4 } }));
+    ns = await createNetns();
+    janus = await startJanus(ns);
+    control = await JanusApi.connect(janus.url);
+    b = await startBridge({
+      history: true,
+      agents: ['agent1'],
+      supervisors: ['boss'],
+      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', QUEUE_AUDIO_FILE: file },
+      emulator: { businessNumbers: [{ id: '100000000000001', phoneNumber: NUMBER, wabaId: '200000000000001' }] },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    for (const c of clients.splice(0)) c.close();
+    for (const p of peers.splice(0)) await p.close();
+    await b?.close();
+    control?.close();
+    await janus?.close();
+    await ns?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** The caller's listening window, opened as soon as the caller has its peer: what it heard since is kept (pitches rounded to 50 Hz). */
+  async function listen(wacid: string): Promise<void> {
+    await until('the caller has audio', async () => {
+      const r = await fetch(`${b.emu.controlUrl}/calls/${encodeURIComponent(wacid)}/window`, { method: 'POST', headers: { 'x-api-key': b.emu.apiKey } });
+      await r.text();
+      return r.ok;
+    }, 30_000);
+  }
+  const heard = async (wacid: string): Promise<number[]> => (await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/window`)).pitches as number[];
+  const near = (pitches: number[], hz: number) => pitches.some((p) => Math.abs(p - hz) <= 50);
+  /** The caller's level at each frequency over the last `ms`. */
+  const levels = async (wacid: string, hz: number[], ms = 1000): Promise<number[]> => (await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${hz.join(',')}&ms=${ms}`)).levels as number[];
+  const record = async (wacid: string) => fromRecord((await b.store.getCall(wacid))!);
+
+  it('greeting then music while waiting, the place in the queue, an agent answers (music gone), an abandon; history and wallboard count right', async () => {
+    const agent1 = await agentClient(b.url, 'agent1', { available: false });
+    const boss = await agentClient(b.url, 'boss', { available: false });
+    clients.push(agent1, boss);
+    const cookie = await login(b.url, 'boss');
+
+    // Caller 1: answered by the bridge at once; the greeting, then the music, before any agent.
+    const t1 = Date.now();
+    const w1 = (await emulatorRequest(b.emu, 'POST', '/calls', { from: '+15550123001', to: NUMBER })).wacid as string;
+    await listen(w1);
+    await until('caller 1 hears the greeting', async () => near(await heard(w1), GREETING_HZ), 30_000);
+    const greetingMs = Date.now() - t1;
+    await until('caller 1 hears the music', async () => (await levels(w1, [BED_HZ]))[0]! > HEARD, 30_000);
+    const musicMs = Date.now() - t1;
+    const waiting1 = await record(w1);
+    expect(waiting1).toMatchObject({ state: 'queued', queueAudio: { acceptedAt: expect.any(Number) } });
+    expect(waiting1.startedAt).toBeUndefined();
+    expect(waiting1.agent).toBeUndefined();
+
+    // Caller 2: the greeting, then its place in the queue (second).
+    const w2 = (await emulatorRequest(b.emu, 'POST', '/calls', { from: '+15550123002', to: NUMBER })).wacid as string;
+    await listen(w2);
+    await until('caller 2 hears the greeting', async () => near(await heard(w2), GREETING_HZ), 30_000);
+    await until('caller 2 hears its place in the queue', async () => near(await heard(w2), POSITION_HZ), 30_000);
+    // Caller 1 hears its own place too (the interval runs for every waiting caller).
+    await until('caller 1 hears its place in the queue', async () => near(await heard(w1), POSITION_HZ), 30_000);
+    // The wallboard counts both as waiting (the greeting answered them; no agent did).
+    await until('the wallboard shows two waiting', async () => {
+      const r = await fetch(`${b.url}/api/wallboard`, { headers: { cookie } });
+      const j = (await r.json()) as { numbers?: Array<{ businessNumber: string; waiting: number }> };
+      return j.numbers?.find((n) => n.businessNumber === NUMBER)?.waiting === 2;
+    }, 30_000);
+
+    // agent1 becomes available: the longest waiting (caller 1) rings; answered, its leg joins the room.
+    const from = agent1.received.length;
+    expect((await agent1.request({ type: 'presence.set', status: 'available' })).type).toBe('ack');
+    await agent1.next('call.offered', (m) => m.wacid === w1, 30_000, from);
+    const tAnswer = Date.now();
+    const answered = agent1.request({ type: 'call.answer', wacid: w1 }, 60_000);
+    const legOffer = await agent1.next('call.legOffer', (m) => m.wacid === w1, 30_000, from);
+    const peer = await WeriftAgent.answer(legOffer.sdp, { network: 'machine' });
+    peers.push(peer);
+    expect(await agent1.request({ type: 'call.legAnswer', wacid: w1, sdp: peer.sdp })).toMatchObject({ type: 'ack' });
+    expect(await answered).toMatchObject({ type: 'ack', wacid: w1, startedAt: expect.any(Number) });
+    peer.speak();
+    // Caller 1 hears the agent, and the music is gone.
+    let music = 1;
+    let voice = 0;
+    await until('caller 1 hears the agent and no more music', async () => {
+      const l = await levels(w1, [AGENT_HZ, BED_HZ]);
+      voice = l[0]!;
+      music = l[1]!;
+      return voice > HEARD && music < HEARD / 3;
+    }, 30_000);
+    const agentHeardMs = Date.now() - tAnswer;
+    const active = await record(w1);
+    expect(active).toMatchObject({ state: 'active', agent: 'agent1' });
+    // Caller 2 still waits, hearing music.
+    expect((await record(w2)).state).toBe('queued');
+    await until('caller 2 hears the music', async () => (await levels(w2, [BED_HZ]))[0]! > HEARD, 30_000);
+
+    // Caller 2 gives up (an abandon); agent1 ends caller 1's call.
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(w2)}/hangup`, {});
+    expect((await agent1.request({ type: 'call.hangup', wacid: w1 }, 30_000)).type).toBe('ack');
+
+    // History: caller 1 answered by agent1, waited until the answer (the greeting is no answer); caller 2 abandoned, no agent.
+    const historyOf = (wacid: string) =>
+      until(`${wacid} in history`, async () => {
+        const r = await fetch(`${b.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } });
+        const j = (await r.json()) as Record<string, unknown>;
+        return r.status === 200 && j.outcome !== 'in-progress' && j.endedAt !== undefined ? j : undefined;
+      }, 30_000);
+    const h1 = await historyOf(w1);
+    const h2 = await historyOf(w2);
+    expect(h1).toMatchObject({ outcome: 'answered', agent: 'agent1', mediaMode: 'anchor' });
+    expect(h1.waitMs).toBe(active.startedAt! - active.createdAt);
+    expect(h1.waitMs as number).toBeGreaterThan(musicMs - 1_000);
+    expect(h2).toMatchObject({ outcome: 'abandoned' });
+    expect(h2.agent).toBeUndefined();
+    expect(h2.answeredAt).toBeUndefined();
+    // The wallboard: one answered, one abandoned, nobody waiting.
+    const row = await until('the wallboard counts the answer and the abandon', async () => {
+      const r = await fetch(`${b.url}/api/wallboard`, { headers: { cookie } });
+      const j = (await r.json()) as { numbers?: Array<{ businessNumber: string; waiting: number; answered: number; abandoned: number }> };
+      const n = j.numbers?.find((x) => x.businessNumber === NUMBER);
+      return n && n.answered === 1 && n.abandoned === 1 && n.waiting === 0 ? n : undefined;
+    }, 30_000);
+    expect(row).toMatchObject({ answered: 1, abandoned: 1, waiting: 0 });
+    console.log(`queue audio e2e: caller connect → greeting heard ${greetingMs} ms, → music heard ${musicMs} ms; answer → caller hears the agent without music ${agentHeardMs} ms (agent ${voice.toFixed(3)}, music ${music.toFixed(3)}); caller 1 waited ${h1.waitMs} ms`);
+  }, 180_000);
+});
