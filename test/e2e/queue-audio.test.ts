@@ -2,7 +2,7 @@
  * Queue audio in anchor mode, end to end with real parts: a private Janus (AudioBridge) in a
  * network namespace, a bridge with MEDIA_MODE=anchor and QUEUE_AUDIO_FILE (the bundled
  * greeting, the place in the queue every 4 s), real history (PGlite), the emulator's werift
- * callers and a werift program agent. What a caller hears is measured by pitch in its
+ * callers and the agent's page in Chromium (its fake microphone 730 Hz). What a caller hears is measured by pitch in its
  * listening window (kept from the call's start) and by energy at one frequency over the last
  * second: the greeting (GREETING_HZ), the music's bed (BED_HZ), the place in the queue
  * (POSITION_HZ), the agent's voice (AGENT_HZ).
@@ -23,8 +23,14 @@ import { BED_HZ } from '../../scripts/make-hold-music.ts';
 import { fromRecord } from '../../server/calls/apply.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
-import { agentClient, emulatorRequest, login, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
-import { AGENT_HZ, WeriftAgent } from './werift-agent.ts';
+import type { Browser } from 'playwright-core';
+import { buildWebAgent } from '../../web-agent/build.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { wav } from '../support/tones.ts';
+import { loginAs } from '../web-agent/driver.ts';
+import { agentClient, emulatorRequest, login, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+
+const AGENT_HZ = 730;
 
 const NUMBER = '+15550100001';
 /** A 0.12–0.25 tone arrives at ~0.1–0.25 after Opus; an absent one measures ≤ 0.002. */
@@ -36,17 +42,24 @@ describe('queue audio (anchor mode)', () => {
   let control: JanusApi;
   let b: Bridge;
   let dir: string;
+  let browser: Browser;
   const clients: ProtocolClient[] = [];
-  const peers: WeriftAgent[] = [];
+  const pageErrors: string[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sb-queue-audio-'));
     const file = join(dir, 'queue-audio.json');
     writeFileSync(file, JSON.stringify({ [NUMBER]: { positionEveryS: 4 } }));
     ns = await createNetns();
-    janus = await startJanus(ns);
+    const [launched, assets] = await Promise.all([
+      launchChromium({ fakeAudioCapture: wav(join(dir, 'agent.wav'), AGENT_HZ), autoplayWithoutGesture: true }),
+      buildWebAgent(),
+      (async () => (janus = await startJanus(ns)))(),
+    ]);
+    browser = launched;
     control = await JanusApi.connect(janus.url);
     b = await startBridge({
+      assets,
       history: true,
       agents: ['agent1'],
       supervisors: ['boss'],
@@ -56,12 +69,13 @@ describe('queue audio (anchor mode)', () => {
   }, 180_000);
   afterAll(async () => {
     for (const c of clients.splice(0)) c.close();
-    for (const p of peers.splice(0)) await p.close();
+    await browser?.close();
     await b?.close();
     control?.close();
     await janus?.close();
     await ns?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
+    expect(pageErrors).toEqual([]);
   });
 
   /** The caller's listening window, opened as soon as the caller has its peer: what it heard since is kept (pitches rounded to 50 Hz). */
@@ -79,9 +93,12 @@ describe('queue audio (anchor mode)', () => {
   const record = async (wacid: string) => fromRecord((await b.store.getCall(wacid))!);
 
   it('greeting then music while waiting, the place in the queue, an agent answers (music gone), an abandon; history and wallboard count right', async () => {
-    const agent1 = await agentClient(b.url, 'agent1', { available: false });
+    // agent1's page is open, not available yet: nobody can answer.
+    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    await loginAs(page, b.url, 'agent1', PASSWORD);
     const boss = await agentClient(b.url, 'boss', { available: false });
-    clients.push(agent1, boss);
+    clients.push(boss);
     const cookie = await login(b.url, 'boss');
 
     // Caller 1: answered by the bridge at once; the greeting, then the music, before any agent.
@@ -111,18 +128,17 @@ describe('queue audio (anchor mode)', () => {
       return j.numbers?.find((n) => n.businessNumber === NUMBER)?.waiting === 2;
     }, 30_000);
 
-    // agent1 becomes available: the longest waiting (caller 1) rings; answered, its leg joins the room.
-    const from = agent1.received.length;
-    expect((await agent1.request({ type: 'presence.set', status: 'available' })).type).toBe('ack');
-    await agent1.next('call.offered', (m) => m.wacid === w1, 30_000, from);
+    // agent1 becomes available: the longest waiting (caller 1) rings on the page; answered there, its leg joins the room.
+    // (Not goAvailable: with callers waiting the desk goes available → ringing at once.)
+    await page.getByTestId('ready-check').click();
+    await page.locator('[data-testid="ready-mic-status"][data-ok="true"]').waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid="ready-sound-status"][data-ok="true"]').waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid="presence-available"]:not([disabled])').click({ timeout: 30_000 });
+    await page.locator(`[data-testid="incoming-call"][data-wacid="${w1}"]`).waitFor({ timeout: 30_000 });
     const tAnswer = Date.now();
-    const answered = agent1.request({ type: 'call.answer', wacid: w1 }, 60_000);
-    const legOffer = await agent1.next('call.legOffer', (m) => m.wacid === w1, 30_000, from);
-    const peer = await WeriftAgent.answer(legOffer.sdp, { network: 'machine' });
-    peers.push(peer);
-    expect(await agent1.request({ type: 'call.legAnswer', wacid: w1, sdp: peer.sdp })).toMatchObject({ type: 'ack' });
-    expect(await answered).toMatchObject({ type: 'ack', wacid: w1, startedAt: expect.any(Number) });
-    peer.speak();
+    await page.getByTestId('answer').click();
+    await page.locator(`[data-testid="call-active"][data-wacid="${w1}"]`).waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 30_000 });
     // Caller 1 hears the agent, and the music is gone.
     let music = 1;
     let voice = 0;
@@ -139,9 +155,9 @@ describe('queue audio (anchor mode)', () => {
     expect((await record(w2)).state).toBe('queued');
     await until('caller 2 hears the music', async () => (await levels(w2, [BED_HZ]))[0]! > HEARD, 30_000);
 
-    // Caller 2 gives up (an abandon); agent1 ends caller 1's call.
+    // Caller 2 gives up (an abandon); then caller 1 hangs up too.
     await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(w2)}/hangup`, {});
-    expect((await agent1.request({ type: 'call.hangup', wacid: w1 }, 30_000)).type).toBe('ack');
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(w1)}/hangup`, {});
 
     // History: caller 1 answered by agent1, waited until the answer (the greeting is no answer); caller 2 abandoned, no agent.
     const historyOf = (wacid: string) =>
