@@ -665,18 +665,23 @@ export function withDemoAnchor(config: Config, janusUrl: string): Config {
 
 /** HOURS_FILE, read and checked once at start: a mistake stops the start naming the file's field. */
 function readHours(env: Record<string, string | undefined>): HoursTable | undefined {
-  const path = read(env, 'HOURS_FILE');
+  return readNumberFile(env, 'HOURS_FILE', parseHoursFile, HoursFileError);
+}
+
+/** A per-number JSON file's variable: undefined when unset; one that cannot be read or breaks a rule (`Rule` thrown by `parse`) stops the start naming it. */
+function readNumberFile<T>(env: Record<string, string | undefined>, name: 'HOURS_FILE' | 'QUEUE_AUDIO_FILE', parse: (text: string) => T, Rule: new (message: string) => Error): T | undefined {
+  const path = read(env, name);
   if (path === undefined) return undefined;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('HOURS_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
+    throw new ConfigError(name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
   }
   try {
-    return parseHoursFile(text);
+    return parse(text);
   } catch (err) {
-    if (err instanceof HoursFileError) throw new ConfigError('HOURS_FILE', err.message);
+    if (err instanceof Rule) throw new ConfigError(name, err.message);
     throw err;
   }
 }
@@ -686,20 +691,7 @@ export const BUNDLED_QUEUE_GREETING = fileURLToPath(new URL('../anchor/sounds/gr
 
 /** QUEUE_AUDIO_FILE, read and checked once at start (greetings' lengths included): a mistake stops the start naming the file's field. */
 function readQueueAudio(env: Record<string, string | undefined>): QueueAudioTable | undefined {
-  const path = read(env, 'QUEUE_AUDIO_FILE');
-  if (path === undefined) return undefined;
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError('QUEUE_AUDIO_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
-  }
-  try {
-    return parseQueueAudioFile(text, diskFiles(BUNDLED_QUEUE_GREETING));
-  } catch (err) {
-    if (err instanceof QueueAudioFileError) throw new ConfigError('QUEUE_AUDIO_FILE', err.message);
-    throw err;
-  }
+  return readNumberFile(env, 'QUEUE_AUDIO_FILE', (text) => parseQueueAudioFile(text, diskFiles(BUNDLED_QUEUE_GREETING)), QueueAudioFileError);
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */

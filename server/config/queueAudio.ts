@@ -26,7 +26,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { oggOpusDurationMs } from '../../shared/ogg.ts';
-import { fieldOf, KEY } from './hours.ts';
+import { fieldOf, parseNumberFile } from './hours.ts';
 
 /** Queue audio of one number, resolved at start. */
 export interface QueueAudioSetting {
@@ -86,23 +86,9 @@ const POSITION_FILES = [...Array.from({ length: 9 }, (_, i) => `position-${i + 1
 
 /** Parse the file's text; throws `QueueAudioFileError` naming the first broken field and its rule. */
 export function parseQueueAudioFile(text: string, files: QueueAudioFiles): QueueAudioTable {
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new QueueAudioFileError(`is not valid JSON (${(err as Error).message})`);
-  }
-  if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
-    const key = Object.keys(json).find((k) => !KEY.test(k));
-    if (key !== undefined) throw new QueueAudioFileError(`${fieldOf([key])}: each key must be a business number (+E.164), a phone id (digits) or *`);
-  }
-  const r = file.safeParse(json);
-  if (!r.success) {
-    const issue = r.error.issues[0]!;
-    throw new QueueAudioFileError(`${fieldOf(issue.path)}: ${issue.message}`);
-  }
+  const data = parseNumberFile(text, file, (m) => new QueueAudioFileError(m));
   const table = new Map<string, QueueAudioSetting | null>();
-  for (const [key, e] of Object.entries(r.data)) {
+  for (const [key, e] of Object.entries(data)) {
     if (e.enabled === false) {
       table.set(key, null);
       continue;

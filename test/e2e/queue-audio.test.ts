@@ -22,13 +22,13 @@ import { GREETING_HZ, POSITION_HZ } from '../../server/anchor/sounds.ts';
 import { BED_HZ } from '../../scripts/make-hold-music.ts';
 import { fromRecord } from '../../server/calls/apply.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
-import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
+import { startJanus, type TestJanus } from '../support/janus.ts';
 import type { Browser } from 'playwright-core';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
 import { loginAs } from '../web-agent/driver.ts';
-import { agentClient, emulatorRequest, login, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 
 const AGENT_HZ = 730;
 
@@ -39,7 +39,6 @@ const HEARD = 0.03;
 describe('queue audio (anchor mode)', () => {
   let ns: Netns;
   let janus: TestJanus;
-  let control: JanusApi;
   let b: Bridge;
   let dir: string;
   let browser: Browser;
@@ -57,7 +56,6 @@ describe('queue audio (anchor mode)', () => {
       (async () => (janus = await startJanus(ns)))(),
     ]);
     browser = launched;
-    control = await JanusApi.connect(janus.url);
     b = await startBridge({
       assets,
       history: true,
@@ -71,23 +69,15 @@ describe('queue audio (anchor mode)', () => {
     for (const c of clients.splice(0)) c.close();
     await browser?.close();
     await b?.close();
-    control?.close();
     await janus?.close();
     await ns?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
     expect(pageErrors).toEqual([]);
   });
 
-  /** The caller's listening window, opened as soon as the caller has its peer: what it heard since is kept (pitches rounded to 50 Hz). */
-  async function listen(wacid: string): Promise<void> {
-    await until('the caller has audio', async () => {
-      const r = await fetch(`${b.emu.controlUrl}/calls/${encodeURIComponent(wacid)}/window`, { method: 'POST', headers: { 'x-api-key': b.emu.apiKey } });
-      await r.text();
-      return r.ok;
-    }, 30_000);
-  }
-  const heard = async (wacid: string): Promise<number[]> => (await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/window`)).pitches as number[];
-  const near = (pitches: number[], hz: number) => pitches.some((p) => Math.abs(p - hz) <= 50);
+  const listen = (wacid: string) => listenCaller(b.emu, wacid, 30_000);
+  const heard = (wacid: string) => callerPitches(b.emu, wacid);
+  const near = nearHz;
   /** The caller's level at each frequency over the last `ms`. */
   const levels = async (wacid: string, hz: number[], ms = 1000): Promise<number[]> => (await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${hz.join(',')}&ms=${ms}`)).levels as number[];
   const record = async (wacid: string) => fromRecord((await b.store.getCall(wacid))!);
