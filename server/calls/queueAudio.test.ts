@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
-import { callFact, outcomeOf } from '../history/recorder.ts';
+import { callFact, factsOfTransition, outcomeOf } from '../history/recorder.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
 import { QUEUE_WAIT_OVER, queuePlace } from './queueAudio.ts';
 
@@ -64,6 +64,11 @@ describe('queue audio: the bridge answers a waiting caller', () => {
     expect(call.deadline).toBe(T0 + 500 + QA.maxWaitMs);
     expect(call.startedAt).toBeUndefined();
     expect(nextDue(call, P)).toBe(T0 + 3_000);
+    // History's timeline says so; the call fact has no answer.
+    const before = run([connect(), ev(50, { type: 'anchored', ...ROOM }), ev(100, { type: 'offer', agent: 'a1' }), ev(300, { type: 'callerJoined', sdp: JANUS_SDP })]).call;
+    const facts = factsOfTransition(before, call, ev(500, { type: 'acceptOk' }), T0 + 500, { version: 5 });
+    expect(facts).toContainEqual(expect.objectContaining({ type: 'timeline', event: 'queue audio', detail: { state: 'ringing', reason: 'answered by the queue greeting; waiting for an agent' } }));
+    expect(facts.find((f) => f.type === 'call')).not.toHaveProperty('answeredAt');
   });
 
   it('direct mode, or out of hours: no queue audio', () => {

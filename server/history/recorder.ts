@@ -249,6 +249,10 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       detail: detailOf(event, after),
     });
   }
+  // Anchor mode, queue audio: the bridge answered the caller (greeting, music); no agent yet.
+  if (after.queueAudio?.acceptedAt !== undefined && before?.queueAudio?.acceptedAt === undefined) {
+    facts.push({ type: 'timeline', wacid: after.wacid, key: `queue-audio:${event.at}`, at: when, event: 'queue audio', detail: { state: after.state, reason: 'answered by the queue greeting; waiting for an agent' } });
+  }
   // Anchor mode: the call went to voicemail (nobody answered in time, or out of hours).
   if (after.voicemail !== undefined && before?.voicemail === undefined) {
     const why = after.voicemail.closed ? 'outside business hours' : 'no agent answered in time';
