@@ -24,7 +24,7 @@ import { NO_LIMIT } from './agentState.ts';
 import type { MediaAnchor } from '../anchor/anchor.ts';
 import { readFile, unlink } from 'node:fs/promises';
 import { mjrToOgg } from '../anchor/mjr.ts';
-import type { QueueAudioEffect } from './queueAudio.ts';
+import type { QueueMedia } from './queueAudio.ts';
 
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
@@ -69,11 +69,6 @@ export interface VoicemailSettings {
   closedMs: number;
   /** Keep a message (Ogg/Opus): the archive, history's media row, the call-back task's link. */
   save(wacid: string, ogg: Buffer): Promise<void>;
-}
-
-/** Anchor mode: what plays queue audio's sounds (server/calls/queueMedia.ts). */
-export interface QueueMedia {
-  run(call: Call, e: QueueAudioEffect): Promise<void>;
 }
 
 /** What applying needs of routing (`router.ts`): the `route` effect and agent changes. */

@@ -56,6 +56,11 @@ export type QueueAudioEffect =
 
 type Room = { janus: string; room: number };
 
+/** What plays queue audio's sounds (server/calls/queueMedia.ts; the engine runs the effects through it). */
+export interface QueueMedia {
+  run(call: QueueAudioCall & { phoneId: string; to: string; createdAt: number }, e: QueueAudioEffect): Promise<void>;
+}
+
 /** The effects a queue-audio step asks for (each also one of the lifecycle's). */
 export type QueueAudioStepEffect =
   | QueueAudioEffect

@@ -11,8 +11,8 @@ import { positionFile } from '../anchor/sounds.ts';
 import type { QueueAudioSetting } from '../config/queueAudio.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
-import { fromRecord, type QueueMedia } from './apply.ts';
-import { queuePlace } from './queueAudio.ts';
+import { fromRecord } from './apply.ts';
+import { queuePlace, type QueueMedia } from './queueAudio.ts';
 
 /** The announcement ids of the greeting and the place in the queue in a room. */
 export const GREETING_ID = 'sb-greeting';
