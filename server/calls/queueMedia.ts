@@ -7,16 +7,18 @@
  */
 import type { MediaAnchor } from '../anchor/anchor.ts';
 import { MUSIC_ID } from '../anchor/anchor.ts';
-import { positionFile } from '../anchor/sounds.ts';
+import { MAX_SPOKEN_POSITION, positionFile } from '../anchor/sounds.ts';
 import type { QueueAudioSetting } from '../config/queueAudio.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 import { fromRecord } from './apply.ts';
 import { queuePlace, type QueueMedia } from './queueAudio.ts';
 
-/** The announcement ids of the greeting and the place in the queue in a room. */
+/** The announcement id of the greeting in a room. */
 export const GREETING_ID = 'sb-greeting';
-export const POSITION_ID = 'sb-position';
+/** The announcement id of a place in the queue (`sb-position-2`, `sb-position-more`): what plays is visible to Janus's `is_playing`. */
+export const positionId = (place: number): string => `sb-position-${place > MAX_SPOKEN_POSITION ? 'more' : String(place)}`;
+const POSITION_IDS = [...Array.from({ length: MAX_SPOKEN_POSITION }, (_, i) => positionId(i + 1)), positionId(MAX_SPOKEN_POSITION + 1)];
 
 export interface QueueMediaOptions {
   anchor: Pick<MediaAnchor, 'playFile' | 'stopFile'>;
@@ -40,13 +42,12 @@ export function queueMedia(o: QueueMediaOptions): QueueMedia {
           const waiting = (await o.store.listLiveCalls()).map(fromRecord).filter((c) => c.phoneId === call.phoneId && (c.state === 'queued' || c.state === 'ringing') && c.direction === 'USER_INITIATED');
           const place = queuePlace(call, waiting);
           o.log.info({ wacid: call.wacid, place }, 'queue audio: place in the queue announced');
-          // A new announcement replaces one still playing (Janus refuses a second of the same id).
-          await o.anchor.stopFile(call.wacid, POSITION_ID, where);
-          await o.anchor.playFile(call.wacid, POSITION_ID, positionFile(place, setting?.positionDir), false, where);
+          // One of that place still playing (a late tick) goes on: Janus refuses a second of the same id.
+          await o.anchor.playFile(call.wacid, positionId(place), positionFile(place, setting?.positionDir), false, where);
           return;
         }
         case 'queueAudioStop':
-          await Promise.all([GREETING_ID, POSITION_ID, MUSIC_ID].map((id) => o.anchor.stopFile(call.wacid, id, where)));
+          await Promise.all([GREETING_ID, ...POSITION_IDS, MUSIC_ID].map((id) => o.anchor.stopFile(call.wacid, id, where)));
           return;
       }
     },

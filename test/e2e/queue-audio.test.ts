@@ -22,7 +22,8 @@ import { GREETING_HZ, POSITION_HZ } from '../../server/anchor/sounds.ts';
 import { BED_HZ } from '../../scripts/make-hold-music.ts';
 import { fromRecord } from '../../server/calls/apply.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
-import { startJanus, type TestJanus } from '../support/janus.ts';
+import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
+import { positionId } from '../../server/calls/queueMedia.ts';
 import type { Browser } from 'playwright-core';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
@@ -39,6 +40,7 @@ const HEARD = 0.03;
 describe('queue audio (anchor mode)', () => {
   let ns: Netns;
   let janus: TestJanus;
+  let control: JanusApi;
   let b: Bridge;
   let dir: string;
   let browser: Browser;
@@ -56,6 +58,7 @@ describe('queue audio (anchor mode)', () => {
       (async () => (janus = await startJanus(ns)))(),
     ]);
     browser = launched;
+    control = await JanusApi.connect(janus.url);
     b = await startBridge({
       assets,
       history: true,
@@ -69,6 +72,7 @@ describe('queue audio (anchor mode)', () => {
     for (const c of clients.splice(0)) c.close();
     await browser?.close();
     await b?.close();
+    control?.close();
     await janus?.close();
     await ns?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
@@ -81,6 +85,19 @@ describe('queue audio (anchor mode)', () => {
   /** The caller's level at each frequency over the last `ms`. */
   const levels = async (wacid: string, hz: number[], ms = 1000): Promise<number[]> => (await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${hz.join(',')}&ms=${ms}`)).levels as number[];
   const record = async (wacid: string) => fromRecord((await b.store.getCall(wacid))!);
+  /** Janus plays the announcement of that place in the queue into the call's room (caught while it plays: ~0.4 s per pulse, every 4 s). */
+  async function announces(wacid: string, place: number): Promise<void> {
+    const { room } = (await record(wacid)).anchor!;
+    const h = await control.attach();
+    try {
+      await until(`${wacid}: place ${place} announced`, async () => {
+        const r = await control.message(h, { request: 'is_playing', room, file_id: positionId(place) });
+        return r.plugindata?.data.playing === true;
+      }, 30_000, 50);
+    } finally {
+      await control.request({ janus: 'detach', handle_id: h });
+    }
+  }
 
   it('greeting then music while waiting, the place in the queue, an agent answers (music gone), an abandon; history and wallboard count right', async () => {
     // agent1's page is open, not available yet: nobody can answer.
@@ -111,6 +128,8 @@ describe('queue audio (anchor mode)', () => {
     await until('caller 2 hears its place in the queue', async () => near(await heard(w2), POSITION_HZ), 30_000);
     // Caller 1 hears its own place too (the interval runs for every waiting caller).
     await until('caller 1 hears its place in the queue', async () => near(await heard(w1), POSITION_HZ), 30_000);
+    // Which place each is told: caller 1 first, caller 2 second.
+    await Promise.all([announces(w2, 2), announces(w1, 1)]);
     // The wallboard counts both as waiting (the greeting answered them; no agent did).
     await until('the wallboard shows two waiting', async () => {
       const r = await fetch(`${b.url}/api/wallboard`, { headers: { cookie } });
