@@ -9,7 +9,8 @@
  *
  * Nobody available: caller 1 is answered by the bridge at once and hears the greeting, then
  * the music, while the call still waits (no agent, no `startedAt`); caller 2 hears the
- * greeting and its place in the queue; the wallboard counts both waiting. agent1 becomes
+ * greeting and its place in the queue (Janus's `is_playing`: place 2 for caller 2, place 1 for
+ * caller 1); the wallboard counts both waiting. agent1 becomes
  * available and answers caller 1: caller 1 hears the agent and no more music; caller 2 hangs
  * up while hearing music. History: caller 1 answered by agent1 with its wait up to the
  * answer; caller 2 abandoned with no agent; the wallboard: 1 answered, 1 abandoned.
