@@ -9,6 +9,8 @@
  *   agent's tone (the emulator's energy at 730 Hz in 100 ms windows, polled every 20 ms), p50/p95;
  * - mouth to ear: the agent switches from silence to its tone; how long until the caller
  *   hears it (same polling), p50 — the anchor's figure minus direct's is what the room adds;
+ * - queue audio (QUEUE_AUDIO_FILE, the bundled greeting): from the caller's connect to the
+ *   caller first hearing the greeting, and the music after it (nobody answers), p50/p95;
  * - anchor only: Janus CPU per concurrent two-party call (its /proc CPU time over 10 s with
  *   `--calls` calls talking, both legs sending) and memory per call (its RSS with them, less
  *   idle), and the calls per core that makes.
@@ -24,6 +26,11 @@ import { createNetns } from '../test/support/netns.ts';
 import { agentClient, emulatorRequest, startBridge, type Bridge, type ProtocolClient } from '../test/e2e/harness.ts';
 import { AGENT_HZ, WeriftAgent } from '../test/e2e/werift-agent.ts';
 import { figure } from './figures.ts';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { GREETING_HZ } from '../server/anchor/sounds.ts';
+import { BED_HZ } from '../scripts/make-hold-music.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '8' }, calls: { type: 'string', default: '10' } } });
 const RUNS = Number(args.runs);
@@ -33,11 +40,11 @@ const HEARD = 0.05;
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function firstHeard(b: Bridge, wacid: string, since: number, timeoutMs = 20_000): Promise<number> {
+async function firstHeard(b: Bridge, wacid: string, since: number, timeoutMs = 20_000, hz = AGENT_HZ, level = HEARD): Promise<number> {
   for (;;) {
-    const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ}&ms=100`);
-    if ((r.levels as number[])[0]! > HEARD) return performance.now() - since;
-    if (performance.now() - since > timeoutMs) throw new Error(`${wacid}: the caller never heard the agent`);
+    const r = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${hz}&ms=100`).catch(() => ({ levels: [0] })); // 409 until the caller has its peer
+    if ((r.levels as number[])[0]! > level) return performance.now() - since;
+    if (performance.now() - since > timeoutMs) throw new Error(`${wacid}: the caller never heard ${hz} Hz`);
     await sleep(20);
   }
 }
@@ -147,6 +154,29 @@ try {
     }
     a1.close();
     await b.close();
+  }
+  // Queue audio: the bridge answers the caller at once; greeting, then music, nobody answering.
+  const dir = mkdtempSync(join(tmpdir(), 'sb-bench-queue-'));
+  try {
+    const file = join(dir, 'queue-audio.json');
+    writeFileSync(file, JSON.stringify({ '*': {} }));
+    const b = await startBridge({ agents: ['agent1'], env: { WRAP_UP_MS: 'off', MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, QUEUE_AUDIO_FILE: file } });
+    const greeting: number[] = [];
+    const music: number[] = [];
+    for (let i = 0; i < RUNS; i++) {
+      const t0 = performance.now();
+      const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', {})).wacid as string;
+      greeting.push(await firstHeard(b, wacid, t0, 20_000, GREETING_HZ));
+      music.push(await firstHeard(b, wacid, t0, 20_000, BED_HZ, 0.03)); // the bed plays at 0.12 under the melody
+      await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {});
+    }
+    figure('anchor', 'queue audio: greeting within (caller connect → first heard) p50', q(greeting, 0.5), 'ms');
+    figure('anchor', 'queue audio: greeting within p95', q(greeting, 0.95), 'ms');
+    figure('anchor', 'queue audio: music within (caller connect → first heard, after the 2.5 s greeting) p50', q(music, 0.5), 'ms');
+    figure('anchor', 'queue audio: music within p95', q(music, 0.95), 'ms');
+    await b.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 } finally {
   await janus.close();

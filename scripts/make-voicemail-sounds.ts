@@ -1,6 +1,6 @@
 /**
- * Writes the anchor's voicemail prompt and closed greeting (server/anchor/sounds.ts says what
- * each is): Ogg/Opus, 48 kHz mono, 20 ms packets, made from sine tones (no one's voice: free
+ * Writes the anchor's voicemail prompt and closed greeting, and queue audio's greeting and
+ * position announcements (server/anchor/sounds.ts says what each is): Ogg/Opus, 48 kHz mono, 20 ms packets, made from sine tones (no one's voice: free
  * to use) with the emulator's encoder and Ogg/Opus muxer, as the hold music is:
  *
  *   npx tsx scripts/make-voicemail-sounds.ts [out-dir]
@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FRAME_SAMPLES, OpusEncoder, ToneSource } from '../test/emulator/calls/audio.ts';
 import { muxOggOpus } from '../test/emulator/calls/ogg.ts';
-import { BEEP_HZ, CLOSED_HZ, CLOSED_PARTS_MS, PROMPT_HZ, PROMPT_PARTS_MS } from '../server/anchor/sounds.ts';
+import { BEEP_HZ, CLOSED_HZ, CLOSED_PARTS_MS, GREETING_HZ, MAX_SPOKEN_POSITION, POSITION_HZ, POSITION_PULSE_MS, PROMPT_HZ, PROMPT_PARTS_MS, QUEUE_GREETING_MS } from '../server/anchor/sounds.ts';
 
 const FRAME_MS = 20;
 
@@ -48,9 +48,22 @@ export function closedGreeting(): Buffer {
   return encode([...tone(CLOSED_HZ, CLOSED_PARTS_MS.greeting), ...tone(0, CLOSED_PARTS_MS.gap), ...prompt()], 'closed greeting and voicemail prompt (sine tones)');
 }
 
+export function queueGreeting(): Buffer {
+  return encode(tone(GREETING_HZ, QUEUE_GREETING_MS), 'queue greeting (sine tone)');
+}
+
+/** The place in the queue: `place` pulses (1 … 9), or one long tone (`more`: beyond 9). */
+export function positionAnnouncement(place: number | 'more'): Buffer {
+  const pulses = place === 'more' ? [...tone(POSITION_HZ, 1600)] : Array.from({ length: place }, () => [...tone(POSITION_HZ, POSITION_PULSE_MS.on), ...tone(0, POSITION_PULSE_MS.off)]).flat();
+  return encode(pulses, `queue position ${place} (sine tones)`);
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const dir = process.argv[2] ?? new URL('../server/anchor/sounds/', import.meta.url).pathname;
   writeFileSync(join(dir, 'voicemail.opus'), voicemailPrompt());
   writeFileSync(join(dir, 'closed.opus'), closedGreeting());
-  console.log(`wrote ${join(dir, 'voicemail.opus')} and ${join(dir, 'closed.opus')}`);
+  writeFileSync(join(dir, 'greeting.opus'), queueGreeting());
+  for (let n = 1; n <= MAX_SPOKEN_POSITION; n++) writeFileSync(join(dir, `position-${n}.opus`), positionAnnouncement(n));
+  writeFileSync(join(dir, 'position-more.opus'), positionAnnouncement('more'));
+  console.log(`wrote the voicemail, closed, greeting and position sounds in ${dir}`);
 }

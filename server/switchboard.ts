@@ -65,6 +65,7 @@ import { MediaAnchor } from './anchor/anchor.ts';
 import { CLOSED_GREETING_FILE, CLOSED_GREETING_MS, VOICEMAIL_PROMPT_FILE, VOICEMAIL_PROMPT_MS } from './anchor/sounds.ts';
 import { saveVoicemail, VOICEMAIL_SPOOL } from './archive/voicemail.ts';
 import { closedCheck } from './hours/index.ts';
+import { queueAudioOf } from './config/queueAudio.ts';
 
 /** The Service client parts the calling half uses (tests may hand in their own). */
 export interface ServiceParts {
@@ -425,6 +426,8 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
       }
     : undefined;
   const closedAt = closedCheck(config.hours);
+  // Queue audio (QUEUE_AUDIO_FILE) needs the anchor: in direct mode the caller's audio ends in a page.
+  if (config.queueAudio && !anchor) log.warn('QUEUE_AUDIO_FILE is ignored: queue audio needs MEDIA_MODE=anchor (direct mode cannot play audio to a caller)');
   const engine = new CallEngine({
     waitForStart: true,
     store,
@@ -454,6 +457,7 @@ async function createCalling(o: SwitchboardOptions, service: ServiceParts, metri
     ...(anchor ? { anchor } : {}),
     ...(voicemail ? { voicemail } : {}),
     ...(closedAt ? { closedAt } : {}),
+    ...(anchor && config.queueAudio ? { queueAudio: (phoneId: string, n: string) => queueAudioOf(config.queueAudio, phoneId, n) } : {}),
   });
   engineRef = engine;
   // The features: each registers its routes, handlers, listeners and start/close steps

@@ -114,3 +114,16 @@ function u32(n: number): Buffer {
   b.writeUInt32LE(n);
   return b;
 }
+
+/**
+ * How long an Ogg/Opus file plays (ms): the last page's granule position less the pre-skip
+ * (from the `OpusHead`). Throws for a buffer that is not Ogg/Opus.
+ */
+export function oggOpusDurationMs(buf: Buffer): number {
+  if (buf.length < 47 || buf.toString('latin1', 0, 4) !== 'OggS' || buf.toString('latin1', 28, 36) !== 'OpusHead') throw new Error('not an Ogg/Opus file');
+  const preSkip = buf.readUInt16LE(28 + 10);
+  // The last page: the last "OggS" whose header fits.
+  const last = buf.lastIndexOf('OggS', buf.length - 27, 'latin1');
+  const granule = Number(buf.readBigInt64LE(last + 6));
+  return Math.max(0, Math.round(((granule - preSkip) / 48_000) * 1000));
+}

@@ -391,22 +391,31 @@ export class MediaAnchor {
    * plays `holdMusicFile` in a loop (`play_file`). Playing already is not an error.
    */
   async playMusic(wacid: string, where?: RoomRef): Promise<void> {
-    const file = this.o.holdMusicFile;
-    if (!file) throw new Error('no hold music file configured');
+    if (!this.o.holdMusicFile) throw new Error('no hold music file configured');
+    await this.playFile(wacid, MUSIC_ID, this.o.holdMusicFile, true, where);
+  }
+
+  /** The room's music stops (none playing is not an error). */
+  async stopMusic(wacid: string, where?: RoomRef): Promise<void> {
+    await this.stopFile(wacid, MUSIC_ID, where);
+  }
+
+  /** `file` (an Ogg/Opus path Janus reads) plays into the call's room as announcement `id` (looped or once); that id playing already is not an error. */
+  async playFile(wacid: string, id: string, file: string, loop: boolean, where?: RoomRef): Promise<void> {
     const { server, control, room } = await this.controlOf(wacid, where);
     try {
-      await server.message(control, { request: 'play_file', room, file_id: MUSIC_ID, filename: file, loop: true });
+      await server.message(control, { request: 'play_file', room, file_id: id, filename: file, loop });
     } catch (err) {
       // 490: an announcement of that id plays already.
       if (!(err instanceof JanusError && err.code === 490)) throw err;
     }
   }
 
-  /** The room's music stops (none playing is not an error). */
-  async stopMusic(wacid: string, where?: RoomRef): Promise<void> {
+  /** Announcement `id` stops (none playing, or the room gone, is not an error). */
+  async stopFile(wacid: string, id: string, where?: RoomRef): Promise<void> {
     const { server, control, room } = await this.controlOf(wacid, where);
     try {
-      await server.message(control, { request: 'stop_file', room, file_id: MUSIC_ID });
+      await server.message(control, { request: 'stop_file', room, file_id: id });
     } catch (err) {
       // 485: the room is gone (nothing plays); an id not playing is no error for Janus.
       if (!(err instanceof JanusError && err.code === 485)) throw err;
@@ -429,9 +438,8 @@ export class MediaAnchor {
    * hold music stops first (one sound at a time).
    */
   async playPrompt(wacid: string, file: string, where?: RoomRef): Promise<void> {
-    const { server, control, room } = await this.controlOf(wacid, where);
-    await server.message(control, { request: 'stop_file', room, file_id: MUSIC_ID }).catch(() => undefined);
-    await server.message(control, { request: 'play_file', room, file_id: PROMPT_ID, filename: file, loop: false });
+    await this.stopFile(wacid, MUSIC_ID, where).catch(() => undefined);
+    await this.playFile(wacid, PROMPT_ID, file, false, where);
   }
 
   /** Where the caller's recording of a call is (`<recordDir>/<wacid>-audio.mjr`: Janus adds `-audio.mjr`). */

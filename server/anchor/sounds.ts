@@ -25,3 +25,23 @@ export const VOICEMAIL_PROMPT_MS = PROMPT_PARTS_MS.chime + PROMPT_PARTS_MS.gap +
 /** The closed greeting before the prompt: 2.5 s, then 0.5 s of quiet. */
 export const CLOSED_PARTS_MS = { greeting: 2500, gap: 500 } as const;
 export const CLOSED_GREETING_MS = CLOSED_PARTS_MS.greeting + CLOSED_PARTS_MS.gap + VOICEMAIL_PROMPT_MS;
+
+/**
+ * Queue audio (server/calls/queueAudio.ts): the bundled greeting (`greeting.opus`, GREETING_HZ,
+ * standing in for "thank you for calling, an agent will be with you shortly") plays once when
+ * the bridge answers a waiting caller, then the hold music; the place in the queue is
+ * `position-<n>.opus` (n 1 … 9: n pulses at POSITION_HZ, standing in for "you are number n in
+ * the queue") or `position-more.opus` (one long tone: "more than 9 callers are before you").
+ */
+export const QUEUE_GREETING_FILE = fileURLToPath(new URL('./sounds/greeting.opus', import.meta.url));
+export const GREETING_HZ = 1150;
+export const QUEUE_GREETING_MS = 2500;
+export const POSITION_HZ = 1000;
+/** Each pulse of a position announcement: on, then quiet. */
+export const POSITION_PULSE_MS = { on: 240, off: 160 } as const;
+/** The last place said as a number; beyond it, `position-more.opus`. */
+export const MAX_SPOKEN_POSITION = 9;
+/** The bundled position announcement for a place in the queue (1-based). */
+export function positionFile(place: number, dir = fileURLToPath(new URL('./sounds/', import.meta.url))): string {
+  return `${dir.replace(/\/?$/, '/')}position-${place > MAX_SPOKEN_POSITION ? 'more' : String(Math.max(1, Math.floor(place)))}.opus`;
+}

@@ -24,6 +24,7 @@ import { NO_LIMIT } from './agentState.ts';
 import type { MediaAnchor } from '../anchor/anchor.ts';
 import { readFile, unlink } from 'node:fs/promises';
 import { mjrToOgg } from '../anchor/mjr.ts';
+import type { QueueMedia } from './queueAudio.ts';
 
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
@@ -49,6 +50,8 @@ export type AnchorPort = Pick<
   | 'stopRecordingCaller'
   | 'recordingPath'
   | 'holds'
+  | 'playFile'
+  | 'stopFile'
 >;
 
 /**
@@ -114,6 +117,8 @@ export interface ApplierOptions {
   anchor?: AnchorPort | undefined;
   /** Anchor mode: voicemail's sounds and where messages go (`voicemailStart` / `voicemailSave`). */
   voicemail?: VoicemailSettings | undefined;
+  /** Anchor mode: queue audio's sounds (`queueGreeting`, `queuePosition`, `queueAudioStop`: server/calls/queueMedia.ts). */
+  queueMedia?: QueueMedia | undefined;
 }
 
 /** Voicemail: the message is kept from this long before the prompt's end (the prompt starts a moment after the recording). */
@@ -386,6 +391,11 @@ export class Applier {
         return;
       case 'agentMuted': // hold: the agent out of the caller's mix, or back
         if (this.o.anchor) this.background('agentMuted', call.wacid, this.o.anchor.setAgentMuted(call.wacid, e.agent, e.muted, { janus: e.janus, room: e.room }));
+        return;
+      case 'queueGreeting':
+      case 'queuePosition':
+      case 'queueAudioStop':
+        if (this.o.queueMedia) this.background(e.kind, call.wacid, this.o.queueMedia.run(call, e));
         return;
       case 'voicemailStart':
         this.background('voicemailStart', call.wacid, this.voicemailStart(call, e.closed, { janus: e.janus, room: e.room }));

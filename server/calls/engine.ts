@@ -18,6 +18,8 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
+import type { QueueAudioSetting } from '../config/queueAudio.ts';
+import { queueMedia } from './queueMedia.ts';
 import { Applier, fromRecord, type AnchorPort, type Committed, type ServiceCalls, type VoicemailSettings } from './apply.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
@@ -75,6 +77,8 @@ export interface EngineOptions {
   anchor?: AnchorPort;
   /** Anchor mode: voicemail (server/calls/voicemail.ts): after VOICEMAIL_AFTER_S unanswered, and out of hours. */
   voicemail?: VoicemailSettings;
+  /** Anchor mode: each number's queue audio (`QUEUE_AUDIO_FILE`; undefined: off for that number): server/calls/queueAudio.ts. */
+  queueAudio?: (phoneId: string, businessNumber: string) => QueueAudioSetting | undefined;
   /** Business hours (`HOURS_FILE`, server/hours): whether a number is closed at an instant; an inbound call then is refused at once. */
   closedAt?: (phoneId: string, businessNumber: string, at: number) => boolean;
   /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
@@ -102,6 +106,7 @@ export class CallEngine {
   private readonly closedAt: EngineOptions['closedAt'];
   private readonly anchor: AnchorPort | undefined;
   private readonly voicemail: VoicemailSettings | undefined;
+  private readonly queueAudio: EngineOptions['queueAudio'];
   private readonly roomSweepMs: number;
   private roomSweepTimer: NodeJS.Timeout | undefined;
 
@@ -119,6 +124,7 @@ export class CallEngine {
     this.closedAt = o.closedAt;
     this.anchor = o.anchor;
     this.voicemail = o.anchor ? o.voicemail : undefined;
+    this.queueAudio = o.anchor ? o.queueAudio : undefined;
     this.roomSweepMs = o.roomSweepMs ?? 60_000;
     const now = o.now ?? Date.now;
     this.now = now;
@@ -160,6 +166,7 @@ export class CallEngine {
       ...(o.onOffered ? { onOffered: o.onOffered } : {}),
       anchor: o.anchor,
       voicemail: o.voicemail,
+      queueMedia: o.anchor && o.queueAudio ? queueMedia({ anchor: o.anchor, store: o.store, settingOf: o.queueAudio, log: o.log }) : undefined,
     });
     this.requests = new Requests({
       store: o.store,
@@ -313,6 +320,9 @@ export class CallEngine {
     // Anchor mode: voicemail on offer (after VOICEMAIL_AFTER_S unanswered when set; out of hours always).
     const vm = this.voicemail;
     if (vm && e.type === 'connect' && e.media === 'anchor') e.voicemail = { ...(vm.afterMs !== undefined ? { afterMs: vm.afterMs } : {}), maxMs: vm.maxMs, promptMs: vm.promptMs, closedMs: vm.closedMs };
+    // Anchor mode: the number's queue audio (the bridge answers at once: greeting, music, place in the queue).
+    const qa = e.type === 'connect' && e.media === 'anchor' ? this.queueAudio?.(e.phoneId, e.to) : undefined;
+    if (qa && e.type === 'connect') e.queueAudio = { greetingMs: qa.greetingMs, positionEveryMs: qa.positionEveryMs, maxWaitMs: qa.maxWaitMs };
     // Outside the number's business hours (judged at receipt): refused at once, nobody rings.
     if (e.type === 'connect' && e.direction === 'USER_INITIATED' && this.closedAt?.(e.phoneId, e.to, receivedAt)) e.closed = true;
     // A connect is almost always new: created without reading first (one store round trip

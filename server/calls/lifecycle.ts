@@ -16,6 +16,7 @@
 
 import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
+import { queueAcceptFailed, queueAcceptOk, queueAccepted, queueAgentIn, queueAudioDue, queueJoin, queueJoined, queueRoomLost, queueTick, queueToVoicemail, QUEUE_WAIT_OVER, requeue, type QueueAudio, type QueueAudioEffect, type QueueAudioPlan } from './queueAudio.ts';
 import { startVoicemail, voicemailAccepted, voicemailDue, voicemailEnded, voicemailNextDue, voicemailTick, type Voicemail, type VoicemailEffect, type VoicemailPlan, type VoicemailStep } from './voicemail.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
@@ -148,6 +149,8 @@ export interface Call {
   voicemailPlan?: VoicemailPlan;
   /** Anchor mode: the caller is leaving a message (nobody answered in time, or out of hours). */
   voicemail?: Voicemail;
+  /** Anchor mode, inbound, the number has queue audio (`QUEUE_AUDIO_FILE`): the bridge answers the caller at once (greeting, music, place in the queue): server/calls/queueAudio.ts. */
+  queueAudio?: QueueAudio;
 }
 
 /** An agent in a call with its own connection (a conference member, a consult's target). */
@@ -209,6 +212,8 @@ export type CallEvent =
       closed?: true;
       /** Anchor mode, inbound: voicemail on offer (after `afterMs` unanswered, when set; out of hours always). */
       voicemail?: { afterMs?: number; maxMs: number; promptMs: number; closedMs: number };
+      /** Anchor mode, inbound: the number's queue audio (the bridge answers at once, greeting then music). */
+      queueAudio?: QueueAudioPlan;
     })
   | (At & {
       type: 'terminate';
@@ -359,7 +364,9 @@ export type Effect =
   /** Anchor mode: the agent leaves the caller's mix (hold) or comes back. */
   | { kind: 'agentMuted'; janus: string; room: number; agent: string; muted: boolean }
   /** Anchor mode: voicemail's prompt and recording, and the message saved (server/calls/voicemail.ts). */
-  | VoicemailEffect;
+  | VoicemailEffect
+  /** Anchor mode: queue audio's greeting, place in the queue, and their end (server/calls/queueAudio.ts). */
+  | QueueAudioEffect;
 
 export interface Policy {
   acceptWindowMs: number;
@@ -411,9 +418,9 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
   const closing = call.deadline !== undefined ? call.deadline - policy.rejectMarginMs : undefined;
   switch (call.state) {
     case 'queued':
-      return min(closing, voicemailDue(call));
+      return min(min(closing, voicemailDue(call)), queueAudioDue(call));
     case 'ringing':
-      return min(min(call.ringUntil, closing), voicemailDue(call));
+      return min(min(min(call.ringUntil, closing), voicemailDue(call)), queueAudioDue(call));
     case 'rejecting':
     case 'ending':
       return min(call.endBy, terminateRetryDue(call, policy));
@@ -470,8 +477,8 @@ const fail = (e: { conn: string; reqId: string }, code: ReplyCode, message: stri
   message,
 });
 
-/** A voicemail step (server/calls/voicemail.ts) as a transition; `extra` patches more of the call. */
-const stepTo = (call: Call, s: VoicemailStep, extra: Partial<Call> = {}): Transition => to(call, { ...s.patch, ...extra }, ...s.effects);
+/** A voicemail or queue-audio step (server/calls/voicemail.ts, queueAudio.ts) as a transition; `extra` patches more of the call. */
+const stepTo = (call: Call, s: VoicemailStep | { patch: Partial<Call>; effects: Effect[] }, extra: Partial<Call> = {}): Transition => to(call, { ...s.patch, ...extra }, ...s.effects);
 
 /** Ends a call: the fields every route into `ended` sets. */
 function ended(call: Call, at: number, patch: Partial<Call>): Partial<Call> {
@@ -574,7 +581,10 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onAttach(call, e);
     case 'answer':
       return onAnswer(call, e, policy);
-    case 'acceptOk':
+    case 'acceptOk': {
+      // Queue audio: the bridge's own accept of a waiting caller.
+      const q = queueAcceptOk(call, e.at);
+      if (q) return stepTo(call, q);
       if (call.state !== 'answering') return same(call);
       if (call.voicemail) return stepTo(call, voicemailAccepted(call, e.at), { startedAt: e.at, acceptOutcome: undefined, endBy: undefined, reqId: undefined });
       return to(
@@ -583,7 +593,10 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
         ...(call.conn && call.reqId ? [ok({ conn: call.conn, reqId: call.reqId }, { wacid: call.wacid, startedAt: e.at })] : []),
         { kind: 'notify' },
       );
-    case 'acceptRefused':
+    }
+    case 'acceptRefused': {
+      const q = queueAcceptFailed(call, e.at, policy.endingTimeoutMs, { code: e.code, reason: e.reason });
+      if (q) return stepTo(call, q);
       if (call.state !== 'answering') return same(call);
       // The Service said no: the caller must not be left ringing, so reject, and show its reason.
       return to(
@@ -594,7 +607,10 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
         ...(call.agent ? [{ kind: 'agentFree', agent: call.agent, wrapUp: false } as Effect] : []),
         { kind: 'notify' },
       );
-    case 'acceptUnknown':
+    }
+    case 'acceptUnknown': {
+      const q = queueAcceptFailed(call, e.at, policy.endingTimeoutMs);
+      if (q) return stepTo(call, q);
       if (call.state !== 'answering' || call.acceptOutcome === 'unknown') return same(call);
       // Accepting again could double-accept: wait for the terminate event or `endBy`.
       return to(
@@ -605,6 +621,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
           : []),
         { kind: 'notify' },
       );
+    }
     case 'hangup':
       return onHangup(call, e, policy);
     case 'hold':
@@ -618,6 +635,8 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onAnchored(call, e);
     case 'callerJoined':
       // Janus's answer: the accept (preAccept + accept, the same text) goes with it.
+      // Queue audio: the caller joined at once (waiting, or an agent answered meanwhile).
+      if (queueJoined(call)) return to(call, { answerSdp: e.sdp }, { kind: 'accept', sdp: e.sdp });
       if (call.state !== 'answering' || call.media !== 'anchor' || call.answerSdp !== undefined || (!call.legReady && !call.voicemail)) return same(call);
       return to(call, { answerSdp: e.sdp }, { kind: 'accept', sdp: e.sdp });
     case 'anchorFailed':
@@ -627,6 +646,11 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       if (call.consult?.phase === 'joining' && call.consult.target === e.agent && call.consult.conn === e.conn) {
         const c = call.consult;
         return to(call, { consult: { ...c, phase: 'talking', reqId: undefined } }, ...(c.reqId ? [ok({ conn: e.conn, reqId: c.reqId }, { wacid: call.wacid, startedAt: call.startedAt ?? e.at })] : []), { kind: 'notify' });
+      }
+      if (holder(call) === e.agent) {
+        // Queue audio: the caller is in the room already (and answered: active now, the music stops).
+        const q = queueAgentIn(call, e.at, e.conn);
+        if (q) return stepTo(call, q);
       }
       if (call.state === 'active') return onLegBack(call, e);
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent || call.conn !== e.conn || call.legReady) return same(call);
@@ -642,6 +666,11 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
         return call.recoverBy !== undefined ? same(call) : to(call, { recoverBy: e.at + policy.agentRecoveryMs });
       }
       if (call.state !== 'answering' || call.media !== 'anchor' || holder(call) !== e.agent) return same(call);
+      {
+        // Queue audio: the caller was answered already: back to the queue, not refused.
+        const q = requeue(call, e.at, `your audio could not join the call: ${e.reason}`);
+        if (q) return stepTo(call, q);
+      }
       return refuseAnswering(call, e.at, 'INTERNAL', `the agent's audio could not join the call: ${e.reason}`, policy);
     case 'transfer':
       return e.mode === 'warm' ? onConsult(call, e, policy) : onTransfer(call, e);
@@ -880,6 +909,9 @@ function onAnchored(call: Call, e: Extract<CallEvent, { type: 'anchored' }>): Tr
     const same_ = call.anchor?.janus === e.janus && call.anchor.room === e.room;
     return same(call, ...(same_ ? [] : [{ kind: 'closeRoom', ...room } as Effect]));
   }
+  // Queue audio: the caller joins at once (the accept follows), while routing goes on.
+  const q = queueJoin(call);
+  if (q) return stepTo(call, q, { anchor: room });
   // Answered while the room was being made: the agent's leg is offered now (voicemail: the caller's).
   const leg =
     call.state === 'answering' && call.voicemail?.phase === 'joining' ? [{ kind: 'callerLeg' } as Effect] : call.state === 'answering' && call.agent && call.conn ? [{ kind: 'agentLeg', agent: call.agent, conn: call.conn } as Effect] : [];
@@ -905,6 +937,8 @@ function onLegBack(call: Call, e: Extract<CallEvent, { type: 'legReady' }>): Tra
  */
 function onRoomLost(call: Call, e: Extract<CallEvent, { type: 'roomLost' }>, policy: Policy): Transition {
   if (call.media !== 'anchor' || !call.anchor) return same(call);
+  const q = queueRoomLost(call, e.at, policy.endingTimeoutMs, e.reason);
+  if (q) return stepTo(call, q, { errorCode: MEDIA_SERVER_LOST });
   if (call.answerSdp === undefined) return onAnchorFailed(call, { type: 'anchorFailed', wacid: e.wacid, at: e.at, reason: e.reason }, policy);
   if (call.state !== 'answering' && call.state !== 'active') return same(call);
   return to(
@@ -972,7 +1006,9 @@ function fromNothing(e: CallEvent, policy: Policy): Transition {
       const deadline = acceptDeadline(e.at, e.dialTime, policy.acceptWindowMs);
       const plan: VoicemailPlan | undefined =
         e.media === 'anchor' && e.voicemail ? { ...(e.voicemail.afterMs !== undefined ? { at: e.at + e.voicemail.afterMs } : {}), maxMs: e.voicemail.maxMs, promptMs: e.voicemail.promptMs, closedMs: e.voicemail.closedMs } : undefined;
-      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}), ...(plan ? { voicemailPlan: plan } : {}) };
+      // Queue audio (anchor mode, an open number): the bridge answers the caller at once.
+      const queue = e.media === 'anchor' && e.queueAudio && !e.closed ? { queueAudio: { ...e.queueAudio } } : {};
+      const call: Call = { ...base, deadline, ...(e.sdp !== undefined ? { offerSdp: e.sdp } : {}), ...(e.media === 'anchor' ? { media: 'anchor' } : {}), ...(plan ? { voicemailPlan: plan } : {}), ...queue };
       if (e.closed && plan && e.sdp !== undefined && e.at < deadline - policy.rejectMarginMs) {
         // Anchor mode, out of hours: the bridge answers; the caller hears the closed greeting, then leaves a message.
         return stepTo(call, startVoicemail(call, e.at, policy.answerGraceMs, true));
@@ -1077,7 +1113,8 @@ function onTerminate(call: Call, e: Extract<CallEvent, { type: 'terminate' }>): 
     (call.state === 'rejecting' && call.errorCode !== undefined && e.errorCode === undefined) ||
     call.reason?.startsWith(AGENT_PAGE_LOST) === true ||
     call.errorCode === MEDIA_SERVER_LOST ||
-    call.reason === OUT_OF_HOURS;
+    call.reason === OUT_OF_HOURS ||
+    call.reason === QUEUE_WAIT_OVER;
   const detail: Partial<Call> = {
     result: e.result,
     endedBy: 'event',
@@ -1169,7 +1206,8 @@ function onAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>, policy:
         reqId: e.reqId,
         ...(anchor ? {} : { answerSdp: e.sdp }),
         ringUntil: undefined,
-        endBy: Math.max(call.deadline ?? e.at, e.at) + policy.answerGraceMs,
+        // Queue audio, answered by the bridge: `deadline` is the longest wait, not the accept window.
+        endBy: Math.max(queueAccepted(call) ? e.at : (call.deadline ?? e.at), e.at) + policy.answerGraceMs,
       },
       ...effects,
     );
@@ -1258,6 +1296,9 @@ function onConnLost(call: Call, e: Extract<CallEvent, { type: 'connLost' }>, pol
     const music = call.anchor && call.heldSince === undefined ? [{ kind: 'roomMusic', ...call.anchor, on: true } as Effect] : [];
     return to(call, { recoverBy: e.at + policy.agentRecoveryMs }, ...music);
   }
+  // Queue audio: the caller was answered already: back to the queue.
+  const q = requeue(call, e.at, AGENT_PAGE_LOST);
+  if (q) return stepTo(call, q);
   switch (call.state) {
     case 'answering':
     case 'active':
@@ -1381,6 +1422,9 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
   switch (call.state) {
     case 'queued':
     case 'ringing': {
+      // Queue audio (the caller answered by the bridge): its longest wait, music, announcements.
+      const q = queueTick(call, e.at, policy.rejectMarginMs, policy.endingTimeoutMs);
+      if (q) return stepTo(call, q);
       if (closing !== undefined && e.at >= closing) {
         // Nobody took it in time: refuse it through the Service, never leave it ringing.
         return to(
@@ -1393,7 +1437,17 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
       }
       // Anchor mode: nobody answered within VOICEMAIL_AFTER_S: the caller leaves a message.
       const vm = voicemailDue(call);
-      if (vm !== undefined && e.at >= vm) return stepTo(call, startVoicemail(call, e.at, policy.answerGraceMs));
+      if (vm !== undefined && e.at >= vm) {
+        // Queue audio: answered already: the prompt at once, after the queue's sounds stop.
+        const qv = queueToVoicemail(call);
+        if (qv) {
+          const rec = voicemailAccepted({ ...call, voicemail: { phase: 'joining' } }, e.at);
+          return to(call, { ...qv.patch, ...rec.patch, startedAt: e.at, endBy: undefined }, ...(qv.effects as Effect[]), ...rec.effects);
+        }
+        const start = startVoicemail(call, e.at, policy.answerGraceMs);
+        // The caller is joining for queue audio already: no second leg.
+        return stepTo(call, call.queueAudio?.joining ? { ...start, effects: start.effects.filter((x) => x.kind !== 'callerLeg') } : start);
+      }
       if (call.state === 'ringing' && call.ringUntil !== undefined && e.at >= call.ringUntil && call.agent) {
         return to(
           call,
@@ -1410,8 +1464,11 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
     }
     case 'answering':
     case 'dialing':
-    case 'connected':
+    case 'connected': {
       if (call.endBy === undefined || e.at < call.endBy) return same(call);
+      // Queue audio: the agent's leg never got in; the caller, answered already, waits again.
+      const q = requeue(call, e.at, 'your audio did not join the call in time');
+      if (q) return stepTo(call, q);
       // Outcome never became known: end it on the Service's side too (terminate is safe either way).
       return to(
         call,
@@ -1427,6 +1484,7 @@ function onTick(call: Call, e: Extract<CallEvent, { type: 'tick' }>, policy: Pol
         { kind: 'terminate' },
         { kind: 'notify' },
       );
+    }
     case 'rejecting':
     case 'ending': {
       const retry = terminateRetryDue(call, policy);

@@ -1,8 +1,8 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUNDLED_HOLD_MUSIC, ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
+import { BUNDLED_HOLD_MUSIC, BUNDLED_QUEUE_GREETING, ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
 
 const prod = {
   SERVICE_BASE_URL: 'https://service.example/v2/',
@@ -241,7 +241,7 @@ describe('loadConfig', () => {
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES_CLAIM', 'PASSWORD_LOGIN',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
-        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S',
+        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'QUEUE_AUDIO_FILE',
       ].sort(),
     );
   });
@@ -318,6 +318,35 @@ describe('loadConfig', () => {
         /^HOURS_FILE: \["\+15550100001"\]\.weekly\.fri\[0\]: must be "HH:MM-HH:MM"/,
       );
       expect(failure({ HOURS_FILE: file('zone.json', '{"*": {"timeZone": "Berlin", "weekly": {}}}') })).toMatch(/^HOURS_FILE: \["\*"\]\.timeZone: must be an IANA time zone/);
+    });
+  });
+
+  describe('QUEUE_AUDIO_FILE', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'queue-audio-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const file = (name: string, body: string | Buffer) => {
+      const p = join(dir, name);
+      writeFileSync(p, body);
+      return p;
+    };
+    it('unset: off everywhere; a good file is parsed once at start, each greeting\'s length read', () => {
+      expect(loadConfig({}).queueAudio).toBeUndefined();
+      const de = file('hallo.opus', readFileSync(BUNDLED_HOLD_MUSIC)); // 8 s
+      const c = loadConfig({ QUEUE_AUDIO_FILE: file('ok.json', JSON.stringify({ '+15550100001': { greetings: { en: BUNDLED_QUEUE_GREETING, de }, language: 'de', positionEveryS: 20 }, '+15550100002': {}, '*': { enabled: false } })) });
+      expect(c.queueAudio?.get('+15550100001')).toEqual({ greetingFile: de, greetingMs: 8000, positionEveryMs: 20_000, positionDir: undefined, maxWaitMs: 600_000 });
+      expect(c.queueAudio?.get('+15550100002')).toEqual({ greetingFile: BUNDLED_QUEUE_GREETING, greetingMs: 2500, positionEveryMs: 0, positionDir: undefined, maxWaitMs: 600_000 });
+      expect(c.queueAudio?.get('*')).toBeNull();
+    });
+    it('a file that cannot be read, or breaks a rule, stops the start naming the variable and the field', () => {
+      expect(failure({ QUEUE_AUDIO_FILE: join(dir, 'missing.json') })).toMatch(/^QUEUE_AUDIO_FILE: cannot be read \(ENOENT: ".*missing\.json"\)$/);
+      expect(failure({ QUEUE_AUDIO_FILE: file('key.json', '{"front desk": {}}') })).toMatch(/^QUEUE_AUDIO_FILE: \["front desk"\]: each key must be a business number/);
+      expect(failure({ QUEUE_AUDIO_FILE: file('every.json', '{"*": {"positionEveryS": 700}}') })).toBe('QUEUE_AUDIO_FILE: ["*"].positionEveryS: must be 0 (none) … 600');
+      expect(failure({ QUEUE_AUDIO_FILE: file('lang.json', JSON.stringify({ '*': { greetings: { en: BUNDLED_QUEUE_GREETING }, language: 'fr' } })) })).toBe('QUEUE_AUDIO_FILE: ["*"].language: must be one of the languages of "greetings"');
+      expect(failure({ QUEUE_AUDIO_FILE: file('wav.json', JSON.stringify({ '*': { greetings: { en: '/srv/hello.wav' } } })) })).toMatch(/^QUEUE_AUDIO_FILE: \["\*"\]\.greetings\.en: must be an absolute path to an Ogg\/Opus file/);
+      expect(failure({ QUEUE_AUDIO_FILE: file('gone.json', JSON.stringify({ '*': { greetings: { en: join(dir, 'gone.opus') } } })) })).toMatch(/^QUEUE_AUDIO_FILE: \["\*"\]\.greetings\.en: must be an absolute path .* \(ENOENT: ".*gone\.opus"\)$/);
+      expect(failure({ QUEUE_AUDIO_FILE: file('notogg.json', JSON.stringify({ '*': { greetings: { en: file('text.opus', 'hello') } } })) })).toMatch(/\(not an Ogg\/Opus file: ".*text\.opus"\)$/);
+      expect(failure({ QUEUE_AUDIO_FILE: file('dir.json', JSON.stringify({ '*': { positionDir: dir } })) })).toBe('QUEUE_AUDIO_FILE: ["*"].positionDir: must hold position-1.opus … position-9.opus and position-more.opus (position-1.opus is missing)');
+      expect(failure({ QUEUE_AUDIO_FILE: file('wait.json', '{"*": {"maxWaitS": 10}}') })).toBe('QUEUE_AUDIO_FILE: ["*"].maxWaitS: must be 30 … 3600');
     });
   });
 

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { readFileSync } from 'node:fs';
 import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from './followup.ts';
 import { HoursFileError, parseHoursFile, type HoursTable } from './hours.ts';
+import { diskFiles, parseQueueAudioFile, QueueAudioFileError, type QueueAudioTable } from './queueAudio.ts';
 
 /** How old a webhook's signature timestamp may be (the Service's rule); webhooks/signature.ts checks it. */
 export const SIGNATURE_TOLERANCE_S = 300;
@@ -116,6 +117,14 @@ export interface Config {
   // ---- business hours ----
   /** `HOURS_FILE` parsed (server/config/hours.ts): each number's weekly schedule and holidays; undefined: always open. */
   readonly hours: HoursTable | undefined;
+  // ---- queue audio ----
+  /**
+   * `QUEUE_AUDIO_FILE` parsed (server/config/queueAudio.ts): per number, the greeting, the
+   * position announcements' interval and the longest wait; undefined: off everywhere. Anchor
+   * mode only: in direct mode the caller's audio ends in a page, so it is ignored (the start
+   * log says so).
+   */
+  readonly queueAudio: QueueAudioTable | undefined;
 }
 
 /** `OIDC_*`: single sign-on with an OpenID Connect provider (authorization code + PKCE). */
@@ -251,6 +260,8 @@ export const VARIABLES = [
   // voicemail (anchor mode)
   'VOICEMAIL_AFTER_S',
   'VOICEMAIL_MAX_S',
+  // queue audio (anchor mode)
+  'QUEUE_AUDIO_FILE',
 ] as const;
 export type Variable = (typeof VARIABLES)[number];
 
@@ -462,6 +473,7 @@ const schemas = {
   VOICEMAIL_AFTER_S: intIn(1, 59),
   VOICEMAIL_MAX_S: intIn(5, 600),
   HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
+  QUEUE_AUDIO_FILE: nonEmpty('a path to the queue audio JSON file'),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
 } satisfies Record<Variable, z.ZodType<unknown, string>>;
 
@@ -550,6 +562,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
     ice: readIce(env),
     media: readMedia(env),
     hours: readHours(env),
+    queueAudio: readQueueAudio(env),
   };
   return Object.freeze(config);
 }
@@ -652,20 +665,33 @@ export function withDemoAnchor(config: Config, janusUrl: string): Config {
 
 /** HOURS_FILE, read and checked once at start: a mistake stops the start naming the file's field. */
 function readHours(env: Record<string, string | undefined>): HoursTable | undefined {
-  const path = read(env, 'HOURS_FILE');
+  return readNumberFile(env, 'HOURS_FILE', parseHoursFile, HoursFileError);
+}
+
+/** A per-number JSON file's variable: undefined when unset; one that cannot be read or breaks a rule (`Rule` thrown by `parse`) stops the start naming it. */
+function readNumberFile<T>(env: Record<string, string | undefined>, name: 'HOURS_FILE' | 'QUEUE_AUDIO_FILE', parse: (text: string) => T, Rule: new (message: string) => Error): T | undefined {
+  const path = read(env, name);
   if (path === undefined) return undefined;
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError('HOURS_FILE', `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
+    throw new ConfigError(name, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}: ${JSON.stringify(path)})`);
   }
   try {
-    return parseHoursFile(text);
+    return parse(text);
   } catch (err) {
-    if (err instanceof HoursFileError) throw new ConfigError('HOURS_FILE', err.message);
+    if (err instanceof Rule) throw new ConfigError(name, err.message);
     throw err;
   }
+}
+
+/** The bundled queue greeting (scripts/make-voicemail-sounds.ts; the build copies it beside the compiled server). */
+export const BUNDLED_QUEUE_GREETING = fileURLToPath(new URL('../anchor/sounds/greeting.opus', import.meta.url));
+
+/** QUEUE_AUDIO_FILE, read and checked once at start (greetings' lengths included): a mistake stops the start naming the file's field. */
+function readQueueAudio(env: Record<string, string | undefined>): QueueAudioTable | undefined {
+  return readNumberFile(env, 'QUEUE_AUDIO_FILE', (text) => parseQueueAudioFile(text, diskFiles(BUNDLED_QUEUE_GREETING)), QueueAudioFileError);
 }
 
 /** Demo mode: the emulator's root is known only once it listens. Returns a new frozen config. */

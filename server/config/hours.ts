@@ -123,33 +123,42 @@ const schedule = z
     return Object.freeze({ timeZone: s.timeZone, weekly: Object.freeze(weekly), holidays: Object.freeze(s.holidays ?? []) });
   });
 
+/** A key of a per-number file: a business number (E.164), a phone id, or `*`. */
 const KEY = /^(\*|\+[1-9]\d{6,14}|[0-9]{1,40})$/;
 
 const file = z.record(z.string(), schedule, 'must be a JSON object of business numbers');
 
 /** `$["+1555…"].weekly.mon[0]`: the field of the file a rule broke. */
-function fieldOf(path: readonly PropertyKey[]): string {
+export function fieldOf(path: readonly PropertyKey[]): string {
   let out = '';
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_]\w*$/.test(String(p)) && out !== '' ? `.${String(p)}` : `[${JSON.stringify(String(p))}]`;
   return out === '' ? 'the file' : out;
 }
 
-/** Parse the file's text; throws `HoursFileError` naming the first broken field and its rule. */
-export function parseHoursFile(text: string): HoursTable {
+/**
+ * A per-number JSON file's text (`HOURS_FILE`, `QUEUE_AUDIO_FILE`) checked against `schema`:
+ * throws `fail(message)` naming the first broken field (or key) and its rule.
+ */
+export function parseNumberFile<T>(text: string, schema: z.ZodType<Record<string, T>>, fail: (message: string) => Error): Record<string, T> {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new HoursFileError(`is not valid JSON (${(err as Error).message})`);
+    throw fail(`is not valid JSON (${(err as Error).message})`);
   }
   if (json !== null && typeof json === 'object' && !Array.isArray(json)) {
     const key = Object.keys(json).find((k) => !KEY.test(k));
-    if (key !== undefined) throw new HoursFileError(`${fieldOf([key])}: each key must be a business number (+E.164), a phone id (digits) or *`);
+    if (key !== undefined) throw fail(`${fieldOf([key])}: each key must be a business number (+E.164), a phone id (digits) or *`);
   }
-  const r = file.safeParse(json);
+  const r = schema.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0]!;
-    throw new HoursFileError(`${fieldOf(issue.path)}: ${issue.message}`);
+    throw fail(`${fieldOf(issue.path)}: ${issue.message}`);
   }
-  return new Map(Object.entries(r.data));
+  return r.data;
+}
+
+/** Parse the file's text; throws `HoursFileError` naming the first broken field and its rule. */
+export function parseHoursFile(text: string): HoursTable {
+  return new Map(Object.entries(parseNumberFile(text, file, (m) => new HoursFileError(m))));
 }

@@ -13,6 +13,7 @@
 import type { Call, CallEvent } from '../calls/lifecycle.ts';
 import type { ArchiveOutcome } from '../archive/index.ts';
 import { NO_AUDIO_CODES } from '../../shared/callErrors.ts';
+import { QUEUE_WAIT_OVER } from '../calls/queueAudio.ts';
 import type { HistoryFact, MediaStatus, Outcome } from './schema.ts';
 
 const E164 = /^\+\d/;
@@ -27,6 +28,10 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
  * - not `ended` → `in-progress`;
  * - anchor mode, the caller left a message (voicemail: the bridge answered, no agent did) →
  *   `missed` (answered by the prompt is not answered by an agent; no talk time);
+ * - anchor mode, queue audio (the bridge answered, greeting and music): an agent's answer is
+ *   `startedAt` as always; until then (accepted by the bridge, no agent) hung up → `abandoned`
+ *   (whatever the Service's terminate says of the greeting's talk), nobody within the longest
+ *   wait (`QUEUE_WAIT_OVER`) → `missed`, an error → `failed`;
  * - accepted (`startedAt`), but the Service dropped it for audio that never flowed
  *   (`NO_AUDIO_CODES`: 138023) → `no-audio` (no talk time);
  * - a conversation happened (accepted: `startedAt`; or the Service's terminate says
@@ -48,6 +53,11 @@ const clip = (s: string, n: number) => (s.length > n ? s.slice(0, n) : s);
 export function outcomeOf(call: Call): Outcome {
   if (call.state !== 'ended') return 'in-progress';
   if (call.voicemail?.phase === 'recording') return 'missed';
+  // Queue audio: answered by the greeting, not by an agent; nobody came within the longest wait.
+  if (call.queueAudio && call.startedAt === undefined && call.answerSdp !== undefined) {
+    if (call.reason === QUEUE_WAIT_OVER) return 'missed';
+    return call.errorCode !== undefined || call.result === 'FAILED' || call.endedBy === 'timeout' ? 'failed' : 'abandoned';
+  }
   if (call.startedAt !== undefined) return call.errorCode !== undefined && NO_AUDIO_CODES.has(call.errorCode) ? 'no-audio' : 'answered';
   if (call.result === 'COMPLETED' && (call.duration ?? 0) > 0 && call.endedBy === 'event') return 'answered';
   if (call.direction === 'BUSINESS_INITIATED') {
@@ -93,7 +103,8 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   if (business !== undefined) fact.businessNumber = clip(business, 64);
   // The agent who held it; for a call that only rang, the last agent it rang at is not "its" agent.
   // An ended inbound call keeps the last agent it rang at: it was theirs only if they answered it.
-  const answered = call.direction === 'BUSINESS_INITIATED' || call.answerSdp !== undefined || call.startedAt !== undefined;
+  // Queue audio: the bridge's accept (the greeting) is no agent's answer; only the agent's leg in (`startedAt`) is.
+  const answered = call.direction === 'BUSINESS_INITIATED' || (call.answerSdp !== undefined && call.queueAudio === undefined) || call.startedAt !== undefined;
   const holder = call.state === 'queued' || call.state === 'ringing' || !answered ? undefined : call.agent;
   if (holder !== undefined) fact.agent = holder;
   // Voicemail: the bridge answered, no agent: the whole life was waiting (no answer, no talk time).
@@ -237,6 +248,10 @@ export function factsOfTransition(before: Call | null, after: Call | null, event
       event: event.type === 'tick' ? `timeout → ${after.state}` : event.type,
       detail: detailOf(event, after),
     });
+  }
+  // Anchor mode, queue audio: the bridge answered the caller (greeting, music); no agent yet.
+  if (after.queueAudio?.acceptedAt !== undefined && before?.queueAudio?.acceptedAt === undefined) {
+    facts.push({ type: 'timeline', wacid: after.wacid, key: `queue-audio:${event.at}`, at: when, event: 'queue audio', detail: { state: after.state, reason: 'answered by the queue greeting; waiting for an agent' } });
   }
   // Anchor mode: the call went to voicemail (nobody answered in time, or out of hours).
   if (after.voicemail !== undefined && before?.voicemail === undefined) {

@@ -27,6 +27,7 @@ import { tempDataDir } from '../support/data-dir.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { signatureHeader, startEmulator, type Emulator, type EmulatorOptions } from '../emulator/index.ts';
+import { until as waitUntil } from '../support/wait.ts';
 import { uniquePrefix } from '../support/redis.ts';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
@@ -340,3 +341,19 @@ export { sleep, until } from '../support/wait.ts';
 export async function emulatorCall(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, wacid: string): Promise<EmuCall> {
   return (await emulatorRequest(emu, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
 }
+
+/**
+ * The caller's listening window, opened as soon as the caller has its peer (the emulator says
+ * 409 before): what it heard since is kept (pitches rounded to 50 Hz), so a short sound is not
+ * missed by a poll that came late on a loaded machine. `callerPitches` reads it.
+ */
+export async function listenCaller(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, wacid: string, timeoutMs = 20_000): Promise<void> {
+  await waitUntil('the caller has audio', async () => {
+    const r = await fetch(`${emu.controlUrl}/calls/${encodeURIComponent(wacid)}/window`, { method: 'POST', headers: { 'x-api-key': emu.apiKey } });
+    await r.text();
+    return r.ok;
+  }, timeoutMs);
+}
+export const callerPitches = async (emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, wacid: string): Promise<number[]> => (await emulatorRequest(emu, 'GET', `/calls/${encodeURIComponent(wacid)}/window`)).pitches as number[];
+/** Whether one of `pitches` is within 50 Hz of `hz`. */
+export const nearHz = (pitches: number[], hz: number) => pitches.some((p) => Math.abs(p - hz) <= 50);

@@ -29,7 +29,7 @@ import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import type { Browser } from 'playwright-core';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { agentClient, emulatorRequest, login, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 
 const OPEN = '+15550100001';
 const CLOSED = '+15550100002';
@@ -109,20 +109,9 @@ describe('voicemail (anchor mode)', () => {
     return list.length;
   };
 
-  /**
-   * The caller's listening window, opened as soon as the caller has its peer (the emulator
-   * says 409 before): what it heard since is kept (pitches rounded to 50 Hz), so a short
-   * sound is not missed by a poll that came late on a loaded machine.
-   */
-  async function listen(wacid: string): Promise<void> {
-    await until('the caller has audio', async () => {
-      const r = await fetch(`${b.emu.controlUrl}/calls/${encodeURIComponent(wacid)}/window`, { method: 'POST', headers: { 'x-api-key': b.emu.apiKey } });
-      await r.text();
-      return r.ok;
-    }, 20_000);
-  }
-  const heard = async (wacid: string): Promise<number[]> => (await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/window`)).pitches as number[];
-  const near = (pitches: number[], hz: number) => pitches.some((p) => Math.abs(p - hz) <= 50);
+  const listen = (wacid: string) => listenCaller(b.emu, wacid);
+  const heard = (wacid: string) => callerPitches(b.emu, wacid);
+  const near = nearHz;
 
   /** The caller has heard the prompt's chime and its tone; then speaks a while and hangs up. */
   async function leaveMessage(wacid: string, speakMs: number): Promise<void> {
