@@ -3,9 +3,10 @@
  * config unless one is given), history and the audit trail, the calling half's shared parts
  * (server/calling.ts), then lists the features (`featuresOf`: each registers its routes,
  * webhook handlers, call bus listeners, readiness checks and start/close steps), and builds
- * the HTTP app and the webhook workers from what they registered — all statically imported. `main.ts` serves what it returns (`app.fetch`, `wss`) and adds only
- * the demo emulator (the one lazy import) and signal handling; end-to-end tests call it
- * with their own users, timings and parts.
+ * the HTTP app and the webhook workers from what they registered — all statically imported.
+ * `main.ts` serves what it returns (`app.fetch`, `wss`) and adds only the demo emulator (the
+ * one lazy import) and signal handling; end-to-end tests call it with their own users,
+ * timings and parts.
  *
  * Without a Service (demo mode when the emulator cannot be loaded) only the foundation is
  * built: webhook intake, health and metrics.
@@ -27,7 +28,6 @@ import type { Gateway } from './gateway/index.ts';
 import { historyFeature } from './history/feature.ts';
 import { openHistory, type History } from './history/index.ts';
 import { RedisHistoryQueue } from './history/queue.ts';
-import { createRetention } from './history/retention.ts';
 import { languageFeature } from './language/index.ts';
 import type { MediaAnchor } from './anchor/anchor.ts';
 import { monitorFeature } from './monitor/feature.ts';
@@ -86,8 +86,6 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       : undefined);
   if (service?.limiter) quotaMetrics(metrics, service.limiter);
   const history = o.history === null || !service ? undefined : (o.history ?? (await openHistory(config, { log: log.child({ part: 'history' }), metrics, ...(store instanceof RedisStore ? { send: store.redis } : {}) })));
-  // Daily: rows past retention and their files together; media lost before download reported.
-  const retention = history ? createRetention({ history, archiveDir: config.archiveDir, log: log.child({ part: 'retention' }), metrics }) : undefined;
   // the audit trail, in the history database (rows dropped without one).
   // With Redis its rows go through a stream of their own (`<prefix>audit-history`), as history's facts do: a row survives its node.
   const auditQueue =
@@ -107,10 +105,6 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const core = service && audit ? await createCallingCore(o, service, metrics, history, audit) : undefined;
   if (!core) log.warn('no Service: webhook intake, health and metrics only');
   const features = core ? installFeatures(core.parts, core.bus, featuresOf(core, o)) : undefined;
-  // History's health is shown, never failing readiness: its outage delays history, not calls.
-  const historyCheck: ReadinessCheck[] = history
-    ? [{ name: 'history', informational: true, check: async () => { const h = await history.health(); if (!h.ok) throw new Error(h.reason ?? 'failing'); } }]
-    : [];
   // Anchor mode: no reachable Janus means no inbound call can be answered.
   const anchor = core?.anchor;
   const anchorCheck: ReadinessCheck[] = anchor
@@ -136,7 +130,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     log,
     metrics,
     mount: mount ? [mount] : [],
-    readiness: [...(o.readiness ?? []), intakeCheck, ...anchorCheck, ...historyCheck, ...(features?.readiness ?? [])],
+    readiness: [...(o.readiness ?? []), intakeCheck, ...anchorCheck, ...(features?.readiness ?? [])],
     ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
   });
   const workers = createWorkers({
@@ -158,7 +152,6 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       await workers.start();
       await core?.start();
       await features?.start();
-      retention?.start();
       audit?.start();
     },
     async close() {
@@ -171,7 +164,6 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
       await stopped;
       // After the workers: no handler runs any more (the archive's waiting media go to the dead letters).
       await features?.close();
-      await retention?.stop();
       await audit?.close(); // rows waiting are written (bounded) before the database closes
       // After the workers: what they handed to history is in its queue (durable with Redis).
       await history?.close().catch((err: unknown) => log.error({ err }, 'history close failed'));
