@@ -106,7 +106,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
   const messaging = createMessaging({ store, client, push: o.push, log, ...(o.now ? { now: o.now } : {}) });
   routes.route('/', createMessagingRoutes({ auth: o.auth, messaging, store, log, scope: o.scope }));
   let callbacks: Callbacks | undefined;
-  // Mounted now, answering once the queue is built (createCalling builds it before serving).
+  // Mounted now, answering once the queue is built (createCallingCore builds it before serving).
   routes.route(
     '/',
     createCallbackRoutes({
