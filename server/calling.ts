@@ -32,6 +32,7 @@ import { createIceIssuer } from './ice/ice.ts';
 import type { Logger } from './log/logger.ts';
 import { Monitors } from './monitor/index.ts';
 import type { Metrics } from './ops/metrics.ts';
+import type { ReadinessCheck } from './ops/readiness.ts';
 import type { ServiceParts, SwitchboardOptions } from './options.ts';
 import { createPermissions, type Permissions, type PermissionNumbers } from './permissions/index.ts';
 import { Hub } from './push/hub.ts';
@@ -83,6 +84,8 @@ export interface CallingCore {
   assets: Map<string, WebAsset>;
   /** The call signalling webhooks, handled by the engine. */
   handlers: HandlerRegistry;
+  /** Anchor mode: the Janus servers on `/readyz`. */
+  readiness: ReadinessCheck[];
   /** The hub, the gateway, the anchor, then the engine. */
   start(): Promise<void>;
   /** Everything but the hub (the switchboard awaits its close). */
@@ -229,6 +232,14 @@ export async function createCallingCore(o: SwitchboardOptions, service: ServiceP
   });
   const wss = createWsServer();
   const onCallEvent = (event: CallSignalEvent, entry: StreamEntry) => engine.handleEvent(event, entry.receivedAt);
+  // Anchor mode: no reachable Janus means no inbound call can be answered.
+  const readiness: ReadinessCheck[] = anchor
+    ? [
+        { name: 'janus', check: async () => { await anchor.start(); if (anchor.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } },
+        // Some Janus down, others up: new calls go to the survivors; readiness names the dead (degraded, not failing).
+        { name: 'janus-servers', informational: true, check: async () => { const down = anchor.unreachable(); if (down.length > 0) throw new Error(`not reachable: ${down.join(', ')}`); } },
+      ]
+    : [];
   return {
     parts: { config, store, log, metrics, now, users, directory, auth, hub, scope, permissions, monitors, engine, history, audit, numbers, media: service.media, contacts: service.contacts, mediaHistory },
     bus,
@@ -238,6 +249,7 @@ export async function createCallingCore(o: SwitchboardOptions, service: ServiceP
     messaging,
     callbackQueue,
     assets,
+    readiness,
     handlers: { 'chat.call.connect': onCallEvent, 'chat.call.terminate': onCallEvent, 'chat.call.status.updated': onCallEvent },
     async start() {
       await hub.start();

@@ -105,16 +105,6 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   const core = service && audit ? await createCallingCore(o, service, metrics, history, audit) : undefined;
   if (!core) log.warn('no Service: webhook intake, health and metrics only');
   const features = core ? installFeatures(core.parts, core.bus, featuresOf(core, o)) : undefined;
-  // Anchor mode: no reachable Janus means no inbound call can be answered.
-  const anchor = core?.anchor;
-  const anchorCheck: ReadinessCheck[] = anchor
-    ? [
-        { name: 'janus', check: async () => { await anchor.start(); if (anchor.reachable().length === 0) throw new Error('no Janus server of JANUS_URLS is reachable'); } },
-        // Some Janus down, others up: new calls go to the survivors; readiness names the dead (degraded, not failing).
-        { name: 'janus-servers', informational: true, check: async () => { const down = anchor.unreachable(); if (down.length > 0) throw new Error(`not reachable: ${down.join(', ')}`); } },
-      ]
-    : [];
-
   // Webhooks answered 2xx but never processed (the stream unreadable) must take the node out.
   const intakeCheck: ReadinessCheck = {
     name: 'intake',
@@ -130,7 +120,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
     log,
     metrics,
     mount: mount ? [mount] : [],
-    readiness: [...(o.readiness ?? []), intakeCheck, ...anchorCheck, ...(features?.readiness ?? [])],
+    readiness: [...(o.readiness ?? []), intakeCheck, ...(core?.readiness ?? []), ...(features?.readiness ?? [])],
     ...(o.isShuttingDown ? { isShuttingDown: o.isShuttingDown } : {}),
   });
   const workers = createWorkers({
@@ -143,7 +133,7 @@ export async function createSwitchboard(o: SwitchboardOptions): Promise<Switchbo
   });
   let closed = false;
   return {
-    ...(core && mount && audit ? { auth: core.parts.auth, engine: core.parts.engine, hub: core.parts.hub, gateway: core.gateway, permissions: core.parts.permissions, mount, history, audit, anchor } : {}),
+    ...(core && mount && audit ? { auth: core.parts.auth, engine: core.parts.engine, hub: core.parts.hub, gateway: core.gateway, permissions: core.parts.permissions, mount, history, audit, anchor: core.anchor } : {}),
     app,
     metrics,
     wss: core?.wss,
