@@ -26,6 +26,7 @@ import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metric
 import { StoreUnavailableError, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
 import { refuseUnstorable } from './ops/storable.ts';
+import type { ReadinessCheck } from './ops/readiness.ts';
 import { WEBHOOK_PATH, readBodyLimited, readIncomingLimited, webhookHandler, type BodyBudget } from './webhooks/receiver.ts';
 import { workersLag } from './webhooks/workers.ts';
 
@@ -41,16 +42,7 @@ export const API_BODY_LIMIT = 64 * 1024;
 /** Method label values: anything else is counted as `OTHER` (labels stay bounded). */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-/** A readiness check for `/readyz`: resolves when fine, rejects with the reason. */
-export interface ReadinessCheck {
-  name: string;
-  check: () => Promise<void>;
-  /**
-   * Reported but never failing `/readyz` (e.g. history: a database outage delays history,
-   * and taking the node out of service for it would stop calls).
-   */
-  informational?: boolean;
-}
+export type { ReadinessCheck };
 
 export interface AppDeps {
   config: Config;

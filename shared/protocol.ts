@@ -139,9 +139,23 @@
  *   view then carries `path` (supervisors' live view) and history keeps it per call.
  */
 import { z } from 'zod';
-import { LIMITS, nonEmptyUpTo, upTo } from './limits.ts';
-import { CallbackTask, MessageRecord } from './records.ts';
+import { LIMITS } from './limits.ts';
 import { findUnstorable } from './storable.ts';
+import { wacid, sdp, phoneId, party, reason, userName, reqId } from './protocol/fields.ts';
+import { AgentState, AgentStateMsg, AgentsStateMsg, CallView, Direction, Presence, User } from './protocol/views.ts';
+import { IceConfig } from './protocol/ice.ts';
+import { CallbackUpdated, MessageUpdated, PermissionUpdated } from './protocol/permissions.ts';
+import { MonitorEnded, MonitorModeChanged, MonitorModeSet, MonitorSignal, MonitorSignalRelayed, MonitorStart, MonitorStarted } from './protocol/monitor.ts';
+import { WallboardMsg } from './protocol/wallboard.ts';
+import { CallTransfer, TransferTargets, TransferTargetsRequest } from './protocol/transfer.ts';
+
+// The message families, each in its file; the two tables (`ServerMsg`, `ClientMsg`) are below.
+export * from './protocol/views.ts';
+export * from './protocol/ice.ts';
+export * from './protocol/permissions.ts';
+export * from './protocol/monitor.ts';
+export * from './protocol/wallboard.ts';
+export * from './protocol/transfer.ts';
 
 export const PROTOCOL_VERSION = 1;
 export const MAX_FRAME_BYTES = 64 * 1024;
@@ -159,150 +173,7 @@ export const CLOSE_SESSION_ENDED = 4001;
 export const CLOSE_TOO_MANY_SOCKETS = 4002;
 export const CLOSE_TOO_MANY_REQUESTS = 4029;
 
-// Every field that can carry a value from a webhook uses the limits of shared/limits.ts,
-// which shared/events.ts applies at intake: an accepted event never yields a frame refused here.
-const wacid = nonEmptyUpTo(LIMITS.wacid);
-const sdp = nonEmptyUpTo(LIMITS.sdp);
-const phoneId = upTo(LIMITS.phoneId);
-/** A call's or permission's party: phone number or BSUID. */
-const party = upTo(LIMITS.party);
-const word = upTo(LIMITS.word);
-const reason = upTo(LIMITS.reason);
-const userName = upTo(LIMITS.userName);
-const reqId = z.string().min(1).max(64);
-
-export const Presence = z.enum(['available', 'away']);
-export type Presence = z.infer<typeof Presence>;
-
-export const Direction = z.enum(['USER_INITIATED', 'BUSINESS_INITIATED']);
-export type Direction = z.infer<typeof Direction>;
-
-export const Role = z.enum(['agent', 'supervisor', 'ops', 'admin']);
-export type Role = z.infer<typeof Role>;
-
-export const User = z.object({ name: z.string(), roles: z.array(Role) });
-export type User = z.infer<typeof User>;
-
-/**
- * A call's state, as the call engine (`server/calls/lifecycle.ts`) names it; the one list
- * both ends use. User-initiated: queued (waiting for an agent), ringing (offered to one
- * agent), answering (accept in flight), rejecting; business-initiated: dialing, connected
- * (the user's phone rings). Both: active (talking), ending (terminate sent), ended.
- */
-export const CallStateName = z.enum(['queued', 'ringing', 'answering', 'rejecting', 'dialing', 'connected', 'active', 'ending', 'ended']);
-export type CallStateName = z.infer<typeof CallStateName>;
-
-/** Final: the call is over and never changes state again (only its record is refined). */
-export function isFinalState(state: CallStateName): boolean {
-  return state === 'ended';
-}
-
-/**
- * How long the server waits for the Service's end of a call after a hang-up (`ending`)
- * before it ends the call on its own. A page that hung up shows "Hanging up…" for this
- * long (plus a margin) before it gives up waiting for `ended`, so both ends agree.
- */
-export const ENDING_TIMEOUT_MS = 60_000;
-
-/** Seconds a call lasted (or has lasted by `now`), from the server's `startedAt`/`endedAt`; undefined before audio started. */
-export function callSeconds(view: Pick<CallView, 'startedAt' | 'endedAt'>, now: number): number | undefined {
-  if (view.startedAt === undefined) return undefined;
-  return Math.max(0, Math.round(((view.endedAt ?? now) - view.startedAt) / 1000));
-}
-
-/** What a client is shown of one call. */
-export const CallView = z.object({
-  wacid,
-  phoneId,
-  from: party,
-  to: party,
-  direction: Direction,
-  state: CallStateName,
-  /** Agent who holds (or held) the call, when any. */
-  agent: userName.optional(),
-  /** Epoch ms by which the call must be accepted (ringing calls): the accept window (ACCEPT_WINDOW_MS). */
-  deadline: z.number().optional(),
-  /** Epoch ms when the offer stops ringing its agent and moves on (RING_TIMEOUT_MS, never after `deadline`). */
-  ringUntil: z.number().optional(),
-  /** Epoch ms (server clock) when audio started (accept returned 200, or the user picked up). */
-  startedAt: z.number().optional(),
-  /** Epoch ms (server clock) when the call ended; set exactly when `state` is `ended`. */
-  endedAt: z.number().optional(),
-  /** Final result of an ended call: COMPLETED, FAILED, REJECTED, MISSED... */
-  result: word.optional(),
-  /** Seconds, from the terminate event when it carries one. */
-  duration: z.number().optional(),
-  /** Human-readable reason for an ending or a refusal (the Service's own when it gave one). */
-  reason: reason.optional(),
-  /** Present while this call is offered to the receiving agent: the offer to answer. */
-  sdp: sdp.optional(),
-  /** Epoch ms (server clock) since the agent put the call on hold; absent when not held. */
-  heldSince: z.number().optional(),
-  /** Milliseconds on hold so far (finished holds; add `now - heldSince` while held). */
-  holdMs: z.number().optional(),
-  /** How the call's audio travels, as the holding page's stats show it. */
-  path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']).optional(),
-  /** The Service's numeric error code (e.g. 138006) when the call failed at the Service; `reason` words it. */
-  errorCode: z.number().optional(),
-  /**
-   * `anchor` (MEDIA_MODE=anchor; added): the caller is held in a media server's room, so the
-   * holding agent's page may take the call's audio back after a reload (`call.rejoin`).
-   */
-  media: z.literal('anchor').optional(),
-  /** (added) Anchor mode: a transfer under way (the caller hears music): who transferred it, whom it rings now. */
-  transfer: z.object({ by: userName, ringing: userName.optional() }).optional(),
-  /** (added) Anchor mode: a warm transfer's consult (the caller hears music): the first agent, the target, how far. */
-  consult: z.object({ by: userName, target: userName, phase: z.enum(['ringing', 'joining', 'talking']) }).optional(),
-  /** (added) Anchor mode: the other agents in the call with `agent` (a conference), in the order they joined. */
-  conference: z.array(userName).max(3).optional(),
-  /**
-   * (added) Anchor mode: the caller went to voicemail (no agent answered in time, or `closed`:
-   * out of hours): `joining` while the bridge answers, `recording` while the prompt plays and
-   * the message is taken. No agent holds such a call.
-   */
-  voicemail: z.object({ phase: z.enum(['joining', 'recording']), closed: z.literal(true).optional() }).optional(),
-});
-export type CallView = z.infer<typeof CallView>;
-
-/**
- * The agent's own state (wave 2 contract, `design.md`; the rules are in the header).
- * Times are epoch ms, server clock.
- */
-export const AgentStatus = z.enum(['available', 'ringing', 'on-call', 'after-call-work', 'away', 'offline']);
-export type AgentStatus = z.infer<typeof AgentStatus>;
-const agentStateFields = {
-  status: AgentStatus,
-  /** Away: the reason (one of `AWAY_REASONS`, or `Missed a call` after a ring timeout). */
-  reason: z.string().max(LIMITS.reason).optional(),
-  /** When this state began (time in state is counted from here). */
-  since: z.number(),
-  /** After-call work: when it ends on its own (the countdown). */
-  until: z.number().optional(),
-  /** Ringing, on-call, after-call-work: the call concerned (the one `call.wrapup` names). */
-  wacid: wacid.optional(),
-  /** After-call work: "More time" was used (it can be used once). */
-  extended: z.boolean().optional(),
-};
-export const AgentState = z.object(agentStateFields);
-export type AgentState = z.infer<typeof AgentState>;
-
 // ---- server → client ------------------------------------------------------------------
-
-/** One STUN/TURN server as `RTCIceServer` takes it. */
-export const IceServer = z.object({
-  urls: z.array(z.string().min(1).max(300)).min(1).max(8),
-  username: z.string().max(300).optional(),
-  credential: z.string().max(300).optional(),
-});
-export type IceServer = z.infer<typeof IceServer>;
-/** What every peer connection of a page is built with. */
-export const IceConfig = z.object({
-  iceServers: z.array(IceServer).max(8),
-  iceTransportPolicy: z.enum(['all', 'relay']),
-  /** Minted TURN credentials stop working for new allocations at this time (epoch ms). */
-  expiresAt: z.number().optional(),
-});
-export type IceConfig = z.infer<typeof IceConfig>;
 
 export const Welcome = z.object({
   type: z.literal('welcome'),
@@ -365,42 +236,7 @@ export const MediaAvailable = z.object({
   url: z.string(),
 });
 export const PresenceChanged = z.object({ type: z.literal('presence'), presence: Presence });
-export const AgentStateMsg = z.object({ type: z.literal('agent.state'), ...agentStateFields });
-export type AgentStateMsg = z.infer<typeof AgentStateMsg>;
-/** An agent's state, to supervisors: the same fields as `agent.state` plus whose it is. */
-export const AgentsStateMsg = z.object({ type: z.literal('agents.state'), name: userName, ...agentStateFields });
-export type AgentsStateMsg = z.infer<typeof AgentsStateMsg>;
 
-/**
- * A user's calling permission for one business number, as this bridge knows it: from the
- * requests it sent and the replies (`interactive.call_permission_reply`) the Service
- * delivered. `unknown` means no request or reply seen: the Service may still hold one (for
- * example granted during a user-initiated call), so a dial is not refused for it.
- */
-export const PermissionState = z.enum(['unknown', 'requested', 'granted', 'rejected', 'expired']);
-export type PermissionState = z.infer<typeof PermissionState>;
-export const Permission = z.object({
-  /** The business number (E.164) the calls would come from. */
-  from: party,
-  /** The user: E.164 number or BSUID, exactly as given to the request or the dial. */
-  user: party,
-  state: PermissionState,
-  /** From the reply: the permission does not expire. */
-  permanent: z.boolean().optional(),
-  /** From the reply: epoch ms when a granted permission ends. */
-  expiresAt: z.number().optional(),
-  /** Epoch ms of the last change. */
-  updatedAt: z.number(),
-  /** Who sent the latest request (a Switchboard user name). */
-  requestedBy: userName.optional(),
-});
-export type Permission = z.infer<typeof Permission>;
-/** A permission changed (request sent, reply received, expired): to supervisors and the requester. */
-export const PermissionUpdated = z.object({ type: z.literal('permission.updated'), permission: Permission });
-/** A callback task was created or changed: to agents and supervisors. */
-export const CallbackUpdated = z.object({ type: z.literal('callback.updated'), task: CallbackTask });
-/** A message's record changed (sent, status, echo): to whoever sent it and to supervisors. */
-export const MessageUpdated = z.object({ type: z.literal('message.updated'), message: MessageRecord });
 export const Ping = z.object({ type: z.literal('ping'), t: z.number() });
 export const Ack = z.object({ type: z.literal('ack'), id: reqId }).passthrough();
 /**
@@ -418,92 +254,6 @@ export const ErrorMsg = z.object({
   message: z.string(),
   params: ErrorParams.optional(),
 });
-
-// ---- monitoring (the flow is in the header) -----------------------------
-
-/** listen: the supervisor hears caller + agent; whisper: the agent also hears the supervisor; barge: the caller too. */
-export const MonitorMode = z.enum(['listen', 'whisper', 'barge']);
-export type MonitorMode = z.infer<typeof MonitorMode>;
-/**
- * Why a monitor ended: `stopped` (the supervisor stopped it), `call-ended`, `agent-gone` /
- * `supervisor-gone` (that tab closed or its socket or media went away), `failed` (the
- * monitor's media could not be set up or broke; the call itself goes on).
- */
-export const MonitorEndReason = z.enum(['stopped', 'call-ended', 'agent-gone', 'supervisor-gone', 'failed']);
-export type MonitorEndReason = z.infer<typeof MonitorEndReason>;
-export const MonitorSignalKind = z.enum(['offer', 'answer', 'end']);
-export type MonitorSignalKind = z.infer<typeof MonitorSignalKind>;
-const monitorId = z.string().min(1).max(64);
-
-/**
- * Whether the agent's page shows that the call is monitored. Whisper and barge always are
- * (the agent hears the supervisor); listening only when the server's setting says so.
- */
-export function monitorShown(mode: MonitorMode, showListening: boolean): boolean {
-  return mode !== 'listen' || showListening;
-}
-
-const signalFields = {
-  monitorId,
-  kind: MonitorSignalKind,
-  /** The complete SDP (every candidate in it) of an offer or answer; absent on `end`. */
-  sdp: sdp.optional(),
-  /** On `end`: why this tab ends it (`stopped` from the supervisor, `failed`, `call-ended`). */
-  reason: MonitorEndReason.optional(),
-};
-const sdpMatchesKind = (m: { kind: MonitorSignalKind; sdp?: string | undefined }) => (m.kind === 'end') === (m.sdp === undefined);
-const sdpMatchesKindError = { message: 'offer and answer carry sdp, end does not', path: ['sdp'] };
-
-/** To both tabs when a monitor begins: `side` says which end this tab is. */
-export const MonitorStarted = z.object({
-  type: z.literal('monitor.started'),
-  monitorId,
-  wacid,
-  mode: MonitorMode,
-  side: z.enum(['agent', 'supervisor']),
-  supervisor: userName,
-  agent: userName,
-  /** Agent side: show the agent that the call is monitored (`monitorShown`). */
-  shown: z.boolean(),
-  /**
-   * `anchor`: the call is on the media anchor and the supervisor's tab has its own leg into
-   * the call's room (Janus offers it: `monitor.signal` offer from the server, the supervisor
-   * answers); the agent's tab sends nothing. Absent: the agent's tab offers, as above.
-   */
-  via: z.literal('anchor').optional(),
-});
-export const MonitorModeChanged = z.object({ type: z.literal('monitor.mode'), monitorId, wacid, mode: MonitorMode, shown: z.boolean() });
-export const MonitorEnded = z.object({ type: z.literal('monitor.ended'), monitorId, wacid, reason: MonitorEndReason });
-/** The other tab's offer, answer or end, relayed as it was sent (without its request id). */
-export const MonitorSignalRelayed = z
-  .object({ type: z.literal('monitor.signal'), ...signalFields })
-  .refine(sdpMatchesKind, sdpMatchesKindError);
-
-// ---- wallboard (GET /api/wallboard returns the same object) ------------
-
-/** One business number's figures: live counts now, the rest for today (the server's TZ). */
-export const WallboardNumber = z.object({
-  businessNumber: z.string(),
-  waiting: z.number().int().min(0),
-  ringing: z.number().int().min(0),
-  longestWaitMs: z.number().int().min(0),
-  offered: z.number().int().min(0),
-  answered: z.number().int().min(0),
-  abandoned: z.number().int().min(0),
-  missed: z.number().int().min(0),
-  /** 0..1: the share of offered calls answered within SLA_SECONDS. */
-  serviceLevel: z.number().min(0).max(1),
-  asaMs: z.number().int().min(0),
-  ahtMs: z.number().int().min(0),
-});
-export type WallboardNumber = z.infer<typeof WallboardNumber>;
-export const WallboardAgent = z.object({ name: userName, status: AgentStatus, reason: z.string().optional(), since: z.number(), callsToday: z.number().int().min(0) });
-export type WallboardAgent = z.infer<typeof WallboardAgent>;
-/** (added: `timeZone`) the IANA zone whose day "today" is (the server's), so the page can say so. */
-export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number(), timeZone: z.string().max(100).optional() });
-export type Wallboard = z.infer<typeof Wallboard>;
-/** To supervisors, periodically and when calls change. */
-export const WallboardMsg = Wallboard.extend({ type: z.literal('wallboard') });
 
 export const ServerMsg = z.discriminatedUnion('type', [
   WallboardMsg,
@@ -578,58 +328,6 @@ export const CallRejoin = z.object({ type: z.literal('call.rejoin'), id: reqId, 
 /** Anchor mode (added): the complete answer to `call.legOffer`. Ack `{}`. */
 export const CallLegAnswer = z.object({ type: z.literal('call.legAnswer'), id: reqId, wacid, sdp });
 export const CallDecline = z.object({ type: z.literal('call.decline'), id: reqId, wacid });
-/** A transfer target: an agent by name, or a queue (a business number's phone id: the agents QUEUES_FILE lists for it). */
-export const TransferTarget = z.union([z.strictObject({ agent: userName }), z.strictObject({ queue: phoneId })], { error: 'to: must be {"agent": name} or {"queue": phoneId}' });
-export type TransferTarget = z.infer<typeof TransferTarget>;
-/**
- * Anchor mode (added): hand the active call to another agent or a queue (`mode` and `to`), or
- * finish a warm transfer (`action`). Ack `{}`. See "Transfer" above.
- */
-export const CallTransfer = z
-  .object({
-    type: z.literal('call.transfer'),
-    id: reqId,
-    wacid,
-    mode: z.enum(['cold', 'warm'], 'mode: must be cold or warm').optional(),
-    to: TransferTarget.optional(),
-    note: z.string().max(500).optional(),
-    action: z.enum(['complete', 'cancel', 'conference'], 'action: must be complete, cancel or conference').optional(),
-  })
-  .refine((m) => (m.action === undefined) === (m.mode !== undefined && m.to !== undefined), {
-    message: 'either mode and to (start a transfer), or action (finish a warm one)',
-    path: ['action'],
-  });
-/** (added) Agents: whom a transfer can go to now. Ack: `TransferTargets`' fields. See "Targets" above. */
-export const TransferTargetsRequest = z.object({ type: z.literal('transfer.targets'), id: reqId, wacid: wacid.optional() });
-/** The `transfer.targets` ack's fields: the other agents with their state, the queues with their waiting callers. */
-export const TransferTargets = z.object({
-  agents: z
-    .array(
-      z.object({
-        name: userName,
-        status: AgentStatus,
-        /** Away: the reason. */
-        reason: z.string().max(LIMITS.reason).optional(),
-        /** A transfer may go to this agent now (`call.transfer` would not refuse it). */
-        pickable: z.boolean(),
-      }),
-    )
-    .max(1000),
-  queues: z
-    .array(
-      z.object({
-        phoneId,
-        /** The queue's name (queues kept by the admin page). */
-        name: z.string().max(200).optional(),
-        /** The business number (E.164) when known. */
-        number: party.optional(),
-        /** Callers waiting for an agent of this queue now. */
-        waiting: z.number().int().min(0),
-      }),
-    )
-    .max(200),
-});
-export type TransferTargets = z.infer<typeof TransferTargets>;
 export const CallHangup = z.object({ type: z.literal('call.hangup'), id: reqId, wacid });
 /** The holding page reports how the call's audio travels. Ack `{}`. */
 export const CallPath = z.object({ type: z.literal('call.path'), id: reqId, wacid, path: z.enum(['direct', 'relay-udp', 'relay-tcp', 'relay-tls']) });
@@ -649,15 +347,6 @@ export const CallDial = z
     path: ['to'],
   });
 export const Pong = z.object({ type: z.literal('pong'), t: z.number() });
-/** Supervisor: monitor a live call. Ack `{monitorId}`. */
-export const MonitorStart = z.object({ type: z.literal('monitor.start'), id: reqId, wacid, mode: MonitorMode });
-/** Supervisor: switch the mode of a running monitor (nothing is renegotiated). */
-export const MonitorModeSet = z.object({ type: z.literal('monitor.mode'), id: reqId, monitorId, mode: MonitorMode });
-/** Either tab of a monitor: an offer / answer to relay, or the end. */
-export const MonitorSignal = z
-  .object({ type: z.literal('monitor.signal'), id: reqId, ...signalFields })
-  .refine(sdpMatchesKind, sdpMatchesKindError);
-
 export const ClientMsg = z.discriminatedUnion('type', [
   PresenceSet,
   CallAnswer,

@@ -1,7 +1,7 @@
 /**
- * The administration, wired in two steps (server/switchboard.ts calls them):
- * `openDirectory` before the auth module (the users it checks come from the database, the
- * router's queues too), `adminRoutes` once auth exists (the `/api/admin` routes and,
+ * The administration, wired in two steps: `openDirectory` before the auth module
+ * (server/calling.ts: the users it checks come from the database, the router's queues too),
+ * `adminFeature` once auth exists (the `/api/admin` routes and,
  * with OIDC_ISSUER, single sign-on). Without the history database there is no directory:
  * USERS_FILE and QUEUES_FILE are read once as before, and the routes answer 503.
  */
@@ -11,6 +11,8 @@ import type { Auth, AuthEnv } from '../auth/index.ts';
 import type { Users } from '../auth/users.ts';
 import { readQueuesFile } from '../calls/routing.ts';
 import type { Config } from '../config/config.ts';
+import type { Feature } from '../features/feature.ts';
+import type { History } from '../history/index.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 import { Directory } from './directory.ts';
@@ -56,3 +58,11 @@ export function adminRoutes(o: { db: AdminDb | undefined; directory: Directory |
   }
   return routes;
 }
+
+/** The administration's routes as a feature. */
+export const adminFeature: Feature<{ history: History | undefined; directory: Directory | undefined; auth: Auth; users: Users; audit: { record: Audit }; config: Config; log: Logger; now: () => number }> = {
+  name: 'admin',
+  install(ctx) {
+    for (const r of adminRoutes({ db: ctx.history?.store.db, directory: ctx.directory, auth: ctx.auth, users: ctx.users, audit: ctx.audit.record, config: ctx.config, log: ctx.log, now: ctx.now })) ctx.routes(r); // /api/admin/*, /auth/sso/*
+  },
+};

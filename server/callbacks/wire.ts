@@ -1,20 +1,21 @@
 /**
  * Messaging and the call-back queue in the switchboard: messaging (message records, template catalog, opt-outs,
  * `POST /api/messages`) and the missed-call callback queue, built on the history database.
- * `createSwitchboard` calls `wireMessaging` once; without history (or without a messaging
- * client) the same routes answer 503 naming why, so a page knows the feature is off and why.
+ * `createCallingCore` (server/calling.ts) calls `wireMessaging` once; without history (or
+ * without a messaging client) the same routes answer 503 naming why, so a page knows the
+ * feature is off and why.
  *
  *   const m = wireMessaging({ history, client, hub, log, config });   // before permissions
  *   createPermissions({ ..., onSent: m.recordSent });
  *   const cb = m.callbacks(permissions);                              // before the engine
- *   new CallEngine({ onCommitted: (b, a, e, v) => { ...; cb.onCommitted(b, a, v) } });
- *   handlers: { ...m.handlers(permissions.onInboundMessage) }; routes: m.routes; start/stop.
+ *   messagingFeature(m, cb)                                           // in the feature list
  */
 import { Hono } from 'hono';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import type { NumberScope } from '../auth/scope.ts';
 import type { Call } from '../calls/lifecycle.ts';
 import type { Config } from '../config/config.ts';
+import type { Feature } from '../features/feature.ts';
 import type { History } from '../history/index.ts';
 import { CallbackStore } from './store.ts';
 import { MessagingStore } from '../messaging/store.ts';
@@ -105,7 +106,7 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
   const messaging = createMessaging({ store, client, push: o.push, log, ...(o.now ? { now: o.now } : {}) });
   routes.route('/', createMessagingRoutes({ auth: o.auth, messaging, store, log, scope: o.scope }));
   let callbacks: Callbacks | undefined;
-  // Mounted now, answering once the queue is built (createCalling builds it before serving).
+  // Mounted now, answering once the queue is built (createCallingCore builds it before serving).
   routes.route(
     '/',
     createCallbackRoutes({
@@ -185,6 +186,24 @@ export function wireMessaging(o: WireOptions): MessagingWiring {
     },
     stop() {
       messaging.stop();
+    },
+  };
+}
+
+/**
+ * Messaging and the call-back queue as a feature (`wiring` is built with the shared parts:
+ * the permissions need its `recordSent`): their routes, messaging's webhook handlers (an
+ * inbound message goes to the permission replies first), the ended calls into the queue, and
+ * the catalog, opt-outs and reconcile loop started after the engine.
+ */
+export function messagingFeature(wiring: MessagingWiring, queue: CallbackHook): Feature<{ permissions: Pick<Permissions, 'onInboundMessage'>; history: History | undefined }> {
+  return {
+    name: 'messaging',
+    install(ctx) {
+      ctx.routes(wiring.routes); // /api/messages, /api/templates, /api/callbacks
+      ctx.webhooks(wiring.handlers(ctx.permissions.onInboundMessage));
+      if (ctx.history) ctx.on('committed', 'call-back queue', (before, after, _event, version) => queue.onCommitted(before, after, version));
+      ctx.lifecycle({ start: () => wiring.start(), close: () => wiring.stop() });
     },
   };
 }

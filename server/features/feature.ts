@@ -1,107 +1,96 @@
 /**
  * How a feature plugs in. A feature is a folder with one `install(ctx)` that registers what
- * it adds — routes, webhook handlers, call bus listeners, start and close steps — through
- * the context; `server/switchboard.ts` lists the features and installs them in order.
+ * it adds — routes, webhook handlers, call bus listeners, readiness checks, start and close
+ * steps — through the context; `server/switchboard.ts` lists the features and installs them
+ * in order.
  *
- *   export const reports: Feature = {
+ *   export const reportsFeature: Feature<{ auth: Auth; history: History | undefined; ... }> = {
  *     name: 'reports',
- *     install(ctx) {
- *       ctx.routes(createReports({ auth: ctx.auth, history: ctx.history, ... }));
- *     },
+ *     install: (ctx) => ctx.routes(createReports({ auth: ctx.auth, history: ctx.history, ... })),
  *   };
  *
- * The context holds the shared parts (config, store, log, metrics, clock, auth, hub, the
- * call engine, history, the audit trail, the Service's numbers) and the registries. A part
- * another feature made is not in it: a feature needing one takes it as an argument of a
- * function that makes the feature (`wallboardFeature(...)`), so the wiring shows it.
+ * A feature's type names the shared parts it uses (`Feature<Needs>`); the wiring hands every
+ * feature the same parts (`server/calling.ts`), and the compiler checks that they hold each
+ * feature's needs. So this file imports none of the feature folders (audit/, history/,
+ * webhooks/, …): they sit above it and import it. A part another feature made is not a
+ * shared part: a feature needing one takes it as an argument of a function that makes the
+ * feature (`wallboardFeature(...)`), so the wiring shows it.
  */
-import type { Hono } from 'hono';
-import type { AuditService } from '../audit/index.ts';
-import type { Auth, AuthEnv } from '../auth/index.ts';
-import type { CallEngine } from '../calls/engine.ts';
-import type { Config } from '../config/config.ts';
+import type { Env, Hono } from 'hono';
 import type { CallBusEvents } from '../calls/apply.ts';
 import type { Bus } from '../events/bus.ts';
-import type { History } from '../history/index.ts';
+import type { HandlerRegistry } from '../events/handlers.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Metrics } from '../ops/metrics.ts';
-import type { Hub } from '../push/hub.ts';
-import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts';
-import type { Store } from '../store/store.ts';
-import type { HandlerRegistry } from '../webhooks/workers.ts';
+import type { ReadinessCheck } from '../ops/readiness.ts';
 
-export interface FeatureContext {
-  config: Config;
-  store: Store;
-  log: Logger;
-  metrics: Metrics;
-  now: () => number;
-  auth: Auth;
-  hub: Hub;
-  engine: CallEngine;
-  /** The system of record (undefined when the server runs without one). */
-  history: History | undefined;
-  audit: AuditService;
-  /** The Service's business numbers (undefined without a Service client). */
-  numbers: Pick<PhoneNumbersResource, 'iterate'> | undefined;
+/** Start and close steps of one feature. */
+export interface Steps {
+  start?: () => Promise<void> | void;
+  close?: () => Promise<void> | void;
+}
 
+/** What a feature registers through. */
+export interface Registries {
   /** Routes, mounted on the app in the order the features are listed. */
-  routes(routes: Hono<AuthEnv>): void;
+  routes<E extends Env>(routes: Hono<E>): void;
   /** Webhook handlers by event type (a type handled twice is a wiring error: it throws). */
   webhooks(handlers: HandlerRegistry): void;
   /** A listener of the call bus: isolated (one that throws is logged and counted). */
   on: Bus<CallBusEvents>['on'];
-  /** Steps run when the server starts (in feature order) and closes (in reverse order). */
-  lifecycle(steps: { start?: () => Promise<void> | void; close?: () => Promise<void> | void }): void;
+  /** A `/readyz` check. */
+  readiness(check: ReadinessCheck): void;
+  /** Steps run when the server starts (in feature order, after the engine) and closes (in reverse order). */
+  lifecycle(steps: Steps): void;
 }
 
-export interface Feature {
+export type FeatureContext<Parts> = Parts & Registries;
+
+export interface Feature<Needs> {
   name: string;
-  install(ctx: FeatureContext): void;
+  install: (ctx: FeatureContext<Needs>) => void;
 }
 
 /** The registries a list of features filled: what the wiring mounts, hands to the workers and runs. */
 export interface Installed {
-  routes: Array<Hono<AuthEnv>>;
+  /** Mount every feature's routes on `app`, in feature order. */
+  mount<A extends Env>(app: Hono<A>): void;
   handlers: HandlerRegistry;
+  readiness: ReadinessCheck[];
   start(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** Install `features` in order on the shared parts and the call bus. */
-export function installFeatures(parts: Omit<FeatureContext, 'routes' | 'webhooks' | 'on' | 'lifecycle'>, bus: Bus<CallBusEvents>, features: readonly Feature[]): Installed {
-  const routes: Array<Hono<AuthEnv>> = [];
-  const handlers: HandlerRegistry = {};
-  const steps: Array<{ name: string; start?: () => Promise<void> | void; close?: () => Promise<void> | void }> = [];
+export function installFeatures<Parts extends { log: Pick<Logger, 'error'> }>(parts: Parts, bus: Bus<CallBusEvents>, features: ReadonlyArray<Feature<Parts>>): Installed {
+  const mounts: Array<<A extends Env>(app: Hono<A>) => void> = [];
+  const installed: Installed = { mount: (app) => mounts.forEach((m) => m(app)), handlers: {}, readiness: [], start, close };
+  const steps: Array<Steps & { name: string }> = [];
   for (const f of features) {
-    const ctx: FeatureContext = {
-      ...parts,
-      routes: (r) => void routes.push(r),
+    const registries: Registries = {
+      routes: (r) => void mounts.push((app) => void app.route('/', r)),
       webhooks: (h) => {
         for (const type of Object.keys(h) as Array<keyof HandlerRegistry>) {
-          if (handlers[type]) throw new Error(`feature ${f.name}: webhook ${type} has a handler already`);
+          if (installed.handlers[type]) throw new Error(`feature ${f.name}: webhook ${type} has a handler already`);
         }
-        Object.assign(handlers, h);
+        Object.assign(installed.handlers, h);
       },
       on: (event, name, listener) => bus.on(event, `${f.name}: ${name}`, listener),
+      readiness: (check) => void installed.readiness.push(check),
       lifecycle: (s) => void steps.push({ name: f.name, ...s }),
     };
-    f.install(ctx);
+    f.install({ ...parts, ...registries });
   }
-  return {
-    routes,
-    handlers,
-    async start() {
-      for (const s of steps) await s.start?.();
-    },
-    async close() {
-      for (const s of [...steps].reverse()) {
-        try {
-          await s.close?.();
-        } catch (err) {
-          parts.log.error({ err, feature: s.name }, 'feature close failed');
-        }
+  async function start(): Promise<void> {
+    for (const s of steps) await s.start?.();
+  }
+  async function close(): Promise<void> {
+    for (const s of [...steps].reverse()) {
+      try {
+        await s.close?.();
+      } catch (err) {
+        parts.log.error({ err, feature: s.name }, 'feature close failed');
       }
-    },
-  };
+    }
+  }
+  return installed;
 }

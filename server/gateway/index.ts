@@ -28,21 +28,16 @@
  *   lost its data) ends the same way.
  */
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, Server } from 'node:http';
-import type { Duplex } from 'node:stream';
 import { upgradeWebSocket } from '@hono/node-server';
 import { Hono } from 'hono';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
 import {
   CLOSE_SESSION_ENDED,
-  CLOSE_TOO_MANY_REQUESTS,
   CLOSE_TOO_MANY_SOCKETS,
   FLOOD_REFUSALS,
-  MAX_FRAME_BYTES,
   PAGE_LEFT_CLOSE,
   MAX_PENDING_REQUESTS,
   MAX_SOCKETS_PER_SESSION,
-  parseClientMsg,
   type IceConfig,
   type ServerMsg,
   type User,
@@ -50,18 +45,17 @@ import {
 import type { Auth } from '../auth/index.ts';
 import type { CallEngine } from '../calls/engine.ts';
 import type { Logger } from '../log/logger.ts';
-import { HttpForbidden, HttpUnauthorized, errorBody } from '../ops/errors.ts';
-import { REQUEST_ID } from '../ops/request.ts';
-import { StoreUnavailableError } from '../store/store.ts';
+import { HttpForbidden, HttpUnauthorized } from '../ops/errors.ts';
 import type { Conn, Hub } from '../push/hub.ts';
-import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
+import type { Monitors } from '../monitor/index.ts';
 import type { IceIssuer } from '../ice/ice.ts';
 import { socketOf } from '../ops/internals.ts';
 import { z } from 'zod';
 import { parseQuery } from '../ops/validate.ts';
+import { createRequests, errorFrame, type Live } from './requests.ts';
 
-/** Hard cap where `ws` itself closes the socket (1009); frames between this and 64 KiB get an error frame. */
-export const HARD_MAX_PAYLOAD = 1024 * 1024;
+export { createWsServer, guardUpgrades, HARD_MAX_PAYLOAD } from './upgrade.ts';
+
 /** A beat's sockets are pinged over this many even turns of the heartbeat, not all at once. */
 const BEAT_TICKS = 20;
 /** Unsent output over which a socket's requests wait and the socket is not read until it drains. */
@@ -70,39 +64,6 @@ export const READ_PAUSE_BYTES = 1024 * 1024;
 export const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 /** A socket closed by the server that does not complete the closing handshake is cut after this. */
 const CLOSE_GRACE_MS = 2_000;
-
-
-/**
- * Answers an upgrade whose Host does not name this server itself, before the adapter sees
- * it: `@hono/node-server` cannot build a URL from a malformed Host (`a b`, `[::1`,
- * `host:99999`) and answered those with an empty 500, and answers every refused upgrade
- * without a body. Here they get 403 in the error shape (`{error: {status, code, message,
- * requestId}}`) like any other refusal; every other upgrade goes on to the adapter's
- * listeners as before. Call once, after `serve(...)`.
- */
-export function guardUpgrades(server: Pick<Server, 'listeners' | 'removeAllListeners' | 'on'>, hostOk: (host: string | null) => boolean): void {
-  const inner = server.listeners('upgrade') as Array<(req: IncomingMessage, socket: Duplex, head: Buffer) => void>;
-  server.removeAllListeners('upgrade');
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (req.headers.upgrade?.toLowerCase() === 'websocket' && !hostOk(req.headers.host ?? null)) {
-      const given = req.headers['x-request-id'];
-      const requestId = typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomUUID()}`;
-      const body = JSON.stringify(errorBody(403, 'FORBIDDEN', 'Host: must name this server (PUBLIC_URL)', requestId));
-      socket.on('error', () => undefined);
-      socket.end(
-        `HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-          `X-Content-Type-Options: nosniff\r\nX-Request-ID: ${requestId}\r\n\r\n${body}`,
-      );
-      return;
-    }
-    for (const l of inner) l.call(server, req, socket, head);
-  });
-}
-
-/** The `ws` server to pass to `serve({ websocket: { server } })`. */
-export function createWsServer(): WebSocketServer {
-  return new WebSocketServer({ noServer: true, maxPayload: HARD_MAX_PAYLOAD });
-}
 
 export interface GatewayOptions extends SocketLimits {
   auth: Pick<Auth, 'sessionOf' | 'sameOrigin' | 'sessions'>;
@@ -133,9 +94,6 @@ export interface SocketLimits {
   maxBufferedBytes?: number;
 }
 
-/** A `pong` as `JSON.stringify` writes it (the protocol's `Pong`: a number `t`, nothing else). */
-const PONG = /^\{"type":"pong","t":-?\d+(\.\d+)?\}$/;
-
 /** A page's tab id (`/ws?tab=`); anything else is ignored (the socket has no tab). */
 const TAB_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -150,54 +108,6 @@ export interface Gateway {
   close(): void;
   /** This node's sockets now: how many, requests queued or in flight, unsent bytes (all sockets). */
   stats(): { sockets: number; pending: number; bufferedBytes: number };
-}
-
-interface Live {
-  conn: Conn;
-  raw: WebSocket;
-  lastSeen: number;
-  /** Until the welcome is sent: requests wait for it (no reply may overtake it). */
-  welcomed: Promise<void>;
-  /** Requests received, not yet handled (at most maxPending, the one in hand included). */
-  pending: string[];
-  /** A request is being handled (the pump runs). */
-  busy: boolean;
-  /** Requests refused since the queue last emptied. */
-  refused: number;
-  /** Closed (or closing): nothing more of it is handled. */
-  closed: boolean;
-  /** The login session the socket was opened with, and when it expires. */
-  sid: string;
-  expiresAt: number;
-  /** Set once the session ended: frames arriving after that are dropped. */
-  ended: boolean;
-  /** Its turn in the heartbeat (0 … BEAT_TICKS − 1). */
-  slot: number;
-  /** When its page last answered a JSON ping (0: never). */
-  pongAt: number;
-  /** Sends the socket fresh TURN credentials before its current ones expire. */
-  iceTimer?: ReturnType<typeof setTimeout> | undefined;
-}
-
-/** A request's `id` as its client wrote it (a refused frame is not validated), when it is one. */
-function requestIdOf(text: string): string | undefined {
-  try {
-    const id = (JSON.parse(text) as { id?: unknown } | null)?.id;
-    return typeof id === 'string' && id.length > 0 && id.length <= 64 ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
-function errorFrame(id: string | undefined, err: unknown): ServerMsg {
-  const down = err instanceof StoreUnavailableError;
-  return {
-    type: 'error',
-    ...(id ? { id } : {}),
-    code: down ? 'UNAVAILABLE' : 'INTERNAL',
-    message: down ? 'the server cannot reach its store; try again shortly' : 'internal error',
-  };
 }
 
 /** `tab`: the page's tab id (reconnects of one tab share it); a malformed one counts as none (a page of an older version). */
@@ -221,6 +131,7 @@ export function createGateway(o: GatewayOptions): Gateway {
   let unsubscribe: (() => Promise<void>) | undefined;
   /** This node is stopping: its sockets close, the pages go on elsewhere (their calls too). */
   let stopping = false;
+  const { onFrame } = createRequests({ engine, monitors: o.monitors, log, now, maxPending, floodRefusals, readPauseBytes, live, shut });
 
   /** The socket's session ended: no frame of it is handled any more; close it. */
   function endSession(l: Live, why: string): void {
@@ -435,127 +346,6 @@ export function createGateway(o: GatewayOptions): Gateway {
       me.iceTimer.unref?.();
     }
     return config;
-  }
-
-  function onFrame(me: Live, data: Buffer, isBinary: boolean): void {
-    if (me.ended || me.closed) return;
-    me.lastSeen = now();
-    if (isBinary) {
-      if (flooding(me)) return;
-      me.conn.send(JSON.stringify({ type: 'error', code: 'BAD_REQUEST', message: 'text frames only' } satisfies ServerMsg));
-      return;
-    }
-    if (data.length > MAX_FRAME_BYTES) {
-      if (flooding(me)) return;
-      me.conn.send(JSON.stringify({ type: 'error', code: 'TOO_LARGE', message: `frame over ${MAX_FRAME_BYTES} bytes` } satisfies ServerMsg));
-      return;
-    }
-    const text = data.toString('utf8');
-    // A heartbeat pong exactly as the pages write it is what it looks like: it has done its
-    // work (lastSeen) and needs no parse. Any other spelling goes through the full parse.
-    if (text.length < 48 && PONG.test(text)) {
-      me.pongAt = me.lastSeen;
-      return;
-    }
-    if (me.pending.length >= maxPending) return refuse(me, text);
-    me.pending.push(text);
-    if (!me.busy) void pump(me);
-  }
-
-  /**
-   * One more refusal (a request past the bound, a binary or oversize frame): true when the
-   * socket has had too many, and is closed (4029).
-   */
-  function flooding(me: Live): boolean {
-    if (++me.refused < floodRefusals) return false;
-    log.warn({ user: me.conn.user.name, conn: me.conn.id, pending: me.pending.length, refused: me.refused }, 'socket floods requests; closing it');
-    shut(me, CLOSE_TOO_MANY_REQUESTS, 'too many requests');
-    return true;
-  }
-
-  /** One request too many: refused at once (`BUSY`); a socket that keeps at it is closed. */
-  function refuse(me: Live, text: string): void {
-    if (flooding(me)) return;
-    const id = requestIdOf(text);
-    me.conn.send(JSON.stringify({ type: 'error', ...(id ? { id } : {}), code: 'BUSY', message: `${me.pending.length} requests of this socket are waiting (at most ${maxPending}): send it again once some are answered` } satisfies ServerMsg));
-  }
-
-  /** Handle the socket's requests in order, one at a time, while it is open. */
-  async function pump(me: Live): Promise<void> {
-    me.busy = true;
-    try {
-      await me.welcomed;
-      while (me.pending.length > 0 && !me.closed && !me.ended) {
-        // Its client is not reading our answers: stop reading its requests until it does.
-        if (me.raw.bufferedAmount > readPauseBytes) {
-          await drained(me);
-          continue;
-        }
-        // Still counted in `pending` while in hand: the bound covers queued and in flight.
-        const text = me.pending[0]!;
-        try {
-          await handle(me.conn, text);
-        } catch (err) {
-          log.error({ conn: me.conn.id, err: (err as Error).message }, 'frame handling failed');
-        }
-        me.pending.shift();
-      }
-    } finally {
-      me.busy = false;
-      if (me.pending.length === 0) me.refused = 0;
-    }
-  }
-
-  /** Until the socket's unsent output drained (or it closed); it is not read meanwhile. */
-  function drained(me: Live): Promise<void> {
-    const socket = socketOf(me.raw);
-    if (!socket || socket.destroyed) {
-      me.closed = true;
-      return Promise.resolve();
-    }
-    me.raw.pause();
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        socket.off('drain', done);
-        socket.off('close', done);
-        if (!me.closed) me.raw.resume();
-        resolve();
-      };
-      socket.on('drain', done);
-      socket.on('close', done);
-    });
-  }
-
-  async function handle(conn: Conn, text: string): Promise<void> {
-    const r = parseClientMsg(text);
-    if (!r.ok) {
-      conn.send(JSON.stringify({ type: 'error', ...(r.id ? { id: r.id } : {}), code: 'BAD_REQUEST', message: r.message } satisfies ServerMsg));
-      return;
-    }
-    const msg = r.msg;
-    try {
-      switch (msg.type) {
-        case 'pong': {
-          const l = live.get(conn.id);
-          if (l) l.pongAt = now();
-          return;
-        }
-        case 'presence.set':
-          engine.setPresence(conn.user, msg.status, conn, msg.id, msg.reason);
-          return;
-        default:
-          if (isMonitorRequest(msg)) {
-            if (o.monitors) await o.monitors.handle(conn, msg);
-            else conn.send(JSON.stringify({ type: 'error', id: msg.id, code: 'UNAVAILABLE', message: 'monitoring is not enabled on this server' } satisfies ServerMsg));
-            return;
-          }
-          await engine.request(conn, msg);
-      }
-    } catch (err) {
-      // Every request gets an answer, also when the store is down.
-      log.error({ conn: conn.id, type: msg.type, err: (err as Error).message }, 'request failed');
-      conn.send(JSON.stringify(errorFrame('id' in msg ? msg.id : undefined, err)));
-    }
   }
 
   return {

@@ -10,7 +10,9 @@
 import { Hono, type MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { LANGUAGES, type Language } from '../../shared/languages.ts';
-import type { AuthEnv } from '../auth/index.ts';
+import type { Auth, AuthEnv } from '../auth/index.ts';
+import type { Feature } from '../features/feature.ts';
+import type { History } from '../history/index.ts';
 import type { Sql } from '../history/db.ts';
 import { HttpBadRequest } from '../ops/errors.ts';
 
@@ -62,3 +64,9 @@ export function createLanguageRoutes(o: { store: LanguageStore; guard: Middlewar
   });
   return app;
 }
+
+/** The language routes as a feature (`/api/me/language`, any signed-in user). */
+export const languageFeature: Feature<{ history: Pick<History, 'store'> | undefined; auth: Pick<Auth, 'requireUser'>; now: () => number }> = {
+  name: 'language',
+  install: (ctx) => ctx.routes(createLanguageRoutes({ store: languageStore(ctx.history?.store.db), guard: ctx.auth.requireUser(), now: ctx.now })),
+};

@@ -24,7 +24,8 @@ import { computeFigures, type AgentFigures, type NumberFigures } from '../wallbo
 import { readCalls } from '../wallboard/index.ts';
 import { ReportQueryError, reportRange, type ReportRange } from './range.ts';
 import { parseQuery } from '../ops/validate.ts';
-import type { Feature, FeatureContext } from '../features/feature.ts';
+import type { Feature } from '../features/feature.ts';
+import type { PhoneNumbersResource } from '../service/resources/phoneNumbers.ts';
 
 export interface ReportsOptions {
   auth: Pick<Auth, 'requireUser'>;
@@ -134,7 +135,7 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
 }
 
 /** The API key's business numbers, cached 60 s (a webhook's `to` not among them gets no row). */
-function businessNumbersOf(numbers: NonNullable<FeatureContext['numbers']>): () => Promise<readonly string[]> {
+function businessNumbersOf(numbers: Pick<PhoneNumbersResource, 'iterate'>): () => Promise<readonly string[]> {
   let cache: { at: number; list: Promise<string[]> } | undefined;
   return () => {
     if (!cache || Date.now() - cache.at >= 60_000) {
@@ -151,7 +152,15 @@ function businessNumbersOf(numbers: NonNullable<FeatureContext['numbers']>): () 
 }
 
 /** Reports as a feature: `/api/reports`, `/api/reports.csv`. */
-export const reportsFeature: Feature = {
+export const reportsFeature: Feature<{
+  auth: ReportsOptions['auth'];
+  history: ReportsOptions['history'];
+  config: { slaSeconds: number };
+  log: Logger;
+  now: () => number;
+  audit: { record: Audit };
+  numbers: Parameters<typeof businessNumbersOf>[0] | undefined;
+}> = {
   name: 'reports',
   install(ctx) {
     ctx.routes(

@@ -176,7 +176,16 @@ export function boardAgents(board: Pick<AgentBoard, 'views' | 'state'>): (live: 
 }
 
 /** The wallboard as a feature: `/api/wallboard`, pushes on call changes and every `periodMs` (default 5 s; 0: on changes only). */
-export function wallboardFeature(o: { periodMs?: number | undefined } = {}): Feature {
+export function wallboardFeature(o: { periodMs?: number | undefined } = {}): Feature<{
+  auth: WallboardOptions['auth'];
+  store: WallboardOptions['store'];
+  history: WallboardOptions['history'];
+  hub: WallboardOptions['hub'];
+  engine: { board: Pick<AgentBoard, 'views' | 'state'> };
+  config: { slaSeconds: number };
+  log: Logger;
+  now: () => number;
+}> {
   return {
     name: 'wallboard',
     install(ctx) {

@@ -14,6 +14,7 @@ import { Hono, type Context } from 'hono';
 import type { Role, User } from '../../shared/protocol.ts';
 import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpBadGateway, HttpNotFound } from '../ops/errors.ts';
+import type { Feature } from '../features/feature.ts';
 import { view } from '../calls/views.ts';
 import { fromRecord } from '../calls/apply.ts';
 import type { Logger } from '../log/logger.ts';
@@ -138,4 +139,12 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
   app.get('/assets/*', (c) => serve(c, c.req.path));
 
   return app;
+}
+
+/** The pages as a feature, listed last (their routes answer what no other route did). */
+export function webFeature(o: Pick<WebOptions, 'ws' | 'assets' | 'demo'>): Feature<Pick<WebOptions, 'auth' | 'store' | 'log'>> {
+  return {
+    name: 'web',
+    install: (ctx) => ctx.routes(createWebRoutes({ auth: ctx.auth, store: ctx.store, ws: o.ws, assets: o.assets, log: ctx.log.child({ part: 'web' }), demo: o.demo })),
+  };
 }

@@ -19,6 +19,8 @@ import { z } from 'zod';
 import { Hono, type Context } from 'hono';
 import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
 import type { Audit } from '../audit/trail.ts';
+import { secretsOf, type Config } from '../config/config.ts';
+import type { Feature } from '../features/feature.ts';
 import { LIMIT_DEFAULT, LIMIT_MAX } from '../ops/query.ts';
 import { secretScrubber, type Logger } from '../log/logger.ts';
 import { eventTypeLabel, type Metrics } from '../ops/metrics.ts';
@@ -136,3 +138,11 @@ export function createDeadLetterRoutes(o: DeadLetterRoutesOptions): Hono<AuthEnv
 
   return app;
 }
+
+/** The dead-letter routes as a feature (ops: list and replay). */
+export const deadLettersFeature: Feature<{ auth: Auth; store: DeadLetterRoutesOptions['store']; log: Logger; config: Config; metrics: Metrics; audit: { record: Audit } }> = {
+  name: 'dead letters',
+  install(ctx) {
+    ctx.routes(createDeadLetterRoutes({ auth: ctx.auth, store: ctx.store, log: ctx.log.child({ part: 'ops' }), secrets: secretsOf(ctx.config), metrics: ctx.metrics, audit: ctx.audit.record }));
+  },
+};

@@ -14,21 +14,8 @@ export const WORKER_GROUP = 'workers';
 /** A received event of a known type, validated and typed (`shared/events.ts`). */
 export type WebhookEvent = KnownEvent;
 
-/** What a handler gets beside the event: `signal` aborts at its deadline or at a bounded stop. */
-export interface HandlerContext {
-  signal: AbortSignal;
-}
-
-/**
- * Handles one event type, getting that type's event (typed payload). Throwing means
- * "failed, retry"; it must be safe to run twice. It should pass `ctx.signal` to anything
- * slow (Service requests, downloads): past the lane's deadline the attempt counts as
- * failed whether or not the handler has returned.
- */
-export type EventHandler<T extends KnownEventType> = (event: EventOf<T>, entry: StreamEntry, ctx: HandlerContext) => Promise<void>;
-
-/** Handlers by event type, each typed for its own type's event. */
-export type HandlerRegistry = { [T in KnownEventType]?: EventHandler<T> };
+export type { HandlerContext, EventHandler, HandlerRegistry } from '../events/handlers.ts';
+import type { HandlerContext, HandlerRegistry } from '../events/handlers.ts';
 
 /** The handler registered for `type`, bound to its event (undefined when none is). */
 export function handlerFor<T extends KnownEventType>(handlers: HandlerRegistry, type: T, event: EventOf<T>, entry: StreamEntry): ((ctx: HandlerContext) => Promise<void>) | undefined {

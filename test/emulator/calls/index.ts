@@ -8,9 +8,10 @@ import type { EmulatorModule } from '../app.ts';
 import type { EmulatorContext } from '../context.ts';
 import type { Env } from '../http.ts';
 import { createCapture, type Capture } from './capture.ts';
-import { createCalls as createCallEngine, type Calls } from './calls.ts';
+import { createCalls as createCallEngine } from './calls.ts';
+import type { Calls } from './model.ts';
 
-export type { CallView, StartCallOptions, TerminatePayload, EndReason, CallState, Direction } from './calls.ts';
+export type { CallView, StartCallOptions, TerminatePayload, EndReason, CallState, Direction } from './model.ts';
 export type { MediaStats } from './peer.ts';
 export type { AudioSource } from './audio.ts';
 

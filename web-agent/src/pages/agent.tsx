@@ -37,10 +37,9 @@ import { agentMonitoring } from './agent/monitor.tsx';
 import { LostCallNotice, lostCall, rememberCallHere, takeCallHeldBeforeReload, type LostCall } from './agent/lost.tsx';
 import { Softphone, type PhoneActions, type SoundStatus } from './agent/view.tsx';
 import { Setup } from './agent/presence.tsx';
-import { TransferTargets, type ServerMsg } from '../../../shared/protocol.ts';
-import { initialTransfer, reduceTransfer, transferRequest, type TransferEvent, type TransferMode, type TransferState } from '../transfer.ts';
-import { transferDialog, type TransferActions } from './agent/transfer.tsx';
-import { el, setText } from '../dom.ts';
+import type { ServerMsg } from '../../../shared/protocol.ts';
+import { agentTransfer } from './agent/transfer-flow.ts';
+import { el } from '../dom.ts';
 import { CallbackPanel, withoutPanelCall } from './callback/panel.tsx';
 import { CallbackQueue } from './queue/panel.tsx';
 
@@ -240,75 +239,8 @@ const actions: PhoneActions = {
   chooseSpeaker: devices.chooseSpeaker,
 };
 
-// ---- transfer (anchor mode) ----------------------------------------------------------------
-
-let transfer: TransferState = initialTransfer;
-/** A `call.transfer` finishing a consult is in flight (its buttons wait). */
-let transferBusy = false;
-function transferDispatch(ev: TransferEvent): void {
-  const before = transfer;
-  transfer = reduceTransfer(transfer, ev);
-  if (transfer !== before) render();
-}
-
-/** Read the targets for the dialog (again after a failure). */
-async function loadTargets(wacid: string): Promise<void> {
-  try {
-    const ack = await conn.request({ type: 'transfer.targets', wacid });
-    const r = TransferTargets.safeParse(ack);
-    if (transfer.wacid !== wacid) return;
-    if (!r.success) return transferDispatch({ type: 'failed', error: t('transfer.loadFailed', { why: r.error.issues[0]?.message ?? '' }) });
-    transferDispatch({ type: 'loaded', targets: r.data });
-  } catch (e) {
-    if (transfer.wacid === wacid) transferDispatch({ type: 'failed', error: t('transfer.loadFailed', { why: (e as Error).message }) });
-  }
-}
-
-async function sendTransfer(mode: TransferMode): Promise<void> {
-  const req = transferRequest(transfer, mode);
-  if (!req) return;
-  transferDispatch({ type: 'sending' });
-  try {
-    await conn.request(req);
-    setText(el('announcer'), mode === 'cold' ? t('transfer.sentCold', { target: 'agent' in req.to ? req.to.agent : t('transfer.queue') }) : t('transfer.sentWarm', { agent: 'agent' in req.to ? req.to.agent : '' }));
-    transferDispatch({ type: 'close' });
-  } catch (e) {
-    transferDispatch({ type: 'failed', error: t('transfer.refused', { why: (e as Error).message }) });
-    // The targets as they are now (the one chosen may have gone away meanwhile).
-    if (transfer.wacid) void loadTargets(transfer.wacid);
-  }
-}
-
-const transferActions: TransferActions = {
-  open: () => {
-    const mine = tabCall(state);
-    if (!mine || mine.local !== 'held') return;
-    transferDispatch({ type: 'open', wacid: mine.view.wacid });
-    void loadTargets(mine.view.wacid);
-  },
-  finish: (action) => {
-    const mine = tabCall(state);
-    if (!mine || transferBusy) return;
-    transferBusy = true;
-    render();
-    conn
-      .request({ type: 'call.transfer', wacid: mine.view.wacid, action })
-      .catch((e: Error) => showError(t('transfer.refused', { why: e.message }), (e as RequestError).code))
-      .finally(() => {
-        transferBusy = false;
-        render();
-      });
-  },
-  leave: () => actions.hangup(),
-};
-
-const transferUi = transferDialog({
-  choose: (choice) => transferDispatch({ type: 'choose', choice }),
-  note: (note) => transferDispatch({ type: 'note', note }),
-  send: (mode) => void sendTransfer(mode),
-  closed: () => transferDispatch({ type: 'close' }),
-  retry: () => transfer.wacid && void loadTargets(transfer.wacid),
-});
+// Transfer (anchor mode): its dialog, state and requests.
+const transfer = agentTransfer({ conn: () => conn, state: () => state, render: () => render(), showError, hangup: () => actions.hangup() });
 
 // ---- server frames and drawing -------------------------------------------------------------
 
@@ -419,7 +351,7 @@ function render(): void {
     canChooseSpeaker: canChooseSpeaker(),
     session,
     actions,
-    transfer: { me: me?.name, busy: transferBusy, actions: transferActions },
+    transfer: { me: me?.name, busy: transfer.busy(), actions: transfer.actions },
   };
   draw(
     <>
@@ -435,9 +367,7 @@ function render(): void {
     root,
   );
   monitoring.render();
-  // The dialog belongs to the call this tab holds: it closes when that call leaves the tab.
-  if (transfer.open && tabCall(state)?.view.wacid !== transfer.wacid) transfer = initialTransfer;
-  transferUi.render(transfer);
+  transfer.render();
   followFocus(focusPhase());
   // The tab title is what an agent sees of a background tab.
   const ringing = !tabCall(state) && ringingCalls(state, tNow).length > 0;
