@@ -106,9 +106,3 @@ export interface AdminDirectory {
   queues: AdminQueue[];
 }
 
-/** The first broken rule of a parse, as the 400's message: `field.path: rule`. */
-export function firstIssue(e: z.ZodError): string {
-  const i = e.issues[0]!;
-  if (i.code === 'unrecognized_keys') return `${i.keys[0]}: unknown field`;
-  return `${i.path.join('.') || 'body'}: ${i.message}`;
-}

@@ -10,7 +10,8 @@
  */
 import { Hono, type Context } from 'hono';
 import type { z } from 'zod';
-import { NewUser, QueueBody, SkillBody, TeamBody, UserPatch, firstIssue } from '../../shared/admin.ts';
+import { NewUser, QueueBody, SkillBody, TeamBody, UserPatch } from '../../shared/admin.ts';
+import { parseBody } from '../ops/validate.ts';
 import { clientAddress, type Auth, type AuthEnv } from '../auth/index.ts';
 import { HttpBadRequest, HttpUnavailable } from '../ops/errors.ts';
 import type { Directory } from './directory.ts';
@@ -26,17 +27,7 @@ export function createAdminRoutes(o: { auth: Auth; admin: Admin | undefined; dir
   });
   const admin = () => o.admin!;
   const actor = (c: Context<AuthEnv>): Actor => ({ name: c.get('user').name, address: clientAddress(c) });
-  async function body<S extends z.ZodType>(c: Context<AuthEnv>, schema: S): Promise<z.output<S>> {
-    let raw: unknown;
-    try {
-      raw = await c.req.json();
-    } catch {
-      throw new HttpBadRequest('body: must be a JSON object');
-    }
-    const r = schema.safeParse(raw);
-    if (!r.success) throw new HttpBadRequest(firstIssue(r.error));
-    return r.data;
-  }
+  const body = <S extends z.ZodType>(c: Context<AuthEnv>, schema: S): Promise<z.output<S>> => parseBody(c, schema, 'object');
   /** The body's `name`, when given, must be the one in the path. */
   const named = <T extends { name: string }>(c: Context<AuthEnv>, b: T): T => {
     if (b.name !== c.req.param('name')) throw new HttpBadRequest('name: must be the name in the path (names do not change; add a new one instead)');

@@ -14,7 +14,7 @@ import type { Auth, AuthEnv } from '../auth/index.ts';
 import type { Feature } from '../features/feature.ts';
 import type { History } from '../history/index.ts';
 import type { Sql } from '../history/db.ts';
-import { HttpBadRequest } from '../ops/errors.ts';
+import { parseBody } from '../ops/validate.ts';
 
 export interface LanguageStore {
   get(user: string): Promise<Language | undefined>;
@@ -53,14 +53,9 @@ export function createLanguageRoutes(o: { store: LanguageStore; guard: Middlewar
     return c.json({ language: (await o.store.get(c.get('user').name)) ?? null });
   });
   app.put('/api/me/language', o.guard, async (c) => {
-    const raw: unknown = await c.req.json().catch(() => undefined);
-    const parsed = Body.safeParse(raw);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0]!;
-      throw new HttpBadRequest(`${issue.path.join('.') || 'body'}: ${raw === undefined ? 'must be JSON {language}' : issue.message}`);
-    }
-    await o.store.set(c.get('user').name, parsed.data.language, (o.now ?? Date.now)());
-    return c.json({ language: parsed.data.language });
+    const { language } = await parseBody(c, Body, '{language}');
+    await o.store.set(c.get('user').name, language, (o.now ?? Date.now)());
+    return c.json({ language });
   });
   return app;
 }
