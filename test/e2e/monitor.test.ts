@@ -105,6 +105,17 @@ async function mode(sup: Page, wacid: string, m: 'listen' | 'whisper' | 'barge')
   await sleep(1_200); // a second of audio in the new routing
 }
 
+/** Levels read until `ok` holds (10 s): what must be heard is waited for, never read once. */
+async function heard(what: string, read: () => Promise<number[]>, ok: (h: number[]) => boolean): Promise<number[]> {
+  let last: number[] = [];
+  return until(what, async () => {
+    last = await read();
+    return ok(last) ? last : undefined;
+  }, 10_000).catch((err: Error) => {
+    throw new Error(`${err.message}; last levels ${fmt(last)}`);
+  });
+}
+
 const fmt = (v: number[]) => v.map((x) => x.toFixed(3)).join(' / ');
 
 /** Screenshots of the console and the monitored call (gitignored `screenshots/`), looked at by eye. */
@@ -140,7 +151,8 @@ describe('monitoring through the server and the pages', () => {
 
     // listen
     await mode(sup, wacid, 'listen');
-    const l = await supHears(sup, wacid);
+    // Presence is waited for (a loaded machine's first window after a switch can read low); absence is read after it.
+    const l = await heard('listen: the supervisor hears caller and agent', () => supHears(sup, wacid), (h) => h[0]! > HEARD && h[1]! > VOICE_HEARD);
     const lc = await callerHears(wacid);
     console.log(`listen: supervisor hears caller/agent/supervisor ${fmt(l)}; caller hears ${fmt(lc)}`);
     expect(l[0]).toBeGreaterThan(HEARD);
@@ -154,8 +166,8 @@ describe('monitoring through the server and the pages', () => {
 
     // whisper
     await mode(sup, wacid, 'whisper');
-    const wa = await agentHears(agent);
-    const wc = await callerHears(wacid);
+    const wa = await heard('whisper: the agent hears the supervisor', () => agentHears(agent), (h) => h[2]! > VOICE_HEARD);
+    const wc = await heard('whisper: the caller hears the agent', () => callerHears(wacid), (h) => h[1]! > VOICE_HEARD);
     console.log(`whisper: agent hears ${fmt(wa)}; caller hears ${fmt(wc)}`);
     expect(wa[2]).toBeGreaterThan(VOICE_HEARD);
     expect(wc[1]).toBeGreaterThan(VOICE_HEARD);
@@ -163,7 +175,7 @@ describe('monitoring through the server and the pages', () => {
 
     // barge
     await mode(sup, wacid, 'barge');
-    const bc = await callerHears(wacid);
+    const bc = await heard('barge: the caller hears the supervisor and the agent', () => callerHears(wacid), (h) => h[2]! > VOICE_HEARD && h[1]! > VOICE_HEARD);
     console.log(`barge: caller hears ${fmt(bc)}`);
     await shot(sup, 'monitor-supervisor-barge');
     await shot(agent, 'monitor-agent-barge');
@@ -175,7 +187,7 @@ describe('monitoring through the server and the pages', () => {
     await row(sup, wacid).getByTestId('monitor-actions').waitFor();
     await agent.getByTestId('monitored').waitFor({ state: 'detached' });
     await sleep(1_200);
-    const sc = await callerHears(wacid);
+    const sc = await heard('after stop: the caller hears the agent', () => callerHears(wacid), (h) => h[1]! > VOICE_HEARD);
     console.log(`after stop: caller hears ${fmt(sc)}`);
     expect(sc[1]).toBeGreaterThan(VOICE_HEARD);
     expect(sc[2]).toBeLessThan(SILENT);
@@ -186,7 +198,7 @@ describe('monitoring through the server and the pages', () => {
     await sup.context().close();
     await agent.getByTestId('monitored').waitFor({ state: 'detached', timeout: 10_000 });
     await sleep(1_200);
-    const gc = await callerHears(wacid);
+    const gc = await heard('supervisor tab closed: the caller hears the agent', () => callerHears(wacid), (h) => h[1]! > VOICE_HEARD);
     expect(gc[1]).toBeGreaterThan(VOICE_HEARD);
     expect(gc[2]).toBeLessThan(SILENT);
     expect((await bridge.store.getCall(wacid))?.state).toBe('active');

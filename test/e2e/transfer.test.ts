@@ -104,7 +104,7 @@ describe('cold transfer (anchor mode, program agents)', () => {
     expect(revoked.reason).toBe('not answered');
     const back = await a1.next('call.offered', (m) => m.wacid === wacid, 10_000, i);
     expect(back.transfer).toEqual({ by: 'agent1' });
-    expect((await callerHears(wacid, 300)).music).toBeGreaterThan(HEARD); // still music meanwhile
+    await until('still music meanwhile', async () => (await callerHears(wacid, 300)).music > HEARD, 5_000);
     // The call's state as agent1 last heard it says it rings agent1 (a state of before the ring,
     // pushed after it, once ended the ring on agent1's page).
     const states = a1.received.slice(i).filter((m) => m.type === 'call.state' && m.wacid === wacid);
