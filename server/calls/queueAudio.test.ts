@@ -6,6 +6,7 @@
  * accept completed — and what history makes of each (answered by the greeting is not answered).
  */
 import { describe, expect, it } from 'vitest';
+import { anchorConnect, runEvents } from '../../test/support/anchor-call.ts';
 import { VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
 import { callFact, factsOfTransition, outcomeOf } from '../history/recorder.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
@@ -18,33 +19,11 @@ const ROOM = { janus: 'ws://janus:8188', room: 42 };
 const QA = { greetingMs: 2_500, positionEveryMs: 10_000, maxWaitMs: 600_000 };
 const JANUS_SDP = 'v=0\r\njanus\r\n';
 
-const connect = (over: Partial<Extract<CallEvent, { type: 'connect' }>> = {}): CallEvent => ({
-  type: 'connect',
-  wacid: W,
-  at: T0,
-  direction: 'USER_INITIATED',
-  phoneId: 'phone-1',
-  from: '+15550001',
-  to: '+15550002',
-  sdp: 'v=0\r\noffer\r\n',
-  media: 'anchor',
-  queueAudio: QA,
-  ...over,
-});
+const connect = (over: Partial<Extract<CallEvent, { type: 'connect' }>> = {}): CallEvent => anchorConnect(W, T0, { queueAudio: QA, ...over });
 const ev = (at: number, e: Record<string, unknown> & { type: CallEvent['type'] }): CallEvent => ({ wacid: W, at: T0 + at, ...e }) as CallEvent;
 const kinds = (effects: Effect[]) => effects.map((x) => x.kind);
 
-/** Runs events from `from` (nothing: a new call); the last call and every step's effects. */
-function run(events: CallEvent[], from: Call | null = null): { call: Call; steps: Effect[][] } {
-  let call = from;
-  const steps: Effect[][] = [];
-  for (const e of events) {
-    const t = transition(call, e, P);
-    call = t.call;
-    steps.push(t.effects);
-  }
-  return { call: call!, steps };
-}
+const run = (events: CallEvent[], from: Call | null = null) => runEvents(events, from, P);
 
 const answer = (at: number, agent = 'a1') => ev(at, { type: 'answer', agent, conn: `c-${agent}`, reqId: `r-${agent}`, sdp: '' });
 const terminate = (at: number, result = 'COMPLETED') => ev(at, { type: 'terminate', result, duration: 30 });

@@ -4,6 +4,7 @@
  * message; the caller gone before the accept; the message at its longest).
  */
 import { describe, expect, it } from 'vitest';
+import { anchorConnect, runEvents } from '../../test/support/anchor-call.ts';
 import { OUT_OF_HOURS, VOICEMAIL_LEFT, VOICEMAIL_NONE } from '../../shared/callErrors.ts';
 import { DEFAULT_POLICY, nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
 import { factsOfTransition, outcomeOf } from '../history/recorder.ts';
@@ -14,33 +15,11 @@ const W = 'wacid.vm';
 const ROOM = { janus: 'ws://janus:8188', room: 42 };
 const VM = { afterMs: 20_000, maxMs: 60_000, promptMs: 3_000, closedMs: 6_000 };
 
-const connect = (over: Partial<Extract<CallEvent, { type: 'connect' }>> = {}): CallEvent => ({
-  type: 'connect',
-  wacid: W,
-  at: T0,
-  direction: 'USER_INITIATED',
-  phoneId: 'phone-1',
-  from: '+15550001',
-  to: '+15550002',
-  sdp: 'v=0\r\noffer\r\n',
-  media: 'anchor',
-  voicemail: VM,
-  ...over,
-});
+const connect = (over: Partial<Extract<CallEvent, { type: 'connect' }>> = {}): CallEvent => anchorConnect(W, T0, { voicemail: VM, ...over });
 const ev = (e: Record<string, unknown> & { type: CallEvent['type'] }): CallEvent => ({ wacid: W, at: T0, ...e }) as CallEvent;
 const kinds = (effects: Effect[]) => effects.map((x) => x.kind);
 
-/** Runs events from nothing; returns the last call and every step's effects. */
-function run(events: CallEvent[]): { call: Call; steps: Effect[][] } {
-  let call: Call | null = null;
-  const steps: Effect[][] = [];
-  for (const e of events) {
-    const t = transition(call, e, P);
-    call = t.call;
-    steps.push(t.effects);
-  }
-  return { call: call!, steps };
-}
+const run = (events: CallEvent[], from: Call | null = null) => runEvents(events, from, P);
 
 const queued = run([connect(), ev({ type: 'anchored', ...ROOM })]).call;
 const ringing: Call = { ...queued, state: 'ringing', agent: 'a1', ringUntil: T0 + 15_000, offeredTo: ['a1'] };

@@ -23,6 +23,7 @@ import { guardUpgrades } from '../../server/gateway/index.ts';
 import type { RateLimitOptions } from '../../server/service/ratelimit.ts';
 import { openHistory } from '../../server/history/index.ts';
 import { Metrics } from '../../server/ops/metrics.ts';
+import { rmSync } from 'node:fs';
 import { tempDataDir } from '../support/data-dir.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import type { CallView as EmuCall } from '../emulator/calls/index.ts';
@@ -357,3 +358,25 @@ export async function listenCaller(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>,
 export const callerPitches = async (emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, wacid: string): Promise<number[]> => (await emulatorRequest(emu, 'GET', `/calls/${encodeURIComponent(wacid)}/window`)).pitches as number[];
 /** Whether one of `pitches` is within 50 Hz of `hz`. */
 export const nearHz = (pitches: number[], hz: number) => pitches.some((p) => Math.abs(p - hz) <= 50);
+
+/** What an anchor-mode e2e file starts (each part optional: a failed start leaves some unset). */
+export interface AnchorParts {
+  clients?: ProtocolClient[];
+  browser?: { close(): Promise<unknown> } | undefined;
+  bridge?: Bridge | undefined;
+  control?: { close(): void } | undefined;
+  janus?: { close(): Promise<unknown> } | undefined;
+  ns?: { close(): Promise<unknown> } | undefined;
+  dir?: string | undefined;
+}
+
+/** Closes an anchor-mode file's parts in order: clients, the browser, the bridge, Janus, the namespace, the temp folder. */
+export async function closeAnchorParts(p: AnchorParts): Promise<void> {
+  for (const c of p.clients?.splice(0) ?? []) c.close();
+  await p.browser?.close();
+  await p.bridge?.close();
+  p.control?.close();
+  await p.janus?.close();
+  await p.ns?.close();
+  if (p.dir) rmSync(p.dir, { recursive: true, force: true });
+}

@@ -15,7 +15,7 @@
  * up while hearing music. History: caller 1 answered by agent1 with its wait up to the
  * answer; caller 2 abandoned with no agent; the wallboard: 1 answered, 1 abandoned.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
 import { loginAs } from '../web-agent/driver.ts';
-import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient, closeAnchorParts } from './harness.ts';
 
 const AGENT_HZ = 730;
 
@@ -70,13 +70,7 @@ describe('queue audio (anchor mode)', () => {
     });
   }, 180_000);
   afterAll(async () => {
-    for (const c of clients.splice(0)) c.close();
-    await browser?.close();
-    await b?.close();
-    control?.close();
-    await janus?.close();
-    await ns?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await closeAnchorParts({ clients, browser, bridge: b, control, janus, ns, dir });
     expect(pageErrors).toEqual([]);
   });
 

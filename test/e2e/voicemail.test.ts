@@ -16,7 +16,7 @@
  *    leaves a message → the same.
  * One bridge and one Janus for both.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,7 +29,7 @@ import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import type { Browser } from 'playwright-core';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
-import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
+import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient, closeAnchorParts } from './harness.ts';
 
 const OPEN = '+15550100001';
 const CLOSED = '+15550100002';
@@ -93,13 +93,7 @@ describe('voicemail (anchor mode)', () => {
     // A namespace, Janus and an embedded history database: seconds alone, much longer on a loaded 2-core machine.
   }, 180_000);
   afterAll(async () => {
-    for (const c of clients.splice(0)) c.close();
-    await browser?.close();
-    await b?.close();
-    control?.close();
-    await janus?.close();
-    await ns?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
+    await closeAnchorParts({ clients, browser, bridge: b, control, janus, ns, dir });
   });
 
   const rooms = async () => {
