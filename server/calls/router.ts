@@ -15,8 +15,9 @@ import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard, type StoredAgent } from './agents.ts';
 import { hasLimit } from './agentState.ts';
 import { fromRecord, type AgentChange, type RoutingPort } from './apply.ts';
-import { handingOff, type Call, type CallEvent } from './lifecycle.ts';
-import { anyEligible, EVERY_AGENT, isEligible, nextOverflowAt, pickAgent, queueFor, ringTimeoutFor, type Queues } from './routing.ts';
+import type { Call, CallEvent } from './lifecycle.ts';
+import { anyEligible, EVERY_AGENT, isEligible, nextOverflowAt, pickAgent, ringTimeoutFor, type Queues } from './routing.ts';
+import { transferTargetsOf, waiting } from './transfer-targets.ts';
 
 const ROUTE_CHANNEL = 'calls-route';
 const AGENTS_CHANNEL = 'calls-agents';
@@ -336,47 +337,10 @@ export class Router implements RoutingPort {
     return { ok: true };
   }
 
-  /**
-   * Whom `self` can transfer a call to now (`transfer.targets`): the other agents online with
-   * their state (ringing or on a call from the live calls, so a call held through another node
-   * counts) and whether `call.transfer` would take them (`transferable`); the queues (the call's
-   * own number first, then those QUEUES_FILE or the admin's queues name) with the callers
-   * waiting in each: new calls not yet answered and transferred callers nobody rings yet.
-   */
+  /** Whom `self` can transfer a call to now (`transfer.targets`; transfer-targets.ts, from every node's live calls). */
   async transferTargets(self: string, wacid?: string): Promise<TransferTargets> {
     const live = (await this.o.store.listLiveCalls()).map(fromRecord).filter((c) => c.state !== 'ended');
-    const own = wacid !== undefined ? live.find((c) => c.wacid === wacid) : undefined;
-    const busy = new Map<string, 'ringing' | 'on-call'>();
-    for (const c of live) {
-      if (c.agent === undefined || c.state === 'queued') continue;
-      busy.set(c.agent, c.state === 'ringing' ? 'ringing' : 'on-call');
-      for (const m of c.conference ?? []) busy.set(m.agent, 'on-call');
-      if (c.consult) busy.set(c.consult.target, 'on-call');
-    }
-    const table = this.o.queues.table?.();
-    const agents: TransferTargets['agents'] = [];
-    for (const v of this.board.views()) {
-      if (v.name === self || (table && !table.agents.has(v.name))) continue;
-      const s = this.board.state(v.name);
-      if (s.status === 'offline') continue;
-      const status = busy.get(v.name) ?? s.status;
-      agents.push({ name: v.name, status, ...(status === 'away' && s.reason ? { reason: s.reason } : {}), pickable: !busy.has(v.name) && this.transferable(v.name).ok });
-    }
-    agents.sort((a, b) => Number(b.pickable) - Number(a.pickable) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const ids = [...new Set([...(own ? [own.phoneId] : []), ...(this.o.queues.numbers?.() ?? [])])].filter((n) => this.hasQueue(n) || n === own?.phoneId);
-    const numberOf = (phoneId: string) => {
-      const c = own?.phoneId === phoneId ? own : live.find((x) => x.phoneId === phoneId);
-      return c ? (c.direction === 'BUSINESS_INITIATED' ? c.from : c.to) : undefined;
-    };
-    const queueOf = (c: Call) => (c.transfer && 'queue' in c.transfer.to ? c.transfer.to.queue : c.phoneId);
-    const waitingIn = (phoneId: string) =>
-      live.filter((c) => queueOf(c) === phoneId && (waiting(c) || (c.state === 'active' && c.transfer !== undefined && !c.transfer.ringing && !c.transfer.answered))).length;
-    const queues = ids.map((phoneId) => {
-      const name = table ? queueFor(table, phoneId)?.name : undefined;
-      const number = numberOf(phoneId);
-      return { phoneId, ...(name !== undefined ? { name } : {}), ...(number !== undefined ? { number } : {}), waiting: waitingIn(phoneId) };
-    });
-    return { agents, queues };
+    return transferTargetsOf({ self, wacid, live, board: this.board, queues: this.o.queues, transferable: (name) => this.transferable(name).ok, hasQueue: (phoneId) => this.hasQueue(phoneId) });
   }
 
   /** Whether `phoneId` names a queue a transfer can go to (QUEUES_FILE lists it, or every agent takes every number). */
@@ -445,11 +409,6 @@ export class Router implements RoutingPort {
       await this.route(wacid);
     }
   }
-}
-
-/** A call waiting for an agent: a new one (queued), or an anchored one whose agent is gone for good and nobody rings yet. */
-function waiting(call: Call): boolean {
-  return call.state === 'queued' || (handingOff(call) && call.nextAgent === undefined);
 }
 
 function waitsUntil(call: Call): number {
