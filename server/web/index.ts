@@ -136,6 +136,9 @@ export function createWebRoutes(o: WebOptions): Hono<AuthEnv> {
     });
   }
   app.get('/login', (c) => serve(c, '/login'));
+  // The login form posts here only when its script has not taken it over (still loading, or
+  // not run): back to the page, the body unread (the password is never in a URL or a log).
+  app.post('/login', (c) => c.redirect(`/login${new URL(c.req.url).search}`, 303));
   app.get('/assets/*', (c) => serve(c, c.req.path));
 
   return app;

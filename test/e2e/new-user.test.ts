@@ -55,6 +55,29 @@ interface HookState {
 const hook = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { state(): HookState } }).__switchboard.state());
 
 describe('what a new user hits, fixed', () => {
+  it('Log in pressed while the page still loads its language logs in, and the password never goes into a URL', async () => {
+    await suite.startBridge({ agents: ['agent1'] });
+    const ctx = await suite.newContext({ viewport: DESKTOP });
+    const page = await ctx.newPage();
+    // The language catalogue held back: a slow network, the moment a quick user (or a password
+    // manager) presses Log in. The old page added its submit handler only after the catalogue.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/assets/i18n/*.json', async (route) => {
+      await held;
+      await route.continue();
+    });
+    const urls: string[] = [];
+    page.on('request', (r) => urls.push(r.url()));
+    await page.goto(`${suite.bridge.url}/login`);
+    await page.getByTestId('login-name').fill('agent1');
+    await page.getByTestId('login-password').fill(PASSWORD);
+    await page.getByTestId('login-submit').click();
+    await page.waitForURL(`${suite.bridge.url}/`, { timeout: 15_000 });
+    release();
+    expect(urls.filter((u) => u.includes(encodeURIComponent(PASSWORD)) || u.includes(PASSWORD.replace(/ /g, '+')))).toEqual([]);
+  }, 60_000);
+
   it('after the check passes, the "cannot ring yet" banner goes, and it names the button as labelled', async () => {
     await suite.startBridge({ agents: ['agent1'] });
     const page = await agentPage('agent1');

@@ -5,8 +5,6 @@ import { el } from '../dom.ts';
 import { t } from '../i18n/index.ts';
 import { startLanguage } from '../language.ts';
 
-await startLanguage().catch(() => undefined); // English markup stays if the catalogue cannot load
-
 const form = el<HTMLFormElement>('login-form');
 const name = el<HTMLInputElement>('login-name');
 const password = el<HTMLInputElement>('login-password');
@@ -57,3 +55,7 @@ form.addEventListener('submit', async (e) => {
     submit.disabled = false;
   }
 });
+
+// After the form is ours: a Log in pressed while the catalogue loads must not submit the form
+// natively (a reload that lost what was typed). English markup stays if the catalogue cannot load.
+await startLanguage().catch(() => undefined);
