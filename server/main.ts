@@ -160,6 +160,9 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
   if (janus) {
     config = withDemoAnchor(config, janus.url);
     cleanups.push(() => janus.close());
+    // Whatever way this process ends (a second Ctrl-C, a failed start), its private Janus
+    // ends with it: full test runs left one orphaned Janus behind each.
+    process.once('exit', () => janus.kill('SIGKILL'));
   }
 
   let shuttingDown = false;
