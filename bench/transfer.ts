@@ -36,9 +36,10 @@ async function heard(rig: RunningRig, wacid: string, who: AgentName | 'music', s
   }
 }
 
-async function request(c: ProtocolClient, msg: Record<string, unknown>): Promise<void> {
-  const r = await c.request(msg as never);
-  if (r.type !== 'ack') throw new Error(`${String(msg.type)}: ${JSON.stringify(r)}`);
+/** A request the bench needs acknowledged (anything else stops it, saying what came back). */
+async function request(c: ProtocolClient, msg: Parameters<ProtocolClient['request']>[0]): Promise<void> {
+  const r = await c.request(msg);
+  if (r.type !== 'ack') throw new Error(`${msg.type}: ${JSON.stringify(r)}`);
 }
 
 const rig = await startTransferRig();
