@@ -8,8 +8,9 @@ import { parseEvent } from '../../shared/events.ts';
 import { createLogger } from '../log/logger.ts';
 import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
+import { noService } from '../../test/support/service-calls.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
-import type { CallBusEvents } from './ports.ts';
+import type { CallBusEvents, ServiceCalls } from './ports.ts';
 import { toRecord } from './record.ts';
 import { TransferTargets, type ServerMsg } from '../../shared/protocol.ts';
 import { queuesFrom } from './routing.ts';
@@ -29,13 +30,6 @@ function signal(type: string, name: string, payload: Record<string, unknown>): C
   return e;
 }
 
-const noService = {
-  preAccept: async () => ({}),
-  accept: async () => ({}),
-  reject: async () => ({}),
-  terminate: async () => ({}),
-  connect: async () => ({ wacid: 'unused' }),
-} as unknown as ConstructorParameters<typeof CallEngine>[0]['calls'];
 
 describe('call engine', () => {
   it('each stored transition reaches onCommitted once, with before, after and the event; a repeat that changes nothing does not', async () => {
@@ -215,14 +209,14 @@ describe('work that runs after its event or on a timer (not awaited)', () => {
     const store = new FailingStore();
     let accepted!: () => void;
     const acceptSent = new Promise<void>((r) => (accepted = r));
-    const calls = {
+    const calls: ServiceCalls = {
       ...noService,
       accept: async () => {
         store.down = true;
         accepted();
-        return {};
+        return { wacid: 'wacid.fx', success: true };
       },
-    } as unknown as typeof noService;
+    };
     const { warnings, unhandled } = await watching(async ({ log: spy }) => {
       const engine = new CallEngine({ store, calls, hub: new Hub(log), log: spy });
       engines.push(engine);
@@ -260,14 +254,14 @@ describe('work that runs after its event or on a timer (not awaited)', () => {
 describe('a reject or terminate never overlaps the one sent before it', () => {
   it('it gives up before its retry is due, and no retry goes while one is still in flight from this node', async () => {
     const sent: Array<{ at: number; deadline: number | undefined }> = [];
-    const calls = {
+    const calls: ServiceCalls = {
       ...noService,
       // The Service never answers, and this fake ignores the deadline: only the guard stops a second.
-      reject: (_ref: unknown, opts?: { deadline?: number }) => {
+      reject: (_ref, opts) => {
         sent.push({ at: Date.now(), deadline: opts?.deadline });
         return new Promise(() => {});
       },
-    } as unknown as typeof noService;
+    };
     const { warnings } = await watching(async ({ log: spy }) => {
       const engine = new CallEngine({ store: new MemoryStore(), calls, hub: new Hub(log), log: spy, policy: { terminateRetryMs: 300 } });
       engines.push(engine);

@@ -11,6 +11,7 @@ import { loadConfig } from '../config/config.ts';
 import { createLogger } from '../log/logger.ts';
 import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
+import { noService } from '../../test/support/service-calls.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent, type Wrapup } from './engine.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -19,13 +20,6 @@ afterEach(() => {
   for (const e of engines.splice(0)) e.close();
 });
 
-const noService = {
-  preAccept: async () => ({}),
-  accept: async () => ({}),
-  reject: async () => ({}),
-  terminate: async () => ({}),
-  connect: async () => ({ wacid: 'unused' }),
-} as unknown as ConstructorParameters<typeof CallEngine>[0]['calls'];
 
 function signal(type: string, name: string, payload: Record<string, unknown>): CallSignalEvent {
   const e = parseEvent({ id: `evt_${type}_${String(payload.wacid)}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [name]: payload });
