@@ -6,6 +6,7 @@ import { BadRequestError } from '../service/errors.ts';
 import { refusal } from './serviceRequests.ts';
 import { toCallEvent, view } from './engine.ts';
 import { transition, type Call } from './lifecycle.ts';
+import { signal } from '../../test/support/service-calls.ts';
 
 const base: AgentFacts = { name: 'a1', presence: 'available', connected: true, idleSince: 0, wrapUntil: 0, elsewhere: new Set() };
 
@@ -54,10 +55,7 @@ describe('a failed call in words', () => {
   });
 
   it('a terminate with a 138xxx error reaches call.state with errorCode and the words', () => {
-    const ev = toCallEvent(
-      { type: 'chat.call.terminate', payload: { wacid: 'w1', status: 'FAILED', errors: [{ code: 138023, message: 'no media' }] } } as unknown as Parameters<typeof toCallEvent>[0],
-      5_000,
-    );
+    const ev = toCallEvent(signal('chat.call.terminate', 'callingTerminate', { wacid: 'w1', status: 'FAILED', errors: [{ code: 138023, message: 'no media' }] }), 5_000);
     const active: Call = { wacid: 'w1', phoneId: 'p', direction: 'USER_INITIATED', from: '+1555', to: '+1666', state: 'active', createdAt: 0, offeredTo: ['a1'], declined: [], agent: 'a1', startedAt: 1_000 };
     const ended = transition(active, ev).call!;
     expect(view(ended)).toMatchObject({ state: 'ended', result: 'FAILED', errorCode: 138023, reason: 'The call was accepted but no audio ever flowed (138023: no media)' });
@@ -78,7 +76,7 @@ describe('a failed call in words', () => {
     expect(r).toEqual({ code: '138019', reason: 'The call could not be set up — accept refused (138019: setup failed)' });
     const answering: Call = { wacid: 'w1', phoneId: 'p', direction: 'USER_INITIATED', from: '+1555', to: '+1666', state: 'answering', createdAt: 0, offeredTo: ['a1'], declined: [], agent: 'a1' };
     const rejecting = transition(answering, { type: 'acceptRefused', wacid: 'w1', at: 10, ...r }).call!;
-    const ev = toCallEvent({ type: 'chat.call.terminate', payload: { wacid: 'w1', status: 'FAILED', reason: 'REJECTED' } } as unknown as Parameters<typeof toCallEvent>[0], 20);
+    const ev = toCallEvent(signal('chat.call.terminate', 'callingTerminate', { wacid: 'w1', status: 'FAILED', reason: 'REJECTED' }), 20);
     expect(view(transition(rejecting, ev).call!)).toMatchObject({ state: 'ended', result: 'FAILED', errorCode: 138019, reason: r.reason });
   });
 });

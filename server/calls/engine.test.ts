@@ -8,7 +8,7 @@ import { parseEvent } from '../../shared/events.ts';
 import { createLogger } from '../log/logger.ts';
 import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
-import { noService } from '../../test/support/service-calls.ts';
+import { noService, signal } from '../../test/support/service-calls.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
 import type { CallBusEvents, ServiceCalls } from './ports.ts';
 import { toRecord } from './record.ts';
@@ -23,12 +23,6 @@ afterEach(() => {
   for (const e of engines.splice(0)) e.close();
 });
 
-/** A call signaling event as the workers hand it on (parsed and validated once). */
-function signal(type: string, name: string, payload: Record<string, unknown>): CallSignalEvent {
-  const e = parseEvent({ id: `evt_${type}_${payload.wacid}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [name]: payload });
-  if (!e.known || !isCallSignal(e)) throw new Error(`not a call signal: ${type}`);
-  return e;
-}
 
 
 describe('call engine', () => {
@@ -399,7 +393,7 @@ describe('transfer.targets', () => {
     online('t3', false);
     const t1 = online('t1', false);
     await engine.request(t1, { type: 'transfer.targets', id: 'r1', wacid: 'wacid.t-own' });
-    const ack = sent.get('t1')!.find((m) => m.type === 'ack' && m.id === 'r1') as unknown as TransferTargets;
+    const ack = sent.get('t1')!.find((m) => m.type === 'ack' && m.id === 'r1');
     expect(TransferTargets.parse(ack)).toEqual({
       agents: [
         { name: 't2', status: 'available', pickable: true },

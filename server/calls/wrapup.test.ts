@@ -11,7 +11,7 @@ import { loadConfig } from '../config/config.ts';
 import { createLogger } from '../log/logger.ts';
 import { Hub, type Conn } from '../push/hub.ts';
 import { MemoryStore } from '../store/memory.ts';
-import { noService } from '../../test/support/service-calls.ts';
+import { noService, signal } from '../../test/support/service-calls.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent, type Wrapup } from './engine.ts';
 
 const log = createLogger({ level: 'silent' });
@@ -21,11 +21,6 @@ afterEach(() => {
 });
 
 
-function signal(type: string, name: string, payload: Record<string, unknown>): CallSignalEvent {
-  const e = parseEvent({ id: `evt_${type}_${String(payload.wacid)}`, type, apiVersion: 'v2', createTime: new Date().toISOString(), [name]: payload });
-  if (!e.known || !isCallSignal(e)) throw new Error(`not a call signal: ${type}`);
-  return e;
-}
 type Frame = Record<string, unknown> & { type: string };
 function agentConn(name: string): Conn & { frames: Frame[] } {
   const frames: Frame[] = [];

@@ -157,7 +157,7 @@ describe.each([
     const writer = new HistoryWriter({ queue, store: new HistoryStore(db), blockMs: 100 });
     open.push(db, queue, { close: () => writer.stop() });
     writer.start();
-    queue.enqueue({ type: 'call', wacid: `${tag}-bad` } as unknown as HistoryFact, ...factsOf(tag, 1));
+    queue.enqueue({ type: 'call', wacid: `${tag}-bad` } as HistoryFact, ...factsOf(tag, 1));
     await until('history condition', async () => (await writer.lag()).pending === 0, 10_000);
     expect(writer.status().invalid).toBe(1);
     expect(await counts(tag)).toEqual({ calls: 1, answered: 1, timeline: 2, media: 1 });

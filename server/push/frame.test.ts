@@ -5,6 +5,7 @@
 import type { AddressInfo, Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
+import { socketOf } from '../ops/internals.ts';
 import { FrameCache, textFrame } from './frame.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -30,7 +31,7 @@ async function pair(): Promise<{ socket: Socket; server: WebSocket; received: st
   await new Promise((r) => client.once('open', r));
   const server = await serverSide;
   return {
-    socket: (server as unknown as { _socket: Socket })._socket,
+    socket: socketOf(server)!,
     server,
     received,
     next: (n) =>
