@@ -189,10 +189,10 @@ async function engineShare(redisUrl?: string, history?: HistoryKind): Promise<{ 
     if (event.type === 'chat.call.connect') started.set(event.payload.wacid, performance.now());
     return handle(event, receivedAt);
   };
-  const hub = b.sb.hub as unknown as { toUser(n: string, m: { type: string; wacid?: string }, x?: string): void };
+  const hub = b.sb.hub;
   const toUser = hub.toUser.bind(hub);
   hub.toUser = (n, m, x) => {
-    if (m.type === 'call.offered' && m.wacid && started.has(m.wacid)) share.push(performance.now() - started.get(m.wacid)!);
+    if (m.type === 'call.offered' && started.has(m.wacid)) share.push(performance.now() - started.get(m.wacid)!);
     toUser(n, m, x);
   };
   try {
