@@ -26,6 +26,7 @@ import { PASSWORD, agentClient, fakeConnect, until } from '../test/e2e/harness.t
 import { createTestDatabase } from '../test/support/postgres.ts';
 import { freePort, startRedis } from '../test/support/redis.ts';
 import { figure } from './figures.ts';
+import { pct } from './stats.ts';
 
 interface FloodData {
   url: string;
@@ -75,11 +76,6 @@ async function flood({ url, secret, rate }: FloodData): Promise<void> {
   await Promise.all(inFlight);
   process.stdout.write(`${JSON.stringify({ sent, refused, seconds: (Date.now() - t0) / 1000 })}\n`);
 }
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
-};
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { seconds: { type: 'string', default: '30' }, rate: { type: 'string', default: '500' } }, strict: false, allowPositionals: true });

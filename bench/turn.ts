@@ -17,14 +17,10 @@ import { PASSWORD, emulatorRequest, sleep, startBridge, type Bridge } from '../t
 import { launchChromium } from '../test/support/chromium.ts';
 import { startTurn } from '../test/support/coturn.ts';
 import { figure } from './figures.ts';
+import { pct } from './stats.ts';
 
 const { values: args } = parseArgs({ options: { calls: { type: 'string', default: '20' } } });
 const CALLS = Number(args.calls);
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-};
 
 async function agentPage(browser: Awaited<ReturnType<typeof launchChromium>>, b: Bridge): Promise<Page> {
   const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });

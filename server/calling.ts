@@ -18,7 +18,7 @@ import type { MediaHistory } from './archive/feature.ts';
 import { saveVoicemail, VOICEMAIL_SPOOL } from './archive/voicemail.ts';
 import type { AuditService } from './audit/index.ts';
 import { wireMessaging, type CallbackHook, type MessagingWiring } from './callbacks/wire.ts';
-import type { CallBusEvents, VoicemailSettings } from './calls/apply.ts';
+import type { CallBusEvents, VoicemailSettings } from './calls/ports.ts';
 import { CallEngine, type CallSignalEvent, type Wrapup } from './calls/engine.ts';
 import { loadQueues } from './calls/routing.ts';
 import type { Config } from './config/config.ts';

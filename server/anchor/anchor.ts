@@ -18,7 +18,8 @@ import { randomInt } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log/logger.ts';
-import { JanusError, JanusServer, type JanusMessage } from './janus.ts';
+import { JanusError, type JanusMessage, type JanusServer } from './janus.ts';
+import { JanusPool } from './pool.ts';
 
 /** Where a call's room is: named on the call record, so any node can find and destroy it. */
 export interface RoomRef {
@@ -68,23 +69,14 @@ interface Leg {
   consult?: number | undefined;
 }
 
-/** How much a Janus carries now: rooms and participants (what `list` says, every node's calls included). */
-interface Load {
-  server: JanusServer;
-  rooms: number;
-  participants: number;
-}
-
 export class MediaAnchor {
-  private readonly servers = new Map<string, JanusServer>();
-  /** Control handles (room create / destroy / list), one per server. */
-  private readonly control = new Map<string, number>();
-  private readonly connecting = new Map<string, Promise<JanusServer | undefined>>();
+  private readonly pool: JanusPool;
   private readonly legs = new Map<string, Leg>();
-  private closed = false;
   private readonly lostListeners: Array<(url: string, reason: string) => void> = [];
 
-  constructor(private readonly o: AnchorOptions) {}
+  constructor(private readonly o: AnchorOptions) {
+    this.pool = new JanusPool({ urls: o.urls, apiSecret: o.apiSecret, log: o.log, lostAfterMs: o.lostAfterMs, onLost: (url, reason) => this.lost(url, reason) });
+  }
 
   /**
    * `listener` learns of a Janus lost for good (killed, restarted, unreachable past its
@@ -101,71 +93,17 @@ export class MediaAnchor {
 
   /** Every Janus of JANUS_URLS that does not answer now (readiness names them). */
   unreachable(): string[] {
-    const up = new Set(this.reachable());
-    return this.o.urls.filter((u) => !up.has(u));
+    return this.pool.unreachable();
   }
 
   /** Connects to every Janus; one that does not answer is tried again when a call needs one. */
   async start(): Promise<void> {
-    await Promise.all(this.o.urls.map((u) => this.server(u)));
+    await this.pool.start();
   }
 
   /** Reachable Janus servers now (readiness). */
   reachable(): string[] {
-    return [...this.servers.values()].filter((s) => s.up).map((s) => s.url);
-  }
-
-  private server(url: string): Promise<JanusServer | undefined> {
-    const have = this.servers.get(url);
-    // Up, or reconnecting to claim its session (its calls' legs live in it): never replaced then.
-    if (have && !have.gone) return Promise.resolve(have.up ? have : undefined);
-    const pending = this.connecting.get(url);
-    if (pending) return pending;
-    const p = (async () => {
-      try {
-        have?.close();
-        const s = await JanusServer.connect({ url, apiSecret: this.o.apiSecret, log: this.o.log, ...(this.o.lostAfterMs !== undefined ? { lostAfterMs: this.o.lostAfterMs } : {}), onLost: (reason) => this.lost(url, reason) });
-        const control = await s.attach();
-        if (this.closed) {
-          s.close();
-          return undefined;
-        }
-        this.servers.set(url, s);
-        this.control.set(url, control);
-        this.o.log.info({ janus: url }, 'janus connected');
-        return s;
-      } catch (err) {
-        this.o.log.warn({ janus: url, err: (err as Error).message }, 'janus not reachable');
-        return undefined;
-      } finally {
-        this.connecting.delete(url);
-      }
-    })();
-    this.connecting.set(url, p);
-    return p;
-  }
-
-  private async load(url: string): Promise<Load | undefined> {
-    const server = await this.server(url);
-    const control = this.control.get(url);
-    if (!server || control === undefined) return undefined;
-    try {
-      const r = await server.message(control, { request: 'list' }, undefined);
-      const list = (r.plugindata?.data.list ?? []) as Array<{ num_participants?: number }>;
-      return { server, rooms: list.length, participants: list.reduce((n, x) => n + (x.num_participants ?? 0), 0) };
-    } catch (err) {
-      this.o.log.warn({ janus: url, err: (err as Error).message }, 'janus did not list its rooms');
-      return undefined;
-    }
-  }
-
-  /** The least loaded reachable Janus (fewest participants, then fewest rooms, then the order of JANUS_URLS). */
-  private async pick(): Promise<JanusServer> {
-    const loads = (await Promise.all(this.o.urls.map((u) => this.load(u)))).filter((l): l is Load => l !== undefined);
-    loads.sort((a, b) => a.participants - b.participants || a.rooms - b.rooms);
-    const best = loads[0];
-    if (!best) throw new JanusError('DISCONNECTED', 'no Janus server of JANUS_URLS is reachable');
-    return best.server;
+    return this.pool.reachable();
   }
 
   /** A room for the call on the least loaded reachable Janus (no legs yet). */
@@ -194,7 +132,7 @@ export class MediaAnchor {
   private async legOf(wacid: string, where?: RoomRef): Promise<Leg> {
     let leg = this.legs.get(wacid);
     if (!leg && where && this.o.urls.includes(where.janus)) {
-      const server = await this.server(where.janus);
+      const server = await this.pool.server(where.janus);
       if (server) this.legs.set(wacid, (leg = { server, room: where.room, caller: undefined, agents: new Map() }));
     }
     if (!leg) throw new Error(`call ${wacid} has no room reachable from this node`);
@@ -230,8 +168,8 @@ export class MediaAnchor {
   private async createRoom(wacid: string): Promise<Leg> {
     const existing = this.legs.get(wacid);
     if (existing) throw new Error(`call ${wacid} already has a room (${existing.room})`);
-    const server = await this.pick();
-    const control = this.control.get(server.url)!;
+    const server = await this.pool.pick();
+    const control = this.pool.controlOf(server.url)!;
     for (let tries = 0; ; tries++) {
       const room = randomInt(1, 2 ** 47);
       try {
@@ -298,7 +236,7 @@ export class MediaAnchor {
   async openConsult(wacid: string, where?: RoomRef): Promise<number> {
     const leg = await this.legOf(wacid, where);
     if (leg.consult !== undefined) return leg.consult;
-    const control = this.control.get(leg.server.url);
+    const control = this.pool.controlOf(leg.server.url);
     if (control === undefined) throw new Error(`janus ${leg.server.url} is not connected`);
     const room = randomInt(1, 2 ** 47);
     await leg.server.message(control, { request: 'create', room, description: `${ROOM_TAG}${wacid}${CONSULT_TAG}`.slice(0, 128), sampling_rate: 48000, default_prebuffering: this.o.prebuffering ?? 2, permanent: false });
@@ -328,8 +266,8 @@ export class MediaAnchor {
   async rooms(): Promise<Array<RoomRef & { wacid: string }>> {
     const out: Array<RoomRef & { wacid: string }> = [];
     for (const url of this.o.urls) {
-      const server = await this.server(url);
-      const control = this.control.get(url);
+      const server = await this.pool.server(url);
+      const control = this.pool.controlOf(url);
       if (!server || control === undefined) continue;
       const r = await server.message(control, { request: 'list' }).catch(() => undefined);
       for (const x of (r?.plugindata?.data.list ?? []) as Array<{ room: number; description?: string }>) {
@@ -363,8 +301,8 @@ export class MediaAnchor {
 
   private async destroy(url: string, room: number, wacid: string): Promise<void> {
     if (!this.o.urls.includes(url)) return;
-    const server = await this.server(url);
-    const control = this.control.get(url);
+    const server = await this.pool.server(url);
+    const control = this.pool.controlOf(url);
     if (!server || control === undefined) return;
     try {
       await server.message(control, { request: 'destroy', room, permanent: false });
@@ -380,8 +318,8 @@ export class MediaAnchor {
     const url = leg?.server.url ?? where?.janus;
     const room = leg?.room ?? where?.room;
     if (url === undefined || room === undefined || !this.o.urls.includes(url)) throw new Error(`call ${wacid} has no room`);
-    const server = await this.server(url);
-    const control = this.control.get(url);
+    const server = await this.pool.server(url);
+    const control = this.pool.controlOf(url);
     if (!server || control === undefined) throw new JanusError('DISCONNECTED', `${url}: not reachable`);
     return { server, control, room };
   }
@@ -486,8 +424,6 @@ export class MediaAnchor {
 
   /** Closes every connection (rooms stay until their calls' ends destroy them, or Janus's reclaim timeout). Safe twice. */
   close(): void {
-    this.closed = true;
-    for (const s of this.servers.values()) s.close();
-    this.servers.clear();
+    this.pool.close();
   }
 }

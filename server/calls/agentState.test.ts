@@ -3,7 +3,7 @@ import { callErrorReason, describeCallError } from '../../shared/callErrors.ts';
 import { AgentBoard } from './agents.ts';
 import { deriveAgentState, MISSED_A_CALL, type AgentFacts } from './agentState.ts';
 import { BadRequestError } from '../service/errors.ts';
-import { refusal } from './apply.ts';
+import { refusal } from './serviceRequests.ts';
 import { toCallEvent, view } from './engine.ts';
 import { transition, type Call } from './lifecycle.ts';
 

@@ -20,7 +20,9 @@ import type { CallRecord, Store } from '../store/store.ts';
 import { AgentBoard } from './agents.ts';
 import type { QueueAudioSetting } from '../config/queueAudio.ts';
 import { queueMedia } from './queueMedia.ts';
-import { Applier, fromRecord, type AnchorPort, type Committed, type ServiceCalls, type VoicemailSettings } from './apply.ts';
+import { Applier } from './apply.ts';
+import type { AnchorPort, Committed, ServiceCalls, VoicemailSettings } from './ports.ts';
+import { fromRecord } from './record.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
@@ -29,7 +31,7 @@ import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
 import { welcome } from './views.ts';
 
-export type { ServiceCalls } from './apply.ts';
+export type { ServiceCalls } from './ports.ts';
 export type { Wrapup } from './requests.ts';
 export { offered, view } from './views.ts';
 

@@ -11,7 +11,7 @@ import { MAX_SPOKEN_POSITION, positionFile } from '../anchor/sounds.ts';
 import type { QueueAudioSetting } from '../config/queueAudio.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
-import { fromRecord } from './apply.ts';
+import { fromRecord } from './record.ts';
 import { queuePlace, type QueueMedia } from './queueAudio.ts';
 
 /** The announcement id of the greeting in a room. */

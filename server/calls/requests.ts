@@ -11,7 +11,9 @@ import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
 import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
-import { fromRecord, refusal, type AnchorPort, type ServiceCalls } from './apply.ts';
+import type { AnchorPort, ServiceCalls } from './ports.ts';
+import { fromRecord } from './record.ts';
+import { refusal } from './serviceRequests.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import type { Router } from './router.ts';
 

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import type { CallBusEvents } from '../calls/apply.ts';
+import type { CallBusEvents } from '../calls/ports.ts';
 import { Bus } from '../events/bus.ts';
 import { installFeatures, type Feature } from './feature.ts';
 

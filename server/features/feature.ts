@@ -17,7 +17,7 @@
  * feature (`wallboardFeature(...)`), so the wiring shows it.
  */
 import type { Env, Hono } from 'hono';
-import type { CallBusEvents } from '../calls/apply.ts';
+import type { CallBusEvents } from '../calls/ports.ts';
 import type { Bus } from '../events/bus.ts';
 import type { HandlerRegistry } from '../events/handlers.ts';
 import type { Logger } from '../log/logger.ts';

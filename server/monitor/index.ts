@@ -33,7 +33,7 @@ import type { Conn, Hub } from '../push/hub.ts';
 import type { Store } from '../store/store.ts';
 import type { Audit } from '../audit/trail.ts';
 import type { MediaAnchor, RoomRef } from '../anchor/anchor.ts';
-import { fromRecord } from '../calls/apply.ts';
+import { fromRecord } from '../calls/record.ts';
 
 type MonitorRequest = Extract<ClientMsg, { type: 'monitor.start' | 'monitor.mode' | 'monitor.signal' }>;
 

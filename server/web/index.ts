@@ -16,7 +16,7 @@ import type { Auth, AuthEnv } from '../auth/index.ts';
 import { HttpBadGateway, HttpNotFound } from '../ops/errors.ts';
 import type { Feature } from '../features/feature.ts';
 import { view } from '../calls/views.ts';
-import { fromRecord } from '../calls/apply.ts';
+import { fromRecord } from '../calls/record.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Store } from '../store/store.ts';
 

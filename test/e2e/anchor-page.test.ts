@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fromRecord } from '../../server/calls/apply.ts';
+import { fromRecord } from '../../server/calls/record.ts';
 import type { WebAsset } from '../../server/web/index.ts';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { BED_HZ } from '../../scripts/make-hold-music.ts';

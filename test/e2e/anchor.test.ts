@@ -12,7 +12,7 @@
  * the room is destroyed when the call ends. Figures are printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromRecord } from '../../server/calls/apply.ts';
+import { fromRecord } from '../../server/calls/record.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';

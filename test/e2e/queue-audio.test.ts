@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GREETING_HZ, POSITION_HZ } from '../../server/anchor/sounds.ts';
 import { BED_HZ } from '../../scripts/make-hold-music.ts';
-import { fromRecord } from '../../server/calls/apply.ts';
+import { fromRecord } from '../../server/calls/record.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { positionId } from '../../server/calls/queueMedia.ts';

@@ -13,7 +13,7 @@
  * Quick: 3 calls on each Janus; FAULTS_SIZE=full: 20 on each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fromRecord } from '../../server/calls/apply.ts';
+import { fromRecord } from '../../server/calls/record.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from '../e2e/harness.ts';

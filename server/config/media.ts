@@ -1,0 +1,52 @@
+/** `MEDIA_MODE` and the anchor's settings: Janus servers, recovery, hold music, voicemail. */
+import { fileURLToPath } from 'node:url';
+import { read } from './schemas.ts';
+import type { Config, MediaSettings } from './types.ts';
+import { ConfigError } from './variables.ts';
+
+/** The bundled hold music (made by scripts/make-hold-music.ts; the build copies it beside the compiled server). */
+export const BUNDLED_HOLD_MUSIC = fileURLToPath(new URL('../anchor/sounds/hold.opus', import.meta.url));
+
+/** MEDIA_MODE and its Janus servers: anchor mode needs JANUS_URLS; direct mode takes none (a set one would be a mistake). */
+export function readMedia(env: Record<string, string | undefined>): MediaSettings {
+  const modeSet = read(env, 'MEDIA_MODE');
+  const mode = modeSet ?? 'direct';
+  const urls = read(env, 'JANUS_URLS');
+  const secret = read(env, 'JANUS_API_SECRET');
+  if (mode === 'anchor' && urls === undefined) throw new ConfigError('JANUS_URLS', 'is required with MEDIA_MODE=anchor (one or more Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188)');
+  if (mode === 'direct' && urls !== undefined) throw new ConfigError('JANUS_URLS', 'is only used with MEDIA_MODE=anchor');
+  if (mode === 'direct' && secret !== undefined) throw new ConfigError('JANUS_API_SECRET', 'is only used with MEDIA_MODE=anchor');
+  const recovery = read(env, 'AGENT_RECOVERY_MS');
+  if (mode === 'direct' && recovery !== undefined) throw new ConfigError('AGENT_RECOVERY_MS', 'is only used with MEDIA_MODE=anchor (in direct mode the call ends with its page)');
+  const music = read(env, 'HOLD_MUSIC_FILE');
+  if (mode === 'direct' && music !== undefined) throw new ConfigError('HOLD_MUSIC_FILE', 'is only used with MEDIA_MODE=anchor (in direct mode the page plays the hold music)');
+  const after = read(env, 'VOICEMAIL_AFTER_S');
+  const max = read(env, 'VOICEMAIL_MAX_S');
+  if (mode === 'direct' && after !== undefined) throw new ConfigError('VOICEMAIL_AFTER_S', 'is only used with MEDIA_MODE=anchor (in direct mode nobody can answer the caller to record a message: the audio ends in an agent\'s page)');
+  if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  if (after !== undefined) {
+    // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
+    const window = read(env, 'ACCEPT_WINDOW_MS') ?? 30_000;
+    if (after * 1000 > window - VOICEMAIL_MARGIN_MS) {
+      throw new ConfigError('VOICEMAIL_AFTER_S', `must leave ${VOICEMAIL_MARGIN_MS / 1000} s of the accept window (ACCEPT_WINDOW_MS=${window}) to answer the caller: at most ${Math.floor((window - VOICEMAIL_MARGIN_MS) / 1000)}`);
+    }
+  }
+  return Object.freeze({
+    mode,
+    modeSet: modeSet !== undefined,
+    janusUrls: Object.freeze(urls ?? []),
+    janusApiSecret: secret,
+    agentRecoveryMs: recovery ?? 20_000,
+    holdMusicFile: music ?? BUNDLED_HOLD_MUSIC,
+    voicemailAfterMs: after !== undefined ? after * 1000 : undefined,
+    voicemailMaxMs: (max ?? 120) * 1000,
+  });
+}
+
+/** VOICEMAIL_AFTER_S leaves at least this much of the accept window: the bridge joins the caller and accepts before the call would be refused (3 s before the window closes). */
+export const VOICEMAIL_MARGIN_MS = 5_000;
+
+/** Demo mode with a private Janus (a `janus` binary on the PATH, MEDIA_MODE unset): anchor mode on it. Returns a new frozen config. */
+export function withDemoAnchor(config: Config, janusUrl: string): Config {
+  return Object.freeze({ ...config, media: Object.freeze({ ...config.media, mode: 'anchor' as const, janusUrls: Object.freeze([janusUrl]) }) });
+}
