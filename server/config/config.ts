@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { FollowupSettingError, parseFollowupSetting, type FollowupSetting } from './followup.ts';
 import { HoursFileError, parseHoursFile, type HoursTable } from './hours.ts';
 import { diskFiles, parseQueueAudioFile, QueueAudioFileError, type QueueAudioTable } from './queueAudio.ts';
+import { parseVoicemailAfter, VoicemailAfterError, type VoicemailAfterTable } from './voicemail.ts';
 
 /** How old a webhook's signature timestamp may be (the Service's rule); webhooks/signature.ts checks it. */
 export const SIGNATURE_TOLERANCE_S = 300;
@@ -157,12 +158,13 @@ export interface MediaSettings {
   readonly holdMusicFile: string;
   /**
    * Voicemail (anchor mode only; direct mode cannot record a caller nobody answered):
-   * `VOICEMAIL_AFTER_S` — an inbound call no agent answered within this many seconds is answered
-   * by the bridge, the caller hears the prompt and leaves a message; undefined: off (the call
-   * rings until the accept window closes, as before). Out of hours the caller always hears the
+   * `VOICEMAIL_AFTER_S` — an inbound call no agent answered within this many seconds (for every
+   * number, or per number: server/config/voicemail.ts) is answered by the bridge, the caller
+   * hears the prompt and leaves a message; undefined: off (the call rings until the accept
+   * window closes, as before). Out of hours the caller always hears the
    * closed greeting, then the prompt. `VOICEMAIL_MAX_S`: the longest message (default 120 s).
    */
-  readonly voicemailAfterMs: number | undefined;
+  readonly voicemailAfter: VoicemailAfterTable | undefined;
   readonly voicemailMaxMs: number;
 }
 
@@ -470,7 +472,7 @@ const schemas = {
     return urls;
   }),
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
-  VOICEMAIL_AFTER_S: intIn(1, 59),
+  VOICEMAIL_AFTER_S: nonEmpty('an integer from 1 to 59 (seconds), or per number: +15550100001=20,*=30'),
   VOICEMAIL_MAX_S: intIn(5, 600),
   HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   QUEUE_AUDIO_FILE: nonEmpty('a path to the queue audio JSON file'),
@@ -636,11 +638,14 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   const max = read(env, 'VOICEMAIL_MAX_S');
   if (mode === 'direct' && after !== undefined) throw new ConfigError('VOICEMAIL_AFTER_S', 'is only used with MEDIA_MODE=anchor (in direct mode nobody can answer the caller to record a message: the audio ends in an agent\'s page)');
   if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  let voicemailAfter: VoicemailAfterTable | undefined;
   if (after !== undefined) {
     // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
-    const window = read(env, 'ACCEPT_WINDOW_MS') ?? 30_000;
-    if (after * 1000 > window - VOICEMAIL_MARGIN_MS) {
-      throw new ConfigError('VOICEMAIL_AFTER_S', `must leave ${VOICEMAIL_MARGIN_MS / 1000} s of the accept window (ACCEPT_WINDOW_MS=${window}) to answer the caller: at most ${Math.floor((window - VOICEMAIL_MARGIN_MS) / 1000)}`);
+    try {
+      voicemailAfter = parseVoicemailAfter(after, read(env, 'ACCEPT_WINDOW_MS') ?? 30_000, VOICEMAIL_MARGIN_MS);
+    } catch (err) {
+      if (err instanceof VoicemailAfterError) throw new ConfigError('VOICEMAIL_AFTER_S', err.message);
+      throw err;
     }
   }
   return Object.freeze({
@@ -650,7 +655,7 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
     janusApiSecret: secret,
     agentRecoveryMs: recovery ?? 20_000,
     holdMusicFile: music ?? BUNDLED_HOLD_MUSIC,
-    voicemailAfterMs: after !== undefined ? after * 1000 : undefined,
+    voicemailAfter,
     voicemailMaxMs: (max ?? 120) * 1000,
   });
 }
@@ -733,7 +738,11 @@ export function describeConfig(config: Config): Record<string, unknown> {
     metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
     databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
     sso: config.sso && { ...config.sso, clientSecret: '[redacted]' },
-    media: config.media && { ...config.media, janusApiSecret: config.media.janusApiSecret === undefined ? undefined : '[redacted]' },
+    media: config.media && {
+      ...config.media,
+      janusApiSecret: config.media.janusApiSecret === undefined ? undefined : '[redacted]',
+      voicemailAfter: config.media.voicemailAfter && Object.fromEntries([...config.media.voicemailAfter].map(([n, ms]) => [n, ms === null ? 'off' : `${ms / 1000} s`])),
+    },
     ice: config.ice && {
       ...config.ice,
       turnAuth:
