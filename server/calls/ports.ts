@@ -43,8 +43,8 @@ export type AnchorPort = Pick<
  * when an unanswered call goes to it, and where a message goes (the archive, by the wiring).
  */
 export interface VoicemailSettings {
-  /** VOICEMAIL_AFTER_S in ms; undefined: only out of hours. */
-  afterMs?: number | undefined;
+  /** VOICEMAIL_AFTER_S in ms for a call's number (server/config/voicemail.ts); undefined: only out of hours. */
+  afterMs?: ((phoneId: string, businessNumber: string) => number | undefined) | undefined;
   maxMs: number;
   promptFile: string;
   promptMs: number;

@@ -198,7 +198,7 @@ const schemas = {
     return urls;
   }),
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
-  VOICEMAIL_AFTER_S: intIn(1, 59),
+  VOICEMAIL_AFTER_S: nonEmpty('an integer from 1 to 59 (seconds), or per number: +15550100001=20,*=30'),
   VOICEMAIL_MAX_S: intIn(5, 600),
   HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   QUEUE_AUDIO_FILE: nonEmpty('a path to the queue audio JSON file'),
