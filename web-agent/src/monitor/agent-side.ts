@@ -44,8 +44,6 @@ export interface AgentMonitorOptions extends MonitorBaseOptions {
 
 interface Graph {
   caller: MediaStreamAudioSourceNode;
-  /** Keeps the caller's remote track flowing into WebAudio (keepFlowing), whatever the page's own element does. */
-  callerHolder: HTMLAudioElement;
   mic: MediaStreamAudioSourceNode | undefined;
   /** caller + mic → the supervisor. */
   toSupervisor: MediaStreamAudioDestinationNode;
@@ -80,7 +78,7 @@ export class AgentMonitor extends MonitorBase {
     supervisorToCaller.connect(toCaller);
     const agentOut = ctx.createMediaStreamDestination();
     supervisorToAgent.connect(agentOut);
-    this.graph = { caller, callerHolder: keepFlowing(call.callerTrack), mic: undefined, toSupervisor, toCaller, supervisorToAgent, supervisorToCaller, agentOut };
+    this.graph = { caller, mic: undefined, toSupervisor, toCaller, supervisorToAgent, supervisorToCaller, agentOut };
     this.connectMic(this.micTrack);
     this.heard = new EnergyMeter(ctx, supervisorToAgent);
     if (o.audioEl) {
@@ -208,7 +206,6 @@ export class AgentMonitor extends MonitorBase {
     const g = this.graph;
     for (const node of [g.caller, g.mic, g.supervisor?.source, g.supervisorToAgent, g.supervisorToCaller]) node?.disconnect();
     if (g.supervisor) g.supervisor.holder.srcObject = null;
-    g.callerHolder.srcObject = null;
     for (const t of [...g.toSupervisor.stream.getTracks(), ...g.toCaller.stream.getTracks(), ...g.agentOut.stream.getTracks()]) t.stop();
     this.heard.close();
     if (this.o.audioEl) this.o.audioEl.srcObject = null;
