@@ -25,6 +25,7 @@ import type { MediaAnchor } from '../anchor/anchor.ts';
 import { readFile, unlink } from 'node:fs/promises';
 import { mjrToOgg } from '../anchor/mjr.ts';
 import type { QueueMedia } from './queueAudio.ts';
+import { watchSilence } from './voicemail-silence.ts';
 
 export type ServiceCalls = Pick<Calls, 'preAccept' | 'accept' | 'reject' | 'terminate' | 'connect'>;
 
@@ -67,6 +68,8 @@ export interface VoicemailSettings {
   /** The closed greeting followed by the prompt (one file), and its length. */
   closedFile: string;
   closedMs: number;
+  /** VOICEMAIL_SILENCE_S in ms: the message ends after this long without the caller's voice (server/calls/voicemail-silence.ts); undefined: only at VOICEMAIL_MAX_S. */
+  silenceMs?: number | undefined;
   /** Keep a message (Ogg/Opus): the archive, history's media row, the call-back task's link. */
   save(wacid: string, ogg: Buffer): Promise<void>;
 }
@@ -145,6 +148,8 @@ export class Applier {
   private readonly timers = new Map<string, { at: number; t: NodeJS.Timeout }>();
   /** Rejects / terminates in flight from this node (`kind wacid`): never a second alongside. */
   private readonly signalling = new Set<string>();
+  /** Voicemail: the silence watch of each message this node records (stopped when it is saved). */
+  private readonly silenceWatches = new Map<string, () => void>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweeps = 0;
   private closed = false;
@@ -163,6 +168,8 @@ export class Applier {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const { t } of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    for (const stop of this.silenceWatches.values()) stop();
+    this.silenceWatches.clear();
   }
 
   /**
@@ -401,6 +408,8 @@ export class Applier {
         this.background('voicemailStart', call.wacid, this.voicemailStart(call, e.closed, { janus: e.janus, room: e.room }));
         return;
       case 'voicemailSave':
+        this.silenceWatches.get(call.wacid)?.();
+        this.silenceWatches.delete(call.wacid);
         // The recording stops before the room closes (the next effect), then the message is made and kept.
         // Another node holds the caller's leg (the terminate came here): destroying the room closes its recording.
         if (this.o.anchor) await (this.o.anchor.holds(call.wacid) ? this.o.anchor.stopRecordingCaller(call.wacid) : this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));
@@ -415,6 +424,22 @@ export class Applier {
     const vm = this.o.voicemail;
     if (!this.o.anchor || !vm) throw new Error('voicemail is not set up on this node');
     await this.o.anchor.recordCaller(call.wacid);
+    if (vm.silenceMs !== undefined) {
+      this.silenceWatches.get(call.wacid)?.();
+      const wacid = call.wacid;
+      const stop = watchSilence({
+        path: this.o.anchor.recordingPath(wacid),
+        leadMs: closed ? vm.closedMs : vm.promptMs,
+        silenceMs: vm.silenceMs,
+        onSilent: () => {
+          this.silenceWatches.delete(wacid);
+          this.o.log.info({ wacid }, 'voicemail: the caller is silent; the message ends');
+          this.background('voicemailSilent', wacid, this.apply({ type: 'voicemailSilent', wacid, at: this.o.now() }));
+        },
+        onError: (err) => this.o.log.warn({ wacid, err: err.message }, 'voicemail: the recording could not be measured'),
+      });
+      this.silenceWatches.set(wacid, stop);
+    }
     await this.o.anchor.playPrompt(call.wacid, closed ? vm.closedFile : vm.promptFile, where);
     this.o.log.info({ wacid: call.wacid, closed }, 'voicemail: prompt playing, recording the caller');
   }

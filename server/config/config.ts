@@ -166,6 +166,8 @@ export interface MediaSettings {
    */
   readonly voicemailAfter: VoicemailAfterTable | undefined;
   readonly voicemailMaxMs: number;
+  /** `VOICEMAIL_SILENCE_S`: the message ends after this long without the caller's voice (default 5 s). */
+  readonly voicemailSilenceMs: number;
 }
 
 /** The bundled hold music (made by scripts/make-hold-music.ts; the build copies it beside the compiled server). */
@@ -262,6 +264,7 @@ export const VARIABLES = [
   // voicemail (anchor mode)
   'VOICEMAIL_AFTER_S',
   'VOICEMAIL_MAX_S',
+  'VOICEMAIL_SILENCE_S',
   // queue audio (anchor mode)
   'QUEUE_AUDIO_FILE',
 ] as const;
@@ -474,6 +477,7 @@ const schemas = {
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
   VOICEMAIL_AFTER_S: nonEmpty('an integer from 1 to 59 (seconds), or per number: +15550100001=20,*=30'),
   VOICEMAIL_MAX_S: intIn(5, 600),
+  VOICEMAIL_SILENCE_S: intIn(1, 60),
   HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   QUEUE_AUDIO_FILE: nonEmpty('a path to the queue audio JSON file'),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),
@@ -638,6 +642,8 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
   const max = read(env, 'VOICEMAIL_MAX_S');
   if (mode === 'direct' && after !== undefined) throw new ConfigError('VOICEMAIL_AFTER_S', 'is only used with MEDIA_MODE=anchor (in direct mode nobody can answer the caller to record a message: the audio ends in an agent\'s page)');
   if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  const silence = read(env, 'VOICEMAIL_SILENCE_S');
+  if (mode === 'direct' && silence !== undefined) throw new ConfigError('VOICEMAIL_SILENCE_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
   let voicemailAfter: VoicemailAfterTable | undefined;
   if (after !== undefined) {
     // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
@@ -657,6 +663,7 @@ function readMedia(env: Record<string, string | undefined>): MediaSettings {
     holdMusicFile: music ?? BUNDLED_HOLD_MUSIC,
     voicemailAfter,
     voicemailMaxMs: (max ?? 120) * 1000,
+    voicemailSilenceMs: (silence ?? 5) * 1000,
   });
 }
 
