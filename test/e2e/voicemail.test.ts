@@ -209,9 +209,11 @@ describe('voicemail (anchor mode)', () => {
             el.load();
           }),
       );
+      // Played until past 0.3 s, waited for (8 s at most): a loaded machine starts the audio late.
       const played = await player.evaluate(async (el: HTMLAudioElement) => {
         await el.play();
-        await new Promise((r) => setTimeout(r, 1200));
+        const t0 = performance.now();
+        while (el.currentTime <= 0.3 && performance.now() - t0 < 8_000) await new Promise((r) => setTimeout(r, 100));
         el.pause();
         return el.currentTime;
       });
