@@ -179,6 +179,7 @@ export async function createCallingCore(o: SwitchboardOptions, service: ServiceP
     ? {
         afterMs: (phoneId, n) => voicemailAfterOf(config.media.voicemailAfter, phoneId, n),
         maxMs: config.media.voicemailMaxMs,
+        silenceMs: config.media.voicemailSilenceMs,
         promptFile: VOICEMAIL_PROMPT_FILE,
         promptMs: VOICEMAIL_PROMPT_MS,
         closedFile: CLOSED_GREETING_FILE,

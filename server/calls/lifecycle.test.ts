@@ -81,6 +81,7 @@ const EVENTS: Record<string, CallEvent> = {
   transfer: { type: 'transfer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r10', to: { agent: 'a2' }, note: 'billing question' },
   transferAction: { type: 'transferAction', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r11', action: 'complete' },
   consultFailed: { type: 'consultFailed', wacid: W, at: SOON, reason: 'janus said no' },
+  voicemailSilent: { type: 'voicemailSilent', wacid: W, at: SOON },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };
@@ -94,7 +95,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   none: {
     anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '=', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '=', consultFailed: '=', // no warm transfer under way
+    transferAction: '=', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -116,7 +117,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   queued: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -135,7 +136,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ringing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -154,7 +155,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   answering: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -174,7 +175,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   rejecting: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -191,7 +192,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   dialing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -211,7 +212,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   connected: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -229,7 +230,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   active: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -245,7 +246,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ending: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -262,7 +263,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ended: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',

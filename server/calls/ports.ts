@@ -51,6 +51,8 @@ export interface VoicemailSettings {
   /** The closed greeting followed by the prompt (one file), and its length. */
   closedFile: string;
   closedMs: number;
+  /** VOICEMAIL_SILENCE_S in ms: the message ends after this long without the caller's voice (server/calls/voicemail-silence.ts); undefined: only at VOICEMAIL_MAX_S. */
+  silenceMs?: number | undefined;
   /** Keep a message (Ogg/Opus): the archive, history's media row, the call-back task's link. */
   save(wacid: string, ogg: Buffer): Promise<void>;
 }

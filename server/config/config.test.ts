@@ -242,7 +242,7 @@ describe('loadConfig', () => {
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES_CLAIM', 'PASSWORD_LOGIN',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
-        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'QUEUE_AUDIO_FILE',
+        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'VOICEMAIL_SILENCE_S', 'QUEUE_AUDIO_FILE',
       ].sort(),
     );
   });
@@ -354,13 +354,13 @@ describe('loadConfig', () => {
   describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
-      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000 });
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000 });
       expect(existsSync(BUNDLED_HOLD_MUSIC)).toBe(true);
     });
 
     it('anchor mode with one or more Janus servers and the API secret', () => {
       const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
-      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000 });
+      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000 });
       expect(loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/music/hold.opus' }).media.holdMusicFile).toBe('/srv/music/hold.opus');
       expect(Object.isFrozen(c.media)).toBe(true);
     });
@@ -394,6 +394,9 @@ describe('loadConfig', () => {
       expect(failure({ ...anchor, VOICEMAIL_MAX_S: '1' })).toMatch(/^VOICEMAIL_MAX_S: must be an integer from 5 to 600/);
       expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '26' })).toBe('VOICEMAIL_AFTER_S: must leave 5 s of the accept window (ACCEPT_WINDOW_MS=30000) to answer the caller: at most 25');
       expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '25' }).media.voicemailAfter).toEqual(new Map([['*', 25_000]]));
+      expect(loadConfig({ ...anchor, VOICEMAIL_SILENCE_S: '3' }).media.voicemailSilenceMs).toBe(3_000);
+      expect(failure({ VOICEMAIL_SILENCE_S: '3' })).toMatch(/^VOICEMAIL_SILENCE_S: is only used with MEDIA_MODE=anchor/);
+      expect(failure({ ...anchor, VOICEMAIL_SILENCE_S: '0' })).toMatch(/^VOICEMAIL_SILENCE_S: must be an integer from 1 to 60/);
     });
 
     it('VOICEMAIL_AFTER_S per business number: by phone id, then number, then *; off for one; each mistake names the number', () => {

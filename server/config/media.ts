@@ -25,6 +25,8 @@ export function readMedia(env: Record<string, string | undefined>): MediaSetting
   const max = read(env, 'VOICEMAIL_MAX_S');
   if (mode === 'direct' && after !== undefined) throw new ConfigError('VOICEMAIL_AFTER_S', 'is only used with MEDIA_MODE=anchor (in direct mode nobody can answer the caller to record a message: the audio ends in an agent\'s page)');
   if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  const silence = read(env, 'VOICEMAIL_SILENCE_S');
+  if (mode === 'direct' && silence !== undefined) throw new ConfigError('VOICEMAIL_SILENCE_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
   let voicemailAfter: VoicemailAfterTable | undefined;
   if (after !== undefined) {
     // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
@@ -44,6 +46,7 @@ export function readMedia(env: Record<string, string | undefined>): MediaSetting
     holdMusicFile: music ?? BUNDLED_HOLD_MUSIC,
     voicemailAfter,
     voicemailMaxMs: (max ?? 120) * 1000,
+    voicemailSilenceMs: (silence ?? 5) * 1000,
   });
 }
 

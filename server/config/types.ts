@@ -148,6 +148,8 @@ export interface MediaSettings {
    */
   readonly voicemailAfter: VoicemailAfterTable | undefined;
   readonly voicemailMaxMs: number;
+  /** `VOICEMAIL_SILENCE_S`: the message ends after this long without the caller's voice (default 5 s). */
+  readonly voicemailSilenceMs: number;
 }
 /** How TURN credentials are made: none, minted per session from coturn's REST secret, or one static pair. */
 export type TurnAuth =
