@@ -29,6 +29,7 @@ import { factsOfMedia } from './history/recorder.ts';
 import type { History } from './history/index.ts';
 import { closedCheck } from './hours/index.ts';
 import { queueAudioOf } from './config/queueAudio.ts';
+import { voicemailAfterOf } from './config/voicemail.ts';
 import { createIceIssuer } from './ice/ice.ts';
 import type { Logger } from './log/logger.ts';
 import { Monitors } from './monitor/index.ts';
@@ -176,8 +177,9 @@ export async function createCallingCore(o: SwitchboardOptions, service: ServiceP
   // Anchor mode: voicemail (after VOICEMAIL_AFTER_S unanswered; out of hours always): messages go into the archive like recordings.
   const voicemail: VoicemailSettings | undefined = anchor
     ? {
-        afterMs: config.media.voicemailAfterMs,
+        afterMs: (phoneId, n) => voicemailAfterOf(config.media.voicemailAfter, phoneId, n),
         maxMs: config.media.voicemailMaxMs,
+        silenceMs: config.media.voicemailSilenceMs,
         promptFile: VOICEMAIL_PROMPT_FILE,
         promptMs: VOICEMAIL_PROMPT_MS,
         closedFile: CLOSED_GREETING_FILE,

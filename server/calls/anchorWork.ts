@@ -7,21 +7,53 @@ import { clip, LIMITS } from '../../shared/limits.ts';
 import { mjrToOgg } from '../anchor/mjr.ts';
 import type { Call, CallEvent } from './lifecycle.ts';
 import type { ApplierOptions } from './ports.ts';
+import { watchSilence } from './voicemail-silence.ts';
 
 /** Voicemail: the message is kept from this long before the prompt's end (the prompt starts a moment after the recording). */
 const PROMPT_SLACK_MS = 300;
 
 export class AnchorWork {
+  /** Voicemail: the silence watch of each message this node records (stopped when it is saved). */
+  private readonly silenceWatches = new Map<string, () => void>();
+
   constructor(
     private readonly o: ApplierOptions,
     private readonly apply: (event: CallEvent) => Promise<unknown>,
+    private readonly background: (what: string, wacid: string, p: Promise<unknown>) => void,
   ) {}
+
+  close(): void {
+    for (const stop of this.silenceWatches.values()) stop();
+    this.silenceWatches.clear();
+  }
+
+  /** Voicemail: stop watching a message for silence (it is being saved). */
+  stopSilenceWatch(wacid: string): void {
+    this.silenceWatches.get(wacid)?.();
+    this.silenceWatches.delete(wacid);
+  }
 
   /** Voicemail: the caller's own audio recorded (Janus, on the node that joined the caller), and the prompt played. */
   async voicemailStart(call: Call, closed: boolean, where: { janus: string; room: number }): Promise<void> {
     const vm = this.o.voicemail;
     if (!this.o.anchor || !vm) throw new Error('voicemail is not set up on this node');
     await this.o.anchor.recordCaller(call.wacid);
+    if (vm.silenceMs !== undefined) {
+      this.stopSilenceWatch(call.wacid);
+      const wacid = call.wacid;
+      const stop = watchSilence({
+        path: this.o.anchor.recordingPath(wacid),
+        leadMs: closed ? vm.closedMs : vm.promptMs,
+        silenceMs: vm.silenceMs,
+        onSilent: () => {
+          this.silenceWatches.delete(wacid);
+          this.o.log.info({ wacid }, 'voicemail: the caller is silent; the message ends');
+          this.background('voicemailSilent', wacid, this.apply({ type: 'voicemailSilent', wacid, at: this.o.now() }));
+        },
+        onError: (err) => this.o.log.warn({ wacid, err: err.message }, 'voicemail: the recording could not be measured'),
+      });
+      this.silenceWatches.set(wacid, stop);
+    }
     await this.o.anchor.playPrompt(call.wacid, closed ? vm.closedFile : vm.promptFile, where);
     this.o.log.info({ wacid: call.wacid, closed }, 'voicemail: prompt playing, recording the caller');
   }

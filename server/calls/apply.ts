@@ -45,7 +45,7 @@ export class Applier {
   private readonly requests: ServiceRequests;
 
   constructor(private readonly o: ApplierOptions) {
-    this.anchorWork = new AnchorWork(o, (event) => this.apply(event));
+    this.anchorWork = new AnchorWork(o, (event) => this.apply(event), (what, wacid, p) => this.background(what, wacid, p));
     this.requests = new ServiceRequests(o, (event) => this.apply(event));
   }
 
@@ -59,6 +59,7 @@ export class Applier {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const { t } of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    this.anchorWork.close();
   }
 
   /**
@@ -297,6 +298,7 @@ export class Applier {
         this.background('voicemailStart', call.wacid, this.anchorWork.voicemailStart(call, e.closed, { janus: e.janus, room: e.room }));
         return;
       case 'voicemailSave':
+        this.anchorWork.stopSilenceWatch(call.wacid);
         // The recording stops before the room closes (the next effect), then the message is made and kept.
         // Another node holds the caller's leg (the terminate came here): destroying the room closes its recording.
         if (this.o.anchor) await (this.o.anchor.holds(call.wacid) ? this.o.anchor.stopRecordingCaller(call.wacid) : this.o.anchor.closeRoom(call.wacid, { janus: e.janus, room: e.room }));

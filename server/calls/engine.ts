@@ -321,7 +321,10 @@ export class CallEngine {
     if (this.anchored && e.type === 'connect' && e.direction === 'USER_INITIATED') e.media = 'anchor';
     // Anchor mode: voicemail on offer (after VOICEMAIL_AFTER_S unanswered when set; out of hours always).
     const vm = this.voicemail;
-    if (vm && e.type === 'connect' && e.media === 'anchor') e.voicemail = { ...(vm.afterMs !== undefined ? { afterMs: vm.afterMs } : {}), maxMs: vm.maxMs, promptMs: vm.promptMs, closedMs: vm.closedMs };
+    if (vm && e.type === 'connect' && e.media === 'anchor') {
+      const afterMs = vm.afterMs?.(e.phoneId, e.to);
+      e.voicemail = { ...(afterMs !== undefined ? { afterMs } : {}), maxMs: vm.maxMs, promptMs: vm.promptMs, closedMs: vm.closedMs };
+    }
     // Anchor mode: the number's queue audio (the bridge answers at once: greeting, music, place in the queue).
     const qa = e.type === 'connect' && e.media === 'anchor' ? this.queueAudio?.(e.phoneId, e.to) : undefined;
     if (qa && e.type === 'connect') e.queueAudio = { greetingMs: qa.greetingMs, positionEveryMs: qa.positionEveryMs, maxWaitMs: qa.maxWaitMs };

@@ -12,7 +12,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   none: {
     anchored: '=', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '=', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '=', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '=', consultFailed: '=', // no warm transfer under way
+    transferAction: '=', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: 'queued route notify',
     connectOut: 'connected notify',
     terminate: 'ended', // tombstone, no pushes
@@ -34,7 +34,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   queued: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=',
@@ -53,7 +53,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ringing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended revoke notify',
     status: '=',
@@ -72,7 +72,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   answering: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended reply agentFree notify',
     status: '=', offer: '=',
@@ -92,7 +92,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   rejecting: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended notify',
     status: '=', offer: '=',
@@ -109,7 +109,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   dialing: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=',
     connectOut: 'connected remoteAnswer notify',
     terminate: 'ended agentFree notify',
@@ -129,7 +129,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   connected: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: 'active notify',
@@ -147,7 +147,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   active: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -163,7 +163,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ending: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: 'ended agentFree notify',
     status: '=', offer: '=',
@@ -180,7 +180,7 @@ const TABLE: Record<CallStateName | 'none', Record<keyof typeof EVENTS, string>>
   ended: {
     anchored: '= closeRoom', callerJoined: '=', anchorFailed: '=', legReady: '=', legFailed: '=', rejoin: '= reply', roomLost: '=', // direct mode: no room (one opened anyway is given back; rejoin: CONFLICT or FORBIDDEN)
     transfer: '= reply', // direct mode: CONFLICT (no room); anchor mode below
-    transferAction: '= reply', consultFailed: '=', // no warm transfer under way
+    transferAction: '= reply', consultFailed: '=', voicemailSilent: '=', // no warm transfer under way
     connectIn: '=', connectOut: '=',
     terminate: '=', // duplicate terminate
     status: '=', offer: '=',

@@ -17,7 +17,7 @@
 import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 import { queueAcceptFailed, queueAcceptOk, queueAccepted, queueAgentIn, queueAudioDue, queueJoin, queueJoined, queueRoomLost, queueTick, queueToVoicemail, QUEUE_WAIT_OVER, requeue, type QueueAudio, type QueueAudioEffect, type QueueAudioPlan } from './queueAudio.ts';
-import { startVoicemail, voicemailAccepted, voicemailDue, voicemailEnded, voicemailNextDue, voicemailTick, type Voicemail, type VoicemailEffect, type VoicemailPlan, type VoicemailStep } from './voicemail.ts';
+import { startVoicemail, voicemailAccepted, voicemailDue, voicemailEnded, voicemailNextDue, voicemailSilent, voicemailTick, type Voicemail, type VoicemailEffect, type VoicemailPlan, type VoicemailStep } from './voicemail.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
 // user-initiated: queued (nobody rings), ringing (offered to `agent` until `ringUntil`),
@@ -279,6 +279,8 @@ export type CallEvent =
   | (At & { type: 'transferAction'; agent: string; conn: string; reqId: string; action: 'complete' | 'cancel' | 'conference' })
   /** Anchor mode: the consult room could not be made (or the holder not moved into it): the consult is cancelled. */
   | (At & { type: 'consultFailed'; reason: string })
+  /** Anchor mode, voicemail: the caller has been silent for VOICEMAIL_SILENCE_S (measured on the recording): the message ends. */
+  | (At & { type: 'voicemailSilent' })
   /** Time passed (timer or sweep): fire whatever is due at `at`. */
   | (At & { type: 'tick' });
 
@@ -311,6 +313,7 @@ export const CALL_EVENT_TYPES: readonly CallEventType[] = [
   'transfer',
   'transferAction',
   'consultFailed',
+  'voicemailSilent',
   'tick',
 ];
 
@@ -678,6 +681,10 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       return onTransferAction(call, e);
     case 'consultFailed':
       return call.consult ? endConsult(call, e.at, `the consult could not start: ${e.reason}`) : same(call);
+    case 'voicemailSilent': {
+      const vm = voicemailSilent(call, e.at, policy.endingTimeoutMs);
+      return vm ? stepTo(call, vm) : same(call);
+    }
     case 'tick':
       if (call.state === 'active' && call.transfer?.ringing && call.transfer.ringUntil !== undefined && e.at >= call.transfer.ringUntil) {
         return transferNotTaken(call, call.transfer.ringing, 'not answered', { kind: 'agentNoAnswer', agent: call.transfer.ringing });

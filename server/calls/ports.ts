@@ -43,14 +43,16 @@ export type AnchorPort = Pick<
  * when an unanswered call goes to it, and where a message goes (the archive, by the wiring).
  */
 export interface VoicemailSettings {
-  /** VOICEMAIL_AFTER_S in ms; undefined: only out of hours. */
-  afterMs?: number | undefined;
+  /** VOICEMAIL_AFTER_S in ms for a call's number (server/config/voicemail.ts); undefined: only out of hours. */
+  afterMs?: ((phoneId: string, businessNumber: string) => number | undefined) | undefined;
   maxMs: number;
   promptFile: string;
   promptMs: number;
   /** The closed greeting followed by the prompt (one file), and its length. */
   closedFile: string;
   closedMs: number;
+  /** VOICEMAIL_SILENCE_S in ms: the message ends after this long without the caller's voice (server/calls/voicemail-silence.ts); undefined: only at VOICEMAIL_MAX_S. */
+  silenceMs?: number | undefined;
   /** Keep a message (Ogg/Opus): the archive, history's media row, the call-back task's link. */
   save(wacid: string, ogg: Buffer): Promise<void>;
 }

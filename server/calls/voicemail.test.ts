@@ -173,6 +173,28 @@ describe('voicemail steps (table)', () => {
       check: (c) => expect(c.reason).toBe(VOICEMAIL_LEFT),
     },
     {
+      name: 'recording, the caller silent for VOICEMAIL_SILENCE_S after the prompt: ended from our side, the message kept',
+      call: recording,
+      event: ev({ type: 'voicemailSilent', at: recording.voicemail!.from! + 5_000 }),
+      state: 'ending',
+      effects: ['terminate', 'notify'],
+      check: (c) => expect(c.reason).toBe(VOICEMAIL_LEFT),
+    },
+    {
+      name: 'recording, silent before the prompt is over (a late report): nothing',
+      call: recording,
+      event: ev({ type: 'voicemailSilent', at: recording.voicemail!.from! - 1 }),
+      state: 'active',
+      effects: [],
+    },
+    {
+      name: 'joining (not recording yet), a silence report: nothing',
+      call: joining,
+      event: ev({ type: 'voicemailSilent', at: T0 + 30_000 }),
+      state: 'answering',
+      effects: [],
+    },
+    {
       name: 'recording, not yet at its end: nothing',
       call: recording,
       event: ev({ type: 'tick', at: recording.voicemail!.until! - 1 }),

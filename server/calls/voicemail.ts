@@ -121,6 +121,13 @@ export function voicemailTick(call: VoicemailCall, at: number, endingMs: number)
   return { patch: { state: 'ending', endBy: at + endingMs, reason: VOICEMAIL_LEFT }, effects: [{ kind: 'terminate' }, { kind: 'notify' }] };
 }
 
+/** Recording, the caller silent for VOICEMAIL_SILENCE_S after the prompt (server/calls/voicemail-silence.ts): the message is over; the call ends from our side. */
+export function voicemailSilent(call: VoicemailCall, at: number, endingMs: number): VoicemailStep | undefined {
+  const v = call.voicemail;
+  if (call.state !== 'active' || v?.phase !== 'recording' || v.from === undefined || at < v.from) return undefined;
+  return { patch: { state: 'ending', endBy: at + endingMs, reason: VOICEMAIL_LEFT }, effects: [{ kind: 'terminate' }, { kind: 'notify' }] };
+}
+
 /** When voicemail next has something to do by time (an active call recording). */
 export function voicemailNextDue(call: VoicemailCall): number | undefined {
   return call.state === 'active' && call.voicemail?.phase === 'recording' ? call.voicemail.until : undefined;

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { BUNDLED_HOLD_MUSIC, BUNDLED_QUEUE_GREETING, ConfigError, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
+import { voicemailAfterOf } from './voicemail.ts';
 
 const prod = {
   SERVICE_BASE_URL: 'https://service.example/v2/',
@@ -241,7 +242,7 @@ describe('loadConfig', () => {
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES_CLAIM', 'PASSWORD_LOGIN',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
-        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'QUEUE_AUDIO_FILE',
+        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'VOICEMAIL_SILENCE_S', 'QUEUE_AUDIO_FILE',
       ].sort(),
     );
   });
@@ -353,13 +354,13 @@ describe('loadConfig', () => {
   describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
-      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfterMs: undefined, voicemailMaxMs: 120_000 });
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000 });
       expect(existsSync(BUNDLED_HOLD_MUSIC)).toBe(true);
     });
 
     it('anchor mode with one or more Janus servers and the API secret', () => {
       const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
-      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfterMs: undefined, voicemailMaxMs: 120_000 });
+      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000 });
       expect(loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/music/hold.opus' }).media.holdMusicFile).toBe('/srv/music/hold.opus');
       expect(Object.isFrozen(c.media)).toBe(true);
     });
@@ -384,15 +385,38 @@ describe('loadConfig', () => {
 
     it('VOICEMAIL_AFTER_S / VOICEMAIL_MAX_S: anchor mode only, off by default, within the accept window', () => {
       const anchor = { MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188' };
-      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '20', VOICEMAIL_MAX_S: '60' }).media).toMatchObject({ voicemailAfterMs: 20_000, voicemailMaxMs: 60_000 });
-      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '40', ACCEPT_WINDOW_MS: '50000' }).media.voicemailAfterMs).toBe(40_000);
+      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '20', VOICEMAIL_MAX_S: '60' }).media).toMatchObject({ voicemailAfter: new Map([['*', 20_000]]), voicemailMaxMs: 60_000 });
+      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '40', ACCEPT_WINDOW_MS: '50000' }).media.voicemailAfter).toEqual(new Map([['*', 40_000]]));
       expect(failure({ VOICEMAIL_AFTER_S: '20' })).toMatch(/^VOICEMAIL_AFTER_S: is only used with MEDIA_MODE=anchor \(in direct mode nobody can answer/);
       expect(failure({ VOICEMAIL_MAX_S: '60' })).toMatch(/^VOICEMAIL_MAX_S: is only used with MEDIA_MODE=anchor/);
       expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '0' })).toMatch(/^VOICEMAIL_AFTER_S: must be an integer from 1 to 59/);
       expect(failure({ ...anchor, VOICEMAIL_AFTER_S: 'soon' })).toMatch(/^VOICEMAIL_AFTER_S: must be an integer/);
       expect(failure({ ...anchor, VOICEMAIL_MAX_S: '1' })).toMatch(/^VOICEMAIL_MAX_S: must be an integer from 5 to 600/);
       expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '26' })).toBe('VOICEMAIL_AFTER_S: must leave 5 s of the accept window (ACCEPT_WINDOW_MS=30000) to answer the caller: at most 25');
-      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '25' }).media.voicemailAfterMs).toBe(25_000);
+      expect(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '25' }).media.voicemailAfter).toEqual(new Map([['*', 25_000]]));
+      expect(loadConfig({ ...anchor, VOICEMAIL_SILENCE_S: '3' }).media.voicemailSilenceMs).toBe(3_000);
+      expect(failure({ VOICEMAIL_SILENCE_S: '3' })).toMatch(/^VOICEMAIL_SILENCE_S: is only used with MEDIA_MODE=anchor/);
+      expect(failure({ ...anchor, VOICEMAIL_SILENCE_S: '0' })).toMatch(/^VOICEMAIL_SILENCE_S: must be an integer from 1 to 60/);
+    });
+
+    it('VOICEMAIL_AFTER_S per business number: by phone id, then number, then *; off for one; each mistake names the number', () => {
+      const anchor = { MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188' };
+      const table = loadConfig({ ...anchor, VOICEMAIL_AFTER_S: ' +15550100001=15, +15550100002=off ,100000000000009=8,*=25' }).media.voicemailAfter;
+      expect(table).toEqual(new Map<string, number | null>([['+15550100001', 15_000], ['+15550100002', null], ['100000000000009', 8_000], ['*', 25_000]]));
+      expect(voicemailAfterOf(table, 'ph-1', '+15550100001')).toBe(15_000);
+      expect(voicemailAfterOf(table, 'ph-2', '+15550100002')).toBeUndefined(); // off for this number, * notwithstanding
+      expect(voicemailAfterOf(table, '100000000000009', '+15550100001')).toBe(8_000); // the phone id first
+      expect(voicemailAfterOf(table, 'ph-3', '+15550100003')).toBe(25_000);
+      // Without *, a number not listed has none.
+      expect(voicemailAfterOf(loadConfig({ ...anchor, VOICEMAIL_AFTER_S: '+15550100001=15' }).media.voicemailAfter, 'ph-3', '+15550100003')).toBeUndefined();
+      expect(JSON.stringify(describeConfig(loadConfig({ ...prod, ...anchor, VOICEMAIL_AFTER_S: '+15550100001=15,*=off' })))).toContain('"voicemailAfter":{"+15550100001":"15 s","*":"off"}');
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '+15550100001=60' })).toBe('VOICEMAIL_AFTER_S: +15550100001: must be an integer from 1 to 59 (seconds), or per number: +15550100001=20,*=30 (off: none for that number) (got "60")');
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '+15550100001=15,+15550100002=soon' })).toMatch(/^VOICEMAIL_AFTER_S: \+15550100002: must be an integer from 1 to 59 .* \(got "soon"\)$/);
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '+15550100001=26' })).toBe('VOICEMAIL_AFTER_S: +15550100001: must leave 5 s of the accept window (ACCEPT_WINDOW_MS=30000) to answer the caller: at most 25');
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: 'sales=20' })).toBe('VOICEMAIL_AFTER_S: "sales": each key must be a business number (+E.164), a phone id (digits) or *');
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '+15550100001=20,30' })).toBe('VOICEMAIL_AFTER_S: "30": each item must be number=seconds (a business number, a phone id or *), e.g. +15550100001=20');
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: '+15550100001=20,+15550100001=30' })).toBe('VOICEMAIL_AFTER_S: +15550100001: is listed twice');
+      expect(failure({ ...anchor, VOICEMAIL_AFTER_S: 'off' })).toMatch(/^VOICEMAIL_AFTER_S: must be an integer from 1 to 59/); // unset it instead
     });
 
     it('describeConfig hides the Janus secret; secretsOf lists it for the log scrubber', () => {

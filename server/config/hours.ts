@@ -124,7 +124,7 @@ const schedule = z
   });
 
 /** A key of a per-number file: a business number (E.164), a phone id, or `*`. */
-const KEY = /^(\*|\+[1-9]\d{6,14}|[0-9]{1,40})$/;
+export const KEY = /^(\*|\+[1-9]\d{6,14}|[0-9]{1,40})$/;
 
 const file = z.record(z.string(), schedule, 'must be a JSON object of business numbers');
 

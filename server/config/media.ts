@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { read } from './schemas.ts';
 import type { Config, MediaSettings } from './types.ts';
 import { ConfigError } from './variables.ts';
+import { parseVoicemailAfter, VoicemailAfterError, type VoicemailAfterTable } from './voicemail.ts';
 
 /** The bundled hold music (made by scripts/make-hold-music.ts; the build copies it beside the compiled server). */
 export const BUNDLED_HOLD_MUSIC = fileURLToPath(new URL('../anchor/sounds/hold.opus', import.meta.url));
@@ -24,11 +25,16 @@ export function readMedia(env: Record<string, string | undefined>): MediaSetting
   const max = read(env, 'VOICEMAIL_MAX_S');
   if (mode === 'direct' && after !== undefined) throw new ConfigError('VOICEMAIL_AFTER_S', 'is only used with MEDIA_MODE=anchor (in direct mode nobody can answer the caller to record a message: the audio ends in an agent\'s page)');
   if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  const silence = read(env, 'VOICEMAIL_SILENCE_S');
+  if (mode === 'direct' && silence !== undefined) throw new ConfigError('VOICEMAIL_SILENCE_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  let voicemailAfter: VoicemailAfterTable | undefined;
   if (after !== undefined) {
     // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
-    const window = read(env, 'ACCEPT_WINDOW_MS') ?? 30_000;
-    if (after * 1000 > window - VOICEMAIL_MARGIN_MS) {
-      throw new ConfigError('VOICEMAIL_AFTER_S', `must leave ${VOICEMAIL_MARGIN_MS / 1000} s of the accept window (ACCEPT_WINDOW_MS=${window}) to answer the caller: at most ${Math.floor((window - VOICEMAIL_MARGIN_MS) / 1000)}`);
+    try {
+      voicemailAfter = parseVoicemailAfter(after, read(env, 'ACCEPT_WINDOW_MS') ?? 30_000, VOICEMAIL_MARGIN_MS);
+    } catch (err) {
+      if (err instanceof VoicemailAfterError) throw new ConfigError('VOICEMAIL_AFTER_S', err.message);
+      throw err;
     }
   }
   return Object.freeze({
@@ -38,8 +44,9 @@ export function readMedia(env: Record<string, string | undefined>): MediaSetting
     janusApiSecret: secret,
     agentRecoveryMs: recovery ?? 20_000,
     holdMusicFile: music ?? BUNDLED_HOLD_MUSIC,
-    voicemailAfterMs: after !== undefined ? after * 1000 : undefined,
+    voicemailAfter,
     voicemailMaxMs: (max ?? 120) * 1000,
+    voicemailSilenceMs: (silence ?? 5) * 1000,
   });
 }
 

@@ -198,8 +198,9 @@ const schemas = {
     return urls;
   }),
   AGENT_RECOVERY_MS: intIn(1000, 600_000),
-  VOICEMAIL_AFTER_S: intIn(1, 59),
+  VOICEMAIL_AFTER_S: nonEmpty('an integer from 1 to 59 (seconds), or per number: +15550100001=20,*=30'),
   VOICEMAIL_MAX_S: intIn(5, 600),
+  VOICEMAIL_SILENCE_S: intIn(1, 60),
   HOURS_FILE: nonEmpty('a path to the business hours JSON file'),
   QUEUE_AUDIO_FILE: nonEmpty('a path to the queue audio JSON file'),
   JANUS_API_SECRET: z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').refine((s) => !/\s/.test(s), 'must not contain whitespace'),

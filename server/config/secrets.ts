@@ -55,7 +55,11 @@ export function describeConfig(config: Config): Record<string, unknown> {
     metricsToken: config.metricsToken === undefined ? undefined : '[redacted]',
     databaseUrl: config.databaseUrl === undefined ? undefined : '[redacted]',
     sso: config.sso && { ...config.sso, clientSecret: '[redacted]' },
-    media: config.media && { ...config.media, janusApiSecret: config.media.janusApiSecret === undefined ? undefined : '[redacted]' },
+    media: config.media && {
+      ...config.media,
+      janusApiSecret: config.media.janusApiSecret === undefined ? undefined : '[redacted]',
+      voicemailAfter: config.media.voicemailAfter && Object.fromEntries([...config.media.voicemailAfter].map(([n, ms]) => [n, ms === null ? 'off' : `${ms / 1000} s`])),
+    },
     ice: config.ice && {
       ...config.ice,
       turnAuth:

@@ -2,6 +2,7 @@
 import type { FollowupSetting } from './followup.ts';
 import type { HoursTable } from './hours.ts';
 import type { QueueAudioTable } from './queueAudio.ts';
+import type { VoicemailAfterTable } from './voicemail.ts';
 import type { LogLevel } from './variables.ts';
 
 export interface Config {
@@ -139,13 +140,16 @@ export interface MediaSettings {
   readonly holdMusicFile: string;
   /**
    * Voicemail (anchor mode only; direct mode cannot record a caller nobody answered):
-   * `VOICEMAIL_AFTER_S` — an inbound call no agent answered within this many seconds is answered
-   * by the bridge, the caller hears the prompt and leaves a message; undefined: off (the call
-   * rings until the accept window closes, as before). Out of hours the caller always hears the
+   * `VOICEMAIL_AFTER_S` — an inbound call no agent answered within this many seconds (for every
+   * number, or per number: server/config/voicemail.ts) is answered by the bridge, the caller
+   * hears the prompt and leaves a message; undefined: off (the call rings until the accept
+   * window closes, as before). Out of hours the caller always hears the
    * closed greeting, then the prompt. `VOICEMAIL_MAX_S`: the longest message (default 120 s).
    */
-  readonly voicemailAfterMs: number | undefined;
+  readonly voicemailAfter: VoicemailAfterTable | undefined;
   readonly voicemailMaxMs: number;
+  /** `VOICEMAIL_SILENCE_S`: the message ends after this long without the caller's voice (default 5 s). */
+  readonly voicemailSilenceMs: number;
 }
 /** How TURN credentials are made: none, minted per session from coturn's REST secret, or one static pair. */
 export type TurnAuth =

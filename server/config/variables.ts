@@ -77,6 +77,7 @@ export const VARIABLES = [
   // voicemail (anchor mode)
   'VOICEMAIL_AFTER_S',
   'VOICEMAIL_MAX_S',
+  'VOICEMAIL_SILENCE_S',
   // queue audio (anchor mode)
   'QUEUE_AUDIO_FILE',
 ] as const;

@@ -324,6 +324,42 @@ describe.each([
     });
   });
 
+  describe('transferCounts', () => {
+    it('counts cold transfers sent and warm ones completed, per business number and transferring agent, for the calls received in the range', async () => {
+      const day = 60 * 86_400; // a day of its own: no other test's calls
+      const t = (s: number) => at(day + s);
+      const [a, b, late] = [`tr-a-${uid()}`, `tr-b-${uid()}`, `tr-late-${uid()}`];
+      await store.record(callFact(a, { receivedAt: t(0), outcome: 'answered' }));
+      await store.record(callFact(b, { receivedAt: t(100), businessNumber: '+15550100002', outcome: 'answered' }));
+      await store.record(callFact(late, { receivedAt: t(86_400), outcome: 'answered' }));
+      const step = (wacid: string, s: number, event: string, detail: Record<string, unknown>): HistoryFact => ({ type: 'timeline', wacid, key: `${event}:${s}`, at: t(s), event, detail });
+      for (const f of [
+        step(a, 10, 'transfer', { agent: 'ann', mode: 'cold', to: { agent: 'bob' } }),
+        step(a, 20, 'transfer', { agent: 'bob', mode: 'warm', to: { agent: 'cy' } }), // a consult: not yet a transfer
+        step(a, 30, 'transferAction', { agent: 'bob', action: 'complete' }),
+        step(a, 40, 'transfer', { agent: 'cy', mode: 'warm', to: { agent: 'ann' } }),
+        step(a, 50, 'transferAction', { agent: 'cy', action: 'cancel' }),
+        step(a, 60, 'transferAction', { agent: 'cy', action: 'conference' }),
+        step(b, 110, 'transfer', { agent: 'ann', to: { queue: 'ph1' } }), // no mode: cold
+        step(b, 110, 'transfer', { agent: 'ann', to: { queue: 'ph1' } }), // the same happening again: one row
+        step(late, 86_410, 'transfer', { agent: 'ann', mode: 'cold', to: { agent: 'bob' } }), // the next day
+      ])
+        await store.record(f);
+      const counts = await store.transferCounts({ from: t(0), to: t(86_400) });
+      const key = (x: { businessNumber?: string; agent?: string }) => `${x.businessNumber} ${x.agent}`;
+      expect([...counts].sort((x, y) => key(x).localeCompare(key(y)))).toEqual([
+        { businessNumber: '+15550100001', agent: 'ann', count: 1 },
+        { businessNumber: '+15550100001', agent: 'bob', count: 1 },
+        { businessNumber: '+15550100002', agent: 'ann', count: 1 },
+      ]);
+      expect(computeFigures([], 20, [], counts)).toMatchObject({
+        numbers: [{ businessNumber: '+15550100001', transfers: 2 }, { businessNumber: '+15550100002', transfers: 1 }],
+        agents: [{ name: 'ann', transfers: 2, callsHandled: 0 }, { name: 'bob', transfers: 1 }],
+      });
+      expect(await store.transferCounts({ from: t(86_400) })).toEqual([{ businessNumber: '+15550100001', agent: 'ann', count: 1 }]);
+    });
+  });
+
   describe('retention', () => {
     it('deletes calls past HISTORY_RETENTION_DAYS with their timeline, wrap-up and media, and media past ARCHIVE_RETENTION_DAYS; returns the files', async () => {
       const day = 24 * 3600 * 1000;

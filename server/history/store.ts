@@ -32,6 +32,13 @@ type DispositionFactP = Extract<ParsedFact, { type: 'disposition' }>;
 export { HistoryQueryError } from './errors.ts';
 export type { CallGroup } from './rows.ts';
 
+/** Transfers made by one agent in calls to one business number (`transferCounts`). */
+export interface TransferCount {
+  count: number;
+  businessNumber?: string;
+  agent?: string;
+}
+
 export interface RetentionResult {
   calls: number;
   media: number;
@@ -221,6 +228,25 @@ export class HistoryStore {
       ...(r.answered ? { answeredAt: 'yes' } : {}),
       ...(r.handled ? { endedAt: 'yes', talkMs: Number(r.talk_sum), holdMs: Number(r.hold_sum) } : {}),
     }));
+  }
+
+  /**
+   * The transfers made in the calls received in [from, to), per business number and the
+   * agent who transferred: a cold transfer sent (timeline `transfer`, mode cold) or a warm
+   * one completed (`transferAction` complete). A consult cancelled or made a conference is
+   * no transfer. One statement; the timeline's rows of the range's calls only.
+   */
+  async transferCounts(range: { from: string; to?: string }): Promise<TransferCount[]> {
+    const rows = await this.db.query<{ business_number: string | null; agent: string | null; n: number }>(
+      `SELECT c.business_number, t.detail->>'agent' AS agent, count(*)::int AS n
+       FROM history_timeline t JOIN history_calls c ON c.wacid = t.wacid
+       WHERE c.received_at >= $1 AND ($2::timestamptz IS NULL OR c.received_at < $2)
+         AND ((t.event = 'transfer' AND COALESCE(t.detail->>'mode', 'cold') = 'cold') OR (t.event = 'transferAction' AND t.detail->>'action' = 'complete'))
+       GROUP BY 1, 2`,
+      [range.from, range.to ?? null],
+      PREPARED,
+    );
+    return rows.map((r) => ({ count: r.n, ...(r.business_number !== null ? { businessNumber: r.business_number } : {}), ...(r.agent !== null ? { agent: r.agent } : {}) }));
   }
 
   /** `GET /api/history/calls/:wacid`: the call with its timeline (oldest first) and media; null if unknown. */

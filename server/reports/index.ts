@@ -1,7 +1,7 @@
 /**
  * Reports: the wallboard's history figures (offered, answered, abandoned,
- * missed, service level within SLA_SECONDS, ASA, AHT per number; calls handled and AHT per
- * agent) over a chosen range of whole days, as JSON and as CSV. The figures are
+ * missed, service level within SLA_SECONDS, ASA, AHT, transfers per number; calls handled,
+ * AHT and transfers per agent) over a chosen range of whole days, as JSON and as CSV. The figures are
  * `computeFigures` (server/wallboard/compute.ts) over the rows `readCalls` reads: the same
  * definitions and the same reading as the wallboard, never a second copy.
  *
@@ -72,6 +72,7 @@ export const numberColumns = (slaSeconds: number): CsvColumn<NumberFigures>[] =>
   { head: `Service level (${slaSeconds} s) %`, value: (r) => Math.round(r.serviceLevel * 1000) / 10 },
   { head: 'Avg. answer (s)', value: (r) => seconds(r.asaMs) },
   { head: 'Avg. handle (s)', value: (r) => seconds(r.ahtMs) },
+  { head: 'Transfers', value: (r) => r.transfers },
 ];
 export const AGENT_COLUMNS: CsvColumn<AgentFigures>[] = [
   { head: 'Agent', value: (r) => r.name },
@@ -81,6 +82,7 @@ export const AGENT_COLUMNS: CsvColumn<AgentFigures>[] = [
   { head: 'Talk time (s)', value: (r) => seconds(r.talkMs) },
   { head: 'Hold time (s)', value: (r) => seconds(r.holdMs) },
   { head: 'Avg. handle (s)', value: (r) => seconds(r.ahtMs) },
+  { head: 'Transfers', value: (r) => r.transfers },
 ];
 
 export { toCsv, type CsvColumn };
@@ -100,8 +102,9 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
     }
     if (!o.history) throw new HttpError(503, 'UNAVAILABLE', 'reports need call history, and this server has none');
     let read;
+    let transfers;
     try {
-      read = await readCalls(o.history, { from: range.fromAt, to: range.toAt }, MAX_PAGES);
+      [read, transfers] = await Promise.all([readCalls(o.history, { from: range.fromAt, to: range.toAt }, MAX_PAGES), o.history.store.transferCounts({ from: range.fromAt, to: range.toAt })]);
     } catch (err) {
       o.log.warn({ err: { message: (err as Error).message } }, 'report read failed');
       throw new HttpError(503, 'UNAVAILABLE', 'the call history database is not answering; try again shortly');
@@ -112,8 +115,12 @@ export function createReports(o: ReportsOptions): Hono<AuthEnv> {
       (list) => new Set(list),
       (err: unknown) => void o.log.warn({ err: { message: (err as Error).message } }, 'report: business numbers not known; every number shown'),
     );
-    if (known) calls = calls.map((c) => (c.businessNumber === undefined || known.has(c.businessNumber) ? c : { ...c, businessNumber: UNKNOWN_NUMBER }));
-    return { ...range, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, slaSeconds: o.slaSeconds, ...computeFigures(calls, o.slaSeconds) };
+    const numberOf = <T extends { businessNumber?: string | undefined }>(c: T): T => (c.businessNumber === undefined || !known || known.has(c.businessNumber) ? c : { ...c, businessNumber: UNKNOWN_NUMBER });
+    if (known) {
+      calls = calls.map(numberOf);
+      transfers = transfers.map(numberOf);
+    }
+    return { ...range, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone, slaSeconds: o.slaSeconds, ...computeFigures(calls, o.slaSeconds, [], transfers) };
   }
 
   app.get('/api/reports', guard, async (c) => c.json(await report(parseQuery(c, ReportQuery))));

@@ -64,14 +64,14 @@ describe('computeFigures over a range (the wallboard definitions)', () => {
   it('per number and per agent', () => {
     const f = computeFigures(rows, 20);
     expect(f.numbers).toEqual([
-      { businessNumber: A, offered: 3, answered: 2, abandoned: 1, missed: 0, serviceLevel: 1 / 3, asaMs: 17_500, ahtMs: 95_000 },
-      { businessNumber: B, offered: 2, answered: 1, abandoned: 0, missed: 1, serviceLevel: 0.5, asaMs: 1_000, ahtMs: 0 },
+      { businessNumber: A, offered: 3, answered: 2, abandoned: 1, missed: 0, serviceLevel: 1 / 3, asaMs: 17_500, ahtMs: 95_000, transfers: 0 },
+      { businessNumber: B, offered: 2, answered: 1, abandoned: 0, missed: 1, serviceLevel: 0.5, asaMs: 1_000, ahtMs: 0, transfers: 0 },
     ]);
     expect(f.agents).toEqual([
       // ann: one inbound (70 s with hold), one outbound (40 s); the missed call is not handled.
-      { name: 'ann', callsHandled: 2, inbound: 1, outbound: 1, talkMs: 100_000, holdMs: 10_000, ahtMs: 55_000 },
+      { name: 'ann', callsHandled: 2, inbound: 1, outbound: 1, talkMs: 100_000, holdMs: 10_000, ahtMs: 55_000, transfers: 0 },
       // bob: one ended (120 s), one still talking (not in AHT).
-      { name: 'bob', callsHandled: 2, inbound: 2, outbound: 0, talkMs: 120_000, holdMs: 0, ahtMs: 120_000 },
+      { name: 'bob', callsHandled: 2, inbound: 2, outbound: 0, talkMs: 120_000, holdMs: 0, ahtMs: 120_000, transfers: 0 },
     ]);
   });
 
@@ -79,8 +79,8 @@ describe('computeFigures over a range (the wallboard definitions)', () => {
     const f = computeFigures(rows, 20);
     // the table's headings and units (percent, seconds), not raw field names and fractions.
     expect(toCsv(numberColumns(20), f.numbers)).toBe(
-      'Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)\r\n' + `${A},3,2,1,0,33.3,17.5,95\r\n` + `${B},2,1,0,1,50,1,0\r\n`,
+      'Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s),Transfers\r\n' + `${A},3,2,1,0,33.3,17.5,95,0\r\n` + `${B},2,1,0,1,50,1,0,0\r\n`,
     );
-    expect(toCsv(AGENT_COLUMNS, [{ ...f.agents[0]!, name: 'Ann "A", desk 2' }])).toBe('Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s)\r\n"Ann ""A"", desk 2",2,1,1,100,10,55\r\n');
+    expect(toCsv(AGENT_COLUMNS, [{ ...f.agents[0]!, name: 'Ann "A", desk 2' }])).toBe('Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s),Transfers\r\n"Ann ""A"", desk 2",2,1,1,100,10,55,0\r\n');
   });
 });

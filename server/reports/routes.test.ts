@@ -28,6 +28,7 @@ const cookies: Record<string, string> = {};
 
 const call = (wacid: string, receivedAt: string, extra: Record<string, unknown>): HistoryFact =>
   ({ type: 'call', wacid, phoneId: 'ph1', businessNumber: A, customer: { phoneNumber: '+15550123456' }, direction: 'inbound', outcome: 'answered', receivedAt, version: 3, ...extra }) as HistoryFact;
+const step = (wacid: string, when: string, event: string, detail: Record<string, unknown>): HistoryFact => ({ type: 'timeline', wacid, key: `${event}:${when}`, at: when, event, detail: { state: 'active', ...detail } });
 const answered = (day: number, hour: number, waitS: number, talkS: number, extra: Record<string, unknown> = {}) => ({
   answeredAt: at(day, hour, waitS),
   endedAt: at(day, hour, waitS + talkS),
@@ -64,6 +65,16 @@ beforeAll(async () => {
     call('f-4', at(2, 9, 15), { businessNumber: '+1+cmd|x', outcome: 'rejected' }),
     // Tomorrow (6 May, e.g. a clock ahead): in no report that ends on the 5th.
     call('n-1', at(6, 0, 1), { agent: 'agent1', ...answered(6, 0, 1, 1) }),
+    // Transfers (the timeline): a cold one by agent1 yesterday and today (old entries name no mode:
+    // cold); today agent2 consults and completes on t-2 (one transfer: the completion), cancels a
+    // second consult (none); agent3 sends t-3 on (B) without handling a call of their own.
+    step('y-1', at(4, 9, 50), 'transfer', { agent: 'agent1', to: { agent: 'agent2' } }),
+    step('t-1', at(5, 8, 40), 'transfer', { agent: 'agent1', mode: 'cold', to: { queue: 'ph1' } }),
+    step('t-2', at(5, 9, 60), 'transfer', { agent: 'agent2', mode: 'warm', to: { agent: 'agent1' } }),
+    step('t-2', at(5, 9, 90), 'transferAction', { agent: 'agent2', action: 'complete' }),
+    step('t-2', at(5, 9, 100), 'transfer', { agent: 'agent2', mode: 'warm', to: { agent: 'agent3' } }),
+    step('t-2', at(5, 9, 110), 'transferAction', { agent: 'agent2', action: 'cancel' }),
+    step('t-3', at(5, 10, 10), 'transfer', { agent: 'agent3', mode: 'cold', to: { agent: 'agent2' } }),
   ];
   for (const f of facts) await h.store.record(f);
 
@@ -99,12 +110,13 @@ describe('GET /api/reports', () => {
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       slaSeconds: 20,
       numbers: [
-        { businessNumber: A, offered: 2, answered: 2, abandoned: 0, missed: 0, serviceLevel: 0.5, asaMs: 35_000, ahtMs: 145_000 }, // (90 + 200) / 2
-        { businessNumber: B, offered: 1, answered: 0, abandoned: 0, missed: 1, serviceLevel: 0, asaMs: 0, ahtMs: 0 },
+        { businessNumber: A, offered: 2, answered: 2, abandoned: 0, missed: 0, serviceLevel: 0.5, asaMs: 35_000, ahtMs: 145_000, transfers: 2 }, // (90 + 200) / 2
+        { businessNumber: B, offered: 1, answered: 0, abandoned: 0, missed: 1, serviceLevel: 0, asaMs: 0, ahtMs: 0, transfers: 1 },
       ],
       agents: [
-        { name: 'agent1', callsHandled: 1, inbound: 1, outbound: 0, talkMs: 60_000, holdMs: 30_000, ahtMs: 90_000 },
-        { name: 'agent2', callsHandled: 2, inbound: 1, outbound: 1, talkMs: 250_000, holdMs: 0, ahtMs: 125_000 },
+        { name: 'agent1', callsHandled: 1, inbound: 1, outbound: 0, talkMs: 60_000, holdMs: 30_000, ahtMs: 90_000, transfers: 1 },
+        { name: 'agent2', callsHandled: 2, inbound: 1, outbound: 1, talkMs: 250_000, holdMs: 0, ahtMs: 125_000, transfers: 1 },
+        { name: 'agent3', callsHandled: 0, inbound: 0, outbound: 0, talkMs: 0, holdMs: 0, ahtMs: 0, transfers: 1 },
       ],
     });
   });
@@ -113,10 +125,10 @@ describe('GET /api/reports', () => {
     const r = await json('/api/reports?from=2026-05-04&to=2026-05-05');
     expect(r).toMatchObject({ from: '2026-05-04', to: '2026-05-05', days: 2 });
     expect(r.numbers).toEqual([
-      { businessNumber: A, offered: 4, answered: 3, abandoned: 1, missed: 0, serviceLevel: 0.5, asaMs: 26_667, ahtMs: 130_000 }, // (10+20+50)/3 s; (100+90+200)/3 s
-      { businessNumber: B, offered: 1, answered: 0, abandoned: 0, missed: 1, serviceLevel: 0, asaMs: 0, ahtMs: 0 },
+      { businessNumber: A, offered: 4, answered: 3, abandoned: 1, missed: 0, serviceLevel: 0.5, asaMs: 26_667, ahtMs: 130_000, transfers: 3 }, // (10+20+50)/3 s; (100+90+200)/3 s
+      { businessNumber: B, offered: 1, answered: 0, abandoned: 0, missed: 1, serviceLevel: 0, asaMs: 0, ahtMs: 0, transfers: 1 },
     ]);
-    expect(r.agents).toMatchObject([{ name: 'agent1', callsHandled: 2, ahtMs: 95_000 }, { name: 'agent2', callsHandled: 2 }]);
+    expect(r.agents).toMatchObject([{ name: 'agent1', callsHandled: 2, ahtMs: 95_000, transfers: 2 }, { name: 'agent2', callsHandled: 2, transfers: 1 }, { name: 'agent3', transfers: 1 }]);
     expect((await json('/api/reports?from=2026-05-06')).agents).toMatchObject([{ name: 'agent1', callsHandled: 1 }]);
     expect(await json('/api/reports?from=2026-05-07')).toMatchObject({ numbers: [], agents: [] });
   });
@@ -150,7 +162,7 @@ describe('GET /api/reports.csv', () => {
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="switchboard-numbers-2026-05-04_2026-05-05.csv"');
     expect(await res.text()).toBe(
-      ['Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)', `${A},4,3,1,0,50,26.7,130`, `${B},1,0,0,1,0,0,0`, ''].join('\r\n'),
+      ['Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s),Transfers', `${A},4,3,1,0,50,26.7,130,3`, `${B},1,0,0,1,0,0,0,1`, ''].join('\r\n'),
     );
   });
 
@@ -163,7 +175,7 @@ describe('GET /api/reports.csv', () => {
   it('per agent, today', async () => {
     const res = await get('supervisor', '/api/reports.csv?by=agent');
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="switchboard-agents-2026-05-05_2026-05-05.csv"');
-    expect(await res.text()).toBe(['Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s)', 'agent1,1,1,0,60,30,90', 'agent2,2,1,1,250,0,125', ''].join('\r\n'));
+    expect(await res.text()).toBe(['Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s),Transfers', 'agent1,1,1,0,60,30,90,1', 'agent2,2,1,1,250,0,125,1', 'agent3,0,0,0,0,0,0,1', ''].join('\r\n'));
   });
 });
 

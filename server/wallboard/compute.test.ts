@@ -8,7 +8,7 @@ const N = '+15550001000';
 describe('computeWallboard', () => {
   it('no calls: service level 1, averages 0; numbers always shown are listed', () => {
     const w = computeWallboard({ today: [], live: [], agents: [], now: NOW, slaSeconds: 20, numbers: [N] });
-    expect(w).toEqual({ numbers: [{ businessNumber: N, waiting: 0, ringing: 0, longestWaitMs: 0, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0 }], agents: [], at: NOW, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
+    expect(w).toEqual({ numbers: [{ businessNumber: N, waiting: 0, ringing: 0, longestWaitMs: 0, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0, transfers: 0 }], agents: [], at: NOW, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone });
   });
 
   it('a wait of exactly SLA_SECONDS is within; an unanswered call in progress is not offered yet; outbound live calls and active ones are not waiting', () => {
@@ -27,11 +27,11 @@ describe('computeWallboard', () => {
       now: NOW,
       slaSeconds: 20,
     });
-    expect(w.numbers[0]).toEqual({ businessNumber: N, waiting: 1, ringing: 0, longestWaitMs: 7_000, offered: 2, answered: 2, abandoned: 0, missed: 0, serviceLevel: 0.5, asaMs: 20_001, ahtMs: 3_000 }); // (20 000 + 20 001) / 2 rounded; (1 000 + 3 000 + 2 000 hold) / 2
+    expect(w.numbers[0]).toEqual({ businessNumber: N, waiting: 1, ringing: 0, longestWaitMs: 7_000, offered: 2, answered: 2, abandoned: 0, missed: 0, serviceLevel: 0.5, asaMs: 20_001, ahtMs: 3_000, transfers: 0 }); // (20 000 + 20 001) / 2 rounded; (1 000 + 3 000 + 2 000 hold) / 2
     // An agent with calls today whom no source knows is offline since midnight.
     expect(w.agents).toEqual([
-      { name: 'a', status: 'offline', since: startOfDay(NOW), callsToday: 2 },
-      { name: 'b', status: 'available', since: NOW - 1_000, callsToday: 0 },
+      { name: 'a', status: 'offline', since: startOfDay(NOW), callsToday: 2, transfersToday: 0 },
+      { name: 'b', status: 'available', since: NOW - 1_000, callsToday: 0, transfersToday: 0 },
     ]);
   });
 
@@ -47,6 +47,24 @@ describe('computeWallboard', () => {
       slaSeconds: 20,
     });
     expect(w.numbers[0]).toMatchObject({ offered: 2, answered: 1, serviceLevel: 0.5, asaMs: 5_000, ahtMs: 60_000 });
-    expect(w.agents).toEqual([{ name: 'a', status: 'offline', since: startOfDay(NOW), callsToday: 1 }]);
+    expect(w.agents).toEqual([{ name: 'a', status: 'offline', since: startOfDay(NOW), callsToday: 1, transfersToday: 0 }]);
+  });
+  it('transfers: per number of the call and per agent who transferred; an agent known only by a transfer is listed', () => {
+    const w = computeWallboard({
+      today: [{ businessNumber: N, direction: 'inbound', outcome: 'answered', waitMs: 1_000, answeredAt: 'x', agent: 'b' }],
+      transfers: [
+        { businessNumber: N, agent: 'a', count: 2 },
+        { businessNumber: N, agent: 'b', count: 1 },
+      ],
+      live: [],
+      agents: [{ name: 'b', status: 'on-call', since: NOW - 1_000 }],
+      now: NOW,
+      slaSeconds: 20,
+    });
+    expect(w.numbers[0]).toMatchObject({ businessNumber: N, answered: 1, transfers: 3 });
+    expect(w.agents).toEqual([
+      { name: 'a', status: 'offline', since: startOfDay(NOW), callsToday: 0, transfersToday: 2 },
+      { name: 'b', status: 'on-call', since: NOW - 1_000, callsToday: 1, transfersToday: 1 },
+    ]);
   });
 });

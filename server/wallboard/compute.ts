@@ -16,6 +16,9 @@
  *   that ended. Both rounded to whole ms, 0 when there are none.
  * - waiting: live calls queued (nobody rings); ringing: live calls ringing an agent;
  *   longestWaitMs: the longest-waiting of those, now.
+ * - transfers: cold transfers sent and warm ones completed (anchor mode), per business number
+ *   of the call and per agent who transferred (history's `transferCounts`); an agent who
+ *   transferred a call is listed even with no call of their own.
  */
 import type { AgentStatus, Wallboard, WallboardAgent, WallboardNumber } from '../../shared/protocol.ts';
 
@@ -37,6 +40,13 @@ export interface DayCall {
   count?: number;
   /** The group's waits were all within the SLA (default: from waitMs). */
   withinSla?: boolean;
+}
+
+/** Transfers made by one agent in calls to one business number (history's `transferCounts`). */
+export interface DayTransfers {
+  businessNumber?: string | undefined;
+  agent?: string | undefined;
+  count: number;
 }
 
 /** One live call, as the store has it. */
@@ -64,6 +74,8 @@ export interface WallboardInput {
   slaSeconds: number;
   /** Numbers always shown (even with no calls today), e.g. from the phone number list. */
   numbers?: readonly string[];
+  /** Today's transfers (default none). */
+  transfers?: readonly DayTransfers[];
 }
 
 const SETTLED = new Set(['answered', 'abandoned', 'missed', 'rejected', 'failed', 'no-audio']);
@@ -78,6 +90,8 @@ export interface NumberFigures {
   serviceLevel: number;
   asaMs: number;
   ahtMs: number;
+  /** Transfers made in this number's calls. */
+  transfers: number;
 }
 
 /**
@@ -93,6 +107,8 @@ export interface AgentFigures {
   talkMs: number;
   holdMs: number;
   ahtMs: number;
+  /** Calls this agent transferred (cold sent, warm completed). */
+  transfers: number;
 }
 
 interface Acc {
@@ -104,15 +120,21 @@ interface Acc {
   waitSum: number;
   handled: number;
   handleSum: number;
+  transfers: number;
 }
 
-const empty = (): Acc => ({ offered: 0, answered: 0, abandoned: 0, missed: 0, withinSla: 0, waitSum: 0, handled: 0, handleSum: 0 });
+const empty = (): Acc => ({ offered: 0, answered: 0, abandoned: 0, missed: 0, withinSla: 0, waitSum: 0, handled: 0, handleSum: 0, transfers: 0 });
 
 /**
  * The history figures (the definitions above) of a set of calls, per number and per agent,
  * sorted by number / name. The wallboard passes today's rows; reports any range's.
  */
-export function computeFigures(calls: readonly DayCall[], slaSeconds: number, numbers: readonly string[] = []): { numbers: NumberFigures[]; agents: AgentFigures[] } {
+export function computeFigures(
+  calls: readonly DayCall[],
+  slaSeconds: number,
+  numbers: readonly string[] = [],
+  transfers: readonly DayTransfers[] = [],
+): { numbers: NumberFigures[]; agents: AgentFigures[] } {
   const slaMs = slaSeconds * 1000;
   const by = new Map<string, Acc>();
   const acc = (n: string) => {
@@ -122,12 +144,20 @@ export function computeFigures(calls: readonly DayCall[], slaSeconds: number, nu
   };
   for (const n of numbers) acc(n);
   const agents = new Map<string, AgentFigures & { handled: number }>();
+  const agent = (name: string) => {
+    let g = agents.get(name);
+    if (!g) agents.set(name, (g = { name, callsHandled: 0, inbound: 0, outbound: 0, talkMs: 0, holdMs: 0, ahtMs: 0, transfers: 0, handled: 0 }));
+    return g;
+  };
+  for (const x of transfers) {
+    if (x.agent) agent(x.agent).transfers += x.count;
+    if (x.businessNumber) acc(x.businessNumber).transfers += x.count;
+  }
   for (const c of calls) {
     const n = c.count ?? 1;
     // A call that never had audio (`no-audio`) was accepted but not handled.
     if (c.agent && c.outcome !== 'no-audio' && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
-      let g = agents.get(c.agent);
-      if (!g) agents.set(c.agent, (g = { name: c.agent, callsHandled: 0, inbound: 0, outbound: 0, talkMs: 0, holdMs: 0, ahtMs: 0, handled: 0 }));
+      const g = agent(c.agent);
       g.callsHandled += n;
       if (c.direction === 'inbound') g.inbound += n;
       else g.outbound += n;
@@ -167,6 +197,7 @@ export function computeFigures(calls: readonly DayCall[], slaSeconds: number, nu
         serviceLevel: a.offered === 0 ? 1 : a.withinSla / a.offered,
         asaMs: a.answered === 0 ? 0 : Math.round(a.waitSum / a.answered),
         ahtMs: a.handled === 0 ? 0 : Math.round(a.handleSum / a.handled),
+        transfers: a.transfers,
       })),
     agents: [...agents.values()]
       .sort((x, y) => x.name.localeCompare(y.name))
@@ -181,7 +212,7 @@ interface LiveAcc {
 }
 
 export function computeWallboard(input: WallboardInput): Wallboard {
-  const figures = computeFigures(input.today, input.slaSeconds, input.numbers);
+  const figures = computeFigures(input.today, input.slaSeconds, input.numbers, input.transfers);
   const live = new Map<string, LiveAcc>();
   for (const l of input.live) {
     if (l.direction !== 'USER_INITIATED') continue;
@@ -195,21 +226,22 @@ export function computeWallboard(input: WallboardInput): Wallboard {
     a.longestWaitMs = Math.max(a.longestWaitMs, Math.max(0, input.now - l.createdAt));
   }
   const byNumber = new Map(figures.numbers.map((n) => [n.businessNumber, n]));
-  const none = (businessNumber: string): NumberFigures => ({ businessNumber, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0 });
+  const none = (businessNumber: string): NumberFigures => ({ businessNumber, offered: 0, answered: 0, abandoned: 0, missed: 0, serviceLevel: 1, asaMs: 0, ahtMs: 0, transfers: 0 });
   const numbers: WallboardNumber[] = [...new Set([...byNumber.keys(), ...live.keys()])]
     .sort((x, y) => x.localeCompare(y))
     .map((n) => {
       const f = byNumber.get(n) ?? none(n);
       const l = live.get(n) ?? { waiting: 0, ringing: 0, longestWaitMs: 0 };
-      return { businessNumber: n, waiting: l.waiting, ringing: l.ringing, longestWaitMs: l.longestWaitMs, offered: f.offered, answered: f.answered, abandoned: f.abandoned, missed: f.missed, serviceLevel: f.serviceLevel, asaMs: f.asaMs, ahtMs: f.ahtMs };
+      return { businessNumber: n, waiting: l.waiting, ringing: l.ringing, longestWaitMs: l.longestWaitMs, offered: f.offered, answered: f.answered, abandoned: f.abandoned, missed: f.missed, serviceLevel: f.serviceLevel, asaMs: f.asaMs, ahtMs: f.ahtMs, transfers: f.transfers };
     });
   const callsToday = new Map(figures.agents.map((g) => [g.name, g.callsHandled]));
+  const transfersToday = new Map(figures.agents.map((g) => [g.name, g.transfers]));
   // An agent who took calls today but whom no source knows now is shown offline.
   const known = new Set(input.agents.map((g) => g.name));
   const absent = [...callsToday.keys()].filter((n) => !known.has(n)).map((name): AgentInput => ({ name, status: 'offline', since: startOfDay(input.now) }));
   const agents: WallboardAgent[] = [...input.agents, ...absent]
     .sort((x, y) => x.name.localeCompare(y.name))
-    .map((g) => ({ name: g.name, status: g.status, ...(g.reason ? { reason: g.reason } : {}), since: g.since, callsToday: callsToday.get(g.name) ?? 0 }));
+    .map((g) => ({ name: g.name, status: g.status, ...(g.reason ? { reason: g.reason } : {}), since: g.since, callsToday: callsToday.get(g.name) ?? 0, transfersToday: transfersToday.get(g.name) ?? 0 }));
   return { numbers, agents, at: input.now, timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone };
 }
 

@@ -18,7 +18,7 @@ import { HttpError } from '../ops/errors.ts';
 import type { Hub } from '../push/hub.ts';
 import type { CallRecord, Store } from '../store/store.ts';
 import type { Feature } from '../features/feature.ts';
-import { computeWallboard, startOfDay, type AgentInput, type DayCall, type LiveCall } from './compute.ts';
+import { computeWallboard, startOfDay, type AgentInput, type DayCall, type DayTransfers, type LiveCall } from './compute.ts';
 
 export interface WallboardOptions {
   auth: Pick<Auth, 'requireUser'>;
@@ -90,9 +90,15 @@ export function createWallboard(o: WallboardOptions) {
     return o.history.store.callGroups({ from: new Date(startOfDay(t)).toISOString() }, o.slaSeconds * 1000);
   }
 
+  /** Today's transfers per number and agent (one statement). */
+  async function todaysTransfers(t: number): Promise<DayTransfers[]> {
+    if (!o.history) return [];
+    return o.history.store.transferCounts({ from: new Date(startOfDay(t)).toISOString() });
+  }
+
   async function current(): Promise<Wallboard> {
     const t = now();
-    const [calls, recs] = await Promise.all([today(t), o.store.listLiveCalls()]);
+    const [calls, transfers, recs] = await Promise.all([today(t), todaysTransfers(t), o.store.listLiveCalls()]);
     // listLiveCalls gives the calls not ended only.
     const live: LiveCall[] = recs.map((r) => ({
       businessNumber: String((r.direction === 'BUSINESS_INITIATED' ? r.from : r.to) ?? ''),
@@ -100,7 +106,7 @@ export function createWallboard(o: WallboardOptions) {
       state: String(r.state),
       createdAt: typeof r.createdAt === 'number' ? r.createdAt : t,
     }));
-    return computeWallboard({ today: calls, live, agents: o.agents?.(recs, t) ?? [], now: t, slaSeconds: o.slaSeconds });
+    return computeWallboard({ today: calls, transfers, live, agents: o.agents?.(recs, t) ?? [], now: t, slaSeconds: o.slaSeconds });
   }
 
   async function push(): Promise<void> {

@@ -41,13 +41,22 @@ export interface LaneOptions {
   limit?: number;
   /** An attempt running longer than this has failed (its signal is aborted, its slot freed). */
   deadlineMs?: number;
+  /**
+   * After a read that caught up (fewer entries than a full read), wait this long before the
+   * next one, so a steady trickle is read in batches rather than one round trip (and one ack
+   * of the other lanes' entries) per event. 0 for calls: an offer never waits for it. For
+   * the others it adds at most this much to an event's wait and takes a flood of 1,000
+   * message events/s from ~2,000 reads and acks a second per lane to ~50
+   * (`webhooks/workers.test.ts`).
+   */
+  readGapMs?: number;
 }
 
 /** Calls are many and quick; media downloads are few and slow (a long recording). */
 export const LANE_DEFAULTS: Readonly<Record<Lane, Required<LaneOptions>>> = {
-  calls: { limit: 64, deadlineMs: 15_000 },
-  media: { limit: 8, deadlineMs: 60_000 },
-  other: { limit: 16, deadlineMs: 30_000 },
+  calls: { limit: 64, deadlineMs: 15_000, readGapMs: 0 },
+  media: { limit: 8, deadlineMs: 60_000, readGapMs: 20 },
+  other: { limit: 16, deadlineMs: 30_000, readGapMs: 20 },
 };
 
 export interface WorkersOptions {

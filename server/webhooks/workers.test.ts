@@ -105,6 +105,59 @@ describe('workers: the claim and touch loops keep their pace', () => {
   });
 });
 
+describe('workers: a steady trickle is read in batches, except calls', () => {
+  it('80 message events 4 ms apart: the other lane reads about once a readGapMs, the calls lane reads on as they come and a connect is handled at once', async () => {
+    const store = new MemoryStore();
+    const reads = new Map<string, number>();
+    const readGroup = store.readGroup.bind(store);
+    store.readGroup = async (g, ...a) => {
+      const r = await readGroup(g, ...a);
+      if (r.length > 0) reads.set(g, (reads.get(g) ?? 0) + 1);
+      return r;
+    };
+    let handled = 0;
+    let connectAt = 0;
+    const w = createWorkers({
+      store,
+      handlers: {
+        'chat.message.updated': async () => void handled++,
+        'chat.call.connect': async () => void (connectAt = Date.now()),
+      },
+      log: silentLogger(),
+      metrics: foundationMetrics(new Metrics()),
+      maxAttempts: 3,
+      blockMs: 1_000,
+      lanes: { other: { readGapMs: 40 } },
+    });
+    await w.start();
+    const message = (id: string) => JSON.stringify({ id, type: 'chat.message.updated', apiVersion: 'v2', createTime: new Date().toISOString(), chatMessage: { id: 'm1', from: '+15550100', to: '+15550200', status: 'delivered' } });
+    const t0 = Date.now();
+    let connectSentAt = 0;
+    try {
+      for (let i = 0; i < 80; i++) {
+        await accept(store, 'chat.message.updated', `evt_m${i}`, message(`evt_m${i}`));
+        if (i === 40) {
+          connectSentAt = Date.now();
+          await accept(store, 'chat.call.connect', 'evt_c', connect('evt_c'));
+        }
+        await new Promise((r) => setTimeout(r, 4));
+      }
+      await until(() => handled === 80 && connectAt > 0, 5000, 'every event handled');
+    } finally {
+      await w.stop();
+    }
+    const elapsed = Date.now() - t0;
+    const other = reads.get(laneGroup('other')) ?? 0;
+    const calls = reads.get(laneGroup('calls')) ?? 0;
+    // Without the gap the other lane reads once per event (80); with it, once a gap at most.
+    expect(other, `other lane reads in ${elapsed} ms`).toBeLessThanOrEqual(Math.ceil(elapsed / 40) + 2);
+    expect(other).toBeLessThan(40);
+    // The calls lane is not paced: it reads more often than the gap allows the others.
+    expect(calls).toBeGreaterThan(other);
+    expect(connectAt - connectSentAt).toBeLessThan(40);
+  });
+});
+
 describe('workers: lanes and deadlines', () => {
   it('20 media handlers that never finish do not delay a call event: it is handled at once in its own lane', async () => {
     const store = new MemoryStore();

@@ -50,6 +50,7 @@ interface LaneState {
   group: string;
   limit: number;
   deadlineMs: number;
+  readGapMs: number;
   active: number;
   queue: Job[];
   /**
@@ -95,6 +96,7 @@ export function createWorkers(opts: WorkersOptions): Workers {
         group: laneGroup(l, group),
         limit: Math.max(1, opts.lanes?.[l]?.limit ?? LANE_DEFAULTS[l].limit),
         deadlineMs: opts.lanes?.[l]?.deadlineMs ?? LANE_DEFAULTS[l].deadlineMs,
+        readGapMs: opts.lanes?.[l]?.readGapMs ?? LANE_DEFAULTS[l].readGapMs,
         active: 0,
         queue: [],
         held: new Map(),
@@ -302,6 +304,8 @@ export function createWorkers(opts: WorkersOptions): Workers {
         // Handlers cope with events of one call arriving together and out of order (the
         // Service reorders them), so handing them out side by side is safe.
         sort(lane, consumer, entries, false);
+        // Caught up: let a trickle gather into one read (LANE_DEFAULTS.readGapMs).
+        if (lane.readGapMs > 0 && entries.length > 0 && entries.length < readBatch && running) await nap(lane.readGapMs);
       } catch (err) {
         if (!running) break;
         storeTrouble(err);

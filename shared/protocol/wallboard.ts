@@ -17,9 +17,11 @@ export const WallboardNumber = z.object({
   serviceLevel: z.number().min(0).max(1),
   asaMs: z.number().int().min(0),
   ahtMs: z.number().int().min(0),
+  /** (added) transfers made in today's calls to this number (cold sent, warm completed). */
+  transfers: z.number().int().min(0),
 });
 export type WallboardNumber = z.infer<typeof WallboardNumber>;
-export const WallboardAgent = z.object({ name: userName, status: AgentStatus, reason: z.string().optional(), since: z.number(), callsToday: z.number().int().min(0) });
+export const WallboardAgent = z.object({ name: userName, status: AgentStatus, reason: z.string().optional(), since: z.number(), callsToday: z.number().int().min(0), transfersToday: z.number().int().min(0) });
 export type WallboardAgent = z.infer<typeof WallboardAgent>;
 /** (added: `timeZone`) the IANA zone whose day "today" is (the server's), so the page can say so. */
 export const Wallboard = z.object({ numbers: z.array(WallboardNumber), agents: z.array(WallboardAgent), at: z.number(), timeZone: z.string().max(100).optional() });

@@ -1,7 +1,8 @@
 /**
  * The agent desk's media end to end: the real agent page in Chromium (its fake
  * microphone plays 730 Hz), the real server with history, the emulator's WebRTC callers
- * (440 Hz). Hold: the caller hears the page's music, not the agent, for 25 s without the
+ * (440 Hz). Hold, in both media modes (media-modes.ts): the caller hears music (the page's,
+ * or Janus's in anchor mode), not the agent, for 25 s without the
  * call being dropped (the emulator's default no-media rules: 20 s at start, 30 s mid-call),
  * then the agent again; a microphone switch mid-call keeps packets flowing; a caller whose
  * audio never arrives brings the no-audio warning; an accept the Service refuses shows its
@@ -20,6 +21,7 @@ import { wav } from '../support/tones.ts';
 import { goAvailable, hookStats } from '../web-agent/driver.ts';
 import { emulatorRequest, sleep, startBridge, until, type Bridge } from './harness.ts';
 import { DeskPages, answer, callerMedia, hangUp, hangUpAll, placeCall, shots, stateIs, wrapUp } from './desk-page.ts';
+import { mediaModes, type MediaMode } from './media-modes.ts';
 
 const CALLER_HZ = 440;
 const AGENT_HZ = 730;
@@ -33,20 +35,25 @@ let assets: Map<string, WebAsset>;
 let browser: Browser;
 let b: Bridge;
 const pages = new DeskPages(() => browser, () => b);
+const modes = mediaModes();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sb-desk-media-'));
   [assets, browser] = await Promise.all([buildWebAgent(), launchChromium({ fakeAudioCapture: wav(join(dir, 'agent.wav'), AGENT_HZ) })]);
-  // The emulator's no-media rules at their real values (noMediaAtStartMs 20 s, noMediaMidCallMs 30 s).
-  b = await startBridge({ assets, history: true, agents: ['agent1', 'agent2', 'agent3', 'agent4'], reconnectGraceMs: 1_000, env: { WRAP_UP_MS: '30000' } });
 }, 90_000);
+/** A bridge per describe, in its media mode. The emulator's no-media rules at their real values (noMediaAtStartMs 20 s, noMediaMidCallMs 30 s). */
+async function bridgeIn(mode: MediaMode): Promise<void> {
+  b = await startBridge({ assets, history: true, agents: ['agent1', 'agent2', 'agent3', 'agent4'], reconnectGraceMs: 1_000, env: { WRAP_UP_MS: '30000', ...(await modes.env(mode)) } });
+}
+async function closeBridge(): Promise<void> {
+  await b?.close();
+}
 afterEach(async () => {
   await pages.closeAll();
   await hangUpAll(b);
   expect(pages.errors.splice(0)).toEqual([]);
 });
 afterAll(async () => {
-  await b?.close();
   await browser?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
@@ -58,7 +65,13 @@ const window = async (wacid: string, method: 'POST' | 'GET') =>
   (await emulatorRequest(b.emu, method, `/calls/${encodeURIComponent(wacid)}/window`)) as unknown as { frames: number; audibleFraction: number; meanLevel: number; pitches: number[] };
 const fmt = (w: { audibleFraction: number; meanLevel: number; pitches: number[] }) => `${w.meanLevel.toFixed(3)}, ${w.audibleFraction.toFixed(2)}, [${w.pitches.join(' ')}]`;
 
-describe('the agent desk media against the real server and emulator', () => {
+// Hold on the media-mode matrix: in direct mode the page plays its tune to the caller; in
+// anchor mode hold is the room's state (the agent muted in the room, Janus plays the bundled
+// music, a melody of a note a second over a bed). Either way the caller hears music and not
+// the agent for 25 s, past the Service's no-media rules, and the agent again after Resume.
+describe.each(modes.list)('the agent desk media against the real server and emulator: hold (%s media)', (mode) => {
+  beforeAll(() => bridgeIn(mode), 60_000);
+  afterAll(closeBridge);
   it('hold: the caller hears music, not the agent, for 25 s and the call stays up; Resume brings the agent back; hold time in history', async () => {
     const emu = await emulatorRequest(b.emu, 'GET', '/faults'); // no shortened rules, no faults
     expect(emu).toMatchObject({ endpoints: {} });
@@ -89,7 +102,7 @@ describe('the agent desk media against the real server and emulator', () => {
     const music = await window(wacid, 'GET');
     const agentWhileHeld = await callerHearsAgent(wacid);
     expect(await page.getByTestId('hold-timer').textContent()).toMatch(/^On hold 0:2[4-9]/);
-    await shots(page, 'on-hold');
+    await shots(page, mode === 'direct' ? 'on-hold' : 'anchor-on-hold');
     expect((await callerMedia(b, wacid)).state).toBe('active');
     expect(maxGap).toBeLessThan(1_500);
     expect(music.audibleFraction).toBeGreaterThan(0.8); // continuous
@@ -102,7 +115,7 @@ describe('the agent desk media against the real server and emulator', () => {
     await window(wacid, 'POST');
     await sleep(2_000);
     const back = await window(wacid, 'GET');
-    console.log(`caller heard (mean level, audible share, pitches): talking ${fmt(talking)}; on hold ${fmt(music)}; after resume ${fmt(back)}; agent tone while held ${agentWhileHeld.toFixed(4)}; longest RTP gap while held ${maxGap} ms`);
+    console.log(`${mode}: caller heard (mean level, audible share, pitches): talking ${fmt(talking)}; on hold ${fmt(music)}; after resume ${fmt(back)}; agent tone while held ${agentWhileHeld.toFixed(4)}; longest RTP gap while held ${maxGap} ms`);
     expect(back.pitches.length).toBeLessThan(music.pitches.length);
 
     await hangUp(page, wacid);
@@ -115,6 +128,13 @@ describe('the agent desk media against the real server and emulator', () => {
     expect(rec.holdMs).toBeLessThan(HOLD_MS + 15_000);
   }, 120_000);
 
+});
+
+// The page's own media (a device switch, the page's no-audio warning) and a refused accept:
+// the same in both modes as far as the page goes; direct only, to keep the suite's time.
+describe('the agent desk media against the real server and emulator', () => {
+  beforeAll(() => bridgeIn('direct'), 60_000);
+  afterAll(closeBridge);
   it('a microphone switch mid-call keeps packets flowing; a caller whose audio never arrives brings the no-audio warning', async () => {
     const page = await pages.open('agent2');
     await goAvailable(page);

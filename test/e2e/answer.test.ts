@@ -2,12 +2,19 @@
  * The answer path against the real emulator (a werift chat user per call), with agents as
  * programs: a ws client for signaling and a werift peer for audio. The browser version of
  * the main scenario is in softphone.test.ts.
+ *
+ * The media case runs in both media modes (one matrix, media-modes.ts): in anchor mode the
+ * program answers without SDP and its peer answers Janus's offer for its own leg. The other
+ * cases are about the answer's signalling (refusals, races, timeouts, wrap-up), which is the
+ * same in both modes: they run in direct mode only, to keep the suite's time.
  */
 import { describe, expect, it } from 'vitest';
 import { until, ProtocolClient, agentClient, sleep } from './harness.ts';
 import { programSuite } from './suite.ts';
+import { mediaModes } from './media-modes.ts';
 
 const suite = programSuite();
+const modes = mediaModes();
 
 /** A program agent's answer: a bare Chromium peer built from the offer (complete, non-trickle SDP). */
 async function answerWith(c: ProtocolClient, wacid: string, offerSdp: string, key = `${wacid}:${Math.random()}`) {
@@ -16,33 +23,55 @@ async function answerWith(c: ProtocolClient, wacid: string, offerSdp: string, ke
   return { key, reply: c.request({ type: 'call.answer', wacid, sdp }) };
 }
 
-describe('answer path (program agents, real emulator)', () => {
+/**
+ * Anchor mode's answer: `call.answer` without SDP, then the same bare Chromium peer answers
+ * Janus's offer for the agent's own leg (`call.legOffer` → `call.legAnswer`).
+ */
+async function answerLeg(c: ProtocolClient, wacid: string, from: number, key = `${wacid}:${Math.random()}`) {
+  const reply = c.request({ type: 'call.answer', wacid }, 20_000);
+  const legOffer = await c.next('call.legOffer', (m) => m.wacid === wacid, 10_000, from);
+  const host = await suite.peerHost();
+  const sdp = await host.answer(key, legOffer.sdp);
+  expect(await c.request({ type: 'call.legAnswer', wacid, sdp })).toMatchObject({ type: 'ack' });
+  return { key, reply };
+}
+
+describe.each(modes.list)('answer path, media both ways (program agents, real emulator, %s media)', (mode) => {
   it('answer → preAccept + accept with the same SDP → ack → audio both ways → caller hangs up → ended with duration', async () => {
-    const b = await suite.startBridge({ agents: ['agent1'] });
+    const b = await suite.startBridge({ agents: ['agent1'], env: await modes.env(mode) });
     const a1 = suite.track(await agentClient(b.url, 'agent1'));
+    const from = a1.received.length;
     const started = await suite.control('POST', '/calls', { audio: 'tone' });
     const wacid = started.wacid as string;
     const offer = await a1.next('call.offered', (m) => m.wacid === wacid);
     expect(offer.from).toBe(started.from);
-    const { key, reply } = await answerWith(a1, wacid, offer.sdp);
+    expect(offer.media ?? 'direct').toBe(mode);
+    const { key, reply } = mode === 'anchor' ? await answerLeg(a1, wacid, from) : await answerWith(a1, wacid, offer.sdp);
     const ack = await reply;
     expect(ack).toMatchObject({ type: 'ack', wacid });
+    // The Service got the same business SDP with preAccept and accept (Janus's answer in anchor mode).
+    const sent = await suite.control('GET', `/calls/${encodeURIComponent(wacid)}/answers`);
+    expect(sent.preAccept).toBeTruthy();
+    expect(sent.accept).toBe(sent.preAccept);
     // Audio starts only after the ack: like the browser, the program sends from here on.
     await suite.host.unmute(key);
-    await until('audio both ways', async () => {
+    const both = await until('audio both ways, measured by energy', async () => {
       const e = await suite.emuCall(wacid);
       const mine = await suite.host.inbound(key);
       if (process.env.DEBUG_E2E) console.log(e.state, JSON.stringify(e.media), JSON.stringify(mine));
-      return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 20 && (e.media?.audibleFrames ?? 0) > 0 && mine.packetsReceived > 20 ? e : undefined;
+      return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 20 && (e.media?.audibleFrames ?? 0) > 0 && mine.packetsReceived > 20 && mine.totalAudioEnergy > 0 ? { e, mine } : undefined;
     });
+    console.log(`${mode}: the caller decoded ${both.e.media!.audibleFrames} audible frames; the agent's peer received ${both.mine.packetsReceived} packets, energy ${both.mine.totalAudioEnergy.toFixed(4)}`);
     await sleep(1100);
     await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     const ended = await a1.next('call.state', (m) => m.wacid === wacid && m.state === 'ended');
     expect(ended.result).toBe('COMPLETED');
     expect(ended.duration).toBeGreaterThanOrEqual(1);
     expect(await b.store.getCall(wacid)).toMatchObject({ state: 'ended', result: 'COMPLETED' });
-  });
+  }, 90_000);
+});
 
+describe('answer path (program agents, real emulator)', () => {
   it('no agent available → the call is REJECTED through the Service before the window closes', async () => {
     const windowMs = 6_000;
     const b = await suite.startBridge({ agents: ['agent1'], emulator: { acceptWindowMs: windowMs }, env: { ACCEPT_WINDOW_MS: String(windowMs) } });

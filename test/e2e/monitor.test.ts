@@ -5,6 +5,12 @@
  * monitors from the supervisor console's buttons. Who hears whom is told apart by
  * frequency: the supervisor page's meter, the agent page's "heard" meter, and what the
  * emulator's caller decoded (`GET /_emulator/calls/{wacid}/hears`).
+ *
+ * One matrix for both media modes (media-modes.ts): in direct mode the agent's tab relays
+ * the call to the supervisor; in anchor mode the supervisor's own leg joins the call's room
+ * on Janus (muted to listen, unmuted to barge). Where the modes differ the case says so:
+ * whisper on the anchor is refused in words (the room has one mix), and the agent's tab
+ * closing does not end a monitor on the anchor (the call outlives the tab).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +22,7 @@ import type { WebAsset } from '../../server/web/index.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
 import { PASSWORD, emulatorRequest, sleep, startBridge, until, type Bridge } from './harness.ts';
+import { mediaModes } from './media-modes.ts';
 
 const CALLER_HZ = 440;
 const AGENT_HZ = 730;
@@ -37,6 +44,7 @@ let agentBrowser: Browser;
 let supBrowser: Browser;
 let bridge: Bridge | undefined;
 const pageErrors: string[] = [];
+const modes = mediaModes();
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sb-monitor-e2e-'));
@@ -125,9 +133,9 @@ const shot = async (page: Page, name: string) => {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
 };
 
-describe('monitoring through the server and the pages', () => {
-  it('listen → the supervisor hears caller and agent; whisper → the agent hears the supervisor, the caller does not; barge → the caller hears the supervisor; stop → the call goes on; the supervisor tab closing leaves the call up; the agent tab closing ends monitoring', async () => {
-    bridge = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'], history: true });
+describe.each(modes.list)('monitoring through the server and the pages (%s media)', (media) => {
+  it('listen → the supervisor hears caller and agent; whisper → the agent hears the supervisor, the caller does not (refused in words on the anchor); barge → the caller hears the supervisor; stop → the call goes on; the supervisor tab closing leaves the call up; the agent tab closing ends monitoring (direct) or not (anchor)', async () => {
+    bridge = await startBridge({ assets, agents: ['agent1'], supervisors: ['boss'], history: true, env: await modes.env(media) });
     const { agent, wacid } = await agentOnCall();
     let sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await row(sup, wacid).getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).waitFor();
@@ -140,45 +148,54 @@ describe('monitoring through the server and the pages', () => {
     await row(phone, wacid).getByTestId('monitor-listen').waitFor();
     await phone.locator('[data-testid="wb-agent"][data-name="agent1"]').waitFor();
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
-    await shot(phone, 'supervisor-wallboard-phone');
+    if (media === 'direct') await shot(phone, 'supervisor-wallboard-phone');
     await phone.context().close();
     // A wall screen.
     const wall = await loggedIn(supBrowser, 'boss', '/supervisor', { width: 1920, height: 1080 });
     await wall.locator('[data-testid="wb-agent"][data-name="agent1"][data-status="on-call"]').waitFor();
-    await shot(wall, 'supervisor-wallboard-wall');
+    if (media === 'direct') await shot(wall, 'supervisor-wallboard-wall');
     await wall.context().close();
-    await shot(sup, 'supervisor-wallboard-desktop');
+    if (media === 'direct') await shot(sup, 'supervisor-wallboard-desktop');
 
     // listen
     await mode(sup, wacid, 'listen');
     // Presence is waited for (a loaded machine's first window after a switch can read low); absence is read after it.
     const l = await heard('listen: the supervisor hears caller and agent', () => supHears(sup, wacid), (h) => h[0]! > HEARD && h[1]! > VOICE_HEARD);
     const lc = await callerHears(wacid);
-    console.log(`listen: supervisor hears caller/agent/supervisor ${fmt(l)}; caller hears ${fmt(lc)}`);
+    console.log(`${media} listen: supervisor hears caller/agent/supervisor ${fmt(l)}; caller hears ${fmt(lc)}`);
     expect(l[0]).toBeGreaterThan(HEARD);
     expect(l[1]).toBeGreaterThan(VOICE_HEARD);
     expect(l[2]).toBeLessThan(SILENT);
     // MONITOR_SHOW_LISTENING defaults to true: the agent sees it.
     await agent.getByTestId('monitored').waitFor();
-    await shot(sup, 'monitor-supervisor-listen');
-    await shot(agent, 'monitor-agent-listen');
+    if (media === 'direct') await shot(sup, 'monitor-supervisor-listen');
+    if (media === 'direct') await shot(agent, 'monitor-agent-listen');
     expect(lc[2]).toBeLessThan(SILENT);
 
     // whisper
-    await mode(sup, wacid, 'whisper');
-    const wa = await heard('whisper: the agent hears the supervisor', () => agentHears(agent), (h) => h[2]! > VOICE_HEARD);
-    const wc = await heard('whisper: the caller hears the agent', () => callerHears(wacid), (h) => h[1]! > VOICE_HEARD);
-    console.log(`whisper: agent hears ${fmt(wa)}; caller hears ${fmt(wc)}`);
-    expect(wa[2]).toBeGreaterThan(VOICE_HEARD);
-    expect(wc[1]).toBeGreaterThan(VOICE_HEARD);
-    expect(wc[2]).toBeLessThan(SILENT);
+    if (media === 'anchor') {
+      // The room has one mix: whisper is refused in words and the monitor stays in listen.
+      await row(sup, wacid).getByTestId('monitor-whisper').click();
+      const banner = sup.locator('[data-testid="error-banner"]:not([hidden])');
+      await banner.waitFor({ timeout: 10_000 });
+      await expect(banner.textContent()).resolves.toMatch(/Whisper is not available on this call: it is held on the media server/);
+      expect(await row(sup, wacid).locator('[data-testid="monitoring"]').getAttribute('data-mode')).toBe('listen');
+    } else {
+      await mode(sup, wacid, 'whisper');
+      const wa = await heard('whisper: the agent hears the supervisor', () => agentHears(agent), (h) => h[2]! > VOICE_HEARD);
+      const wc = await heard('whisper: the caller hears the agent', () => callerHears(wacid), (h) => h[1]! > VOICE_HEARD);
+      console.log(`whisper: agent hears ${fmt(wa)}; caller hears ${fmt(wc)}`);
+      expect(wa[2]).toBeGreaterThan(VOICE_HEARD);
+      expect(wc[1]).toBeGreaterThan(VOICE_HEARD);
+      expect(wc[2]).toBeLessThan(SILENT);
+    }
 
     // barge
     await mode(sup, wacid, 'barge');
     const bc = await heard('barge: the caller hears the supervisor and the agent', () => callerHears(wacid), (h) => h[2]! > VOICE_HEARD && h[1]! > VOICE_HEARD);
-    console.log(`barge: caller hears ${fmt(bc)}`);
-    await shot(sup, 'monitor-supervisor-barge');
-    await shot(agent, 'monitor-agent-barge');
+    console.log(`${media} barge: caller hears ${fmt(bc)}`);
+    if (media === 'direct') await shot(sup, 'monitor-supervisor-barge');
+    if (media === 'direct') await shot(agent, 'monitor-agent-barge');
     expect(bc[2]).toBeGreaterThan(VOICE_HEARD);
     expect(bc[1]).toBeGreaterThan(VOICE_HEARD);
 
@@ -204,11 +221,18 @@ describe('monitoring through the server and the pages', () => {
     expect((await bridge.store.getCall(wacid))?.state).toBe('active');
     await agent.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor();
 
-    // the agent's tab closing ends monitoring
+    // the agent's tab closing ends monitoring in direct mode (the tab relayed it); on the
+    // anchor the supervisor's leg is in the room, which outlives the tab: the monitor goes on
     sup = await loggedIn(supBrowser, 'boss', '/supervisor');
     await mode(sup, wacid, 'listen');
     await agent.context().close();
-    await row(sup, wacid).getByTestId('monitoring').waitFor({ state: 'detached', timeout: 10_000 });
+    if (media === 'direct') await row(sup, wacid).getByTestId('monitoring').waitFor({ state: 'detached', timeout: 10_000 });
+    else {
+      await sleep(2_000);
+      expect(await row(sup, wacid).locator('[data-testid="monitoring"]').getAttribute('data-phase')).toBe('live');
+      const ac = await heard('agent tab closed (anchor): the supervisor still hears the caller', () => supHears(sup, wacid), (h) => h[0]! > HEARD);
+      expect(ac[0]).toBeGreaterThan(HEARD);
+    }
     await sup.context().close();
-  }, 120_000);
+  }, 180_000);
 });

@@ -27,7 +27,8 @@ export class PeerHost {
 
   /** One headless Chromium and one page on `origin` (a secure context for getUserMedia). */
   static async start(origin: string): Promise<PeerHost> {
-    const browser = await launchChromium();
+    // The received audio is played (see `__newPeer`), so Chromium decodes it and counts its energy.
+    const browser = await launchChromium({ autoplayWithoutGesture: true });
     const page = await browser.newPage();
     await page.goto(`${origin}/login`);
     await page.evaluate(() => {
@@ -37,6 +38,11 @@ export class PeerHost {
         const pc = new RTCPeerConnection({ iceServers: [] });
         const entry: { pc: RTCPeerConnection; connectedAt?: number; stream: MediaStream } = { pc, stream };
         window.__peers.set(key, entry);
+        pc.ontrack = (ev) => {
+          const el = new Audio();
+          el.srcObject = new MediaStream([ev.track]);
+          void el.play().catch(() => undefined);
+        };
         pc.onconnectionstatechange = () => {
           if (pc.connectionState === 'connected') entry.connectedAt ??= Date.now();
         };
@@ -115,14 +121,18 @@ export class PeerHost {
     return (await handle.jsonValue()) as number;
   }
 
-  async inbound(key: string): Promise<{ packetsReceived: number; connectionState: string }> {
+  /** What the peer received: packets, and the decoded audio's energy (Chromium's `totalAudioEnergy`). */
+  async inbound(key: string): Promise<{ packetsReceived: number; totalAudioEnergy: number; connectionState: string }> {
     return this.page.evaluate(async (key) => {
       const e = window.__peers.get(key)!;
       let packetsReceived = 0;
-      (await e.pc.getStats()).forEach((r: { type: string; kind?: string; packetsReceived?: number }) => {
-        if (r.type === 'inbound-rtp' && r.kind === 'audio') packetsReceived = r.packetsReceived ?? 0;
+      let totalAudioEnergy = 0;
+      (await e.pc.getStats()).forEach((r: { type: string; kind?: string; packetsReceived?: number; totalAudioEnergy?: number }) => {
+        if (r.type !== 'inbound-rtp' || r.kind !== 'audio') return;
+        packetsReceived = r.packetsReceived ?? 0;
+        totalAudioEnergy = r.totalAudioEnergy ?? 0;
       });
-      return { packetsReceived, connectionState: e.pc.connectionState };
+      return { packetsReceived, totalAudioEnergy, connectionState: e.pc.connectionState };
     }, key);
   }
 

@@ -31,7 +31,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
 import { goAvailable, hookStats, loginAs, waitOnline } from '../web-agent/driver.ts';
 import { shots } from './desk-page.ts';
-import { emulatorRequest, PASSWORD, until } from './harness.ts';
+import { emulatorRequest, login, PASSWORD, until } from './harness.ts';
 import { HEARD, HZ, PHONE_ID, QUIET, transferRig } from './transfer-rig.ts';
 
 /** The pages' microphone: agent1's frequency in the rig's measure (`callerHears().agent1`), whichever page sends it. */
@@ -247,6 +247,23 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
 
     await p1.getByTestId('hangup').click();
     await until('the rooms are destroyed', async () => (await rig.rooms()) === 1, 15_000); // agent4's call is still on
+
+    // ---- reports and the wallboard count the transfers: agent1's cold one and agent2's warm one completed; the conference is none ----
+    const transfersOf = (testid: string, attr: string, value: string) => boss.locator(`[data-testid="${testid}"][${attr}="${value}"] [data-testid="reports-transfers"]`).textContent();
+    const number = rig.bridge.emu.ctx.phoneNumbers.get(PHONE_ID)!.phoneNumber;
+    await until('the report counts the transfers', async () => {
+      await boss.getByTestId('reports-show').click();
+      return (await transfersOf('reports-agent', 'data-name', 'agent1').catch(() => '')) === '1';
+    }, 15_000, 500);
+    expect(await transfersOf('reports-agent', 'data-name', 'agent2')).toBe('1');
+    expect(await transfersOf('reports-number', 'data-number', number)).toBe('2');
+    const tile = boss.locator(`[data-testid="wb-number"][data-number="${number}"] [data-testid="wb-transfers"] .wb-value`);
+    await until('the wallboard counts the transfers', async () => (await tile.textContent().catch(() => '')) === '2', 15_000);
+    expect(await boss.locator('[data-testid="wb-agent"][data-name="agent2"] [data-testid="wb-agent-figures"]').textContent()).toContain('1 transfer');
+    const cookie = await login(rig.bridge.url, 'boss');
+    const csv = await (await fetch(`${rig.bridge.url}/api/reports.csv?by=agent`, { headers: { cookie } })).text();
+    expect(csv.split('\r\n')[0]).toMatch(/,Transfers$/);
+    expect(csv.split('\r\n').find((l) => l.startsWith('agent1,'))).toMatch(/,1$/);
   }, 180_000);
 
   it('Close in the dialog changes nothing; a consult declined or cancelled brings the caller back to the first agent; a cold transfer declined rings the first agent again', async () => {

@@ -12,7 +12,7 @@
  * the transfer is refused saying it is not available.
  */
 import { describe, expect, it } from 'vitest';
-import { agentClient, until } from './harness.ts';
+import { agentClient, login, until } from './harness.ts';
 import { programSuite } from './suite.ts';
 import { CALLER_HZ, HEARD, PHONE_ID, QUIET, RING_MS, transferRig } from './transfer-rig.ts';
 
@@ -72,6 +72,23 @@ describe('cold transfer (anchor mode, program agents)', () => {
     expect(steps).toEqual(['offer agent1', 'answer agent1', 'transfer agent1', 'offer agent2', 'answer agent2', 'legReady agent2']);
     expect(timeline.find((t) => t.event === 'transfer')!.detail).toMatchObject({ mode: 'cold', to: { agent: 'agent2' }, note: 'billing question', legs: [] });
     expect(timeline.filter((t) => t.event === 'legReady').at(-1)!.detail).toMatchObject({ legs: ['agent2'] });
+
+    // Reports (JSON and CSV) and the wallboard count agent1's transfer, for agent1 and for the number.
+    const cookie = await login(rig.bridge.url, 'boss');
+    const get = async (path: string) => (await fetch(`${rig.bridge.url}${path}`, { headers: { cookie } })).json() as Promise<{ numbers: Array<{ businessNumber: string; transfers: number }>; agents: Array<{ name: string; transfers?: number; transfersToday?: number }> }>;
+    const number = rig.bridge.emu.ctx.phoneNumbers.get(PHONE_ID)!.phoneNumber;
+    const report = await until('the report counts the transfer', async () => {
+      const r = await get('/api/reports');
+      return r.agents.find((g) => g.name === 'agent1')?.transfers === 1 ? r : undefined;
+    }, 10_000);
+    expect(report.agents.find((g) => g.name === 'agent2')?.transfers).toBe(0);
+    expect(report.numbers.find((n) => n.businessNumber === number)?.transfers).toBe(1);
+    const board = await get('/api/wallboard');
+    expect(board.agents.find((g) => g.name === 'agent1')?.transfersToday).toBe(1);
+    expect(board.numbers.find((n) => n.businessNumber === number)?.transfers).toBe(1);
+    const csv = (await (await fetch(`${rig.bridge.url}/api/reports.csv?by=agent`, { headers: { cookie } })).text()).split('\r\n');
+    expect(csv[0]).toMatch(/,Transfers$/);
+    expect(csv.find((l) => l.startsWith('agent1,'))).toMatch(/,1$/);
   }, 90_000);
 
   it('to a queue: the available agent of the number rings; an away one is never picked', async () => {

@@ -14,6 +14,10 @@
  *    and plays it; an agent gets no other archived file.
  * 2. Out of hours: nobody rings; the caller hears the closed greeting, then the prompt, and
  *    leaves a message → the same.
+ * 3. A caller who stops talking (silence frames, the call still up): the message ends
+ *    VOICEMAIL_SILENCE_S later from our side, long before VOICEMAIL_MAX_S; the message is kept
+ *    (the caller's voice, then the silence) and the task made.
+ * VOICEMAIL_AFTER_S is given for the open number only (`+1…=4`): per number.
  * One bridge and one Janus for both.
  */
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -37,6 +41,8 @@ const EVERY_DAY = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const CALLER_HZ = 400;
 const HEARD = 0.05;
 const SHOTS = join(process.cwd(), 'screenshots');
+/** VOICEMAIL_SILENCE_S here: the callers of the other tests talk without a pause until they hang up. */
+const SILENCE_S = 2;
 
 /** The Opus packets of an Ogg/Opus file (headers left out) and its last granule position. */
 function oggAudio(buf: Buffer): { packets: Buffer[]; granule: number } {
@@ -82,7 +88,7 @@ describe('voicemail (anchor mode)', () => {
       history: true,
       agents: ['agent1', 'agent2'],
       supervisors: ['boss'],
-      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', VOICEMAIL_AFTER_S: '4', VOICEMAIL_MAX_S: '30', HOURS_FILE: hoursFile },
+      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', VOICEMAIL_AFTER_S: `${OPEN}=4`, VOICEMAIL_MAX_S: '30', VOICEMAIL_SILENCE_S: String(SILENCE_S), HOURS_FILE: hoursFile },
       emulator: {
         businessNumbers: [
           { id: '100000000000001', phoneNumber: OPEN, wabaId: '200000000000001' },
@@ -203,9 +209,11 @@ describe('voicemail (anchor mode)', () => {
             el.load();
           }),
       );
+      // Played until past 0.3 s, waited for (8 s at most): a loaded machine starts the audio late.
       const played = await player.evaluate(async (el: HTMLAudioElement) => {
         await el.play();
-        await new Promise((r) => setTimeout(r, 1200));
+        const t0 = performance.now();
+        while (el.currentTime <= 0.3 && performance.now() - t0 < 8_000) await new Promise((r) => setTimeout(r, 100));
         el.pause();
         return el.currentTime;
       });
@@ -242,5 +250,52 @@ describe('voicemail (anchor mode)', () => {
     await leaveMessage(wacid, 2_500);
     expect(agent1.received.some((m) => m.type === 'call.offered' && m.wacid === wacid)).toBe(false);
     await checkMessage(boss, wacid, customer, CLOSED, from);
+  }, 120_000);
+  it('the caller stops talking: the message ends VOICEMAIL_SILENCE_S later (not at VOICEMAIL_MAX_S), kept, a voicemail task', async () => {
+    const boss = await agentClient(b.url, 'boss', { available: false });
+    clients.push(boss);
+    const customer = '+15550123003';
+    const from = boss.received.length;
+    const wacid = (await emulatorRequest(b.emu, 'POST', '/calls', { from: customer, to: OPEN })).wacid as string;
+    await listen(wacid);
+    await until('the caller hears the prompt and its tone', async () => {
+      const p = await heard(wacid);
+      return near(p, PROMPT_HZ) && near(p, BEEP_HZ) ? p : undefined;
+    }, 30_000);
+    await new Promise((r) => setTimeout(r, 2_000)); // the message: the caller's tone goes on
+    await emulatorRequest(b.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/audio`, { audio: 'silence' });
+    const quietAt = Date.now();
+    const ended = await until('the call ended from our side', async () => {
+      const c = await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}`);
+      return typeof c.endedAt === 'number' ? c.endedAt : undefined;
+    }, 20_000);
+    const afterMs = ended - quietAt;
+    console.log(`voicemail silence: the caller silent → the call ended ${afterMs} ms later (VOICEMAIL_SILENCE_S=${SILENCE_S})`);
+    // Not before the silence; well before VOICEMAIL_MAX_S (30 s). Janus writes its recording
+    // through a buffer: the last voice can look up to ~1.5 s older than it was.
+    expect(afterMs).toBeGreaterThan(SILENCE_S * 1000 - 1_600);
+    expect(afterMs).toBeLessThan(SILENCE_S * 1000 + 6_000);
+    const task = (await boss.next('callback.updated', (m) => m.task.customer === customer && m.task.misses.some((x) => x.wacid === wacid && x.voicemail !== undefined), 20_000, from)).task as CallbackTask;
+    expect(task).toMatchObject({ state: 'open', businessNumber: OPEN, reason: 'voicemail' });
+    const cookie = await login(b.url, 'boss');
+    const url = task.misses.find((x) => x.wacid === wacid)!.voicemail!;
+    const ogg = await until('the message in the archive', async () => {
+      const r = await fetch(`${b.url}${url}`, { headers: { cookie } });
+      return r.status === 200 ? Buffer.from(await r.arrayBuffer()) : undefined;
+    }, 15_000);
+    const { packets } = oggAudio(ogg);
+    const dec = new OpusDecoder();
+    const frames = packets.map((p) => dec.decode(p));
+    dec.close();
+    const voiced = frames.filter((f) => rms(f) > 0.05 && Math.abs(pitchHz(f) - CALLER_HZ) < 50).length;
+    console.log(`voicemail ${wacid} (silence): ${frames.length} frames, ${voiced} the caller's voice`);
+    expect(voiced * 20).toBeGreaterThan(1_000); // the caller's words are kept
+    expect(frames.length - voiced).toBeGreaterThan(20); // and the silence that ended it
+    const rec = await until('the call in history', async () => {
+      const j = (await (await fetch(`${b.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } })).json()) as Record<string, unknown>;
+      return j.outcome !== undefined && j.outcome !== 'in-progress' ? j : undefined;
+    }, 15_000);
+    expect(rec).toMatchObject({ outcome: 'missed', endReason: VOICEMAIL_LEFT });
+    await until('the room is destroyed', async () => (await rooms()) === 0, 10_000);
   }, 120_000);
 });

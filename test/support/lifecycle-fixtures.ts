@@ -66,6 +66,7 @@ export const EVENTS: Record<string, CallEvent> = {
   transfer: { type: 'transfer', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r10', to: { agent: 'a2' }, note: 'billing question' },
   transferAction: { type: 'transferAction', wacid: W, at: SOON, agent: 'a1', conn: 'c1', reqId: 'r11', action: 'complete' },
   consultFailed: { type: 'consultFailed', wacid: W, at: SOON, reason: 'janus said no' },
+  voicemailSilent: { type: 'voicemailSilent', wacid: W, at: SOON },
   tickEarly: { type: 'tick', wacid: W, at: SOON },
   tickLate: { type: 'tick', wacid: W, at: LATER },
 };

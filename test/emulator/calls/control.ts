@@ -89,6 +89,17 @@ export function createControl(o: ControlOptions): Hono<Env> {
     if (!call.peer) return conflict(c, call, 'measure');
     return c.json(call.peer.windowStats());
   });
+  // The user stops talking (`silence`: silence frames, as a phone's microphone in a quiet room) or talks again (`tone`).
+  control.post('/calls/:wacid/audio', async (c) => {
+    const call = mine(c);
+    if (!call) return notFound(c, 'call');
+    const b = (await readJson(c.req.raw)) ?? {};
+    if (b.audio !== 'tone' && b.audio !== 'silence') return badRequest(c, "audio: 'tone' or 'silence'");
+    if (b.toneHz !== undefined && (typeof b.toneHz !== 'number' || b.toneHz < 20 || b.toneHz > 20000)) return badRequest(c, 'toneHz: a number from 20 to 20000');
+    if (!call.peer) return conflict(c, call, 'change the audio of');
+    call.peer.switchSource(b.audio === 'silence' ? { kind: 'silence' } : { kind: 'tone', hz: typeof b.toneHz === 'number' ? b.toneHz : 400 });
+    return c.json(view(call));
+  });
   control.post('/calls/:wacid/hangup', (c) => {
     const call = mine(c);
     if (!call) return notFound(c, 'call');

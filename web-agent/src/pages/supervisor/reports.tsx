@@ -21,9 +21,9 @@ const Report = z.object({
   timeZone: z.string().optional(),
   slaSeconds: z.number(),
   numbers: z.array(
-    z.object({ businessNumber: z.string(), offered: z.number(), answered: z.number(), abandoned: z.number(), missed: z.number(), serviceLevel: z.number(), asaMs: z.number(), ahtMs: z.number() }),
+    z.object({ businessNumber: z.string(), offered: z.number(), answered: z.number(), abandoned: z.number(), missed: z.number(), serviceLevel: z.number(), asaMs: z.number(), ahtMs: z.number(), transfers: z.number() }),
   ),
-  agents: z.array(z.object({ name: z.string(), callsHandled: z.number(), inbound: z.number(), outbound: z.number(), talkMs: z.number(), holdMs: z.number(), ahtMs: z.number() })),
+  agents: z.array(z.object({ name: z.string(), callsHandled: z.number(), inbound: z.number(), outbound: z.number(), talkMs: z.number(), holdMs: z.number(), ahtMs: z.number(), transfers: z.number() })),
 });
 type Report = z.infer<typeof Report>;
 
@@ -137,6 +137,7 @@ function ReportTables({ report: r }: { report: Report }) {
               <th scope="col">{t('reports.slWithin', { seconds: r.slaSeconds })}</th>
               <th scope="col">{t('wb.asa')}</th>
               <th scope="col">{t('wb.aht')}</th>
+              <th scope="col">{t('wb.transfers')}</th>
             </tr>
           </thead>
           <tbody>
@@ -152,6 +153,9 @@ function ReportTables({ report: r }: { report: Report }) {
                 <td data-label={t('wb.sl')}>{pct(n.serviceLevel)}</td>
                 <td data-label={t('wb.asa')}>{secs(n.asaMs)}</td>
                 <td data-label={t('wb.aht')}>{secs(n.ahtMs)}</td>
+                <td data-label={t('wb.transfers')} data-testid="reports-transfers">
+                  {n.transfers}
+                </td>
               </tr>
             ))}
           </tbody>
@@ -177,6 +181,7 @@ function ReportTables({ report: r }: { report: Report }) {
               <th scope="col">{t('reports.talk')}</th>
               <th scope="col">{t('reports.hold')}</th>
               <th scope="col">{t('wb.aht')}</th>
+              <th scope="col">{t('wb.transfers')}</th>
             </tr>
           </thead>
           <tbody>
@@ -189,6 +194,9 @@ function ReportTables({ report: r }: { report: Report }) {
                 <td data-label={t('reports.talk')}>{secs(g.talkMs)}</td>
                 <td data-label={t('reports.hold')}>{secs(g.holdMs)}</td>
                 <td data-label={t('wb.aht')}>{secs(g.ahtMs)}</td>
+                <td data-label={t('wb.transfers')} data-testid="reports-transfers">
+                  {g.transfers}
+                </td>
               </tr>
             ))}
           </tbody>

@@ -1,7 +1,7 @@
 /**
  * The wallboard on the supervisor console: per business number, big
  * tiles (waiting, longest wait, service level, answered / offered, abandoned, missed, ASA,
- * AHT) that read from across a room and wrap to one column on a phone; then the agents.
+ * AHT, transfers) that read from across a room and wrap to one column on a phone; then the agents.
  * The figures are the server's (`wallboard` frames, first from `GET /api/wallboard`).
  */
 import { t } from '../../i18n/index.ts';
@@ -42,6 +42,7 @@ export function WallboardView({ board, now }: { board: Wallboard | undefined; no
             <Tile label={t('wb.missed')} value={formatNumber(n.missed)} id="missed" />
             <Tile label={t('wb.asa')} value={secs(n.asaMs)} id="asa" />
             <Tile label={t('wb.aht')} value={secs(n.ahtMs)} id="aht" />
+            <Tile label={t('wb.transfers')} value={formatNumber(n.transfers)} id="transfers" />
           </div>
         </section>
       ))}
@@ -54,7 +55,7 @@ export function WallboardView({ board, now }: { board: Wallboard | undefined; no
               <span class="state-dot" aria-hidden="true" />
               {`${statusWords(g.status)}${g.reason ? ` · ${g.reason === 'Missed a call' ? t('line.missedACall') : g.reason}` : ''}`}
             </span>
-            <span class="sub">{`${secs(Math.max(0, now - g.since))} · ${t('wb.calls', { count: g.callsToday })}`}</span>
+            <span class="sub" data-testid="wb-agent-figures">{`${secs(Math.max(0, now - g.since))} · ${t('wb.calls', { count: g.callsToday })}${g.transfersToday > 0 ? ` · ${t('wb.transferCount', { count: g.transfersToday })}` : ''}`}</span>
           </li>
         ))}
       </ul>
