@@ -12,7 +12,6 @@
  * `lifecycle.ts` stays the one pure transition function. This file also maps the call
  * signaling webhook events (typed by the workers) to lifecycle events.
  */
-import type { EventOf, KnownEvent } from '../../shared/events.ts';
 import type { Presence, ServerMsg, User } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
@@ -24,14 +23,15 @@ import { Applier } from './apply.ts';
 import type { AnchorPort, Committed, ServiceCalls, VoicemailSettings } from './ports.ts';
 import { fromRecord } from './record.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
-import { callErrorReason } from '../../shared/callErrors.ts';
 import { NOT_SET } from './agentState.ts';
 import { readWrapDraft, Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
+import { isCallSignal, toCallEvent, type CallSignalEvent } from './signals.ts';
 import { welcome } from './views.ts';
 
 export type { ServiceCalls } from './ports.ts';
+export { CALL_SIGNAL_TYPES, isCallSignal, toCallEvent, type CallSignalEvent } from './signals.ts';
 export type { Wrapup } from './requests.ts';
 export { offered, view } from './views.ts';
 
@@ -396,57 +396,5 @@ export class CallEngine {
   /** A call request from a client (answer, decline, hangup, dial). */
   request(conn: Conn, msg: CallRequest): Promise<void> {
     return this.requests.request(conn, msg);
-  }
-}
-
-// ---- webhook events → lifecycle events --------------------------------------------------
-
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : undefined);
-
-/** The webhook events that drive the call lifecycle. */
-export const CALL_SIGNAL_TYPES = ['chat.call.connect', 'chat.call.terminate', 'chat.call.status.updated'] as const;
-export type CallSignalEvent = EventOf<(typeof CALL_SIGNAL_TYPES)[number]>;
-
-export function isCallSignal(event: KnownEvent): event is CallSignalEvent {
-  return (CALL_SIGNAL_TYPES as readonly string[]).includes(event.type);
-}
-
-/** A call signaling event (validated by the workers) as a lifecycle event. */
-export function toCallEvent(event: CallSignalEvent, at: number): CallEvent {
-  switch (event.type) {
-    case 'chat.call.connect': {
-      const p = event.payload;
-      return {
-        type: 'connect',
-        wacid: p.wacid,
-        at,
-        direction: p.direction,
-        phoneId: p.phoneId,
-        from: p.from ?? p.recipient ?? '',
-        to: p.to ?? '',
-        sdp: p.sdp,
-        ...(p.dialTime !== undefined ? { dialTime: p.dialTime } : {}),
-      };
-    }
-    case 'chat.call.terminate': {
-      const p = event.payload;
-      // The emulator (and, we expect, the Service) lists provider errors as errors[{code, message}].
-      const first = p.errors?.[0];
-      const errorCode = str(p.errorCode) ?? str(first?.code);
-      // A 138xxx code is said in words, with the Service's own message after them.
-      const reason = callErrorReason(errorCode, p.errorMessage ?? str(first?.message) ?? str(p.reason));
-      return {
-        type: 'terminate',
-        wacid: p.wacid,
-        at,
-        result: p.status ?? 'COMPLETED',
-        ...(p.duration !== undefined ? { duration: p.duration } : {}),
-        ...(errorCode !== undefined ? { errorCode } : {}),
-        ...(reason !== undefined ? { reason } : {}),
-        ...(p.phoneId !== undefined ? { phoneId: p.phoneId } : {}),
-      };
-    }
-    case 'chat.call.status.updated':
-      return { type: 'status', wacid: event.payload.wacid, at, value: event.payload.status };
   }
 }
