@@ -70,7 +70,7 @@ const fmt = (w: { audibleFraction: number; meanLevel: number; pitches: number[] 
 // music, a melody of a note a second over a bed). Either way the caller hears music and not
 // the agent for 25 s, past the Service's no-media rules, and the agent again after Resume.
 describe.each(modes.list)('the agent desk media against the real server and emulator: hold (%s media)', (mode) => {
-  beforeAll(() => bridgeIn(mode), 60_000);
+  beforeAll(() => bridgeIn(mode), 120_000);
   afterAll(closeBridge);
   it('hold: the caller hears music, not the agent, for 25 s and the call stays up; Resume brings the agent back; hold time in history', async () => {
     const emu = await emulatorRequest(b.emu, 'GET', '/faults'); // no shortened rules, no faults
@@ -133,7 +133,7 @@ describe.each(modes.list)('the agent desk media against the real server and emul
 // The page's own media (a device switch, the page's no-audio warning) and a refused accept:
 // the same in both modes as far as the page goes; direct only, to keep the suite's time.
 describe('the agent desk media against the real server and emulator', () => {
-  beforeAll(() => bridgeIn('direct'), 60_000);
+  beforeAll(() => bridgeIn('direct'), 120_000);
   afterAll(closeBridge);
   it('a microphone switch mid-call keeps packets flowing; a caller whose audio never arrives brings the no-audio warning', async () => {
     const page = await pages.open('agent2');

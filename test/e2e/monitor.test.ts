@@ -234,5 +234,5 @@ describe.each(modes.list)('monitoring through the server and the pages (%s media
       expect(ac[0]).toBeGreaterThan(HEARD);
     }
     await sup.context().close();
-  }, 180_000);
+  }, 240_000);
 });

@@ -130,10 +130,19 @@ async function mode(sup: Page, wacid: string, m: 'listen' | 'whisper' | 'barge')
 
 /** The caller's audio in the page and the page's audio at the caller. */
 async function audioBothWays(agent: Page, wacid: string): Promise<void> {
+  // The caller's tone heard in the page: energy gained over a second (a 0.3 tone gains ~0.09;
+  // packets of silence gain ~0), not just some energy once.
+  let last = { packets: 0, energy: 0, gained: 0 };
   await until('the caller heard in the page', async () => {
-    const s = await agentStats(agent);
-    return (s?.inbound?.packetsReceived ?? 0) > 25 && (s?.inbound?.totalAudioEnergy ?? 0) > 0 ? true : undefined;
-  }, 15_000);
+    const a = await agentStats(agent);
+    await sleep(1_000);
+    const b = await agentStats(agent);
+    const energy = b?.inbound?.totalAudioEnergy ?? 0;
+    last = { packets: b?.inbound?.packetsReceived ?? 0, energy, gained: energy - (a?.inbound?.totalAudioEnergy ?? 0) };
+    return last.packets > 25 && last.gained > 0.01 ? true : undefined;
+  }, 15_000).catch((e: Error) => {
+    throw new Error(`${e.message}; last: ${last.packets} packets, energy ${last.energy}, gained in 1 s ${last.gained}`);
+  });
   await until('the agent heard by the caller', async () => ((await callerHears(wacid))[1]! > VOICE_HEARD ? true : undefined), 15_000);
 }
 
