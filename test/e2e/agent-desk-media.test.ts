@@ -62,7 +62,7 @@ afterAll(async () => {
 const callerHearsAgent = async (wacid: string) => ((await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(wacid)}/hears?hz=${AGENT_HZ}&ms=1000`)).levels as number[])[0]!;
 /** The caller's listening window: POST starts one, GET reads it. */
 const window = async (wacid: string, method: 'POST' | 'GET') =>
-  (await emulatorRequest(b.emu, method, `/calls/${encodeURIComponent(wacid)}/window`)) as unknown as { frames: number; audibleFraction: number; meanLevel: number; pitches: number[] };
+  emulatorRequest<{ frames: number; audibleFraction: number; meanLevel: number; pitches: number[] }>(b.emu, method, `/calls/${encodeURIComponent(wacid)}/window`);
 const fmt = (w: { audibleFraction: number; meanLevel: number; pitches: number[] }) => `${w.meanLevel.toFixed(3)}, ${w.audibleFraction.toFixed(2)}, [${w.pitches.join(' ')}]`;
 
 // Hold on the media-mode matrix: in direct mode the page plays its tune to the caller; in

@@ -222,7 +222,7 @@ describe('the agent desk against the real server', () => {
     const page = await pages.open('agent5', (ctx) => ctx.grantPermissions(['notifications'], { origin: b.url }));
     await page.evaluate(() => {
       // Record what the page shows (the real Notification still runs).
-      const w = window as unknown as { Notification: typeof Notification; __notes: string[] };
+      const w = window as typeof window & { Notification: typeof Notification; __notes: string[] };
       const Real = w.Notification;
       w.__notes = [];
       w.Notification = class extends Real {
@@ -245,8 +245,8 @@ describe('the agent desk against the real server', () => {
     const from = '+15550305001';
     const wacid = await placeCall(b, { from });
     await card(page, wacid).waitFor({ timeout: 15_000 });
-    await until('a notification', async () => ((await page.evaluate(() => (window as unknown as { __notes: string[] }).__notes.length)) > 0 ? true : undefined), 10_000);
-    const note = await page.evaluate(() => (window as unknown as { __notes: string[] }).__notes[0]!);
+    await until('a notification', async () => ((await page.evaluate(() => (window as typeof window & { __notes: string[] }).__notes.length)) > 0 ? true : undefined), 10_000);
+    const note = await page.evaluate(() => (window as typeof window & { __notes: string[] }).__notes[0]!);
     expect(note).toMatch(/^Incoming call\|/);
     expect(note).toContain('5550305001');
     // The title flashes between two texts while it rings (sampled until both are seen: the

@@ -111,10 +111,10 @@ async function callerHears(wacid: string, ms = 400): Promise<{ agent: number; mu
 }
 
 /** The track the page's leg sends (a new leg sends a new clone of the microphone). */
-const senderId = (p: Page): Promise<string | null> => p.evaluate(() => (window as unknown as { __switchboard: { state(): { media: { sender: { id: string | null } } | null } } }).__switchboard.state().media?.sender.id ?? null);
+const senderId = (p: Page): Promise<string | null> => p.evaluate(() => (window as typeof window & { __switchboard: { state(): { media: { sender: { id: string | null } } | null } } }).__switchboard.state().media?.sender.id ?? null);
 
 type Stats = { inbound?: { packetsReceived: number; totalAudioEnergy?: number } } | null;
-const pageStats = (p: Page): Promise<Stats> => p.evaluate(() => (window as unknown as { __switchboard: { stats(): Promise<Stats> } }).__switchboard.stats());
+const pageStats = (p: Page): Promise<Stats> => p.evaluate(() => (window as typeof window & { __switchboard: { stats(): Promise<Stats> } }).__switchboard.stats());
 
 /** The page receives the caller (energy in its inbound audio grows) and the caller hears the page's 730 Hz. */
 async function audioBothWays(page: Page, wacid: string): Promise<void> {
@@ -220,7 +220,7 @@ describe('anchor mode: monitoring in the room', () => {
   type Levels = { caller: number; agent: number; supervisor: number };
   const supHears = (sup: Page, wacid: string): Promise<Levels> =>
     sup.evaluate(async ([w, hz]) => {
-      const [caller, agent, supervisor] = (window as unknown as { __switchboard: { monitor: { tones(w: string, hz: number[]): number[] } } }).__switchboard.monitor.tones(w, hz);
+      const [caller, agent, supervisor] = (window as typeof window & { __switchboard: { monitor: { tones(w: string, hz: number[]): number[] } } }).__switchboard.monitor.tones(w, hz);
       return { caller: caller!, agent: agent!, supervisor: supervisor! };
     }, [wacid, [CALLER_HZ, AGENT_HZ, SUPERVISOR_HZ] as number[]] as const);
   const monitorLegs = async (wacid: string) => (await bridge!.sb.anchor!.participants(wacid)).filter((p) => p.display.startsWith('monitor:boss:'));
@@ -247,7 +247,7 @@ describe('anchor mode: monitoring in the room', () => {
     expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
     expect((await callerHears(wacid, 600)).supervisor).toBeLessThan(SILENT);
     // The agent's page sends nothing for the monitor: it keeps one peer connection, its call's leg.
-    expect(await page.evaluate(() => (window as unknown as { __monitor?: { path(): Promise<string | null> } }).__monitor?.path() ?? Promise.resolve(null))).toBeNull();
+    expect(await page.evaluate(() => (window as typeof window & { __monitor?: { path(): Promise<string | null> } }).__monitor?.path() ?? Promise.resolve(null))).toBeNull();
 
     // Whisper: refused in words, the monitor stays in listen.
     await row.getByTestId('monitor-whisper').click();

@@ -27,13 +27,13 @@ const QUICK_MISS = { acceptWindowMs: 6_000, ringTimeoutMs: 2_000, rejectMarginMs
 const suite = programSuite();
 
 /** A same-origin JSON request to the bridge as one user. */
-async function api(b: Bridge, cookie: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
+async function api<T = Record<string, unknown>>(b: Bridge, cookie: string, method: string, path: string, body?: unknown): Promise<{ status: number; json: T }> {
   const r = await fetch(`${b.url}${path}`, {
     method,
     headers: { cookie, origin: b.url, 'content-type': 'application/json' },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: r.status, json: (await r.json()) as Record<string, unknown> };
+  return { status: r.status, json: (await r.json()) as T };
 }
 
 const taskOf = (m: Extract<ServerMsg, { type: 'callback.updated' }>) => m.task;
@@ -82,9 +82,9 @@ describe('missed-call callback queue (program agents, real emulator, real histor
     const seenBy = boss.received.filter((m): m is Extract<ServerMsg, { type: 'message.updated' }> => m.type === 'message.updated' && m.message.id === messageId).map((m) => m.message.status);
     expect(seenBy.at(-1)).toBe('read');
     expect(seenBy).toContain('delivered');
-    const byAgent = await api(b, cookie2, 'GET', `/api/messages/${encodeURIComponent(messageId)}`);
+    const byAgent = await api<MessageRecord>(b, cookie2, 'GET', `/api/messages/${encodeURIComponent(messageId)}`);
     expect(byAgent.status).toBe(200);
-    expect((byAgent.json as unknown as MessageRecord).statusHistory.map((h) => h.status)).toEqual(expect.arrayContaining(['sent', 'delivered', 'read']));
+    expect(byAgent.json.statusHistory.map((h) => h.status)).toEqual(expect.arrayContaining(['sent', 'delivered', 'read']));
 
     // 4. The emulated customer grants permission (their reply to the follow-up): the task shows it.
     const granted = await until('the task shows the permission granted', async () => {

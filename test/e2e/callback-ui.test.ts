@@ -56,7 +56,7 @@ function spyOnGetUserMedia(): void {
   };
 }
 const askedAudio = (page: Page) =>
-  page.evaluate(() => (window as unknown as { __gum: Array<{ audio?: { deviceId?: { exact?: string } } }> }).__gum.map((c) => c.audio ?? null));
+  page.evaluate(() => (window as typeof window & { __gum: Array<{ audio?: { deviceId?: { exact?: string } } }> }).__gum.map((c) => c.audio ?? null));
 
 /** Log in as the supervisor through the login page and open the Call back panel with `user` typed in. */
 async function supervisorPage(user: string): Promise<Page> {
@@ -85,8 +85,8 @@ interface Hook {
   state(): { call?: { wacid?: string }; media: null | { sender: { hasTrack: boolean; enabled: boolean | null }; micDeviceId: string | null } };
   stats(): Promise<null | { inbound?: { packetsReceived: number; totalAudioEnergy?: number }; outbound?: { packetsSent: number }; connectionState: string }>;
 }
-const hookState = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { callback: Hook } }).__switchboard.callback.state());
-const hookStats = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { callback: Hook } }).__switchboard.callback.stats());
+const hookState = (page: Page) => page.evaluate(() => (window as typeof window & { __switchboard: { callback: Hook } }).__switchboard.callback.state());
+const hookStats = (page: Page) => page.evaluate(() => (window as typeof window & { __switchboard: { callback: Hook } }).__switchboard.callback.stats());
 
 async function shots(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `callback-${name}.png`), fullPage: true });

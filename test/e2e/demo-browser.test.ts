@@ -89,7 +89,7 @@ it('Chromium launched without the loopback flag (fake devices only) answers the 
     'the caller’s audio arrives and plays in the page',
     async () => {
       const s = await page.evaluate(async () => {
-        const st = await (window as unknown as { __switchboard: { stats(): Promise<{ inbound?: { packetsReceived: number; totalAudioEnergy?: number } } | null> } }).__switchboard.stats();
+        const st = await (window as typeof window & { __switchboard: { stats(): Promise<{ inbound?: { packetsReceived: number; totalAudioEnergy?: number } } | null> } }).__switchboard.stats();
         return { packetsReceived: st?.inbound?.packetsReceived ?? 0, totalAudioEnergy: st?.inbound?.totalAudioEnergy ?? 0 };
       });
       return s.packetsReceived > 100 && s.totalAudioEnergy > 0 ? s : undefined;
@@ -140,7 +140,7 @@ it('the other way: a supervisor calls a customer back (Call back panel) and the 
   const inbound = await until(
     'the callee’s audio in the page',
     async () => {
-      const st = await page.evaluate(() => (window as unknown as { __switchboard: { callback: { stats(): Promise<{ inbound?: { packetsReceived: number } } | null> } } }).__switchboard.callback.stats());
+      const st = await page.evaluate(() => (window as typeof window & { __switchboard: { callback: { stats(): Promise<{ inbound?: { packetsReceived: number } } | null> } } }).__switchboard.callback.stats());
       return (st?.inbound?.packetsReceived ?? 0) > 50 ? st : undefined;
     },
     15_000,

@@ -62,7 +62,7 @@ async function snapshot(page: Page): Promise<Snapshot> {
       endedOutsideWrap: [...document.querySelectorAll('[data-testid="call-ended"]')].filter((e) => !e.closest('[data-testid="wrapup"]')).length,
       controls,
     };
-  }, CONTROLS as unknown as string[]);
+  }, [...CONTROLS]);
 }
 
 describe('the first hour', () => {

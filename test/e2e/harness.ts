@@ -30,6 +30,7 @@ import type { CallView as EmuCall } from '../emulator/calls/index.ts';
 import { signatureHeader, startEmulator, type Emulator, type EmulatorOptions } from '../emulator/index.ts';
 import { until as waitUntil } from '../support/wait.ts';
 import { uniquePrefix } from '../support/redis.ts';
+import { closeServer } from '../support/close-server.ts';
 
 type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
 
@@ -188,11 +189,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
       if (closed) return;
       closed = true;
       await sb.close();
-      await new Promise<void>((r) => {
-        const s = server as unknown as { closeAllConnections?: () => void; close(cb: () => void): void };
-        s.close(() => r());
-        s.closeAllConnections?.();
-      });
+      await closeServer(server);
       if (!o.sharedEmulator) await emu.close();
       await store.close();
     },
@@ -203,16 +200,16 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
  * A request to the emulator with its API key: `path` under its control API
  * (`/calls`, ...) or a full URL (its `/v2` API). Throws on a non-2xx answer.
  */
-export async function emulatorRequest(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+export async function emulatorRequest<T = Record<string, unknown>>(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, method: string, path: string, body?: unknown): Promise<T> {
   const url = /^https?:/.test(path) ? path : `${emu.controlUrl}${path}`;
   const r = await fetch(url, {
     method,
     headers: { 'x-api-key': emu.apiKey, 'content-type': 'application/json' },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  const json = (await r.json()) as Record<string, unknown>;
+  const json: unknown = await r.json();
   if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${JSON.stringify(json)}`);
-  return json;
+  return json as T;
 }
 
 /** Deliver one signed event to the bridge's receiver, as the Service would. */
@@ -340,7 +337,7 @@ export { sleep, until } from '../support/wait.ts';
 
 /** The emulator's record of one call (its control API, `GET /calls/:wacid`). */
 export async function emulatorCall(emu: Pick<Emulator, 'controlUrl' | 'apiKey'>, wacid: string): Promise<EmuCall> {
-  return (await emulatorRequest(emu, 'GET', `/calls/${encodeURIComponent(wacid)}`)) as unknown as EmuCall;
+  return emulatorRequest<EmuCall>(emu, 'GET', `/calls/${encodeURIComponent(wacid)}`);
 }
 
 /**

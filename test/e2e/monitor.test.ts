@@ -102,8 +102,8 @@ async function callerHears(wacid: string): Promise<number[]> {
   return r.levels as number[];
 }
 
-const supHears = (sup: Page, wacid: string) => sup.evaluate(([w, hz]) => (window as unknown as { __switchboard: { monitor: { tones(w: string, hz: number[]): number[] } } }).__switchboard.monitor.tones(w, hz), [wacid, ALL] as const);
-const agentHears = (agent: Page) => agent.evaluate((hz) => (window as unknown as { __monitor: { heard(hz: number[]): number[] } }).__monitor.heard(hz), ALL);
+const supHears = (sup: Page, wacid: string) => sup.evaluate(([w, hz]) => (window as typeof window & { __switchboard: { monitor: { tones(w: string, hz: number[]): number[] } } }).__switchboard.monitor.tones(w, hz), [wacid, ALL] as const);
+const agentHears = (agent: Page) => agent.evaluate((hz) => (window as typeof window & { __monitor: { heard(hz: number[]): number[] } }).__monitor.heard(hz), ALL);
 const row = (sup: Page, wacid: string) => sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
 
 /** Click a mode (Listen / Whisper / Barge) in the call's row and wait until the monitor is live in it. */

@@ -52,7 +52,7 @@ interface HookState {
   audio: { unlocked: boolean; ringing: boolean };
   history: Array<{ wacid: string; result: string }>;
 }
-const hook = (page: Page) => page.evaluate(() => (window as unknown as { __switchboard: { state(): HookState } }).__switchboard.state());
+const hook = (page: Page) => page.evaluate(() => (window as typeof window & { __switchboard: { state(): HookState } }).__switchboard.state());
 
 describe('what a new user hits, fixed', () => {
   it('Log in pressed while the page still loads its language logs in, and the password never goes into a URL', async () => {

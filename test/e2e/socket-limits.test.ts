@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
+import { socketOf } from '../../server/ops/internals.ts';
 import { MAX_PENDING_REQUESTS, MAX_SOCKETS_PER_SESSION } from '../../shared/protocol.ts';
 import { ProtocolClient, login, sleep, startBridge, until, type Bridge } from './harness.ts';
 
@@ -37,7 +38,7 @@ async function open(cookie: string): Promise<{ ws: WebSocket; frames: string[]; 
 
 /** `n` call.hold requests written in one go (one TCP write): ids h0 … h(n-1). */
 function burst(ws: WebSocket, n: number, from = 0): void {
-  const socket = (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+  const socket = socketOf(ws)!;
   socket.cork();
   for (let i = from; i < from + n; i++) ws.send(JSON.stringify({ type: 'call.hold', id: `h${i}`, wacid: `wacid.burst.${i}` }));
   socket.uncork();
@@ -101,7 +102,7 @@ describe('bounds per socket', () => {
     // A few requests at a time (within the bound), each answered with a large error frame,
     // never reading the answers.
     while (connected() && Date.now() - t0 < 15_000) {
-      const socket = (ws as unknown as { _socket: { cork(): void; uncork(): void } })._socket;
+      const socket = socketOf(ws)!;
       socket.cork();
       for (let i = 0; i < 16; i++) ws.send(JSON.stringify({ type: 'presence.set', id: `a${sent++}`, status: 'away', reason: 'no such reason' }));
       socket.uncork();

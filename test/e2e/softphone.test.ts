@@ -42,7 +42,7 @@ const ringing = (page: Page, wacid: string) => page.locator(`[data-testid="incom
 
 async function inboundAudio(page: Page): Promise<{ packetsReceived: number; totalAudioEnergy: number }> {
   return page.evaluate(async () => {
-    const s = await (window as unknown as { __switchboard: { stats(): Promise<{ inbound?: { packetsReceived: number; totalAudioEnergy: number } } | null> } }).__switchboard.stats();
+    const s = await (window as typeof window & { __switchboard: { stats(): Promise<{ inbound?: { packetsReceived: number; totalAudioEnergy: number } } | null> } }).__switchboard.stats();
     return { packetsReceived: s?.inbound?.packetsReceived ?? 0, totalAudioEnergy: s?.inbound?.totalAudioEnergy ?? 0 };
   });
 }
@@ -133,7 +133,7 @@ describe.each(modes.list)('softphone in Chromium (%s media)', (mode) => {
     const e = await suite.emuCall(wacid);
     expect(e.state).toBe('active');
     expect(e.media!.packetsReceived).toBeGreaterThan(before + 100);
-    const sender = await page.evaluate(() => (window as unknown as { __switchboard: { state(): { media: { sender: { hasTrack: boolean } } } } }).__switchboard.state().media.sender);
+    const sender = await page.evaluate(() => (window as typeof window & { __switchboard: { state(): { media: { sender: { hasTrack: boolean } } } } }).__switchboard.state().media.sender);
     expect(sender.hasTrack).toBe(true);
     expect(await page.getByTestId('call-ended').isVisible()).toBe(false);
   }, 40_000);

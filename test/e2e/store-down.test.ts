@@ -51,7 +51,7 @@ describe('the store goes down', () => {
       expect(dialed).toMatchObject({ type: 'error', code: 'UNAVAILABLE' });
       expect((dialed as { message: string }).message).toMatch(/ended at the Service/);
       const ended = await until('the dialed call to end at the Service', async () => {
-        const { items } = (await suite.control('GET', '/calls')) as unknown as { items: EmuCall[] };
+        const { items } = await suite.control<{ items: EmuCall[] }>('GET', '/calls');
         const c = items.find((x) => x.to === user && x.direction === 'BUSINESS_INITIATED');
         return c && c.state === 'ended' ? c : undefined;
       });

@@ -53,8 +53,8 @@ export class E2eSuite {
   }
 
   /** A request to the bridge's emulator (see `emulatorRequest`). */
-  control(method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
-    return emulatorRequest(this.bridge.emu, method, path, body);
+  control<T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> {
+    return emulatorRequest<T>(this.bridge.emu, method, path, body);
   }
 
   /** The bridge's emulator's record of one call. */

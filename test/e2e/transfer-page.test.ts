@@ -170,7 +170,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     const musicMs = Date.now() - tCold;
     await p1.locator('[data-testid="call-idle"]').waitFor({ timeout: 10_000 }).catch(async (e) => {
       // What agent1's page still shows, to tell why.
-      console.log('agent1 after the transfer:', await p1.locator('.callbox').getAttribute('data-testid'), JSON.stringify(await p1.evaluate(() => (window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).slice(0, 3000));
+      console.log('agent1 after the transfer:', await p1.locator('.callbox').getAttribute('data-testid'), JSON.stringify(await p1.evaluate(() => (window as typeof window & { __switchboard: { state(): unknown } }).__switchboard.state())).slice(0, 3000));
       throw e;
     });
     const ring = p2.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
@@ -197,7 +197,7 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await d2.waitFor({ state: 'hidden' });
     const ring1 = p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
     await ring1.waitFor({ timeout: 30_000 }).catch(async (e) => {
-      const st = (p: typeof p1) => p.evaluate(() => JSON.stringify((window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 2500));
+      const st = (p: typeof p1) => p.evaluate(() => JSON.stringify((window as typeof window & { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 2500));
       console.log('consult ring missing; agent2 banner:', await p2.locator('[data-testid="error-banner"]').textContent().catch(() => '?'), '\nagent2:', await st(p2), '\nagent1:', await st(p1));
       throw e;
     });
@@ -316,14 +316,14 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await dialog.waitFor({ state: 'hidden' });
     await callerHearsOnly(wacid, false, true, 'the caller hears music after Transfer now');
     await ring2.waitFor({ timeout: 30_000 }).catch(async (e) => {
-      const st = (p: Page) => p.evaluate(() => JSON.stringify((window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 4000));
+      const st = (p: Page) => p.evaluate(() => JSON.stringify((window as typeof window & { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 4000));
       console.log('the transfer ring missing; agent2:', await st(p2), '\nagent1:', await st(p1));
       throw e;
     });
     await p2.getByTestId('decline').click();
     const back = p1.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`);
     await back.waitFor({ timeout: 30_000 }).catch(async (e) => {
-      const st = (p: Page) => p.evaluate(() => JSON.stringify((window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 4000));
+      const st = (p: Page) => p.evaluate(() => JSON.stringify((window as typeof window & { __switchboard: { state(): unknown } }).__switchboard.state())).then((x) => x.slice(0, 4000));
       console.log('the ring back missing; agent2:', await st(p2), '\nagent1:', await st(p1));
       throw e;
     });

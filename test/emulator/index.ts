@@ -79,9 +79,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     () =>
       new Promise<void>((resolve) => {
         // Webhook receivers and tests may keep connections alive; don't wait for them.
-        const s = server as unknown as { closeAllConnections?: () => void; close(cb: () => void): void };
-        s.close(() => resolve());
-        s.closeAllConnections?.();
+        server.close(() => resolve());
+        if ('closeAllConnections' in server) server.closeAllConnections();
       }),
   );
   // Load werift and opusscript in the background now, so the first call doesn't pay

@@ -8,6 +8,7 @@ import { createLogger, memoryDestination } from '../../server/log/logger.ts';
 import type { Store } from '../../server/store/store.ts';
 import { sign } from '../../server/webhooks/signature.ts';
 import { tempDataDir } from '../support/data-dir.ts';
+import { closeServer } from '../support/close-server.ts';
 
 export const SECRET_A = 'whsec_test_secret_aaaaaaaaaa';
 export const SECRET_B = 'whsec_test_secret_bbbbbbbbbb';
@@ -70,10 +71,7 @@ export async function listen(fetch: (req: Request) => Response | Promise<Respons
   return {
     url: `http://127.0.0.1:${port}`,
     close: () =>
-      new Promise<void>((resolve) => {
-        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
-        server.close(() => resolve());
-      }),
+      closeServer(server),
   };
 }
 

@@ -34,12 +34,12 @@ export async function goAvailable(page: Page): Promise<void> {
 
 /** `window.__switchboard.state()` (shape in web-agent/TESTIDS.md). */
 export function hookState(page: Page): Promise<any> {
-  return page.evaluate(() => (window as unknown as { __switchboard: { state(): unknown } }).__switchboard.state());
+  return page.evaluate(() => (window as typeof window & { __switchboard: { state(): unknown } }).__switchboard.state());
 }
 
 /** `await window.__switchboard.stats()`: getStats of the call this tab holds, or null. */
 export function hookStats(page: Page): Promise<any> {
-  return page.evaluate(() => (window as unknown as { __switchboard: { stats(): Promise<unknown> } }).__switchboard.stats());
+  return page.evaluate(() => (window as typeof window & { __switchboard: { stats(): Promise<unknown> } }).__switchboard.stats());
 }
 
 /** Wait until `expr` (JavaScript over `s` = the hook's state) is truthy, e.g. `'s.media && s.media.started'`. */
