@@ -37,15 +37,15 @@ describe('reports on the supervisor page', () => {
     await row.waitFor({ timeout: 15_000 });
     expect(await page.getByTestId('reports-from').inputValue()).toBe(today);
     expect(await page.getByTestId('reports-to').inputValue()).toBe(today);
-    // Offered 3, answered 2, abandoned 1, missed 0, 1 of 3 within 20 s, ASA 20 s, AHT 90 s.
-    expect((await row.locator('td').allInnerTexts()).slice(1)).toEqual(['3', '2', '1', '0', '33%', '0:20', '1:30']);
-    expect(await page.locator('[data-testid="reports-agent"][data-name="agent1"] td').allInnerTexts()).toEqual(['agent1', '2', '2', '0', '3:00', '0:00', '1:30']);
+    // Offered 3, answered 2, abandoned 1, missed 0, 1 of 3 within 20 s, ASA 20 s, AHT 90 s, no transfers.
+    expect((await row.locator('td').allInnerTexts()).slice(1)).toEqual(['3', '2', '1', '0', '33%', '0:20', '1:30', '0']);
+    expect(await page.locator('[data-testid="reports-agent"][data-name="agent1"] td').allInnerTexts()).toEqual(['agent1', '2', '2', '0', '3:00', '0:00', '1:30', '0']);
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId('reports-csv-number').click()]);
     expect(download.suggestedFilename()).toBe(`switchboard-numbers-${today}_${today}.csv`);
     const saved = await readFile((await download.path())!, 'utf8');
     // The table's headings and units: percent and seconds, not `serviceLevel 0.33` and `asaMs`.
-    expect(saved).toBe(`Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s)\r\n${N},3,2,1,0,33.3,20,90\r\n`);
+    expect(saved).toBe(`Business number,Offered,Answered,Abandoned,Missed,Service level (20 s) %,Avg. answer (s),Avg. handle (s),Transfers\r\n${N},3,2,1,0,33.3,20,90,0\r\n`);
     const cookie = await login(b.url, 'boss');
     expect(await (await fetch(`${b.url}/api/reports.csv?from=${today}&to=${today}&by=number`, { headers: { cookie } })).text()).toBe(saved);
 
