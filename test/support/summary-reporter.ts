@@ -10,7 +10,9 @@ export default class SummaryReporter implements Reporter {
     let passed = 0;
     let failed = unhandledErrors.length;
     let skipped = 0;
+    const durations: Array<[string, number]> = [];
     for (const mod of testModules) {
+      durations.push([mod.relativeModuleId, mod.diagnostic().duration]);
       let cases = 0;
       for (const test of mod.children.allTests()) {
         cases++;
@@ -21,6 +23,9 @@ export default class SummaryReporter implements Reporter {
       }
       if (cases === 0 && mod.state() === 'failed') failed++;
     }
+    // The slowest files, so a run that nears CI's time limit says where the time went.
+    const slowest = durations.sort((a, b) => b[1] - a[1]).slice(0, 15);
+    process.stdout.write(`\nSlowest files: ${slowest.map(([id, ms]) => `${id} ${(ms / 1000).toFixed(0)} s`).join(', ')}\n`);
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
 }
