@@ -251,12 +251,20 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     // ---- reports and the wallboard count the transfers: agent1's cold one and agent2's warm one completed; the conference is none ----
     const transfersOf = (testid: string, attr: string, value: string) => boss.locator(`[data-testid="${testid}"][${attr}="${value}"] [data-testid="reports-transfers"]`).textContent();
     const number = rig.bridge.emu.ctx.phoneNumbers.get(PHONE_ID)!.phoneNumber;
+    // History is written behind the call (batched): wait for every count, not only the first one written.
+    const counts = async () => ({
+      agent1: await transfersOf('reports-agent', 'data-name', 'agent1').catch(() => ''),
+      agent2: await transfersOf('reports-agent', 'data-name', 'agent2').catch(() => ''),
+      number: await transfersOf('reports-number', 'data-number', number).catch(() => ''),
+    });
+    const want = { agent1: '1', agent2: '1', number: '2' };
+    let seen = {};
     await until('the report counts the transfers', async () => {
       await boss.getByTestId('reports-show').click();
-      return (await transfersOf('reports-agent', 'data-name', 'agent1').catch(() => '')) === '1';
-    }, 15_000, 500);
-    expect(await transfersOf('reports-agent', 'data-name', 'agent2')).toBe('1');
-    expect(await transfersOf('reports-number', 'data-number', number)).toBe('2');
+      seen = await counts();
+      return JSON.stringify(seen) === JSON.stringify(want);
+    }, 20_000, 500).catch(() => undefined);
+    expect(seen).toEqual(want);
     const tile = boss.locator(`[data-testid="wb-number"][data-number="${number}"] [data-testid="wb-transfers"] .wb-value`);
     await until('the wallboard counts the transfers', async () => (await tile.textContent().catch(() => '')) === '2', 15_000);
     expect(await boss.locator('[data-testid="wb-agent"][data-name="agent2"] [data-testid="wb-agent-figures"]').textContent()).toContain('1 transfer');

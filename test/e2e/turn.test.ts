@@ -212,12 +212,19 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
     await row(sup, wacid).getByTestId('monitor-actions').waitFor();
     await emulatorRequest(bridge!.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
     await agent.getByTestId('call-ended').waitFor({ timeout: 15_000 }).catch(() => undefined);
-    // The pages close their connections: Chromium ends its allocations and coturn logs their counters.
+    // The pages close (and with them every peer connection they had): Chromium ends its
+    // allocations and coturn logs their counters. Waiting for the pages' own clean-up instead
+    // left an allocation open past 30 s once in a loaded CI run.
+    await Promise.all([agent.close(), sup.close()]);
+    let last = {};
     const relayed = await until('coturn to count the relayed audio', async () => {
       const a = relayedFor('agent1');
       const s = relayedFor('boss');
+      last = { agent1: { open: a.open, ended: a.allocations - before.agent.allocations }, boss: { open: s.open, ended: s.allocations - before.boss.allocations } };
       return a.open === 0 && s.open === 0 && a.allocations > before.agent.allocations && s.allocations > before.boss.allocations ? { a, s } : undefined;
-    }, 30_000);
+    }, 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}; allocations ${JSON.stringify(last)}`);
+    });
     console.log(`coturn: agent1 ${JSON.stringify(relayed.a)} boss ${JSON.stringify(relayed.s)}`);
     if (process.env.DEBUG_TURN) { await sleep(5000); console.log(turn.log().split('\n').filter((x) => /usage|closed|ALLOCATE|REFRESH/.test(x)).join('\n')); }
     // Packets from the peers (caller + supervisor) relayed to agent1's page, and the other way.

@@ -35,6 +35,7 @@ export function agentDesk(x: DeskContext) {
   let desk: DeskState = initialDesk;
   let logTimer: ReturnType<typeof setTimeout> | undefined;
   let draftTimer: ReturnType<typeof setTimeout> | undefined;
+  let lastDraftAt = 0;
   /** Local time of the agent's last keystroke or choice in the wrap-up. */
   let typedAt = Number.NEGATIVE_INFINITY;
   const dispatch = (ev: DeskEvent) => {
@@ -95,16 +96,26 @@ export function agentDesk(x: DeskContext) {
     }
   }
 
-  /** What the agent typed goes to the server as it is typed (a reload or a crash keeps it). */
+  /**
+   * What the agent typed goes to the server as it is typed (a reload or a crash keeps it):
+   * the first keystroke after a pause at once — the server stops the countdown from that
+   * draft on, so it must not wait — then at most every DRAFT_EVERY_MS.
+   */
   function scheduleDraft(): void {
     if (draftTimer !== undefined) return;
-    draftTimer = setTimeout(() => {
-      draftTimer = undefined;
+    const sendDraft = () => {
       const w = desk.wrap;
       if (!w || w.status === 'saving') return;
+      lastDraftAt = Date.now();
       // Refused when the wrap-up is over meanwhile (CONFLICT): the form's own save says what counts.
       send({ type: 'call.wrapupDraft', wacid: w.wacid, notes: w.notes, ...(w.disposition ? { disposition: w.disposition } : {}) }).catch(() => undefined);
-    }, DRAFT_EVERY_MS);
+    };
+    const wait = lastDraftAt + DRAFT_EVERY_MS - Date.now();
+    if (wait <= 0) return sendDraft();
+    draftTimer = setTimeout(() => {
+      draftTimer = undefined;
+      sendDraft();
+    }, wait);
   }
 
   async function saveWrap(): Promise<void> {
