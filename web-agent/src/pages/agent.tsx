@@ -425,11 +425,14 @@ async function boot(): Promise<void> {
   callbackPanel.start();
   queue.start();
   // Countdown and call timer; the tab stays audible while it matters, so this keeps ticking.
+  // A ring's and a wrap-up's countdown bars move four times a second; with neither, the page's
+  // clocks show whole seconds and one render a second is enough (a page idles for a whole shift).
+  let ticks = 0;
   setInterval(() => {
     reconcile(); // a deadline passing stops the ring with no frame from the server
     announceWrapUp(state, now());
-    render();
-
+    const counting = Object.keys(state.calls).length > 0 || state.agent?.status === 'after-call-work';
+    if (counting || ++ticks % 4 === 0) render();
   }, 250);
   startMeters(
     () => (mic.meter ? mic.meter.level() : 0),
