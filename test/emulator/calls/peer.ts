@@ -14,7 +14,7 @@ import type * as Werift from 'werift';
 import { toneLevel } from '../../../web-agent/src/monitor/energy.ts';
 import { machineLinks, onLink } from './network.ts';
 import { withHelloVerifyFix } from './werift-dtls.ts';
-import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, OpusEncoder, SAMPLE_RATE, frameSource, rms, type AudioSource, type WindowStats } from './audio.ts';
+import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, SAMPLE_RATE, packetSource, rms, type AudioSource, type WindowStats } from './audio.ts';
 
 /** How much decoded audio a peer keeps for `hears` (what the simulated user heard lately). */
 const RECENT_MS = 3_000;
@@ -172,7 +172,6 @@ export class AudioPeer {
   private readonly window = new LevelWindow();
   /** Decoded frames of the last RECENT_MS (for `hears`). */
   private recent: Array<{ at: number; pcm: Int16Array }> = [];
-  private encoder: OpusEncoder | undefined;
   private sendTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private encodeErrorLogged = false;
@@ -181,7 +180,7 @@ export class AudioPeer {
   /** When this peer started sending (epoch ms), for the recording timeline. */
   sendStartedAt: number | undefined;
   sendSource: AudioSource = { kind: 'tone' };
-  private nextFrame: () => Int16Array | undefined = () => undefined;
+  private nextPacket: () => Buffer | undefined = () => undefined;
 
   private constructor(
     readonly pc: Werift.RTCPeerConnection,
@@ -249,8 +248,7 @@ export class AudioPeer {
     if (this.closed || this.sendTimer) return;
     this.sendSource = source;
     if (source.kind === 'none') return; // one-way audio: nothing ever leaves this side
-    this.nextFrame = frameSource(source);
-    this.encoder = new OpusEncoder();
+    this.nextPacket = this.packets(source);
     const w = this.w;
     const start = Date.now();
     this.sendStartedAt = start;
@@ -267,15 +265,7 @@ export class AudioPeer {
         ts = (ts + skip * FRAME_SAMPLES) >>> 0;
       }
       while (sent < due) {
-        let payload: Buffer = OPUS_SILENCE;
-        try {
-          const pcm = this.nextFrame();
-          if (pcm && this.encoder) payload = this.encoder.encode(pcm);
-        } catch (err) {
-          // A timer callback must never throw (it would take the process down in demo mode).
-          if (!this.encodeErrorLogged) console.error('[emulator] Opus encode failed, sending silence:', (err as Error).message);
-          this.encodeErrorLogged = true;
-        }
+        const payload = this.nextPacket() ?? OPUS_SILENCE;
         const header = new w.RtpHeader({ payloadType: 111, sequenceNumber: seq, timestamp: ts, marker: sent === 0 });
         try {
           this.track.writeRtp(new w.RtpPacket(header, payload));
@@ -299,7 +289,18 @@ export class AudioPeer {
    */
   switchSource(source: AudioSource): void {
     this.sendSource = source;
-    this.nextFrame = frameSource(source);
+    this.nextPacket = this.packets(source);
+  }
+
+  /** The source's packets; silence when they cannot be encoded (said once: a peer never throws from its clock). */
+  private packets(source: AudioSource): () => Buffer | undefined {
+    try {
+      return packetSource(source);
+    } catch (err) {
+      if (!this.encodeErrorLogged) console.error('[emulator] Opus encode failed, sending silence:', (err as Error).message);
+      this.encodeErrorLogged = true;
+      return () => undefined;
+    }
   }
 
   stopSending(): void {
@@ -392,7 +393,6 @@ export class AudioPeer {
     this.closed = true;
     this.stopSending();
     this.decoder?.close();
-    this.encoder?.close();
     try {
       await this.pc.close();
     } catch {
