@@ -15,5 +15,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     reporters: ['default', new SummaryReporter()],
+    globalSetup: ['test/support/pglite-template.global.ts'],
   },
 });

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPglite, openPostgres, type Db } from '../../server/history/db.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
+import { seedPglite } from './data-dir.ts';
 import { migrate } from '../../server/history/migrations.ts';
 import { HistoryStore } from '../../server/history/store.ts';
 
@@ -25,6 +26,7 @@ export interface TestPglite {
 
 export function testPglite(): TestPglite {
   const dir = mkdtempSync(join(tmpdir(), 'sb-pglite-'));
+  seedPglite(dir);
   let db: Promise<Db> | undefined;
   return {
     dir,

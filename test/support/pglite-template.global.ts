@@ -1,0 +1,22 @@
+/**
+ * Vitest global setup: one empty PGlite cluster made once per run, which `seedPglite` copies
+ * into each test's fresh history directory. PGlite's first start of a directory is an initdb
+ * (~4 s of CPU on the 2-core CI machine, once for every server with history a test starts);
+ * opening a copy takes ~0.3 s. Only the directories of `tempDataDir` and `testPglite` are
+ * seeded; PGlite's own first start of an empty directory stays tested where a test makes its
+ * directory itself (server/history/index.test.ts, server/history/pglite-worker.test.ts).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_TEMPLATE_ENV } from './data-dir.ts';
+
+export default async function setup(): Promise<() => void> {
+  const dir = mkdtempSync(join(tmpdir(), 'sb-pglite-template-'));
+  const db = await PGlite.create(dir);
+  await db.close();
+  // Read by the test workers, forked after this ran (they inherit the environment).
+  process.env[PGLITE_TEMPLATE_ENV] = dir;
+  return () => rmSync(dir, { recursive: true, force: true });
+}
