@@ -9,12 +9,14 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type PgliteDb } from './db.ts';
+import { seedPglite } from '../../test/support/data-dir.ts';
 
 let dir: string;
 let db: PgliteDb;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sb-pglite-worker-'));
+  seedPglite(dir);
   db = await openPglite(dir);
   await db.exec('CREATE TABLE t (id int PRIMARY KEY, a text NOT NULL)');
 });
@@ -136,6 +138,7 @@ describe('openPglite: one connection', () => {
 describe('openPglite: the worker dies', () => {
   it('every pending statement rejects (none hangs), and the next one opens the database again', async () => {
     const d = mkdtempSync(join(tmpdir(), 'sb-pglite-crash-'));
+    seedPglite(d);
     const crashing = await openPglite(d);
     try {
       await crashing.exec('CREATE TABLE k (id int PRIMARY KEY)');
@@ -159,6 +162,7 @@ describe('openPglite: the worker dies', () => {
 
   it('close ends the worker; statements after it reject', async () => {
     const d = mkdtempSync(join(tmpdir(), 'sb-pglite-close-'));
+    seedPglite(d);
     const c = await openPglite(d);
     try {
       const worker = c.worker!;
@@ -188,6 +192,7 @@ describe('openPglite: history waits, the event loop does not', () => {
   it('the database thread runs at nice 10 and the event loop keeps its priority', async () => {
     const before = threadsAtNice(10);
     const d = mkdtempSync(join(tmpdir(), 'sb-pglite-nice-'));
+    seedPglite(d);
     const c = await openPglite(d);
     try {
       // One more thread at nice 10: this database's.
