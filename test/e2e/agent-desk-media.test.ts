@@ -2,9 +2,10 @@
  * The agent desk's media end to end: the real agent page in Chromium (its fake
  * microphone plays 730 Hz), the real server with history, the emulator's WebRTC callers
  * (440 Hz). Hold, in both media modes (media-modes.ts): the caller hears music (the page's,
- * or Janus's in anchor mode), not the agent, for 25 s without the
- * call being dropped (the emulator's default no-media rules: 20 s at start, 30 s mid-call),
- * then the agent again; a microphone switch mid-call keeps packets flowing; a caller whose
+ * or Janus's in anchor mode), not the agent, for 10 s without the call being dropped by
+ * the Service's mid-call no-media rule (shortened in the emulator to 4 s for the hold: a
+ * hold that stopped the agent's RTP for that long would end the call; the real 30 s would
+ * need a hold of more than 30 s to tell), then the agent again; a microphone switch mid-call keeps packets flowing; a caller whose
  * audio never arrives brings the no-audio warning; an accept the Service refuses shows its
  * 138xxx code in words.
  */
@@ -28,7 +29,9 @@ const AGENT_HZ = 730;
 /** The page's voice processing damps a steady tone to ~0.03 (monitor.test.ts); absent ≤ 0.002. */
 const VOICE_HEARD = 0.015;
 const SILENT = 0.01;
-const HOLD_MS = 25_000;
+/** The hold: 2.5 × the emulator's mid-call no-media rule in the hold's bridge (NO_MEDIA_MID_CALL_MS). */
+const HOLD_MS = 10_000;
+const NO_MEDIA_MID_CALL_MS = 4_000;
 
 let dir: string;
 let assets: Map<string, WebAsset>;
@@ -41,9 +44,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sb-desk-media-'));
   [assets, browser] = await Promise.all([buildWebAgent(), launchChromium({ fakeAudioCapture: wav(join(dir, 'agent.wav'), AGENT_HZ) })]);
 }, 90_000);
-/** A bridge per describe, in its media mode. The emulator's no-media rules at their real values (noMediaAtStartMs 20 s, noMediaMidCallMs 30 s). */
-async function bridgeIn(mode: MediaMode): Promise<void> {
-  b = await startBridge({ assets, history: true, agents: ['agent1', 'agent2', 'agent3', 'agent4'], reconnectGraceMs: 1_000, env: { WRAP_UP_MS: '30000', ...(await modes.env(mode)) } });
+/**
+ * A bridge per describe, in its media mode. The emulator's no-media rules at their real
+ * values (noMediaAtStartMs 20 s, noMediaMidCallMs 30 s) unless `emulator` says otherwise.
+ */
+async function bridgeIn(mode: MediaMode, emulator: { noMediaMidCallMs?: number } = {}): Promise<void> {
+  b = await startBridge({ assets, history: true, agents: ['agent1', 'agent2', 'agent3', 'agent4'], reconnectGraceMs: 1_000, emulator, env: { WRAP_UP_MS: '30000', ...(await modes.env(mode)) } });
 }
 async function closeBridge(): Promise<void> {
   await b?.close();
@@ -68,12 +74,13 @@ const fmt = (w: { audibleFraction: number; meanLevel: number; pitches: number[] 
 // Hold on the media-mode matrix: in direct mode the page plays its tune to the caller; in
 // anchor mode hold is the room's state (the agent muted in the room, Janus plays the bundled
 // music, a melody of a note a second over a bed). Either way the caller hears music and not
-// the agent for 25 s, past the Service's no-media rules, and the agent again after Resume.
+// the agent for 10 s, 2.5 × the (shortened) mid-call no-media rule, and the agent again
+// after Resume.
 describe.each(modes.list)('the agent desk media against the real server and emulator: hold (%s media)', (mode) => {
-  beforeAll(() => bridgeIn(mode), 120_000);
+  beforeAll(() => bridgeIn(mode, { noMediaMidCallMs: NO_MEDIA_MID_CALL_MS }), 120_000);
   afterAll(closeBridge);
-  it('hold: the caller hears music, not the agent, for 25 s and the call stays up; Resume brings the agent back; hold time in history', async () => {
-    const emu = await emulatorRequest(b.emu, 'GET', '/faults'); // no shortened rules, no faults
+  it('hold: the caller hears music, not the agent, for 10 s (past the no-media rule) and the call stays up; Resume brings the agent back; hold time in history', async () => {
+    const emu = await emulatorRequest(b.emu, 'GET', '/faults'); // no faults
     expect(emu).toMatchObject({ endpoints: {} });
     expect(b.emu).toBeDefined();
     const page = await pages.open('agent1');
@@ -91,7 +98,7 @@ describe.each(modes.list)('the agent desk media against the real server and emul
     await until('the server knows the hold', async () => ((await b.store.getCall(wacid)) as { heldSince?: number } | null)?.heldSince ?? undefined, 5_000);
     await sleep(1_000); // the track switch settles
     await window(wacid, 'POST');
-    // Held for 25 s: past the Service's 20 s rule; RTP keeps flowing all along.
+    // Held for 10 s: past the mid-call no-media rule (4 s here); RTP keeps flowing all along.
     let maxGap = 0;
     while (Date.now() - heldAt < HOLD_MS) {
       await sleep(2_000);
@@ -101,7 +108,7 @@ describe.each(modes.list)('the agent desk media against the real server and emul
     }
     const music = await window(wacid, 'GET');
     const agentWhileHeld = await callerHearsAgent(wacid);
-    expect(await page.getByTestId('hold-timer').textContent()).toMatch(/^On hold 0:2[4-9]/);
+    expect(await page.getByTestId('hold-timer').textContent()).toMatch(/^On hold 0:(09|1[0-5])/);
     await shots(page, mode === 'direct' ? 'on-hold' : 'anchor-on-hold');
     expect((await callerMedia(b, wacid)).state).toBe('active');
     expect(maxGap).toBeLessThan(1_500);
