@@ -119,7 +119,8 @@ async function withHungDownloads(cmd: { file: string; args: string[]; detached?:
 }
 
 describe('the server process', () => {
-  it('npm start (demo mode, nothing configured) prints its URL and answers /healthz', async () => {
+  // One demo start serves both: what an operator runs (`npm start`) is what the CLI is pointed at.
+  it('npm start (demo mode, nothing configured) prints its URL and answers /healthz; it prints SERVICE_BASE_URL and SERVICE_API_KEY for the CLI, and `npx switchboard balance` works with them', async () => {
     // Own process group, so the whole npm → tsx → node chain is stopped together.
     const p = spawn('npm', ['start', '--silent'], { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     try {
@@ -134,6 +135,21 @@ describe('the server process', () => {
       expect(ready.statusCode).toBe(200);
       if (janusAvailable()) expect(((await ready.body.json()) as { checks: Record<string, string> }).checks.janus).toBe('ok');
       else await ready.body.dump();
+      const base = /^ {2}export SERVICE_BASE_URL=(\S+)$/m.exec(out())?.[1];
+      const key = /^ {2}export SERVICE_API_KEY=(\S+)$/m.exec(out())?.[1];
+      expect(base, out()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2$/);
+      expect(key, out()).toMatch(/^demo_/);
+      const cli = spawn('npx', ['--no-install', 'switchboard', 'balance', '--json'], {
+        cwd: root,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_BASE_URL: base, SERVICE_API_KEY: key },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let cliOut = '';
+      cli.stdout?.on('data', (d) => (cliOut += String(d)));
+      cli.stderr?.on('data', (d) => (cliOut += String(d)));
+      const { code } = await exited(cli);
+      expect(code, cliOut).toBe(0);
+      expect(JSON.parse(cliOut.slice(cliOut.indexOf('{')))).toMatchObject({ amount: expect.any(Number), currency: expect.any(String) });
     } finally {
       try {
         process.kill(-p.pid!, 'SIGTERM');
@@ -144,14 +160,18 @@ describe('the server process', () => {
     }
   }, 200_000);
 
-  it('SIGTERM: stops accepting, finishes the request in flight, closes and exits 0', async () => {
+  // One demo start (the key set by hand) for two checks: what it prints at start, then the drain.
+  it('demo mode with SERVICE_API_KEY set by hand does not print the key; SIGTERM: stops accepting, finishes the request in flight, closes and exits 0', async () => {
     const secret = 'whsec_main_test_secret_0001';
     const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
       cwd: root,
-      env: cleanEnv({ SERVICE_WEBHOOK_SECRETS: secret }),
+      env: cleanEnv({ SERVICE_WEBHOOK_SECRETS: secret, SERVICE_API_KEY: 'key_set_by_hand_not_printed_1' }),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const { url, out } = await waitForUrl(p);
+    expect(out()).toMatch(/^ {2}export SERVICE_BASE_URL=/m);
+    expect(out()).toContain('export SERVICE_API_KEY=<the SERVICE_API_KEY you set>');
+    expect(out()).not.toContain('key_set_by_hand_not_printed_1');
     expect((await request(`${url}/healthz`)).statusCode).toBe(200);
 
     // A webhook whose body is still arriving when SIGTERM comes.
@@ -266,40 +286,4 @@ describe('the server process', () => {
     expect(all).toMatch(/SERVICE_WEBHOOK_SECRETS: is required outside demo mode/);
     expect(all).not.toContain('key_should_not_be_printed_123');
   }, 60_000);
-
-  it('demo mode prints SERVICE_BASE_URL and SERVICE_API_KEY for the CLI, and `npx switchboard balance` works with them; a key that was set is not printed', async () => {
-    const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-    try {
-      const { out } = await waitForUrl(p);
-      const base = /^ {2}export SERVICE_BASE_URL=(\S+)$/m.exec(out())?.[1];
-      const key = /^ {2}export SERVICE_API_KEY=(\S+)$/m.exec(out())?.[1];
-      expect(base, out()).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v2$/);
-      expect(key, out()).toMatch(/^demo_/);
-      const cli = spawn('npx', ['--no-install', 'switchboard', 'balance', '--json'], {
-        cwd: root,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, SERVICE_BASE_URL: base, SERVICE_API_KEY: key },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let cliOut = '';
-      cli.stdout?.on('data', (d) => (cliOut += String(d)));
-      cli.stderr?.on('data', (d) => (cliOut += String(d)));
-      const { code } = await exited(cli);
-      expect(code, cliOut).toBe(0);
-      expect(JSON.parse(cliOut.slice(cliOut.indexOf('{')))).toMatchObject({ amount: expect.any(Number), currency: expect.any(String) });
-    } finally {
-      p.kill('SIGTERM');
-      await exited(p);
-    }
-
-    const set = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], { cwd: root, env: cleanEnv({ SERVICE_API_KEY: 'key_set_by_hand_not_printed_1' }), stdio: ['ignore', 'pipe', 'pipe'] });
-    try {
-      const { out } = await waitForUrl(set);
-      expect(out()).toMatch(/^ {2}export SERVICE_BASE_URL=/m);
-      expect(out()).toContain('export SERVICE_API_KEY=<the SERVICE_API_KEY you set>');
-      expect(out()).not.toContain('key_set_by_hand_not_printed_1');
-    } finally {
-      set.kill('SIGTERM');
-      await exited(set);
-    }
-  }, 120_000);
 });
