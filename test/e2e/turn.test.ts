@@ -130,6 +130,7 @@ const row = (sup: Page, wacid: string) => sup.locator(`[data-testid="live-call"]
 async function mode(sup: Page, wacid: string, m: 'listen' | 'whisper' | 'barge'): Promise<void> {
   await row(sup, wacid).getByTestId(`monitor-${m}`).click();
   await row(sup, wacid).locator(`[data-testid="monitoring"][data-phase="live"][data-mode="${m}"]`).waitFor({ timeout: 15_000 });
+  await sleep(1_200);
 }
 
 /** The caller's audio in the page and the page's audio at the caller. */
@@ -203,9 +204,6 @@ describe('TURN relay only (ICE_TRANSPORT_POLICY=relay, private coturn)', () => {
       const h = await agentHears(agent);
       return h[2]! > VOICE_HEARD ? h : undefined;
     }, 10_000);
-    // The caller's level is of the last second: a second of whisper with the supervisor heard
-    // at the agent, so a supervisor leaking to the caller would be in the window.
-    await sleep(1_000);
     const wc = await callerHears(wacid);
     expect(wc[2]).toBeLessThan(SILENT);
     await mode(sup, wacid, 'barge');
