@@ -13,7 +13,7 @@ import { until, ProtocolClient, agentClient, sleep } from './harness.ts';
 import { programSuite } from './suite.ts';
 import { mediaModes } from './media-modes.ts';
 
-const suite = programSuite();
+const suite = programSuite({ keepPeerHost: true });
 const modes = mediaModes();
 
 /** A program agent's answer: a bare Chromium peer built from the offer (complete, non-trickle SDP). */

@@ -5,18 +5,15 @@
  * task → the emulated customer grants permission (the task says calls are allowed now) →
  * the agent claims (the supervisor sees who) and presses Call (the page's Call back panel
  * dials; the customer's werift peer answers) → hang up → the task leaves both lists and is
- * `done` with its outcome in history. Screenshots go to `screenshots/` (gitignored).
+ * `done` with its outcome in history. Screenshots with E2E_SHOTS (test/support/shots.ts).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { CallbackTask } from '../../shared/records.ts';
 import { agentClient, login, until } from './harness.ts';
 import { browserSuite } from './suite.ts';
+import { screenshot } from '../support/shots.ts';
 
-const SHOTS = join(process.cwd(), 'screenshots');
-mkdirSync(SHOTS, { recursive: true });
 const BUSINESS = '+15550100001';
 
 const suite = browserSuite();
@@ -34,7 +31,7 @@ describe('Call-back queue in Chromium', () => {
       env: { MISSED_CALL_FOLLOWUP: 'interactive' },
       policy: { acceptWindowMs: 6_000, ringTimeoutMs: 2_000, rejectMarginMs: 1_500 },
     });
-    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 600 });
+    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 150 });
     const customer = '+15550123701';
     await suite.control('PATCH', '/callee', { user: customer, action: 'answer', answerAfterMs: 1_000 });
     const agent1 = suite.track(await agentClient(b.url, 'agent1'));
@@ -72,10 +69,10 @@ describe('Call-back queue in Chromium', () => {
     // Not claimed: Call says to claim first.
     expect(await taskEl(agent, customer).getByTestId('queue-call').isDisabled()).toBe(true);
     await expect(taskEl(agent, customer).getByTestId('queue-call-reason').textContent()).resolves.toBe('Claim the task first.');
-    await agent.screenshot({ path: join(SHOTS, 'queue-1-agent-granted.png'), fullPage: true });
+    await screenshot(agent, 'queue-1-agent-granted.png', { fullPage: true });
     // At phone width the task fits: nothing scrolls sideways.
     await agent.setViewportSize({ width: 375, height: 800 });
-    await agent.screenshot({ path: join(SHOTS, 'queue-1-agent-granted-phone.png'), fullPage: true });
+    await screenshot(agent, 'queue-1-agent-granted-phone.png', { fullPage: true });
     expect(await agent.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await agent.setViewportSize({ width: 1280, height: 900 });
 
@@ -85,7 +82,7 @@ describe('Call-back queue in Chromium', () => {
     await boss.locator(`[data-testid="queue-task"][data-customer="${customer}"][data-state="claimed"]`).waitFor({ timeout: 10_000 });
     await expect(taskEl(boss, customer).getByTestId('queue-assignee').textContent()).resolves.toBe('Claimed by agent2');
     await expect(taskEl(boss, customer).getByTestId('queue-call-reason').textContent()).resolves.toBe('Claimed by agent2.');
-    await boss.screenshot({ path: join(SHOTS, 'queue-2-supervisor-claimed.png'), fullPage: true });
+    await screenshot(boss, 'queue-2-supervisor-claimed.png', { fullPage: true });
 
     // Call: the page's Call back panel dials the task's customer from its number; the customer answers.
     await taskEl(agent, customer).locator('[data-testid="queue-call"]:not([disabled])').click();
@@ -95,7 +92,7 @@ describe('Call-back queue in Chromium', () => {
     expect(atCustomer).toMatchObject({ direction: 'BUSINESS_INITIATED', from: BUSINESS, to: customer });
     // The phone panel does not mistake this tab's call back for a call in another tab.
     expect(await agent.getByTestId('call-elsewhere').isHidden()).toBe(true);
-    await agent.screenshot({ path: join(SHOTS, 'queue-3-agent-calling.png'), fullPage: true });
+    await screenshot(agent, 'queue-3-agent-calling.png', { fullPage: true });
     await agent.getByTestId('callback-hangup').click();
     await agent.locator('[data-testid="callback-call-box"][data-phase="ended"]').waitFor({ timeout: 15_000 });
 

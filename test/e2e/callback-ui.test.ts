@@ -6,19 +6,16 @@
  * offer; the emulator's user answers with a werift peer and plays a tone), audio both ways,
  * mute, hang up, and the call in the recent list; the microphone and speaker chosen in the
  * panel (the dial opens exactly that microphone, a change mid-call replaces the track, the
- * choice is remembered). Screenshots (desktop and phone width) go
- * to `screenshots/` (gitignored).
+ * choice is remembered). Screenshots (desktop and phone width) with E2E_SHOTS
+ * (test/support/shots.ts); the phone width's check (nothing scrolls sideways) runs in any case.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { until, PASSWORD, sleep, type Bridge } from './harness.ts';
 import { browserSuite } from './suite.ts';
+import { screenshot } from '../support/shots.ts';
 import { mediaModes, type MediaMode } from './media-modes.ts';
 
-const SHOTS = join(process.cwd(), 'screenshots');
-mkdirSync(SHOTS, { recursive: true });
 
 /** The emulator's default business number. */
 const BUSINESS = '+15550100001';
@@ -89,10 +86,10 @@ const hookState = (page: Page) => page.evaluate(() => (window as typeof window &
 const hookStats = (page: Page) => page.evaluate(() => (window as typeof window & { __switchboard: { callback: Hook } }).__switchboard.callback.stats());
 
 async function shots(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `callback-${name}.png`), fullPage: true });
+  await screenshot(page, `callback-${name}.png`, { fullPage: true });
   await page.setViewportSize(PHONE);
   await sleep(100);
-  await page.screenshot({ path: join(SHOTS, `callback-${name}-phone.png`), fullPage: true });
+  await screenshot(page, `callback-${name}-phone.png`, { fullPage: true });
   // At phone width nothing scrolls sideways.
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
   await page.setViewportSize(DESKTOP);
@@ -154,8 +151,8 @@ describe.each(modes.list)('Call back panel in Chromium, media both ways (%s medi
     const muted = (await hookState(page)).media!.sender;
     expect(muted).toEqual({ hasTrack: true, enabled: false, readyState: 'live' });
     const before = (await suite.emuCall(wacid)).media!.packetsReceived;
-    await sleep(1_500);
-    expect((await suite.emuCall(wacid)).media!.packetsReceived).toBeGreaterThan(before + 25);
+    await expect.poll(async () => (await suite.emuCall(wacid)).media!.packetsReceived - before, { timeout: 10_000 }).toBeGreaterThan(25);
+    expect((await hookState(page)).media!.sender).toEqual({ hasTrack: true, enabled: false, readyState: 'live' });
     await page.getByTestId('callback-mute').click();
     expect((await hookState(page)).media!.sender.enabled).toBe(true);
 

@@ -18,7 +18,7 @@ import { mediaModes } from './media-modes.ts';
 const BUSINESS = '+15550100001';
 const PHONE_ID = '100000000000001';
 
-const suite = programSuite();
+const suite = programSuite({ keepPeerHost: true });
 /**
  * Business-initiated calls stay direct in anchor mode (the page's offer goes to the Service):
  * the media case runs on a bridge in each mode (one matrix) to show anchor mode leaves call

@@ -5,17 +5,14 @@
  * in wrap-up, away without a reason and missed/declined calls missing from the list,
  * "Simulate" while away, a reload while ringing (silent ring, empty device lists), pages a
  * role may not open, "Ask permission" after a grant and the ration refusal's timestamp, and
- * the supervisor's live table on a phone. Screenshots go to `screenshots/` (gitignored).
+ * the supervisor's live table on a phone. Screenshots with E2E_SHOTS (test/support/shots.ts).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { agentClient, PASSWORD, sleep, until } from './harness.ts';
 import { browserSuite } from './suite.ts';
+import { screenshot, shotsDir } from '../support/shots.ts';
 
-const SHOTS = join(process.cwd(), 'screenshots');
-mkdirSync(SHOTS, { recursive: true });
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 375, height: 800 };
 const BUSINESS = '+15550100001';
@@ -41,9 +38,10 @@ async function agentPage(name: string, opts: { available?: boolean; viewport?: {
 
 /** Screenshots at desktop width, then at phone width (full page), then back to desktop. */
 async function shoot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: join(SHOTS, `${name}-desktop.png`) });
+  if (!shotsDir()) return;
+  await screenshot(page, `${name}-desktop.png`);
   await page.setViewportSize(PHONE);
-  await page.screenshot({ path: join(SHOTS, `${name}-phone.png`), fullPage: true });
+  await screenshot(page, `${name}-phone.png`, { fullPage: true });
   await page.setViewportSize(DESKTOP);
 }
 
@@ -78,7 +76,32 @@ describe('what a new user hits, fixed', () => {
     expect(urls.filter((u) => u.includes(encodeURIComponent(PASSWORD)) || u.includes(PASSWORD.replace(/ /g, '+')))).toEqual([]);
   }, 60_000);
 
-  it('after the check passes, the "cannot ring yet" banner goes, and it names the button as labelled', async () => {
+  it('a call that rings out sets the agent away and says why; missed and declined calls are listed', async () => {
+    await suite.startBridge({ agents: ['agent1'], policy: { ringTimeoutMs: 2_000 } });
+    const page = await agentPage('agent1');
+    // Declined here: listed as declined (the call waits for another agent).
+    const first = (await suite.control('POST', '/calls', {})).wacid as string;
+    await card(page, first).waitFor({ timeout: 10_000 });
+    await page.getByTestId('decline').click();
+    await page.locator(`[data-testid="call-log-item"][data-wacid="${first}"][data-result="DECLINED"]`).waitFor({ timeout: 5_000 });
+
+    // Rings out: away, with the reason, and the missed call listed.
+    const second = (await suite.control('POST', '/calls', {})).wacid as string;
+    await card(page, second).waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor({ timeout: 10_000 });
+    await expect(page.getByTestId('presence-reason').textContent()).resolves.toMatch(/rang .*unanswered/i);
+    await page.locator(`[data-testid="call-log-item"][data-wacid="${second}"][data-result="MISSED"]`).waitFor({ timeout: 5_000 });
+    expect(await page.getByTestId('call-log-empty').isVisible()).toBe(false);
+    await shoot(page, 'agent-away-reason');
+    // Going available again clears the reason.
+    await page.getByTestId('presence-available').click();
+    // Available again, and the call that rang out (queued again) may ring at once: the one
+    // state line then says ringing, never "available"; either way not away.
+    await page.locator('[data-testid="agent-state"]:is([data-status="available"], [data-status="ringing"])').waitFor();
+    expect(await page.getByTestId('presence-reason').isVisible()).toBe(false);
+  }, 60_000);
+
+  it('after the check passes, the "cannot ring yet" banner goes, and it names the button as labelled; then reload while ringing: the first click anywhere brings the ringtone back; after answering, the device lists are filled', async () => {
     await suite.startBridge({ agents: ['agent1'] });
     const page = await agentPage('agent1');
     // A reload keeps the agent available, but the new tab has not been checked yet.
@@ -90,9 +113,25 @@ describe('what a new user hits, fixed', () => {
     await page.getByTestId('ready-check').click();
     await page.locator('[data-testid="ready-mic-status"][data-ok="true"]').waitFor();
     await banner.waitFor({ state: 'hidden', timeout: 3_000 });
-  });
 
-  it("the supervisor's live table shows a ringing call as ringing, at which agent", async () => {
+    // The same page, checked: the unchecked tab had set the agent away, so Available again; a
+    // call rings, and the page is reloaded while it rings.
+    await page.locator('[data-testid="presence-available"]:not([disabled])').waitFor();
+    await page.getByTestId('presence-available').click();
+    await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
+    const wacid = (await suite.control('POST', '/calls', { audio: 'tone' })).wacid as string;
+    await card(page, wacid).waitFor({ timeout: 10_000 });
+    await page.reload();
+    await card(page, wacid).waitFor({ timeout: 10_000 });
+    await page.locator('body').click({ position: { x: 5, y: 300 } });
+    await until('ringtone after the first click', async () => ((await hook(page)).audio.ringing ? true : undefined), 5_000);
+    await page.getByTestId('answer').click();
+    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
+    await until('device lists', async () => ((await page.locator('[data-testid="mic-select"] option').count()) > 0 ? true : undefined), 5_000);
+    expect(await page.locator('[data-testid="speaker-select"] option').count()).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("the supervisor's live table shows a ringing call as ringing, at which agent; at phone width it fits: caller, state, agent and time all on screen", async () => {
     await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
     const sup = await loggedIn('boss', '/supervisor');
     await sup.waitForURL(`${suite.bridge.url}/supervisor`);
@@ -105,11 +144,36 @@ describe('what a new user hits, fixed', () => {
     await expect(row.textContent()).resolves.toMatch(/ringing/i);
     await expect(row.textContent()).resolves.toContain('agent1');
     await shoot(sup, 'supervisor-ringing');
+
+    // The same page at a phone's width (the table's layout is CSS only), the call still ringing.
+    await sup.setViewportSize(PHONE);
+    await row.waitFor();
+    await sleep(300);
+    // On a phone the Agent column is hidden (the state says "ringing agent1") and so are the
+    // Monitor buttons of a call that cannot be monitored yet: every cell shown is on screen.
+    const cells = await row.locator('td:visible').all();
+    expect(cells.length).toBeGreaterThanOrEqual(4);
+    expect(await row.innerText()).toContain('agent1');
+    for (const cell of cells) {
+      const box = await cell.boundingBox();
+      expect(box).not.toBeNull();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width + 1);
+    }
+    await screenshot(sup, 'supervisor-live-phone.png', { fullPage: true });
   });
 
-  it('in a call and in wrap-up the page says so (with the wrap-up countdown) and offers neither "Go away" nor "Simulate"', async () => {
+  it('"Simulate" while away is not offered as if it would ring: it says to go available first; in a call and in wrap-up the page says so (with the wrap-up countdown) and offers neither "Go away" nor "Simulate"', async () => {
     await suite.startBridge({ agents: ['agent1'], demo: true, env: { WRAP_UP_MS: '6000' } });
-    const page = await agentPage('agent1');
+    const page = await agentPage('agent1', { available: false });
+    await page.getByTestId('demo').waitFor();
+    expect(await page.getByTestId('simulate-call').isDisabled()).toBe(true);
+    await expect(page.getByTestId('demo-hint').textContent()).resolves.toMatch(/go available/i);
+    await page.getByTestId('presence-available').click();
+    await page.locator('[data-testid="simulate-call"]:not([disabled])').waitFor();
+
+    // Available now: a call, then its wrap-up.
+    await page.locator('[data-testid="agent-state"][data-status="available"]').waitFor();
     await shoot(page, 'agent-idle');
     const wacid = (await suite.control('POST', '/calls', { audio: 'tone' })).wacid as string;
     await card(page, wacid).waitFor({ timeout: 10_000 });
@@ -137,58 +201,9 @@ describe('what a new user hits, fixed', () => {
     expect(await page.getByTestId('simulate-call').isVisible()).toBe(true);
   }, 60_000);
 
-  it('a call that rings out sets the agent away and says why; missed and declined calls are listed', async () => {
-    await suite.startBridge({ agents: ['agent1'], policy: { ringTimeoutMs: 2_000 } });
-    const page = await agentPage('agent1');
-    // Declined here: listed as declined (the call waits for another agent).
-    const first = (await suite.control('POST', '/calls', {})).wacid as string;
-    await card(page, first).waitFor({ timeout: 10_000 });
-    await page.getByTestId('decline').click();
-    await page.locator(`[data-testid="call-log-item"][data-wacid="${first}"][data-result="DECLINED"]`).waitFor({ timeout: 5_000 });
-
-    // Rings out: away, with the reason, and the missed call listed.
-    const second = (await suite.control('POST', '/calls', {})).wacid as string;
-    await card(page, second).waitFor({ timeout: 10_000 });
-    await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor({ timeout: 10_000 });
-    await expect(page.getByTestId('presence-reason').textContent()).resolves.toMatch(/rang .*unanswered/i);
-    await page.locator(`[data-testid="call-log-item"][data-wacid="${second}"][data-result="MISSED"]`).waitFor({ timeout: 5_000 });
-    expect(await page.getByTestId('call-log-empty').isVisible()).toBe(false);
-    await shoot(page, 'agent-away-reason');
-    // Going available again clears the reason.
-    await page.getByTestId('presence-available').click();
-    // Available again, and the call that rang out (queued again) may ring at once: the one
-    // state line then says ringing, never "available"; either way not away.
-    await page.locator('[data-testid="agent-state"]:is([data-status="available"], [data-status="ringing"])').waitFor();
-    expect(await page.getByTestId('presence-reason').isVisible()).toBe(false);
-  }, 60_000);
-
-  it('"Simulate" while away is not offered as if it would ring: it says to go available first', async () => {
-    await suite.startBridge({ agents: ['agent1'], demo: true });
-    const page = await agentPage('agent1', { available: false });
-    await page.getByTestId('demo').waitFor();
-    expect(await page.getByTestId('simulate-call').isDisabled()).toBe(true);
-    await expect(page.getByTestId('demo-hint').textContent()).resolves.toMatch(/go available/i);
-    await page.getByTestId('presence-available').click();
-    await page.locator('[data-testid="simulate-call"]:not([disabled])').waitFor();
-  });
-
-  it('reload while ringing: the first click anywhere brings the ringtone back; after answering, the device lists are filled', async () => {
-    await suite.startBridge({ agents: ['agent1'] });
-    const page = await agentPage('agent1');
-    const wacid = (await suite.control('POST', '/calls', { audio: 'tone' })).wacid as string;
-    await card(page, wacid).waitFor({ timeout: 10_000 });
-    await page.reload();
-    await card(page, wacid).waitFor({ timeout: 10_000 });
-    await page.locator('body').click({ position: { x: 5, y: 300 } });
-    await until('ringtone after the first click', async () => ((await hook(page)).audio.ringing ? true : undefined), 5_000);
-    await page.getByTestId('answer').click();
-    await page.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
-    await until('device lists', async () => ((await page.locator('[data-testid="mic-select"] option').count()) > 0 ? true : undefined), 5_000);
-    expect(await page.locator('[data-testid="speaker-select"] option').count()).toBeGreaterThan(0);
-  }, 40_000);
-
-  it('a page the role may not open says so (no silent redirect); a supervisor lands on /supervisor after login', async () => {
+  it('a page the role may not open says so (no silent redirect); a supervisor lands on /supervisor after login; there "Ask permission" is off once granted, and the ration refusal is in words with a local time, not an ISO timestamp', async () => {
     await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
+    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 300 });
     const agent = await loggedIn('agent1');
     await agent.waitForURL(`${suite.bridge.url}/`);
     const r = await agent.goto(`${suite.bridge.url}/supervisor`);
@@ -196,21 +211,17 @@ describe('what a new user hits, fixed', () => {
     expect(agent.url()).toBe(`${suite.bridge.url}/supervisor`);
     await expect(agent.getByTestId('forbidden-message').textContent()).resolves.toMatch(/supervisor/i);
     await expect(agent.getByTestId('forbidden-home').getAttribute('href')).resolves.toBe('/');
+    await agent.close();
 
     const ctx = await suite.newContext({ viewport: DESKTOP });
-    const sup = await ctx.newPage();
-    await sup.goto(`${suite.bridge.url}/login`);
-    await sup.getByTestId('login-name').fill('boss');
-    await sup.getByTestId('login-password').fill(PASSWORD);
-    await sup.getByTestId('login-submit').click();
-    await sup.waitForURL(`${suite.bridge.url}/supervisor`, { timeout: 10_000 });
-  });
+    const page = await ctx.newPage();
+    await page.goto(`${suite.bridge.url}/login`);
+    await page.getByTestId('login-name').fill('boss');
+    await page.getByTestId('login-password').fill(PASSWORD);
+    await page.getByTestId('login-submit').click();
+    await page.waitForURL(`${suite.bridge.url}/supervisor`, { timeout: 10_000 });
 
-  it('"Ask permission" is off once granted; the ration refusal is in words with a local time, not an ISO timestamp', async () => {
-    await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
-    await suite.control('PATCH', '/messaging/knobs', { stepDelayMs: 300 });
-    const page = await loggedIn('boss', '/supervisor');
-    await page.waitForURL(`${suite.bridge.url}/supervisor`);
+    // The supervisor's Call back panel on that page.
     await page.locator(`[data-testid="callback-from"] option[value="${BUSINESS}"]`).waitFor({ state: 'attached', timeout: 15_000 });
     await page.getByTestId('callback-from').selectOption(BUSINESS);
     await page.getByTestId('callback-user').fill('+15550123456');
@@ -233,29 +244,4 @@ describe('what a new user hits, fixed', () => {
     expect(text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
     expect(text).toMatch(/\b(today|tomorrow)\b.*\d{1,2}:\d\d/i);
   }, 60_000);
-
-  it("the supervisor's live table fits a phone: caller, state, agent and time all on screen", async () => {
-    await suite.startBridge({ agents: ['agent1'], supervisors: ['boss'] });
-    const sup = await loggedIn('boss', '/supervisor', PHONE);
-    await sup.waitForURL(`${suite.bridge.url}/supervisor`);
-    await sup.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
-    const agent = suite.track(await agentClient(suite.bridge.url, 'agent1'));
-    const wacid = (await suite.control('POST', '/calls', {})).wacid as string;
-    await agent.next('call.offered', (m) => m.wacid === wacid);
-    const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
-    await row.waitFor();
-    await sleep(300);
-    // On a phone the Agent column is hidden (the state says "ringing agent1") and so are the
-    // Monitor buttons of a call that cannot be monitored yet: every cell shown is on screen.
-    const cells = await row.locator('td:visible').all();
-    expect(cells.length).toBeGreaterThanOrEqual(4);
-    expect(await row.innerText()).toContain('agent1');
-    for (const cell of cells) {
-      const box = await cell.boundingBox();
-      expect(box).not.toBeNull();
-      expect(box!.x).toBeGreaterThanOrEqual(0);
-      expect(box!.x + box!.width).toBeLessThanOrEqual(PHONE.width + 1);
-    }
-    await sup.screenshot({ path: join(SHOTS, 'supervisor-live-phone.png'), fullPage: true });
-  });
 });

@@ -145,6 +145,17 @@ export class PeerHost {
     }, key);
   }
 
+  /** Close every peer (a PeerHost kept for the next test starts it with none). */
+  async closePeers(): Promise<void> {
+    await this.page.evaluate(() => {
+      for (const e of window.__peers.values()) {
+        e.pc.close();
+        e.stream.getTracks().forEach((t) => t.stop());
+      }
+      window.__peers.clear();
+    });
+  }
+
   async close(): Promise<void> {
     await this.browser.close();
   }

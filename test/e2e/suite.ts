@@ -20,6 +20,15 @@ export class E2eSuite {
   private readonly clients: ProtocolClient[] = [];
   private peers: PeerHost | undefined;
 
+  /**
+   * `keepPeerHost`: the PeerHost (a Chromium) outlives the test: its peers are closed after
+   * each test and the browser after the file (`shutPeerHost`), so a file launches one Chromium
+   * for its program agents, not one per test. Its page stays on the origin of the bridge it was
+   * started on (a secure context for getUserMedia); it talks to later bridges only through
+   * the SDP the test hands it.
+   */
+  constructor(private readonly o: { keepPeerHost?: boolean } = {}) {}
+
   /** Start a bridge that is closed after the test. */
   async startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     const b = await startBridge(o);
@@ -64,16 +73,26 @@ export class E2eSuite {
 
   async close(): Promise<void> {
     for (const c of this.clients.splice(0)) c.close();
+    if (this.o.keepPeerHost) await this.peers?.closePeers();
+    else await this.shutPeerHost();
+    for (const b of this.bridges.splice(0).reverse()) await b.close();
+  }
+
+  /** Close the PeerHost's browser (after each test, or after the file with `keepPeerHost`). */
+  async shutPeerHost(): Promise<void> {
     await this.peers?.close();
     this.peers = undefined;
-    for (const b of this.bridges.splice(0).reverse()) await b.close();
   }
 }
 
-/** Agents as programs (protocol clients, PeerHost): everything is closed after each test. */
-export function programSuite(): E2eSuite {
-  const suite = new E2eSuite();
+/**
+ * Agents as programs (protocol clients, PeerHost): everything is closed after each test, but
+ * with `keepPeerHost` the PeerHost's Chromium, kept for the file (its peers closed after each test).
+ */
+export function programSuite(o: { keepPeerHost?: boolean } = {}): E2eSuite {
+  const suite = new E2eSuite(o);
   afterEach(() => suite.close());
+  if (o.keepPeerHost) afterAll(() => suite.shutPeerHost());
   return suite;
 }
 
