@@ -6,15 +6,11 @@
  * sent again blindly (a reject or terminate only after no terminate event came) — and
  * prints what the agent saw.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { AudioPeer, type EndpointFault } from '../emulator/index.ts';
 import { agentClient, emulatorCall, emulatorRequest, startBridge, until, type Bridge, type ProtocolClient } from '../e2e/harness.ts';
 import { FULL, printCounts } from './support.ts';
-
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+import type { ExpectStatic } from 'vitest';
 
 type Endpoint = 'preAccept' | 'accept' | 'terminate' | 'reject';
 type Kind = '429' | '500' | 'never';
@@ -35,7 +31,7 @@ async function requestsFor(b: Bridge, endpoint: Endpoint, wacid: string): Promis
   return Number((await emulatorRequest(b.emu, 'GET', `/requests?path=${encodeURIComponent(`/chat/calls/${endpoint}`)}&wacid=${encodeURIComponent(wacid)}`)).length);
 }
 
-async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; agentSaw: string; serviceState: string; endedBy: string; agentEnded: boolean; record: string }> {
+async function run(endpoint: Endpoint, kind: Kind, cleanups: Array<() => Promise<void> | void>, expect: ExpectStatic): Promise<{ requests: number; agentSaw: string; serviceState: string; endedBy: string; agentEnded: boolean; record: string }> {
   const b = await startBridge({
     agents: ['agent1'],
     emulator: { acceptWindowMs: endpoint === 'reject' ? SERVICE_WINDOW_MS : WINDOW_MS, faults: { endpoints: { [`POST /chat/calls/${endpoint}`]: { ...FAULT[kind] } } } },
@@ -85,9 +81,17 @@ async function run(endpoint: Endpoint, kind: Kind): Promise<{ requests: number; 
 const endpoints: Endpoint[] = FULL ? ['preAccept', 'accept', 'terminate', 'reject'] : ['accept', 'terminate', 'reject'];
 const cases = endpoints.flatMap((endpoint) => (['429', '500', 'never'] as const).map((kind) => [endpoint, kind] as const));
 
+// The cases run side by side (each its own bridge and emulator): they wait on retry timers
+// and windows, not on the CPU, and one after the other they took ~56 s of wall time.
 describe('the Service failing on a call endpoint', () => {
-  it.each(cases)('%s answering %s: bounded retries, no repeated POST of unknown outcome, the caller never left hanging', async (endpoint, kind) => {
-    const r = await run(endpoint, kind);
+  it.concurrent.for(cases)('%s answering %s: bounded retries, no repeated POST of unknown outcome, the caller never left hanging', { timeout: 90_000 }, async ([endpoint, kind], { expect }) => {
+    const cleanups: Array<() => Promise<void> | void> = [];
+    let r: Awaited<ReturnType<typeof run>>;
+    try {
+      r = await run(endpoint, kind, cleanups, expect);
+    } finally {
+      for (const c of cleanups.reverse()) await c();
+    }
     printCounts(`service-${endpoint}-${kind}`, { requestsToEndpoint: r.requests, agentSaw: JSON.stringify(r.agentSaw), serviceState: r.serviceState, endedBy: r.endedBy, record: JSON.stringify(r.record) });
     // 429 means "not done, come back": retried (2 refusals + 1 success), within the 4-attempt bound.
     if (kind === '429') expect(r.requests).toBe(3);
@@ -102,5 +106,5 @@ describe('the Service failing on a call endpoint', () => {
     }
     // 500 or no answer to a POST: the outcome is unknown, so it is never sent again blindly.
     else expect(r.requests).toBe(1);
-  }, 90_000);
+  });
 });
