@@ -14,6 +14,7 @@ import { initialMessages, messageBody, reduceMessages, sendRefusal, type Message
 import { initialDesk, reduceDesk, shortcutFor, type DeskEvent, type DeskState, type ShortcutAction } from '../../desk/state.ts';
 import { ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { DeskActions } from './desk-view.tsx';
+import { leadingThrottle } from '../../throttle.ts';
 
 /** History writes are queued off the call path: read the log again a moment after a call ends. */
 const LOG_RELOAD_DELAY_MS = 1_500;
@@ -34,8 +35,6 @@ export interface DeskContext {
 export function agentDesk(x: DeskContext) {
   let desk: DeskState = initialDesk;
   let logTimer: ReturnType<typeof setTimeout> | undefined;
-  let draftTimer: ReturnType<typeof setTimeout> | undefined;
-  let lastDraftAt = 0;
   /** Local time of the agent's last keystroke or choice in the wrap-up. */
   let typedAt = Number.NEGATIVE_INFINITY;
   const dispatch = (ev: DeskEvent) => {
@@ -101,28 +100,17 @@ export function agentDesk(x: DeskContext) {
    * the first keystroke after a pause at once — the server stops the countdown from that
    * draft on, so it must not wait — then at most every DRAFT_EVERY_MS.
    */
-  function scheduleDraft(): void {
-    if (draftTimer !== undefined) return;
-    const sendDraft = () => {
-      const w = desk.wrap;
-      if (!w || w.status === 'saving') return;
-      lastDraftAt = Date.now();
-      // Refused when the wrap-up is over meanwhile (CONFLICT): the form's own save says what counts.
-      send({ type: 'call.wrapupDraft', wacid: w.wacid, notes: w.notes, ...(w.disposition ? { disposition: w.disposition } : {}) }).catch(() => undefined);
-    };
-    const wait = lastDraftAt + DRAFT_EVERY_MS - Date.now();
-    if (wait <= 0) return sendDraft();
-    draftTimer = setTimeout(() => {
-      draftTimer = undefined;
-      sendDraft();
-    }, wait);
-  }
+  const draft = leadingThrottle(() => {
+    const w = desk.wrap;
+    if (!w || w.status === 'saving') return;
+    // Refused when the wrap-up is over meanwhile (CONFLICT): the form's own save says what counts.
+    send({ type: 'call.wrapupDraft', wacid: w.wacid, notes: w.notes, ...(w.disposition ? { disposition: w.disposition } : {}) }).catch(() => undefined);
+  }, DRAFT_EVERY_MS);
 
   async function saveWrap(): Promise<void> {
     const w = desk.wrap;
     if (!w) return;
-    clearTimeout(draftTimer);
-    draftTimer = undefined;
+    draft.cancel();
     dispatch({ type: 'wrap.saving' });
     if (desk.wrap?.status !== 'saving') return;
     try {
@@ -150,7 +138,7 @@ export function agentDesk(x: DeskContext) {
     editWrap: (edit) => {
       typedAt = Date.now();
       dispatch({ type: 'wrap.edit', ...edit });
-      scheduleDraft();
+      draft.call();
     },
     // The one button that ends the wrap-up: call.wrapup (design.md) saves and ends it.
     saveWrap: () => void saveWrap(),
