@@ -4,24 +4,26 @@
  * file, an agent page per test (each test its own agent, so routing is never ambiguous),
  * calls placed at the emulator and answered on the page, and the desktop + phone screenshots.
  */
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { loginAs } from '../web-agent/driver.ts';
+import { shotsDir } from '../support/shots.ts';
 import { PASSWORD, emulatorRequest, type Bridge } from './harness.ts';
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
-/** The same folder as the other e2e tests' screenshots (gitignored), looked at by eye. */
-const SHOTS = join(process.cwd(), 'screenshots');
 
-/** Screenshots of the page at desktop and phone size: `agent-desk-<what>-<desktop|phone>.png`. */
+/**
+ * Screenshots of the page at desktop and phone size: `agent-desk-<what>-<desktop|phone>.png`,
+ * only with E2E_SHOTS set, as the other e2e tests' (`test/support/shots.ts`).
+ */
 export async function shots(page: Page, what: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
+  const dir = shotsDir();
+  if (!dir) return;
   await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: join(SHOTS, `agent-desk-${what}-desktop.png`), fullPage: true });
+  await page.screenshot({ path: join(dir, `agent-desk-${what}-desktop.png`), fullPage: true });
   await page.setViewportSize(PHONE);
-  await page.screenshot({ path: join(SHOTS, `agent-desk-${what}-phone.png`), fullPage: true });
+  await page.screenshot({ path: join(dir, `agent-desk-${what}-phone.png`), fullPage: true });
   await page.setViewportSize(DESKTOP);
 }
 
