@@ -112,6 +112,21 @@ export async function loopDelay(url: string): Promise<string> {
   return `event-loop delay p50 ${ms(q('0.5'))} p99 ${ms(q('0.99'))} max ${ms(q('1'))}`;
 }
 
+/** The bridge's own offer-latency histogram (webhook's call created → offer pushed), cumulative counts by bucket bound in ms. */
+export async function offerBuckets(url: string): Promise<Map<number, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text().catch(() => '');
+  const out = new Map<number, number>();
+  for (const m of text.matchAll(/^switchboard_offer_latency_seconds_bucket\{le="([^"]+)"\} (\S+)$/gm)) out.set(m[1] === '+Inf' ? Infinity : Number(m[1]) * 1000, Number(m[2]));
+  return out;
+}
+
+/** "≤5 ms 97.0 %, ≤15 ms 99.5 %, …" of the offers between two scrapes of `offerBuckets`. */
+export function bucketShares(before: Map<number, number>, after: Map<number, number>, bounds: readonly number[] = [2, 5, 15, 20, 50]): string {
+  const total = (after.get(Infinity) ?? 0) - (before.get(Infinity) ?? 0);
+  if (total <= 0) return 'no offers counted';
+  return bounds.map((b) => `≤${b} ms ${((100 * ((after.get(b) ?? 0) - (before.get(b) ?? 0))) / total).toFixed(1)} %`).join(', ');
+}
+
 /** `rate` signed message-status events a second for `seconds`, from a process of their own. */
 export function flood(url: string, secret: string, rate: number, seconds: number): Promise<{ sent: number; ok: number; failed: number }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/_flood.ts', JSON.stringify({ url, secret, rate, seconds, connections: 32 })], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -43,7 +43,7 @@ import { PASSWORD, agentClient, fakeConnect, postEvent, sleep, startBridge, type
 import { PeerHost } from '../test/e2e/program-agent.ts';
 import { createTestDatabase } from '../test/support/postgres.ts';
 import { redisServerAvailable, startRedis } from '../test/support/redis.ts';
-import { commandStats, flood, loopDelay, printPerCall, rawAgent, spawnBridge, type HistoryKind } from './calls-rig.ts';
+import { bucketShares, commandStats, flood, loopDelay, offerBuckets, printPerCall, rawAgent, spawnBridge, type HistoryKind } from './calls-rig.ts';
 import { figure } from './figures.ts';
 import { pct } from './stats.ts';
 
@@ -85,7 +85,7 @@ interface Run {
   flood?: number;
 }
 
-async function offeredLatency(label: string, redisUrl: string | undefined, run: Run): Promise<{ p50: number; p99: number; lost: number; n: number; hanging: number; loop: string; cpuPerCall: number; loopCpuPerCall: number; flooded?: string }> {
+async function offeredLatency(label: string, redisUrl: string | undefined, run: Run): Promise<{ p50: number; p99: number; lost: number; n: number; hanging: number; loop: string; inBridge: string; cpuPerCall: number; loopCpuPerCall: number; flooded?: string }> {
   const hung = run.hung ?? 0;
   const names = Array.from({ length: AGENTS }, (_, i) => `bench${String(i).padStart(2, '0')}`);
   const b = await spawnBridge(names, redisUrl, run.history, GC_FLAGS);
@@ -123,6 +123,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     const total = Math.round(SECONDS * RATE);
     // The delay window starts here (a scrape resets it): start-up and warm-up are not the run's.
     await loopDelay(b.url);
+    const buckets0 = await offerBuckets(b.url);
     const cpu0 = b.cpuMs();
     const loopCpu0 = b.loopCpuMs();
     const statsBefore = redisUrl && args['redis-stats'] ? await commandStats(redisUrl) : undefined;
@@ -144,6 +145,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     const cpuPerCall = (b.cpuMs() - cpu0) / total;
     const loopCpuPerCall = (b.loopCpuMs() - loopCpu0) / total;
     const loop = await loopDelay(b.url);
+    const inBridge = bucketShares(buckets0, await offerBuckets(b.url));
     if (statsBefore) printPerCall(statsBefore, await commandStats(redisUrl!), total);
     const xs = [...sentAt.keys()].map((w) => latency.get(w)).filter((x): x is number => x !== undefined);
     const non2xx = statuses.filter((s) => s < 200 || s > 299).length;
@@ -155,6 +157,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
       n: total,
       hanging: b.emu.capture.hangingDownloads(),
       loop,
+      inBridge,
       cpuPerCall,
       loopCpuPerCall,
       ...(flooded ? { flooded: `${flooded.ok}/${flooded.sent} message events answered 2xx` } : {}),
@@ -264,7 +267,7 @@ async function answerToAudio(): Promise<{ p50: number; p50ack: number; p50ice: n
 async function main(): Promise<void> {
   console.log(`webhook → call.offered: ${RATE} calls/s for ${SECONDS} s, ${AGENTS} agents, history ${HISTORIES.join(' and ')} (goals p50 ≤ 3 ms, p99 ≤ 15 ms, 0 lost; with ${HUNG} hung downloads or ${FLOOD} message events/s p99 ≤ 20 ms)`);
   const line = (what: string, r: Awaited<ReturnType<typeof offeredLatency>>) =>
-    console.log(`  ${what}: p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}  (bridge CPU ${r.cpuPerCall.toFixed(2)} ms a call, ${r.loopCpuPerCall.toFixed(2)} of it on the event loop, ${r.loop}${r.flooded ? `; ${r.flooded}` : ''})`);
+    console.log(`  ${what}: p50 ${f(r.p50)}  p99 ${f(r.p99)}  lost ${r.lost}/${r.n}  (bridge CPU ${r.cpuPerCall.toFixed(2)} ms a call, ${r.loopCpuPerCall.toFixed(2)} of it on the event loop, ${r.loop}${r.flooded ? `; ${r.flooded}` : ''})\n    in the bridge (call created → offer pushed): ${r.inBridge}`);
   const stores: Array<'memory' | 'redis'> = args.only === 'memory' ? ['memory'] : args.only === 'redis' || args.only === 'hung' ? ['redis'] : args.only === 'answer' || args.only === 'split' ? [] : ['memory', 'redis'];
   const haveRedis = stores.includes('redis') && redisServerAvailable();
   if (stores.includes('redis') && !haveRedis) console.log('  redis store: skipped (redis-server not installed)');

@@ -58,6 +58,29 @@ describe.each([
       expect((await ms[0]!.messagesOf(user)).map((r) => r.id)).toEqual([id]);
     });
 
+    it('observations that arrive together share a transaction; each caller gets its own message; one the record refuses fails alone', async () => {
+      let txs = 0;
+      const tx: Db['tx'] = (fn) => (txs++, a.tx(fn));
+      const ms = new MessagingStore(Object.assign(Object.create(a) as Db, { tx }));
+      const user = `+1555${randomBytes(3).readUIntBE(0, 3).toString().padStart(7, '0')}`;
+      const fact = (id: string, i: number) => ({ direction: 'outbound' as const, message: { id, from: BIZ, to: user, type: 'text', text: { body: `m${i}` }, status: 'accepted', createTime: at(i) }, at: at(i) });
+      const ids = Array.from({ length: 20 }, () => `msg-${uid()}`);
+      const changes = await Promise.all(ids.map((id, i) => ms.applyMessage(fact(id, i))));
+      expect(changes.map((c) => [c?.record.id, c?.changed])).toEqual(ids.map((id) => [id, true]));
+      // The first alone, the 19 that came meanwhile together (one each before).
+      expect(txs).toBe(2);
+      expect((await ms.messagesOf(user, 100)).length).toBe(20);
+      // A record the store refuses (an id over MessageRecord's 256) among others fails alone.
+      const more = Array.from({ length: 5 }, () => `msg-${uid()}`);
+      const results = await Promise.allSettled([...more.slice(0, 2), 'x'.repeat(300), ...more.slice(2)].map((id, i) => ms.applyMessage(fact(id, 30 + i))));
+      expect(results.map((r) => (r.status === 'fulfilled' ? r.value?.record.id : 'refused'))).toEqual([...more.slice(0, 2), 'refused', ...more.slice(2)]);
+      expect((await ms.messagesOf(user, 100)).length).toBe(25);
+      // Idle again: the next one goes alone, at once.
+      txs = 0;
+      expect((await ms.applyMessage({ ...fact(ids[0]!, 0), message: { ...fact(ids[0]!, 0).message, status: 'sent', sendTime: at(50) } }))?.record.status).toBe('sent');
+      expect(txs).toBe(1);
+    });
+
     it('an inbound message is recorded once as received; an echo update before its created event is completed by it', async () => {
       const s = new MessagingStore(a);
       const id = `in-${uid()}`;

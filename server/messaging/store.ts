@@ -12,6 +12,7 @@
 import type { ChatMessage } from '../../shared/events.ts';
 import { MessageRecord, type MessageDirection } from '../../shared/records.ts';
 import { applyChatMessage } from './status.ts';
+import { groupCommit } from './group-commit.ts';
 import { applyUnsubscribeEvent, syncUnsubscribers, type OptOutEntry, type OptOuts } from './optout.ts';
 import { applyTemplateEvent, syncTemplates, templateKey, type CatalogTemplate, type TemplateCatalog } from './templates.ts';
 import type { Db, Sql } from '../history/db.ts';
@@ -59,15 +60,24 @@ interface MessageRow {
 const lockIds = (sql: Sql, key: number, ids: string[]) =>
   sql.query('SELECT pg_advisory_xact_lock($1, hashtext(x)) FROM (SELECT DISTINCT unnest($2::text[]) AS x) u ORDER BY hashtext(x), x', [key, ids]);
 
-const UPSERT_MESSAGE = `
+/** Every changed message of a transaction in one statement (columns as arrays, one row each). */
+const UPSERT_MESSAGES = `
 INSERT INTO history_messages AS m (id, direction, customer, status, record, sent_by, created_at, touched_at, settled)
-VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, now(), $8)
+SELECT u.id, u.direction, u.customer, u.status, u.record::jsonb, u.sent_by, u.created_at, now(), u.settled
+FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::boolean[])
+  AS u(id, direction, customer, status, record, sent_by, created_at, settled)
 ON CONFLICT (id) DO UPDATE SET customer = COALESCE(m.customer, EXCLUDED.customer), status = EXCLUDED.status, record = EXCLUDED.record,
   sent_by = COALESCE(m.sent_by, EXCLUDED.sent_by), created_at = LEAST(m.created_at, EXCLUDED.created_at), touched_at = now(), settled = EXCLUDED.settled`;
 
 const safeTime = (iso: string) => (Number.isFinite(Date.parse(iso)) ? new Date(iso).toISOString() : new Date().toISOString());
 
 export class MessagingStore {
+  /** Observations that arrive while a transaction is open go together in the next one (`group-commit.ts`). */
+  private readonly applyGrouped = groupCommit(async (facts: readonly MessageFact[]) => {
+    const out = await this.applyMessages(facts);
+    return facts.map((f) => out.get(f.message.id));
+  });
+
   constructor(readonly db: Db) {}
 
   // ---- messages ---------------------------------------------------------------------
@@ -92,25 +102,32 @@ export class MessagingStore {
         c.record = f.direction === 'inbound' ? (c.record ?? inboundRecord(f)) : (applyChatMessage(c.record, f.message, c.record?.direction ?? f.direction, f.at) ?? c.record);
         c.sentBy ??= f.sentBy;
       }
+      const cols: unknown[][] = [[], [], [], [], [], [], [], []];
       for (const [id, c] of cur) {
         if (!c.record) continue;
         const old = before.get(id);
         const changed = !old || JSON.stringify(old.record) !== JSON.stringify(c.record) || (old.sent_by ?? undefined) !== c.sentBy;
         if (changed) {
           const r = MessageRecord.parse(c.record);
-          await sql.query(UPSERT_MESSAGE, [id, r.direction, customerOf(r) ?? null, r.status, JSON.stringify(r), c.sentBy ?? null, safeTime(r.createTime), SETTLED.has(r.status)]);
+          [id, r.direction, customerOf(r) ?? null, r.status, JSON.stringify(r), c.sentBy ?? null, safeTime(r.createTime), SETTLED.has(r.status)].forEach((v, i) => cols[i]!.push(v));
         }
         const change: MessageChange = { record: c.record, changed };
         if (c.sentBy !== undefined) change.sentBy = c.sentBy;
         out.set(id, change);
       }
+      if (cols[0]!.length > 0) await sql.query(UPSERT_MESSAGES, cols);
     });
     return out;
   }
 
-  /** One observation; undefined when it carried nothing to record (an update without a status for an unknown message). */
-  async applyMessage(fact: MessageFact): Promise<MessageChange | undefined> {
-    return (await this.applyMessages([fact])).get(fact.message.id);
+  /**
+   * One observation; undefined when it carried nothing to record (an update without a status
+   * for an unknown message). Under load it shares a transaction with the observations that
+   * came meanwhile (the result is then the record after all of them); one the database
+   * refuses fails alone.
+   */
+  applyMessage(fact: MessageFact): Promise<MessageChange | undefined> {
+    return this.applyGrouped(fact);
   }
 
   async getMessage(id: string): Promise<StoredMessage | null> {
