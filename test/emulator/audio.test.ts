@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FRAME_SAMPLES, LevelWindow, OpusDecoder, OpusEncoder, ToneSource, pitchHz, rms } from './calls/audio.ts';
 import { muxOggOpus, oggCrc } from './calls/ogg.ts';
+import { internal } from '../support/internals.ts';
 
 describe('Opus codecs of the simulated users', () => {
   it('a tone survives encode → decode at its level (0.3 peak sine ≈ 0.21 RMS)', () => {
@@ -60,7 +61,7 @@ describe('Opus codecs of the simulated users', () => {
 
   it('closing a codec whose wasm free fails does not throw (a hangup must not fail on it), and it is closed after', () => {
     const dec = new OpusDecoder();
-    const inst = (dec as unknown as { inst: { delete(): void } }).inst;
+    const inst = internal<{ delete(): void }>(dec, 'inst')!;
     inst.delete = () => {
       throw new Error('RuntimeError: memory access out of bounds');
     };

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { machineLinks, onLink } from './calls/network.ts';
+import { internal } from '../support/internals.ts';
 
 const links = machineLinks({
   lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '00:00:00:00:00:00', internal: true, cidr: '127.0.0.1/8' }],
@@ -56,7 +57,7 @@ describe('a browser that hides its address behind an mDNS name', () => {
       expect(stats.path?.remote).toMatch(/^127\.0\.0\.1:/);
       expect(stats.path?.remoteType).toBe('prflx');
       // werift's multicast lookup (MdnsLookup) was never created.
-      expect((caller.peer.pc.iceTransports[0]!.connection as unknown as { lookup?: unknown }).lookup).toBeUndefined();
+      expect(internal(caller.peer.pc.iceTransports[0]!.connection, 'lookup')).toBeUndefined();
     } finally {
       await caller.peer.close();
       await agent.peer.close();

@@ -12,6 +12,7 @@ import { AudioPeer, loadWerift } from './calls/peer.ts';
 import { WERIFT_VERSION, assertWeriftVersion, helloVerifyCookie, installedWeriftVersion } from './calls/werift-dtls.ts';
 import { lagCallerDtls } from '../support/dtls-lag.ts';
 import { sleep, until } from '../support/wait.ts';
+import { internal } from '../support/internals.ts';
 
 const peers: AudioPeer[] = [];
 afterEach(async () => {
@@ -54,7 +55,7 @@ describe('the HelloVerifyRequest fix is pinned to werift ' + WERIFT_VERSION, () 
     expect(installedWeriftVersion()).toBe(WERIFT_VERSION);
     expect(() => assertWeriftVersion('0.25.2')).toThrow(/written for werift 0\.24\.4, found 0\.25\.2/);
     const w = await loadWerift();
-    expect((w.DtlsClient.prototype as unknown as Record<symbol, unknown>)[Symbol.for('switchboard.weriftHelloVerify')]).toBe(true);
+    expect(internal(w.DtlsClient.prototype, Symbol.for('switchboard.weriftHelloVerify'))).toBe(true);
   });
 
   it('reads the cookie of a HelloVerifyRequest (version, length, cookie)', () => {

@@ -9,21 +9,20 @@
  * werift's DtlsSocket (setupExtensions runs in its constructor, after the transport is set).
  */
 import { DtlsClient, DtlsSocket } from 'werift';
+import { wrapMethod } from './internals.ts';
 
 type Socket = { connected: boolean; transport: { send: (buf: Buffer, addr?: unknown) => Promise<unknown> } };
 
 let lagMs = 0;
 let agentRole: 'client' | 'server' = 'server';
-let installed = false;
+/** Marks werift's DtlsSocket as wrapped (once per process). */
+const LAGGED = Symbol.for('switchboard.dtlsLag');
 
 export function lagCallerDtls(ms: number, agent: 'client' | 'server'): void {
   lagMs = ms;
   agentRole = agent;
-  if (installed) return;
-  installed = true;
-  const proto = DtlsSocket.prototype as unknown as { setupExtensions(this: Socket): void };
-  const setup = proto.setupExtensions;
-  proto.setupExtensions = function (this: Socket) {
+  type Setup = (this: Socket) => void;
+  wrapMethod<Setup>(DtlsSocket.prototype, 'setupExtensions', LAGGED, (setup) => function (this: Socket) {
     setup.call(this);
     const send = this.transport.send;
     // Decided per socket when it is built: the caller's side is the role the agent is not.
@@ -31,5 +30,5 @@ export function lagCallerDtls(ms: number, agent: 'client' | 'server'): void {
     const lag = lagMs;
     if (!callerSide || lag <= 0) return;
     this.transport.send = (buf, addr) => (this.connected ? send(buf, addr) : new Promise((r) => setTimeout(() => r(send(buf, addr)), lag)));
-  };
+  });
 }

@@ -15,6 +15,7 @@ import { toneLevel } from '../../../web-agent/src/monitor/energy.ts';
 import { machineLinks, onLink } from './network.ts';
 import { withHelloVerifyFix } from './werift-dtls.ts';
 import { FRAME_MS, FRAME_SAMPLES, LevelWindow, OPUS_SILENCE, OpusDecoder, SAMPLE_RATE, packetSource, rms, type AudioSource, type WindowStats } from './audio.ts';
+import { wrapMethod } from '../../support/internals.ts';
 
 /** How much decoded audio a peer keeps for `hears` (what the simulated user heard lately). */
 const RECENT_MS = 3_000;
@@ -38,15 +39,16 @@ export const loadWerift = () => (weriftModule ??= import('werift').then(withoutM
  * address as a peer-reflexive candidate (`network.ts`). Applies to every werift connection
  * in this process (emulator users and test agents alike; the server never loads werift).
  */
+const NO_MDNS = Symbol.for('switchboard.weriftNoMdns');
+
 function withoutMdnsQueries(w: typeof Werift): typeof Werift {
-  const proto = w.Connection.prototype as unknown as { addRemoteCandidate(c?: { host: string }): Promise<void>; __sbNoMdns?: true };
-  if (proto.__sbNoMdns) return w;
-  const add = proto.addRemoteCandidate;
-  proto.addRemoteCandidate = async function (this: unknown, c?: { host: string }) {
-    if (c && c.host.toLowerCase().endsWith('.local')) return;
-    return add.call(this, c);
-  };
-  proto.__sbNoMdns = true;
+  type Add = (this: unknown, c?: { host: string }) => Promise<void>;
+  wrapMethod<Add>(w.Connection.prototype, 'addRemoteCandidate', NO_MDNS, (add) =>
+    async function (this: unknown, c?: { host: string }) {
+      if (c && c.host.toLowerCase().endsWith('.local')) return;
+      return add.call(this, c);
+    },
+  );
   return w;
 }
 

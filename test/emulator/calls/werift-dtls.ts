@@ -32,6 +32,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type * as Werift from 'werift';
+import { internal, wrapMethod } from '../../support/internals.ts';
 
 /** The werift version this fix was written and tested against. */
 export const WERIFT_VERSION = '0.24.4';
@@ -76,15 +77,15 @@ const FIXED = Symbol.for('switchboard.weriftHelloVerify');
 
 /** Install on werift's DtlsClient (idempotent). Returns the module for chaining. */
 export function withHelloVerifyFix(w: typeof Werift): typeof Werift {
-  const proto = w.DtlsClient.prototype as unknown as { connect(this: ClientInternals): Promise<void>; [FIXED]?: true };
-  if (proto[FIXED]) return w;
+  if (internal(w.DtlsClient.prototype, FIXED) === true) return w;
   assertWeriftVersion(installedWeriftVersion());
-  const connect = proto.connect;
-  proto.connect = function (this: ClientInternals) {
-    answerEveryHelloVerify(this);
-    return connect.call(this);
-  };
-  proto[FIXED] = true;
+  type Connect = (this: ClientInternals) => Promise<void>;
+  wrapMethod<Connect>(w.DtlsClient.prototype, 'connect', FIXED, (connect) =>
+    function (this: ClientInternals) {
+      answerEveryHelloVerify(this);
+      return connect.call(this);
+    },
+  );
   return w;
 }
 
