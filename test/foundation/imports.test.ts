@@ -18,10 +18,11 @@ function sources(dir: string): string[] {
   });
 }
 
-/** Relative import and export specifiers, type-only ones included (they tie modules together too). */
-function specifiers(src: string): string[] {
+/** Relative import and export specifiers, type-only ones and bare (side-effect) imports included: each ties modules together. */
+export function specifiers(src: string): string[] {
   const out: string[] = [];
   for (const m of src.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;'"]*?from\s+['"](\.{1,2}\/[^'"]+)['"]/g)) out.push(m[1]!);
+  for (const m of src.matchAll(/(?:^|\n)\s*import\s+['"](\.{1,2}\/[^'"]+)['"]/g)) out.push(m[1]!);
   for (const m of src.matchAll(/import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)) out.push(m[1]!);
   return out;
 }
@@ -92,6 +93,22 @@ describe('imports', () => {
   it('finds the modules to check', () => {
     expect(files.length).toBeGreaterThan(150);
     expect(importGraph(files, folderOf).size).toBeGreaterThan(20);
+  });
+
+  it('reads every form of import: named, default, namespace, type-only, re-export, bare, dynamic', () => {
+    const src = [
+      "import { a } from './a.ts';",
+      "import b from '../b.ts';",
+      "import * as c from './c.ts';",
+      "import type { D } from './d.ts';",
+      "export { e } from './e.ts';",
+      "export * from './f.ts';",
+      "import './g.ts';",
+      "const h = await import('./h.ts');",
+      "import { x } from 'node:fs';",
+      "import 'vitest';",
+    ].join('\n');
+    expect(specifiers(src)).toEqual(['./a.ts', '../b.ts', './c.ts', './d.ts', './e.ts', './f.ts', './g.ts', './h.ts']);
   });
 
   it('no cycle between folders', () => {
