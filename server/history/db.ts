@@ -3,7 +3,8 @@
  * (`DATABASE_URL`) and embedded PostgreSQL (PGlite, persisted under `DATA_DIR`). Same
  * dialect, same migrations, same queries; only connecting and transactions differ.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 
@@ -166,6 +167,23 @@ export interface PgliteDb extends Db {
 const CLOSE_TIMEOUT_MS = 5000;
 
 /**
+ * A new directory's initdb, in a thread of its own that ends after it: initdb grows PGlite's
+ * WebAssembly heap to some 750 MB and a heap never shrinks, so the thread that then serves
+ * the database opens the files instead (about 300 MB; `pglite-worker.test.ts`).
+ */
+async function initPglite(dir: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const w = new Worker(new URL('./pglite-worker.mjs', import.meta.url), { workerData: { dir, initOnly: true }, execArgv: [] });
+    let error: Error | undefined;
+    w.on('message', (m: { initialized?: true; fatal?: { message: string } }) => {
+      if (m.fatal) error = Object.assign(new Error(m.fatal.message), m.fatal);
+    });
+    w.on('error', (err) => (error = err));
+    w.on('exit', (code) => (code === 0 && !error ? resolve() : reject(error ?? new Error(`embedded history database could not be created (its thread exited with code ${code})`))));
+  });
+}
+
+/**
  * Embedded PostgreSQL in `dir` (created if absent), on a worker thread of its own
  * (`pglite-worker.mjs`): PGlite's statements run synchronously while they run, and on
  * the main thread every webhook, offer and page would wait behind them. Statements and
@@ -181,6 +199,7 @@ const CLOSE_TIMEOUT_MS = 5000;
  */
 export async function openPglite(dir: string): Promise<PgliteDb> {
   mkdirSync(dir, { recursive: true });
+  if (!existsSync(join(dir, 'PG_VERSION'))) await initPglite(dir);
   const pending = new Map<number, { resolve: (r: Reply) => void; reject: (err: Error) => void }>();
   let seq = 0;
   let txSeq = 0;

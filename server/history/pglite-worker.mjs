@@ -107,23 +107,33 @@ function begin(tx) {
   ).finally(() => lanes.delete(tx));
 }
 
-port.on('message', (m) => {
-  if (m.begin) begin(m.tx);
-  if (m.op === 'close') {
-    db.close().then(
-      () => reply(m.id, {}),
-      (err) => fail(m.id, err),
-    );
-    return;
-  }
-  if (m.tx === undefined) return void run(db, m);
-  const lane = lanes.get(m.tx);
-  if (!lane || lane.closed) return fail(m.id, new Error('transaction is closed'));
-  if (lane.wake) {
-    const wake = lane.wake;
-    lane.wake = undefined;
-    wake(m);
-  } else lane.queue.push(m);
-});
+/** Answer the server's messages (module-level state above: the lanes). */
+function serve() {
+  port.on('message', (m) => {
+    if (m.begin) begin(m.tx);
+    if (m.op === 'close') {
+      db.close().then(
+        () => reply(m.id, {}),
+        (err) => fail(m.id, err),
+      );
+      return;
+    }
+    if (m.tx === undefined) return void run(db, m);
+    const lane = lanes.get(m.tx);
+    if (!lane || lane.closed) return fail(m.id, new Error('transaction is closed'));
+    if (lane.wake) {
+      const wake = lane.wake;
+      lane.wake = undefined;
+      wake(m);
+    } else lane.queue.push(m);
+  });
 
-port.postMessage({ ready: true });
+  port.postMessage({ ready: true });
+}
+
+if (workerData.initOnly) {
+  // A new directory's initdb (`initPglite` in db.ts): done, the thread ends and its memory
+  // (initdb grows the WebAssembly heap to some 750 MB, which a heap never gives back) with it.
+  await db.close();
+  port.postMessage({ initialized: true });
+} else serve();
