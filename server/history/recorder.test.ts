@@ -318,14 +318,26 @@ describe('legs: handle time per agent who talked with the caller (anchor mode)',
         { agent: 'agent2', talkMs: 21_000, holdMs: 0, answered: false },
       ],
     ],
+    [
+      'handoff: agent1’s page lost at 10 s and not back in 20 s (30 s), agent2 takes the call at 33 s',
+      [...answered, ev({ type: 'connLost', at: s(10), agent: 'agent1', conn: 'c1' }), tick(30), offer(31, 'agent2'), ev({ type: 'answer', at: s(33), agent: 'agent2', conn: 'c2', reqId: 'a33', sdp: '' }), end(50)],
+      { agent: 'agent2', talkMs: 47_000 },
+      [
+        { agent: 'agent1', talkMs: 27_000, holdMs: 0, answered: true },
+        { agent: 'agent2', talkMs: 17_000, holdMs: 0, answered: false },
+      ],
+    ],
   ];
 
   it.each(TABLE)('%s', (_name, events, fields, legs) => {
-    const { facts } = drive('w-legs', events);
+    const { call, facts } = drive('w-legs', events);
     for (const f of facts) expect(() => HistoryFact.parse(f), JSON.stringify(f)).not.toThrow();
     const fact = lastCall(facts);
     expect(fact).toMatchObject({ outcome: 'answered', ...fields });
     expect(fact.legs).toEqual(legs);
+    // The live record keeps a tally only once someone else came on the call.
+    if (legs.length === 1) expect(call!.legTimes).toBeUndefined();
+    else expect(call!.legTimes?.map((l) => l.agent)).toEqual(legs.map((l) => l.agent));
   });
 
   it.each(TABLE.map((r, i) => [r[0], r[1], r[3], i] as const))('through the store (PGlite), in order, reversed and twice: %s', async (_name, events, legs, i) => {
