@@ -122,6 +122,15 @@ export const TimelineEntry = z.object({
 });
 export type TimelineEntry = z.infer<typeof TimelineEntry>;
 
+/** One agent's part of a call: their talk (holds included) and hold, and whether theirs was the answer that connected the caller. */
+export const CallLeg = z.object({
+  agent: z.string().max(200),
+  talkMs: ms,
+  holdMs: ms,
+  answered: z.boolean(),
+});
+export type CallLeg = z.infer<typeof CallLeg>;
+
 export const CallRecord = z.object({
   wacid: id,
   phoneId: id,
@@ -147,6 +156,8 @@ export const CallRecord = z.object({
   disposition: z.string().max(200).optional(),
   notes: z.string().max(10_000).optional(),
   media: z.array(MediaRecord),
+  /** (added) Anchor mode: one per agent who talked with the caller (a transfer, a consult, a conference); absent in direct mode and on older calls. */
+  legs: z.array(CallLeg).optional(),
 });
 export type CallRecord = z.infer<typeof CallRecord>;
 

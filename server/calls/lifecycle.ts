@@ -17,6 +17,7 @@
 import { AGENT_PAGE_LOST, OUT_OF_HOURS } from '../../shared/callErrors.ts';
 import { CallStateName, ENDING_TIMEOUT_MS } from '../../shared/protocol.ts';
 import { queueAcceptFailed, queueAcceptOk, queueAccepted, queueAgentIn, queueAudioDue, queueJoin, queueJoined, queueRoomLost, queueTick, queueToVoicemail, QUEUE_WAIT_OVER, requeue, type QueueAudio, type QueueAudioEffect, type QueueAudioPlan } from './queueAudio.ts';
+import { trackLegs, type LegTime } from './legs.ts';
 import { startVoicemail, voicemailAccepted, voicemailDue, voicemailEnded, voicemailNextDue, voicemailSilent, voicemailTick, type Voicemail, type VoicemailEffect, type VoicemailPlan, type VoicemailStep } from './voicemail.ts';
 
 // The state names are the protocol's (`shared/protocol.ts`), so server and browser share one list:
@@ -135,6 +136,12 @@ export interface Call {
   nextAgent?: string;
   /** Anchor mode: every agent who held the call, in order (a handed-off call has several). */
   legs?: string[];
+  /**
+   * Anchor mode: who talked with the caller and how long, per agent (server/calls/legs.ts), once
+   * a transfer, a consult, a conference or a handoff changed who is on the call; absent while
+   * one agent held it from the answer on.
+   */
+  legTimes?: LegTime[];
   /**
    * Anchor mode, active: a cold transfer under way. The first agent (`by`) left the room and the
    * caller hears music; `ringing` is offered it until `ringUntil`; `answered` joins the room
@@ -512,6 +519,9 @@ export function transition(call: Call | null, event: CallEvent, policy: Policy =
   // Voicemail: a call that ends while recording keeps its message (saved before the room closes).
   const vm = t.call?.state === 'ended' && call?.state !== 'ended' ? voicemailEnded(t.call, t.call.endedAt ?? event.at) : undefined;
   if (vm) t = { call: { ...t.call!, ...vm.patch }, effects: [...t.effects, ...vm.effects] };
+  // Anchor mode: who is on the call now (a transfer, a consult, a conference moved it).
+  const tracked = trackLegs(call, t.call, event.at);
+  if (tracked !== t.call) t = { ...t, call: tracked };
   // Anchor mode: a call that ends gives its room back (whatever ended it).
   const after = t.call;
   if (after?.anchor && after.state === 'ended' && call?.state !== 'ended') {

@@ -160,6 +160,41 @@ describe.each([
       }
     });
 
+    it('legs (anchor mode): stored and returned by getCall and the search; the newer fact’s legs win in any order; a fact without legs keeps them', async () => {
+      const a1 = { agent: 'agent1', talkMs: 7000, holdMs: 2000, answered: true };
+      const a2 = { agent: 'agent2', talkMs: 28000, holdMs: 4000, answered: false };
+      const life = (w: string): HistoryFact[] => [
+        callFact(w, { version: 3, agent: 'agent1', answeredAt: at(3), legs: [{ ...a1, talkMs: 0, holdMs: 0 }], mediaMode: 'anchor' }),
+        callFact(w, { version: 5, legs: [a1, { ...a2, talkMs: 0, holdMs: 0 }], agent: 'agent2', answeredAt: at(3), mediaMode: 'anchor' }),
+        callFact(w, { version: 8, outcome: 'answered', agent: 'agent2', answeredAt: at(3), endedAt: at(41), talkMs: 38000, holdMs: 6000, legs: [a1, a2], mediaMode: 'anchor' }),
+      ];
+      const orders = [[0, 1, 2], [2, 1, 0], [1, 2, 0], [2, 0, 1]];
+      const records: unknown[] = [];
+      for (const order of orders) {
+        const w = `legs-${uid()}`;
+        const facts = life(w);
+        for (const i of order) await store.record(facts[i]!);
+        const got = await store.getCall(w);
+        expect(got).toMatchObject({ outcome: 'answered', agent: 'agent2', talkMs: 38000, legs: [a1, a2] });
+        records.push({ ...got, wacid: 'x', timeline: [] });
+        // One batch, twice over: the same row.
+        const wb = `${w}-b`;
+        await store.apply([...life(wb), ...life(wb)].map((f) => HistoryFact.parse(f)));
+        expect((await store.getCall(wb))!.legs).toEqual([a1, a2]);
+        expect((await store.searchCalls({ agent: 'agent2', from: at(0), to: at(1) })).items.find((c) => c.wacid === w)?.legs).toEqual([a1, a2]);
+      }
+      expect(new Set(records.map((r) => JSON.stringify(r))).size).toBe(1);
+      // A later fact that knows no legs (as an older writer's) never erases them.
+      const w = `legs-${uid()}`;
+      for (const f of life(w)) await store.record(f);
+      await store.record(callFact(w, { version: 9, outcome: 'answered', agent: 'agent2', answeredAt: at(3), endedAt: at(41), talkMs: 38000, holdMs: 6000, mediaMode: 'anchor' }));
+      expect((await store.getCall(w))!.legs).toEqual([a1, a2]);
+      // A call without legs (direct mode, older rows) has none in its record.
+      const d = `nolegs-${uid()}`;
+      await store.record(callFact(d, { outcome: 'answered', agent: 'agent1', answeredAt: at(3), endedAt: at(40), talkMs: 37000, version: 4 }));
+      expect(await store.getCall(d)).not.toHaveProperty('legs');
+    });
+
     it('a replay of every fact changes nothing (no duplicate timeline entries, same media)', async () => {
       const w = `rep-${uid()}`;
       const facts: HistoryFact[] = [
@@ -302,6 +337,8 @@ describe.each([
             ...(answered ? { answeredAt: t(i * 60 + 5) } : {}),
             ...(ended ? { endedAt: t(i * 60 + 50) } : {}),
             ...(answered && ended && rnd(5) > 0 ? { talkMs: rnd(600_000), ...(rnd(2) ? { holdMs: rnd(60_000) } : {}) } : {}),
+            // Anchor mode, some calls with legs: two or three distinct agents who talked with the caller.
+            ...(answered && rnd(3) === 0 ? { legs: [0, 1, 2].slice(0, 2 + rnd(2)).map((k) => ({ agent: `agent${(k + i) % 5}`, talkMs: rnd(300_000), holdMs: rnd(2) ? rnd(30_000) : 0, answered: k === 0 })) } : {}),
             version: 3,
           } as Partial<CallFact>),
         );
@@ -319,8 +356,31 @@ describe.each([
       expect(groups.length).toBeLessThan(300);
       expect(groups.reduce((a, g) => a + g.count, 0)).toBe(300);
       expect(computeFigures(groups, 20)).toEqual(computeFigures(every, 20));
+      expect(every.filter((c) => c.legs !== undefined).length).toBeGreaterThan(20);
+      expect(groups.some((g) => g.legs !== undefined && g.legs.length > 0)).toBe(true);
       // The range's end is open: nothing after it.
       expect(await store.callGroups({ from: t(86_400) }, 20_000)).toEqual([]);
+    });
+  });
+
+  describe('call groups with legs', () => {
+    it('a transferred call counts once for each agent who talked, with their own talk and hold; the number keeps the call’s', async () => {
+      const day = Date.parse('2031-08-01T00:00:00.000Z');
+      const t = (s: number) => new Date(day + s * 1000).toISOString();
+      const biz = '+15550109011';
+      // Cold transfer agent1 → agent2 (anchor): 7 s + 28 s of a 38 s call; a direct call of agent1's, 60 s.
+      await store.record(callFact(`gl-${uid()}`, { businessNumber: biz, receivedAt: t(0), outcome: 'answered', agent: 'agent2', answeredAt: t(3), endedAt: t(41), waitMs: 3000, talkMs: 38000, holdMs: 6000, mediaMode: 'anchor', version: 9,
+        legs: [{ agent: 'agent1', talkMs: 7000, holdMs: 2000, answered: true }, { agent: 'agent2', talkMs: 28000, holdMs: 4000, answered: false }] }));
+      await store.record(callFact(`gl-${uid()}`, { businessNumber: biz, receivedAt: t(100), outcome: 'answered', agent: 'agent1', answeredAt: t(102), endedAt: t(162), waitMs: 2000, talkMs: 60000, version: 4 }));
+      const range = { from: t(0), to: t(86_400) };
+      const f = computeFigures(await store.callGroups(range, 20_000), 20);
+      expect(f.agents).toEqual([
+        { name: 'agent1', callsHandled: 2, inbound: 2, outbound: 0, talkMs: 67000, holdMs: 2000, ahtMs: 34500, transfers: 0 },
+        { name: 'agent2', callsHandled: 1, inbound: 1, outbound: 0, talkMs: 28000, holdMs: 4000, ahtMs: 32000, transfers: 0 },
+      ]);
+      expect(f.numbers).toEqual([expect.objectContaining({ businessNumber: biz, offered: 2, answered: 2, ahtMs: (38000 + 6000 + 60000) / 2 })]);
+      const every = (await store.searchCalls({ ...range, limit: 100 })).items;
+      expect(computeFigures(every, 20)).toEqual(f);
     });
   });
 

@@ -19,16 +19,16 @@ export const TRANSCRIPT_OF = (param: string) =>
 // Many facts per statement: rows come from unnest() of one array per column.
 export const UPSERT_CALLS = `
 INSERT INTO history_calls AS c (wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent,
-  outcome, outcome_rank, received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, network_path, media_mode, media_server, transcript)
+  outcome, outcome_rank, received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, network_path, media_mode, media_server, legs, transcript)
 SELECT u.*, ${TRANSCRIPT_OF('u.wacid')}
 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::smallint[],
-  $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::text[], $17::int[], $18::text[], $19::text[], $20::text[])
+  $10::timestamptz[], $11::timestamptz[], $12::timestamptz[], $13::int[], $14::int[], $15::int[], $16::text[], $17::int[], $18::text[], $19::text[], $20::text[], $21::jsonb[])
   AS u(wacid, phone_id, business_number, customer_phone, customer_user_id, direction, agent, outcome, outcome_rank,
-  received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, network_path, media_mode, media_server)
+  received_at, answered_at, ended_at, wait_ms, talk_ms, hold_ms, end_reason, version, network_path, media_mode, media_server, legs)
 ON CONFLICT (wacid) DO UPDATE SET
   phone_id = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.phone_id ELSE c.phone_id END,
   direction = CASE WHEN EXCLUDED.version >= c.version THEN EXCLUDED.direction ELSE c.direction END,
-  ${['business_number', 'customer_phone', 'customer_user_id', 'agent', 'wait_ms', 'talk_ms', 'hold_ms', 'end_reason', 'network_path', 'media_mode', 'media_server'].map(pick).join(',\n  ')},
+  ${['business_number', 'customer_phone', 'customer_user_id', 'agent', 'wait_ms', 'talk_ms', 'hold_ms', 'end_reason', 'network_path', 'media_mode', 'media_server', 'legs'].map(pick).join(',\n  ')},
   outcome = CASE WHEN (EXCLUDED.outcome_rank, EXCLUDED.version) > (c.outcome_rank, c.version) THEN EXCLUDED.outcome ELSE c.outcome END,
   outcome_rank = GREATEST(c.outcome_rank, EXCLUDED.outcome_rank),
   received_at = LEAST(c.received_at, EXCLUDED.received_at),
@@ -91,6 +91,7 @@ export const PICKED: Array<(f: CallFactP) => unknown> = [
   (f) => f.networkPath,
   (f) => f.mediaMode,
   (f) => f.mediaServer,
+  (f) => f.legs,
 ];
 export const rankOf = (f: CallFactP) => (f.outcome === 'in-progress' ? 0 : 1);
 export const earliest = (a: string | undefined, b: string | undefined) => (a === undefined ? b : b === undefined ? a : a < b ? a : b);

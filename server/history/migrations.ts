@@ -309,6 +309,14 @@ ALTER TABLE history_calls ADD COLUMN media_mode text;
 ALTER TABLE history_calls ADD COLUMN media_server text;
 `,
   },
+  {
+    version: 14,
+    name: 'each call keeps its legs: per agent who talked with the caller, talk and hold',
+    sql: `
+-- Anchor mode: [{agent, talkMs, holdMs, answered}] (server/calls/legs.ts); NULL in direct mode and on older rows.
+ALTER TABLE history_calls ADD COLUMN legs jsonb;
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

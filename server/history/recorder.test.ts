@@ -248,3 +248,119 @@ describe('transfers in the timeline (anchor mode)', () => {
     expect(lastCall(facts).agent).toBe('agent2');
   });
 });
+
+describe('legs: handle time per agent who talked with the caller (anchor mode)', () => {
+  let store: TestHistory;
+  beforeAll(async () => {
+    store = await openTestHistory();
+  });
+  afterAll(async () => {
+    await store?.close();
+  });
+  const ev = (e: Record<string, unknown>) => e as Ev;
+  // Answered by agent1 at 3 s (the caller's talk starts there), the caller hangs up at 41 s: the call's talk is 38 s.
+  const answered: Ev[] = [
+    connectIn(0, { media: 'anchor' }),
+    ev({ type: 'anchored', at: s(0), janus: 'ws://j:1', room: 5 }),
+    offer(1),
+    answer(2),
+    ev({ type: 'legReady', at: s(2), agent: 'agent1', conn: 'c1' }),
+    ev({ type: 'callerJoined', at: s(2), sdp: SDP }),
+    ev({ type: 'acceptOk', at: s(3) }),
+  ];
+  const hold = (sec: number, agent: string, conn: string): Ev => ev({ type: 'hold', at: s(sec), agent, conn, reqId: `h${sec}` });
+  const resume = (sec: number, agent: string, conn: string): Ev => ev({ type: 'resume', at: s(sec), agent, conn, reqId: `u${sec}` });
+  const warm = (sec: number, to: string): Ev => ev({ type: 'transfer', at: s(sec), agent: 'agent1', conn: 'c1', reqId: `t${sec}`, to: { agent: to }, mode: 'warm' });
+  const joins = (sec: number, agent: string, conn: string): Ev[] => [
+    ev({ type: 'answer', at: s(sec), agent, conn, reqId: `a${sec}`, sdp: '' }),
+    ev({ type: 'legReady', at: s(sec + 1), agent, conn }),
+  ];
+  const action = (sec: number, a: string): Ev => ev({ type: 'transferAction', at: s(sec), agent: 'agent1', conn: 'c1', reqId: `x${sec}`, action: a });
+  const end = (sec: number) => terminate(sec, 'COMPLETED', { duration: sec - 3 });
+
+  const TABLE: Array<[string, Ev[], Record<string, unknown>, Array<{ agent: string; talkMs: number; holdMs: number; answered: boolean }>]> = [
+    ['one agent, a hold: one leg, the call’s talk and hold', [...answered, hold(5, 'agent1', 'c1'), resume(7, 'agent1', 'c1'), end(41)], { agent: 'agent1', talkMs: 38_000, holdMs: 2_000 }, [{ agent: 'agent1', talkMs: 38_000, holdMs: 2_000, answered: true }]],
+    [
+      'cold transfer agent1 → agent2: agent1 until the transfer (10 s), music while agent2 rings and joins, agent2 from its leg in (13 s) to the end',
+      [...answered, hold(5, 'agent1', 'c1'), resume(7, 'agent1', 'c1'), ev({ type: 'transfer', at: s(10), agent: 'agent1', conn: 'c1', reqId: 'r2', to: { agent: 'agent2' } }), offer(11, 'agent2'), ...joins(12, 'agent2', 'c2'), hold(20, 'agent2', 'c2'), resume(24, 'agent2', 'c2'), end(41)],
+      { agent: 'agent2', talkMs: 38_000, holdMs: 6_000 },
+      [
+        { agent: 'agent1', talkMs: 7_000, holdMs: 2_000, answered: true },
+        { agent: 'agent2', talkMs: 28_000, holdMs: 4_000, answered: false },
+      ],
+    ],
+    [
+      'warm transfer completed at 20 s: agent1 (consult included) until the hand-over, agent2 from it; together the call’s talk',
+      [...answered, warm(10, 'agent2'), ...joins(12, 'agent2', 'c2'), action(20, 'complete'), end(41)],
+      { agent: 'agent2', talkMs: 38_000 },
+      [
+        { agent: 'agent1', talkMs: 17_000, holdMs: 0, answered: true },
+        { agent: 'agent2', talkMs: 21_000, holdMs: 0, answered: false },
+      ],
+    ],
+    ['warm transfer cancelled: agent2 only consulted, one agent only', [...answered, warm(10, 'agent2'), ...joins(12, 'agent2', 'c2'), action(20, 'cancel'), end(41)], { agent: 'agent1', talkMs: 38_000 }, [{ agent: 'agent1', talkMs: 38_000, holdMs: 0, answered: true }]],
+    [
+      'conference of 3 (agent2 at 20 s, agent3 at 28 s), agent2 leaves at 35 s, the caller hangs up at 50 s',
+      [...answered, warm(10, 'agent2'), ...joins(12, 'agent2', 'c2'), action(20, 'conference'), warm(25, 'agent3'), ...joins(26, 'agent3', 'c3'), action(28, 'conference'), ev({ type: 'hangup', at: s(35), agent: 'agent2', conn: 'c2', reqId: 'l2' }), end(50)],
+      { agent: 'agent1', talkMs: 47_000 },
+      [
+        { agent: 'agent1', talkMs: 47_000, holdMs: 0, answered: true },
+        { agent: 'agent2', talkMs: 15_000, holdMs: 0, answered: false },
+        { agent: 'agent3', talkMs: 22_000, holdMs: 0, answered: false },
+      ],
+    ],
+    [
+      'conference, then the holder leaves (its hangup): the next agent holds the call to the end',
+      [...answered, warm(10, 'agent2'), ...joins(12, 'agent2', 'c2'), action(20, 'conference'), ev({ type: 'hangup', at: s(30), agent: 'agent1', conn: 'c1', reqId: 'l1' }), end(41)],
+      { agent: 'agent2', talkMs: 38_000 },
+      [
+        { agent: 'agent1', talkMs: 27_000, holdMs: 0, answered: true },
+        { agent: 'agent2', talkMs: 21_000, holdMs: 0, answered: false },
+      ],
+    ],
+    [
+      'handoff: agent1’s page lost at 10 s and not back in 20 s (30 s), agent2 takes the call at 33 s',
+      [...answered, ev({ type: 'connLost', at: s(10), agent: 'agent1', conn: 'c1' }), tick(30), offer(31, 'agent2'), ev({ type: 'answer', at: s(33), agent: 'agent2', conn: 'c2', reqId: 'a33', sdp: '' }), end(50)],
+      { agent: 'agent2', talkMs: 47_000 },
+      [
+        { agent: 'agent1', talkMs: 27_000, holdMs: 0, answered: true },
+        { agent: 'agent2', talkMs: 17_000, holdMs: 0, answered: false },
+      ],
+    ],
+  ];
+
+  it.each(TABLE)('%s', (_name, events, fields, legs) => {
+    const { call, facts } = drive('w-legs', events);
+    for (const f of facts) expect(() => HistoryFact.parse(f), JSON.stringify(f)).not.toThrow();
+    const fact = lastCall(facts);
+    expect(fact).toMatchObject({ outcome: 'answered', ...fields });
+    expect(fact.legs).toEqual(legs);
+    // The live record keeps a tally only once someone else came on the call.
+    if (legs.length === 1) expect(call!.legTimes).toBeUndefined();
+    else expect(call!.legTimes?.map((l) => l.agent)).toEqual(legs.map((l) => l.agent));
+  });
+
+  it.each(TABLE.map((r, i) => [r[0], r[1], r[3], i] as const))('through the store (PGlite), in order, reversed and twice: %s', async (_name, events, legs, i) => {
+    {
+      const h = store;
+      const write = (facts: HistoryFact[]) => h.store.apply(facts.map((f) => HistoryFact.parse(f)));
+      const { facts } = drive(`legs-${i}`, events);
+      await write(facts);
+      const { facts: again } = drive(`legs-r-${i}`, events);
+      for (const f of [...again].reverse()) await write([f]);
+      await write([...again, ...again]);
+      expect((await h.store.getCall(`legs-${i}`))!.legs).toEqual(legs);
+      expect({ ...(await h.store.getCall(`legs-r-${i}`)), wacid: `legs-${i}` }).toEqual(await h.store.getCall(`legs-${i}`));
+    }
+  });
+
+  it('direct mode and calls no agent answered have no legs', () => {
+    expect(lastCall(drive('w', PATHS[0]![1]).facts).legs).toBeUndefined();
+    expect(lastCall(drive('w', [connectIn(0, { media: 'anchor' }), offer(1), terminate(6, 'FAILED')]).facts).legs).toBeUndefined();
+  });
+
+  it('an observation while the call is on names who came on so far (their finished stretches)', () => {
+    const { facts } = drive('w', [...answered, ev({ type: 'transfer', at: s(10), agent: 'agent1', conn: 'c1', reqId: 'r2', to: { agent: 'agent2' } }), offer(11, 'agent2'), ...joins(12, 'agent2', 'c2')]);
+    expect(lastCall(facts)).toMatchObject({ outcome: 'in-progress', legs: [{ agent: 'agent1', talkMs: 7_000, holdMs: 0, answered: true }, { agent: 'agent2', talkMs: 0, holdMs: 0, answered: false }] });
+  });
+});

@@ -14,6 +14,7 @@ import type { Call, CallEvent } from '../calls/lifecycle.ts';
 import type { ArchiveOutcome } from '../archive/index.ts';
 import { NO_AUDIO_CODES } from '../../shared/callErrors.ts';
 import { QUEUE_WAIT_OVER } from '../calls/queueAudio.ts';
+import { legsOf } from '../calls/legs.ts';
 import type { HistoryFact, MediaStatus, Outcome } from './schema.ts';
 
 const E164 = /^\+\d/;
@@ -122,6 +123,9 @@ export function callFact(call: Call, version: number): Extract<HistoryFact, { ty
   }
   if (ended && call.reason !== undefined) fact.endReason = clip(call.reason, 200);
   if (call.holdMs !== undefined) fact.holdMs = call.holdMs;
+  // Anchor mode: each agent who talked with the caller, their talk and hold (a transfer, a consult, a conference).
+  const legs = outcome === 'no-audio' ? undefined : legsOf(call);
+  if (legs !== undefined) fact.legs = legs;
   if (call.path !== undefined) fact.networkPath = call.path;
   fact.mediaMode = call.media ?? 'direct';
   if (call.anchor) fact.mediaServer = call.anchor.janus;

@@ -12,6 +12,7 @@ import { createLogger, memoryDestination } from '../log/logger.ts';
 import { RedisStore } from '../store/redis.ts';
 import type { HistoryFact } from './schema.ts';
 import { createHistoryRoutes } from './routes.ts';
+import { CallDetail, CallPage } from '../../shared/records.ts';
 
 const T0 = Date.parse('2026-05-04T08:00:00.000Z');
 const at = (min: number) => new Date(T0 + min * 60_000).toISOString();
@@ -249,5 +250,23 @@ describe('search limits', () => {
     const timedOut = await req('supervisor', '/api/history/calls?q=refund');
     expect(timedOut.status).toBe(504);
     expect(await timedOut.json()).toMatchObject({ error: { code: 'SEARCH_TIMEOUT', message: expect.stringMatching(/took too long/) } });
+  });
+});
+
+describe('legs (anchor mode) in the API', () => {
+  it('a transferred call’s record names each agent who talked, with talk, hold and who answered; the pages’ schema reads it', async () => {
+    const legs = [
+      { agent: 'agent1', talkMs: 7_000, holdMs: 2_000, answered: true },
+      { agent: 'agent2', talkMs: 28_000, holdMs: 4_000, answered: false },
+    ];
+    await h.store.record(call('c-legs', 600, { agent: 'agent2', answeredAt: at(600.05), endedAt: at(601), talkMs: 38_000, holdMs: 6_000, mediaMode: 'anchor', legs }));
+    const res = await get('supervisor', '/api/history/calls/c-legs');
+    expect(res.status).toBe(200);
+    const body = CallDetail.parse(await res.json());
+    expect(body).toMatchObject({ agent: 'agent2', talkMs: 38_000, legs });
+    const page = CallPage.parse(await (await get('supervisor', `/api/history/calls?from=${encodeURIComponent(at(600))}&to=${encodeURIComponent(at(602))}`)).json());
+    expect(page.items.map((c) => [c.wacid, c.legs])).toEqual([['c-legs', legs]]);
+    // A call without legs has none.
+    expect(await (await get('supervisor', '/api/history/calls/c-in')).json()).not.toHaveProperty('legs');
   });
 });

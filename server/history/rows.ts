@@ -1,6 +1,6 @@
 /** History's read side: the rows the searches select, as records; search cursors. */
 import { HistoryQueryError } from './errors.ts';
-import type { CallRecord, Direction, MediaKind, MediaRecord, MediaStatus, Outcome } from './schema.ts';
+import type { CallLeg, CallRecord, Direction, MediaKind, MediaRecord, MediaStatus, Outcome } from './schema.ts';
 
 export interface CallGroup {
   count: number;
@@ -17,10 +17,15 @@ export interface CallGroup {
   endedAt?: string;
   talkMs?: number;
   holdMs?: number;
+  /**
+   * Calls with legs (anchor mode) form groups of their own, without `agent`: per agent who
+   * talked in them, in how many of the group's calls, their talk and hold summed.
+   */
+  legs?: Array<{ agent: string; count: number; talkMs: number; holdMs: number }>;
 }
 
 export const CALL_COLUMNS = `c.wacid, c.phone_id, c.business_number, c.customer_phone, c.customer_user_id, c.direction, c.agent,
-  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, c.network_path, c.media_mode, c.media_server, d.disposition, d.notes`;
+  c.outcome, c.received_at, c.answered_at, c.ended_at, c.wait_ms, c.talk_ms, c.hold_ms, c.end_reason, c.network_path, c.media_mode, c.media_server, c.legs, d.disposition, d.notes`;
 
 export interface CallRow {
   wacid: string;
@@ -41,6 +46,7 @@ export interface CallRow {
   network_path: string | null;
   media_mode: string | null;
   media_server: string | null;
+  legs: CallLeg[] | null;
   disposition: string | null;
   notes: string | null;
 }
@@ -81,6 +87,7 @@ export function toRecord(r: CallRow, media: MediaRecord[]): CallRecord {
   if (r.network_path !== null) out.networkPath = r.network_path as NonNullable<CallRecord['networkPath']>;
   if (r.media_mode !== null) out.mediaMode = r.media_mode === 'anchor' ? 'anchor' : 'direct';
   if (r.media_server !== null) out.mediaServer = r.media_server;
+  if (r.legs !== null) out.legs = (typeof r.legs === 'string' ? JSON.parse(r.legs) : r.legs) as CallLeg[];
   if (r.disposition !== null) out.disposition = r.disposition;
   if (r.notes !== null) out.notes = r.notes;
   return out;

@@ -28,6 +28,15 @@ const isoTime = z.iso
 const ms = z.number().int().min(0).max(2_000_000_000);
 const id = z.string().min(1).max(300);
 
+/** One agent's part of a call (anchor mode). */
+export const CallLeg = z.object({
+  agent: z.string().min(1).max(200),
+  talkMs: ms,
+  holdMs: ms,
+  answered: z.boolean(),
+});
+export type CallLeg = z.infer<typeof CallLeg>;
+
 /**
  * One observation of a call (what the engine knew at one moment). `version` orders the
  * observations of one call (the live record's compare-and-set version): of two facts the
@@ -54,6 +63,12 @@ export const CallFact = z.object({
   mediaMode: z.enum(['direct', 'anchor']).optional(),
   /** Anchor mode: the media server (its JANUS_URLS entry) holding the call's room. */
   mediaServer: z.string().max(500).optional(),
+  /**
+   * Anchor mode: one per agent who talked with the caller (a transfer, a consult, a
+   * conference make several): their talk (holds included) and hold, and whether theirs was
+   * the answer that connected the caller. The newer fact's list wins, as the other fields.
+   */
+  legs: z.array(CallLeg).max(50).optional(),
   version: z.number().int().min(0).default(0),
 });
 export type CallFact = z.input<typeof CallFact>;
@@ -139,6 +154,8 @@ export interface CallRecord {
   talkMs?: number;
   holdMs?: number;
   endReason?: string;
+  /** Anchor mode: per agent who talked with the caller, their talk and hold (absent in direct mode and on older rows). */
+  legs?: CallLeg[];
   /** `direct` or `relay-udp` / `relay-tcp` / `relay-tls`. */
   networkPath?: 'direct' | 'relay-udp' | 'relay-tcp' | 'relay-tls';
   mediaMode?: 'direct' | 'anchor';

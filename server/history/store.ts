@@ -102,6 +102,7 @@ export class HistoryStore {
         (f) => f.networkPath,
         (f) => f.mediaMode,
         (f) => f.mediaServer,
+        (f) => (f.legs === undefined ? undefined : JSON.stringify(f.legs)),
       ]),
       PREPARED,
     );
@@ -195,28 +196,40 @@ export class HistoryStore {
    * sums: one statement and a few hundred rows at most, however many calls the day had.
    */
   async callGroups(range: { from: string; to?: string }, slaMs: number): Promise<CallGroup[]> {
-    const rows = await this.db.query<{
-      business_number: string | null;
-      direction: Direction;
-      agent: string | null;
-      outcome: string;
-      answered: boolean;
-      handled: boolean;
-      within_sla: boolean;
-      n: number;
-      wait_sum: number;
-      talk_sum: number;
-      hold_sum: number;
-    }>(
-      `SELECT business_number, direction, agent, outcome, (answered_at IS NOT NULL) AS answered,
-         (ended_at IS NOT NULL AND talk_ms IS NOT NULL) AS handled, (COALESCE(wait_ms, 0) <= $3) AS within_sla,
+    type Key = { business_number: string | null; direction: Direction; agent: string | null; outcome: string; answered: boolean; handled: boolean; within_sla: boolean; legged: boolean };
+    // Calls with legs group without their agent (the legs name the agents); their legs are summed per group and agent.
+    const KEY = `business_number, direction, CASE WHEN legs IS NULL THEN agent END AS agent, outcome, (answered_at IS NOT NULL) AS answered,
+         (ended_at IS NOT NULL AND talk_ms IS NOT NULL) AS handled, (COALESCE(wait_ms, 0) <= $3) AS within_sla, (legs IS NOT NULL) AS legged`;
+    const RANGE = 'received_at >= $1 AND ($2::timestamptz IS NULL OR received_at < $2)';
+    const params = [range.from, range.to ?? null, slaMs];
+    const rows = await this.db.query<Key & { n: number; wait_sum: number; talk_sum: number; hold_sum: number }>(
+      `SELECT ${KEY},
          count(*)::int AS n, COALESCE(sum(wait_ms), 0)::float8 AS wait_sum, COALESCE(sum(talk_ms), 0)::float8 AS talk_sum,
          COALESCE(sum(hold_ms), 0)::float8 AS hold_sum
-       FROM history_calls WHERE received_at >= $1 AND ($2::timestamptz IS NULL OR received_at < $2)
-       GROUP BY 1, 2, 3, 4, 5, 6, 7`,
-      [range.from, range.to ?? null, slaMs],
+       FROM history_calls WHERE ${RANGE}
+       GROUP BY 1, 2, 3, 4, 5, 6, 7, 8`,
+      params,
       PREPARED,
     );
+    const keyOf = (r: Key) => JSON.stringify([r.business_number, r.direction, r.agent, r.outcome, r.answered, r.handled, r.within_sla]);
+    const legs = new Map<string, NonNullable<CallGroup['legs']>>();
+    if (rows.some((r) => r.legged)) {
+      const legRows = await this.db.query<Key & { leg_agent: string; n: number; talk_sum: number; hold_sum: number }>(
+        `SELECT ${KEY}, l->>'agent' AS leg_agent, count(DISTINCT wacid)::int AS n,
+           COALESCE(sum((l->>'talkMs')::bigint), 0)::float8 AS talk_sum, COALESCE(sum((l->>'holdMs')::bigint), 0)::float8 AS hold_sum
+         FROM history_calls, jsonb_array_elements(legs) AS l
+         WHERE ${RANGE} AND legs IS NOT NULL AND jsonb_typeof(legs) = 'array'
+         GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9 ORDER BY 9`,
+        params,
+        PREPARED,
+      );
+      for (const r of legRows) {
+        const k = keyOf(r);
+        const list = legs.get(k) ?? [];
+        list.push({ agent: r.leg_agent, count: r.n, talkMs: Number(r.talk_sum), holdMs: Number(r.hold_sum) });
+        legs.set(k, list);
+      }
+    }
     return rows.map((r) => ({
       count: r.n,
       direction: r.direction,
@@ -227,6 +240,7 @@ export class HistoryStore {
       ...(r.agent !== null ? { agent: r.agent } : {}),
       ...(r.answered ? { answeredAt: 'yes' } : {}),
       ...(r.handled ? { endedAt: 'yes', talkMs: Number(r.talk_sum), holdMs: Number(r.hold_sum) } : {}),
+      ...(r.legged ? { legs: legs.get(keyOf(r)) ?? [] } : {}),
     }));
   }
 

@@ -179,6 +179,20 @@ describe('GET /api/reports.csv', () => {
   });
 });
 
+describe('legs: a transferred call split between the agents who talked (anchor mode)', () => {
+  it('per agent, the CSV shows each agent’s own talk and hold; per number the call counts once, with its own', async () => {
+    // 3 May: agent1 answers, holds 2 s, cold-transfers after 7 s; agent3 talks 28 s (4 s of it on hold). The call: 38 s, 6 s hold.
+    const w = 'legs-1';
+    await h.store.record(call(w, at(3, 9), { agent: 'agent3', mediaMode: 'anchor', ...answered(3, 9, 4, 38, { holdMs: 6_000 }), legs: [{ agent: 'agent1', talkMs: 7_000, holdMs: 2_000, answered: true }, { agent: 'agent3', talkMs: 28_000, holdMs: 4_000, answered: false }] }));
+    await h.store.record(step(w, at(3, 9, 11), 'transfer', { agent: 'agent1', mode: 'cold', to: { agent: 'agent3' } }));
+    const res = await get('supervisor', '/api/reports.csv?by=agent&from=2026-05-03&to=2026-05-03');
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(['Agent,Calls handled,Inbound,Outbound,Talk time (s),Hold time (s),Avg. handle (s),Transfers', 'agent1,1,1,0,7,2,9,1', 'agent3,1,1,0,28,4,32,0', ''].join('\r\n'));
+    const numbers = await get('supervisor', '/api/reports.csv?from=2026-05-03&to=2026-05-03');
+    expect((await numbers.text()).split('\r\n')[1]).toBe(`${A},1,1,0,0,100,4,44,1`);
+  });
+});
+
 describe('business numbers the API key does not have', () => {
   it('a webhook\'s `to` that is not one of the known business numbers is no row of its own: its calls are counted under "unknown number"', async () => {
     const log = createLogger({ level: 'silent' });

@@ -13,7 +13,8 @@
  *   `waiting` / `ringing`, not yet in `offered`.
  * - serviceLevel: answered within SLA_SECONDS (wait ≤ SLA) / offered; 1 when nothing was offered.
  * - asaMs: mean wait of the answered calls; ahtMs: mean talk + hold of the answered calls
- *   that ended. Both rounded to whole ms, 0 when there are none.
+ *   that ended (per number: the call's, however many agents talked in it; per agent: their
+ *   legs' when the call has legs). Both rounded to whole ms, 0 when there are none.
  * - waiting: live calls queued (nobody rings); ringing: live calls ringing an agent;
  *   longestWaitMs: the longest-waiting of those, now.
  * - transfers: cold transfers sent and warm ones completed (anchor mode), per business number
@@ -40,6 +41,21 @@ export interface DayCall {
   count?: number;
   /** The group's waits were all within the SLA (default: from waitMs). */
   withinSla?: boolean;
+  /**
+   * Anchor mode: each agent who talked with the caller (history's legs). When present, the
+   * agents' figures come from these and not from `agent`; in a group, one per agent with the
+   * number of the group's calls they talked in and the sums of their talk and hold.
+   */
+  legs?: readonly DayLeg[] | undefined;
+}
+
+/** One agent's part of a call (or of a group's calls: `count` of them, talk and hold summed). */
+export interface DayLeg {
+  agent: string;
+  talkMs: number;
+  holdMs: number;
+  /** Default 1. */
+  count?: number;
 }
 
 /** Transfers made by one agent in calls to one business number (history's `transferCounts`). */
@@ -97,7 +113,9 @@ export interface NumberFigures {
 /**
  * An agent's figures over a span of history. callsHandled: calls they answered (either
  * direction; the wallboard's `callsToday`); inbound / outbound split it; ahtMs: mean talk +
- * hold of those that ended (the numbers' AHT rule).
+ * hold of those that ended (the numbers' AHT rule). A call with legs (anchor mode: a transfer,
+ * a consult, a conference) counts once for each agent who talked with the caller, with that
+ * agent's own talk and hold; a call without (direct mode, older rows) is its `agent`'s whole.
  */
 export interface AgentFigures {
   name: string;
@@ -156,16 +174,22 @@ export function computeFigures(
   for (const c of calls) {
     const n = c.count ?? 1;
     // A call that never had audio (`no-audio`) was accepted but not handled.
-    if (c.agent && c.outcome !== 'no-audio' && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
-      const g = agent(c.agent);
-      g.callsHandled += n;
-      if (c.direction === 'inbound') g.inbound += n;
-      else g.outbound += n;
-      if (c.endedAt !== undefined && c.talkMs !== undefined) {
-        g.handled += n;
-        g.talkMs += c.talkMs;
-        g.holdMs += c.holdMs ?? 0;
-      }
+    if (c.outcome !== 'no-audio' && (c.outcome === 'answered' || c.answeredAt !== undefined)) {
+      const ended = c.endedAt !== undefined && c.talkMs !== undefined;
+      const credit = (name: string, calls: number, talkMs: number, holdMs: number) => {
+        const g = agent(name);
+        g.callsHandled += calls;
+        if (c.direction === 'inbound') g.inbound += calls;
+        else g.outbound += calls;
+        if (ended) {
+          g.handled += calls;
+          g.talkMs += talkMs;
+          g.holdMs += holdMs;
+        }
+      };
+      // Legs (a transfer, a consult, a conference): each agent who talked counts the call once, with their own talk and hold.
+      if (c.legs !== undefined && c.legs.length > 0) for (const l of c.legs) credit(l.agent, l.count ?? 1, l.talkMs, l.holdMs);
+      else if (c.agent) credit(c.agent, n, c.talkMs ?? 0, c.holdMs ?? 0);
     }
     if (c.direction !== 'inbound' || !c.businessNumber) continue;
     // An answered call still talking counts as answered (its outcome is `in-progress`).
