@@ -49,6 +49,11 @@ function setup(opts: { holds?: string[] } = {}) {
       made.push(m);
       return m;
     },
+    createAnchorAgent: (o) => {
+      const m = new FakeMonitor(o);
+      made.push(m);
+      return m;
+    },
   };
   return { c: new MonitorController(deps), sent, made };
 }
@@ -81,15 +86,18 @@ describe('monitor controller', () => {
     expect(c.entries.size).toBe(0);
   });
 
-  test('on the media anchor (via anchor) the agent side builds nothing and sends nothing: it shows the monitor until it ends', async () => {
+  test('on the media anchor (via anchor) the agent side needs no call audio: it builds the anchor monitor (the mode it shows, the whisper link), sends nothing itself, and follows the mode until the end', async () => {
     const { c, sent, made } = setup({ holds: [] });
     c.onServer({ ...(started('agent', 'm1', 'w1') as Extract<ServerMsg, { type: 'monitor.started' }>), shown: true, via: 'anchor' });
     await tick();
-    expect(made).toEqual([]);
+    expect(made).toHaveLength(1);
     expect(sent).toEqual([]);
-    expect(c.forCall('w1').map((e) => [e.monitorId, e.shown])).toEqual([['m1', true]]);
-    c.onServer({ type: 'monitor.mode', monitorId: 'm1', wacid: 'w1', mode: 'barge', shown: true });
+    expect(c.forCall('w1').map((e) => [e.monitorId, e.shown, e.monitor?.mode])).toEqual([['m1', true, 'listen']]);
+    c.onServer({ type: 'monitor.mode', monitorId: 'm1', wacid: 'w1', mode: 'whisper', shown: true });
+    c.onServer({ type: 'monitor.signal', monitorId: 'm1', kind: 'answer', sdp: 'v=0', path: 'whisper' });
     c.onServer({ type: 'monitor.ended', monitorId: 'm1', wacid: 'w1', reason: 'stopped' });
+    expect(made[0]!.log).toEqual(['mode:whisper', 'ended:stopped']);
+    expect(made[0]!.inbox).toEqual([{ monitorId: 'm1', kind: 'answer', sdp: 'v=0', path: 'whisper' }]);
     expect(c.entries.size).toBe(0);
   });
 
