@@ -118,6 +118,21 @@ export class Monitors {
     if (m) await this.end(m, 'call-ended');
   }
 
+  /**
+   * A call on the media anchor is held by a new socket of its agent now (the page reloaded
+   * and took it back): its monitor's agent side moves there, told with `monitor.started`
+   * (the new page shows it, and in whisper offers a new whisper link).
+   */
+  async callMoved(wacid: string, agent: string, conn: string): Promise<void> {
+    const id = await this.o.store.get(`monitor-call:${wacid}`);
+    const m = id ? await this.load(id) : undefined;
+    if (!m || !m.anchor || m.agent !== agent || m.agentConn === conn) return;
+    if ((await this.o.store.get(`monitor-ended:${m.monitorId}`)) !== null) return;
+    const next: Monitor = { ...m, agentConn: conn };
+    await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
+    this.o.hub.toConn(conn, { type: 'monitor.started', monitorId: m.monitorId, wacid: m.wacid, mode: m.mode, supervisor: m.supervisor, agent: m.agent, via: 'anchor', side: 'agent', shown: monitorShown(m.mode, this.o.showListening) });
+  }
+
   async handle(conn: Conn, msg: MonitorRequest): Promise<void> {
     const fail = (code: string, message: string, params?: Record<string, string>) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message, ...(params ? { params } : {}) });
     const ack = (extra: Record<string, unknown> = {}) => this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...extra } as ServerMsg);

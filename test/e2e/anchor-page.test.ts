@@ -275,8 +275,11 @@ describe('anchor mode: monitoring in the room', () => {
     expect(wc.agent).toBeGreaterThan(VOICE_HEARD);
     const ws = await until('whisper: the supervisor still hears the caller and the agent', async () => {
       const h = await supHears(sup, wacid);
-      return h.caller > HEARD && h.agent > HEARD ? h : undefined;
-    }, 10_000);
+      // The agent's microphone runs voice processing (~0.03, as the caller hears it).
+      return h.caller > HEARD && h.agent > VOICE_HEARD ? h : undefined;
+    }, 10_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}; last ${JSON.stringify(await supHears(sup, wacid))}`);
+    });
     expect(await sup.locator('[data-testid="error-banner"]:not([hidden])').count()).toBe(0);
     console.log(`anchor whisper: the agent hears the supervisor ${wa.supervisor.toFixed(3)}; the caller hears agent ${wc.agent.toFixed(3)} / supervisor ${wc.supervisor.toFixed(3)}; the supervisor hears caller ${ws.caller.toFixed(3)} / agent ${ws.agent.toFixed(3)}`);
 
@@ -298,10 +301,20 @@ describe('anchor mode: monitoring in the room', () => {
     await until('the caller hears the agent again', async () => ((await callerHears(wacid, 200)).agent > HEARD ? true : undefined), 10_000);
     await until('the supervisor hears the agent again', async () => ((await supHears(sup, wacid)).agent > HEARD ? true : undefined), 10_000);
     expect(await row.locator('[data-testid="monitoring"]').getAttribute('data-phase')).toBe('live');
+    // The reloaded page is told of the monitor, and a whisper reaches it (a new whisper link).
+    await page.locator('[data-testid="monitored"] [data-mode="listen"]').waitFor({ timeout: 10_000 });
+    await row.getByTestId('monitor-whisper').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await until('whisper after the reload: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
+    expect((await callerHears(wacid, 1_000)).supervisor).toBeLessThan(SILENT);
 
     // Stop: the supervisor's leg leaves the room; the call goes on.
     await row.getByTestId('monitor-stop').click();
     await until('the monitor leg is gone', async () => ((await monitorLegs(wacid)).length === 0 ? true : undefined), 10_000);
     expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
+    // Both ends of the whisper link are closed: the agent's page shows no monitor and hears nothing of it.
+    await page.getByTestId('monitored').waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
+    expect(await sup.evaluate(() => (window as typeof window & { __switchboard: { monitor: { controller: { entries: Map<string, unknown> } } } }).__switchboard.monitor.controller.entries.size)).toBe(0);
   }, 150_000);
 });

@@ -60,6 +60,12 @@ export class SupervisorMonitor extends MonitorBase {
     this.whisper?.close();
     const w = new WhisperAnswer(this.o.micTrack, this.ice, this.o.gatherTimeoutMs);
     this.whisper = w;
+    // The agent's tab went (a reload: its new tab offers again) or the path broke: only the link goes.
+    w.pc.addEventListener('connectionstatechange', () => {
+      if (w.pc.connectionState !== 'failed' || this.whisper !== w) return;
+      w.close();
+      this.whisper = undefined;
+    });
     try {
       const sdp = await w.answer(offer);
       // Replaced meanwhile, or the monitor ended (its teardown forgot it).
