@@ -28,7 +28,8 @@
  * the whisper link, a connection between the two tabs whose offer (the agent's tab) and
  * answer (the supervisor's) are relayed here like a direct monitor's (`monitor.signal
  * {path:"whisper"}`); `anchorRouting` is the table. No room or leg of its own: the monitor's
- * end (stop, call end, either tab going) closes it in both tabs.
+ * end (stop, call end, either tab going) closes it in both tabs. The agent's reloaded page,
+ * once it holds the call again, is told of the monitor (`callMoved`) and offers a new link.
  */
 import { randomUUID } from 'node:crypto';
 import { anchorRouting, monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, type ServerMsg } from '../../shared/protocol.ts';

@@ -307,6 +307,15 @@ describe('anchor mode: monitoring in the room', () => {
     await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 10_000 });
     await until('whisper after the reload: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
     expect((await callerHears(wacid, 1_000)).supervisor).toBeLessThan(SILENT);
+    // whisper → barge → whisper: the room takes the supervisor in barge only.
+    await row.getByTestId('monitor-barge').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="barge"]').waitFor({ timeout: 10_000 });
+    await until('barge again: the caller hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor > HEARD ? true : undefined), 10_000);
+    await row.getByTestId('monitor-whisper').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await until('whisper again: the caller no longer hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor < SILENT ? true : undefined), 10_000);
+    await until('whisper again: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 10_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
 
     // Stop: the supervisor's leg leaves the room; the call goes on.
     await row.getByTestId('monitor-stop').click();
@@ -317,4 +326,32 @@ describe('anchor mode: monitoring in the room', () => {
     expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
     expect(await sup.evaluate(() => (window as typeof window & { __switchboard: { monitor: { controller: { entries: Map<string, unknown> } } } }).__switchboard.monitor.controller.entries.size)).toBe(0);
   }, 150_000);
+
+  it('a monitor started in whisper: the agent hears the supervisor at once, the caller never does; the supervisor\'s tab closing ends it at the agent (its whisper link closed) and leaves the room', async () => {
+    const { page, wacid } = await talking();
+    supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
+    const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    sup.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
+    await sup.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
+    await sup.getByTestId('login-name').fill('boss');
+    await sup.getByTestId('login-password').fill(PASSWORD);
+    await sup.getByTestId('login-submit').click();
+    await sup.waitForURL(`${bridge!.url}/supervisor`);
+    const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row.getByTestId('monitor-whisper').and(sup.locator(':not([disabled])')).click({ timeout: 15_000 });
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="monitored"] [data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await until('the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
+    await until('the supervisor hears the caller', async () => ((await supHears(sup, wacid)).caller > HEARD ? true : undefined), 15_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
+    expect((await callerHears(wacid, 1_000)).supervisor).toBeLessThan(SILENT);
+
+    await sup.context().close();
+    await page.getByTestId('monitored').waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
+    await until('the monitor leg is gone', async () => ((await monitorLegs(wacid)).length === 0 ? true : undefined), 10_000);
+    expect((await agentHears(page)).supervisor).toBeLessThan(SILENT);
+    expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
+    await until('the caller hears the agent', async () => ((await callerHears(wacid, 400)).agent > VOICE_HEARD ? true : undefined), 10_000);
+  }, 120_000);
 });
