@@ -155,11 +155,12 @@ export class Monitors {
           });
           if (!muted) return fail('UNAVAILABLE', 'the media server did not change the mode; try again');
         }
-        const next = { ...m, mode: msg.mode };
+        // Read again: the agent's side may have moved meanwhile (`callMoved`, on any node).
+        const next = { ...((await this.load(m.monitorId)) ?? m), mode: msg.mode };
         await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
         ack();
         const frame = { type: 'monitor.mode' as const, monitorId: m.monitorId, wacid: m.wacid, mode: msg.mode };
-        this.o.hub.toConn(m.agentConn, { ...frame, shown: monitorShown(msg.mode, this.o.showListening) });
+        if (next.agentConn) this.o.hub.toConn(next.agentConn, { ...frame, shown: monitorShown(msg.mode, this.o.showListening) });
         this.o.hub.toConn(m.supervisorConn, { ...frame, shown: true });
         this.timeline(m, `monitor:${m.monitorId}:mode:${this.now()}`, 'monitor.mode', { mode: msg.mode });
         this.o.audit?.({ action: 'monitor.mode', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { mode: msg.mode, from: m.mode, monitorId: m.monitorId } });
