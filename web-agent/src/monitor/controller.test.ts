@@ -29,7 +29,7 @@ class FakeMonitor implements Monitor {
   }
 }
 
-function setup(opts: { holds?: string[] } = {}) {
+function setup(opts: { holds?: string[]; anchorFails?: boolean } = {}) {
   const sent: unknown[] = [];
   const made: FakeMonitor[] = [];
   const deps: MonitorControllerDeps = {
@@ -50,6 +50,7 @@ function setup(opts: { holds?: string[] } = {}) {
       return m;
     },
     createAnchorAgent: (o) => {
+      if (opts.anchorFails) throw new Error('no AudioContext');
       const m = new FakeMonitor(o);
       made.push(m);
       return m;
@@ -99,6 +100,14 @@ describe('monitor controller', () => {
     expect(made[0]!.log).toEqual(['mode:whisper', 'ended:stopped']);
     expect(made[0]!.inbox).toEqual([{ monitorId: 'm1', kind: 'answer', sdp: 'v=0', path: 'whisper' }]);
     expect(c.entries.size).toBe(0);
+  });
+
+  test('on the media anchor an agent side that cannot be built (no audio in this tab) still shows the monitor and ends nothing', async () => {
+    const { c, sent } = setup({ holds: [], anchorFails: true });
+    c.onServer({ ...(started('agent', 'm1', 'w1') as Extract<ServerMsg, { type: 'monitor.started' }>), shown: true, via: 'anchor' });
+    await tick();
+    expect(sent).toEqual([]);
+    expect(c.forCall('w1').map((e) => [e.monitorId, e.shown])).toEqual([['m1', true]]);
   });
 
   test('the agent side refuses a monitor of a call this tab does not hold: end(failed) to the server, nothing built', async () => {

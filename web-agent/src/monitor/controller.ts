@@ -114,7 +114,14 @@ export class MonitorController {
       if (msg.side === 'agent' && msg.via === 'anchor') {
         // The supervisor has a leg of its own in the call's room: this tab shows the monitor
         // and, in whisper, plays the supervisor from the whisper link (whisper.ts).
-        entry.monitor = (this.deps.createAnchorAgent ?? ((o) => new AnchorAgentMonitor(o)))({ ...base, audioEl: this.deps.audioEl() });
+        // Its failing to build (no audio here) only costs the whisper: the monitor is the room's.
+        try {
+          entry.monitor = (this.deps.createAnchorAgent ?? ((o) => new AnchorAgentMonitor(o)))({ ...base, audioEl: this.deps.audioEl() });
+        } catch (err) {
+          console.warn('[monitor] whisper unavailable in this tab:', (err as Error).message);
+          this.onMonitorChange(msg.monitorId);
+          return;
+        }
       } else if (msg.side === 'agent') {
         const call = this.deps.callAudio?.(msg.wacid);
         // Not this tab's call (another tab holds it): refuse, the call is untouched.
