@@ -327,7 +327,7 @@ describe('anchor mode: monitoring in the room', () => {
     expect(await sup.evaluate(() => (window as typeof window & { __switchboard: { monitor: { controller: { entries: Map<string, unknown> } } } }).__switchboard.monitor.controller.entries.size)).toBe(0);
   }, 150_000);
 
-  it('a monitor started in whisper: the agent hears the supervisor at once, the caller never does; the supervisor\'s tab closing ends it at the agent (its whisper link closed) and leaves the room', async () => {
+  it('a monitor started in whisper: the agent hears the supervisor at once, the caller never does; the supervisor\'s tab closing ends it at the agent (its whisper link closed) and leaves the room; whispering when the call ends ends it on both pages, the room destroyed', async () => {
     const { page, wacid } = await talking();
     supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
     const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
@@ -353,5 +353,25 @@ describe('anchor mode: monitoring in the room', () => {
     expect((await agentHears(page)).supervisor).toBeLessThan(SILENT);
     expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
     await until('the caller hears the agent', async () => ((await callerHears(wacid, 400)).agent > VOICE_HEARD ? true : undefined), 10_000);
-  }, 120_000);
+
+    // Whispering again, then the call ends: the monitor ends on both pages and the room is gone.
+    const sup2 = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    sup2.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
+    await sup2.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
+    await sup2.getByTestId('login-name').fill('boss');
+    await sup2.getByTestId('login-password').fill(PASSWORD);
+    await sup2.getByTestId('login-submit').click();
+    await sup2.waitForURL(`${bridge!.url}/supervisor`);
+    const row2 = sup2.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row2.getByTestId('monitor-whisper').and(sup2.locator(':not([disabled])')).click({ timeout: 15_000 });
+    await row2.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 20_000 });
+    await until('whispering again: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
+    const room = fromRecord((await bridge!.store.getCall(wacid))!).anchor!;
+    await page.getByTestId('hangup').click();
+    await until('the call ends', async () => ((await emulatorCall(bridge!.emu, wacid)).state === 'ended' ? true : undefined), 10_000);
+    await until('the supervisor page ends its monitor', async () => ((await sup2.evaluate(() => (window as typeof window & { __switchboard: { monitor: { controller: { entries: Map<string, unknown> } } } }).__switchboard.monitor.controller.entries.size)) === 0 ? true : undefined), 10_000);
+    expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
+    await until('the room is destroyed', async () => ((await bridge!.sb.anchor!.rooms()).some((r) => r.room === room.room) ? undefined : true), 10_000);
+    await sup2.context().close();
+  }, 150_000);
 });
