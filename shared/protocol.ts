@@ -84,9 +84,11 @@
  *    socket closing → `monitor.ended {monitorId, wacid, reason}` to both tabs (once).
  * 6. MEDIA_MODE=anchor (`monitor.started.via`): the offer comes from the server (Janus's, for
  *    the supervisor's own leg in the call's room), the supervisor answers it; the agent's
- *    tab only shows the monitor and its closing does not end it; whisper is refused
- *    (`CONFLICT`, `params.reason` `WHISPER_ON_ANCHOR`): the room's one mix cannot keep the
- *    supervisor from the caller.
+ *    tab only shows the monitor and its closing does not end it. The supervisor's leg is muted
+ *    in the room except in barge (`anchorRouting`); whisper adds the whisper link: the
+ *    agent's tab offers (`monitor.signal {path:"whisper"}`), the supervisor's tab answers
+ *    with its microphone, relayed like 3.; the agent's tab plays it (the caller's room
+ *    never gets it). Made at the first whisper, kept (silent outside whisper) until the end.
  * Timeline of the call: `monitor.started` (supervisor, mode), `monitor.mode`, `monitor.ended` (reason).
  *
  * Agent desktop (added: `presence.set.reason`, `agent.state.wacid`/`extended`,

@@ -23,11 +23,16 @@
  * (Janus offers, the tab answers with `monitor.signal` answer), joined muted to listen and
  * unmuted to barge; the agent's tab only shows it (`monitor.started {via:"anchor"}`), and
  * the monitor outlives the agent's tab (a reload does not end it). Whisper — the agent hears
- * the supervisor and the caller does not — needs a mix the room does not make: refused with
- * `params.reason` `WHISPER_ON_ANCHOR`.
+ * the supervisor and the caller does not — is a mix the room does not make: the leg stays
+ * muted in the room (as listening) and the supervisor's voice goes to the agent alone over
+ * the whisper link, a connection between the two tabs whose offer (the agent's tab) and
+ * answer (the supervisor's) are relayed here like a direct monitor's (`monitor.signal
+ * {path:"whisper"}`); `anchorRouting` is the table. No room or leg of its own: the monitor's
+ * end (stop, call end, either tab going) closes it in both tabs. The agent's reloaded page,
+ * once it holds the call again, is told of the monitor (`callMoved`) and offers a new link.
  */
 import { randomUUID } from 'node:crypto';
-import { monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, type ServerMsg } from '../../shared/protocol.ts';
+import { anchorRouting, monitorShown, type ClientMsg, type MonitorEndReason, type MonitorMode, type ServerMsg } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import type { Store } from '../store/store.ts';
@@ -78,8 +83,6 @@ export interface MonitorsOptions {
   anchor?: MonitorAnchor | undefined;
 }
 
-const WHISPER_ON_ANCHOR = "whisper is not available for a call on the media anchor (the caller's room would hear the supervisor too): listen or barge";
-
 /** Monitors outlive no call: a call record lives at most 4 h. */
 const TTL_MS = 4 * 3600 * 1000;
 /** Sockets live at most as long as their login session (12 h by default). */
@@ -116,6 +119,21 @@ export class Monitors {
     if (m) await this.end(m, 'call-ended');
   }
 
+  /**
+   * A call on the media anchor is held by a new socket of its agent now (the page reloaded
+   * and took it back): its monitor's agent side moves there, told with `monitor.started`
+   * (the new page shows it, and in whisper offers a new whisper link).
+   */
+  async callMoved(wacid: string, agent: string, conn: string): Promise<void> {
+    const id = await this.o.store.get(`monitor-call:${wacid}`);
+    const m = id ? await this.load(id) : undefined;
+    if (!m || !m.anchor || m.agent !== agent || m.agentConn === conn) return;
+    if ((await this.o.store.get(`monitor-ended:${m.monitorId}`)) !== null) return;
+    const next: Monitor = { ...m, agentConn: conn };
+    await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
+    this.o.hub.toConn(conn, { type: 'monitor.started', monitorId: m.monitorId, wacid: m.wacid, mode: m.mode, supervisor: m.supervisor, agent: m.agent, via: 'anchor', side: 'agent', shown: monitorShown(m.mode, this.o.showListening) });
+  }
+
   async handle(conn: Conn, msg: MonitorRequest): Promise<void> {
     const fail = (code: string, message: string, params?: Record<string, string>) => this.o.hub.toConn(conn.id, { type: 'error', id: msg.id, code, message, ...(params ? { params } : {}) });
     const ack = (extra: Record<string, unknown> = {}) => this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...extra } as ServerMsg);
@@ -128,20 +146,21 @@ export class Monitors {
         if (m.supervisorConn !== conn.id) return fail('FORBIDDEN', "only this monitor's supervisor changes its mode");
         // Ended meanwhile (on any node): do not write it back.
         if ((await this.o.store.get(`monitor-ended:${m.monitorId}`)) !== null) return fail('NOT_FOUND', 'the monitor has ended');
-        if (m.anchor && msg.mode === 'whisper') return fail('CONFLICT', WHISPER_ON_ANCHOR, { reason: 'WHISPER_ON_ANCHOR' });
-        // The room takes the supervisor's voice only in barge (listen: heard by nobody).
+        // The room takes the supervisor's voice only in barge (listen: heard by nobody;
+        // whisper: the agent's tab plays it from the whisper link).
         if (m.anchor && this.o.anchor) {
-          const muted = await this.o.anchor.setAgentMuted(m.wacid, monitorLeg(m), msg.mode !== 'barge', m.anchor).then(() => true, (err: unknown) => {
+          const muted = await this.o.anchor.setAgentMuted(m.wacid, monitorLeg(m), anchorRouting(msg.mode).legMutedInRoom, m.anchor).then(() => true, (err: unknown) => {
             this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg mute failed');
             return false;
           });
           if (!muted) return fail('UNAVAILABLE', 'the media server did not change the mode; try again');
         }
-        const next = { ...m, mode: msg.mode };
+        // Read again: the agent's side may have moved meanwhile (`callMoved`, on any node).
+        const next = { ...((await this.load(m.monitorId)) ?? m), mode: msg.mode };
         await this.o.store.set(`monitor:${m.monitorId}`, JSON.stringify(next), TTL_MS);
         ack();
         const frame = { type: 'monitor.mode' as const, monitorId: m.monitorId, wacid: m.wacid, mode: msg.mode };
-        this.o.hub.toConn(m.agentConn, { ...frame, shown: monitorShown(msg.mode, this.o.showListening) });
+        if (next.agentConn) this.o.hub.toConn(next.agentConn, { ...frame, shown: monitorShown(msg.mode, this.o.showListening) });
         this.o.hub.toConn(m.supervisorConn, { ...frame, shown: true });
         this.timeline(m, `monitor:${m.monitorId}:mode:${this.now()}`, 'monitor.mode', { mode: msg.mode });
         this.o.audit?.({ action: 'monitor.mode', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { mode: msg.mode, from: m.mode, monitorId: m.monitorId } });
@@ -157,6 +176,14 @@ export class Monitors {
         if (msg.kind === 'end') {
           ack();
           await this.end(m, msg.reason ?? (fromAgent ? 'failed' : 'stopped'));
+          return;
+        }
+        if (m.anchor && msg.path === 'whisper') {
+          // The whisper link: relayed between the two tabs (the agent's tab offers).
+          if (!m.agentConn) return fail('CONFLICT', "the agent's tab holding the call is not connected");
+          const { id: _id, ...relayed } = msg;
+          this.o.hub.toConn(fromAgent ? m.supervisorConn : m.agentConn, relayed);
+          ack();
           return;
         }
         if (m.anchor) {
@@ -190,7 +217,6 @@ export class Monitors {
     const answeredOn = typeof rec.conn === 'string' ? rec.conn : undefined;
     if (rec.state !== 'active' || !agent || !answeredOn) return fail('CONFLICT', 'the call is not live with an agent');
     const room = this.o.anchor ? fromRecord(rec).anchor : undefined;
-    if (room && msg.mode === 'whisper') return fail('CONFLICT', WHISPER_ON_ANCHOR, { reason: 'WHISPER_ON_ANCHOR' });
     const agentConn = await this.holdingConn(agent, answeredOn);
     // On the anchor the agent's tab only shows the monitor: it may be reloading meanwhile.
     if (!agentConn && !room) return fail('CONFLICT', "the agent's tab holding the call is not connected");
@@ -210,7 +236,7 @@ export class Monitors {
     let offer: string | undefined;
     if (room && this.o.anchor) {
       try {
-        offer = await this.o.anchor.agentOffer(m.wacid, monitorLeg(m), room, false, m.mode !== 'barge');
+        offer = await this.o.anchor.agentOffer(m.wacid, monitorLeg(m), room, false, anchorRouting(m.mode).legMutedInRoom);
       } catch (err) {
         this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg could not join the room');
         await this.end(m, 'failed', conn.id);

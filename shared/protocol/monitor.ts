@@ -17,6 +17,15 @@ export type MonitorSignalKind = z.infer<typeof MonitorSignalKind>;
 const monitorId = z.string().min(1).max(64);
 
 /**
+ * On the media anchor, where the supervisor's voice goes in each mode: its leg in the call's
+ * room is muted unless barging (the room's one mix reaches the caller), and in whisper the
+ * whisper link plays it to the agent alone. One table for the server and both pages.
+ */
+export function anchorRouting(mode: MonitorMode): { legMutedInRoom: boolean; whisperLink: boolean } {
+  return { legMutedInRoom: mode !== 'barge', whisperLink: mode === 'whisper' };
+}
+
+/**
  * Whether the agent's page shows that the call is monitored. Whisper and barge always are
  * (the agent hears the supervisor); listening only when the server's setting says so.
  */
@@ -31,6 +40,13 @@ const signalFields = {
   sdp: sdp.optional(),
   /** On `end`: why this tab ends it (`stopped` from the supervisor, `failed`, `call-ended`). */
   reason: MonitorEndReason.optional(),
+  /**
+   * `whisper` (added): on a call on the media anchor, the offer / answer of the whisper link,
+   * a connection between the agent's tab (offers, receives) and the supervisor's tab (answers,
+   * sends its microphone in whisper only), relayed like a direct monitor's. Absent: the
+   * monitor's own connection (direct: the agent's relay; anchor: Janus's leg).
+   */
+  path: z.literal('whisper').optional(),
 };
 const sdpMatchesKind = (m: { kind: MonitorSignalKind; sdp?: string | undefined }) => (m.kind === 'end') === (m.sdp === undefined);
 const sdpMatchesKindError = { message: 'offer and answer carry sdp, end does not', path: ['sdp'] };

@@ -14,7 +14,9 @@
  * Monitoring on the anchor: a supervisor page (a second Chromium whose microphone plays
  * 1100 Hz) gets its own leg into the call's room — no browser relays for another: it hears
  * the caller and the agent; listening, the caller and the agent do not hear it (its leg is
- * muted in the room); barge lets both hear it; whisper is refused in words; the agent's
+ * muted in the room); whisper keeps its leg muted in the room and plays it to the agent
+ * alone over the whisper link (the agent's page hears 1100 Hz, the emulator's caller does
+ * not); barge lets both hear it; back in listen the agent no longer hears it; the agent's
  * reload does not end the monitor.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -39,6 +41,8 @@ const AGENT_HZ = 730;
 const SUPERVISOR_HZ = 1100;
 const HEARD = 0.03;
 const SILENT = 0.01;
+/** The supervisor's microphone runs the browser's voice processing (a steady tone is damped to ~0.03). */
+const VOICE_HEARD = 0.015;
 
 let dir: string;
 let ns: Netns;
@@ -223,9 +227,14 @@ describe('anchor mode: monitoring in the room', () => {
       const [caller, agent, supervisor] = (window as typeof window & { __switchboard: { monitor: { tones(w: string, hz: number[]): number[] } } }).__switchboard.monitor.tones(w, hz);
       return { caller: caller!, agent: agent!, supervisor: supervisor! };
     }, [wacid, [CALLER_HZ, AGENT_HZ, SUPERVISOR_HZ] as number[]] as const);
+  const agentHears = (agent: Page): Promise<Levels> =>
+    agent.evaluate(async (hz) => {
+      const [caller, agentHz, supervisor] = (window as typeof window & { __monitor: { heard(hz: number[]): number[] } }).__monitor.heard(hz);
+      return { caller: caller!, agent: agentHz!, supervisor: supervisor! };
+    }, [CALLER_HZ, AGENT_HZ, SUPERVISOR_HZ]);
   const monitorLegs = async (wacid: string) => (await bridge!.sb.anchor!.participants(wacid)).filter((p) => p.display.startsWith('monitor:boss:'));
 
-  it('the supervisor joins the room: listening hears caller and agent and is heard by nobody; barge is heard by the caller; whisper is refused in words; the agent\'s reload does not end it; stop leaves the room', async () => {
+  it('the supervisor joins the room: listening hears caller and agent and is heard by nobody; whisper is heard by the agent and not by the caller; barge is heard by the caller; the agent\'s reload does not end it; stop leaves the room', async () => {
     const { page, wacid } = await talking();
     supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
     const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
@@ -249,12 +258,30 @@ describe('anchor mode: monitoring in the room', () => {
     // The agent's page sends nothing for the monitor: it keeps one peer connection, its call's leg.
     expect(await page.evaluate(() => (window as typeof window & { __monitor?: { path(): Promise<string | null> } }).__monitor?.path() ?? Promise.resolve(null))).toBeNull();
 
-    // Whisper: refused in words, the monitor stays in listen.
+    // Whisper: the agent hears the supervisor over the whisper link; the caller does not (the
+    // leg stays muted in the room); the supervisor still hears caller and agent.
     await row.getByTestId('monitor-whisper').click();
-    const banner = sup.locator('[data-testid="error-banner"]:not([hidden])');
-    await banner.waitFor({ timeout: 10_000 });
-    await expect(banner.textContent()).resolves.toMatch(/Whisper is not available on this call: it is held on the media server/);
-    expect(await row.locator('[data-testid="monitoring"]').getAttribute('data-mode')).toBe('listen');
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await page.locator('[data-testid="monitored"] [data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await expect(page.getByTestId('monitored').textContent()).resolves.toMatch(/Supervisor boss is talking to you/);
+    const wa = await until('whisper: the agent hears the supervisor', async () => {
+      const h = await agentHears(page);
+      return h.supervisor > VOICE_HEARD ? h : undefined;
+    }, 15_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
+    await sleep(1_000); // a second of the supervisor's voice that the room must not take
+    const wc = await callerHears(wacid, 1_000);
+    expect(wc.supervisor).toBeLessThan(SILENT);
+    expect(wc.agent).toBeGreaterThan(VOICE_HEARD);
+    const ws = await until('whisper: the supervisor still hears the caller and the agent', async () => {
+      const h = await supHears(sup, wacid);
+      // The agent's microphone runs voice processing (~0.03, as the caller hears it).
+      return h.caller > HEARD && h.agent > VOICE_HEARD ? h : undefined;
+    }, 10_000).catch(async (err: Error) => {
+      throw new Error(`${err.message}; last ${JSON.stringify(await supHears(sup, wacid))}`);
+    });
+    expect(await sup.locator('[data-testid="error-banner"]:not([hidden])').count()).toBe(0);
+    console.log(`anchor whisper: the agent hears the supervisor ${wa.supervisor.toFixed(3)}; the caller hears agent ${wc.agent.toFixed(3)} / supervisor ${wc.supervisor.toFixed(3)}; the supervisor hears caller ${ws.caller.toFixed(3)} / agent ${ws.agent.toFixed(3)}`);
 
     // Barge: the caller hears the supervisor.
     await row.getByTestId('monitor-barge').click();
@@ -264,6 +291,9 @@ describe('anchor mode: monitoring in the room', () => {
     await row.getByTestId('monitor-listen').click();
     await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="listen"]').waitFor({ timeout: 10_000 });
     await until('the caller no longer hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor < SILENT ? true : undefined), 10_000);
+    // Listening again: the whisper link stays but is silent.
+    await until('the agent no longer hears the supervisor', async () => ((await agentHears(page)).supervisor < SILENT ? true : undefined), 10_000);
+    await page.locator('[data-testid="monitored"] [data-mode="listen"]').waitFor({ timeout: 10_000 });
 
     // The agent reloads: the monitor goes on, and hears the agent again once the page is back.
     await page.reload();
@@ -271,10 +301,77 @@ describe('anchor mode: monitoring in the room', () => {
     await until('the caller hears the agent again', async () => ((await callerHears(wacid, 200)).agent > HEARD ? true : undefined), 10_000);
     await until('the supervisor hears the agent again', async () => ((await supHears(sup, wacid)).agent > HEARD ? true : undefined), 10_000);
     expect(await row.locator('[data-testid="monitoring"]').getAttribute('data-phase')).toBe('live');
+    // The reloaded page is told of the monitor, and a whisper reaches it (a new whisper link).
+    await page.locator('[data-testid="monitored"] [data-mode="listen"]').waitFor({ timeout: 10_000 });
+    await row.getByTestId('monitor-whisper').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await until('whisper after the reload: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
+    expect((await callerHears(wacid, 1_000)).supervisor).toBeLessThan(SILENT);
+    // whisper → barge → whisper: the room takes the supervisor in barge only.
+    await row.getByTestId('monitor-barge').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="barge"]').waitFor({ timeout: 10_000 });
+    await until('barge again: the caller hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor > HEARD ? true : undefined), 10_000);
+    await row.getByTestId('monitor-whisper').click();
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await until('whisper again: the caller no longer hears the supervisor', async () => ((await callerHears(wacid, 600)).supervisor < SILENT ? true : undefined), 10_000);
+    await until('whisper again: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 10_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
 
     // Stop: the supervisor's leg leaves the room; the call goes on.
     await row.getByTestId('monitor-stop').click();
     await until('the monitor leg is gone', async () => ((await monitorLegs(wacid)).length === 0 ? true : undefined), 10_000);
     expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
+    // Both ends of the whisper link are closed: the agent's page shows no monitor and hears nothing of it.
+    await page.getByTestId('monitored').waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
+    expect(await sup.evaluate(() => (window as typeof window & { __switchboard: { monitor: { controller: { entries: Map<string, unknown> } } } }).__switchboard.monitor.controller.entries.size)).toBe(0);
+  }, 150_000);
+
+  it('a monitor started in whisper: the agent hears the supervisor at once, the caller never does; the supervisor\'s tab closing ends it at the agent (its whisper link closed) and leaves the room; whispering when the call ends ends it on both pages, the room destroyed', async () => {
+    const { page, wacid } = await talking();
+    supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
+    const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    sup.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
+    await sup.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
+    await sup.getByTestId('login-name').fill('boss');
+    await sup.getByTestId('login-password').fill(PASSWORD);
+    await sup.getByTestId('login-submit').click();
+    await sup.waitForURL(`${bridge!.url}/supervisor`);
+    const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row.getByTestId('monitor-whisper').and(sup.locator(':not([disabled])')).click({ timeout: 15_000 });
+    await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 20_000 });
+    await page.locator('[data-testid="monitored"] [data-mode="whisper"]').waitFor({ timeout: 10_000 });
+    await until('the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
+    await until('the supervisor hears the caller', async () => ((await supHears(sup, wacid)).caller > HEARD ? true : undefined), 15_000);
+    expect(await monitorLegs(wacid)).toEqual([expect.objectContaining({ muted: true })]);
+    expect((await callerHears(wacid, 1_000)).supervisor).toBeLessThan(SILENT);
+
+    await sup.context().close();
+    await page.getByTestId('monitored').waitFor({ state: 'detached', timeout: 10_000 });
+    expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
+    await until('the monitor leg is gone', async () => ((await monitorLegs(wacid)).length === 0 ? true : undefined), 10_000);
+    expect((await agentHears(page)).supervisor).toBeLessThan(SILENT);
+    expect((await emulatorCall(bridge!.emu, wacid)).state).toBe('active');
+    await until('the caller hears the agent', async () => ((await callerHears(wacid, 400)).agent > VOICE_HEARD ? true : undefined), 10_000);
+
+    // Whispering again, then the call ends: the monitor ends on both pages and the room is gone.
+    const sup2 = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    sup2.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
+    await sup2.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
+    await sup2.getByTestId('login-name').fill('boss');
+    await sup2.getByTestId('login-password').fill(PASSWORD);
+    await sup2.getByTestId('login-submit').click();
+    await sup2.waitForURL(`${bridge!.url}/supervisor`);
+    const row2 = sup2.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
+    await row2.getByTestId('monitor-whisper').and(sup2.locator(':not([disabled])')).click({ timeout: 15_000 });
+    await row2.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 20_000 });
+    await until('whispering again: the agent hears the supervisor', async () => ((await agentHears(page)).supervisor > VOICE_HEARD ? true : undefined), 15_000);
+    const room = fromRecord((await bridge!.store.getCall(wacid))!).anchor!;
+    await page.getByTestId('hangup').click();
+    await until('the call ends', async () => ((await emulatorCall(bridge!.emu, wacid)).state === 'ended' ? true : undefined), 10_000);
+    await until('the supervisor page ends its monitor', async () => ((await sup2.evaluate(() => (window as typeof window & { __switchboard: { monitor: { controller: { entries: Map<string, unknown> } } } }).__switchboard.monitor.controller.entries.size)) === 0 ? true : undefined), 10_000);
+    expect(await page.evaluate(() => (window as typeof window & { __monitor: { entries(): unknown[] } }).__monitor.entries())).toEqual([]);
+    await until('the room is destroyed', async () => ((await bridge!.sb.anchor!.rooms()).some((r) => r.room === room.room) ? undefined : true), 10_000);
+    await sup2.context().close();
   }, 150_000);
 });

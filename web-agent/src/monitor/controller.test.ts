@@ -29,7 +29,7 @@ class FakeMonitor implements Monitor {
   }
 }
 
-function setup(opts: { holds?: string[] } = {}) {
+function setup(opts: { holds?: string[]; anchorFails?: boolean } = {}) {
   const sent: unknown[] = [];
   const made: FakeMonitor[] = [];
   const deps: MonitorControllerDeps = {
@@ -45,6 +45,12 @@ function setup(opts: { holds?: string[] } = {}) {
       return m;
     },
     createSupervisor: (o) => {
+      const m = new FakeMonitor(o);
+      made.push(m);
+      return m;
+    },
+    createAnchorAgent: (o) => {
+      if (opts.anchorFails) throw new Error('no AudioContext');
       const m = new FakeMonitor(o);
       made.push(m);
       return m;
@@ -81,16 +87,27 @@ describe('monitor controller', () => {
     expect(c.entries.size).toBe(0);
   });
 
-  test('on the media anchor (via anchor) the agent side builds nothing and sends nothing: it shows the monitor until it ends', async () => {
+  test('on the media anchor (via anchor) the agent side needs no call audio: it builds the anchor monitor (the mode it shows, the whisper link), sends nothing itself, and follows the mode until the end', async () => {
     const { c, sent, made } = setup({ holds: [] });
     c.onServer({ ...(started('agent', 'm1', 'w1') as Extract<ServerMsg, { type: 'monitor.started' }>), shown: true, via: 'anchor' });
     await tick();
-    expect(made).toEqual([]);
+    expect(made).toHaveLength(1);
+    expect(sent).toEqual([]);
+    expect(c.forCall('w1').map((e) => [e.monitorId, e.shown, e.monitor?.mode])).toEqual([['m1', true, 'listen']]);
+    c.onServer({ type: 'monitor.mode', monitorId: 'm1', wacid: 'w1', mode: 'whisper', shown: true });
+    c.onServer({ type: 'monitor.signal', monitorId: 'm1', kind: 'answer', sdp: 'v=0', path: 'whisper' });
+    c.onServer({ type: 'monitor.ended', monitorId: 'm1', wacid: 'w1', reason: 'stopped' });
+    expect(made[0]!.log).toEqual(['mode:whisper', 'ended:stopped']);
+    expect(made[0]!.inbox).toEqual([{ monitorId: 'm1', kind: 'answer', sdp: 'v=0', path: 'whisper' }]);
+    expect(c.entries.size).toBe(0);
+  });
+
+  test('on the media anchor an agent side that cannot be built (no audio in this tab) still shows the monitor and ends nothing', async () => {
+    const { c, sent } = setup({ holds: [], anchorFails: true });
+    c.onServer({ ...(started('agent', 'm1', 'w1') as Extract<ServerMsg, { type: 'monitor.started' }>), shown: true, via: 'anchor' });
+    await tick();
     expect(sent).toEqual([]);
     expect(c.forCall('w1').map((e) => [e.monitorId, e.shown])).toEqual([['m1', true]]);
-    c.onServer({ type: 'monitor.mode', monitorId: 'm1', wacid: 'w1', mode: 'barge', shown: true });
-    c.onServer({ type: 'monitor.ended', monitorId: 'm1', wacid: 'w1', reason: 'stopped' });
-    expect(c.entries.size).toBe(0);
   });
 
   test('the agent side refuses a monitor of a call this tab does not hold: end(failed) to the server, nothing built', async () => {

@@ -10,6 +10,7 @@ import { AgentMonitor, type AgentMonitorOptions, type CallAudio } from './agent-
 import type { MonitorBase } from './media.ts';
 import { serverSignaling, type SignalEnd, type SignalRequest } from './signaling.ts';
 import { SupervisorMonitor, type SupervisorMonitorOptions } from './supervisor-side.ts';
+import { AnchorAgentMonitor, type AnchorAgentMonitorOptions } from './whisper.ts';
 
 /** What the controller needs of a monitor (AgentMonitor / SupervisorMonitor; fakes in unit tests). */
 export type Monitor = Pick<MonitorBase, 'phase' | 'mode' | 'endReason' | 'setMode' | 'stop' | 'ended'>;
@@ -40,6 +41,8 @@ export interface MonitorControllerDeps {
   onChange(): void;
   startAgent?(o: AgentMonitorOptions): Promise<Monitor>;
   createSupervisor?(o: SupervisorMonitorOptions): Monitor;
+  /** Agent page, a call on the media anchor: the monitor's shown state and the whisper link. */
+  createAnchorAgent?(o: AnchorAgentMonitorOptions): Monitor;
 }
 
 export class MonitorController {
@@ -109,9 +112,16 @@ export class MonitorController {
     const base = { monitorId: msg.monitorId, mode: msg.mode as MonitorMode, ctx: this.deps.audioContext(), signaling, onChange: () => this.onMonitorChange(msg.monitorId) };
     try {
       if (msg.side === 'agent' && msg.via === 'anchor') {
-        // The supervisor has a leg of its own in the call's room: this tab only shows the monitor.
-        this.onMonitorChange(msg.monitorId);
-        return;
+        // The supervisor has a leg of its own in the call's room: this tab shows the monitor
+        // and, in whisper, plays the supervisor from the whisper link (whisper.ts).
+        // Its failing to build (no audio here) only costs the whisper: the monitor is the room's.
+        try {
+          entry.monitor = (this.deps.createAnchorAgent ?? ((o) => new AnchorAgentMonitor(o)))({ ...base, audioEl: this.deps.audioEl() });
+        } catch (err) {
+          console.warn('[monitor] whisper unavailable in this tab:', (err as Error).message);
+          this.onMonitorChange(msg.monitorId);
+          return;
+        }
       } else if (msg.side === 'agent') {
         const call = this.deps.callAudio?.(msg.wacid);
         // Not this tab's call (another tab holds it): refuse, the call is untouched.

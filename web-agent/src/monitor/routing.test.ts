@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { MonitorMode } from '../../../shared/protocol.ts';
+import { anchorRouting, MonitorMode } from '../../../shared/protocol.ts';
 import { ROUTING_OFF, routingFor } from './routing.ts';
 
 describe('mode → routing', () => {
@@ -20,5 +20,18 @@ describe('mode → routing', () => {
   });
   test('after the end nobody hears the supervisor', () => {
     expect(ROUTING_OFF).toMatchObject({ agentHearsSupervisor: false, callerHearsSupervisor: false, supervisorMicOn: false });
+  });
+  test('on the media anchor: the leg is heard in the room only in barge; whisper goes over the whisper link alone', () => {
+    expect(Object.fromEntries(MonitorMode.options.map((m) => [m, anchorRouting(m)]))).toEqual({
+      listen: { legMutedInRoom: true, whisperLink: false },
+      whisper: { legMutedInRoom: true, whisperLink: true },
+      barge: { legMutedInRoom: false, whisperLink: false },
+    });
+    // The same who-hears-whom as the direct table: the caller only through the room, the agent in whisper and barge.
+    for (const m of MonitorMode.options) {
+      const r = anchorRouting(m);
+      expect(!r.legMutedInRoom).toBe(routingFor(m).callerHearsSupervisor);
+      expect(r.whisperLink || !r.legMutedInRoom).toBe(routingFor(m).agentHearsSupervisor);
+    }
   });
 });

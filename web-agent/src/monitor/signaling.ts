@@ -11,6 +11,8 @@ export interface SignalMessage {
   kind: MonitorSignalKind;
   sdp?: string;
   reason?: MonitorEndReason;
+  /** `whisper`: the whisper link of a monitor on the media anchor (whisper.ts). */
+  path?: 'whisper';
 }
 
 export interface MonitorSignaling {

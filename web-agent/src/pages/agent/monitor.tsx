@@ -13,6 +13,7 @@ import type { ServerMsg } from '../../../../shared/protocol.ts';
 import type { Connection } from '../../connection.ts';
 import { AgentMonitor, callAudioOf } from '../../monitor/agent-side.ts';
 import { MonitorController } from '../../monitor/controller.ts';
+import { AnchorAgentMonitor } from '../../monitor/whisper.ts';
 import type { TabCall } from './calls.ts';
 
 export interface AgentMonitoringContext {
@@ -73,13 +74,14 @@ export function agentMonitoring(x: AgentMonitoringContext) {
     value: Object.freeze({
       entries: () => [...controller.entries.values()].map((e) => ({ monitorId: e.monitorId, shown: e.shown, mode: e.monitor?.mode, phase: e.monitor?.phase })),
       heard: (hz: number[]) => {
-        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
-        return m instanceof AgentMonitor ? m.heard.tones(hz) : hz.map(() => 0);
+        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor || x instanceof AnchorAgentMonitor);
+        return m instanceof AgentMonitor || m instanceof AnchorAgentMonitor ? m.heard.tones(hz) : hz.map(() => 0);
       },
-      /** How the monitor's audio travels (its selected pair: direct or relayed). */
+      /** How the monitor's audio travels (its selected pair: direct or relayed; on the anchor the whisper link's, once made). */
       path: async () => {
-        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor);
-        return m instanceof AgentMonitor ? ((await sampleConnection(m.pc)).path ?? null) : null;
+        const m = [...controller.entries.values()].map((e) => e.monitor).find((x) => x instanceof AgentMonitor || x instanceof AnchorAgentMonitor);
+        const pc = m instanceof AgentMonitor || m instanceof AnchorAgentMonitor ? m.pc : undefined;
+        return pc ? ((await sampleConnection(pc)).path ?? null) : null;
       },
     }),
     configurable: false,
