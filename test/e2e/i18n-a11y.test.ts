@@ -21,6 +21,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { goAvailable, waitOnline } from '../web-agent/driver.ts';
 import { PASSWORD, emulatorRequest, login, startBridge, until, type Bridge } from './harness.ts';
 import { DESKTOP, PHONE, card, hangUpAll, placeCall, stateIs } from './desk-page.ts';
+import { fits } from './page-fit.ts';
 
 const SHOTS = join(process.cwd(), 'screenshots', 'i18n');
 const agentOf = (l: Language) => `agent-${l}`;
@@ -88,41 +89,6 @@ async function axe(page: Page, what: string): Promise<string[]> {
   return r.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${what}: ${v.id} (${v.impact}) ${v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')} ${n.failureSummary?.split('\n')[1] ?? ''}`).join(' | ')}`);
-}
-
-/** A 1280×800 window at 200 % zoom: half as many CSS pixels each way. */
-const ZOOM_200 = { width: DESKTOP.width / 2, height: DESKTOP.height / 2 };
-/** The smallest phones in use. */
-const SMALL_PHONE = { width: 360, height: 740 };
-
-/** The outermost elements that reach past the window's sides (what makes a page scroll sideways). */
-function overflowing(page: Page): Promise<string> {
-  return page.evaluate(() => {
-    const w = document.documentElement.clientWidth;
-    const past = [...document.body.querySelectorAll<HTMLElement>('*')].filter((e) => {
-      const r = e.getBoundingClientRect();
-      return r.width > 0 && (r.right > w + 1 || r.left < -1);
-    });
-    const outer = past.filter((e) => !past.includes(e.parentElement!));
-    const inner = past.filter((e) => !past.some((o) => o !== e && e.contains(o)));
-    return [...outer.slice(0, 2), ...inner.slice(0, 3)].map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}${e.dataset.testid ? `[${e.dataset.testid}]` : ''}.${[...e.classList].join('.')} ${Math.round(e.getBoundingClientRect().width)} px`).join(', ');
-  });
-}
-
-/**
- * The page never scrolls sideways at desktop width, on a phone (390 and 360 px) or at 200 %
- * zoom (a mirrored layout that overflows would, and so would a table or a row of buttons that
- * does not wrap); back to desktop.
- */
-async function fits(page: Page, name: string): Promise<string[]> {
-  const wide = () => page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  const out: string[] = [];
-  for (const [what, v] of [['', DESKTOP], ['', PHONE], ['', SMALL_PHONE], [' (200 % zoom)', ZOOM_200]] as const) {
-    await page.setViewportSize(v);
-    if ((await wide()) > 0) out.push(`${name} scrolls sideways at ${v.width} px${what}: ${await overflowing(page)}`);
-  }
-  await page.setViewportSize(DESKTOP);
-  return out;
 }
 
 /** Desktop and phone screenshots; the page never scrolls sideways (a mirrored layout that overflows would). */

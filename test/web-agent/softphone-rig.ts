@@ -1,0 +1,87 @@
+/**
+ * The softphone tests' rig (softphone.test.ts, softphone-call.test.ts): one Chromium per file,
+ * a browser context per test, werift callers, and after each test the checks every test shares
+ * (no frame the real server would refuse, no page error) and the clean-up.
+ */
+import { mkdirSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { AudioPeer } from '../emulator/calls/peer.ts';
+import { launchChromium } from '../support/chromium.ts';
+import { waitForState } from './driver.ts';
+import type { StandIn } from './standin.ts';
+
+export const SHOTS = 'screenshots/web-agent';
+
+/** Registers the file's hooks; `standIn()` is the test's stand-in of the server (each test starts its own). */
+export function softphoneRig(standIn: () => StandIn | undefined) {
+  mkdirSync(SHOTS, { recursive: true });
+  let browser: Browser;
+  let context: BrowserContext | undefined;
+  const peers: AudioPeer[] = [];
+  const pageErrors: string[] = [];
+  const s = () => standIn()!;
+
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+  afterEach(async () => {
+    await context?.close();
+    context = undefined;
+    for (const p of peers.splice(0)) await p.close();
+    // The page never sent a frame the real server would refuse, and never threw.
+    expect(standIn()?.badFrames ?? []).toEqual([]);
+    expect(pageErrors.splice(0)).toEqual([]);
+    await standIn()?.close();
+  });
+
+  /** The test's browser context (closed after the test). */
+  async function newContext(width = 1280, height = 800): Promise<BrowserContext> {
+    context = await browser.newContext({ viewport: { width, height } });
+    return context;
+  }
+
+  /** A logged-in agent page (session cookie set directly; the login page has its own test). */
+  async function agentPage(opts: { width?: number; height?: number; standIn?: StandIn } = {}): Promise<Page> {
+    const to = opts.standIn ?? s();
+    context ??= await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
+    await context.addCookies([{ name: 'sid', value: 'ok', url: to.url }]);
+    const page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(String(e)));
+    await page.goto(`${to.url}/`);
+    await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
+    return page;
+  }
+
+  /**
+   * A caller like the provider's side: a werift ice-lite peer (actpass, candidates inline)
+   * with a complete offer; the emulator's own peer class, bound to 127.0.0.1.
+   */
+  async function caller(): Promise<{ peer: AudioPeer; sdp: string }> {
+    const made = await AudioPeer.offerer({ iceLite: true });
+    peers.push(made.peer);
+    return made;
+  }
+
+  async function ring(wacid: string, opts: { deadlineIn?: number; from?: string } = {}): Promise<AudioPeer> {
+    const { peer, sdp } = await caller();
+    s().offer({ wacid, from: opts.from ?? '15551234567', sdp, deadline: Date.now() + (opts.deadlineIn ?? 25_000) });
+    return peer;
+  }
+
+  /** Answer in the page; apply the answer to the caller; the stand-in acks when `ack` resolves. */
+  async function answerCall(page: Page, peer: AudioPeer, wacid: string): Promise<string> {
+    const before = s().received.length;
+    await page.getByTestId('answer').click();
+    const frame = await s().frame('call.answer', before);
+    expect(frame.wacid).toBe(wacid);
+    await peer.applyAnswer(frame.sdp!);
+    peer.startSending({ kind: 'tone' });
+    return frame.sdp!;
+  }
+
+  return { newContext, agentPage, caller, ring, answerCall, until: waitForState };
+}
