@@ -128,14 +128,16 @@ describe('timeline', () => {
   });
 });
 
+/** One migrated PGlite history for the file's cases that go through the store. */
+let h: TestHistory;
+beforeAll(async () => {
+  h = await openTestHistory();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
 describe('replays and disorder through the store (PGlite)', () => {
-  let h: TestHistory;
-  beforeAll(async () => {
-    h = await openTestHistory();
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
 
   const counts = async (wacid: string) => {
     const [t] = await h.db.query<{ n: number }>('SELECT count(*)::int AS n FROM history_timeline WHERE wacid = $1', [wacid]);
@@ -221,17 +223,23 @@ describe('replays and disorder through the store (PGlite)', () => {
   });
 });
 
+/** Events the anchor-mode cases build from. */
+const ev = (e: Record<string, unknown>) => e as Ev;
+// An anchor-mode call answered by agent1 at 3 s (the caller's talk starts there).
+const answered: Ev[] = [
+  connectIn(0, { media: 'anchor' }),
+  ev({ type: 'anchored', at: s(0), janus: 'ws://j:1', room: 5 }),
+  offer(1),
+  answer(2),
+  ev({ type: 'legReady', at: s(2), agent: 'agent1', conn: 'c1' }),
+  ev({ type: 'callerJoined', at: s(2), sdp: SDP }),
+  ev({ type: 'acceptOk', at: s(3) }),
+];
+
 describe('transfers in the timeline (anchor mode)', () => {
   it('a cold transfer, its ring and the target joining are entries, each with who is on the call after it', () => {
-    const ev = (e: Record<string, unknown>) => e as Ev;
     const { facts } = drive('w-transfer', [
-      connectIn(0, { media: 'anchor' }),
-      ev({ type: 'anchored', at: s(0), janus: 'ws://j:1', room: 5 }),
-      offer(1),
-      answer(2),
-      ev({ type: 'legReady', at: s(2), agent: 'agent1', conn: 'c1' }),
-      ev({ type: 'callerJoined', at: s(2), sdp: SDP }),
-      ev({ type: 'acceptOk', at: s(3) }),
+      ...answered,
       ev({ type: 'transfer', at: s(10), agent: 'agent1', conn: 'c1', reqId: 'r2', to: { agent: 'agent2' }, note: 'billing' }),
       offer(11, 'agent2'),
       ev({ type: 'answer', at: s(12), agent: 'agent2', conn: 'c2', reqId: 'r3', sdp: '' }),
@@ -250,24 +258,6 @@ describe('transfers in the timeline (anchor mode)', () => {
 });
 
 describe('legs: handle time per agent who talked with the caller (anchor mode)', () => {
-  let store: TestHistory;
-  beforeAll(async () => {
-    store = await openTestHistory();
-  });
-  afterAll(async () => {
-    await store?.close();
-  });
-  const ev = (e: Record<string, unknown>) => e as Ev;
-  // Answered by agent1 at 3 s (the caller's talk starts there), the caller hangs up at 41 s: the call's talk is 38 s.
-  const answered: Ev[] = [
-    connectIn(0, { media: 'anchor' }),
-    ev({ type: 'anchored', at: s(0), janus: 'ws://j:1', room: 5 }),
-    offer(1),
-    answer(2),
-    ev({ type: 'legReady', at: s(2), agent: 'agent1', conn: 'c1' }),
-    ev({ type: 'callerJoined', at: s(2), sdp: SDP }),
-    ev({ type: 'acceptOk', at: s(3) }),
-  ];
   const hold = (sec: number, agent: string, conn: string): Ev => ev({ type: 'hold', at: s(sec), agent, conn, reqId: `h${sec}` });
   const resume = (sec: number, agent: string, conn: string): Ev => ev({ type: 'resume', at: s(sec), agent, conn, reqId: `u${sec}` });
   const warm = (sec: number, to: string): Ev => ev({ type: 'transfer', at: s(sec), agent: 'agent1', conn: 'c1', reqId: `t${sec}`, to: { agent: to }, mode: 'warm' });
@@ -342,7 +332,6 @@ describe('legs: handle time per agent who talked with the caller (anchor mode)',
 
   it.each(TABLE.map((r, i) => [r[0], r[1], r[3], i] as const))('through the store (PGlite), in order, reversed and twice: %s', async (_name, events, legs, i) => {
     {
-      const h = store;
       const write = (facts: HistoryFact[]) => h.store.apply(facts.map((f) => HistoryFact.parse(f)));
       const { facts } = drive(`legs-${i}`, events);
       await write(facts);

@@ -234,8 +234,8 @@ describe('anchor mode: monitoring in the room', () => {
     }, [CALLER_HZ, AGENT_HZ, SUPERVISOR_HZ]);
   const monitorLegs = async (wacid: string) => (await bridge!.sb.anchor!.participants(wacid)).filter((p) => p.display.startsWith('monitor:boss:'));
 
-  it('the supervisor joins the room: listening hears caller and agent and is heard by nobody; whisper is heard by the agent and not by the caller; barge is heard by the caller; the agent\'s reload does not end it; stop leaves the room', async () => {
-    const { page, wacid } = await talking();
+  /** The supervisor's page, logged in (its fake microphone plays SUPERVISOR_HZ). */
+  const supervisorPage = async (): Promise<Page> => {
     supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
     const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
     sup.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
@@ -244,6 +244,12 @@ describe('anchor mode: monitoring in the room', () => {
     await sup.getByTestId('login-password').fill(PASSWORD);
     await sup.getByTestId('login-submit').click();
     await sup.waitForURL(`${bridge!.url}/supervisor`);
+    return sup;
+  };
+
+  it('the supervisor joins the room: listening hears caller and agent and is heard by nobody; whisper is heard by the agent and not by the caller; barge is heard by the caller; the agent\'s reload does not end it; stop leaves the room', async () => {
+    const { page, wacid } = await talking();
+    const sup = await supervisorPage();
     const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
     await row.getByTestId('monitor-listen').and(sup.locator(':not([disabled])')).click({ timeout: 15_000 });
     await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="listen"]').waitFor({ timeout: 20_000 });
@@ -329,14 +335,7 @@ describe('anchor mode: monitoring in the room', () => {
 
   it('a monitor started in whisper: the agent hears the supervisor at once, the caller never does; the supervisor\'s tab closing ends it at the agent (its whisper link closed) and leaves the room; whispering when the call ends ends it on both pages, the room destroyed', async () => {
     const { page, wacid } = await talking();
-    supBrowser ??= await launchChromium({ fakeAudioCapture: wav(join(dir, 'supervisor.wav'), SUPERVISOR_HZ), autoplayWithoutGesture: true });
-    const sup = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    sup.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
-    await sup.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
-    await sup.getByTestId('login-name').fill('boss');
-    await sup.getByTestId('login-password').fill(PASSWORD);
-    await sup.getByTestId('login-submit').click();
-    await sup.waitForURL(`${bridge!.url}/supervisor`);
+    const sup = await supervisorPage();
     const row = sup.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
     await row.getByTestId('monitor-whisper').and(sup.locator(':not([disabled])')).click({ timeout: 15_000 });
     await row.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 20_000 });
@@ -355,13 +354,7 @@ describe('anchor mode: monitoring in the room', () => {
     await until('the caller hears the agent', async () => ((await callerHears(wacid, 400)).agent > VOICE_HEARD ? true : undefined), 10_000);
 
     // Whispering again, then the call ends: the monitor ends on both pages and the room is gone.
-    const sup2 = await (await supBrowser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-    sup2.on('pageerror', (e) => pageErrors.push(`boss: ${e.message}`));
-    await sup2.goto(`${bridge!.url}/login?next=%2Fsupervisor`);
-    await sup2.getByTestId('login-name').fill('boss');
-    await sup2.getByTestId('login-password').fill(PASSWORD);
-    await sup2.getByTestId('login-submit').click();
-    await sup2.waitForURL(`${bridge!.url}/supervisor`);
+    const sup2 = await supervisorPage();
     const row2 = sup2.locator(`[data-testid="live-call"][data-wacid="${wacid}"]`);
     await row2.getByTestId('monitor-whisper').and(sup2.locator(':not([disabled])')).click({ timeout: 15_000 });
     await row2.locator('[data-testid="monitoring"][data-phase="live"][data-mode="whisper"]').waitFor({ timeout: 20_000 });
