@@ -5,41 +5,20 @@
  * disposition and its countdown, away with a reason and time in state, the call log after
  * a reload, and the notification + flashing title for a hidden tab.
  */
-import { mkdirSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
 import { callErrorReason } from '../../shared/callErrors.ts';
 import type { CallRecord } from '../../shared/records.ts';
-import { AudioPeer } from '../emulator/calls/peer.ts';
-import { launchChromium } from '../support/chromium.ts';
+import type { AudioPeer } from '../emulator/calls/peer.ts';
 import { goAvailable, waitForState } from './driver.ts';
 import { StandIn } from './standin.ts';
+import { SHOTS, softphoneRig } from './softphone-rig.ts';
 
-const SHOTS = 'screenshots/web-agent';
-mkdirSync(SHOTS, { recursive: true });
 const PHONE = { width: 390, height: 844 };
 const fmt = (w: { meanLevel: number; audibleFraction: number; pitches: number[] }) => `${w.meanLevel.toFixed(3)}, ${w.audibleFraction.toFixed(2)}, [${w.pitches.join(' ')}]`;
 
-let browser: Browser;
 let s: StandIn;
-let context: BrowserContext | undefined;
-const peers: AudioPeer[] = [];
-const pageErrors: string[] = [];
-
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  context = undefined;
-  for (const p of peers.splice(0)) await p.close();
-  expect(s?.badFrames ?? []).toEqual([]);
-  expect(pageErrors.splice(0)).toEqual([]);
-  await s?.close();
-});
+const { newContext, agentPage, ring } = softphoneRig(() => s, { width: 1280, height: 900 });
 
 const CUSTOMER = '15551234567';
 const iso = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
@@ -76,23 +55,6 @@ async function standIn(opts: { log?: CallRecord[]; permission?: Record<string, u
   }));
   st.answer('GET', '/api/history/calls', () => ({ json: { items: opts.log ?? PAST } }));
   return st;
-}
-
-async function agentPage(viewport = { width: 1280, height: 900 }): Promise<Page> {
-  context ??= await browser.newContext({ viewport });
-  await context.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
-  const page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${s.url}/`);
-  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
-  return page;
-}
-
-async function ring(wacid: string): Promise<AudioPeer> {
-  const { peer, sdp } = await AudioPeer.offerer({ iceLite: true });
-  peers.push(peer);
-  s.offer({ wacid, from: CUSTOMER, sdp, deadline: Date.now() + 25_000 });
-  return peer;
 }
 
 const view = (wacid: string, extra: Record<string, unknown>) => ({ wacid, phoneId: 'phone-1', from: CUSTOMER, to: '+15550001000', direction: 'USER_INITIATED' as const, agent: 'agent1', ...extra });
@@ -361,7 +323,7 @@ describe('agent desk', () => {
 
   test('a ring in a hidden tab shows a desktop notification (click focuses the tab) and a flashing title', async () => {
     s = await standIn();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const context = await newContext();
     await context.grantPermissions(['notifications'], { origin: s.url });
     const page = await agentPage();
     await page.evaluate(() => {

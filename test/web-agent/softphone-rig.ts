@@ -1,5 +1,5 @@
 /**
- * The softphone tests' rig (softphone.test.ts, softphone-call.test.ts): one Chromium per file,
+ * The page tests' rig (softphone.test.ts, softphone-call.test.ts, desk.test.ts): one Chromium per file,
  * a browser context per test, werift callers, and after each test the checks every test shares
  * (no frame the real server would refuse, no page error) and the clean-up.
  */
@@ -13,8 +13,10 @@ import type { StandIn } from './standin.ts';
 
 export const SHOTS = 'screenshots/web-agent';
 
-/** Registers the file's hooks; `standIn()` is the test's stand-in of the server (each test starts its own). */
-export function softphoneRig(standIn: () => StandIn | undefined) {
+/** Registers the file's hooks; `standIn()` is the test's stand-in of the server (each test starts its own); `o`: the pages' default window. */
+export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: number; height?: number } = {}) {
+  const W = o.width ?? 1280;
+  const H = o.height ?? 800;
   mkdirSync(SHOTS, { recursive: true });
   let browser: Browser;
   let context: BrowserContext | undefined;
@@ -39,7 +41,7 @@ export function softphoneRig(standIn: () => StandIn | undefined) {
   });
 
   /** The test's browser context (closed after the test). */
-  async function newContext(width = 1280, height = 800): Promise<BrowserContext> {
+  async function newContext(width = W, height = H): Promise<BrowserContext> {
     context = await browser.newContext({ viewport: { width, height } });
     return context;
   }
@@ -47,7 +49,7 @@ export function softphoneRig(standIn: () => StandIn | undefined) {
   /** A logged-in agent page (session cookie set directly; the login page has its own test). */
   async function agentPage(opts: { width?: number; height?: number; standIn?: StandIn } = {}): Promise<Page> {
     const to = opts.standIn ?? s();
-    context ??= await browser.newContext({ viewport: { width: opts.width ?? 1280, height: opts.height ?? 800 } });
+    context ??= await browser.newContext({ viewport: { width: opts.width ?? W, height: opts.height ?? H } });
     await context.addCookies([{ name: 'sid', value: 'ok', url: to.url }]);
     const page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(String(e)));
