@@ -28,6 +28,8 @@ export interface AgentFacts extends AgentView {
   wrapWacid?: string | undefined;
   /** "More time" was used for this after-call work. */
   wrapExtended?: boolean | undefined;
+  /** A page came back during this after-call work and got the whole countdown again (once). */
+  wrapResumed?: boolean | undefined;
 }
 
 /** The state without `since` (the board stamps when it last changed). */

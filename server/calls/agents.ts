@@ -8,6 +8,9 @@ import type { AgentState as AgentStateView, Presence } from '../../shared/protoc
 import { deriveAgentState, MISSED_A_CALL, sameState, type AgentFacts, type DerivedState } from './agentState.ts';
 import type { AgentView } from './routing.ts';
 
+/** Why after-call work lasts longer (`AgentBoard.wrapExtend`). */
+export type WrapExtension = 'more' | 'typing' | 'page';
+
 interface AgentState extends AgentFacts {
   conns: number;
   elsewhere: Set<string>;
@@ -30,6 +33,7 @@ export interface StoredAgent {
   wrapWacid?: string | undefined;
   wrapUntil: number;
   wrapExtended?: boolean | undefined;
+  wrapResumed?: boolean | undefined;
   freedAt?: number | undefined;
 }
 
@@ -132,7 +136,7 @@ export class AgentBoard {
   /** The agent's facts the store keeps (`StoredAgent`). */
   stored(name: string): StoredAgent {
     const a = this.entry(name);
-    return { presence: a.presence, reason: a.awayReason, idleSince: a.idleSince, wrapWacid: a.wrapWacid, wrapUntil: a.wrapUntil, wrapExtended: a.wrapExtended, freedAt: a.freedAt };
+    return { presence: a.presence, reason: a.awayReason, idleSince: a.idleSince, wrapWacid: a.wrapWacid, wrapUntil: a.wrapUntil, wrapExtended: a.wrapExtended, wrapResumed: a.wrapResumed, freedAt: a.freedAt };
   }
 
   /** Take what the store kept of the agent (this board knew nothing newer of it). */
@@ -146,8 +150,14 @@ export class AgentBoard {
       a.wrapWacid = s.wrapWacid;
       a.wrapUntil = s.wrapUntil;
       a.wrapExtended = s.wrapExtended;
+      a.wrapResumed = s.wrapResumed;
       a.freedAt = s.freedAt;
     }
+  }
+
+  /** How many connections the agent has on this node. */
+  connectionsHere(name: string): number {
+    return this.entry(name).conns;
   }
 
   /** Agents with connections on this node. */
@@ -196,6 +206,7 @@ export class AgentBoard {
       // A disposition is due for this call (after-call work), unless there is no wrap-up time.
       a.wrapWacid = wrapUntil > this.now() ? wacid : undefined;
       a.wrapExtended = false;
+      a.wrapResumed = false;
     }
   }
 
@@ -205,19 +216,24 @@ export class AgentBoard {
     if (a.wrapWacid !== wacid) return;
     a.wrapWacid = undefined;
     a.wrapExtended = false;
+    a.wrapResumed = false;
     if (a.wrapUntil > this.now()) {
       a.wrapUntil = this.now();
       a.idleSince = this.now();
     }
   }
 
-  /** "More time" (once), or the time the agent spent typing (`typing`): after-call work for `wacid` now ends at `until`. */
-  wrapExtend(name: string, wacid: string, until: number, typing = false): void {
+  /**
+   * After-call work for `wacid` now ends at `until`: "More time" (`more`, once), the time the
+   * agent spent typing (`typing`), or a page back after none was left (`page`, once).
+   */
+  wrapExtend(name: string, wacid: string, until: number, why: WrapExtension = 'more'): void {
     const a = this.entry(name);
     if (a.wrapWacid !== wacid) return;
     a.wrapUntil = until;
     a.idleSince = until;
-    if (!typing) a.wrapExtended = true;
+    if (why === 'more') a.wrapExtended = true;
+    if (why === 'page') a.wrapResumed = true;
   }
 
   /** The agent let a call ring out: set away, so calls stop ringing at an empty desk. */

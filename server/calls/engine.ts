@@ -23,7 +23,7 @@ import { Applier } from './apply.ts';
 import type { AnchorPort, Committed, ServiceCalls, VoicemailSettings } from './ports.ts';
 import { fromRecord } from './record.ts';
 import { DEFAULT_POLICY, type Call, type CallEvent, type Policy } from './lifecycle.ts';
-import { NOT_SET } from './agentState.ts';
+import { hasLimit, NOT_SET } from './agentState.ts';
 import { readWrapDraft, Requests, type CallRequest, type RequestsOptions, type Wrapup } from './requests.ts';
 import { Router } from './router.ts';
 import { EVERY_AGENT, type Queues } from './routing.ts';
@@ -103,6 +103,7 @@ export class CallEngine {
   private readonly log: Logger;
   private readonly dispositions: readonly string[];
   private readonly awayReasons: readonly string[];
+  private readonly wrapUpMs: number | 'off';
   private readonly now: () => number;
   private readonly anchored: boolean;
   private readonly closedAt: EngineOptions['closedAt'];
@@ -136,6 +137,7 @@ export class CallEngine {
     this.board = o.board ?? new AgentBoard(now);
     this.dispositions = o.dispositions ?? DEFAULT_DISPOSITIONS;
     this.awayReasons = o.awayReasons ?? DEFAULT_AWAY_REASONS;
+    this.wrapUpMs = o.wrapUpMs ?? 60_000;
     const apply = (event: CallEvent, known?: CallRecord | null) => this.applier.apply(event, known);
     const hub = o.hub;
     this.router = new Router({
@@ -161,7 +163,7 @@ export class CallEngine {
       log: o.log,
       policy: this.policy,
       now,
-      wrapUpMs: o.wrapUpMs ?? 60_000,
+      wrapUpMs: this.wrapUpMs,
       sweepMs: o.sweepMs ?? 2_000,
       routing: () => this.router,
       ...(o.onCommitted ? { onCommitted: o.onCommitted } : {}),
@@ -339,7 +341,10 @@ export class CallEngine {
     await this.started;
     // What the agent chose (presence, after-call work), kept in the store: a node that
     // started after the agent's last change knows it from there only.
-    if (user.roles.includes('agent')) await this.router.restoreAgent(user.name);
+    if (user.roles.includes('agent')) {
+      await this.router.restoreAgent(user.name);
+      this.resumeWrap(user.name);
+    }
     const msg = await welcome(user, {
       store: this.store,
       board: this.board,
@@ -363,6 +368,19 @@ export class CallEngine {
       };
     }
     return msg;
+  }
+
+  /**
+   * The agent's first page here again during after-call work (a reload, a crashed tab, a
+   * call ended because its page went): the countdown ran while the agent had no page to type
+   * in, so it starts again in full — once per wrap-up (a second reload gets nothing more).
+   */
+  private resumeWrap(agent: string): void {
+    const f = this.board.facts(agent);
+    const now = this.now();
+    if (!f.wrapWacid || f.wrapResumed || typeof this.wrapUpMs !== 'number' || !hasLimit(f.wrapUntil) || f.wrapUntil <= now) return;
+    if (this.board.connectionsHere(agent) !== 1) return; // another page of the agent's was there all along
+    this.router.wrapExtend(agent, f.wrapWacid, Math.max(f.wrapUntil, now + this.wrapUpMs), 'page');
   }
 
   /** Queues or agents changed (the admin page): waiting calls are offered again by the new rules. */

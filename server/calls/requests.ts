@@ -299,7 +299,7 @@ export class Requests {
         let until = f.wrapUntil;
         if (last?.wacid === msg.wacid && at - last.at < WRAP_TYPING_PAUSE_MS && at > last.at && hasLimit(until)) {
           until += at - last.at;
-          this.o.router.wrapExtend(user.name, msg.wacid, until, true);
+          this.o.router.wrapExtend(user.name, msg.wacid, until, 'typing');
         }
         this.o.hub.toConn(conn.id, { type: 'ack', id: msg.id, ...(hasLimit(until) ? { until } : {}) } as ServerMsg);
         return;

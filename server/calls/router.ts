@@ -12,7 +12,7 @@
 import { Presence, type AgentState, type TransferTargets } from '../../shared/protocol.ts';
 import type { Logger } from '../log/logger.ts';
 import type { CallRecord, Store } from '../store/store.ts';
-import { AgentBoard, type StoredAgent } from './agents.ts';
+import { AgentBoard, type StoredAgent, type WrapExtension } from './agents.ts';
 import { hasLimit } from './agentState.ts';
 import type { AgentChange, RoutingPort } from './ports.ts';
 import { fromRecord } from './record.ts';
@@ -35,8 +35,8 @@ type BoardMessage =
   | AgentChange
   | { kind: 'presence'; agent: string; presence: Presence; reason?: string | undefined }
   | { kind: 'wrapEnd'; agent: string; wacid: string }
-  /** `typing`: the countdown stood still while the agent typed (not "More time", which is once). */
-  | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number; typing?: boolean }
+  /** `typing`: the countdown stood still while the agent typed; `page`: a page came back (once); neither: "More time" (once). */
+  | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number; typing?: boolean; page?: boolean }
   | { kind: 'conn'; agent: string; connected: boolean }
   /** A node started: the others say which agents they hold connections of (`conn`). */
   | { kind: 'hello'; agent: string };
@@ -101,7 +101,7 @@ export class Router implements RoutingPort {
         // Online elsewhere: this board shows it to its supervisors with what it chose.
         if (m.connected === true) void this.restoreAgent(m.agent);
       } else if (m.kind === 'wrapExtend') {
-        if (typeof m.wacid === 'string' && typeof m.wrapUntil === 'number') this.apply({ ...m, typing: m.typing === true }, true);
+        if (typeof m.wacid === 'string' && typeof m.wrapUntil === 'number') this.apply({ ...m, typing: m.typing === true, page: m.page === true }, true);
       } else if ((m.kind === 'wrapEnd' || m.kind === 'offered' || m.kind === 'agentBusy' || m.kind === 'agentFree' || m.kind === 'agentNoAnswer' || m.kind === 'revoke') && typeof m.wacid === 'string') {
         this.apply(m, true);
       }
@@ -209,9 +209,9 @@ export class Router implements RoutingPort {
     this.apply({ kind: 'wrapEnd', agent, wacid });
   }
 
-  /** "More time" (or, `typing`, the time the agent spent typing): after-call work for `wacid` ends at `wrapUntil` instead. */
-  wrapExtend(agent: string, wacid: string, wrapUntil: number, typing = false): void {
-    this.apply({ kind: 'wrapExtend', agent, wacid, wrapUntil, ...(typing ? { typing } : {}) });
+  /** After-call work for `wacid` ends at `wrapUntil` instead (`why`: see `AgentBoard.wrapExtend`). */
+  wrapExtend(agent: string, wacid: string, wrapUntil: number, why: WrapExtension = 'more'): void {
+    this.apply({ kind: 'wrapExtend', agent, wacid, wrapUntil, ...(why === 'typing' ? { typing: true } : why === 'page' ? { page: true } : {}) });
   }
 
   /**
@@ -263,7 +263,7 @@ export class Router implements RoutingPort {
         this.routeQueuedSoon();
         break;
       case 'wrapExtend': {
-        board.wrapExtend(m.agent, m.wacid, m.wrapUntil, m.typing === true);
+        board.wrapExtend(m.agent, m.wacid, m.wrapUntil, m.page === true ? 'page' : m.typing === true ? 'typing' : 'more');
         const wait = m.wrapUntil - this.o.now();
         if (wait > 0 && hasLimit(m.wrapUntil)) setTimeout(() => this.routeQueuedSoon(), wait + 5).unref();
         break;

@@ -93,6 +93,41 @@ describe('after-call work keeps what the agent typed', () => {
     expect(((await d.engine.welcome(d.a.user)) as Frame).wrapDraft).toBeUndefined();
   });
 
+  it('a page back with none left (a reload mid-call or in wrap-up) gets the whole countdown again, once; a second tab gets nothing', async () => {
+    const d = await desk(2_000);
+    await d.talk('wacid.back');
+    const first = d.lastState().until as number;
+    await sleep(900);
+    // The page goes (its call ended with it, or the agent reloads) and comes back.
+    const reload = async () => {
+      const prev = d.a.id;
+      d.engine.agentDisconnected({ ...d.a, id: prev }, 'left');
+      const back = agentConn('agent1');
+      d.a.id = back.id;
+      d.engine.agentConnected(d.a);
+      return (await d.engine.welcome(d.a.user)) as Frame;
+    };
+    const at = Date.now();
+    await reload();
+    const resumed = d.lastState().until as number;
+    expect(resumed - first).toBeGreaterThanOrEqual(850);
+    expect(resumed).toBeGreaterThanOrEqual(at + 2_000);
+    expect(d.lastState()).toMatchObject({ status: 'after-call-work', wacid: 'wacid.back' });
+    expect(d.lastState().extended).toBeUndefined(); // "More time" is still there
+    // A second tab meanwhile, and a second reload: nothing more.
+    const tab = agentConn('agent1');
+    d.engine.agentConnected(tab);
+    await d.engine.welcome(tab.user);
+    expect(d.lastState().until).toBe(resumed);
+    d.engine.agentDisconnected(tab, 'left');
+    await sleep(300);
+    await reload();
+    expect(d.lastState().until).toBe(resumed);
+    await until('the countdown ended it', () => d.wrapups.length > 0, 4_000);
+    expect(Date.now()).toBeGreaterThanOrEqual(resumed);
+    expect(d.wrapups[0]).toMatchObject({ wacid: 'wacid.back', disposition: 'Not set' });
+  });
+
   it('a draft for a call the agent is not wrapping up is refused', async () => {
     const d = await desk(60_000);
     await d.req({ type: 'call.wrapupDraft', wacid: 'wacid.none', notes: 'x' });
