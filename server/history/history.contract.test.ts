@@ -182,6 +182,9 @@ describe.each([
         await store.apply([...life(wb), ...life(wb)].map((f) => HistoryFact.parse(f)));
         expect((await store.getCall(wb))!.legs).toEqual([a1, a2]);
         expect((await store.searchCalls({ agent: 'agent2', from: at(0), to: at(1) })).items.find((c) => c.wacid === w)?.legs).toEqual([a1, a2]);
+        // agent1 had the first leg (the call is agent2's now): a search by agent1 finds it too; agent3 had none.
+        expect((await store.searchCalls({ agent: 'agent1', from: at(0), to: at(1) })).items.some((c) => c.wacid === w)).toBe(true);
+        expect((await store.searchCalls({ agent: 'agent3', from: at(0), to: at(1) })).items.some((c) => c.wacid === w)).toBe(false);
       }
       expect(new Set(records.map((r) => JSON.stringify(r))).size).toBe(1);
       // A later fact that knows no legs (as an older writer's) never erases them.

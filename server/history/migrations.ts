@@ -317,6 +317,13 @@ ALTER TABLE history_calls ADD COLUMN media_server text;
 ALTER TABLE history_calls ADD COLUMN legs jsonb;
 `,
   },
+  {
+    version: 15,
+    name: 'a search by agent finds each call the agent had a leg of (a transfer, a conference), by index',
+    sql: `
+CREATE INDEX history_calls_legs ON history_calls USING gin (legs jsonb_path_ops) WHERE legs IS NOT NULL;
+`,
+  },
 ];
 
 /** Any constant: the advisory lock key of the migrations. */

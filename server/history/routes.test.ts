@@ -269,4 +269,17 @@ describe('legs (anchor mode) in the API', () => {
     // A call without legs has none.
     expect(await (await get('supervisor', '/api/history/calls/c-in')).json()).not.toHaveProperty('legs');
   });
+
+  it('an agent who had a leg of a call (answered it, then transferred it) finds it in their calls and opens it; a call they had no leg of stays unknown to them', async () => {
+    const mine = { agent: 'agent1', talkMs: 5_000, holdMs: 0, answered: true };
+    const theirs = { agent: 'agent2', talkMs: 9_000, holdMs: 0, answered: false };
+    await h.store.record(call('c-handed', 700, { agent: 'agent2', answeredAt: at(700.05), endedAt: at(701), talkMs: 14_000, mediaMode: 'anchor', legs: [mine, theirs] }));
+    await h.store.record(call('c-notmine', 710, { agent: 'agent2', answeredAt: at(710.05), endedAt: at(711), talkMs: 9_000, mediaMode: 'anchor', legs: [theirs] }));
+    const range = `from=${encodeURIComponent(at(690))}&to=${encodeURIComponent(at(720))}`;
+    expect(await wacids('agent1', `?${range}`)).toEqual(['c-handed']);
+    expect(await wacids('agent2', `?${range}`)).toEqual(['c-notmine', 'c-handed']);
+    expect(await wacids('supervisor', `?${range}&agent=agent1`)).toEqual(['c-handed']);
+    expect((await get('agent1', '/api/history/calls/c-handed')).status).toBe(200);
+    expect((await get('agent1', '/api/history/calls/c-notmine')).status).toBe(404);
+  });
 });

@@ -8,8 +8,8 @@
  * Searches: at most `searchesPerUser` (2) running per user on a node (429 with Retry-After);
  * on PostgreSQL they run on their own pool with a statement timeout (504 SEARCH_TIMEOUT).
  *
- * Roles: supervisor and ops see every call; an agent only the calls they held (the
- * `agent` filter is forced to them: asking for another agent's calls is 403, another
+ * Roles: supervisor and ops see every call; an agent only the calls they held or had a leg
+ * of (a transfer, a conference: `legs`; the `agent` filter is forced to them: asking for another agent's calls is 403, another
  * agent's call by wacid is 404, as an unknown one). Media carry `url` (the archive's
  * download route) for the roles that route serves (ops, supervisor) and only when the file
  * is in the archive; the server's file path never leaves the server.
@@ -49,6 +49,8 @@ const FILE_EXTENSION: Record<MediaKind, string> = { recording: '.ogg', transcrip
 
 /** Supervisors and ops see all calls; everyone else (agents) their own. */
 const seesAll = (u: User) => u.roles.includes('supervisor') || u.roles.includes('ops');
+/** The agent held the call, or had a leg of it (a transfer, a conference): it is one of theirs. */
+const tookPart = (call: CallRecord, agent: string) => call.agent === agent || (call.legs ?? []).some((l) => l.agent === agent);
 /** The archive's download route serves these roles (server/archive/routes.ts). */
 const mayDownload = (u: User) => u.roles.includes('supervisor') || u.roles.includes('ops');
 
@@ -130,7 +132,7 @@ export function createHistoryRoutes(o: HistoryRoutesOptions): Hono<AuthEnv> {
       throw unavailable(err);
     }
     // Another agent's call answers as an unknown one: its existence is not theirs to learn.
-    if (!call || (!seesAll(user) && call.agent !== user.name)) throw new HttpError(404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
+    if (!call || (!seesAll(user) && !tookPart(call, user.name))) throw new HttpError(404, 'NOT_FOUND', `no call ${JSON.stringify(wacid)} in the history`);
     return c.json({ ...forClient(call, user), timeline: call.timeline });
   });
 

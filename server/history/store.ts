@@ -162,7 +162,11 @@ export class HistoryStore {
     if (q.to) where.push(`c.received_at < ${p(q.to)}`);
     // E.164 starts with '+'; a BSUID never does.
     if (q.customer) where.push(q.customer.startsWith('+') ? `c.customer_phone = ${p(q.customer)}` : `c.customer_user_id = ${p(q.customer)}`);
-    if (q.agent) where.push(`c.agent = ${p(q.agent)}`);
+    // The agent who held the call last, or any agent who had a leg of it (anchor mode: a transfer, a conference).
+    if (q.agent) {
+      const a = p(q.agent);
+      where.push(`(c.agent = ${a} OR (c.legs IS NOT NULL AND c.legs @> jsonb_build_array(jsonb_build_object('agent', ${a}::text))))`);
+    }
     if (q.businessNumber) where.push(`c.business_number = ${p(q.businessNumber)}`);
     if (q.direction) where.push(`c.direction = ${p(q.direction)}`);
     if (q.outcome) where.push(`c.outcome = ${p(q.outcome)}`);
