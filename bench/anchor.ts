@@ -15,7 +15,14 @@
  *   `--calls` calls talking, both legs sending) and memory per call (its RSS with them, less
  *   idle), and the calls per core that makes.
  *
- *   npx tsx bench/anchor.ts [--runs 8] [--calls 10]
+ * - with `--ramp 10,20,40` (off by default: long): the largest number of concurrent two-party
+ *   calls this machine held with clean audio — per step that many calls at once, both sides
+ *   sending; clean when, over 5 s, every caller received at least 95 % of the mix's packets
+ *   (50 a second) and heard the agent's tone in each second. The callers and agents (werift,
+ *   in this process) share the machine with Janus: where they run out first, the figure is
+ *   theirs, and the Janus CPU per call of each step says how far Janus itself was.
+ *
+ *   npx tsx bench/anchor.ts [--runs 8] [--calls 10] [--ramp 10,20,40]
  *
  * Needs root (the namespace) and Debian's `janus`.
  */
@@ -32,9 +39,16 @@ import { join } from 'node:path';
 import { GREETING_HZ } from '../server/anchor/sounds.ts';
 import { BED_HZ } from '../scripts/make-hold-music.ts';
 
-const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '8' }, calls: { type: 'string', default: '10' } } });
+const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '8' }, calls: { type: 'string', default: '10' }, ramp: { type: 'string', default: '' } } });
 const RUNS = Number(args.runs);
 const CALLS = Number(args.calls);
+const RAMP = args.ramp
+  ? args.ramp.split(',').map((s) => {
+      const n = Number(s);
+      if (!Number.isInteger(n) || n < 1 || n > 500) throw new Error(`--ramp: ${JSON.stringify(s)} is not a number of calls from 1 to 500`);
+      return n;
+    })
+  : [];
 const HEARD = 0.05;
 
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
@@ -113,12 +127,54 @@ function cpuTicks(pid: number): number {
 }
 const rssKb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
 
+/**
+ * `--ramp`: per step, that many concurrent calls, both sides sending; the largest step whose
+ * audio stayed clean (see the header) is printed, with Janus's CPU per call at each step.
+ */
+async function ramp(b: Bridge, a1: ProtocolClient, agents: string[]): Promise<void> {
+  let held = 0;
+  for (const n of RAMP) {
+    const clients = [a1, ...(await Promise.all(agents.slice(1, n).map((name) => agentClient(b.url, name))))];
+    const talking: Talking[] = [];
+    let clean = true;
+    let why = '';
+    try {
+      for (let i = 0; i < n; i++) talking.push(await call(b, clients, 'anchor'));
+      await sleep(2_000);
+      const packets = async () => Promise.all(talking.map(async (c) => ((await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(c.wacid)}`)).media as { packetsReceived?: number } | undefined)?.packetsReceived ?? 0));
+      const p0 = await packets();
+      const c0 = cpuTicks(janus.pid);
+      const t0 = performance.now();
+      for (let s = 0; s < 5; s++) {
+        await sleep(1_000);
+        const levels = await Promise.all(talking.map(async (c) => ((await emulatorRequest(b.emu, 'GET', `/calls/${encodeURIComponent(c.wacid)}/hears?hz=${AGENT_HZ}&ms=1000`)).levels as number[])[0]!));
+        const deaf = levels.filter((l) => !(l > HEARD)).length;
+        if (deaf > 0 && clean) [clean, why] = [false, `${deaf} of ${n} callers did not hear their agent in second ${s + 1}`];
+      }
+      const secs = (performance.now() - t0) / 1000;
+      const cpu = ((cpuTicks(janus.pid) - c0) / 100 / secs) * 100;
+      const p1 = await packets();
+      const short = p1.map((p, i) => p - p0[i]!).filter((got) => got < 0.95 * 50 * secs).length;
+      if (short > 0 && clean) [clean, why] = [false, `${short} of ${n} callers received under 95 % of the mix's packets`];
+      console.log(`  ramp: ${n} calls — ${clean ? 'clean' : `not clean (${why})`}; Janus ${cpu.toFixed(0)} % of a core, ${(cpu / n).toFixed(2)} % a call`);
+    } catch (err) {
+      clean = false;
+      console.log(`  ramp: ${n} calls — not held (${(err as Error).message})`);
+    }
+    for (const c of talking) await hangup(b, c);
+    for (const c of clients.slice(1)) c.close();
+    if (!clean) break;
+    held = n;
+  }
+  figure('anchor', `largest number of concurrent two-party calls held with clean audio (steps ${RAMP.join(', ')})`, held, 'calls');
+}
+
 const ns = await createNetns();
 const janus = await startJanus(ns);
 const results: Record<string, { answer: number[]; m2e: number[] }> = {};
 try {
   for (const mode of ['direct', 'anchor'] as const) {
-    const agents = Array.from({ length: CALLS }, (_, i) => `agent${i + 1}`);
+    const agents = Array.from({ length: mode === 'anchor' ? Math.max(CALLS, ...RAMP) : CALLS }, (_, i) => `agent${i + 1}`);
     const b = await startBridge({ agents, env: { WRAP_UP_MS: 'off', ...(mode === 'anchor' ? { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url } : {}) } });
     const a1 = await agentClient(b.url, 'agent1');
     const r = (results[mode] = { answer: [] as number[], m2e: [] as number[] });
@@ -136,7 +192,7 @@ try {
       figure('anchor', 'mouth to ear added by the anchor (p50 difference)', q(r.m2e, 0.5) - q(results.direct!.m2e, 0.5), 'ms', { max: 60 });
       // Concurrent two-party calls, both sides sending: Janus's CPU and memory per call.
       const rss0 = rssKb(janus.pid);
-      const clients = [a1, ...(await Promise.all(agents.slice(1).map((n) => agentClient(b.url, n))))];
+      const clients = [a1, ...(await Promise.all(agents.slice(1, CALLS).map((n) => agentClient(b.url, n))))];
       const talking: Talking[] = [];
       for (let i = 0; i < clients.length; i++) talking.push(await call(b, clients, mode));
       await sleep(2_000);
@@ -151,6 +207,7 @@ try {
       figure('anchor', 'Janus memory per call', (rssKb(janus.pid) - rss0) / talking.length, 'KiB');
       for (const c of talking) await hangup(b, c);
       for (const c of clients.slice(1)) c.close();
+      if (RAMP.length) await ramp(b, a1, agents);
     }
     a1.close();
     await b.close();
