@@ -230,7 +230,6 @@ const REFUSALS: Record<string, MessageKey> = {
   ALREADY_GRANTED: 'refusal.ALREADY_GRANTED',
   REJECTED_RECENTLY: 'refusal.REJECTED_RECENTLY',
   RATION: 'refusal.RATION',
-  WHISPER_ON_ANCHOR: 'refusal.WHISPER_ON_ANCHOR',
 };
 
 export interface ServerRefusal {
