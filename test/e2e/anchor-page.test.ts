@@ -278,7 +278,17 @@ describe('anchor mode: monitoring in the room', () => {
     await sleep(1_000); // a second of the supervisor's voice that the room must not take
     const wc = await callerHears(wacid, 1_000);
     expect(wc.supervisor).toBeLessThan(SILENT);
-    expect(wc.agent).toBeGreaterThan(VOICE_HEARD);
+    // The caller still hears the agent. Read until heard (10 s at most): the agent's microphone
+    // runs voice processing, and with the whisper playing in the agent's page one second of it
+    // came out at 0.012 in a loaded CI run (0.03 as a rule) — the supervisor's silence above is
+    // the strict check, every window of it.
+    let supervisorToCaller = wc.supervisor;
+    const wcAgent = await until('whisper: the caller still hears the agent', async () => {
+      const h = await callerHears(wacid, 600);
+      supervisorToCaller = Math.max(supervisorToCaller, h.supervisor);
+      return h.agent > VOICE_HEARD ? h.agent : undefined;
+    }, 10_000);
+    expect(supervisorToCaller).toBeLessThan(SILENT);
     const ws = await until('whisper: the supervisor still hears the caller and the agent', async () => {
       const h = await supHears(sup, wacid);
       // The agent's microphone runs voice processing (~0.03, as the caller hears it).
@@ -287,7 +297,7 @@ describe('anchor mode: monitoring in the room', () => {
       throw new Error(`${err.message}; last ${JSON.stringify(await supHears(sup, wacid))}`);
     });
     expect(await sup.locator('[data-testid="error-banner"]:not([hidden])').count()).toBe(0);
-    console.log(`anchor whisper: the agent hears the supervisor ${wa.supervisor.toFixed(3)}; the caller hears agent ${wc.agent.toFixed(3)} / supervisor ${wc.supervisor.toFixed(3)}; the supervisor hears caller ${ws.caller.toFixed(3)} / agent ${ws.agent.toFixed(3)}`);
+    console.log(`anchor whisper: the agent hears the supervisor ${wa.supervisor.toFixed(3)}; the caller hears agent ${wcAgent.toFixed(3)} (first 1 s window ${wc.agent.toFixed(3)}) / supervisor ${wc.supervisor.toFixed(3)}; the supervisor hears caller ${ws.caller.toFixed(3)} / agent ${ws.agent.toFixed(3)}`);
 
     // Barge: the caller hears the supervisor.
     await row.getByTestId('monitor-barge').click();

@@ -5,9 +5,9 @@
  * plays in the page (streamed with byte ranges: the <audio> knows its duration) beside the
  * transcript; search by customer, by outcome and by a word of the transcript finds it; an
  * agent sees only their own calls; /metrics shows the history queue's lag.
- * Screenshots of the search page (desktop and phone) go to `screenshots/`.
+ * Screenshots of the search page (desktop and phone) with E2E_SHOTS (test/support/shots.ts).
  */
-import { mkdirSync } from 'node:fs';
+import { screenshot } from '../support/shots.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,8 +17,6 @@ import type { CallRecord } from '../../server/history/schema.ts';
 import { agentClient, emulatorRequest, login, PASSWORD, sleep, until, type ProtocolClient } from './harness.ts';
 import { browserSuite } from './suite.ts';
 
-const SHOTS = join(process.cwd(), 'screenshots');
-mkdirSync(SHOTS, { recursive: true });
 const DESKTOP = { width: 1280, height: 800 };
 const PHONE = { width: 375, height: 800 };
 
@@ -140,9 +138,9 @@ describe('call history', () => {
     await search(page, { outcome: 'abandoned' }, [bw]);
     await search(page, { q: '440' }, [a]);
     await search(page, {}, [a, bw, c]);
-    await page.screenshot({ path: join(SHOTS, 'history-search-desktop.png') });
+    await screenshot(page, 'history-search-desktop.png');
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: join(SHOTS, 'history-search-phone.png'), fullPage: true });
+    await screenshot(page, 'history-search-phone.png', { fullPage: true });
     await page.setViewportSize(DESKTOP);
 
     // Open A: the recording plays (streamed: the duration is known without fetching the whole file) beside the transcript.
@@ -160,8 +158,8 @@ describe('call history', () => {
     const player = (await audio.boundingBox())!;
     const transcript = (await page.getByTestId('transcript').boundingBox())!;
     expect(transcript.x).toBeGreaterThan(player.x); // beside it on a desktop
-    await page.screenshot({ path: join(SHOTS, 'history-detail-desktop.png') });
+    await screenshot(page, 'history-detail-desktop.png');
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: join(SHOTS, 'history-detail-phone.png'), fullPage: true });
+    await screenshot(page, 'history-detail-phone.png', { fullPage: true });
   }, 240_000);
 });

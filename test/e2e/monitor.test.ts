@@ -13,7 +13,8 @@
  * the case says so: the agent's tab closing does not end a monitor on the anchor (the call
  * outlives the tab).
  */
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { screenshot } from '../support/shots.ts';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -127,12 +128,8 @@ async function heard(what: string, read: () => Promise<number[]>, ok: (h: number
 
 const fmt = (v: number[]) => v.map((x) => x.toFixed(3)).join(' / ');
 
-/** Screenshots of the console and the monitored call (gitignored `screenshots/`), looked at by eye. */
-const SHOTS = join(process.cwd(), 'screenshots');
-const shot = async (page: Page, name: string) => {
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-};
+/** Screenshots of the console and the monitored call, looked at by eye (E2E_SHOTS: test/support/shots.ts). */
+const shot = (page: Page, name: string) => screenshot(page, `${name}.png`, { fullPage: true });
 
 describe.each(modes.list)('monitoring through the server and the pages (%s media)', (media) => {
   it('listen → the supervisor hears caller and agent; whisper → the agent hears the supervisor, the caller does not; barge → the caller hears the supervisor; stop → the call goes on; the supervisor tab closing leaves the call up; the agent tab closing ends monitoring (direct) or not (anchor)', async () => {

@@ -3,17 +3,15 @@
  * (test/support/coturn.ts): with coturn up it reports STUN, TURN over UDP and over TCP with
  * their allocation times and a loopback call relayed through it with round trip, jitter and
  * loss, and says "Calls will work"; with coturn stopped it says in words that calls will not
- * work and what to ask IT. Screenshots (desktop 1366×768, phone 390×844) go to
- * /tmp/turn29-shots (looked at by eye).
+ * work and what to ask IT. Screenshots (desktop 1366×768, phone 390×844) with E2E_SHOTS
+ * (test/support/shots.ts; looked at by eye).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { screenshot } from '../support/shots.ts';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTurn, type TestTurn } from '../support/coturn.ts';
 import { browserSuite } from './suite.ts';
 
-const SHOTS = process.env.TURN_SHOTS ?? '/tmp/turn29-shots';
 const DESKTOP = { width: 1366, height: 768 };
 const PHONE = { width: 390, height: 844 };
 
@@ -27,11 +25,10 @@ afterAll(async () => {
 });
 
 async function shots(page: Page, what: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
   await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: join(SHOTS, `preflight-${what}-desktop.png`), fullPage: true });
+  await screenshot(page, `preflight-${what}-desktop.png`, { fullPage: true });
   await page.setViewportSize(PHONE);
-  await page.screenshot({ path: join(SHOTS, `preflight-${what}-phone.png`), fullPage: true });
+  await screenshot(page, `preflight-${what}-phone.png`, { fullPage: true });
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
   await page.setViewportSize(DESKTOP);
 }

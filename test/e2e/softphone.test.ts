@@ -2,18 +2,15 @@
  * The softphone end to end, in Debian Chromium with fake media: emulator caller (werift,
  * ice-lite) → signed webhooks → bridge → agent page rings → agent answers in the browser →
  * preAccept/accept → audio both ways → caller hangs up → the page shows the call ended.
- * Screenshots (idle, ringing, in call, ended) go to `screenshots/` (gitignored).
+ * Screenshots (idle, ringing, in call, ended) with E2E_SHOTS (test/support/shots.ts).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { until, PASSWORD, sleep } from './harness.ts';
 import { browserSuite } from './suite.ts';
 import { mediaModes } from './media-modes.ts';
+import { screenshot } from '../support/shots.ts';
 
-const SHOTS = join(process.cwd(), 'screenshots');
-mkdirSync(SHOTS, { recursive: true });
 
 const suite = browserSuite();
 const modes = mediaModes();
@@ -52,14 +49,14 @@ describe.each(modes.list)('softphone in Chromium (%s media)', (mode) => {
   it('a chat user calls, the agent answers in the browser, audio flows both ways, the caller hangs up, the page shows the call ended with its duration', async () => {
     await suite.startBridge({ agents: ['agent1'], env: await modes.env(mode) });
     const page = await agentPage('agent1');
-    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}1-idle.png`) });
+    await screenshot(page, `${mode === 'direct' ? '' : 'anchor-'}1-idle.png`);
 
     const call = await suite.control('POST', '/calls', { audio: 'tone', toneHz: 440 });
     const wacid = call.wacid as string;
     const card = ringing(page, wacid);
     await card.waitFor({ timeout: 10_000 });
     await expect(card.getByTestId('incoming-caller').textContent()).resolves.toContain(String(call.from));
-    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}2-ringing.png`) });
+    await screenshot(page, `${mode === 'direct' ? '' : 'anchor-'}2-ringing.png`);
 
     await page.getByTestId('answer').click();
     await page.locator(`[data-testid="call-active"][data-wacid="${wacid}"]`).waitFor();
@@ -76,7 +73,7 @@ describe.each(modes.list)('softphone in Chromium (%s media)', (mode) => {
       return e.state === 'active' && (e.media?.packetsReceived ?? 0) > 25 ? e : undefined;
     });
     expect(atCaller.media!.packetsReceived).toBeGreaterThan(25);
-    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}3-in-call.png`) });
+    await screenshot(page, `${mode === 'direct' ? '' : 'anchor-'}3-in-call.png`);
 
     await sleep(1_200);
     await suite.control('POST', `/calls/${encodeURIComponent(wacid)}/hangup`);
@@ -87,7 +84,7 @@ describe.each(modes.list)('softphone in Chromium (%s media)', (mode) => {
     expect(duration).toMatch(/^\d+:\d\d$/);
     expect(duration).not.toBe('0:00');
     await expect(page.locator(`[data-testid="call-log-item"][data-wacid="${wacid}"]`).count()).resolves.toBe(1);
-    await page.screenshot({ path: join(SHOTS, `${mode === 'direct' ? '' : 'anchor-'}4-ended.png`) });
+    await screenshot(page, `${mode === 'direct' ? '' : 'anchor-'}4-ended.png`);
   });
 
   it('a decline in the browser rings the next agent', async () => {

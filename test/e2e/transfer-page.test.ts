@@ -19,7 +19,7 @@
  * A second test: Close in the dialog sends nothing; "Talk first" declined by agent2 and then
  * cancelled by agent1 each bring the caller back to agent1; "Transfer now" declined by agent2
  * rings agent1 again, who takes the call back.
- * Screenshots (desktop, phone) of the dialog, the consult and the conference: `screenshots/agent-desk-transfer-*`.
+ * Screenshots (desktop, phone) of the dialog, the consult and the conference, with E2E_SHOTS: `agent-desk-transfer-*`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

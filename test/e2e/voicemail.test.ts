@@ -20,7 +20,7 @@
  * VOICEMAIL_AFTER_S is given for the open number only (`+1…=4`): per number.
  * One bridge and one Janus for both.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,7 @@ import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import type { Browser } from 'playwright-core';
 import { buildWebAgent } from '../../web-agent/build.ts';
 import { launchChromium } from '../support/chromium.ts';
+import { screenshot, shotsDir } from '../support/shots.ts';
 import { agentClient, callerPitches, emulatorRequest, listenCaller, login, nearHz, PASSWORD, startBridge, until, type Bridge, type ProtocolClient, closeAnchorParts } from './harness.ts';
 
 const OPEN = '+15550100001';
@@ -40,7 +41,6 @@ const CLOSED = '+15550100002';
 const EVERY_DAY = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'];
 const CALLER_HZ = 400;
 const HEARD = 0.05;
-const SHOTS = join(process.cwd(), 'screenshots');
 /** VOICEMAIL_SILENCE_S here: the callers of the other tests talk without a pause until they hang up. */
 const SILENCE_S = 2;
 
@@ -217,13 +217,14 @@ describe('voicemail (anchor mode)', () => {
         el.pause();
         return el.currentTime;
       });
-      // Screenshots (gitignored `screenshots/`): the voicemail in the queue panel, desktop and phone.
-      mkdirSync(SHOTS, { recursive: true });
-      await task.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SHOTS, 'voicemail-queue-desktop.png') });
-      await page.setViewportSize({ width: 390, height: 844 });
-      await task.scrollIntoViewIfNeeded();
-      await page.screenshot({ path: join(SHOTS, 'voicemail-queue-phone.png') });
+      // Screenshots with E2E_SHOTS (test/support/shots.ts): the voicemail in the queue panel, desktop and phone.
+      if (shotsDir()) {
+        await task.scrollIntoViewIfNeeded();
+        await screenshot(page, 'voicemail-queue-desktop.png');
+        await page.setViewportSize({ width: 390, height: 844 });
+        await task.scrollIntoViewIfNeeded();
+        await screenshot(page, 'voicemail-queue-phone.png');
+      }
       console.log(`voicemail in the page: duration ${duration.toFixed(2)} s, played to ${played.toFixed(2)} s`);
       expect(duration).toBeGreaterThan(1.5);
       expect(played).toBeGreaterThan(0.3);

@@ -9,10 +9,10 @@
  *
  * The console (Chromium at 1280x800, 1920x1080 and 390x844) must show what
  * `GET /api/wallboard` says: each number's figures, every agent with its state, the live
- * calls with theirs, the open callbacks; a phone never scrolls sideways. The screenshots go
- * to `screenshots/supervisor-wallboard-busy-{desktop,wall,phone}.png` (gitignored).
+ * calls with theirs, the open callbacks; a phone never scrolls sideways. The screenshots (E2E_SHOTS) are
+ * `supervisor-wallboard-busy-{desktop,wall,phone}.png` (gitignored).
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -21,6 +21,7 @@ import type { Wallboard } from '../../shared/protocol.ts';
 import { formatDuration } from '../../web-agent/src/format.ts';
 import { agentClient, fakeConnect, login, postEvent, sleep, until, type ProtocolClient } from './harness.ts';
 import { browserSuite } from './suite.ts';
+import { screenshot } from '../support/shots.ts';
 
 const suite = browserSuite();
 
@@ -30,7 +31,6 @@ const N2 = { id: '100000000000002', phoneNumber: '+15550100002', wabaId: '200000
 const QUEUES = { [N1.id]: ['amira', 'ben', 'chen', 'dana', 'eli', 'jo'], [N2.id]: ['farah', 'gus', 'hana', 'ivan'] };
 const AGENTS = Object.values(QUEUES).flat();
 
-const SHOTS = join(process.cwd(), 'screenshots');
 let customers = 0;
 const customer = () => `+1555030${String(++customers).padStart(4, '0')}`;
 
@@ -189,8 +189,7 @@ describe('the supervisor console on a busy floor', () => {
       // Nothing sticks out sideways (a phone never scrolls horizontally).
       const widths = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
       expect(widths.scroll, `${name}: page width`).toBeLessThanOrEqual(widths.inner);
-      mkdirSync(SHOTS, { recursive: true });
-      await page.screenshot({ path: join(SHOTS, `supervisor-wallboard-busy-${name}.png`), fullPage: true });
+      await screenshot(page, `supervisor-wallboard-busy-${name}.png`, { fullPage: true });
       await page.context().close();
     }
   }, 240_000);

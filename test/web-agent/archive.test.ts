@@ -5,7 +5,6 @@
  * encoder and muxer (the same bytes a captured call gives). The real server's routes have
  * their own tests; the end-to-end run against them comes with the wiring.
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { CallDetail, CallPage, type CallRecord } from '../../shared/records.ts';
@@ -13,9 +12,8 @@ import { OpusEncoder, frameSource } from '../emulator/calls/audio.ts';
 import { muxOggOpus } from '../emulator/calls/ogg.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { StandIn } from './standin.ts';
+import { screenshot } from '../support/shots.ts';
 
-const SHOTS = 'screenshots/web-agent';
-mkdirSync(SHOTS, { recursive: true });
 
 let browser: Browser;
 let s: StandIn | undefined;
@@ -183,7 +181,7 @@ describe('archive search page', () => {
     expect(more.get('customer')).toBe('+15551234567');
     expect(await page.getByTestId('search-result').count()).toBe(3);
     expect(await page.getByTestId('search-more').isHidden()).toBe(true);
-    await page.screenshot({ path: `${SHOTS}/archive-search.png`, fullPage: true });
+    await screenshot(page, `web-agent-archive-search.png`, { fullPage: true });
 
     // Open a call: player, transcript beside it, timeline, downloads.
     await row.getByTestId('result-open').click();
@@ -222,7 +220,7 @@ describe('archive search page', () => {
     expect(await page.getByTestId('detail-outcome').textContent()).toBe('Answered · The caller hung up.');
     expect(await page.getByTestId('download-link').evaluateAll((ls) => ls.map((l) => l.getAttribute('href')))).toEqual(['/api/archive/w1/cma_1.ogg', '/api/archive/w1/cma_2.json']);
     expect(new URL(page.url()).searchParams.get('call')).toBe('w1');
-    await page.screenshot({ path: `${SHOTS}/archive-call.png`, fullPage: true });
+    await screenshot(page, `web-agent-archive-call.png`, { fullPage: true });
 
     // Back closes the call and keeps the results.
     await page.goBack();
@@ -255,7 +253,7 @@ describe('archive search page', () => {
     expect((await page.getByTestId('transcript-line').nth(1).locator('button').boundingBox())!.height).toBeGreaterThanOrEqual(44);
     await page.getByTestId('transcript-line').nth(1).locator('button').click();
     await page.waitForFunction(() => document.querySelector<HTMLAudioElement>('[data-testid="detail-audio"]')!.currentTime >= 1.5);
-    await page.screenshot({ path: `${SHOTS}/archive-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-archive-phone.png`, { fullPage: true });
     // Opened from a link: closing stays on the page.
     await page.getByTestId('detail-close').click();
     await page.getByTestId('call-detail').waitFor({ state: 'detached' });

@@ -12,7 +12,8 @@ import type { CallRecord } from '../../shared/records.ts';
 import type { AudioPeer } from '../emulator/calls/peer.ts';
 import { goAvailable, waitForState } from './driver.ts';
 import { StandIn } from './standin.ts';
-import { SHOTS, softphoneRig } from './softphone-rig.ts';
+import { softphoneRig } from './softphone-rig.ts';
+import { screenshot } from '../support/shots.ts';
 
 const PHONE = { width: 390, height: 844 };
 const fmt = (w: { meanLevel: number; audibleFraction: number; pitches: number[] }) => `${w.meanLevel.toFixed(3)}, ${w.audibleFraction.toFixed(2)}, [${w.pitches.join(' ')}]`;
@@ -96,9 +97,9 @@ describe('agent desk', () => {
     // On the buttons as their keyboard shortcut and tooltip (the labels stay short: the controls never move).
     expect(await page.getByTestId('decline').getAttribute('aria-keyshortcuts')).toBe('Alt+D');
     expect(await page.getByTestId('decline').getAttribute('title')).toBe('Alt+D');
-    await page.screenshot({ path: `${SHOTS}/desk-ringing-customer.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-ringing-customer.png`, { fullPage: true });
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: `${SHOTS}/desk-ringing-customer-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-ringing-customer-phone.png`, { fullPage: true });
     // Alt+D declines.
     const before = s.received.length;
     await page.keyboard.press('Alt+KeyD');
@@ -132,7 +133,7 @@ describe('agent desk', () => {
     peer.markWindow();
     await page.waitForTimeout(3000);
     const mic = peer.windowStats();
-    await page.screenshot({ path: `${SHOTS}/desk-in-call.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-in-call.png`, { fullPage: true });
 
     const before = s.received.length;
     await page.getByTestId('hold').click();
@@ -149,9 +150,9 @@ describe('agent desk', () => {
     expect(mic.audibleFraction).toBeLessThan(0.5);
     expect(music.meanLevel).toBeGreaterThan(mic.meanLevel);
     expect(await page.getByTestId('hold-timer').textContent()).toMatch(/^On hold 0:0[3-5]/);
-    await page.screenshot({ path: `${SHOTS}/desk-on-hold.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-on-hold.png`, { fullPage: true });
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: `${SHOTS}/desk-on-hold-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-on-hold-phone.png`, { fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
 
     const r = s.received.length;
@@ -205,9 +206,9 @@ describe('agent desk', () => {
     await page.locator('[data-testid="acw-more-time"][disabled]').waitFor();
     await page.getByTestId('wrapup-disposition').selectOption('Sale');
     await page.getByTestId('wrapup-notes').fill('Upgraded to Gold.');
-    await page.screenshot({ path: `${SHOTS}/desk-after-call-work.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-after-call-work.png`, { fullPage: true });
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: `${SHOTS}/desk-after-call-work-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-after-call-work-phone.png`, { fullPage: true });
     const before = s.received.length;
     await page.getByTestId('acw-ready').click();
     const wrap = await s.frame('call.wrapup', before);
@@ -242,9 +243,9 @@ describe('agent desk', () => {
     expect(await page.getByTestId('agent-state-detail').textContent()).toContain('Lunch');
     expect(await page.getByTestId('presence-reason').textContent()).toBe('Away: Lunch.'); // chosen, not "set away"
     await expect.poll(() => page.getByTestId('agent-state-time').textContent()).toMatch(/for 1:0[5-9]/);
-    await page.screenshot({ path: `${SHOTS}/desk-away-reason.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-away-reason.png`, { fullPage: true });
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: `${SHOTS}/desk-away-reason-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-away-reason-phone.png`, { fullPage: true });
     s.send({ type: 'agent.state', status: 'away', reason: 'Missed a call', since: Date.now() });
     await expect.poll(() => page.getByTestId('agent-state-detail').textContent()).toContain('Missed a call');
     expect(await page.getByTestId('presence-reason').textContent()).toMatch(/rang .*unanswered/);
@@ -266,9 +267,9 @@ describe('agent desk', () => {
     await page.getByTestId('call-log-open').first().click();
     await page.locator('[data-testid="customer"][data-state="ready"]').waitFor();
     expect(await page.getByTestId('customer-name').textContent()).toBe('Ada Lovelace');
-    await page.screenshot({ path: `${SHOTS}/desk-call-log.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-call-log.png`, { fullPage: true });
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: `${SHOTS}/desk-call-log-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-call-log-phone.png`, { fullPage: true });
     expect(s.requests.filter((r) => r.startsWith('/api/history/calls')).length).toBeGreaterThanOrEqual(2);
   });
 
@@ -302,7 +303,7 @@ describe('agent desk', () => {
     expect(await page.getByTestId('message-status').textContent()).toBe('Delivered');
     s.send({ type: 'message.updated', message: sent('msg-1', 'read', { type: 'text' }) } as never);
     await page.locator('[data-testid="message-status"][data-status="read"]').waitFor();
-    await page.screenshot({ path: `${SHOTS}/desk-message-sent.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-message-sent.png`, { fullPage: true });
 
     // 2. A template with its two parameters; the server refuses (opted out): said in words.
     refuse = true;
@@ -318,7 +319,7 @@ describe('agent desk', () => {
     expect(posted[1]).toEqual({ from: '+15550001000', to: CUSTOMER, template: { name: 'order_update', language: 'en_US', parameters: ['Ada', 'A-17'] } });
     expect(await page.getByTestId('message-status').textContent()).toBe('Not sent: the customer unsubscribed from messages.');
     await page.setViewportSize(PHONE);
-    await page.screenshot({ path: `${SHOTS}/desk-message-refused-phone.png`, fullPage: true });
+    await screenshot(page, `web-agent-desk-message-refused-phone.png`, { fullPage: true });
   });
 
   test('a ring in a hidden tab shows a desktop notification (click focuses the tab) and a flashing title', async () => {

@@ -7,7 +7,8 @@ import { describe, expect, test } from 'vitest';
 import type { Page } from 'playwright-core';
 import { goAvailable, hookState } from './driver.ts';
 import { StandIn } from './standin.ts';
-import { SHOTS, softphoneRig } from './softphone-rig.ts';
+import { softphoneRig } from './softphone-rig.ts';
+import { screenshot } from '../support/shots.ts';
 
 let s: StandIn;
 const { newContext, agentPage, ring, answerCall, until } = softphoneRig(() => s);
@@ -118,19 +119,19 @@ describe('layout', () => {
       s = await StandIn.start({ demo: true });
       const page = await agentPage({ width, height });
       const noSideScroll = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
-      await page.screenshot({ path: `${SHOTS}/${name}-1-idle.png` });
+      await screenshot(page, `web-agent-${name}-1-idle.png`);
       expect(await noSideScroll()).toBe(true);
       await goAvailable(page);
-      await page.screenshot({ path: `${SHOTS}/${name}-2-available.png` });
+      await screenshot(page, `web-agent-${name}-2-available.png`);
       const peer = await ring('w-layout', { from: '15551234567' });
       await page.getByTestId('incoming-call').waitFor();
-      await page.screenshot({ path: `${SHOTS}/${name}-3-ringing.png` });
+      await screenshot(page, `web-agent-${name}-3-ringing.png`);
       expect(await noSideScroll()).toBe(true);
       for (const id of ['answer', 'decline']) await expectOnScreen(page, id, width, height);
       await answerCall(page, peer, 'w-layout');
       await until(page, 's.media && s.media.started');
       await page.locator('[data-testid="quality"]:not([data-level="unknown"])').waitFor({ timeout: 5000 });
-      await page.screenshot({ path: `${SHOTS}/${name}-4-in-call.png` });
+      await screenshot(page, `web-agent-${name}-4-in-call.png`);
       expect(await noSideScroll()).toBe(true);
       for (const id of ['mute', 'hangup']) await expectOnScreen(page, id, width, height);
       s.state({
@@ -138,7 +139,7 @@ describe('layout', () => {
         state: 'ended', agent: 'agent1', result: 'COMPLETED', duration: 83,
       });
       await page.getByTestId('call-ended').waitFor();
-      await page.screenshot({ path: `${SHOTS}/${name}-5-ended.png`, fullPage: true });
+      await screenshot(page, `web-agent-${name}-5-ended.png`, { fullPage: true });
       expect(await noSideScroll()).toBe(true);
     });
   }
@@ -171,7 +172,7 @@ describe('supervisor and archive shells', () => {
     s.state({ wacid: 'w-live', phoneId: 'phone-1', from: '15551234567', to: '+15550001000', direction: 'USER_INITIATED', state: 'ended', agent: 'agent2', result: 'COMPLETED', duration: 70 });
     await page.locator('[data-testid="recent-call"][data-wacid="w-live"][data-result="COMPLETED"]').waitFor();
     expect(await page.locator('[data-testid="live-call"][data-wacid="w-live"]').count()).toBe(0);
-    await page.screenshot({ path: `${SHOTS}/supervisor.png` });
+    await screenshot(page, `web-agent-supervisor.png`);
   });
 
   test('the archive page lists media.available frames with download links', async () => {
@@ -185,7 +186,7 @@ describe('supervisor and archive shells', () => {
     const item = page.locator('[data-testid="archive-item"][data-wacid="w-rec"][data-kind="recording"]');
     await item.waitFor();
     expect(await item.getByTestId('archive-download').getAttribute('href')).toBe('/api/media/w-rec/recording');
-    await page.screenshot({ path: `${SHOTS}/archive.png` });
+    await screenshot(page, `web-agent-archive.png`);
   });
 
   test('a user without the agent role gets told so on the agent page, not a broken phone', async () => {

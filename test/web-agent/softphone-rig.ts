@@ -3,7 +3,6 @@
  * a browser context per test, werift callers, and after each test the checks every test shares
  * (no frame the real server would refuse, no page error) and the clean-up.
  */
-import { mkdirSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AudioPeer } from '../emulator/calls/peer.ts';
@@ -11,13 +10,10 @@ import { launchChromium } from '../support/chromium.ts';
 import { waitForState } from './driver.ts';
 import type { StandIn } from './standin.ts';
 
-export const SHOTS = 'screenshots/web-agent';
-
 /** Registers the file's hooks; `standIn()` is the test's stand-in of the server (each test starts its own); `o`: the pages' default window. */
 export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: number; height?: number } = {}) {
   const W = o.width ?? 1280;
   const H = o.height ?? 800;
-  mkdirSync(SHOTS, { recursive: true });
   let browser: Browser;
   let context: BrowserContext | undefined;
   const peers: AudioPeer[] = [];

@@ -9,7 +9,8 @@ import { describe, expect, test } from 'vitest';
 import { launchChromium } from '../support/chromium.ts';
 import { goAvailable, hookState, hookStats } from './driver.ts';
 import { StandIn } from './standin.ts';
-import { SHOTS, softphoneRig } from './softphone-rig.ts';
+import { softphoneRig } from './softphone-rig.ts';
+import { screenshot } from '../support/shots.ts';
 
 let s: StandIn;
 const { newContext, agentPage, caller, ring, answerCall, until } = softphoneRig(() => s);
@@ -25,7 +26,7 @@ describe('login', () => {
     await page.getByTestId('login-password').fill('nope');
     await page.getByTestId('login-submit').click();
     await expect.poll(() => page.getByTestId('login-error').textContent()).toBe('Wrong name or password.');
-    await page.screenshot({ path: `${SHOTS}/login-error.png` });
+    await screenshot(page, `web-agent-login-error.png`);
     await page.getByTestId('login-password').fill('agent1');
     await page.getByTestId('login-password').press('Enter');
     await page.waitForURL(`${s.url}/`);
