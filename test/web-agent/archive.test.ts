@@ -5,20 +5,19 @@
  * encoder and muxer (the same bytes a captured call gives). The real server's routes have
  * their own tests; the end-to-end run against them comes with the wiring.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { describe, expect, test } from 'vitest';
+import type { Page } from 'playwright-core';
 import { CallDetail, CallPage, type CallRecord } from '../../shared/records.ts';
 import { OpusEncoder, frameSource } from '../emulator/calls/audio.ts';
 import { muxOggOpus } from '../emulator/calls/ogg.ts';
-import { launchChromium } from '../support/chromium.ts';
 import { StandIn } from './standin.ts';
+import { softphoneRig } from './softphone-rig.ts';
 import { screenshot } from '../support/shots.ts';
 
 
-let browser: Browser;
 let s: StandIn | undefined;
-let context: BrowserContext | undefined;
-const pageErrors: string[] = [];
+// The browser, a context per test, and the after-each checks (no bad frame, no page error; the stand-in closed).
+const rig = softphoneRig(() => s, { height: 800 });
 
 /** 4 s of a 440 Hz tone as Ogg Opus, 200 frames of 20 ms. */
 function recording(): Buffer {
@@ -91,12 +90,7 @@ async function archiveStandIn(): Promise<StandIn> {
 
 async function openPage(width: number, path = '/archive'): Promise<Page> {
   s = await archiveStandIn();
-  context = await browser.newContext({ viewport: { width, height: 800 }, timezoneId: 'UTC' });
-  await context.addCookies([{ name: 'sid', value: 'ok', url: s.url }]);
-  const page = await context.newPage();
-  page.on('pageerror', (e) => pageErrors.push(String(e)));
-  await page.goto(`${s.url}${path}`);
-  return page;
+  return rig.openPage(path, { width, timezoneId: 'UTC' });
 }
 
 /** The history searches the page sent, as parsed queries. */
@@ -104,20 +98,6 @@ const searches = () => s!.requests.filter((r) => r.startsWith('/api/history/call
 
 const noSideScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth);
 
-beforeAll(async () => {
-  browser = await launchChromium();
-});
-afterAll(async () => {
-  await browser?.close();
-});
-afterEach(async () => {
-  await context?.close();
-  context = undefined;
-  expect(s?.badFrames ?? []).toEqual([]);
-  expect(pageErrors.splice(0)).toEqual([]);
-  await s?.close();
-  s = undefined;
-});
 
 describe('archive search page', () => {
   test('filters make the query, Load more follows the cursor, a result opens: the .ogg plays in the page and a transcript click seeks', async () => {

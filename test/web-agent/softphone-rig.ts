@@ -42,14 +42,20 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
     return context;
   }
 
-  /** A logged-in agent page (session cookie set directly; the login page has its own test). */
-  async function agentPage(opts: { width?: number; height?: number; standIn?: StandIn } = {}): Promise<Page> {
+  /** A logged-in page at `path` (session cookie set directly; the login page has its own test). */
+  async function openPage(path: string, opts: { width?: number; height?: number; standIn?: StandIn; timezoneId?: string } = {}): Promise<Page> {
     const to = opts.standIn ?? s();
-    context ??= await browser.newContext({ viewport: { width: opts.width ?? W, height: opts.height ?? H } });
+    context ??= await browser.newContext({ viewport: { width: opts.width ?? W, height: opts.height ?? H }, ...(opts.timezoneId ? { timezoneId: opts.timezoneId } : {}) });
     await context.addCookies([{ name: 'sid', value: 'ok', url: to.url }]);
     const page = await context.newPage();
     page.on('pageerror', (e) => pageErrors.push(String(e)));
-    await page.goto(`${to.url}/`);
+    await page.goto(`${to.url}${path}`);
+    return page;
+  }
+
+  /** A logged-in agent page, online. */
+  async function agentPage(opts: { width?: number; height?: number; standIn?: StandIn } = {}): Promise<Page> {
+    const page = await openPage('/', opts);
     await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor();
     return page;
   }
@@ -81,5 +87,5 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
     return frame.sdp!;
   }
 
-  return { newContext, agentPage, caller, ring, answerCall, until: waitForState };
+  return { newContext, openPage, agentPage, caller, ring, answerCall, until: waitForState };
 }
