@@ -9,8 +9,9 @@
  *   agent's tone (the emulator's energy at 730 Hz in 100 ms windows, polled every 20 ms), p50/p95;
  * - mouth to ear: the agent switches from silence to its tone; how long until the caller
  *   hears it (same polling), p50 — the anchor's figure minus direct's is what the room adds;
- * - queue audio (QUEUE_AUDIO_FILE, the bundled greeting): from the caller's connect to the
- *   caller first hearing the greeting, and the music after it (nobody answers), p50/p95;
+ * - queue audio (QUEUE_AUDIO_FILE with a tone stand-in of the greeting, 2.5 s at GREETING_HZ:
+ *   test/support/tone-sounds.ts): from the caller's connect to the caller first hearing the
+ *   greeting, and the music after it (nobody answers), p50/p95;
  * - anchor only: Janus CPU per concurrent two-party call (its /proc CPU time over 10 s with
  *   `--calls` calls talking, both legs sending) and memory per call (its RSS with them, less
  *   idle), and the calls per core that makes.
@@ -36,7 +37,7 @@ import { figure } from './figures.ts';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GREETING_HZ } from '../server/anchor/sounds.ts';
+import { GREETING_HZ, writeToneSounds } from '../test/support/tone-sounds.ts';
 import { BED_HZ } from '../scripts/make-hold-music.ts';
 
 const { values: args } = parseArgs({ options: { runs: { type: 'string', default: '8' }, calls: { type: 'string', default: '10' }, ramp: { type: 'string', default: '' } } });
@@ -216,7 +217,7 @@ try {
   const dir = mkdtempSync(join(tmpdir(), 'sb-bench-queue-'));
   try {
     const file = join(dir, 'queue-audio.json');
-    writeFileSync(file, JSON.stringify({ '*': {} }));
+    writeFileSync(file, JSON.stringify({ '*': { greetings: { en: writeToneSounds(dir).greeting } } }));
     const b = await startBridge({ agents: ['agent1'], env: { WRAP_UP_MS: 'off', MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, QUEUE_AUDIO_FILE: file } });
     const greeting: number[] = [];
     const music: number[] = [];

@@ -13,7 +13,6 @@ import { recordUserChanges } from './auth/changes.ts';
 import { openDirectory } from './admin/wire.ts';
 import type { Directory } from './admin/directory.ts';
 import { MediaAnchor } from './anchor/anchor.ts';
-import { CLOSED_GREETING_FILE, CLOSED_GREETING_MS, VOICEMAIL_PROMPT_FILE, VOICEMAIL_PROMPT_MS } from './anchor/sounds.ts';
 import type { MediaHistory } from './archive/feature.ts';
 import { saveVoicemail, VOICEMAIL_SPOOL } from './archive/voicemail.ts';
 import type { AuditService } from './audit/index.ts';
@@ -180,10 +179,10 @@ export async function createCallingCore(o: SwitchboardOptions, service: ServiceP
         afterMs: (phoneId, n) => voicemailAfterOf(config.media.voicemailAfter, phoneId, n),
         maxMs: config.media.voicemailMaxMs,
         silenceMs: config.media.voicemailSilenceMs,
-        promptFile: VOICEMAIL_PROMPT_FILE,
-        promptMs: VOICEMAIL_PROMPT_MS,
-        closedFile: CLOSED_GREETING_FILE,
-        closedMs: CLOSED_GREETING_MS,
+        promptFile: config.media.voicemailPrompt.file,
+        promptMs: config.media.voicemailPrompt.ms,
+        closedFile: config.media.closedGreeting.file,
+        closedMs: config.media.closedGreeting.ms,
         save: async (wacid, ogg) => {
           const out = await saveVoicemail(config.archiveDir, wacid, ogg);
           mediaHistory?.recorded(out);

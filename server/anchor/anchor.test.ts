@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OpusDecoder, OpusEncoder, ToneSource, pitchHz } from '../../test/emulator/calls/audio.ts';
 import { mjrToOgg, readMjr } from './mjr.ts';
-import { PROMPT_HZ, VOICEMAIL_PROMPT_FILE } from './sounds.ts';
+import { BUNDLED_VOICEMAIL_PROMPT } from '../config/media.ts';
+import { BEEP_HZ } from './sounds.ts';
 
 const log = pino({ level: 'silent' });
 const opus = () => [W.useOPUS({ payloadType: 111, parameters: 'minptime=10;useinbandfec=1' })];
@@ -173,7 +174,7 @@ describe('media anchor on Janus (AudioBridge)', () => {
     }
   }, 30_000);
 
-  it("voicemail: the prompt plays once to the caller; Janus records the caller's own audio (.mjr), which becomes Ogg/Opus of the caller's tone", async () => {
+  it("voicemail: the bundled spoken prompt plays once to the caller, words then the tone; Janus records the caller's own audio (.mjr), which becomes Ogg/Opus of the caller's tone", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sb-voicemail-'));
     const anchor = new MediaAnchor({ urls: [janus.url], log, recordDir: dir });
     await anchor.start();
@@ -185,11 +186,17 @@ describe('media anchor on Janus (AudioBridge)', () => {
       await caller.pc.setRemoteDescription({ type: 'answer', sdp: opened.answer });
       await caller.connected();
       caller.send(true);
-      await anchor.playPrompt('wacid.vm1', VOICEMAIL_PROMPT_FILE);
+      await anchor.playPrompt('wacid.vm1', BUNDLED_VOICEMAIL_PROMPT);
       const path = await anchor.recordCaller('wacid.vm1');
       expect(path).toBe(join(dir, 'wacid%2Evm1-audio.mjr'));
-      // The chime reaches the caller (through the mix, as Janus decodes and re-encodes it).
-      await until('the caller hears the prompt', () => caller.heard.filter((hz) => Math.abs(hz - PROMPT_HZ) < 60).length >= 25, 8000);
+      // The words, then the tone, reach the caller (through the mix, as Janus decodes and re-encodes it):
+      // speech is many frames of changing pitch; the tone is 600 ms of BEEP_HZ, the first run of 20 frames of it.
+      const isBeep = (hz: number) => Math.abs(hz - BEEP_HZ) < 60;
+      const toneAt = () => caller.heard.findIndex((_, i) => i >= 19 && caller.heard.slice(i - 19, i + 1).every(isBeep)) - 19;
+      await until('the caller hears the spoken prompt, then its tone', () => toneAt() >= 0, 20_000);
+      const heard = caller.heard.slice(0, toneAt()).filter((hz) => hz > 0);
+      expect(heard.length).toBeGreaterThan(100); // at least 2 s of the words before the tone
+      expect(new Set(heard.map((hz) => Math.round(hz / 100))).size).toBeGreaterThan(10); // a voice, not a tone
       await new Promise((r) => setTimeout(r, 1500));
       await anchor.stopRecordingCaller('wacid.vm1');
       const mjr = readFileSync(path);
@@ -210,7 +217,7 @@ describe('media anchor on Janus (AudioBridge)', () => {
       anchor.close();
       rmSync(dir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, 45_000);
 
   it('the control socket lost: the session is claimed on a new socket and the caller keeps its audio', async () => {
     const port = Number(new URL(janus.url).port);

@@ -1,21 +1,27 @@
 /** loadConfig: MEDIA_MODE with its Janus servers and voicemail, and single sign-on (OIDC_*, PASSWORD_LOGIN). */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { oggOpusDurationMs } from '../../shared/ogg.ts';
 import { describe, expect, it } from 'vitest';
-import { BUNDLED_HOLD_MUSIC, describeConfig, loadConfig, secretsOf } from './config.ts';
+import { BUNDLED_CLOSED_GREETING, BUNDLED_HOLD_MUSIC, BUNDLED_VOICEMAIL_PROMPT, describeConfig, loadConfig, secretsOf } from './config.ts';
 import { voicemailAfterOf } from './voicemail.ts';
 import { prod, failure } from '../../test/support/config-env.ts';
+
+const BUNDLED_PROMPT = { file: BUNDLED_VOICEMAIL_PROMPT, ms: oggOpusDurationMs(readFileSync(BUNDLED_VOICEMAIL_PROMPT)) };
+const BUNDLED_CLOSED = { file: BUNDLED_CLOSED_GREETING, ms: oggOpusDurationMs(readFileSync(BUNDLED_CLOSED_GREETING)) };
 
 describe('loadConfig', () => {
   describe('MEDIA_MODE, JANUS_URLS and JANUS_API_SECRET', () => {
     const janusSecret = 'janus-api-secret-0123';
     it('unset: direct mode, no Janus', () => {
-      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000 });
+      expect(loadConfig({}).media).toEqual({ mode: 'direct', modeSet: false, janusUrls: [], janusApiSecret: undefined, agentRecoveryMs: 20_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000, voicemailPrompt: BUNDLED_PROMPT, closedGreeting: BUNDLED_CLOSED });
       expect(existsSync(BUNDLED_HOLD_MUSIC)).toBe(true);
     });
 
     it('anchor mode with one or more Janus servers and the API secret', () => {
       const c = loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: ' ws://10.0.0.7:8188, wss://janus.example.com/janus ', JANUS_API_SECRET: janusSecret, AGENT_RECOVERY_MS: '15000' });
-      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000 });
+      expect(c.media).toEqual({ mode: 'anchor', modeSet: true, janusUrls: ['ws://10.0.0.7:8188', 'wss://janus.example.com/janus'], janusApiSecret: janusSecret, agentRecoveryMs: 15_000, holdMusicFile: BUNDLED_HOLD_MUSIC, voicemailAfter: undefined, voicemailMaxMs: 120_000, voicemailSilenceMs: 5_000, voicemailPrompt: BUNDLED_PROMPT, closedGreeting: BUNDLED_CLOSED });
       expect(loadConfig({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/music/hold.opus' }).media.holdMusicFile).toBe('/srv/music/hold.opus');
       expect(Object.isFrozen(c.media)).toBe(true);
     });
@@ -36,6 +42,31 @@ describe('loadConfig', () => {
       expect(failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', HOLD_MUSIC_FILE: '/srv/hold.mp3' })).toMatch(/^HOLD_MUSIC_FILE: must name an Ogg\/Opus file/);
       const bad = failure({ MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188', JANUS_API_SECRET: 'has space' });
       expect(bad).toBe('JANUS_API_SECRET: must not contain whitespace');
+    });
+
+    it('VOICEMAIL_PROMPT_FILE / CLOSED_GREETING_FILE: anchor mode only, the bundled spoken ones by default, each length read at start; a file that cannot be read or is not Ogg/Opus stops the start naming it', () => {
+      const anchor = { MEDIA_MODE: 'anchor', JANUS_URLS: 'ws://a:8188' };
+      expect(BUNDLED_PROMPT.ms).toBeGreaterThan(3000);
+      expect(BUNDLED_CLOSED.ms).toBeGreaterThan(BUNDLED_PROMPT.ms); // the closed greeting, then the same prompt
+      const dir = mkdtempSync(join(tmpdir(), 'sb-config-sounds-'));
+      try {
+        // An Ogg/Opus file of our own: the bundled hold music (8 s) stands in for a recorded prompt.
+        const own = join(dir, 'prompt.opus');
+        writeFileSync(own, readFileSync(BUNDLED_HOLD_MUSIC));
+        const c = loadConfig({ ...anchor, VOICEMAIL_PROMPT_FILE: own, CLOSED_GREETING_FILE: own }).media;
+        expect(c.voicemailPrompt).toEqual({ file: own, ms: 8000 });
+        expect(c.closedGreeting).toEqual({ file: own, ms: 8000 });
+        expect(failure({ VOICEMAIL_PROMPT_FILE: own })).toMatch(/^VOICEMAIL_PROMPT_FILE: is only used with MEDIA_MODE=anchor/);
+        expect(failure({ CLOSED_GREETING_FILE: own })).toMatch(/^CLOSED_GREETING_FILE: is only used with MEDIA_MODE=anchor/);
+        expect(failure({ ...anchor, VOICEMAIL_PROMPT_FILE: 'prompt.opus' })).toMatch(/^VOICEMAIL_PROMPT_FILE: must be an absolute path/);
+        expect(failure({ ...anchor, CLOSED_GREETING_FILE: '/srv/closed.wav' })).toMatch(/^CLOSED_GREETING_FILE: must name an Ogg\/Opus file/);
+        expect(failure({ ...anchor, VOICEMAIL_PROMPT_FILE: join(dir, 'missing.opus') })).toMatch(/^VOICEMAIL_PROMPT_FILE: cannot be read here \(ENOENT\)/);
+        const notOgg = join(dir, 'text.opus');
+        writeFileSync(notOgg, 'not audio at all, but long enough to look at its header bytes');
+        expect(failure({ ...anchor, CLOSED_GREETING_FILE: notOgg })).toMatch(/^CLOSED_GREETING_FILE: must name an Ogg\/Opus file/);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
     });
 
     it('VOICEMAIL_AFTER_S / VOICEMAIL_MAX_S: anchor mode only, off by default, within the accept window', () => {

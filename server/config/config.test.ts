@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { oggOpusDurationMs } from '../../shared/ogg.ts';
 import { BUNDLED_HOLD_MUSIC, BUNDLED_QUEUE_GREETING, VARIABLES, describeConfig, loadConfig, secretsOf, withServiceBaseUrl } from './config.ts';
 import { prod, failure } from '../../test/support/config-env.ts';
 
@@ -224,7 +225,7 @@ describe('loadConfig', () => {
         'ICE_SERVERS', 'TURN_SECRET', 'TURN_TTL_S', 'TURN_USERNAME', 'TURN_PASSWORD', 'ICE_TRANSPORT_POLICY',
         'AUDIT_RETENTION_DAYS', 'OIDC_ISSUER', 'OIDC_CLIENT_ID', 'OIDC_CLIENT_SECRET', 'OIDC_ROLES_CLAIM', 'PASSWORD_LOGIN',
         'MEDIA_MODE', 'JANUS_URLS', 'JANUS_API_SECRET', 'AGENT_RECOVERY_MS', 'HOLD_MUSIC_FILE',
-        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'VOICEMAIL_SILENCE_S', 'QUEUE_AUDIO_FILE',
+        'HOURS_FILE', 'VOICEMAIL_AFTER_S', 'VOICEMAIL_MAX_S', 'VOICEMAIL_SILENCE_S', 'VOICEMAIL_PROMPT_FILE', 'CLOSED_GREETING_FILE', 'QUEUE_AUDIO_FILE',
       ].sort(),
     );
   });
@@ -317,7 +318,10 @@ describe('loadConfig', () => {
       const de = file('hallo.opus', readFileSync(BUNDLED_HOLD_MUSIC)); // 8 s
       const c = loadConfig({ QUEUE_AUDIO_FILE: file('ok.json', JSON.stringify({ '+15550100001': { greetings: { en: BUNDLED_QUEUE_GREETING, de }, language: 'de', positionEveryS: 20 }, '+15550100002': {}, '*': { enabled: false } })) });
       expect(c.queueAudio?.get('+15550100001')).toEqual({ greetingFile: de, greetingMs: 8000, positionEveryMs: 20_000, positionDir: undefined, maxWaitMs: 600_000 });
-      expect(c.queueAudio?.get('+15550100002')).toEqual({ greetingFile: BUNDLED_QUEUE_GREETING, greetingMs: 2500, positionEveryMs: 0, positionDir: undefined, maxWaitMs: 600_000 });
+      // The bundled greeting is spoken (scripts/make-spoken-sounds.ts): its length is the file's.
+      const bundledMs = oggOpusDurationMs(readFileSync(BUNDLED_QUEUE_GREETING));
+      expect(bundledMs).toBeGreaterThan(4000);
+      expect(c.queueAudio?.get('+15550100002')).toEqual({ greetingFile: BUNDLED_QUEUE_GREETING, greetingMs: bundledMs, positionEveryMs: 0, positionDir: undefined, maxWaitMs: 600_000 });
       expect(c.queueAudio?.get('*')).toBeNull();
     });
     it('a file that cannot be read, or breaks a rule, stops the start naming the variable and the field', () => {

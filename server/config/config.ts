@@ -17,7 +17,7 @@ import { readSso } from './secrets.ts';
 import type { Config } from './types.ts';
 import { ConfigError } from './variables.ts';
 
-export { BUNDLED_HOLD_MUSIC, VOICEMAIL_MARGIN_MS, withDemoAnchor } from './media.ts';
+export { BUNDLED_CLOSED_GREETING, BUNDLED_HOLD_MUSIC, BUNDLED_VOICEMAIL_PROMPT, VOICEMAIL_MARGIN_MS, withDemoAnchor } from './media.ts';
 export { BUNDLED_QUEUE_GREETING } from './numbers.ts';
 export { ICE_URL } from './schemas.ts';
 export { describeConfig, maskedRedisUrl, secretsOf } from './secrets.ts';

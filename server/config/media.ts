@@ -1,12 +1,37 @@
 /** `MEDIA_MODE` and the anchor's settings: Janus servers, recovery, hold music, voicemail. */
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { oggOpusDurationMs } from '../../shared/ogg.ts';
 import { read } from './schemas.ts';
-import type { Config, MediaSettings } from './types.ts';
+import type { Announcement, Config, MediaSettings } from './types.ts';
 import { ConfigError } from './variables.ts';
 import { parseVoicemailAfter, VoicemailAfterError, type VoicemailAfterTable } from './voicemail.ts';
 
 /** The bundled hold music (made by scripts/make-hold-music.ts; the build copies it beside the compiled server). */
 export const BUNDLED_HOLD_MUSIC = fileURLToPath(new URL('../anchor/sounds/hold.opus', import.meta.url));
+
+/** The bundled voicemail prompt and closed greeting (spoken; scripts/make-spoken-sounds.ts, server/anchor/sounds.ts). */
+export const BUNDLED_VOICEMAIL_PROMPT = fileURLToPath(new URL('../anchor/sounds/voicemail.opus', import.meta.url));
+export const BUNDLED_CLOSED_GREETING = fileURLToPath(new URL('../anchor/sounds/closed.opus', import.meta.url));
+
+/**
+ * An announcement file and its length, read here once at start: the engine keeps a voicemail
+ * message from where its prompt ends. A file this process cannot read or that is not
+ * Ogg/Opus stops the start, naming the variable.
+ */
+function announcement(variable: 'VOICEMAIL_PROMPT_FILE' | 'CLOSED_GREETING_FILE', file: string): Announcement {
+  let buf: Buffer;
+  try {
+    buf = readFileSync(file);
+  } catch (err) {
+    throw new ConfigError(variable, `cannot be read here (${(err as NodeJS.ErrnoException).code ?? 'error'}): the file must be readable by this process and by Janus at the same path`);
+  }
+  try {
+    return Object.freeze({ file, ms: oggOpusDurationMs(buf) });
+  } catch {
+    throw new ConfigError(variable, 'must name an Ogg/Opus file (.opus or .ogg): the only format Janus plays');
+  }
+}
 
 /** MEDIA_MODE and its Janus servers: anchor mode needs JANUS_URLS; direct mode takes none (a set one would be a mistake). */
 export function readMedia(env: Record<string, string | undefined>): MediaSettings {
@@ -27,6 +52,10 @@ export function readMedia(env: Record<string, string | undefined>): MediaSetting
   if (mode === 'direct' && max !== undefined) throw new ConfigError('VOICEMAIL_MAX_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
   const silence = read(env, 'VOICEMAIL_SILENCE_S');
   if (mode === 'direct' && silence !== undefined) throw new ConfigError('VOICEMAIL_SILENCE_S', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  const prompt = read(env, 'VOICEMAIL_PROMPT_FILE');
+  const closed = read(env, 'CLOSED_GREETING_FILE');
+  if (mode === 'direct' && prompt !== undefined) throw new ConfigError('VOICEMAIL_PROMPT_FILE', 'is only used with MEDIA_MODE=anchor (direct mode has no voicemail)');
+  if (mode === 'direct' && closed !== undefined) throw new ConfigError('CLOSED_GREETING_FILE', 'is only used with MEDIA_MODE=anchor (direct mode cannot play audio to a caller)');
   let voicemailAfter: VoicemailAfterTable | undefined;
   if (after !== undefined) {
     // The bridge must answer before the Service's accept window closes (the call is refused REJECT_MARGIN before it).
@@ -47,6 +76,8 @@ export function readMedia(env: Record<string, string | undefined>): MediaSetting
     voicemailAfter,
     voicemailMaxMs: (max ?? 120) * 1000,
     voicemailSilenceMs: (silence ?? 5) * 1000,
+    voicemailPrompt: announcement('VOICEMAIL_PROMPT_FILE', prompt ?? BUNDLED_VOICEMAIL_PROMPT),
+    closedGreeting: announcement('CLOSED_GREETING_FILE', closed ?? BUNDLED_CLOSED_GREETING),
   });
 }
 

@@ -29,7 +29,7 @@ function readNumberFile<T>(env: Record<string, string | undefined>, name: 'HOURS
   }
 }
 
-/** The bundled queue greeting (scripts/make-voicemail-sounds.ts; the build copies it beside the compiled server). */
+/** The bundled queue greeting (spoken: scripts/make-spoken-sounds.ts; the build copies it beside the compiled server). */
 export const BUNDLED_QUEUE_GREETING = fileURLToPath(new URL('../anchor/sounds/greeting.opus', import.meta.url));
 
 /** QUEUE_AUDIO_FILE, read and checked once at start (greetings' lengths included): a mistake stops the start naming the file's field. */

@@ -6,6 +6,8 @@ import { ConfigError, LOG_LEVELS, SECRET_VARIABLES, SIGNATURE_TOLERANCE_S, type 
 /** A STUN/TURN URL as browsers take it: `stun:`, `turn:` or `turns:` host[:port][?transport=udp|tcp]. */
 export const ICE_URL = /^(stun|stuns|turn|turns):(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?(\?transport=(udp|tcp))?$/;
 
+/** A voicemail announcement: read here at start (its length) and played by Janus at the same path. */
+const announcementPath = z.string().regex(/^\/[^\0\n]{0,4095}$/, 'must be an absolute path to an Ogg/Opus file, readable here and by Janus at the same path').refine((p) => p.endsWith('.opus') || p.endsWith('.ogg'), 'must name an Ogg/Opus file (.opus or .ogg): the only format Janus plays');
 const intIn = (min: number, max: number) =>
   z
     .string()
@@ -185,6 +187,8 @@ const schemas = {
   ICE_TRANSPORT_POLICY: z.enum(['all', 'relay'], 'must be all or relay'),
   MEDIA_MODE: z.enum(['direct', 'anchor'], 'must be direct or anchor'),
   HOLD_MUSIC_FILE: z.string().regex(/^\/[^\0\n]{0,4095}$/, 'must be an absolute path to an Ogg/Opus file (as the Janus machine sees it)').refine((p) => p.endsWith('.opus') || p.endsWith('.ogg'), 'must name an Ogg/Opus file (.opus or .ogg): the only format Janus plays'),
+  VOICEMAIL_PROMPT_FILE: announcementPath,
+  CLOSED_GREETING_FILE: announcementPath,
   JANUS_URLS: z.string().transform((s, ctx) => {
     const urls = s.split(',').map((x) => x.trim()).filter(Boolean);
     if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of Janus WebSocket API URLs, e.g. ws://10.0.0.7:8188' });

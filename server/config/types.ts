@@ -150,6 +150,15 @@ export interface MediaSettings {
   readonly voicemailMaxMs: number;
   /** `VOICEMAIL_SILENCE_S`: the message ends after this long without the caller's voice (default 5 s). */
   readonly voicemailSilenceMs: number;
+  /** `VOICEMAIL_PROMPT_FILE`: what the caller hears before leaving a message, ending with the tone (default the bundled spoken prompt). */
+  readonly voicemailPrompt: Announcement;
+  /** `CLOSED_GREETING_FILE`: out of hours, the closed greeting followed by the prompt, one file (default the bundled one). */
+  readonly closedGreeting: Announcement;
+}
+/** An Ogg/Opus file Janus plays (a path it sees) and its length, read at start. */
+export interface Announcement {
+  readonly file: string;
+  readonly ms: number;
 }
 /** How TURN credentials are made: none, minted per session from coturn's REST secret, or one static pair. */
 export type TurnAuth =

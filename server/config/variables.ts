@@ -78,6 +78,8 @@ export const VARIABLES = [
   'VOICEMAIL_AFTER_S',
   'VOICEMAIL_MAX_S',
   'VOICEMAIL_SILENCE_S',
+  'VOICEMAIL_PROMPT_FILE',
+  'CLOSED_GREETING_FILE',
   // queue audio (anchor mode)
   'QUEUE_AUDIO_FILE',
 ] as const;

@@ -1,7 +1,8 @@
 /**
  * Queue audio in anchor mode, end to end with real parts: a private Janus (AudioBridge) in a
- * network namespace, a bridge with MEDIA_MODE=anchor and QUEUE_AUDIO_FILE (the bundled
- * greeting, the place in the queue every 4 s), real history (PGlite), the emulator's werift
+ * network namespace, a bridge with MEDIA_MODE=anchor and QUEUE_AUDIO_FILE (a greeting and
+ * position announcements of the number's own: tone stand-ins, test/support/tone-sounds.ts —
+ * the bundled ones are speech; the place in the queue every 4 s), real history (PGlite), the emulator's werift
  * callers and the agent's page in Chromium (its fake microphone 730 Hz). What a caller hears is measured by pitch in its
  * listening window (kept from the call's start) and by energy at one frequency over the last
  * second: the greeting (GREETING_HZ), the music's bed (BED_HZ), the place in the queue
@@ -19,7 +20,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GREETING_HZ, POSITION_HZ } from '../../server/anchor/sounds.ts';
+import { GREETING_HZ, POSITION_HZ, writeToneSounds } from '../support/tone-sounds.ts';
 import { BED_HZ } from '../../scripts/make-hold-music.ts';
 import { fromRecord } from '../../server/calls/record.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
@@ -51,7 +52,8 @@ describe('queue audio (anchor mode)', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sb-queue-audio-'));
     const file = join(dir, 'queue-audio.json');
-    writeFileSync(file, JSON.stringify({ [NUMBER]: { positionEveryS: 4 } }));
+    const sounds = writeToneSounds(dir);
+    writeFileSync(file, JSON.stringify({ [NUMBER]: { greetings: { en: sounds.greeting }, positionDir: sounds.positionDir, positionEveryS: 4 } }));
     ns = await createNetns();
     const [launched, assets] = await Promise.all([
       launchChromium({ fakeAudioCapture: wav(join(dir, 'agent.wav'), AGENT_HZ), autoplayWithoutGesture: true }),

@@ -3,8 +3,10 @@
  * network namespace, a bridge with MEDIA_MODE=anchor, VOICEMAIL_AFTER_S and HOURS_FILE, real
  * history (PGlite), the emulator's werift caller (its voice a 400 Hz tone) and program agents.
  * What the caller hears is measured by pitch in the caller's listening window (kept from the
- * call's start, so a short sound is not missed on a loaded machine): the prompt's chime
- * (PROMPT_HZ), its tone (BEEP_HZ), the closed greeting (CLOSED_HZ).
+ * call's start, so a short sound is not missed on a loaded machine): the prompt and the closed
+ * greeting are tone stand-ins here (VOICEMAIL_PROMPT_FILE, CLOSED_GREETING_FILE:
+ * test/support/tone-sounds.ts; the bundled spoken ones: server/anchor/anchor.test.ts) — the
+ * prompt's chime (PROMPT_HZ), its tone (BEEP_HZ), the closed greeting (CLOSED_HZ).
  *
  * 1. Nobody answers: agent1 rings, and at VOICEMAIL_AFTER_S the ring is revoked; the caller
  *    hears the prompt and the tone, speaks, hangs up → a call-back task with reason
@@ -26,7 +28,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
 import type { CallbackTask } from '../../shared/records.ts';
-import { BEEP_HZ, CLOSED_HZ, PROMPT_HZ } from '../../server/anchor/sounds.ts';
+import { BEEP_HZ } from '../../server/anchor/sounds.ts';
+import { oggPackets } from '../support/ogg-packets.ts';
+import { CLOSED_HZ, PROMPT_HZ, writeToneSounds } from '../support/tone-sounds.ts';
 import { OpusDecoder, pitchHz, rms } from '../emulator/calls/audio.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
@@ -44,27 +48,6 @@ const HEARD = 0.05;
 /** VOICEMAIL_SILENCE_S here: the callers of the other tests talk without a pause until they hang up. */
 const SILENCE_S = 2;
 
-/** The Opus packets of an Ogg/Opus file (headers left out) and its last granule position. */
-function oggAudio(buf: Buffer): { packets: Buffer[]; granule: number } {
-  const packets: Buffer[] = [];
-  let cur: Buffer[] = [];
-  let off = 0;
-  let granule = 0;
-  while (off + 27 <= buf.length) {
-    expect(buf.toString('latin1', off, off + 4)).toBe('OggS');
-    granule = Number(buf.readBigInt64LE(off + 6));
-    const n = buf[off + 26]!;
-    let p = off + 27 + n;
-    for (const l of buf.subarray(off + 27, off + 27 + n)) {
-      cur.push(buf.subarray(p, p + l));
-      p += l;
-      if (l < 255) (packets.push(Buffer.concat(cur)), (cur = []));
-    }
-    off = p;
-  }
-  return { packets: packets.slice(2), granule };
-}
-
 describe('voicemail (anchor mode)', () => {
   let ns: Netns;
   let janus: TestJanus;
@@ -79,6 +62,7 @@ describe('voicemail (anchor mode)', () => {
     const hoursFile = join(dir, 'hours.json');
     // CLOSED: no opening on any day; OPEN: no entry (always open).
     writeFileSync(hoursFile, JSON.stringify({ [CLOSED]: { timeZone: 'UTC', weekly: Object.fromEntries(EVERY_DAY.map((d) => [d, []])) } }));
+    const sounds = writeToneSounds(dir);
     ns = await createNetns();
     const [launched, assets] = await Promise.all([launchChromium({ autoplayWithoutGesture: true }), buildWebAgent(), (async () => (janus = await startJanus(ns)))()]);
     browser = launched;
@@ -88,7 +72,7 @@ describe('voicemail (anchor mode)', () => {
       history: true,
       agents: ['agent1', 'agent2'],
       supervisors: ['boss'],
-      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', VOICEMAIL_AFTER_S: `${OPEN}=4`, VOICEMAIL_MAX_S: '30', VOICEMAIL_SILENCE_S: String(SILENCE_S), HOURS_FILE: hoursFile },
+      env: { MEDIA_MODE: 'anchor', JANUS_URLS: janus.url, WRAP_UP_MS: 'off', VOICEMAIL_AFTER_S: `${OPEN}=4`, VOICEMAIL_MAX_S: '30', VOICEMAIL_SILENCE_S: String(SILENCE_S), HOURS_FILE: hoursFile, VOICEMAIL_PROMPT_FILE: sounds.prompt, CLOSED_GREETING_FILE: sounds.closed },
       emulator: {
         businessNumbers: [
           { id: '100000000000001', phoneNumber: OPEN, wabaId: '200000000000001' },
@@ -135,7 +119,7 @@ describe('voicemail (anchor mode)', () => {
       const r = await fetch(`${b.url}${miss.voicemail!}`, { headers: { cookie } });
       return r.status === 200 ? Buffer.from(await r.arrayBuffer()) : undefined;
     }, 15_000);
-    const { packets, granule } = oggAudio(ogg);
+    const { packets, granule } = oggPackets(ogg);
     const seconds = (granule - 312) / 48_000;
     const dec = new OpusDecoder();
     const frames = packets.map((p) => dec.decode(p));
@@ -284,7 +268,7 @@ describe('voicemail (anchor mode)', () => {
       const r = await fetch(`${b.url}${url}`, { headers: { cookie } });
       return r.status === 200 ? Buffer.from(await r.arrayBuffer()) : undefined;
     }, 15_000);
-    const { packets } = oggAudio(ogg);
+    const { packets } = oggPackets(ogg);
     const dec = new OpusDecoder();
     const frames = packets.map((p) => dec.decode(p));
     dec.close();

@@ -1,17 +1,30 @@
 /**
- * Writes the anchor's voicemail prompt and closed greeting, and queue audio's greeting and
- * position announcements (server/anchor/sounds.ts says what each is): Ogg/Opus, 48 kHz mono, 20 ms packets, made from sine tones (no one's voice: free
- * to use) with the emulator's encoder and Ogg/Opus muxer, as the hold music is:
- *
- *   npx tsx scripts/make-voicemail-sounds.ts [out-dir]
- *
- * Each part is one frequency, so a test tells by energy what the caller hears.
+ * Stand-ins of the anchor's announcements for tests that tell by pitch what a caller hears:
+ * the voicemail prompt, the closed greeting, queue audio's greeting and its position
+ * announcements, each part one frequency (the bundled ones are speech:
+ * scripts/make-spoken-sounds.ts). Ogg/Opus, 48 kHz mono, 20 ms packets, with the emulator's
+ * encoder and muxer. `writeToneSounds(dir)` writes them; the bridge takes them as
+ * VOICEMAIL_PROMPT_FILE, CLOSED_GREETING_FILE and QUEUE_AUDIO_FILE's `greetings` and
+ * `positionDir`. The prompt ends with the bundled prompt's tone (BEEP_HZ).
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { FRAME_SAMPLES, OpusEncoder, ToneSource } from '../test/emulator/calls/audio.ts';
-import { muxOggOpus } from '../test/emulator/calls/ogg.ts';
-import { BEEP_HZ, CLOSED_HZ, CLOSED_PARTS_MS, GREETING_HZ, MAX_SPOKEN_POSITION, POSITION_HZ, POSITION_PULSE_MS, PROMPT_HZ, PROMPT_PARTS_MS, QUEUE_GREETING_MS } from '../server/anchor/sounds.ts';
+import { FRAME_SAMPLES, OpusEncoder, ToneSource } from '../emulator/calls/audio.ts';
+import { muxOggOpus } from '../emulator/calls/ogg.ts';
+import { BEEP_HZ, MAX_SPOKEN_POSITION } from '../../server/anchor/sounds.ts';
+
+/** The prompt's chime, the closed greeting, the queue greeting, the position pulses. */
+export const PROMPT_HZ = 660;
+export const CLOSED_HZ = 880;
+export const GREETING_HZ = 1150;
+export const POSITION_HZ = 1000;
+/** The prompt: 2 s of chime, 0.4 s of quiet, 0.6 s of tone. */
+const PROMPT_PARTS_MS = { chime: 2000, gap: 400, beep: 600 } as const;
+/** The closed greeting before the prompt: 2.5 s, then 0.5 s of quiet. */
+const CLOSED_PARTS_MS = { greeting: 2500, gap: 500 } as const;
+const QUEUE_GREETING_MS = 2500;
+/** Each pulse of a position announcement: on, then quiet. */
+const POSITION_PULSE_MS = { on: 240, off: 160 } as const;
 
 const FRAME_MS = 20;
 
@@ -58,12 +71,22 @@ export function positionAnnouncement(place: number | 'more'): Buffer {
   return encode(pulses, `queue position ${place} (sine tones)`);
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  const dir = process.argv[2] ?? new URL('../server/anchor/sounds/', import.meta.url).pathname;
-  writeFileSync(join(dir, 'voicemail.opus'), voicemailPrompt());
-  writeFileSync(join(dir, 'closed.opus'), closedGreeting());
-  writeFileSync(join(dir, 'greeting.opus'), queueGreeting());
+/** The files of the stand-ins, as the bridge's variables take them. */
+export interface ToneSounds {
+  prompt: string;
+  closed: string;
+  greeting: string;
+  /** A folder with position-1.opus … position-9.opus and position-more.opus. */
+  positionDir: string;
+}
+
+/** Write every stand-in into `dir`. */
+export function writeToneSounds(dir: string): ToneSounds {
+  const out: ToneSounds = { prompt: join(dir, 'voicemail.opus'), closed: join(dir, 'closed.opus'), greeting: join(dir, 'greeting.opus'), positionDir: dir };
+  writeFileSync(out.prompt, voicemailPrompt());
+  writeFileSync(out.closed, closedGreeting());
+  writeFileSync(out.greeting, queueGreeting());
   for (let n = 1; n <= MAX_SPOKEN_POSITION; n++) writeFileSync(join(dir, `position-${n}.opus`), positionAnnouncement(n));
   writeFileSync(join(dir, 'position-more.opus'), positionAnnouncement('more'));
-  console.log(`wrote the voicemail, closed, greeting and position sounds in ${dir}`);
+  return out;
 }
