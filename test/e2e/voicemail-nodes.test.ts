@@ -20,13 +20,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
 import type { CallbackTask } from '../../shared/records.ts';
 import { BEEP_HZ } from '../../server/anchor/sounds.ts';
-import { OpusDecoder, pitchHz, rms } from '../emulator/calls/audio.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
-import { oggPackets } from '../support/ogg-packets.ts';
 import { createTestDatabase, type TestDatabase } from '../support/postgres.ts';
 import { startRedis, uniquePrefix, type TestRedis } from '../support/redis.ts';
 import { PROMPT_HZ, writeToneSounds } from '../support/tone-sounds.ts';
+import { fetchMessage, measureMessage, roomCount } from './voicemail-rig.ts';
 import { agentClient, callerPitches, closeAnchorParts, emulatorRequest, listenCaller, login, nearHz, startBridge, until, type Bridge, type ProtocolClient } from './harness.ts';
 
 const NUMBER = '+15550100001';
@@ -122,29 +121,16 @@ describe('voicemail across nodes (anchor mode)', () => {
     // The terminate was handled by B alone: A never received it.
     expect(terminates.get(b)).toContain(wacid);
     expect(terminates.get(a)).not.toContain(wacid);
-    await until('the room is destroyed', async () => {
-      const h = await control.attach();
-      const list = (await control.message(h, { request: 'list' })).plugindata!.data.list as unknown[];
-      await control.request({ janus: 'detach', handle_id: h });
-      return list.length === 0;
-    }, 10_000);
+    await until('the room is destroyed', async () => (await roomCount(control)) === 0, 10_000);
 
     // The message, through node A (it reads the archive B wrote): the caller's voice, about 3 s.
     const miss = task.misses.find((x) => x.wacid === wacid)!;
     const cookie = await login(a.url, 'boss');
-    const ogg = await until('the message in the archive', async () => {
-      const r = await fetch(`${a.url}${miss.voicemail!}`, { headers: { cookie } });
-      return r.status === 200 ? Buffer.from(await r.arrayBuffer()) : undefined;
-    }, 15_000);
-    const { packets, granule } = oggPackets(ogg);
-    const seconds = (granule - 312) / 48_000;
-    const dec = new OpusDecoder();
-    const frames = packets.map((p) => dec.decode(p));
-    dec.close();
-    const voiced = frames.filter((f) => rms(f) > 0.05 && Math.abs(pitchHz(f) - CALLER_HZ) < 50).length;
-    console.log(`voicemail across nodes ${wacid}: ${ogg.length} bytes, ${seconds.toFixed(1)} s, ${voiced} of ${frames.length} frames the caller's voice; task ${Date.now() - hangupAt} ms after the hangup`);
+    const ogg = await fetchMessage(a, miss.voicemail!, cookie);
+    const { seconds, frames, voiced } = measureMessage(ogg, CALLER_HZ);
+    console.log(`voicemail across nodes ${wacid}: ${ogg.length} bytes, ${seconds.toFixed(1)} s, ${voiced} of ${frames} frames the caller's voice; task ${Date.now() - hangupAt} ms after the hangup`);
     expect(seconds).toBeGreaterThan(1.5);
-    expect(voiced / frames.length).toBeGreaterThan(0.8);
+    expect(voiced / frames).toBeGreaterThan(0.8);
 
     // History (one database): missed, why, and the message in the timeline.
     const rec = await until('the call in history with its message', async () => {

@@ -29,9 +29,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VOICEMAIL_LEFT } from '../../shared/callErrors.ts';
 import type { CallbackTask } from '../../shared/records.ts';
 import { BEEP_HZ } from '../../server/anchor/sounds.ts';
-import { oggPackets } from '../support/ogg-packets.ts';
+import { fetchMessage, measureMessage, roomCount } from './voicemail-rig.ts';
 import { CLOSED_HZ, PROMPT_HZ, writeToneSounds } from '../support/tone-sounds.ts';
-import { OpusDecoder, pitchHz, rms } from '../emulator/calls/audio.ts';
 import { createNetns, type Netns } from '../support/netns.ts';
 import { JanusApi, startJanus, type TestJanus } from '../support/janus.ts';
 import type { Browser } from 'playwright-core';
@@ -86,12 +85,7 @@ describe('voicemail (anchor mode)', () => {
     await closeAnchorParts({ clients, browser, bridge: b, control, janus, ns, dir });
   });
 
-  const rooms = async () => {
-    const h = await control.attach();
-    const list = (await control.message(h, { request: 'list' })).plugindata!.data.list as unknown[];
-    await control.request({ janus: 'detach', handle_id: h });
-    return list.length;
-  };
+  const rooms = () => roomCount(control);
 
   const listen = (wacid: string) => listenCaller(b.emu, wacid);
   const heard = (wacid: string) => callerPitches(b.emu, wacid);
@@ -115,19 +109,11 @@ describe('voicemail (anchor mode)', () => {
     expect(miss).toMatchObject({ reason: 'voicemail', voicemail: `/api/archive/${encodeURIComponent(wacid)}/${encodeURIComponent(`voicemail-${wacid}`)}.ogg` });
     const cookie = await login(b.url, 'boss');
     // The message is saved moments after the call ends (its task may be told first).
-    const ogg = await until('the message in the archive', async () => {
-      const r = await fetch(`${b.url}${miss.voicemail!}`, { headers: { cookie } });
-      return r.status === 200 ? Buffer.from(await r.arrayBuffer()) : undefined;
-    }, 15_000);
-    const { packets, granule } = oggPackets(ogg);
-    const seconds = (granule - 312) / 48_000;
-    const dec = new OpusDecoder();
-    const frames = packets.map((p) => dec.decode(p));
-    dec.close();
-    const voiced = frames.filter((f) => rms(f) > 0.05 && Math.abs(pitchHz(f) - CALLER_HZ) < 50).length;
-    console.log(`voicemail ${wacid}: ${ogg.length} bytes, ${seconds.toFixed(1)} s, ${voiced} of ${frames.length} frames the caller's voice`);
+    const ogg = await fetchMessage(b, miss.voicemail!, cookie);
+    const { seconds, frames, voiced } = measureMessage(ogg, CALLER_HZ);
+    console.log(`voicemail ${wacid}: ${ogg.length} bytes, ${seconds.toFixed(1)} s, ${voiced} of ${frames} frames the caller's voice`);
     expect(seconds).toBeGreaterThan(1.5);
-    expect(voiced / frames.length).toBeGreaterThan(0.8);
+    expect(voiced / frames).toBeGreaterThan(0.8);
     // History: missed (the prompt answered, no agent), and why.
     const rec = await until('the call in history', async () => {
       const r = await fetch(`${b.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } });
@@ -264,18 +250,10 @@ describe('voicemail (anchor mode)', () => {
     expect(task).toMatchObject({ state: 'open', businessNumber: OPEN, reason: 'voicemail' });
     const cookie = await login(b.url, 'boss');
     const url = task.misses.find((x) => x.wacid === wacid)!.voicemail!;
-    const ogg = await until('the message in the archive', async () => {
-      const r = await fetch(`${b.url}${url}`, { headers: { cookie } });
-      return r.status === 200 ? Buffer.from(await r.arrayBuffer()) : undefined;
-    }, 15_000);
-    const { packets } = oggPackets(ogg);
-    const dec = new OpusDecoder();
-    const frames = packets.map((p) => dec.decode(p));
-    dec.close();
-    const voiced = frames.filter((f) => rms(f) > 0.05 && Math.abs(pitchHz(f) - CALLER_HZ) < 50).length;
-    console.log(`voicemail ${wacid} (silence): ${frames.length} frames, ${voiced} the caller's voice`);
+    const { frames, voiced } = measureMessage(await fetchMessage(b, url, cookie), CALLER_HZ);
+    console.log(`voicemail ${wacid} (silence): ${frames} frames, ${voiced} the caller's voice`);
     expect(voiced * 20).toBeGreaterThan(1_000); // the caller's words are kept
-    expect(frames.length - voiced).toBeGreaterThan(20); // and the silence that ended it
+    expect(frames - voiced).toBeGreaterThan(20); // and the silence that ended it
     const rec = await until('the call in history', async () => {
       const j = (await (await fetch(`${b.url}/api/history/calls/${encodeURIComponent(wacid)}`, { headers: { cookie } })).json()) as Record<string, unknown>;
       return j.outcome !== undefined && j.outcome !== 'in-progress' ? j : undefined;
