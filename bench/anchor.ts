@@ -14,7 +14,12 @@
  *   greeting, and the music after it (nobody answers), p50/p95;
  * - anchor only: Janus CPU per concurrent two-party call (its /proc CPU time over 10 s with
  *   `--calls` calls talking, both legs sending) and memory per call (its RSS with them, less
- *   idle), and the calls per core that makes.
+ *   idle), and the calls per core that makes;
+ * - transfers (bench/transfer.ts, run last as a process of its own with `--runs`: its rig is
+ *   the transfer e2e files' — own namespace, Janus and program agents): cold transfer sent →
+ *   the caller hears the music (goal ≤ 500 ms, the caller's silence while the call changes
+ *   hands), the target's answer → the caller hears the target, and warm complete → the caller
+ *   hears the target (goal ≤ 300 ms), p50/p95.
  *
  * - with `--ramp 10,20,40` (off by default: long): the largest number of concurrent two-party
  *   calls this machine held with clean audio — per step that many calls at once, both sides
@@ -27,6 +32,7 @@
  *
  * Needs root (the namespace) and Debian's `janus`.
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startJanus } from '../test/support/janus.ts';
@@ -239,5 +245,11 @@ try {
 } finally {
   await janus.close();
   await ns.close();
+}
+if (RAMP.length === 0) {
+  // Transfers: their own rig, in a process of their own (its figures print there).
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/transfer.ts', '--runs', String(RUNS)], { stdio: 'inherit' });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) console.log(`bench/transfer.ts exited ${code}`);
 }
 process.exit(0);
