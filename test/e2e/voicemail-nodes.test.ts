@@ -7,8 +7,9 @@
  *
  * The call's webhooks reach node A: A joins the caller to its room, rings agent1, and at
  * VOICEMAIL_AFTER_S answers with the prompt and records the caller. Then the Service's
- * deliveries move to node B (a load balancer's choice): the caller's hangup reaches B, which
- * holds no leg of the call. B ends it: destroying the room closes Janus's recording, B makes
+ * deliveries move to node B (a load balancer's choice) and A's workers stop (the nodes'
+ * workers share the event stream: whichever reads first handles an event), so the caller's
+ * hangup is handled by B, which holds no leg of the call. B ends it: destroying the room closes Janus's recording, B makes
  * the message (Ogg/Opus) from the shared ARCHIVE_DIR and opens the call-back task; the
  * supervisor on A is told, the message fetched through A decodes to the caller's voice, and
  * history (one database) has the call as missed with the message.
@@ -110,15 +111,19 @@ describe('voicemail across nodes (anchor mode)', () => {
       return nearHz(p, PROMPT_HZ) && nearHz(p, BEEP_HZ) ? p : undefined;
     }, 20_000);
 
-    // From here the Service delivers to node B; the caller talks 3 s, then hangs up.
+    // From here the Service delivers to node B, and node B's workers take its events: the
+    // stream and its consumer groups are shared, so whichever node reads first handles an
+    // event (whoever received it); A's workers stop, A itself (its Janus leg, its page
+    // sockets) stays up.
     deliverTo(b);
+    await a.sb.workers.stop();
     await new Promise((r) => setTimeout(r, 3_000));
     const hangupAt = Date.now();
     await emulatorRequest(a.emu, 'POST', `/calls/${encodeURIComponent(wacid)}/hangup`, {});
 
     const task = (await boss.next('callback.updated', (m) => m.task.customer === customer && m.task.misses.some((x) => x.wacid === wacid && x.voicemail !== undefined), 20_000, from)).task as CallbackTask;
     expect(task).toMatchObject({ state: 'open', businessNumber: NUMBER, reason: 'voicemail' });
-    // The terminate was handled by B alone: A never received it.
+    // The terminate was handled by B alone.
     expect(terminates.get(b)).toContain(wacid);
     expect(terminates.get(a)).not.toContain(wacid);
     await until('the room is destroyed', async () => (await roomCount(control)) === 0, 10_000);
