@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { groupCommit } from './group-commit.ts';
+import { groupCommit, STREAM_GAP_MS } from './group-commit.ts';
 
 const tick = () => new Promise<void>((r) => setImmediate(r));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 describe('groupCommit', () => {
   it('writes an item alone when idle, and what arrives meanwhile in one batch after it', async () => {
@@ -51,5 +52,38 @@ describe('groupCommit', () => {
     expect(batches).toEqual([['a'], ['b', 'poison', 'c'], ['b'], ['poison'], ['c']]);
     // Still usable after a failure.
     expect(await apply('d')).toBe('D');
+  });
+
+  it('in a steady stream an item lingers for others; a full batch, or one after a pause, goes at once', async () => {
+    const batches: number[][] = [];
+    const apply = groupCommit(
+      async (xs: readonly number[]) => {
+        batches.push([...xs]);
+        return xs;
+      },
+      { max: 3, lingerMs: 1000 },
+    );
+    // Idle: at once.
+    await apply(1);
+    await tick(); // its batch has ended
+    expect(batches).toEqual([[1]]);
+    // Right after a batch: 2 waits (up to a second), and 3 arriving meanwhile goes with it.
+    const p2 = apply(2);
+    await sleep(10);
+    expect(batches).toEqual([[1]]);
+    const p3 = apply(3);
+    await Promise.all([p2, p3]);
+    expect(batches).toEqual([[1], [2, 3]]);
+    // Lingering, but `max` are waiting: written without the rest of the wait.
+    const full = [4, 5, 6].map((x) => apply(x));
+    await tick();
+    expect(batches).toEqual([[1], [2, 3], [4, 5, 6]]);
+    await Promise.all(full);
+    // After a pause longer than the stream's gap: at once again.
+    await sleep(STREAM_GAP_MS + 20);
+    const p7 = apply(7);
+    await tick();
+    expect(batches.at(-1)).toEqual([7]);
+    await p7;
   });
 });

@@ -52,11 +52,16 @@ export interface LaneOptions {
   readGapMs?: number;
 }
 
-/** Calls are many and quick; media downloads are few and slow (a long recording). */
+/**
+ * Calls are many and quick; media downloads are few and slow (a long recording). The other
+ * lane's 64: its message observations share a database transaction (`messaging/group-commit.ts`),
+ * so the handlers in flight are a batch's ceiling; with 16, a flood of 1,000 message events
+ * a second was ~125 transactions a second of ~8 observations each.
+ */
 export const LANE_DEFAULTS: Readonly<Record<Lane, Required<LaneOptions>>> = {
   calls: { limit: 64, deadlineMs: 15_000, readGapMs: 0 },
   media: { limit: 8, deadlineMs: 60_000, readGapMs: 20 },
-  other: { limit: 16, deadlineMs: 30_000, readGapMs: 20 },
+  other: { limit: 64, deadlineMs: 30_000, readGapMs: 20 },
 };
 
 export interface WorkersOptions {

@@ -4,7 +4,7 @@
  * reader stopped at 1,000 queued events across all lanes, and offers took up to 7 s.
  *
  * - `lanes-backlog` (every run): the workers on a private Redis with a slow `other` lane
- *   (a handler of 50 ms, 16 at a time: 320/s) and 4,000 (full 20,000) of its events
+ *   (a handler of 50 ms, 64 at a time: 1,280/s) and 4,000 (full 20,000) of its events
  *   already in the stream; a `chat.call.connect` appended behind them must be handled at
  *   once. On the old reader it waited until the backlog ahead of it drained below 1,000.
  *
@@ -59,9 +59,9 @@ describe('lanes: call events never wait behind other event types', () => {
       await Promise.all(all.slice(i, i + 500).map((d) => store.acceptEvent({ eventId: d.id, type: 'contact.unsubscribe.created', body: d.body, receivedAt: Date.now() }, 60_000)));
     }
     await w.start();
-    // The other lane is saturated and far behind (a second of its work done, thousands to go),
+    // The other lane is saturated and far behind (half a second of its work done, thousands to go),
     // and the calls lane has read through the backlog (it started, like every lane, at 0).
-    await until('the other lane busy', () => otherDone >= 320, 20_000, 10);
+    await until('the other lane busy', () => otherDone >= 640, 20_000, 10);
     await until('the calls lane caught up', async () => (await store.streamLag(laneGroup('calls'))) === 0, 10_000, 50);
     const connect = { id: `evt_conn_${randomBytes(4).toString('hex')}`, type: 'chat.call.connect', apiVersion: 'v2', createTime: new Date().toISOString(), callingConnect: fakeConnect('wacid.behind-backlog') };
     const t0 = Date.now();
