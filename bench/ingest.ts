@@ -47,7 +47,7 @@ import { createTestDatabase } from '../test/support/postgres.ts';
 import { startRedis } from '../test/support/redis.ts';
 import type { TargetKind } from './_ingest-target.ts';
 import { figure } from './figures.ts';
-import { laneGroup } from '../server/webhooks/lanes.ts';
+import { otherLaneBacklog } from './stats.ts';
 
 const arg = (name: string, def: number) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -228,20 +228,10 @@ try {
     );
     process.stdout.write(lines.join('\n') + '\n');
   }
-  // What each bridge's workers had handled when the load stopped (the rest is backlog): the
-  // `other` lane's group, whose handlers take chat.message.updated (each lane has a group of its own).
-  const OTHER = laneGroup('other');
+  // What each bridge's workers had handled when the load stopped (the rest is backlog).
   const backlog = async (url: string) => {
-    const r = new Redis(url);
-    try {
-      const length = Number(await r.xlen('sb:events'));
-      const groups = (await r.xinfo('GROUPS', 'sb:events')) as unknown[][];
-      const g = groups.map((x) => Object.fromEntries(Array.from({ length: x.length / 2 }, (_, i) => [x[2 * i], x[2 * i + 1]])) as Record<string, unknown>).find((x) => x.name === OTHER);
-      const waiting = Number(g?.lag ?? length) + Number(g?.pending ?? 0);
-      return { length, handled: length - waiting };
-    } finally {
-      r.disconnect();
-    }
+    const { length, waiting } = await otherLaneBacklog(url);
+    return { length, handled: length - waiting };
   };
   const backlogs = [await backlog(redisPglite.url), await backlog(redisPostgres.url)];
   stopping.length = 0;

@@ -14,11 +14,11 @@
  *
  *   npx tsx bench/message-cost.ts [--rate 1000] [--seconds 10] [--history embedded,postgres]
  */
-import { Redis } from 'ioredis';
 import { loadavg } from 'node:os';
 import { startRedis } from '../test/support/redis.ts';
 import { flood, loopDelay, spawnBridge, type HistoryKind } from './calls-rig.ts';
 import { figure } from './figures.ts';
+import { otherLaneBacklog } from './stats.ts';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,22 +29,9 @@ const SECONDS = Number(arg('seconds', '10'));
 const HISTORIES = arg('history', 'embedded,postgres').split(',').filter(Boolean) as HistoryKind[];
 for (const h of HISTORIES) if (h !== 'embedded' && h !== 'postgres') throw new Error(`--history: embedded or postgres, not ${h}`);
 
-/** Events of the `other` lane's group not yet handled: pending + not yet read. */
-async function otherLeft(r: Redis): Promise<number> {
-  const [key] = await r.keys('*events');
-  if (!key) return 0;
-  const groups = (await r.xinfo('GROUPS', key)) as unknown[][];
-  for (const a of groups) {
-    const g = Object.fromEntries(Array.from({ length: a.length / 2 }, (_, i) => [String(a[2 * i]), a[2 * i + 1]]));
-    if (String(g.name).endsWith(':other') || g.name === 'workers:other') return Number(g.pending) + Number(g.lag ?? 0);
-  }
-  return 0;
-}
-
 async function measure(history: HistoryKind): Promise<void> {
   const redis = await startRedis();
   const bridge = await spawnBridge([], redis.url, history, ['--single-threaded-gc']);
-  const r = new Redis(redis.url);
   try {
     await flood(bridge.url, bridge.secret, Math.min(RATE, 200), 2); // warm-up
     await new Promise((res) => setTimeout(res, 3000));
@@ -53,10 +40,10 @@ async function measure(history: HistoryKind): Promise<void> {
     const loop0 = bridge.loopCpuMs();
     const sent = await flood(bridge.url, bridge.secret, RATE, SECONDS);
     const t0 = Date.now();
-    let left = await otherLeft(r);
+    let left = (await otherLaneBacklog(redis.url)).waiting;
     while (left > 0 && Date.now() - t0 < 60_000) {
       await new Promise((res) => setTimeout(res, 50));
-      left = await otherLeft(r);
+      left = (await otherLaneBacklog(redis.url)).waiting;
     }
     const drained = Date.now() - t0;
     const perEvent = ((bridge.cpuMs() - cpu0) / sent.sent) * 1000;
@@ -68,7 +55,6 @@ async function measure(history: HistoryKind): Promise<void> {
     figure('message-cost', `bridge CPU a message event, ${history} history, ${RATE}/s`, perEvent, 'us');
     figure('message-cost', `event-loop CPU a message event, ${history} history, ${RATE}/s`, loopPerEvent, 'us');
   } finally {
-    r.disconnect();
     await bridge.close();
     await redis.close();
   }
