@@ -43,7 +43,7 @@ import { PASSWORD, agentClient, fakeConnect, postEvent, sleep, startBridge, type
 import { PeerHost } from '../test/e2e/program-agent.ts';
 import { createTestDatabase } from '../test/support/postgres.ts';
 import { redisServerAvailable, startRedis } from '../test/support/redis.ts';
-import { bucketShares, commandStats, flood, loopDelay, offerBuckets, printPerCall, rawAgent, spawnBridge, type HistoryKind } from './calls-rig.ts';
+import { bucketShares, commandStats, flood, loopDelay, offerBuckets, printPerCall, rawAgent, spawnBridge, webhookPoster, type HistoryKind } from './calls-rig.ts';
 import { figure } from './figures.ts';
 import { pct } from './stats.ts';
 
@@ -90,6 +90,9 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
   const names = Array.from({ length: AGENTS }, (_, i) => `bench${String(i).padStart(2, '0')}`);
   const b = await spawnBridge(names, redisUrl, run.history, GC_FLAGS);
   const sockets: WebSocket[] = [];
+  // Kept-alive node:http posts: fetch's own CPU was the bridge's loss on 2 cores (calls-rig.ts).
+  const poster = webhookPoster(b.url, b.secret);
+  const post = poster.post;
   try {
     const sentAt = new Map<string, number>();
     const latency = new Map<string, number>();
@@ -98,14 +101,14 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
       if (t0 === undefined || latency.has(wacid)) return;
       latency.set(wacid, t - t0);
       // The caller hangs up a little later: the agent is free for the next call.
-      setTimeout(() => void postEvent(b, 'chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 }).catch(() => -1), 100);
+      setTimeout(() => void post('chat.call.terminate', 'callingTerminate', { wacid, phoneId: 'phone-1', status: 'FAILED', duration: 0 }).catch(() => -1), 100);
     };
     for (const n of names) sockets.push(await rawAgent(b.url, n, onOffer));
     // Warm-up (JIT, connections): not measured.
     for (let i = 0; i < 50; i++) {
       const w = `warm-${label}-${i}`;
       sentAt.set(w, performance.now());
-      await postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(w));
+      await post('chat.call.connect', 'callingConnect', fakeConnect(w));
     }
     await sleep(1_000);
     latency.clear();
@@ -114,7 +117,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
       // Recording downloads that hang at the Service for the whole run.
       b.emu.ctx.faults.mediaDownloadHang = 'headers';
       for (let i = 0; i < hung; i++) {
-        await postEvent(b, 'chat.call.recording.updated', 'callingMedia', { wacid: `hung-${label}-${i}`, phoneId: 'phone-1', type: 'recording', result: 'AVAILABLE', status: 'AVAILABLE', mediaAssetId: `cma_hung_${i}` });
+        await post('chat.call.recording.updated', 'callingMedia', { wacid: `hung-${label}-${i}`, phoneId: 'phone-1', type: 'recording', result: 'AVAILABLE', status: 'AVAILABLE', mediaAssetId: `cma_hung_${i}` });
       }
       const until = Date.now() + 10_000;
       while (b.emu.capture.hangingDownloads() < Math.min(hung, 8) && Date.now() < until) await sleep(20);
@@ -137,7 +140,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
       if (wait > 1) await sleep(wait);
       const wacid = `bench-${label}-${i}`;
       sentAt.set(wacid, performance.now());
-      posts.push(postEvent(b, 'chat.call.connect', 'callingConnect', fakeConnect(wacid)).catch(() => -1));
+      posts.push(post('chat.call.connect', 'callingConnect', fakeConnect(wacid)).catch(() => -1));
     }
     const statuses = await Promise.all(posts);
     const flooded = await flooding;
@@ -164,6 +167,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     };
   } finally {
     for (const s of sockets) s.close();
+    poster.close();
     await b.close();
   }
 }
