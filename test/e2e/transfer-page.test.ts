@@ -29,7 +29,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
-import { goAvailable, hookStats, loginAs, waitOnline } from '../web-agent/driver.ts';
+import { goAvailable, hookState, hookStats, loginAs, waitOnline } from '../web-agent/driver.ts';
 import { shots } from './desk-page.ts';
 import { emulatorRequest, login, PASSWORD, until } from './harness.ts';
 import { HEARD, HZ, PHONE_ID, QUIET, transferRig } from './transfer-rig.ts';
@@ -318,7 +318,14 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await pageHearsCaller(p1, 'agent1 hears the caller again');
 
     // ---- Transfer now, agent2 declines: the call rings agent1 again, who takes it back ----
-    await p2.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 15_000 });
+    // Under CPU load this wait failed 2 of 2 full runs on one machine (never alone): say what
+    // agent2's page showed instead, for the cause (a push lost, or a state left stuck).
+    try {
+      await p2.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 15_000 });
+    } catch (e) {
+      console.log('agent2 not available after the cancelled consult:', await p2.locator('[data-testid="agent-state"]').getAttribute('data-status'), await p2.locator('[data-testid="agent-state"]').textContent(), JSON.stringify(await hookState(p2)).slice(0, 3000));
+      throw e;
+    }
     await pick();
     await dialog.getByTestId('transfer-cold').click();
     await dialog.waitFor({ state: 'hidden' });
