@@ -318,8 +318,8 @@ describe('transfer from the agent page (anchor mode, Chromium)', () => {
     await pageHearsCaller(p1, 'agent1 hears the caller again');
 
     // ---- Transfer now, agent2 declines: the call rings agent1 again, who takes it back ----
-    // Under CPU load this wait failed 2 of 2 full runs on one machine (never alone): say what
-    // agent2's page showed instead, for the cause (a push lost, or a state left stuck).
+    // This wait failed in 2 of 2 full runs on one machine, and once in 3 runs of this file with
+    // CPU hogs beside it: say what agent2's page showed instead (a push lost, or a state left stuck).
     try {
       await p2.locator('[data-testid="agent-state"][data-status="available"]').waitFor({ timeout: 15_000 });
     } catch (e) {
