@@ -139,11 +139,12 @@ export class Applier {
   /**
    * Fire overdue timers and route waiting calls. Usually over the calls this node knows;
    * every FULL_SWEEP_EVERY-th time over every stored call (calls of other nodes, timers of
-   * a node that died), because that scan grows with the call history.
+   * a node that died), because that scan grows with the call history; `everyCall` at once
+   * (another node died: `Router`'s `nodeLost`).
    */
-  async sweep(): Promise<void> {
+  async sweep(everyCall = false): Promise<void> {
     const now = this.o.now();
-    const full = this.sweeps++ % FULL_SWEEP_EVERY === 0;
+    const full = this.sweeps++ % FULL_SWEEP_EVERY === 0 || everyCall;
     const recs = full ? await this.o.store.listLiveCalls() : await this.getMany([...this.live]);
     for (const rec of recs) {
       const call = fromRecord(rec);

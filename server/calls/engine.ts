@@ -155,6 +155,14 @@ export class CallEngine {
         hub.toRole('supervisor', { type: 'agents.state', name: agent, ...state });
       },
       wrapTimedOut: (agent, wacid) => this.applier.background('wrap-up timeout', wacid, this.timedOutWrapup(agent, wacid, now(), o.onWrapup)),
+      nodeLost: (node, agents) => {
+        void this.applier.sweep(true).catch((err: Error) => this.log.warn({ node, err: err.message }, 'sweep after a lost node failed'));
+        // An agent who rang on the dead node only: it moves on after the reconnect grace (a tab reconnecting to this node keeps it).
+        for (const name of agents) {
+          const ringing = this.board.view(name).ringing;
+          if (ringing) this.requests.ringingWithoutConnection(name, ringing, undefined);
+        }
+      },
     });
     this.applier = new Applier({
       store: o.store,

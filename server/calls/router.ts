@@ -39,7 +39,14 @@ type BoardMessage =
   | { kind: 'wrapExtend'; agent: string; wacid: string; wrapUntil: number; typing?: boolean; page?: boolean }
   | { kind: 'conn'; agent: string; connected: boolean }
   /** A node started: the others say which agents they hold connections of (`conn`). */
-  | { kind: 'hello'; agent: string };
+  | { kind: 'hello'; agent: string }
+  /** A node is alive (every `beatMs`): a node silent for `nodeLostMs` is taken for dead. */
+  | { kind: 'beat'; agent: string };
+
+/** Each node says it is alive this often on `AGENTS_CHANNEL`. */
+const BEAT_MS = 2_000;
+/** A node silent this long died (SIGKILL, power, partition): its connections and its calls' timers are taken over. */
+const NODE_LOST_MS = 4 * BEAT_MS;
 
 export interface RouterOptions {
   store: Store;
@@ -56,6 +63,15 @@ export interface RouterOptions {
   pushState?: (agent: string, state: AgentState) => void;
   /** After-call work for `wacid` ran out with no disposition (history records `Not set`). */
   wrapTimedOut?: (agent: string, wacid: string) => void;
+  /**
+   * Another node stopped beating (it died), `agents` had connections there: this node takes
+   * over its calls' timers (a full sweep of the stored calls), and rings on from those agents
+   * who are now connected nowhere. Without it a call ringing an agent on the dead node rang on
+   * until some node's periodic full sweep (every 30 s) noticed, often past the accept window.
+   */
+  nodeLost?: (node: string, agents: string[]) => void;
+  beatMs?: number;
+  nodeLostMs?: number;
 }
 
 export class Router implements RoutingPort {
@@ -74,6 +90,11 @@ export class Router implements RoutingPort {
   private readonly restored = new Map<string, Promise<void>>();
   /** Queued calls waiting for their next overflow queue: wacid → timer (routed again when it joins). */
   private readonly overflowTimers = new Map<string, NodeJS.Timeout>();
+  /** Other nodes on the channels: node → when last heard (any message, a beat at least). */
+  private readonly nodes = new Map<string, number>();
+  /** Nodes taken for dead (→ when): a message from one again (a long stall, not a death) brings it back. Forgotten after an hour. */
+  private readonly lostNodes = new Map<string, number>();
+  private beatTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly o: RouterOptions) {
     this.board = o.board;
@@ -90,6 +111,8 @@ export class Router implements RoutingPort {
     const unsubAgents = await shared.subscribe(AGENTS_CHANNEL, (msg) => {
       const m = parseJson(msg) as (BoardMessage & { node?: unknown }) | undefined;
       if (!m || m.node === this.o.node || typeof m.agent !== 'string') return;
+      if (typeof m.node === 'string') this.heard(m.node);
+      if (m.kind === 'beat') return;
       if (m.kind === 'presence') {
         if (Presence.safeParse(m.presence).success) this.apply({ ...m, reason: typeof m.reason === 'string' ? m.reason : undefined }, true);
       } else if (m.kind === 'hello') {
@@ -111,6 +134,44 @@ export class Router implements RoutingPort {
       await unsubAgents();
     };
     this.publishBoard({ kind: 'hello', agent: '*' });
+    const beatMs = this.o.beatMs ?? BEAT_MS;
+    this.beatTimer = setInterval(() => {
+      this.publishBoard({ kind: 'beat', agent: '*' });
+      this.checkNodes();
+    }, beatMs);
+    this.beatTimer.unref();
+  }
+
+  private heard(node: string): void {
+    this.nodes.set(node, this.o.now());
+    if (!this.lostNodes.delete(node)) return;
+    // A node taken for dead spoke again (its loop stalled, or the network healed): its
+    // connections were forgotten here, so ask every node to say its own again.
+    this.o.log.warn({ node }, 'a node taken for dead is back');
+    this.publishBoard({ kind: 'hello', agent: '*' });
+  }
+
+  /** Nodes silent for `nodeLostMs`: their agents' connections are forgotten and their calls taken over. */
+  private checkNodes(): void {
+    const lostBefore = this.o.now() - (this.o.nodeLostMs ?? NODE_LOST_MS);
+    for (const [node, at] of this.lostNodes) if (at < this.o.now() - 3_600_000) this.lostNodes.delete(node);
+    for (const [node, at] of this.nodes) {
+      if (at > lostBefore) continue;
+      this.nodes.delete(node);
+      this.lostNodes.set(node, this.o.now());
+      this.o.log.warn({ node, silentMs: this.o.now() - at }, 'a node stopped beating; taking over its calls');
+      // Every surviving node sees the same: the first of them (by id) pushes the agents' new state, once.
+      const pushes = [...this.nodes.keys()].every((n) => n > this.o.node);
+      const agents: string[] = [];
+      for (const v of [...this.board.views()]) {
+        if (!this.board.facts(v.name).elsewhere.has(node)) continue;
+        agents.push(v.name);
+        this.board.elsewhere(v.name, node, false);
+        const changed = this.board.observe(v.name);
+        if (changed && pushes) this.o.pushState?.(v.name, changed);
+      }
+      this.o.nodeLost?.(node, agents);
+    }
   }
 
   private publishBoard(m: BoardMessage): void {
@@ -156,6 +217,7 @@ export class Router implements RoutingPort {
   }
 
   close(): void {
+    if (this.beatTimer) clearInterval(this.beatTimer);
     void this.unsubscribe?.().catch(() => undefined);
     for (const t of this.overflowTimers.values()) clearTimeout(t);
     this.overflowTimers.clear();
@@ -270,6 +332,7 @@ export class Router implements RoutingPort {
       }
       case 'conn':
       case 'hello':
+      case 'beat':
         // This node's own connections are counted by the gateway (`connect` / `gone`).
         break;
       case 'agentNoAnswer':
