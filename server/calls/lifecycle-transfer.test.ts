@@ -1,7 +1,7 @@
 /** The pure lifecycle in anchor mode: cold and warm transfers, conferences. */
 import { describe, expect, it } from 'vitest';
 import { P, W, SOON, LATER, FIXTURES } from '../../test/support/lifecycle-fixtures.ts';
-import { nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
+import { CONSULT_JOIN_MS, nextDue, transition, type Call, type CallEvent, type Effect } from './lifecycle.ts';
 
 describe('anchor mode: cold transfer (call.transfer) to an agent or a queue', () => {
   const held: Call = { ...FIXTURES.active, media: 'anchor', anchor: { janus: 'ws://j1:8188', room: 7 }, answerSdp: 'v=0\r\njanus\r\n' };
@@ -170,6 +170,27 @@ describe('anchor mode: warm transfer (consult), complete / cancel / conference',
     expect(r.call!.consult).toMatchObject({ phase: 'talking' });
     expect(r.effects).toEqual([{ kind: 'reply', conn: 'c2', reqId: 'r2', ok: true, result: { wacid: W, startedAt: held.startedAt } }, { kind: 'notify' }]);
     expect(nextDue(r.call!, P)).toBeUndefined();
+  });
+
+  it("the target's leg failing, or not in the consult room within CONSULT_JOIN_MS, ends the consult: its answer refused, the holder back, the target free", () => {
+    const joining = transition(transition(held, warm, P).call, ev({ type: 'answer', agent: 'a2', conn: 'c2', reqId: 'r2', sdp: '' }), P).call!;
+    expect(nextDue(joining, P)).toBe(SOON + CONSULT_JOIN_MS);
+    expect(transition(joining, ev({ type: 'tick' }, SOON + CONSULT_JOIN_MS - 1), P).call).toBe(joining);
+    const ends = ['reply', 'leaveRoom', 'agentFree', 'moveAgent', 'music', 'closeConsult', 'notify'];
+    for (const [name, e] of [
+      ['ran out', ev({ type: 'tick' }, SOON + CONSULT_JOIN_MS)],
+      ['failed', ev({ type: 'legFailed', agent: 'a2', reason: 'no consult room' })],
+    ] as const) {
+      const r = transition(joining, e, P);
+      expect(r.call!.consult, name).toBeUndefined();
+      expect(r.call, name).toMatchObject({ state: 'active', agent: 'a1', conn: 'c1' });
+      expect(kinds(r.effects), name).toEqual(ends);
+      expect(r.effects[0], name).toMatchObject({ conn: 'c2', reqId: 'r2', ok: false, code: 'CONFLICT' });
+      expect(r.effects).toContainEqual({ kind: 'agentFree', agent: 'a2', wrapUp: false });
+    }
+    // Another agent's leg failing changes nothing; once talking the deadline is gone.
+    expect(transition(joining, ev({ type: 'legFailed', agent: 'a3', reason: 'x' }), P).call).toBe(joining);
+    expect(nextDue(transition(joining, ev({ type: 'legReady', agent: 'a2', conn: 'c2' }), P).call!, P)).toBeUndefined();
   });
 
   it('complete: the target is moved to the caller, the first agent leaves (after-call work); the target holds the call', () => {

@@ -173,11 +173,21 @@ export interface Consult {
   note?: string;
   phase: 'ringing' | 'joining' | 'talking';
   ringUntil?: number;
+  /** Joining: the target's leg is in the consult room by then, or the consult ends (`CONSULT_JOIN_MS`). */
+  joinUntil?: number;
   /** The target's connection once it answered, and its pending answer's request. */
   conn?: string;
   tab?: string;
   reqId?: string;
 }
+
+/**
+ * A consult's target has this long from its answer to its leg in the consult room (the page
+ * waits as long for its answer's reply); past it, or its leg failing, the consult ends: the
+ * holder back with the caller, the target free. Without it a leg that never came left both
+ * agents in a consult that could not start and never ended.
+ */
+export const CONSULT_JOIN_MS = 20_000;
 
 /** A conference holds at most this many agents (the holder and three more). */
 export const MAX_CONFERENCE_AGENTS = 4;
@@ -439,7 +449,7 @@ export function nextDue(call: Call, policy: Policy = DEFAULT_POLICY): number | u
     case 'connected':
       return call.endBy;
     case 'active':
-      return min(min(min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined)), min(call.transfer?.ringUntil, call.consult?.ringUntil)), voicemailNextDue(call));
+      return min(min(min(call.recoverBy, min(call.handoffUntil, call.nextAgent !== undefined ? call.ringUntil : undefined)), min(call.transfer?.ringUntil, min(call.consult?.ringUntil, call.consult?.joinUntil))), voicemailNextDue(call));
     case 'ended':
       return undefined;
   }
@@ -658,7 +668,7 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       if (call.transfer?.answered !== undefined) return onTransferJoined(call, e);
       if (call.consult?.phase === 'joining' && call.consult.target === e.agent && call.consult.conn === e.conn) {
         const c = call.consult;
-        return to(call, { consult: { ...c, phase: 'talking', reqId: undefined } }, ...(c.reqId ? [ok({ conn: e.conn, reqId: c.reqId }, { wacid: call.wacid, startedAt: call.startedAt ?? e.at })] : []), { kind: 'notify' });
+        return to(call, { consult: { ...c, phase: 'talking', reqId: undefined, joinUntil: undefined } }, ...(c.reqId ? [ok({ conn: e.conn, reqId: c.reqId }, { wacid: call.wacid, startedAt: call.startedAt ?? e.at })] : []), { kind: 'notify' });
       }
       if (holder(call) === e.agent) {
         // Queue audio: the caller is in the room already (and answered: active now, the music stops).
@@ -674,6 +684,10 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
     case 'roomLost':
       return onRoomLost(call, e, policy);
     case 'legFailed':
+      // A consult's target whose leg could not join the consult room: the consult ends.
+      if (call.state === 'active' && call.consult?.phase === 'joining' && call.consult.target === e.agent) {
+        return endConsult(call, e.at, `${e.agent}'s audio could not join: ${e.reason}`);
+      }
       // Active (a rejoin's leg failed): the agent is still without audio; the recovery clock runs.
       if (call.state === 'active' && call.media === 'anchor' && holder(call) === e.agent) {
         return call.recoverBy !== undefined ? same(call) : to(call, { recoverBy: e.at + policy.agentRecoveryMs });
@@ -701,6 +715,9 @@ function step(call: Call | null, event: CallEvent, policy: Policy): Transition {
       }
       if (call.state === 'active' && call.consult?.phase === 'ringing' && call.consult.ringUntil !== undefined && e.at >= call.consult.ringUntil) {
         return endConsult(call, e.at, 'not answered', { kind: 'agentNoAnswer', agent: call.consult.target });
+      }
+      if (call.state === 'active' && call.consult?.phase === 'joining' && call.consult.joinUntil !== undefined && e.at >= call.consult.joinUntil) {
+        return endConsult(call, e.at, `${call.consult.target}'s audio did not join in time`);
       }
       return onTick(call, e, policy);
   }
@@ -813,7 +830,7 @@ function onConsultAnswer(call: Call, e: Extract<CallEvent, { type: 'answer' }>):
   if (c.phase !== 'ringing' || c.target !== e.agent) return same(call, fail(e, c.target === e.agent ? 'CONFLICT' : 'FORBIDDEN', c.target === e.agent ? 'you answered this call already' : 'this call is not offered to you'));
   return to(
     call,
-    { consult: { ...c, phase: 'joining', ringUntil: undefined, conn: e.conn, reqId: e.reqId, ...(e.tab !== undefined ? { tab: e.tab } : {}) } },
+    { consult: { ...c, phase: 'joining', ringUntil: undefined, joinUntil: e.at + CONSULT_JOIN_MS, conn: e.conn, reqId: e.reqId, ...(e.tab !== undefined ? { tab: e.tab } : {}) } },
     { kind: 'agentLeg', agent: e.agent, conn: e.conn, consult: true },
     { kind: 'revoke', agent: e.agent, reason: 'answered on another tab', exceptConn: e.conn },
     { kind: 'agentBusy', agent: e.agent },
