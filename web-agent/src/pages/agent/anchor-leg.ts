@@ -18,6 +18,7 @@ import type { ServerMsg } from '../../../../shared/protocol.ts';
 import { CallMedia, CallSetupError } from '../../phone.ts';
 import type { RequestError } from '../../connection.ts';
 import { newSession, type CallContext } from './calls.ts';
+import { offerWaits } from './offer-waits.ts';
 
 /** A leg that stays disconnected this long (no packets either way) is replaced. */
 export const RENEW_AFTER_MS = 2_500;
@@ -33,24 +34,10 @@ type LegContext = Omit<CallContext, 'legs'> & {
 
 export function anchorLegs(x: LegContext) {
   /** Offers waited for, by call. */
-  const waiting = new Map<string, (sdp: string) => void>();
+  const offers = offerWaits(LEG_OFFER_MS);
   /** Calls this page is (re)joining now: never two at once. */
   const joining = new Set<string>();
   let renewTimer: ReturnType<typeof setTimeout> | undefined;
-
-  function nextOffer(wacid: string): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => {
-        waiting.delete(wacid);
-        reject(new Error('the media room sent no offer in time'));
-      }, LEG_OFFER_MS);
-      waiting.set(wacid, (sdp) => {
-        clearTimeout(t);
-        waiting.delete(wacid);
-        resolve(sdp);
-      });
-    });
-  }
 
   /** This page's leg from the room's offer: the answer goes back, the session is this tab's call. */
   async function joinLeg(wacid: string, offerSdp: string): Promise<CallMedia> {
@@ -108,7 +95,7 @@ export function anchorLegs(x: LegContext) {
     const track = await x.mic.track();
     if (!track) return; // the microphone said why
     x.dispatch({ type: 'local', wacid, local: 'answering', now: Date.now() });
-    const offer = nextOffer(wacid);
+    const { offer, cancel } = offers.next(wacid);
     const reply = x.conn().request({ type: 'call.answer', wacid }, 20_000);
     // A refusal (taken elsewhere, the call over) comes instead of the offer.
     const refused = reply.then(
@@ -118,7 +105,7 @@ export function anchorLegs(x: LegContext) {
     try {
       await joinLeg(wacid, await Promise.race([offer, refused]));
     } catch (e) {
-      waiting.delete(wacid);
+      cancel();
       if (x.call()?.wacid === wacid) x.endSession();
       x.dispatch({ type: 'local', wacid, local: 'none', now: Date.now() });
       const err = e as RequestError;
@@ -133,16 +120,16 @@ export function anchorLegs(x: LegContext) {
   async function rejoin(wacid: string): Promise<void> {
     if (joining.has(wacid)) return;
     joining.add(wacid);
+    const { offer, cancel } = offers.next(wacid);
+    offer.catch(() => undefined);
     try {
-      const offer = nextOffer(wacid);
-      offer.catch(() => undefined);
       await x.conn().request({ type: 'call.rejoin', wacid });
       // Held here from now on (before the session exists: a frame meanwhile must not end it).
       if (x.state().calls[wacid]?.local !== 'held') x.dispatch({ type: 'local', wacid, local: 'held', now: Date.now() });
       await joinLeg(wacid, await offer);
       await x.startAudio();
     } catch (e) {
-      waiting.delete(wacid);
+      cancel();
       x.showError(`Could not take the call's audio back: ${(e as Error).message}`, (e as RequestError).code ?? 'REJOIN');
     } finally {
       joining.delete(wacid);
@@ -160,7 +147,7 @@ export function anchorLegs(x: LegContext) {
     rejoin,
     /** `call.legOffer` frames: the offer this page waits for. */
     onServer(msg: ServerMsg): void {
-      if (msg.type === 'call.legOffer') waiting.get(msg.wacid)?.(msg.sdp);
+      if (msg.type === 'call.legOffer') offers.deliver(msg.wacid, msg.sdp);
     },
   };
 }
