@@ -135,9 +135,14 @@ export class Router implements RoutingPort {
     };
     this.publishBoard({ kind: 'hello', agent: '*' });
     const beatMs = this.o.beatMs ?? BEAT_MS;
+    let lastTurn = this.o.now();
     this.beatTimer = setInterval(() => {
       this.publishBoard({ kind: 'beat', agent: '*' });
-      this.checkNodes();
+      // This node's own loop stalled (its timers run before the messages that waited): the
+      // others' beats are not read yet, so nobody is judged on this turn.
+      const stalled = this.o.now() - lastTurn > 2 * beatMs;
+      lastTurn = this.o.now();
+      if (!stalled) this.checkNodes();
     }, beatMs);
     this.beatTimer.unref();
   }
