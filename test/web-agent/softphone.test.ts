@@ -130,27 +130,35 @@ describe('ringing', () => {
     s = await StandIn.start();
     const a = await agentPage();
     const b = await agentPage();
-    await goAvailable(a);
-    await b.getByTestId('ready-check').click();
-    await b.locator('[data-testid="ready-sound-status"][data-ok="true"]').waitFor();
+    // Each step within 8 s, named with both tabs' state if not (it once ran into the test's 30 s in a full run; ~3.6 s alone).
+    const step = async (name: string, p: Promise<unknown>) => {
+      await p.catch(async (e) => {
+        console.log(`softphone two tabs: "${name}" did not happen; tab A:`, JSON.stringify(await hookState(a)).slice(0, 1500), '\ntab B:', JSON.stringify(await hookState(b)).slice(0, 1500));
+        throw e;
+      });
+    };
+    const T = { timeout: 8_000 };
+    await step('tab A available', goAvailable(a));
+    await step('tab B ready-check', b.getByTestId('ready-check').click(T));
+    await step('tab B sound ok', b.locator('[data-testid="ready-sound-status"][data-ok="true"]').waitFor(T));
     await ring('w-multi');
-    await a.getByTestId('incoming-call').waitFor();
-    await b.getByTestId('incoming-call').waitFor();
+    await step('tab A rings', a.getByTestId('incoming-call').waitFor(T));
+    await step('tab B rings', b.getByTestId('incoming-call').waitFor(T));
     s.send({ type: 'call.revoked', wacid: 'w-multi', reason: 'answered elsewhere' });
-    await a.getByTestId('incoming-call').waitFor({ state: 'detached' });
-    await b.getByTestId('incoming-call').waitFor({ state: 'detached' });
+    await step('tab A ring revoked', a.getByTestId('incoming-call').waitFor({ state: 'detached', ...T }));
+    await step('tab B ring revoked', b.getByTestId('incoming-call').waitFor({ state: 'detached', ...T }));
     expect((await hookState(a)).audio.ringing).toBe(false);
     expect((await hookState(b)).audio.ringing).toBe(false);
 
     await ring('w-multi-2');
-    await a.getByTestId('incoming-call').waitFor();
-    await b.getByTestId('incoming-call').waitFor();
+    await step('tab A rings again', a.getByTestId('incoming-call').waitFor(T));
+    await step('tab B rings again', b.getByTestId('incoming-call').waitFor(T));
     const before = s.received.length;
-    await a.getByTestId('decline').click();
+    await step('decline in tab A', a.getByTestId('decline').click(T));
     expect((await s.frame('call.decline', before)).wacid).toBe('w-multi-2');
     // The stand-in sends no revoke here: tab B stops because tab A told it.
-    await b.getByTestId('incoming-call').waitFor({ state: 'detached', timeout: 2000 });
-  });
+    await step('tab B stops with tab A', b.getByTestId('incoming-call').waitFor({ state: 'detached', timeout: 2000 }));
+  }, 60_000);
 });
 
 describe('answer', () => {
