@@ -66,7 +66,12 @@ async function inCall(page: Page, wacid: string, send = true): Promise<AudioPeer
   await page.getByTestId('answer').waitFor();
   const before = s.received.length;
   await page.keyboard.press('Alt+KeyA');
-  const frame = await s.frame('call.answer', before);
+  const frame = await s.frame('call.answer', before).catch(async (e) => {
+    // It failed once in a full run (not alone): say what the page did with the key.
+    const st = await hookState(page);
+    console.log(`inCall ${wacid}: no call.answer; frames after the key:`, JSON.stringify(s.received.slice(before).map((r) => r.msg.type)), 'page:', JSON.stringify({ error: st.error, calls: st.calls.map((c: { wacid: string; state: string; local: string; revoked: boolean }) => [c.wacid, c.state, c.local, c.revoked]), ringing: st.ringing, tabCall: st.tabCall, media: st.media, ready: st.ready, focus: await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 200)) }));
+    throw e;
+  });
   await peer.applyAnswer(frame.sdp!);
   if (send) peer.startSending({ kind: 'tone', hz: 300 });
   s.state(view(wacid, { state: 'active', startedAt: Date.now() }) as never);
