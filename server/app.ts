@@ -23,7 +23,7 @@ import type { Config } from './config/config.ts';
 import { HttpError, HttpNotFound, HttpUnauthorized, HttpUnavailable, renderError } from './ops/errors.ts';
 import { loopDelay } from './ops/loop-delay.ts';
 import { Metrics, foundationMetrics, type FoundationMetrics } from './ops/metrics.ts';
-import { StoreUnavailableError, type Store } from './store/store.ts';
+import { isStoreDown, type Store } from './store/store.ts';
 import { requestIdOf } from './ops/request.ts';
 import { refuseUnstorable } from './ops/storable.ts';
 import type { ReadinessCheck } from './ops/readiness.ts';
@@ -85,7 +85,7 @@ export function errorHandler(log: Logger): ErrorHandler {
       return renderError(c, err);
     }
     // The store is down (e.g. a login cannot keep its session): the client may retry.
-    if (err instanceof StoreUnavailableError) {
+    if (isStoreDown(err)) {
       (c.get('log') ?? log).warn({ err: err.message, path: c.req.path }, 'store unavailable');
       return renderError(c, new HttpUnavailable('the server cannot reach its store; try again shortly'));
     }

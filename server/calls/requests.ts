@@ -10,7 +10,7 @@ import { clip, LIMITS } from '../../shared/limits.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Conn, Hub } from '../push/hub.ts';
 import { OutcomeUnknownError, type ServiceError } from '../service/errors.ts';
-import { StoreUnavailableError, type CallRecord, type Store } from '../store/store.ts';
+import { isStoreDown, type CallRecord, type Store } from '../store/store.ts';
 import type { AnchorPort, ServiceCalls } from './ports.ts';
 import { fromRecord } from './record.ts';
 import { refusal } from './serviceRequests.ts';
@@ -413,9 +413,10 @@ export class Requests {
         }
         this.o.log.error({ wacid, err: (err as Error).message }, 'dialed call could not be tracked; ending it at the Service');
         const ended = await this.terminateUntracked(wacid, msg.from);
+        const down = isStoreDown(err);
         return fail(
-          err instanceof StoreUnavailableError ? 'UNAVAILABLE' : 'INTERNAL',
-          `the call could not be tracked (${err instanceof StoreUnavailableError ? 'the store is unavailable' : 'internal error'}); ${ended ? 'it was ended at the Service' : 'ending it at the Service failed'}`,
+          down ? 'UNAVAILABLE' : 'INTERNAL',
+          `the call could not be tracked (${down ? 'the store is unavailable' : 'internal error'}); ${ended ? 'it was ended at the Service' : 'ending it at the Service failed'}`,
         );
       }
     }

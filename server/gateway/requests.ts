@@ -13,7 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import { isMonitorRequest, type Monitors } from '../monitor/index.ts';
 import { socketOf } from '../ops/internals.ts';
 import type { Conn } from '../push/hub.ts';
-import { StoreUnavailableError } from '../store/store.ts';
+import { isStoreDown } from '../store/store.ts';
 
 /** A `pong` as `JSON.stringify` writes it (the protocol's `Pong`: a number `t`, nothing else). */
 const PONG = /^\{"type":"pong","t":-?\d+(\.\d+)?\}$/;
@@ -57,7 +57,7 @@ function requestIdOf(text: string): string | undefined {
 
 /** The error frame for a request that failed: UNAVAILABLE while the store is down, else INTERNAL. */
 export function errorFrame(id: string | undefined, err: unknown): ServerMsg {
-  const down = err instanceof StoreUnavailableError;
+  const down = isStoreDown(err);
   return {
     type: 'error',
     ...(id ? { id } : {}),

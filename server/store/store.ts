@@ -34,6 +34,19 @@ export class StoreUnavailableError extends Error {
   override readonly name = 'StoreUnavailableError';
 }
 
+/**
+ * The store could not take a command: refused before it was sent (`StoreUnavailableError`),
+ * or lost with the connection. A command sent while ioredis was between attempts to
+ * reconnect (status `connecting`: it passes the fail-fast check) fails with ioredis's own
+ * error when the attempt fails ("Reached the max retries per request limit", "Connection is
+ * closed.") or with the command timeout: an outage too, not an internal error.
+ */
+export function isStoreDown(err: unknown): boolean {
+  if (err instanceof StoreUnavailableError) return true;
+  if (!(err instanceof Error)) return false;
+  return err.name === 'MaxRetriesPerRequestError' || err.message === 'Connection is closed.' || err.message === 'Command timed out';
+}
+
 export interface StoreLifecycle {
   /** Key prefix of this store instance (e.g. `sb:`). */
   readonly prefix: string;
