@@ -160,6 +160,7 @@ export class CallEngine {
         // An agent who rang on the dead node only: it moves on after the reconnect grace (a tab reconnecting to this node keeps it).
         for (const name of agents) {
           const ringing = this.board.view(name).ringing;
+          this.log.warn({ node, agent: name, ringing, connected: this.board.view(name).connected }, 'an agent of a lost node');
           if (ringing) this.requests.ringingWithoutConnection(name, ringing, undefined);
         }
       },

@@ -29,15 +29,22 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
+const nodeLog: string[] = [];
+
 /** One server process on `port`; resolves once `/healthz` answers. */
 async function startNode(port: number, env: Record<string, string>): Promise<ChildProcess> {
   const p = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
+  // Its log (warn and up): printed if the test fails.
+  p.stdout!.setEncoding('utf8').on('data', (d: string) => nodeLog.push(...d.split('\n').filter(Boolean).map((l) => `${port} ${l.slice(0, 400)}`)));
   cleanups.push(() => void p.kill('SIGKILL'));
-  await until(`node on ${port} healthy`, async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000, 200);
+  await until(`node on ${port} healthy`, async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 60_000, 200).catch((e) => {
+    console.log(`node-kill: the node on ${port} did not come up; its log:\n${nodeLog.join('\n')}`);
+    throw e;
+  });
   return p;
 }
 
@@ -97,6 +104,7 @@ describe('a node killed while a call rings on it', () => {
     const answeredMs = Date.now() - killedAt;
     const e = await emulatorCall(emu, wacid);
     printCounts('node-kill', { reofferedAfterMs: reofferedMs, answeredAfterMs: answeredMs, ringTimeoutMs: ringMs, acceptWindowMs: windowMs, answered: reply.type === 'ack' ? 1 : 0, serviceState: e.state });
+    if (killedAt + reofferedMs - offeredAt >= ringMs) console.log(`node-kill: offered at 0, killed at ${killedAt - offeredAt} ms; the nodes' log:\n${nodeLog.join('\n')}`);
     expect(killedAt + reofferedMs - offeredAt, 'rang again before the ring timeout').toBeLessThan(ringMs);
     expect(reply).toMatchObject({ type: 'ack', wacid });
     expect(e.state).toBe('active');
