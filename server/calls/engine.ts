@@ -158,11 +158,14 @@ export class CallEngine {
       nodeLost: (node, agents) => {
         void this.applier.sweep(true).catch((err: Error) => this.log.warn({ node, err: err.message }, 'sweep after a lost node failed'));
         // An agent who rang on the dead node only: it moves on after the reconnect grace (a tab reconnecting to this node keeps it).
+        const rang: Record<string, string> = {};
         for (const name of agents) {
           const ringing = this.board.view(name).ringing;
-          this.log.warn({ node, agent: name, ringing, connected: this.board.view(name).connected }, 'an agent of a lost node');
+          if (ringing) rang[name] = ringing;
           if (ringing) this.requests.ringingWithoutConnection(name, ringing, undefined);
         }
+        // One line per lost node (not one per agent): who had connections there, and what rang them.
+        this.log.warn({ node, agents: agents.length, ringing: rang }, 'agents of a lost node');
       },
     });
     this.applier = new Applier({
