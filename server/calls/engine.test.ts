@@ -11,7 +11,7 @@ import { MemoryStore } from '../store/memory.ts';
 import { noService, signal } from '../../test/support/service-calls.ts';
 import { CallEngine, isCallSignal, type CallSignalEvent } from './engine.ts';
 import type { CallBusEvents, ServiceCalls } from './ports.ts';
-import { toRecord } from './record.ts';
+import { fromRecord, toRecord } from './record.ts';
 import { TransferTargets, type ServerMsg } from '../../shared/protocol.ts';
 import { queuesFrom } from './routing.ts';
 import { Bus } from '../events/bus.ts';
@@ -333,6 +333,59 @@ describe('a node started on a store with live calls (after a crash)', () => {
     expect(b1.frames.some((f) => f.type === 'call.offered')).toBe(false);
     // Not set away: the call moved on, it was not missed (what agent2 finds when it comes back).
     expect(JSON.parse((await store.get('agent:agent2'))!)).toMatchObject({ presence: 'available' });
+  });
+});
+
+describe('a node lost while a call rings an agent there', () => {
+  function agentConn(name: string): Conn & { frames: Array<Record<string, unknown>> } {
+    const frames: Array<Record<string, unknown>> = [];
+    return { id: `conn-${name}-${Math.random()}`, user: { name, roles: ['agent'] }, send: (t) => void frames.push(JSON.parse(String(t))), close() {}, kill() {}, frames };
+  }
+  const until = async (what: string, ok: () => boolean, ms: number) => {
+    for (const end = Date.now() + ms; !ok(); ) {
+      if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
+  it("the survivor moves the call on after the reconnect grace even when it missed the node's offered message (read from the store)", async () => {
+    const store = new MemoryStore();
+    // Node B's view of the agents' channel loses every `offered` (it subscribed after it went, or the message was lost).
+    const lossy = new Proxy(store, {
+      get(target, prop, receiver) {
+        if (prop !== 'subscribe') return Reflect.get(target, prop, receiver) as unknown;
+        return (channel: string, handler: (m: string) => void) => target.subscribe(channel, (m) => (m.includes('"kind":"offered"') ? undefined : handler(m)));
+      },
+    });
+    const engine = (hub: Hub, shared: MemoryStore) => {
+      const e = new CallEngine({ store, shared, calls: noService, hub, log, reconnectGraceMs: 300, beatMs: 40, nodeLostMs: 200, policy: { ringTimeoutMs: 60_000 } });
+      engines.push(e);
+      return e;
+    };
+    const a = engine(new Hub(log), store);
+    const hubB = new Hub(log);
+    const b = engine(hubB, lossy);
+    await b.start();
+    await a.start();
+    const a1 = agentConn('agent1');
+    a.agentConnected(a1);
+    a.setPresence(a1.user, 'available', a1, 'p1');
+    await until('B knows agent1 is online on A', () => b.board.facts('agent1').elsewhere.size > 0, 3000);
+    await a.handleEvent(signal('chat.call.connect', 'callingConnect', { wacid: 'wacid.lost', phoneId: 'phone-1', from: '+15550100', to: '+15550200', direction: 'USER_INITIATED', dialTime: Date.now(), sdpType: 'offer', sdp: 'v=0\r\n' }), Date.now());
+    expect(fromRecord((await store.getCall('wacid.lost'))!)).toMatchObject({ state: 'ringing', agent: 'agent1' });
+    expect(b.board.view('agent1').ringing).toBeUndefined(); // B never heard it rang
+
+    const b2 = agentConn('agent2');
+    hubB.add(b2);
+    b.agentConnected(b2);
+    b.setPresence(b2.user, 'available', b2, 'p2');
+    const lostAt = Date.now();
+    a.close(); // SIGKILL: A stops beating, nothing more of it
+
+    // Lost after 200 ms of silence, moved on after the 300 ms grace: far inside the 60 s ring timeout.
+    await until('the call offered to agent2 on B', () => b2.frames.some((f) => f.type === 'call.offered' && f.wacid === 'wacid.lost'), 4000);
+    expect(Date.now() - lostAt).toBeLessThan(4000);
+    expect(fromRecord((await store.getCall('wacid.lost'))!)).toMatchObject({ state: 'ringing', agent: 'agent2' });
   });
 });
 

@@ -83,6 +83,9 @@ export interface EngineOptions {
   queueAudio?: (phoneId: string, businessNumber: string) => QueueAudioSetting | undefined;
   /** Business hours (`HOURS_FILE`, server/hours): whether a number is closed at an instant; an inbound call then is refused at once. */
   closedAt?: (phoneId: string, businessNumber: string, at: number) => boolean;
+  /** The node beat (server/calls/router.ts): its period, and the silence after which a node is taken for dead (tests shorten them). */
+  beatMs?: number;
+  nodeLostMs?: number;
   /** Anchor mode: period of the sweep that destroys rooms whose call is over or unknown (a node's crash left them). Default 60 s. */
   roomSweepMs?: number;
 }
@@ -155,17 +158,11 @@ export class CallEngine {
         hub.toRole('supervisor', { type: 'agents.state', name: agent, ...state });
       },
       wrapTimedOut: (agent, wacid) => this.applier.background('wrap-up timeout', wacid, this.timedOutWrapup(agent, wacid, now(), o.onWrapup)),
+      ...(o.beatMs !== undefined ? { beatMs: o.beatMs } : {}),
+      ...(o.nodeLostMs !== undefined ? { nodeLostMs: o.nodeLostMs } : {}),
       nodeLost: (node, agents) => {
         void this.applier.sweep(true).catch((err: Error) => this.log.warn({ node, err: err.message }, 'sweep after a lost node failed'));
-        // An agent who rang on the dead node only: it moves on after the reconnect grace (a tab reconnecting to this node keeps it).
-        const rang: Record<string, string> = {};
-        for (const name of agents) {
-          const ringing = this.board.view(name).ringing;
-          if (ringing) rang[name] = ringing;
-          if (ringing) this.requests.ringingWithoutConnection(name, ringing, undefined);
-        }
-        // One line per lost node (not one per agent): who had connections there, and what rang them.
-        this.log.warn({ node, agents: agents.length, ringing: rang }, 'agents of a lost node');
+        void this.ringingOfLostNode(node, agents.length).catch((err: Error) => this.log.warn({ node, err: err.message }, 'calls ringing on a lost node not moved on'));
       },
     });
     this.applier = new Applier({
@@ -204,6 +201,26 @@ export class CallEngine {
       onWrapup: o.onWrapup,
       anchor: o.anchor,
     });
+  }
+
+  /**
+   * A node is lost: a call ringing an agent now connected nowhere (it rang on the dead node)
+   * moves on after the reconnect grace (a tab reconnecting to a live node keeps it). Read
+   * from the store, as `restore()` does, not from this board alone: this node may have missed
+   * the `offered` message (it subscribes as it starts), and the call would then ring on to its
+   * ring timeout (CI: re-offered 20.8 s after the kill, not ~13.5 s).
+   */
+  private async ringingOfLostNode(node: string, agents: number): Promise<void> {
+    const rang: Record<string, string> = {};
+    for (const rec of await this.store.listLiveCalls()) {
+      const call = fromRecord(rec);
+      if (call.state !== 'ringing' || !call.agent || this.board.view(call.agent).connected || this.board.facts(call.agent).elsewhere.size > 0) continue;
+      if (this.board.view(call.agent).ringing !== call.wacid) this.board.offered(call.agent, call.wacid);
+      rang[call.agent] = call.wacid;
+      this.requests.ringingWithoutConnection(call.agent, call.wacid, call.ringUntil);
+    }
+    // One line per lost node (not one per agent): how many had connections there, and what rang the ones connected nowhere now.
+    this.log.warn({ node, agents, ringing: rang }, 'agents of a lost node');
   }
 
   /** After-call work ran out with no disposition: `Not set` is recorded (with the call's parties when still stored). */
