@@ -14,6 +14,8 @@
  *   embedded history (PGlite under a temporary `DATA_DIR`): every `chat.message.updated`
  *   is received, then handled by the workers into history's message records.
  * - `bridge-postgres`: the same with `DATABASE_URL` (argv[3]) on PostgreSQL.
+ * - `bridge-pglite-intake`, `bridge-postgres-intake`: the same two with `WEBHOOK_PORT`:
+ *   webhooks received on the intake thread's own port (server/webhooks/intake.ts).
  *
  * Prints `{"url": ...}` when listening; on SIGTERM prints `{"acceptStats": ..., "loopDelay": ...}`
  * (event-loop delay while serving, ms: server/ops/loop-delay.ts) and exits.
@@ -34,7 +36,7 @@ import { RedisStore } from '../server/store/redis.ts';
 import type { Store } from '../server/store/store.ts';
 
 export const BENCH_SECRET = 'whsec_bench_secret_0123456789';
-export type TargetKind = 'ingest' | 'bare' | 'ingest-no-redis' | 'ingest-unawaited' | 'bridge-pglite' | 'bridge-postgres';
+export type TargetKind = 'ingest' | 'bare' | 'ingest-no-redis' | 'ingest-unawaited' | 'bridge-pglite' | 'bridge-postgres' | 'bridge-pglite-intake' | 'bridge-postgres-intake';
 const [kind, redisUrl, databaseUrl] = process.argv.slice(2) as [TargetKind, string | undefined, string | undefined];
 
 /** The Redis store with `acceptEvent` replaced (diagnostic targets only). */
@@ -45,14 +47,15 @@ function withAccept(store: RedisStore, acceptEvent: Store['acceptEvent']): Store
 let redis: RedisStore | undefined;
 let fetch: ((r: Request) => Response | Promise<Response>) | undefined;
 let bridge: { running: Running; dir: string } | undefined;
-if (kind === 'bridge-pglite' || kind === 'bridge-postgres') {
+if (kind.startsWith('bridge-')) {
   const dir = mkdtempSync(join(tmpdir(), 'bench-ingest-'));
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: '0',
     REDIS_URL: redisUrl,
     DATA_DIR: dir,
-    ...(kind === 'bridge-postgres' ? { DATABASE_URL: databaseUrl } : {}),
+    ...(kind.startsWith('bridge-postgres') ? { DATABASE_URL: databaseUrl } : {}),
+    ...(kind.endsWith('-intake') ? { WEBHOOK_PORT: '0' } : {}),
     SERVICE_WEBHOOK_SECRETS: BENCH_SECRET,
     SESSION_SECRET: 'bench_session_secret_000000',
     LOG_LEVEL: 'error',
@@ -91,7 +94,7 @@ if (kind === 'bridge-pglite' || kind === 'bridge-postgres') {
 }
 
 let base: string;
-if (bridge) base = bridge.running.url;
+if (bridge) base = bridge.running.webhookUrl.replace(/\/webhooks\/service$/, '');
 else {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: fetch!, port: 0, hostname: '127.0.0.1' }, () => resolve(s));

@@ -22,7 +22,14 @@ import { processCpuMs } from './stats.ts';
 export type HistoryKind = 'embedded' | 'postgres';
 
 /** The bridge as its own process (`server/main.ts`), so the load generator and the 50 agent sockets don't share its event loop. */
-export async function spawnBridge(agents: string[], redisUrl: string | undefined, history: HistoryKind, gcFlags: readonly string[]): Promise<{ url: string; secret: string; emu: Emulator; dir: string; cpuMs(): number; loopCpuMs(): number; close(): Promise<void> }> {
+export async function spawnBridge(
+  agents: string[],
+  redisUrl: string | undefined,
+  history: HistoryKind,
+  gcFlags: readonly string[],
+  /** `WEBHOOK_PORT`: webhooks to the intake thread's own port (server/webhooks/intake.ts). */
+  intake = false,
+): Promise<{ url: string; hookUrl: string; secret: string; emu: Emulator; dir: string; cpuMs(): number; loopCpuMs(): number; close(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-calls-'));
   // PostgreSQL: a database of this run only (dropped at the end); embedded: PGlite in DATA_DIR.
   const pg = history === 'postgres' ? await createTestDatabase('sb_bench') : undefined;
@@ -30,6 +37,7 @@ export async function spawnBridge(agents: string[], redisUrl: string | undefined
   writeFileSync(join(dir, 'users.json'), JSON.stringify({ users: agents.map((name) => ({ name, roles: ['agent'], passwordHash: hash })) }));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const hookPort = intake ? await freePort() : undefined;
   const secret = `whsec_${randomBytes(16).toString('hex')}`;
   const emu = await startEmulator({ webhookSecret: secret, webhookEndpoints: [] });
   // BENCH_BRIDGE_NODE_ARGS: extra node flags for the bridge (e.g. --cpu-prof).
@@ -53,6 +61,7 @@ export async function spawnBridge(agents: string[], redisUrl: string | undefined
       LOG_LEVEL: 'warn',
       ...(redisUrl ? { REDIS_URL: redisUrl } : { REDIS_URL: '' }),
       DATABASE_URL: pg?.url ?? '',
+      WEBHOOK_PORT: hookPort === undefined ? '' : String(hookPort),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -73,6 +82,8 @@ export async function spawnBridge(agents: string[], redisUrl: string | undefined
   });
   return {
     url,
+    // Where webhooks go (a base URL: `/webhooks/service` is added by the posters).
+    hookUrl: hookPort === undefined ? url : `http://127.0.0.1:${hookPort}`,
     secret,
     emu,
     dir,

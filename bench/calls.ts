@@ -83,15 +83,17 @@ interface Run {
   hung?: number;
   /** Message-status events a second sent alongside the calls. */
   flood?: number;
+  /** Webhooks on the intake thread (`WEBHOOK_PORT`). */
+  intake?: boolean;
 }
 
 async function offeredLatency(label: string, redisUrl: string | undefined, run: Run): Promise<{ p50: number; p99: number; lost: number; n: number; hanging: number; loop: string; inBridge: string; cpuPerCall: number; loopCpuPerCall: number; flooded?: string }> {
   const hung = run.hung ?? 0;
   const names = Array.from({ length: AGENTS }, (_, i) => `bench${String(i).padStart(2, '0')}`);
-  const b = await spawnBridge(names, redisUrl, run.history, GC_FLAGS);
+  const b = await spawnBridge(names, redisUrl, run.history, GC_FLAGS, run.intake === true);
   const sockets: WebSocket[] = [];
   // Kept-alive node:http posts: fetch's own CPU was the bridge's loss on 2 cores (calls-rig.ts).
-  const poster = webhookPoster(b.url, b.secret);
+  const poster = webhookPoster(b.hookUrl, b.secret);
   const post = poster.post;
   try {
     const sentAt = new Map<string, number>();
@@ -130,7 +132,7 @@ async function offeredLatency(label: string, redisUrl: string | undefined, run: 
     const cpu0 = b.cpuMs();
     const loopCpu0 = b.loopCpuMs();
     const statsBefore = redisUrl && args['redis-stats'] ? await commandStats(redisUrl) : undefined;
-    const flooding = run.flood ? flood(b.url, b.secret, run.flood, SECONDS + 1) : undefined;
+    const flooding = run.flood ? flood(b.hookUrl, b.secret, run.flood, SECONDS + 1) : undefined;
     if (flooding) await sleep(500);
     const start = performance.now();
     const posts: Promise<number>[] = [];
@@ -308,6 +310,10 @@ async function main(): Promise<void> {
         const fl = await measure(`${store}-${history}-flood`, store, { history, flood: FLOOD });
         line(`${tag}, ${FLOOD} message-status events/s alongside`, fl);
         figure('calls', `offer p99, ${tag}, ${FLOOD} message events/s`, fl.p99, 'ms', { max: 20 });
+        // The same flood with webhooks on the intake thread (WEBHOOK_PORT): the node's loop keeps the calls.
+        const ft = await measure(`${store}-${history}-flood-intake`, store, { history, flood: FLOOD, intake: true });
+        line(`${tag}, ${FLOOD} message-status events/s alongside, webhooks on the intake thread (WEBHOOK_PORT)`, ft);
+        figure('calls', `offer p99, ${tag}, ${FLOOD} message events/s, intake thread`, ft.p99, 'ms', { max: 20 });
       }
     }
   }

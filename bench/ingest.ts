@@ -10,7 +10,9 @@
  *      `npm start` runs it: PGlite under a temporary `DATA_DIR`), whose workers hand every
  *      `chat.message.updated` to messaging, which writes the message record to history;
  *   4. the same bridge with `DATABASE_URL` on PostgreSQL (a database of its own,
- *      `test/support/postgres.ts`, dropped at the end).
+ *      `test/support/postgres.ts`, dropped at the end);
+ *   5, 6. bridges 3 and 4 with `WEBHOOK_PORT`: webhooks received on the intake thread
+ *      (server/webhooks/intake.ts), the node's event loop left to appends and processing.
  *
  * Ratios to the bare handler: ingest (goal >= 0.6), bridge with embedded history (>= 0.75),
  * bridge with PostgreSQL (>= 0.85). Each bridge's event-loop delay (p50/p99/max, over the
@@ -151,7 +153,10 @@ const redisMain = await startRedis({ args: aof });
 const redisDiag = EXPLAIN ? await startRedis({ args: aof }) : undefined;
 const redisPglite = await startRedis({ args: aof });
 const redisPostgres = await startRedis({ args: aof });
+const redisPgliteIntake = await startRedis({ args: aof });
+const redisPostgresIntake = await startRedis({ args: aof });
 const postgres = await createTestDatabase('sb_bench');
+const postgresIntake = await createTestDatabase('sb_bench');
 const probe = new Redis(redisMain.url);
 const stopping: Array<() => Promise<unknown>> = [];
 try {
@@ -173,12 +178,16 @@ try {
     { label: 'bare Hono JSON POST handler', target: await startTarget('bare', redisMain.url) },
     { label: 'bridge, embedded history (PGlite)', target: await startTarget('bridge-pglite', redisPglite.url), redisPid: await pidOf(redisPglite.url) },
     { label: 'bridge, history on PostgreSQL', target: await startTarget('bridge-postgres', redisPostgres.url, postgres.url), redisPid: await pidOf(redisPostgres.url) },
+    { label: 'bridge, PGlite, intake thread', target: await startTarget('bridge-pglite-intake', redisPgliteIntake.url), redisPid: await pidOf(redisPgliteIntake.url) },
+    { label: 'bridge, PostgreSQL, intake thread', target: await startTarget('bridge-postgres-intake', redisPostgresIntake.url, postgresIntake.url), redisPid: await pidOf(redisPostgresIntake.url) },
   ];
   // Row indexes (diagnostics come after these).
   const INGEST = 0;
   const BARE = 1;
   const BRIDGE_PGLITE = 2;
   const BRIDGE_POSTGRES = 3;
+  const INTAKE_PGLITE = 4;
+  const INTAKE_POSTGRES = 5;
   if (redisDiag) {
     rows.push(
       { label: '  diagnostic: same app, store without Redis', target: await startTarget('ingest-no-redis', redisDiag.url) },
@@ -223,8 +232,8 @@ try {
     const b = results[BARE]!;
     const to = (i: number) => (results[i]!.rps / b.rps).toFixed(2);
     lines.push(
-      `${' '.repeat(7)}ratio to bare at ${connections} connections: ingest ${to(INGEST)}, bridge+PGlite ${to(BRIDGE_PGLITE)}, bridge+PostgreSQL ${to(BRIDGE_POSTGRES)}` +
-        (EXPLAIN ? `; diagnostics: without Redis ${to(4)}, Redis not awaited ${to(5)}` : ''),
+      `${' '.repeat(7)}ratio to bare at ${connections} connections: ingest ${to(INGEST)}, bridge+PGlite ${to(BRIDGE_PGLITE)}, bridge+PostgreSQL ${to(BRIDGE_POSTGRES)}; intake thread: +PGlite ${to(INTAKE_PGLITE)}, +PostgreSQL ${to(INTAKE_POSTGRES)}` +
+        (EXPLAIN ? `; diagnostics: without Redis ${to(6)}, Redis not awaited ${to(7)}` : ''),
     );
     process.stdout.write(lines.join('\n') + '\n');
   }
@@ -233,7 +242,7 @@ try {
     const { length, waiting } = await otherLaneBacklog(url);
     return { length, handled: length - waiting };
   };
-  const backlogs = [await backlog(redisPglite.url), await backlog(redisPostgres.url)];
+  const backlogs = [await backlog(redisPglite.url), await backlog(redisPostgres.url), await backlog(redisPgliteIntake.url), await backlog(redisPostgresIntake.url)];
   stopping.length = 0;
   const stopped = [];
   for (const r of rows) stopped.push(await r.target.stop());
@@ -246,6 +255,8 @@ try {
   const pb = peak(BARE);
   const pp = peak(BRIDGE_PGLITE);
   const pq = peak(BRIDGE_POSTGRES);
+  const tp = peak(INTAKE_PGLITE);
+  const tq = peak(INTAKE_POSTGRES);
   const at = (l: Level, i: number) => `${l.results[i]!.rps.toFixed(0)} req/s at ${l.connections} connections (p50 ${l.results[i]!.p50Ms.toFixed(2)} ms, p99 ${l.results[i]!.p99Ms.toFixed(2)} ms)`;
   const ratio = (l: Level, i: number) => l.results[i]!.rps / pb.results[BARE]!.rps;
   const delay = (d: LoopDelay | undefined) => (d ? `p50 ${d.p50.toFixed(2)} ms, p99 ${d.p99.toFixed(2)} ms, max ${d.max.toFixed(2)} ms` : '?');
@@ -253,9 +264,12 @@ try {
   const out = [
     `throughput (best over the sweep): ingest ${at(pi, INGEST)}; bare ${at(pb, BARE)}`,
     `  bridge, embedded history: ${at(pp, BRIDGE_PGLITE)}; bridge, PostgreSQL history: ${at(pq, BRIDGE_POSTGRES)}`,
+    `  intake thread (WEBHOOK_PORT): embedded history ${at(tp, INTAKE_PGLITE)}; PostgreSQL history ${at(tq, INTAKE_POSTGRES)}`,
     `ratio ingest / bare: ${ratio(pi, INGEST).toFixed(3)} (goal >= 0.600); bridge+PGlite / bare: ${ratio(pp, BRIDGE_PGLITE).toFixed(3)} (goal >= 0.750); bridge+PostgreSQL / bare: ${ratio(pq, BRIDGE_POSTGRES).toFixed(3)} (goal >= 0.850)`,
+    `  with the intake thread: bridge+PGlite / bare: ${ratio(tp, INTAKE_PGLITE).toFixed(3)} (goal >= 0.750); bridge+PostgreSQL / bare: ${ratio(tq, INTAKE_POSTGRES).toFixed(3)} (goal >= 0.850)`,
     `event-loop delay over the run: bridge+PGlite ${delay(stopped[BRIDGE_PGLITE]!.loopDelay)}; bridge+PostgreSQL ${delay(stopped[BRIDGE_POSTGRES]!.loopDelay)}`,
-    `history: bridge+PGlite ${handled(backlogs[0]!)}; bridge+PostgreSQL ${handled(backlogs[1]!)}`,
+    `  node's loop with the intake thread: +PGlite ${delay(stopped[INTAKE_PGLITE]!.loopDelay)}; +PostgreSQL ${delay(stopped[INTAKE_POSTGRES]!.loopDelay)}`,
+    `history: bridge+PGlite ${handled(backlogs[0]!)}; bridge+PostgreSQL ${handled(backlogs[1]!)}; intake thread +PGlite ${handled(backlogs[2]!)}, +PostgreSQL ${handled(backlogs[3]!)}`,
     `events durably appended to the Redis stream: ${stored} (all ${sentIngest} sent, warm-up included, were accepted: ${stored === sentIngest}); ` +
       `${acceptStats ? (acceptStats.events / Math.max(1, acceptStats.calls)).toFixed(1) : '?'} events per accept script call; ` +
       `${aofRewrites} AOF rewrites by Redis during the run (forked children: their CPU is in no figure above, but it shares the machine)`,
@@ -266,6 +280,8 @@ try {
   figure('ingest', 'ingest / bare handler', ratio(pi, INGEST), 'ratio', { min: 0.6 });
   figure('ingest', 'bridge with embedded history / bare handler', ratio(pp, BRIDGE_PGLITE), 'ratio', { min: 0.75 });
   figure('ingest', 'bridge with PostgreSQL history / bare handler', ratio(pq, BRIDGE_POSTGRES), 'ratio', { min: 0.85 });
+  figure('ingest', 'bridge with embedded history, intake thread / bare handler', ratio(tp, INTAKE_PGLITE), 'ratio', { min: 0.75 });
+  figure('ingest', 'bridge with PostgreSQL history, intake thread / bare handler', ratio(tq, INTAKE_POSTGRES), 'ratio', { min: 0.85 });
   const pgliteDelay = stopped[BRIDGE_PGLITE]!.loopDelay;
   const postgresDelay = stopped[BRIDGE_POSTGRES]!.loopDelay;
   if (pgliteDelay) figure('ingest', 'bridge with embedded history: event-loop delay p99', pgliteDelay.p99, 'ms');
@@ -279,5 +295,8 @@ try {
   await redisDiag?.close();
   await redisPglite.close();
   await redisPostgres.close();
+  await redisPgliteIntake.close();
+  await redisPostgresIntake.close();
   await postgres.drop();
+  await postgresIntake.drop();
 }

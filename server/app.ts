@@ -121,19 +121,22 @@ export function createAppWithMetrics(deps: AppDeps): { app: App; metrics: Metric
 
   // The webhook route comes first and answers without calling next(), so the middleware
   // below does not run for it: it does the same (request id, metrics, log) inline, only
-  // as much as each answer needs. It is the hot path (bench/ingest.ts).
-  app.post(
-    WEBHOOK_PATH,
-    webhookHandler({
-      store: deps.store,
-      secrets: deps.config.webhookSecrets,
-      dedupeTtlMs: deps.config.webhookDedupeTtlMs,
-      metrics: m,
-      log: deps.log,
-      now,
-      ...(deps.webhookBudget ? { budget: deps.webhookBudget } : {}),
-    }),
-  );
+  // as much as each answer needs. It is the hot path (bench/ingest.ts). With WEBHOOK_PORT
+  // it is not here at all: the intake thread takes it on its own port (webhooks/intake.ts).
+  if (deps.config.webhookPort === undefined) {
+    app.post(
+      WEBHOOK_PATH,
+      webhookHandler({
+        store: deps.store,
+        secrets: deps.config.webhookSecrets,
+        dedupeTtlMs: deps.config.webhookDedupeTtlMs,
+        metrics: m,
+        log: deps.log,
+        now,
+        ...(deps.webhookBudget ? { budget: deps.webhookBudget } : {}),
+      }),
+    );
+  }
 
   app.use('*', async (c, next) => {
     const requestId = requestIdOf(c);

@@ -25,6 +25,8 @@ import { exitOnEscapedErrors } from './ops/fatal.ts';
 import { createStore } from './store/index.ts';
 import type { Store } from './store/store.ts';
 import { WEBHOOK_PATH } from './webhooks/receiver.ts';
+import { startIntake, type Intake } from './webhooks/intake.ts';
+import { foundationMetrics } from './ops/metrics.ts';
 import { createSwitchboard } from './switchboard.ts';
 import { guardUpgrades } from './gateway/index.ts';
 import { emulatorDemoCaller } from './web/demo.ts';
@@ -36,6 +38,8 @@ export { createStore } from './store/index.ts';
 export interface Running {
   /** `http://host:port` */
   url: string;
+  /** Where the Service delivers webhooks: `${url}/webhooks/service`, or the intake thread's port with WEBHOOK_PORT. */
+  webhookUrl: string;
   config: Config;
   store: Store;
   /** Graceful stop: safe to call twice. */
@@ -166,12 +170,15 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
   }
 
   let shuttingDown = false;
+  // WEBHOOK_PORT: the intake thread (started once the node listens); not ready until it listens.
+  let intake: Intake | undefined;
+  const intakeReady: ReadinessCheck = { name: 'webhook intake', check: async () => (intake ? intake.readiness.check() : Promise.reject(new Error('the webhook intake thread has not started'))) };
   const sb = await createSwitchboard({
     config,
     store,
     log,
     ...(demo ? { demo: emulatorDemoCaller(demo.controlUrl, config.serviceApiKey) } : {}),
-    readiness: config.serviceBaseUrl ? [serviceReachable(config.serviceBaseUrl)] : [],
+    readiness: [...(config.serviceBaseUrl ? [serviceReachable(config.serviceBaseUrl)] : []), ...(config.webhookPort !== undefined ? [intakeReady] : [])],
     isShuttingDown: () => shuttingDown,
     ...(opts.history === null ? { history: null } : {}),
   });
@@ -200,17 +207,31 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
   const shownHost = config.host === '0.0.0.0' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${shownHost}:${port}`;
 
-  demo?.addReceiver(`${url}${WEBHOOK_PATH}`);
+  if (config.webhookPort !== undefined) {
+    intake = await startIntake({
+      settings: { port: config.webhookPort, host: config.host, secrets: config.webhookSecrets, dedupeTtlMs: config.webhookDedupeTtlMs, logLevel: config.logLevel, redact: secretsOf(config), timeouts },
+      store,
+      metrics: foundationMetrics(sb.metrics),
+      log: log.child({ part: 'webhook-intake' }),
+    }).catch(async (err: Error) => {
+      await Promise.allSettled([sb.close(), new Promise<void>((r) => (server as Server).close(() => r())), ...cleanups.map((c) => c())]);
+      throw err;
+    });
+  }
+  const webhookUrl = intake ? `http://${shownHost}:${intake.port}${WEBHOOK_PATH}` : `${url}${WEBHOOK_PATH}`;
+  demo?.addReceiver(webhookUrl);
   await store.ping().catch((err: Error) => log.error({ err: { message: err.message } }, 'store not reachable at start (will retry)'));
   await sb.start();
 
-  log.info({ url, demo: config.demo, store: config.redisUrl ? 'redis' : 'memory', config: describeConfig(config) }, 'switchboard started');
+  log.info({ url, webhookUrl, demo: config.demo, store: config.redisUrl ? 'redis' : 'memory', config: describeConfig(config) }, 'switchboard started');
 
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       shuttingDown = true;
       log.info('shutting down: no new connections, draining in-flight work');
+      // No new deliveries (the Service delivers again elsewhere); those in flight are stored and answered.
+      await intake?.close(Math.min(drainMs, 3_000));
       // An HTTP/1 server (serve() is not given createServer options for HTTP/2).
       const s = server as Server;
       const closed = new Promise<void>((resolve) => s.close(() => resolve()));
@@ -237,7 +258,7 @@ export async function startSwitchboard(config0: Config, opts: StartOptions = {})
       log.info('stopped');
     })());
 
-  return { url, config, store, close };
+  return { url, webhookUrl, config, store, close };
 }
 
 /** A signal this soon after the first is the same Ctrl-C delivered twice, not a second press. */
@@ -265,6 +286,7 @@ async function main(): Promise<void> {
   running = await startSwitchboard(config, { log, demoJanus: true });
 
   const lines = [`Switchboard listening on ${running.url}`];
+  if (config.webhookPort !== undefined) lines.push(`Webhooks (their own thread): ${running.webhookUrl}`);
   if (config.demo) {
     lines.push(running.config.serviceBaseUrl ? `Demo mode: built-in Service emulator at ${running.config.serviceBaseUrl}` : 'Demo mode without a Service (emulator not available)');
     lines.push(

@@ -54,6 +54,7 @@ export function loadConfig(env: Record<string, string | undefined>, opts: LoadOp
   const config: Config = {
     port: read(env, 'PORT') ?? 8080,
     host: read(env, 'HOST') ?? '127.0.0.1',
+    webhookPort: read(env, 'WEBHOOK_PORT'),
     demo,
     serviceBaseUrl,
     serviceApiKey: demo ? (apiKey ?? `demo_${rnd(18).toString('base64url')}`) : required(apiKey, 'SERVICE_API_KEY', outside),

@@ -114,6 +114,7 @@ const secretList = z
 
 const schemas = {
   PORT: intIn(0, 65535),
+  WEBHOOK_PORT: intIn(0, 65535),
   HOST: nonEmpty('a bind address, e.g. 127.0.0.1 or 0.0.0.0'),
   SERVICE_BASE_URL: httpUrl,
   SERVICE_API_KEY: nonEmpty('the Service API key').refine((s) => s === s.trim() && !/^["']|["']$/.test(s), 'must be the bare key, without spaces or quotes'),

@@ -8,6 +8,11 @@ import type { LogLevel } from './variables.ts';
 export interface Config {
   /** HTTP + WebSocket port (0 = any free port). */
   readonly port: number;
+  /**
+   * Webhooks on a thread and port of their own (server/webhooks/intake.ts; 0 = any free port);
+   * undefined: on `port`, on the node's event loop.
+   */
+  readonly webhookPort: number | undefined;
   readonly host: string;
   /** True when `SERVICE_BASE_URL` is unset: the built-in emulator plays the Service. */
   readonly demo: boolean;

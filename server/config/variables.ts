@@ -20,6 +20,7 @@ export class ConfigError extends Error {
 export const VARIABLES = [
   'PORT',
   'HOST',
+  'WEBHOOK_PORT',
   'SERVICE_BASE_URL',
   'SERVICE_API_KEY',
   'SERVICE_WEBHOOK_SECRETS',

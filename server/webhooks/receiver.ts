@@ -110,7 +110,7 @@ export interface ReceiverDeps {
   store: Pick<EventLog, 'acceptEvent'>;
   secrets: readonly string[];
   dedupeTtlMs: number;
-  metrics: FoundationMetrics;
+  metrics: Pick<FoundationMetrics, 'httpRequests' | 'webhookRequests' | 'webhookEvents'>;
   /** The root logger: a child with the request id is made only when a line is written. */
   log: Logger;
   /** Epoch ms (tests move it). */

@@ -18,6 +18,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface Node {
   url: string;
+  /** Where webhooks go: `url`, or the intake thread's own port when started with `WEBHOOK_PORT`. */
+  webhookUrl: string;
   secret: string;
   redisUrl: string;
   /** Send a signal to the node's Redis (SIGSTOP / SIGCONT freeze and thaw it). */
@@ -94,6 +96,7 @@ export async function startNode(env: Record<string, string> = {}): Promise<Node>
   }
   return {
     url,
+    webhookUrl: env.WEBHOOK_PORT ? `http://127.0.0.1:${env.WEBHOOK_PORT}` : url,
     secret,
     redisUrl: redis.url,
     redisSignal: (sig) => redis.signal(sig),
