@@ -160,9 +160,16 @@ export class RedisConnection {
     this.onClose.push(fn);
   }
 
+  /**
+   * The store answers, on every connection it has: one of its own (the intake's, a reader)
+   * still waiting out its reconnect backoff would refuse its commands while the first
+   * already answers, and `/readyz` would say ready while webhooks get 503 (CI:
+   * test/foundation/webhook-intake.test.ts, a delivery refused right after ready).
+   */
   async ping(): Promise<void> {
     // While connecting, the PING waits for the connection (bounded by the command timeout).
     await this.up().ping();
+    for (const c of this.extra.keys()) this.up(c);
   }
 
   async close(): Promise<void> {

@@ -8,7 +8,8 @@
 import { Hono } from 'hono';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../../test/support/redis.ts';
+import { Redis } from 'ioredis';
+import { freePort, startRedis } from '../../test/support/redis.ts';
 import { errorHandler } from '../app.ts';
 import { errorFrame } from '../gateway/requests.ts';
 import { RedisConnection } from './redis-connection.ts';
@@ -44,5 +45,33 @@ describe('a command lost with a connection attempt', () => {
   it('an error of the code is not', () => {
     expect(isStoreDown(new TypeError('x is undefined'))).toBe(false);
     expect(isStoreDown('Connection is closed.')).toBe(false);
+  });
+});
+
+describe('ping: every connection of the store', () => {
+  it('a connection of its own still waiting to reconnect makes the store unavailable, not ready', async () => {
+    const redis = await startRedis();
+    // A long backoff, so the killed connection stays between attempts while the test looks.
+    const conn = new RedisConnection({ url: redis.url, redis: { retryStrategy: () => 1500 } });
+    const admin = new Redis(redis.url);
+    try {
+      const ingest = conn.duplicate('switchboard-ingest', { enableAutoPipelining: false }, 'quit');
+      await ingest.ping();
+      await conn.ping();
+      const list = await admin.client('LIST');
+      const id = /id=(\d+) [^\n]*name=switchboard-ingest/.exec(String(list))![1]!;
+      await admin.client('KILL', 'ID', id);
+      for (const end = Date.now() + 3000; ingest.status === 'ready' && Date.now() < end; ) await new Promise((r) => setTimeout(r, 10));
+      expect(ingest.status).toBe('reconnecting');
+      // The first connection answers; the store does not, as a whole.
+      await conn.redis.ping();
+      await expect(conn.ping()).rejects.toThrow(/unreachable \(reconnecting\)/);
+      for (const end = Date.now() + 5000; ingest.status !== 'ready' && Date.now() < end; ) await new Promise((r) => setTimeout(r, 20));
+      await conn.ping();
+    } finally {
+      admin.disconnect();
+      await conn.close();
+      await redis.close();
+    }
   });
 });
