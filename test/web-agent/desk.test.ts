@@ -79,7 +79,9 @@ async function inCall(page: Page, wacid: string, send = true): Promise<AudioPeer
   return peer;
 }
 
-describe('agent desk', () => {
+// A page, a stand-in server and a werift caller per test: 4-5 s alone, 21-33 s in a full run on
+// the 2-core CI machine (two files at once, each with Chromium): the first test hit the 30 s default (CI).
+describe('agent desk', { timeout: 60_000 }, () => {
   test('ringing shows the customer panel (contact, permission, past calls, messages, callbacks); shortcuts are on the buttons', async () => {
     s = await standIn();
     const page = await agentPage();
