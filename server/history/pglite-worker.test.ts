@@ -209,7 +209,8 @@ describe('openPglite: history waits, the event loop does not', () => {
   });
 });
 
-describe('openPglite: a new directory', () => {
+// initdb in a thread: 9-11 s in a full run on 2 cores, over 30 s once with a Janus and Chromium test beside the run.
+describe('openPglite: a new directory', { timeout: 90_000 }, () => {
   it("is created by a thread of its own that ends after initdb: the serving thread does not keep initdb's heap", async () => {
     const d = mkdtempSync(join(tmpdir(), 'sb-pglite-new-'));
     const rss = () => process.memoryUsage().rss / 1048576;
