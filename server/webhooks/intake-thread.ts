@@ -45,10 +45,12 @@ function forwarded(): Counter & { take(): Array<[Record<string, string>, number]
   };
 }
 const counters = { httpRequests: forwarded(), webhookRequests: forwarded(), webhookEvents: forwarded() };
-const flush = setInterval(() => {
+/** Send what was counted since the last time, if anything. */
+function sendCounts(): void {
   const c: IntakeCounts = { httpRequests: counters.httpRequests.take(), webhookRequests: counters.webhookRequests.take(), webhookEvents: counters.webhookEvents.take() };
   if (c.httpRequests.length + c.webhookRequests.length + c.webhookEvents.length > 0) post({ kind: 'counts', counts: c });
-}, 1000);
+}
+const flush = setInterval(sendCounts, 1000);
 
 /** Appends waiting for the main thread: id → settle. */
 const waiting = new Map<number, { resolve: (r: 'accepted' | 'duplicate') => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
@@ -106,8 +108,7 @@ server.once('error', (err) => post({ kind: 'failed', message: err.message }));
 function stop(): void {
   clearInterval(flush);
   server.close(() => {
-    const c: IntakeCounts = { httpRequests: counters.httpRequests.take(), webhookRequests: counters.webhookRequests.take(), webhookEvents: counters.webhookEvents.take() };
-    post({ kind: 'counts', counts: c });
+    sendCounts();
     post({ kind: 'stopped' });
   });
   server.closeIdleConnections();
