@@ -381,6 +381,17 @@ export class AudioPeer {
     };
   }
 
+  /** Where the connection is, transport by transport (ICE, DTLS, the nominated pair): said when a connection stalls. */
+  transportStates(): { connection: string; ice: string; dtls: string | undefined; nominated: string | undefined } {
+    const path = this.path().path;
+    return {
+      connection: this.pc.connectionState,
+      ice: this.pc.iceConnectionState,
+      dtls: this.pc.dtlsTransports[0]?.state,
+      nominated: path ? `${path.local} → ${path.remote}` : undefined,
+    };
+  }
+
   private path(): { path?: MediaStats['path'] } {
     const pair = this.pc.iceTransports[0]?.connection.nominated;
     if (!pair) return {};
