@@ -26,7 +26,10 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
   afterAll(async () => {
     await browser?.close();
   });
-  afterEach(async () => {
+  afterEach(async (ctx) => {
+    // A failed test says where each call's media stood, on both ends, before it is all closed
+    // (werift callers stalled `connecting` under the full suite's load, never alone).
+    if (ctx.task.result?.state === 'fail') await sayWhereMediaStood();
     await context?.close();
     context = undefined;
     for (const p of peers.splice(0)) await p.close();
@@ -35,6 +38,19 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
     expect(pageErrors.splice(0)).toEqual([]);
     await standIn()?.close();
   });
+
+  async function sayWhereMediaStood(): Promise<void> {
+    for (const p of peers) console.log('caller:', JSON.stringify({ ...p.transportStates(), packetsSent: p.mediaStats().packetsSent, packetsReceived: p.mediaStats().packetsReceived }));
+    for (const page of context?.pages() ?? []) {
+      const seen = await page
+        .evaluate(async () => {
+          const hook = (window as typeof window & { __switchboard?: { state(): { media: unknown }; stats?(): Promise<unknown> } }).__switchboard;
+          return { media: hook?.state().media ?? null, stats: (await hook?.stats?.()) ?? null };
+        })
+        .catch((e: Error) => ({ unreadable: e.message }));
+      console.log('page:', JSON.stringify(seen).slice(0, 2000));
+    }
+  }
 
   /** The test's browser context (closed after the test). */
   async function newContext(width = W, height = H): Promise<BrowserContext> {
