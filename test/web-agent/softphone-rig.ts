@@ -3,12 +3,22 @@
  * a browser context per test, werift callers, and after each test the checks every test shares
  * (no frame the real server would refuse, no page error) and the clean-up.
  */
+import { createRequire } from 'node:module';
+import { format } from 'node:util';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AudioPeer } from '../emulator/calls/peer.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { waitForState } from './driver.ts';
 import type { StandIn } from './standin.ts';
+
+/** werift's own copy of `debug` (its logs): its ICE steps are kept per test and printed when one fails. */
+interface DebugModule {
+  enable(namespaces: string): void;
+  disable(): string;
+  log: (...args: unknown[]) => void;
+}
+const weriftDebug = createRequire(createRequire(import.meta.url).resolve('werift'))('debug') as DebugModule;
 
 /** Registers the file's hooks; `standIn()` is the test's stand-in of the server (each test starts its own); `o`: the pages' default window. */
 export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: number; height?: number } = {}) {
@@ -20,16 +30,28 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
   const pageErrors: string[] = [];
   const s = () => standIn()!;
 
+  // The last ICE steps of this test's werift callers (checks received, pairs, nominations).
+  const iceLog: string[] = [];
+  const defaultLog = weriftDebug.log;
   beforeAll(async () => {
     browser = await launchChromium();
+    weriftDebug.log = (...args: unknown[]) => {
+      iceLog.push(format(...args).replace(/\s*\n\s*/g, ' ').slice(0, 600));
+      if (iceLog.length > 300) iceLog.shift();
+    };
+    weriftDebug.enable('werift-ice*');
   });
   afterAll(async () => {
+    // The worker runs other files next (isolate: false): werift's logging as it was.
+    weriftDebug.disable();
+    weriftDebug.log = defaultLog;
     await browser?.close();
   });
   afterEach(async (ctx) => {
     // A failed test says where each call's media stood, on both ends, before it is all closed
     // (werift callers stalled `connecting` under the full suite's load, never alone).
     if (ctx.task.result?.state === 'fail') await sayWhereMediaStood();
+    iceLog.length = 0;
     await context?.close();
     context = undefined;
     for (const p of peers.splice(0)) await p.close();
@@ -40,6 +62,7 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
   });
 
   async function sayWhereMediaStood(): Promise<void> {
+    console.log(`werift ICE, the last ${Math.min(iceLog.length, 80)} of ${iceLog.length} lines:\n${iceLog.slice(-80).join('\n')}`);
     for (const p of peers) console.log('caller:', JSON.stringify({ ...p.transportStates(), packetsSent: p.mediaStats().packetsSent, packetsReceived: p.mediaStats().packetsReceived }));
     for (const page of context?.pages() ?? []) {
       const seen = await page
