@@ -33,17 +33,20 @@ export function softphoneRig(standIn: () => StandIn | undefined, o: { width?: nu
   // The last ICE steps of this test's werift callers (checks received, pairs, nominations).
   const iceLog: string[] = [];
   const defaultLog = weriftDebug.log;
+  let enabledBefore = '';
   beforeAll(async () => {
     browser = await launchChromium();
     weriftDebug.log = (...args: unknown[]) => {
       iceLog.push(format(...args).replace(/\s*\n\s*/g, ' ').slice(0, 600));
       if (iceLog.length > 300) iceLog.shift();
     };
-    weriftDebug.enable('werift-ice*');
+    enabledBefore = weriftDebug.disable(); // what DEBUG asked for, if anything
+    weriftDebug.enable(enabledBefore ? `${enabledBefore},werift-ice*` : 'werift-ice*');
   });
   afterAll(async () => {
     // The worker runs other files next (isolate: false): werift's logging as it was.
     weriftDebug.disable();
+    weriftDebug.enable(enabledBefore);
     weriftDebug.log = defaultLog;
     await browser?.close();
   });
