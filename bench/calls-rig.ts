@@ -2,7 +2,7 @@
  * The calls bench's rig (bench/calls.ts): the bridge as its own process, bare agent sockets,
  * a flood of message events from another process, and what the bridge and Redis report.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,12 @@ import { processCpuMs } from './stats.ts';
 
 /** Where the bridge keeps history: PGlite in its DATA_DIR, or a PostgreSQL database of the run's own. */
 export type HistoryKind = 'embedded' | 'postgres';
+
+/** Bridges still running, killed if this process exits first. */
+const liveBridges = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of liveBridges) c.kill('SIGKILL');
+});
 
 /** The bridge as its own process (`server/main.ts`), so the load generator and the 50 agent sockets don't share its event loop. */
 export async function spawnBridge(
@@ -65,9 +71,9 @@ export async function spawnBridge(
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  // Never leave the bridge running if this process dies first.
-  const killChild = () => child.kill('SIGKILL');
-  process.once('exit', killChild);
+  // Never leave the bridge running if this process dies first (one exit listener for all of them).
+  liveBridges.add(child);
+  child.once('exit', () => liveBridges.delete(child));
   await new Promise<void>((resolve, reject) => {
     // 90 s: a start takes 3-4 s on a quiet machine, many times that on a shared one.
     const t = setTimeout(() => reject(new Error('bridge did not start in 90 s')), 90_000);
