@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../server/auth/users.ts';
@@ -167,4 +168,48 @@ export function probeFromChild(url: string, everyMs = 100): { stop(): Promise<nu
       return result;
     },
   };
+}
+
+/** The size of `slowPost`'s body: 1 MiB, sent 64 KiB every 100 ms. */
+export const BODY = 1024 * 1024;
+const CHUNK = Buffer.alloc(64 * 1024, 0x20);
+
+/**
+ * One slow webhook POST (`BODY` bytes declared, 64 KiB every 100 ms) to `url`'s
+ * `/webhooks/service` under `signature`; resolves with its status (0: no answer, the
+ * connection was cut).
+ */
+export function slowPost(url: string, signature: string): Promise<number> {
+  return new Promise((resolve) => {
+    const u = new URL(`${url}/webhooks/service`);
+    const req = request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': String(BODY), 'service-signature': signature },
+    });
+    let sent = 0;
+    let done = false;
+    const finish = (status: number) => {
+      if (done) return;
+      done = true;
+      clearInterval(t);
+      req.destroy();
+      resolve(status);
+    };
+    req.on('response', (res) => {
+      res.resume();
+      finish(res.statusCode ?? 0);
+    });
+    req.on('error', () => finish(0));
+    const t = setInterval(() => {
+      if (sent >= BODY) return;
+      req.write(CHUNK);
+      sent += CHUNK.length;
+      if (sent >= BODY) req.end();
+    }, 100);
+    setTimeout(() => finish(0), 60_000).unref();
+  });
 }

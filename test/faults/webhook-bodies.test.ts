@@ -7,11 +7,10 @@
  * full size with the intake thread; the quick size only catches a stall), and authenticate
  * nothing. Run once with webhooks on the node's loop, once on the intake thread (`WEBHOOK_PORT`).
  */
-import { request } from 'node:http';
 import { loadavg } from 'node:os';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sleep } from '../e2e/harness.ts';
-import { probeFromChild, startNode, sampleMax, type Node } from './node.ts';
+import { BODY, probeFromChild, slowPost, startNode, sampleMax, type Node } from './node.ts';
 import { FULL, printCounts, size } from './support.ts';
 import { freePort } from '../support/redis.ts';
 
@@ -19,45 +18,6 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
-
-const BODY = 1024 * 1024;
-const CHUNK = Buffer.alloc(64 * 1024, 0x20);
-
-/** One slow POST; resolves with its status (0: no answer, the connection was cut). */
-function slowPost(url: string, signature: string): Promise<number> {
-  return new Promise((resolve) => {
-    const u = new URL(`${url}/webhooks/service`);
-    const req = request({
-      host: u.hostname,
-      port: u.port,
-      path: u.pathname,
-      method: 'POST',
-      agent: false,
-      headers: { 'content-type': 'application/json', 'content-length': String(BODY), 'service-signature': signature },
-    });
-    let sent = 0;
-    let done = false;
-    const finish = (status: number) => {
-      if (done) return;
-      done = true;
-      clearInterval(t);
-      req.destroy();
-      resolve(status);
-    };
-    req.on('response', (res) => {
-      res.resume();
-      finish(res.statusCode ?? 0);
-    });
-    req.on('error', () => finish(0));
-    const t = setInterval(() => {
-      if (sent >= BODY) return;
-      req.write(CHUNK);
-      sent += CHUNK.length;
-      if (sent >= BODY) req.end();
-    }, 100);
-    setTimeout(() => finish(0), 60_000).unref();
-  });
-}
 
 /**
  * Two ways to run a node: webhooks on its own event loop (the default), and on the intake
