@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseFigures, type Figure } from './figures.ts';
 
-const HELPERS = new Set(['run.ts', 'loadgen.ts', 'figures.ts']);
+const HELPERS = new Set(['run.ts', 'loadgen.ts', 'figures.ts', 'calls-rig.ts', 'stats.ts']);
 const dir = fileURLToPath(new URL('.', import.meta.url));
 const benches = readdirSync(dir)
   .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.startsWith('_') && !HELPERS.has(f))
