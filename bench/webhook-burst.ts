@@ -1,6 +1,6 @@
 /**
  * `/healthz` while many connections arrive at once, each a slow 1 MiB webhook body under a
- * well-formed signature with a wrong digest (issue 35's tester: 1,200 of them; the fault case
+ * well-formed signature with a wrong digest (1,200 of them by default, as an outside tester sent; the fault case
  * `test/faults/webhook-bodies.test.ts` with the same client, `slowPost`). Three targets, in
  * turn, `--runs` times:
  *
@@ -10,7 +10,7 @@
  *   3. the same with `WEBHOOK_PORT`: webhooks on the intake thread, `/healthz` on the node's loop.
  *
  * Prints `/healthz`'s p50 and max during the burst (asked every 100 ms from a process of its
- * own), the answers' statuses and how long the burst took. Goal (issue 35): max ≤ 50 ms.
+ * own), the answers' statuses and how long the burst took. Goal: max ≤ 50 ms.
  *
  *   npx tsx bench/webhook-burst.ts [--connections 1200] [--runs 2]
  */
