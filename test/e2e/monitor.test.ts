@@ -92,9 +92,27 @@ async function agentOnCall(): Promise<{ agent: Page; wacid: string }> {
   await agent.locator(`[data-testid="incoming-call"][data-wacid="${wacid}"]`).waitFor({ timeout: 10_000 });
   await agent.getByTestId('answer').click();
   await agent.locator('[data-testid="call-status"][data-state="connected"]').waitFor({ timeout: 10_000 });
-  // The caller hears the agent before anything else happens.
+  // The call carries audio both ways before anything else happens: the caller hears the
+  // agent, and the agent's tab plays the caller (what the monitor relays of the caller is
+  // that track, and Chromium feeds it to WebAudio only while an element plays it).
   await until('the caller hears the agent', async () => ((await callerHears(wacid))[1]! > VOICE_HEARD ? true : undefined), 10_000);
+  await until('the agent’s tab plays the caller', async () => {
+    const m = await agentMedia(agent);
+    return m.playing && (m.inbound?.audioLevel ?? 0) > HEARD ? true : undefined;
+  }, 10_000).catch(async (err: Error) => {
+    throw new Error(`${err.message}; the agent's tab: ${JSON.stringify(await agentMedia(agent))}`);
+  });
   return { agent, wacid };
+}
+
+/** The agent's call media as its page sees it: the remote audio element playing, and the call's inbound RTP. */
+async function agentMedia(agent: Page): Promise<{ playing: boolean; connection: unknown; inbound?: { packetsReceived: number; audioLevel?: number } }> {
+  return agent.evaluate(async () => {
+    const hook = (window as typeof window & { __switchboard: { state(): { media: { remoteAudioPlaying: boolean; connectionState: unknown } | null }; stats(): Promise<{ inbound?: { packetsReceived: number; audioLevel?: number } } | null> } }).__switchboard;
+    const media = hook.state().media;
+    const stats = await hook.stats();
+    return { playing: media?.remoteAudioPlaying ?? false, connection: media?.connectionState ?? null, ...(stats?.inbound ? { inbound: stats.inbound } : {}) };
+  });
 }
 
 /** What the emulator's caller heard in the last second, per tone of ALL. */
@@ -158,7 +176,9 @@ describe.each(modes.list)('monitoring through the server and the pages (%s media
     // listen
     await mode(sup, wacid, 'listen');
     // Presence is waited for (a loaded machine's first window after a switch can read low); absence is read after it.
-    const l = await heard('listen: the supervisor hears caller and agent', () => supHears(sup, wacid), (h) => h[0]! > HEARD && h[1]! > VOICE_HEARD);
+    const l = await heard('listen: the supervisor hears caller and agent', () => supHears(sup, wacid), (h) => h[0]! > HEARD && h[1]! > VOICE_HEARD).catch(async (err: Error) => {
+      throw new Error(`${err.message}; the agent's tab meanwhile: ${JSON.stringify(await agentMedia(agent))}`);
+    });
     const lc = await callerHears(wacid);
     console.log(`${media} listen: supervisor hears caller/agent/supervisor ${fmt(l)}; caller hears ${fmt(lc)}`);
     expect(l[0]).toBeGreaterThan(HEARD);
