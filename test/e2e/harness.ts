@@ -104,6 +104,9 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
       webhookEndpoints: [{ url: `${url}/webhooks/service`, secret }],
       ...o.emulator,
     }));
+  // The bridge's own history and archive (~40 MB), removed when it closes: left behind, a
+  // full run filled 8 GB of /tmp, and repeated runs the disk.
+  const dataDir = tempDataDir();
   const config = loadConfig({
     PORT: String(port),
     SERVICE_BASE_URL: emu.baseUrl,
@@ -113,7 +116,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
     USERS_FILE: '/nonexistent/users.json', // users are handed in below
     PUBLIC_URL: url,
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? 'silent',
-    DATA_DIR: tempDataDir(),
+    DATA_DIR: dataDir,
     ...(o.redisUrl ? { REDIS_URL: o.redisUrl } : {}),
     ...o.env,
   });
@@ -192,6 +195,7 @@ export async function startBridge(o: BridgeOptions = {}): Promise<Bridge> {
       await closeServer(server);
       if (!o.sharedEmulator) await emu.close();
       await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
