@@ -64,3 +64,19 @@ describe('a browser that hides its address behind an mDNS name', () => {
     }
   }, 20_000);
 });
+
+describe('a loopback peer (test agents, the softphone rig’s callers)', () => {
+  it('offers one host candidate, 127.0.0.1, whatever other addresses the machine has', async () => {
+    const { AudioPeer } = await import('./calls/peer.ts');
+    const others = machineLinks().filter((l) => l.address !== '127.0.0.1');
+    // The machine must have another address, or this test could not fail.
+    expect(others.length).toBeGreaterThan(0);
+    const made = await AudioPeer.offerer({ iceLite: true });
+    try {
+      const hosts = [...made.sdp.matchAll(/^a=candidate:\S+ \d+ udp \d+ (\S+) \d+ typ host/gim)].map((m) => m[1]);
+      expect(hosts).toEqual(['127.0.0.1']);
+    } finally {
+      await made.peer.close();
+    }
+  }, 20_000);
+});

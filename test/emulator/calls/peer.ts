@@ -92,9 +92,16 @@ export async function createPeerConnection(opts: PeerOptions = {}): Promise<Weri
   }
   return new w.RTCPeerConnection({
     iceServers: [],
+    // One host candidate, 127.0.0.1: the emulator and its peers all live there. werift's
+    // own address list (its interfaces, loopback left out) is turned off, not filtered: its
+    // `iceInterfaceAddresses` filter matches nothing in that list and then keeps all of it,
+    // so the peer offered every address of the machine (other tests' veth links included),
+    // each a socket bound to 127.0.0.1 that no check to that address could reach. A browser
+    // then spent its checks on those dead pairs (and re-gathered as veth links came and
+    // went) and the call sat in `checking`.
+    iceUseIpv4: false,
     iceUseIpv6: false,
     iceLite: opts.iceLite ?? false,
-    // loopback is skipped by default; the emulator and its peers all live on 127.0.0.1
     iceAdditionalHostAddresses: ['127.0.0.1'],
     // Bind to loopback only: otherwise an ice-lite caller may nominate its non-loopback
     // socket (e.g. 192.0.2.2) for a 127.0.0.1 remote, and Chromium's DTLS never completes.
