@@ -10,20 +10,8 @@ import { join } from 'node:path';
 /** Where the run's empty PGlite cluster is (test/support/pglite-template.global.ts). */
 export const PGLITE_TEMPLATE_ENV = 'SB_TEST_PGLITE_TEMPLATE';
 
-/**
- * The run's own temporary folder (test/support/pglite-template.global.ts makes it and removes
- * it, with everything in it, when the run ends): a data directory a test forgets to remove
- * still goes with the run. Outside a vitest run (a bench), the system's temporary folder.
- */
-export const RUN_TMP_ENV = 'SB_TEST_RUN_TMP';
-
-export function runTmpDir(): string {
-  const dir = process.env[RUN_TMP_ENV];
-  return dir && existsSync(dir) ? dir : tmpdir();
-}
-
 export function tempDataDir(): string {
-  const dir = mkdtempSync(join(runTmpDir(), 'sb-data-'));
+  const dir = mkdtempSync(join(tmpdir(), 'sb-data-'));
   seedPglite(join(dir, 'history'));
   return dir;
 }

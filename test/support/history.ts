@@ -8,10 +8,11 @@
  *   await h.store.record(fact); ...; await h.close();   // closes and deletes the directory
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openPglite, openPostgres, type Db } from '../../server/history/db.ts';
 import { createTestDatabase, type TestDatabase } from './postgres.ts';
-import { runTmpDir, seedPglite } from './data-dir.ts';
+import { seedPglite } from './data-dir.ts';
 import { migrate } from '../../server/history/migrations.ts';
 import { HistoryStore } from '../../server/history/store.ts';
 
@@ -24,7 +25,7 @@ export interface TestPglite {
 }
 
 export function testPglite(): TestPglite {
-  const dir = mkdtempSync(join(runTmpDir(), 'sb-pglite-'));
+  const dir = mkdtempSync(join(tmpdir(), 'sb-pglite-'));
   seedPglite(dir);
   let db: Promise<Db> | undefined;
   return {

@@ -10,18 +10,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLITE_TEMPLATE_ENV, RUN_TMP_ENV } from './data-dir.ts';
+import { PGLITE_TEMPLATE_ENV } from './data-dir.ts';
 
 export default async function setup(): Promise<() => void> {
-  // The run's temporary folder: every `tempDataDir` and `testPglite` directory is made in
-  // it, and it goes when the run ends, so a server a test never closed leaves nothing behind
-  // (a full run used to leave ~40 MB per forgotten data directory in /tmp).
+  // The run's own temporary folder, removed with everything in it when the run ends: the
+  // workers (forked after this ran, they inherit the environment) and every process they
+  // start make their temporary files there (`os.tmpdir()` reads TMPDIR, as Chromium, Redis and
+  // Janus do), so a data directory or a profile a test forgets to remove goes with the run.
+  // A full run used to leave ~40 MB in /tmp for every server a test never closed.
   const root = mkdtempSync(join(tmpdir(), 'sb-test-run-'));
+  process.env.TMPDIR = root;
   const dir = mkdtempSync(join(root, 'pglite-template-'));
   const db = await PGlite.create(dir);
   await db.close();
-  // Read by the test workers, forked after this ran (they inherit the environment).
   process.env[PGLITE_TEMPLATE_ENV] = dir;
-  process.env[RUN_TMP_ENV] = root;
   return () => rmSync(root, { recursive: true, force: true });
 }
