@@ -14,11 +14,11 @@
  *
  *   npx tsx bench/webhook-burst.ts [--connections 1200] [--runs 2]
  */
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { probeFromChild, slowPost, startNode } from '../test/faults/node.ts';
 import { freePort } from '../test/support/redis.ts';
+import { serverProcess } from '../test/support/server-process.ts';
 import { figure } from './figures.ts';
 
 const { values: args } = parseArgs({ options: { connections: { type: 'string', default: '1200' }, runs: { type: 'string', default: '2' } } });
@@ -28,22 +28,21 @@ const RUNS = Number(args.runs);
 /** A bare node:http server on a free port, in a process of its own: 503 to every webhook, 200 to /healthz. */
 async function bareServer(): Promise<{ url: string; close(): Promise<void> }> {
   const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
   const script = `
     require('node:http').createServer((req, res) => {
       if (req.url === '/healthz') return res.end('{"ok":true}');
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' });
       res.end('{"error":{"code":"UNAVAILABLE","message":"busy"}}');
-    }).listen(${port}, '127.0.0.1', () => process.stdout.write('listening\\n'));`;
-  const p = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  await new Promise<void>((resolve) => p.stdout!.once('data', () => resolve()));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        p.once('exit', () => resolve());
-        p.kill();
-      }),
-  };
+    }).listen(${port}, '127.0.0.1');`;
+  const proc = serverProcess({
+    name: `a bare node:http server on port ${port}`,
+    command: process.execPath,
+    args: ['-e', script],
+    ready: () => fetch(`${url}/healthz`).then((r) => r.ok, () => false),
+  });
+  await proc.start();
+  return { url, close: () => proc.stop() };
 }
 
 interface Target {

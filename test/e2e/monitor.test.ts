@@ -25,6 +25,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { wav } from '../support/tones.ts';
 import { PASSWORD, emulatorRequest, sleep, startBridge, until, type Bridge } from './harness.ts';
 import { mediaModes } from './media-modes.ts';
+import { hookState, hookStats } from '../web-agent/driver.ts';
 
 const CALLER_HZ = 440;
 const AGENT_HZ = 730;
@@ -107,12 +108,9 @@ async function agentOnCall(): Promise<{ agent: Page; wacid: string }> {
 
 /** The agent's call media as its page sees it: the remote audio element playing, and the call's inbound RTP. */
 async function agentMedia(agent: Page): Promise<{ playing: boolean; connection: unknown; inbound?: { packetsReceived: number; audioLevel?: number } }> {
-  return agent.evaluate(async () => {
-    const hook = (window as typeof window & { __switchboard: { state(): { media: { remoteAudioPlaying: boolean; connectionState: unknown } | null }; stats(): Promise<{ inbound?: { packetsReceived: number; audioLevel?: number } } | null> } }).__switchboard;
-    const media = hook.state().media;
-    const stats = await hook.stats();
-    return { playing: media?.remoteAudioPlaying ?? false, connection: media?.connectionState ?? null, ...(stats?.inbound ? { inbound: stats.inbound } : {}) };
-  });
+  const media = ((await hookState(agent)) as { media: { remoteAudioPlaying: boolean; connectionState: unknown } | null }).media;
+  const stats = (await hookStats(agent)) as { inbound?: { packetsReceived: number; audioLevel?: number } } | null;
+  return { playing: media?.remoteAudioPlaying ?? false, connection: media?.connectionState ?? null, ...(stats?.inbound ? { inbound: stats.inbound } : {}) };
 }
 
 /** What the emulator's caller heard in the last second, per tone of ALL. */
