@@ -61,13 +61,31 @@ async function supervisorPage(user: string): Promise<Page> {
   await ctx.addInitScript(spyOnGetUserMedia);
   const page = await ctx.newPage();
   page.on('pageerror', (e) => console.error('[supervisor page error]', e.message));
+  // What the page's sockets and console did, printed if it never comes online (CI, once: the
+  // anchor-mode supervisor page was not online 15 s after login, and nothing said why).
+  const seen: string[] = [];
+  const at = Date.now();
+  const note = (what: string) => seen.push(`+${Date.now() - at} ms ${what}`);
+  page.on('console', (m) => note(`console.${m.type()} ${m.text().slice(0, 300)}`));
+  page.on('requestfailed', (r) => note(`request failed ${r.url()} ${r.failure()?.errorText ?? ''}`));
+  page.on('response', (r) => void (r.status() >= 400 && note(`${r.status()} ${r.request().method()} ${r.url()}`)));
+  page.on('websocket', (ws) => {
+    note(`socket opened ${ws.url()}`);
+    let frames = 0;
+    ws.on('framereceived', () => void (frames++ === 0 && note('socket: first frame received')));
+    ws.on('socketerror', (e) => note(`socket error ${e}`));
+    ws.on('close', () => note(`socket closed after ${frames} frames`));
+  });
   await page.goto(`${suite.bridge.url}/supervisor`);
   await page.waitForURL(/\/login/);
   await page.getByTestId('login-name').fill('boss');
   await page.getByTestId('login-password').fill(PASSWORD);
   await page.getByTestId('login-submit').click();
   await page.waitForURL(`${suite.bridge.url}/supervisor`);
-  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 });
+  await page.locator('[data-testid="connection-status"][data-state="online"]').waitFor({ timeout: 15_000 }).catch(async (err: Error) => {
+    const status = page.getByTestId('connection-status');
+    throw new Error(`${err.message}\nthe page's link: ${await status.getAttribute('data-state').catch(() => '?')} "${await status.textContent().catch(() => '?')}"\n${seen.join('\n')}`);
+  });
   await page.locator(`[data-testid="callback-from"] option[value="${BUSINESS}"]`).waitFor({ state: 'attached', timeout: 15_000 });
   await page.getByTestId('callback-from').selectOption(BUSINESS);
   await page.getByTestId('callback-user').fill(user);
