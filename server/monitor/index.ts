@@ -270,13 +270,14 @@ export class Monitors {
     const { store, hub } = this.o;
     if (!(await store.setNX(`monitor-ended:${m.monitorId}`, reason, TTL_MS))) return;
     await Promise.all([`monitor:${m.monitorId}`, `monitor-call:${m.wacid}`, `monitor-conn:${m.supervisorConn}`, ...(m.anchor ? [] : [`monitor-conn:${m.agentConn}`])].map((k) => store.del(k)));
-    // The supervisor's leg leaves the room (the call's end destroys the room anyway).
-    if (m.anchor && this.o.anchor && reason !== 'call-ended') await this.o.anchor.dropAgent(m.wacid, m.anchor, monitorLeg(m)).catch((err: unknown) => this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg did not leave the room'));
+    // Both tabs are told first: a slow Janus must not leave the agent's page saying "monitored".
     const frame: ServerMsg = { type: 'monitor.ended', monitorId: m.monitorId, wacid: m.wacid, reason };
     for (const c of [m.agentConn, m.supervisorConn]) if (c && c !== gone) hub.toConn(c, frame);
     this.timeline(m, `monitor:${m.monitorId}:ended`, 'monitor.ended', { reason });
     this.o.audit?.({ action: 'monitor.stop', actor: m.supervisor, subject: m.agent, target: m.wacid, detail: { reason, monitorId: m.monitorId } });
     this.o.log.info({ wacid: m.wacid, monitorId: m.monitorId, reason }, 'monitor ended');
+    // Then the supervisor's leg leaves the room (the call's end destroys the room anyway).
+    if (m.anchor && this.o.anchor && reason !== 'call-ended') await this.o.anchor.dropAgent(m.wacid, m.anchor, monitorLeg(m)).catch((err: unknown) => this.o.log.warn({ wacid: m.wacid, monitorId: m.monitorId, err: (err as Error).message }, 'monitor leg did not leave the room'));
   }
 
   private async load(id: string): Promise<Monitor | undefined> {
