@@ -7,11 +7,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory.ts';
 import type { Conn, Hub } from '../push/hub.ts';
-import type { Logger } from '../log/logger.ts';
+import { createLogger } from '../log/logger.ts';
 import type { ServerMsg } from '../../shared/protocol.ts';
 import { Monitors, monitorLeg, type MonitorAnchor } from './index.ts';
 
-const quiet = { info() {}, warn() {}, error() {}, debug() {}, child() { return quiet; } } as unknown as Logger;
 const stores: MemoryStore[] = [];
 afterEach(async () => {
   for (const s of stores.splice(0)) await s.close();
@@ -32,7 +31,7 @@ describe('a monitor on the media anchor ends', () => {
         return new Promise<void>((r) => (release = r));
       },
     } as unknown as MonitorAnchor;
-    const monitors = new Monitors({ store, hub, log: quiet, showListening: true, anchor });
+    const monitors = new Monitors({ store, hub, log: createLogger({ level: 'silent' }), showListening: true, anchor });
     const m = { monitorId: 'mon-1234567890', wacid: 'w1', mode: 'whisper', supervisor: 'boss', supervisorConn: 'conn-sup', agent: 'a1', agentConn: 'conn-agent', anchor: { janus: 'ws://127.0.0.1:1', room: 7 } };
     await store.set(`monitor:${m.monitorId}`, JSON.stringify(m), 60_000);
     await store.set(`monitor-call:${m.wacid}`, m.monitorId, 60_000);

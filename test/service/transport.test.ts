@@ -275,6 +275,9 @@ describe('retries without duplicates', () => {
 });
 
 describe('the caller deadline caps retries', () => {
+  /** A retry every 100 ms, as many as the deadline allows. */
+  const every100ms = () => fullJitterBackoff({ maxAttempts: 1000, baseMs: 100, capMs: 100, maxElapsedMs: 60_000, random: () => 1 });
+
   it('retries stop at the deadline: the last request starts before it and the call ends by it', async () => {
     srv.setHandler((_req, res) => serviceError(res, 503, 'UNAVAILABLE', 'down'));
     // When each attempt starts, seen by the client: the server's own receipt time comes a
@@ -287,7 +290,7 @@ describe('the caller deadline caps retries', () => {
     const t0 = Date.now();
     const deadline = t0 + 700;
     const err = await fail(
-      client({ dispatcher, retry: fullJitterBackoff({ maxAttempts: 1000, baseMs: 100, capMs: 100, maxElapsedMs: 60_000, random: () => 1 }) }).balance.get({ deadline }),
+      client({ dispatcher, retry: every100ms() }).balance.get({ deadline }),
     );
     await dispatcher.close();
     // The last answer's error when the retries ran out first; DEADLINE_EXCEEDED when the last
@@ -311,7 +314,7 @@ describe('the caller deadline caps retries', () => {
     });
     const deadline = t0 + 1_000;
     const err = await fail(
-      client({ retry: fullJitterBackoff({ maxAttempts: 1000, baseMs: 100, capMs: 100, maxElapsedMs: 60_000, random: () => 1 }) }).balance.get({ deadline }),
+      client({ retry: every100ms() }).balance.get({ deadline }),
     );
     late.forEach(clearTimeout);
     expect(err).toBeInstanceOf(TimeoutError);
