@@ -7,8 +7,9 @@ import SummaryReporter from './test/support/summary-reporter.ts';
  * a time, with nothing beside them: next to another file's Chromium, Janus or a fault test's
  * flood the 2-core CI machine ran at a load average of 11-14, and their audio starved
  * (CI, 29 Nov: a supervisor's page heard nothing of a live room for 15 s; a consult leg that
- * never came up in 20 s), though each passed alone and beside six CPU hogs. Run alone they
- * take about what they took beside another file, so the suite's time stays the same.
+ * never came up in 20 s), though the failing file (anchor-page) passed alone and beside six
+ * CPU hogs. Run alone they take about what they took beside another file, so the suite's
+ * time stays the same.
  */
 const LIVE_AUDIO = [
   'test/e2e/anchor-page.test.ts',

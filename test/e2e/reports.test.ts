@@ -2,7 +2,8 @@
  * Reports in Debian Chromium: the real server with history on (PGlite),
  * today's scripted calls written to history as the recorder writes them; the supervisor page
  * shows the Reports section for today by default with the known figures per number and per
- * agent, "Download CSV" saves the server's CSV, and another range shows its own figures.
+ * agent, "Download CSV" saves the server's CSV, and another range shows its own figures; a
+ * page opened while the node's history cannot answer yet (503) fills in by itself.
  */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
@@ -56,5 +57,27 @@ describe('reports on the supervisor page', () => {
     await until('the two-day report', async () => (await page.getByTestId('reports-tables').getAttribute('data-from')) === yesterday, 10_000, 100);
     expect((await row.locator('td').allInnerTexts()).slice(1, 5)).toEqual(['4', '2', '1', '1']);
     expect(await page.getByTestId('reports-csv-agent').getAttribute('href')).toBe(`/api/reports.csv?from=${yesterday}&to=${today}&by=agent`);
+
+    // A node restarting: its history still opening, it answers the page's first reads 503
+    // (what `server/reports` and `server/callbacks` say then; a restart's few seconds are too
+    // racy to time for real). The page, opened meanwhile, fills in by itself: the report and
+    // the call-back queue are read again, with no reload and no click.
+    const unavailable = { status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'the call history database is not answering; try again shortly' } }) };
+    const refused = { reports: 0, callbacks: 0 };
+    await page.route('**/api/reports', (r) => (refused.reports++ < 2 ? r.fulfill(unavailable) : r.continue()));
+    await page.route('**/api/callbacks?state=open,claimed', (r) => (refused.callbacks++ < 2 ? r.fulfill(unavailable) : r.continue()));
+    await page.reload();
+    await page.getByTestId('reports-error').waitFor({ timeout: 10_000 });
+    await page.getByTestId('callback-queue-error').waitFor({ timeout: 10_000 });
+    // Two refusals each, then the real answers: within the retries' first delays (≤ 1 s, ≤ 2 s),
+    // inside the queue's 15 s reload (without the retry, the list stays "load failed" past 10 s).
+    await row.waitFor({ timeout: 10_000 });
+    await page.getByTestId('callback-queue-empty').waitFor({ timeout: 10_000 });
+    expect(refused.reports).toBe(3);
+    expect(refused.callbacks).toBeGreaterThanOrEqual(3); // the welcome's read may come after
+    expect(await page.getByTestId('reports-error').isHidden()).toBe(true);
+    expect(await page.getByTestId('callback-queue-error').isHidden()).toBe(true);
+    expect(await page.getByTestId('reports-from').inputValue()).toBe(today);
+    expect((await row.locator('td').allInnerTexts()).slice(1, 5)).toEqual(['3', '2', '1', '0']);
   }, 90_000);
 });

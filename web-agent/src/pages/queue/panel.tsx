@@ -17,6 +17,7 @@ import { render as draw } from 'preact';
 import { ApiError, claimCallback, finishCallback, getMessage, listCallbacks, requestPermission, type Me } from '../../api.ts';
 import { followupsToFetch, initialQueue, queueView, reduceQueue, type QueueEvent, type QueueState, type TaskRow } from '../../queue.ts';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
+import { readRetry, transientStatus } from '../../backoff.ts';
 
 /** How often unfinished follow-ups are read again (agents get no `message.updated`). */
 const FOLLOWUP_POLL_MS = 4_000;
@@ -39,6 +40,8 @@ export interface QueueOptions {
 export class CallbackQueue {
   private s: QueueState = initialQueue;
   private fetching = new Set<string>();
+  private readonly retry = readRetry();
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly o: QueueOptions) {}
 
@@ -70,12 +73,21 @@ export class CallbackQueue {
     }
   }
 
+  /**
+   * Read the list. A read the server could not answer yet (503: its history still opening
+   * after a restart; or no answer) is tried again by itself within a second, then less often,
+   * rather than showing "load failed" until the next reload or reconnect.
+   */
   private async load(): Promise<void> {
+    clearTimeout(this.retryTimer);
     try {
       const since = this.s.pushes; // a task pushed while the read is under way is newer than its answer
       this.dispatch({ type: 'loaded', items: await listCallbacks(), since });
+      this.retry.reset();
     } catch (e) {
       this.dispatch({ type: 'loadFailed', message: (e as Error).message });
+      clearTimeout(this.retryTimer);
+      if (e instanceof ApiError && transientStatus(e.status)) this.retryTimer = setTimeout(() => void this.load(), this.retry.next());
     }
   }
 

@@ -10,7 +10,8 @@ import { t } from '../../i18n/index.ts';
 import { describeRefusal, formatNumber, timeZoneName } from '../../format.ts';
 import { Phone } from '../../ui/phone.tsx';
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { readRetry, transientStatus } from '../../backoff.ts';
 import { z } from 'zod';
 import { formatCaller, formatDuration } from '../../format.ts';
 
@@ -40,10 +41,22 @@ export function reportError(status: number, error: z.infer<typeof ErrorBody>['er
   return t('reports.none', { why: describeRefusal(error, Date.now()) });
 }
 
+/** A report not read, in words, with the server's status (0: no answer). */
+class ReportError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
+    super(message);
+  }
+}
+
 async function fetchReport(from?: string, to?: string): Promise<Report> {
-  const res = await fetch(from && to ? `/api/reports?${qs(from, to)}` : '/api/reports', { credentials: 'same-origin', headers: { accept: 'application/json' } });
+  const res = await fetch(from && to ? `/api/reports?${qs(from, to)}` : '/api/reports', { credentials: 'same-origin', headers: { accept: 'application/json' } }).catch(() => {
+    throw new ReportError(t('error.NETWORK'), 0);
+  });
   const body: unknown = await res.json().catch(() => undefined);
-  if (!res.ok) throw new Error(reportError(res.status, ErrorBody.safeParse(body).data?.error));
+  if (!res.ok) throw new ReportError(reportError(res.status, ErrorBody.safeParse(body).data?.error), res.status);
   const r = Report.safeParse(body);
   if (!r.success) throw new Error(t('error.BAD_RESPONSE'));
   return r.data;
@@ -55,24 +68,42 @@ export function Reports() {
   const [to, setTo] = useState('');
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
+  // A report the server could not give yet (503: history still opening after a restart, or
+  // not answering; or no answer) is asked for again by itself, the same range, until it comes
+  // or another range is asked for.
+  const retry = useRef(readRetry());
+  const retryTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const asked = useRef(0);
 
   const load = (f?: string, to?: string) => {
+    clearTimeout(retryTimer.current);
+    const n = ++asked.current;
     setBusy(true);
     fetchReport(f, to)
       .then((r) => {
+        if (n !== asked.current) return;
+        retry.current.reset();
         setReport(r);
         setFrom(r.from);
         setTo(r.to);
         setError(undefined);
       })
       .catch((e: Error) => {
+        if (n !== asked.current) return;
         // The figures shown were for another range: they go, so the message is not read as about them.
         setReport(undefined);
         setError(e.message);
+        if (e instanceof ReportError && transientStatus(e.status)) retryTimer.current = setTimeout(() => load(f, to), retry.current.next());
       })
-      .finally(() => setBusy(false));
+      .finally(() => n === asked.current && setBusy(false));
   };
-  useEffect(() => load(), []);
+  useEffect(() => {
+    load();
+    return () => {
+      asked.current++;
+      clearTimeout(retryTimer.current);
+    };
+  }, []);
 
   return (
     <>
