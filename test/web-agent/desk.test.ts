@@ -294,6 +294,17 @@ describe('agent desk', { timeout: 60_000 }, () => {
     await page.setViewportSize(PHONE);
     await screenshot(page, `web-agent-desk-call-log-phone.png`, { fullPage: true });
     expect(s.requests.filter((r) => r.startsWith('/api/history/calls')).length).toBeGreaterThanOrEqual(2);
+
+    // Opened while the node's history cannot answer yet (503 after a restart): the log fills in
+    // by itself, no click (before, it stayed "could not be read" until a click on its retry or
+    // the next call's wrap-up).
+    let refused = 0;
+    await page.route('**/api/history/calls?*', (r) => (refused++ < 2 ? r.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'UNAVAILABLE', message: 'the call history database is not answering; try again shortly' } }) }) : r.continue()));
+    await page.reload();
+    await page.locator('[data-testid="call-log"][data-state="failed"]').waitFor();
+    await page.locator('[data-testid="call-log"][data-state="ready"]').waitFor({ timeout: 10_000 });
+    expect(refused).toBe(3);
+    expect(await rows()).toHaveLength(3);
   });
 
   test('Send a message from the customer panel: text → status live (accepted → delivered → read); an APPROVED template with its parameters; a refusal in words', async () => {
