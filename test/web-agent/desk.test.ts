@@ -262,16 +262,18 @@ describe('agent desk', { timeout: 60_000 }, () => {
     await page.getByTestId('presence-away').click();
     expect(await s.frame('presence.set', before)).toMatchObject({ status: 'away', reason: 'Lunch' });
     s.send({ type: 'agent.state', status: 'away', reason: 'Lunch', since: Date.now() - 65_000 });
-    await page.locator('[data-testid="agent-state"][data-status="away"]').waitFor();
-    expect(await page.getByTestId('agent-state-detail').textContent()).toContain('Lunch');
-    expect(await page.getByTestId('presence-reason').textContent()).toBe('Away: Lunch.'); // chosen, not "set away"
+    // The line says "away" from the click on (the page's own presence), the reason once the
+    // server's state arrives: wait for the reason, not the status (CI, 30 Nov: read between the two).
+    await expect.poll(() => page.getByTestId('agent-state-detail').textContent(), { timeout: 10_000 }).toContain('Lunch');
+    expect(await page.locator('[data-testid="agent-state"]').getAttribute('data-status')).toBe('away');
+    await expect.poll(() => page.getByTestId('presence-reason').textContent(), { timeout: 10_000 }).toBe('Away: Lunch.'); // chosen, not "set away"
     await expect.poll(() => page.getByTestId('agent-state-time').textContent()).toMatch(/for 1:0[5-9]/);
     await screenshot(page, `web-agent-desk-away-reason.png`, { fullPage: true });
     await page.setViewportSize(PHONE);
     await screenshot(page, `web-agent-desk-away-reason-phone.png`, { fullPage: true });
     s.send({ type: 'agent.state', status: 'away', reason: 'Missed a call', since: Date.now() });
-    await expect.poll(() => page.getByTestId('agent-state-detail').textContent()).toContain('Missed a call');
-    expect(await page.getByTestId('presence-reason').textContent()).toMatch(/rang .*unanswered/);
+    await expect.poll(() => page.getByTestId('agent-state-detail').textContent(), { timeout: 10_000 }).toContain('Missed a call');
+    await expect.poll(() => page.getByTestId('presence-reason').textContent(), { timeout: 10_000 }).toMatch(/rang .*unanswered/);
   });
 
   test('the call log comes from history, stays after a reload, and a click opens the customer panel', async () => {
