@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'vitest';
-import { readRetry, reconnectBackoff, transientStatus } from './backoff.ts';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { readRetry, readTimer, reconnectBackoff, transientStatus } from './backoff.ts';
 
 describe('reconnectBackoff (the page numbers of shared/backoff.ts)', () => {
   test('the upper bound doubles per attempt from 500 ms and stops at 10 s', () => {
@@ -24,5 +24,49 @@ describe('readRetry (a panel read the server could not answer yet)', () => {
   });
   test('503 and no answer are tried again; refusals are not', () => {
     expect([503, 0, 400, 403, 404, 413, 429, 500].filter(transientStatus)).toEqual([503, 0]);
+  });
+});
+
+describe('readTimer (one panel read waiting at most)', () => {
+  afterEach(() => vi.useRealTimers());
+  test('a 503 or no answer is read again after the retry delay; a refusal or a non-HTTP failure is not', () => {
+    vi.useFakeTimers();
+    const reads = readTimer(() => 0.999999);
+    const again = vi.fn();
+    reads.failed(503, again);
+    vi.advanceTimersByTime(999);
+    expect(again).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(again).toHaveBeenCalledTimes(1);
+    reads.failed(0, again); // the bound doubled: 2 s
+    vi.advanceTimersByTime(1_999);
+    expect(again).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(1);
+    expect(again).toHaveBeenCalledTimes(2);
+    for (const status of [400, 403, 404, 429, 500, undefined]) reads.failed(status, again);
+    vi.advanceTimersByTime(60_000);
+    expect(again).toHaveBeenCalledTimes(2);
+  });
+  test('a success starts the delays again; cancel and a later read replace the one waiting', () => {
+    vi.useFakeTimers();
+    const reads = readTimer(() => 0.999999);
+    const again = vi.fn();
+    const later = vi.fn();
+    reads.failed(503, again);
+    reads.failed(503, again); // the first is replaced, not added to
+    vi.advanceTimersByTime(2_000);
+    expect(again).toHaveBeenCalledTimes(1);
+    reads.succeeded();
+    reads.failed(503, again);
+    reads.after(5_000, later); // replaces the retry waiting
+    vi.advanceTimersByTime(4_999);
+    expect(again).toHaveBeenCalledTimes(1);
+    expect(later).not.toHaveBeenCalled();
+    vi.advanceTimersByTime(1);
+    expect(later).toHaveBeenCalledTimes(1);
+    reads.failed(503, again);
+    reads.cancel();
+    vi.advanceTimersByTime(60_000);
+    expect(again).toHaveBeenCalledTimes(1);
   });
 });

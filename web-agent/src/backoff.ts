@@ -22,3 +22,36 @@ export function readRetry(random?: () => number): Retrier {
 
 /** Whether a failed read is worth trying again by itself (503 or no answer), not a refusal. */
 export const transientStatus = (status: number): boolean => status === 503 || status === 0;
+
+/**
+ * One panel read's timer: the read's own retry (after a 503 or no answer) and any later
+ * read the panel asks for share it, so there is never more than one read waiting.
+ */
+export interface ReadTimer {
+  /** Forget the read waiting, if any (a new read starts, or the panel goes). */
+  cancel(): void;
+  /** The read was answered: the next failure is tried again within a second. */
+  succeeded(): void;
+  /** The read failed with `status` (undefined: not an HTTP failure): `again` later if the server could not answer yet. */
+  failed(status: number | undefined, again: () => void): void;
+  /** Read again in `ms`, replacing any read waiting. */
+  after(ms: number, again: () => void): void;
+}
+
+export function readTimer(random?: () => number): ReadTimer {
+  const retry = readRetry(random);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const after = (ms: number, again: () => void) => {
+    clearTimeout(timer);
+    timer = setTimeout(again, ms);
+  };
+  return {
+    cancel: () => clearTimeout(timer),
+    succeeded: () => retry.reset(),
+    failed(status, again) {
+      clearTimeout(timer);
+      if (status !== undefined && transientStatus(status)) after(retry.next(), again);
+    },
+    after,
+  };
+}

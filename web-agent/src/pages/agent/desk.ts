@@ -15,7 +15,7 @@ import { initialDesk, reduceDesk, shortcutFor, type DeskEvent, type DeskState, t
 import { ringingCalls, tabCall, type UiState } from '../../reducer.ts';
 import type { DeskActions } from './desk-view.tsx';
 import { leadingThrottle } from '../../throttle.ts';
-import { readRetry, transientStatus } from '../../backoff.ts';
+import { readTimer } from '../../backoff.ts';
 
 /** History writes are queued off the call path: read the log again a moment after a call ends. */
 const LOG_RELOAD_DELAY_MS = 1_500;
@@ -35,8 +35,7 @@ export interface DeskContext {
 
 export function agentDesk(x: DeskContext) {
   let desk: DeskState = initialDesk;
-  let logTimer: ReturnType<typeof setTimeout> | undefined;
-  const logRetry = readRetry();
+  const logReads = readTimer();
   /** Local time of the agent's last keystroke or choice in the wrap-up. */
   let typedAt = Number.NEGATIVE_INFINITY;
   const dispatch = (ev: DeskEvent) => {
@@ -87,18 +86,17 @@ export function agentDesk(x: DeskContext) {
   }
 
   async function loadLog(): Promise<void> {
-    clearTimeout(logTimer);
+    logReads.cancel();
     dispatch({ type: 'log.loading' });
     try {
       // Agents get their own calls only (the server filters by role).
       const page = await searchCalls('limit=50');
       dispatch({ type: 'log.loaded', items: page.items });
-      logRetry.reset();
+      logReads.succeeded();
     } catch (e) {
       dispatch({ type: 'log.failed', error: (e as Error).message });
       // History still opening after a restart (503), or no answer: read again by itself.
-      clearTimeout(logTimer);
-      if (e instanceof ApiError && transientStatus(e.status)) logTimer = setTimeout(() => void loadLog(), logRetry.next());
+      logReads.failed(e instanceof ApiError ? e.status : undefined, () => void loadLog());
     }
   }
 
@@ -130,8 +128,7 @@ export function agentDesk(x: DeskContext) {
   }
 
   function scheduleLog(): void {
-    clearTimeout(logTimer);
-    logTimer = setTimeout(() => void loadLog(), LOG_RELOAD_DELAY_MS);
+    logReads.after(LOG_RELOAD_DELAY_MS, () => void loadLog());
   }
 
   const actions: DeskActions = {

@@ -17,7 +17,7 @@ import { render as draw } from 'preact';
 import { ApiError, claimCallback, finishCallback, getMessage, listCallbacks, requestPermission, type Me } from '../../api.ts';
 import { followupsToFetch, initialQueue, queueView, reduceQueue, type QueueEvent, type QueueState, type TaskRow } from '../../queue.ts';
 import type { ServerMsg } from '../../../../shared/protocol.ts';
-import { readRetry, transientStatus } from '../../backoff.ts';
+import { readTimer } from '../../backoff.ts';
 
 /** How often unfinished follow-ups are read again (agents get no `message.updated`). */
 const FOLLOWUP_POLL_MS = 4_000;
@@ -40,8 +40,7 @@ export interface QueueOptions {
 export class CallbackQueue {
   private s: QueueState = initialQueue;
   private fetching = new Set<string>();
-  private readonly retry = readRetry();
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly reads = readTimer();
 
   constructor(private readonly o: QueueOptions) {}
 
@@ -79,15 +78,14 @@ export class CallbackQueue {
    * rather than showing "load failed" until the next reload or reconnect.
    */
   private async load(): Promise<void> {
-    clearTimeout(this.retryTimer);
+    this.reads.cancel();
     try {
       const since = this.s.pushes; // a task pushed while the read is under way is newer than its answer
       this.dispatch({ type: 'loaded', items: await listCallbacks(), since });
-      this.retry.reset();
+      this.reads.succeeded();
     } catch (e) {
       this.dispatch({ type: 'loadFailed', message: (e as Error).message });
-      clearTimeout(this.retryTimer);
-      if (e instanceof ApiError && transientStatus(e.status)) this.retryTimer = setTimeout(() => void this.load(), this.retry.next());
+      this.reads.failed(e instanceof ApiError ? e.status : undefined, () => void this.load());
     }
   }
 

@@ -11,7 +11,7 @@ import { describeRefusal, formatNumber, timeZoneName } from '../../format.ts';
 import { Phone } from '../../ui/phone.tsx';
 import { render } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { readRetry, transientStatus } from '../../backoff.ts';
+import { readTimer } from '../../backoff.ts';
 import { z } from 'zod';
 import { formatCaller, formatDuration } from '../../format.ts';
 
@@ -71,18 +71,17 @@ export function Reports() {
   // A report the server could not give yet (503: history still opening after a restart, or
   // not answering; or no answer) is asked for again by itself, the same range, until it comes
   // or another range is asked for.
-  const retry = useRef(readRetry());
-  const retryTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const [reads] = useState(readTimer);
   const asked = useRef(0);
 
   const load = (f?: string, to?: string) => {
-    clearTimeout(retryTimer.current);
+    reads.cancel();
     const n = ++asked.current;
     setBusy(true);
     fetchReport(f, to)
       .then((r) => {
         if (n !== asked.current) return;
-        retry.current.reset();
+        reads.succeeded();
         setReport(r);
         setFrom(r.from);
         setTo(r.to);
@@ -93,7 +92,7 @@ export function Reports() {
         // The figures shown were for another range: they go, so the message is not read as about them.
         setReport(undefined);
         setError(e.message);
-        if (e instanceof ReportError && transientStatus(e.status)) retryTimer.current = setTimeout(() => load(f, to), retry.current.next());
+        reads.failed(e instanceof ReportError ? e.status : undefined, () => load(f, to));
       })
       .finally(() => n === asked.current && setBusy(false));
   };
@@ -101,7 +100,7 @@ export function Reports() {
     load();
     return () => {
       asked.current++;
-      clearTimeout(retryTimer.current);
+      reads.cancel();
     };
   }, []);
 
