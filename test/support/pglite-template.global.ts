@@ -30,7 +30,7 @@ export default async function setup(): Promise<() => Promise<void>> {
   process.env[PGLITE_TEMPLATE_ENV] = dir;
   // Removed off the event loop: vitest tears this down while it still waits for the last
   // worker to answer `stop` (within its 10 s teardownTimeout). A full run leaves ~70,000
-  // files (~2.7 GB, mostly the history directories of servers tests never closed), and
+  // files (~2.7 GB, mostly `tempDataDir`'s, each a 39 MB copy of the template, left for here), and
   // rmSync of such a tree held the main process for 7.6 s on a fast 2-core machine, longer
   // on a slow one: the worker's answer waited behind it, and the run ended with "Timeout
   // terminating forks worker" though nothing hung. `rm` keeps the loop free (its longest
